@@ -1,0 +1,25 @@
+"""Packaged CustomResourceDefinitions (KubeDirector's), read by the spec model and the embedded cluster."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import yaml
+
+KDAPP_CRD = "kubedirector.hpe.com_kubedirectorapps_crd.yaml"
+KDCLUSTER_CRD = "kubedirector.hpe.com_kubedirectorclusters_crd.yaml"
+
+
+def load_crd(filename: str) -> dict[str, Any]:
+    """Return one packaged CRD document as a dict."""
+    text = resources.files(__name__).joinpath(filename).read_text(encoding="utf-8")
+    doc = yaml.safe_load(text)
+    if not isinstance(doc, dict):
+        raise ValueError(f"{filename}: not a CRD document")
+    return doc
+
+
+def all_crds() -> list[dict[str, Any]]:
+    """Return every packaged CRD."""
+    return [load_crd(KDAPP_CRD), load_crd(KDCLUSTER_CRD)]

@@ -1,0 +1,1 @@
+"""Diff: desired vs observed, classified per role and field (pure)."""

@@ -1,0 +1,1 @@
+"""Execute: apply one planned action at a time against the cluster, idempotently."""

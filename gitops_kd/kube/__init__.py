@@ -1,0 +1,1 @@
+"""Kubernetes edge: client construction and thin typed helpers over the official client."""

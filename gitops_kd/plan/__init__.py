@@ -1,0 +1,1 @@
+"""Plan: a pure function from (desired, observed) to an ordered list of actions."""

@@ -1,0 +1,1 @@
+"""HTTP edge of the controller: push webhooks, /metrics, /healthz and /readyz."""

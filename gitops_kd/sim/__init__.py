@@ -1,0 +1,1 @@
+"""Embedded cluster: a Kubernetes API server emulator on loopback with simulated controllers and kubelet."""

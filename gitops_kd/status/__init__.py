@@ -1,0 +1,1 @@
+"""Status: kstatus conditions (Ready / Reconciling / Stalled) and Events."""

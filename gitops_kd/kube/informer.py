@@ -1,0 +1,278 @@
+"""A list+watch cache of any Kubernetes resource as plain dicts, with event handlers (client-go's informer).
+
+Usage::
+
+    pods = Informer(cluster.api_client(), "v1", "pods", namespace="default",
+                    label_selector="app=web", resync_seconds=30)
+    pods.add_handler(lambda event, obj, old: queue.add(object_key(obj)))   # "ADDED"/"MODIFIED"/"DELETED"
+    pods.start()
+    pods.wait_synced(10)
+    pod = pods.get("default", "web-0")                 # a deep copy, or None
+    web = pods.list("default", {"app": "web"})
+    ...
+    pods.stop()
+
+One daemon thread per informer: it lists (emitting ADDED/MODIFIED/DELETED against the cache), then
+watches from the list's resourceVersion with bookmarks; a watch that ends is resumed from the last seen
+resourceVersion; 410 Expired relists; connection errors are retried with capped exponential backoff.
+With resync_seconds, every cached object is re-delivered as MODIFIED (obj is old) at that period.
+Handlers run on the informer thread and must be quick (queue a key, do the work elsewhere).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+
+from gitops_kd.kube.rest import RestClient, WatchStream, status_of
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[str, dict, "dict | None"], None]
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+
+
+def object_key(obj: Mapping[str, Any]) -> str:
+    """"namespace/name" (or "name" for cluster-scoped objects), the work-queue key of an object."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
+
+
+def split_key(key: str) -> tuple[str | None, str]:
+    """Inverse of object_key: (namespace or None, name)."""
+    if "/" in key:
+        ns, name = key.split("/", 1)
+        return ns, name
+    return None, key
+
+
+def labels_match(obj: Mapping[str, Any], selector: Mapping[str, str] | None) -> bool:
+    """True when every key=value of `selector` is among the object's labels."""
+    if not selector:
+        return True
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+class _Expired(Exception):
+    """The watch's resourceVersion is too old: relist."""
+
+
+class Informer:
+    """Watch-backed cache of one resource type (optionally one namespace and label selector)."""
+
+    def __init__(self, api_client: ApiClient, api_version: str, plural: str, *, namespace: str | None = None,
+                 label_selector: str | None = None, resync_seconds: float | None = None,
+                 watch_timeout_seconds: int = 300, max_backoff_seconds: float = 5.0) -> None:
+        self.api_version = api_version
+        self.plural = plural
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.resync_seconds = resync_seconds
+        self._rest = RestClient(api_client)
+        self._watch_timeout = watch_timeout_seconds
+        self._max_backoff = max_backoff_seconds
+        self._handlers: list[Handler] = []
+        self._cache: dict[tuple[str, str], dict[str, Any]] = {}
+        self._lock = threading.RLock()
+        self._synced = threading.Event()
+        self._stop = threading.Event()
+        self._stream: WatchStream | None = None
+        self._thread: threading.Thread | None = None
+        self._rv: str | None = None
+        self._next_resync = 0.0
+
+    # -- public surface ----------------------------------------------------------------------------
+    @property
+    def last_resource_version(self) -> str | None:
+        """The resourceVersion of the last list, event or bookmark seen."""
+        return self._rv
+
+    def add_handler(self, fn: Handler) -> None:
+        """Call fn(event_type, obj, old_obj) for each change; objects already cached are replayed as ADDED."""
+        with self._lock:
+            self._handlers.append(fn)
+            existing = list(self._cache.values()) if self._synced.is_set() else []
+        for obj in existing:
+            self._call(fn, ADDED, obj, None)
+
+    def start(self) -> None:
+        """Start the list+watch thread."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"informer-{self.plural}-{self.namespace or 'all'}")
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop watching; wait for the thread to end."""
+        self._stop.set()
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def wait_synced(self, timeout: float | None = None) -> bool:
+        """Block until the first list has filled the cache; False on timeout."""
+        return self._synced.wait(timeout)
+
+    @property
+    def synced(self) -> bool:
+        return self._synced.is_set()
+
+    def get(self, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """A deep copy of the cached object, or None."""
+        with self._lock:
+            obj = self._cache.get((namespace or "", name))
+            return copy.deepcopy(obj) if obj is not None else None
+
+    def list(self, namespace: str | None = None, label_selector: Mapping[str, str] | None = None) -> list[dict]:
+        """Deep copies of the cached objects in `namespace` (all if None) matching the labels, sorted by key."""
+        with self._lock:
+            items = [obj for (ns, _), obj in sorted(self._cache.items())
+                     if (namespace is None or ns == namespace) and labels_match(obj, label_selector)]
+            return copy.deepcopy(items)
+
+    # -- the loop ----------------------------------------------------------------------------------
+    def _run(self) -> None:
+        backoff = 0.0
+        need_list = True
+        while not self._stop.is_set():
+            try:
+                if need_list:
+                    self._list()
+                    need_list = False
+                self._watch()
+                backoff = 0.0
+            except _Expired:
+                log.info("informer %s: resourceVersion %s expired; relisting", self.plural, self._rv)
+                need_list = True
+                backoff = 0.0
+            except Exception as exc:  # noqa: BLE001 - network and server errors: back off and retry
+                if self._stop.is_set():
+                    break
+                backoff = min(self._max_backoff, max(0.05, backoff * 2))
+                log.warning("informer %s: %s; retrying in %.2fs", self.plural, _describe(exc), backoff)
+                if status_of(exc) == 410:
+                    need_list = True
+                self._stop.wait(backoff * (0.8 + 0.4 * random.random()))
+
+    def _list(self) -> None:
+        listing = self._rest.list(self.api_version, self.plural, self.namespace, label_selector=self.label_selector)
+        fresh = {_cache_key(o): o for o in listing.get("items") or []}
+        events: list[tuple[str, dict, dict | None]] = []
+        with self._lock:
+            for key, obj in fresh.items():
+                old = self._cache.get(key)
+                if old is None:
+                    events.append((ADDED, obj, None))
+                elif _rv_of(old) != _rv_of(obj):
+                    events.append((MODIFIED, obj, old))
+            for key, old in self._cache.items():
+                if key not in fresh:
+                    events.append((DELETED, old, old))
+            self._cache = fresh
+            self._rv = (listing.get("metadata") or {}).get("resourceVersion") or self._rv
+        self._next_resync = time.monotonic() + (self.resync_seconds or 0)
+        self._synced.set()
+        for event in events:
+            self._dispatch(*event)
+
+    def _watch(self) -> None:
+        timeout = self._watch_timeout
+        if self.resync_seconds:
+            remaining = self._next_resync - time.monotonic()
+            if remaining <= 0:
+                self._resync()
+                remaining = self.resync_seconds
+            timeout = max(1, min(timeout, int(remaining + 0.999)))
+        try:
+            stream = self._rest.watch(self.api_version, self.plural, self.namespace, resource_version=self._rv,
+                                      label_selector=self.label_selector, timeout_seconds=timeout)
+        except ApiException as exc:
+            if exc.status == 410:
+                raise _Expired() from exc
+            raise
+        self._stream = stream
+        try:
+            if self._stop.is_set():
+                return
+            for event in stream:
+                self._handle_event(event)
+                if self._stop.is_set():
+                    return
+        finally:
+            self._stream = None
+            stream.close()
+
+    def _handle_event(self, event: Mapping[str, Any]) -> None:
+        kind = event.get("type")
+        obj = event.get("object") or {}
+        if kind == "ERROR":
+            if obj.get("code") == 410:
+                raise _Expired()
+            raise ApiException(status=obj.get("code") or 500, reason=f"{obj.get('reason')}: {obj.get('message')}")
+        rv = _rv_of(obj)
+        if kind == "BOOKMARK":
+            self._rv = rv or self._rv
+            return
+        if kind not in (ADDED, MODIFIED, DELETED):
+            log.warning("informer %s: ignoring watch event of type %r", self.plural, kind)
+            return
+        key = _cache_key(obj)
+        with self._lock:
+            old = self._cache.get(key)
+            if kind == DELETED:
+                self._cache.pop(key, None)
+            else:
+                self._cache[key] = obj
+            self._rv = rv or self._rv
+        if kind == ADDED and old is not None:
+            kind = MODIFIED
+        elif kind == MODIFIED and old is None:
+            kind = ADDED
+        self._dispatch(kind, obj, old)
+
+    def _resync(self) -> None:
+        with self._lock:
+            items = list(self._cache.values())
+        for obj in items:
+            self._dispatch(MODIFIED, obj, obj)
+        self._next_resync = time.monotonic() + (self.resync_seconds or 0)
+
+    def _dispatch(self, kind: str, obj: dict, old: dict | None) -> None:
+        with self._lock:
+            handlers = list(self._handlers)
+        for fn in handlers:
+            self._call(fn, kind, obj, old)
+
+    def _call(self, fn: Handler, kind: str, obj: dict, old: dict | None) -> None:
+        try:
+            fn(kind, obj, old)
+        except Exception:  # noqa: BLE001 - a broken handler must not stop the informer
+            log.exception("informer %s: handler %r failed on %s %s", self.plural, fn, kind, object_key(obj))
+
+
+def _cache_key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""
+
+
+def _rv_of(obj: Mapping[str, Any]) -> str | None:
+    return (obj.get("metadata") or {}).get("resourceVersion")
+
+
+def _describe(exc: BaseException) -> str:
+    status = status_of(exc)
+    return f"HTTP {status} {getattr(exc, 'reason', '')}".strip() if status else f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,210 @@
+"""Raw-dict REST access to any Kubernetes resource through the official client's ApiClient.
+
+Usage::
+
+    rest = RestClient(api_client)
+    sts = rest.get("apps/v1", "statefulsets", "default", "web")          # dict
+    rest.patch("v1", "pods", "default", "web-0", {"status": {...}}, subresource="status")
+    with rest.watch("v1", "pods", "default", resource_version="42") as events:
+        for event in events:            # {"type": "ADDED", "object": {...}}
+            ...
+
+Errors are `kubernetes.client.exceptions.ApiException` with `.status` and the metav1.Status `.body`,
+exactly as the generated client raises them; `status_of(exc)` / `reason_of(exc)` read them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+_PATCH_TYPES = {"merge": MERGE_PATCH, "json": JSON_PATCH, "strategic": STRATEGIC_PATCH}
+
+
+def resource_path(api_version: str, plural: str, namespace: str | None = None, name: str | None = None,
+                  subresource: str | None = None) -> str:
+    """URL path of a collection or object: `/api/v1/namespaces/ns/pods/x/status`, `/apis/apps/v1/statefulsets`."""
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    path = base + (f"/namespaces/{namespace}" if namespace else "") + f"/{plural}"
+    if name is not None:
+        path += f"/{name}"
+        if subresource:
+            path += f"/{subresource}"
+    return path
+
+
+def status_of(exc: BaseException) -> int | None:
+    """HTTP status of an ApiException (None for transport errors)."""
+    status = getattr(exc, "status", None)
+    return status if isinstance(status, int) and status > 0 else None
+
+
+def reason_of(exc: BaseException) -> str:
+    """The metav1.Status reason of an ApiException body ("NotFound", "Conflict", ...), or ""."""
+    body = getattr(exc, "body", None)
+    if not body:
+        return ""
+    try:
+        return str(json.loads(body).get("reason", ""))
+    except (ValueError, AttributeError):
+        return ""
+
+
+class WatchStream:
+    """An open watch: iterate to get event dicts; `close()` (from any thread) ends the iteration."""
+
+    def __init__(self, response: Any) -> None:
+        self._resp = response
+        self._closed = False
+
+    def __enter__(self) -> "WatchStream":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        buffer = bytearray()
+        try:
+            for chunk in self._resp.stream(amt=None, decode_content=False):
+                buffer.extend(chunk if isinstance(chunk, bytes) else chunk.encode())
+                while (nl := buffer.find(b"\n")) != -1:
+                    line, buffer = bytes(buffer[:nl]).strip(), buffer[nl + 1:]
+                    if line:
+                        yield json.loads(line)
+                if self._closed:
+                    return
+            if buffer.strip() and not self._closed:
+                yield json.loads(bytes(buffer))
+        except Exception:
+            if self._closed:
+                return
+            raise
+
+    def close(self) -> None:
+        """Stop the stream, unblocking a reader in another thread."""
+        if self._closed:
+            return
+        self._closed = True
+        sock = getattr(getattr(self._resp, "connection", None), "sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        try:
+            self._resp.close()
+            self._resp.release_conn()
+        except Exception:  # noqa: BLE001 - closing a dead connection may fail in many ways
+            pass
+
+
+class RestClient:
+    """Generic JSON REST calls (get/list/create/replace/patch/delete/watch) on any resource, as dicts."""
+
+    def __init__(self, api_client: ApiClient, *, timeout: float = 30.0) -> None:
+        self.api_client = api_client
+        self.timeout = timeout
+
+    # -- transport ---------------------------------------------------------------------------------
+    def _send(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
+              content_type: str = JSON, timeout: Any = None) -> Any:
+        query_params = [(k, _qv(v)) for k, v in (query or {}).items() if v is not None]
+        headers = {"Accept": JSON}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        _m, url, header_params, _b, _p = self.api_client.param_serialize(
+            method, path, query_params=query_params, header_params=headers, auth_settings=["BearerToken"])
+        raw_body = json.dumps(body) if body is not None else None
+        resp = self.api_client.rest_client.request(
+            method, url, headers=header_params, body=raw_body,
+            _request_timeout=timeout if timeout is not None else self.timeout)
+        return resp
+
+    def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
+                content_type: str = JSON) -> dict[str, Any]:
+        """One request; the decoded JSON body. Raises ApiException for a non-2xx answer."""
+        resp = self._send(method, path, query=query, body=body, content_type=content_type)
+        data = resp.read()
+        if not 200 <= resp.status <= 299:
+            raise ApiException(http_resp=resp)
+        return json.loads(data) if data else {}
+
+    # -- verbs -------------------------------------------------------------------------------------
+    def get(self, api_version: str, plural: str, namespace: str | None, name: str,
+            subresource: str | None = None) -> dict[str, Any]:
+        return self.request("GET", resource_path(api_version, plural, namespace, name, subresource))
+
+    def get_or_none(self, api_version: str, plural: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """The object, or None when the server says 404."""
+        try:
+            return self.get(api_version, plural, namespace, name)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def list(self, api_version: str, plural: str, namespace: str | None = None, *,
+             label_selector: str | None = None, field_selector: str | None = None,
+             resource_version: str | None = None) -> dict[str, Any]:
+        """The List object (items + metadata.resourceVersion)."""
+        return self.request("GET", resource_path(api_version, plural, namespace), query={
+            "labelSelector": label_selector, "fieldSelector": field_selector, "resourceVersion": resource_version})
+
+    def create(self, api_version: str, plural: str, namespace: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self.request("POST", resource_path(api_version, plural, namespace), body=dict(body))
+
+    def replace(self, api_version: str, plural: str, namespace: str | None, name: str, body: Mapping[str, Any],
+                subresource: str | None = None) -> dict[str, Any]:
+        return self.request("PUT", resource_path(api_version, plural, namespace, name, subresource), body=dict(body))
+
+    def patch(self, api_version: str, plural: str, namespace: str | None, name: str, patch: Any, *,
+              patch_type: str = "merge", subresource: str | None = None) -> dict[str, Any]:
+        """PATCH with patch_type "merge" (default), "json" or "strategic"."""
+        return self.request("PATCH", resource_path(api_version, plural, namespace, name, subresource),
+                            body=patch, content_type=_PATCH_TYPES[patch_type])
+
+    def delete(self, api_version: str, plural: str, namespace: str | None, name: str, *,
+               grace_period_seconds: int | None = None, propagation_policy: str | None = None,
+               uid: str | None = None) -> dict[str, Any]:
+        """DELETE with optional DeleteOptions; returns the server's answer (object or Status)."""
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if propagation_policy is not None:
+            options["propagationPolicy"] = propagation_policy
+        if uid is not None:
+            options["preconditions"] = {"uid": uid}
+        return self.request("DELETE", resource_path(api_version, plural, namespace, name), body=options)
+
+    def watch(self, api_version: str, plural: str, namespace: str | None = None, *, resource_version: str | None,
+              label_selector: str | None = None, timeout_seconds: int | None = None,
+              allow_bookmarks: bool = True) -> WatchStream:
+        """Open a watch from resource_version; raises ApiException if the server refuses it outright."""
+        query = {"watch": "true", "resourceVersion": resource_version, "labelSelector": label_selector,
+                 "timeoutSeconds": timeout_seconds, "allowWatchBookmarks": "true" if allow_bookmarks else None}
+        read_timeout = (timeout_seconds + 30) if timeout_seconds else None
+        resp = self._send("GET", resource_path(api_version, plural, namespace), query=query,
+                          timeout=(self.timeout, read_timeout) if read_timeout else (self.timeout, None))
+        if not 200 <= resp.status <= 299:
+            resp.read()
+            raise ApiException(http_resp=resp)
+        return WatchStream(resp.response)
+
+
+def _qv(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

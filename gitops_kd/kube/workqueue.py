@@ -1,0 +1,162 @@
+"""A de-duplicating, rate-limited key queue with worker threads (the shape of client-go's workqueue).
+
+Usage::
+
+    def reconcile(key: str) -> None:          # "namespace/name"; raise to retry with backoff
+        ...                                   # or raise RequeueAfter(2.0) to look again later
+
+    queue = WorkQueue(reconcile, name="statefulset", workers=1)
+    queue.start()
+    informer.add_handler(lambda event, obj, old: queue.add(object_key(obj)))
+    ...
+    queue.stop()
+
+Guarantees, as in client-go: a key is never processed by two workers at once; adding a key that is
+already waiting is a no-op; adding a key while it is being processed queues it once more after the
+current run; a failing key is retried after base_delay * 2**failures (capped at max_delay) and its
+failure count is forgotten after a successful run.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+
+class RequeueAfter(Exception):
+    """Raise from reconcile to process the key again after `seconds` (not counted as a failure)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"requeue after {seconds}s")
+        self.seconds = seconds
+
+
+class WorkQueue:
+    """Keys in, reconcile(key) out, on `workers` threads, with per-key exponential backoff on failure."""
+
+    def __init__(self, reconcile: Callable[[str], None], *, name: str, workers: int = 1,
+                 base_delay: float = 0.005, max_delay: float = 30.0) -> None:
+        self.name = name
+        self._reconcile = reconcile
+        self._workers = workers
+        self._base_delay = base_delay
+        self._max_delay = max_delay
+        self._cond = threading.Condition()
+        self._queue: deque[str] = deque()
+        self._dirty: set[str] = set()
+        self._processing: set[str] = set()
+        self._delayed: list[tuple[float, int, str]] = []
+        self._seq = itertools.count()
+        self._failures: dict[str, int] = {}
+        self._threads: list[threading.Thread] = []
+        self._stopping = False
+
+    # -- producers ---------------------------------------------------------------------------------
+    def add(self, key: str) -> None:
+        """Queue `key` now (no-op if it is already waiting)."""
+        with self._cond:
+            self._add_locked(key)
+
+    def add_after(self, key: str, seconds: float) -> None:
+        """Queue `key` once `seconds` have passed."""
+        if seconds <= 0:
+            self.add(key)
+            return
+        with self._cond:
+            if self._stopping:
+                return
+            heapq.heappush(self._delayed, (time.monotonic() + seconds, next(self._seq), key))
+            self._cond.notify()
+
+    def add_rate_limited(self, key: str) -> None:
+        """Queue `key` after its exponential backoff delay, counting one more failure."""
+        with self._cond:
+            failures = self._failures.get(key, 0)
+            self._failures[key] = failures + 1
+        self.add_after(key, min(self._max_delay, self._base_delay * (2 ** failures)))
+
+    def forget(self, key: str) -> None:
+        """Reset the failure count of `key`."""
+        with self._cond:
+            self._failures.pop(key, None)
+
+    def num_requeues(self, key: str) -> int:
+        with self._cond:
+            return self._failures.get(key, 0)
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._queue)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the worker threads."""
+        for i in range(self._workers):
+            t = threading.Thread(target=self._run, name=f"workqueue-{self.name}-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop taking work; wait for running reconciles to finish (up to `timeout`)."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        self._threads.clear()
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _add_locked(self, key: str) -> None:
+        if self._stopping or key in self._dirty:
+            return
+        self._dirty.add(key)
+        if key not in self._processing:
+            self._queue.append(key)
+            self._cond.notify()
+
+    def _get(self) -> str | None:
+        with self._cond:
+            while True:
+                if self._stopping:
+                    return None
+                now = time.monotonic()
+                while self._delayed and self._delayed[0][0] <= now:
+                    _, _, key = heapq.heappop(self._delayed)
+                    self._add_locked(key)
+                if self._queue:
+                    key = self._queue.popleft()
+                    self._processing.add(key)
+                    self._dirty.discard(key)
+                    return key
+                wait = self._delayed[0][0] - now if self._delayed else None
+                self._cond.wait(wait)
+
+    def _done(self, key: str) -> None:
+        with self._cond:
+            self._processing.discard(key)
+            if key in self._dirty and not self._stopping:
+                self._queue.append(key)
+                self._cond.notify()
+
+    def _run(self) -> None:
+        while (key := self._get()) is not None:
+            try:
+                self._reconcile(key)
+            except RequeueAfter as req:
+                self.forget(key)
+                self.add_after(key, req.seconds)
+            except Exception:  # noqa: BLE001 - a reconcile failure must never kill the worker
+                log.exception("%s: reconcile of %s failed; retrying with backoff", self.name, key)
+                self.add_rate_limited(key)
+            else:
+                self.forget(key)
+            finally:
+                self._done(key)

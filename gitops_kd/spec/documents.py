@@ -1,0 +1,114 @@
+"""Split one file's bytes into parsed documents (YAML, multi-document, or JSON, chosen by content)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from gitops_kd.spec.errors import FieldError
+
+
+@dataclass(frozen=True)
+class Document:
+    """One non-empty document of a file; ``index`` is 1-based among the file's non-empty documents."""
+
+    index: int
+    of: int
+    data: Any
+
+    @property
+    def number(self) -> int | None:
+        """The document number to show in errors (None when the file holds one document)."""
+        return self.index if self.of > 1 else None
+
+
+class _DuplicateKey(yaml.MarkedYAMLError):
+    pass
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate mapping keys (the API server's strict decoding does too)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:
+                continue
+            if duplicate:
+                raise _DuplicateKey(
+                    None,
+                    None,
+                    f'duplicate key "{key}" (first at line {seen[key].start_mark.line + 1})',
+                    key_node.start_mark,
+                )
+            seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _StrictLoader.construct_mapping
+)
+
+
+def split_documents(path: str, data: bytes) -> tuple[list[Document], list[FieldError]]:
+    """Parse a file into its non-empty documents, or return the syntax errors found."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [], [FieldError(path, "", f"not UTF-8 text (byte {exc.start}: {exc.reason})")]
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        try:
+            doc = json.loads(text, object_pairs_hook=_no_duplicate_pairs)
+        except ValueError as exc:
+            json_error = exc
+        else:
+            return [Document(1, 1, doc)], []
+        docs, errors = _yaml_documents(path, text)
+        if errors:
+            return [], [FieldError(path, "", f"invalid JSON: {_json_reason(json_error)}")]
+        return docs, []
+    return _yaml_documents(path, text)
+
+
+def _no_duplicate_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f'duplicate key "{key}"')
+        result[key] = value
+    return result
+
+
+def _json_reason(exc: Exception) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
+    return str(exc)
+
+
+def _yaml_documents(path: str, text: str) -> tuple[list[Document], list[FieldError]]:
+    try:
+        raw = list(yaml.load_all(text, Loader=_StrictLoader))
+    except yaml.MarkedYAMLError as exc:
+        return [], [FieldError(path, "", f"invalid YAML: {_yaml_reason(exc)}")]
+    except yaml.YAMLError as exc:
+        return [], [FieldError(path, "", f"invalid YAML: {exc}")]
+    kept = [d for d in raw if d is not None]
+    return [Document(i + 1, len(kept), d) for i, d in enumerate(kept)], []
+
+
+def _yaml_reason(exc: yaml.MarkedYAMLError) -> str:
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or exc.context or "syntax error"
+    if mark is None:
+        return problem
+    where = f"line {mark.line + 1}, column {mark.column + 1}"
+    if exc.context and exc.problem and exc.context_mark is not None:
+        return f"{where}: {problem} ({exc.context} at line {exc.context_mark.line + 1})"
+    return f"{where}: {problem}"

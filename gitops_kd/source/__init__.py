@@ -1,1 +1,10 @@
 """Git source: fetch a repo of KDApp/KDCluster specs and produce the desired state and change set."""
+
+from gitops_kd.source.errors import SourceError
+from gitops_kd.source.git_source import GitSource
+from gitops_kd.source.layout import MAX_FILE_BYTES
+from gitops_kd.source.model import ChangeSet, DesiredState, Key, PollResult
+from gitops_kd.source.poller import Poller
+
+__all__ = ["ChangeSet", "DesiredState", "GitSource", "Key", "MAX_FILE_BYTES", "PollResult", "Poller",
+           "SourceError"]

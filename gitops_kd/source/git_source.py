@@ -1,0 +1,198 @@
+"""GitSource: follows one branch of a Git repo and turns each new head into a checked desired state."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+from gitops_kd.source.changes import change_set
+from gitops_kd.source.errors import SourceError
+from gitops_kd.source.gitrepo import GitCache
+from gitops_kd.source.model import ChangeSet, DesiredState, PollResult
+from gitops_kd.source.snapshot import ManifestCache, Snapshot, desired_from, keyed, read_snapshot
+from gitops_kd.source.state_file import STATE_FILE_NAME, SourceState, load_state, save_state
+from gitops_kd.spec import FieldError
+
+log = logging.getLogger(__name__)
+
+REPO_DIR_NAME = "repo.git"
+
+
+class GitSource:
+    """A branch of a Git repository as a sequence of desired states.
+
+    `cache_dir` holds a bare clone (``repo.git``) and a state file remembering the last applied
+    commit; if it is None a temporary directory is used and removed by close(). Thread-safe: every
+    public method holds one lock, so a poll and a `desired_at` never interleave.
+    """
+
+    def __init__(self, url: str, branch: str = "main", cache_dir: Path | str | None = None, *,
+                 default_namespace: str = "default", fetch_timeout: float = 120.0) -> None:
+        if not url:
+            raise ValueError("GitSource: url must not be empty")
+        if not branch:
+            raise ValueError("GitSource: branch must not be empty")
+        self.url = str(url)
+        self.branch = branch
+        self.default_namespace = default_namespace
+        self._own_dir = cache_dir is None
+        self.cache_dir = Path(tempfile.mkdtemp(prefix="gitops-kd-source-")) if cache_dir is None \
+            else Path(cache_dir)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self._git = GitCache(self.url, self.cache_dir / REPO_DIR_NAME, timeout=fetch_timeout)
+        self._state_path = self.cache_dir / STATE_FILE_NAME
+        self._lock = threading.RLock()
+        self.cache = ManifestCache()
+        self._fetched = False
+        self._last_polled: str | None = None
+        self._last_result: PollResult | None = None
+        self._last_good: DesiredState | None = None
+        self._last_good_files: tuple[tuple[str, str], ...] = ()
+        state = load_state(self._state_path)
+        self._applied: str | None = state.applied_commit if state else None
+        if state and (state.url, state.branch) != (self.url, self.branch):
+            log.info("%s: cache was for %s@%s, now %s@%s; keeping applied commit %s", self.cache_dir,
+                     state.url, state.branch, self.url, self.branch, self._applied)
+
+    # -- public ----------------------------------------------------------------------------
+    @property
+    def applied_commit(self) -> str | None:
+        """The commit last passed to mark_applied (persisted across restarts), or None."""
+        return self._applied
+
+    @property
+    def last_good(self) -> DesiredState | None:
+        """The desired state of the last accepted commit, or None if none was accepted yet."""
+        return self._last_good
+
+    @property
+    def parse_count(self) -> int:
+        """How many manifest files were parsed so far (cache misses)."""
+        return self.cache.parses
+
+    def fetch(self) -> None:
+        """Update the local clone from the remote; raises SourceError if git fails."""
+        with self._lock:
+            self._git.fetch()
+            if self._git.branch_head(self.branch) is not None:
+                self._git.point_head_at(self.branch)
+            self._fetched = True
+
+    def poll(self) -> PollResult:
+        """Fetch, and if the branch head moved build, check and report its desired state."""
+        with self._lock:
+            try:
+                self.fetch()
+                head = self._git.branch_head(self.branch)
+                if head is None:
+                    raise SourceError(f"{self.url}: branch {self.branch!r} not found")
+            except SourceError as exc:
+                log.warning("git source poll failed: %s", exc.message)
+                return self._failure(exc.message)
+            if head == self._last_polled and self._last_result is not None:
+                return dataclasses.replace(self._last_result, changed=False)
+            result = self._evaluate(head)
+            self._last_polled, self._last_result = head, result
+            return result
+
+    def mark_applied(self, commit: str) -> None:
+        """Record that the desired state of `commit` was applied; persisted in the state file."""
+        with self._lock:
+            sha = self._resolve(commit)
+            self._applied = sha
+            save_state(self._state_path, SourceState(self.url, self.branch, sha))
+            log.info("git source: applied commit is now %s", sha)
+
+    def desired_at(self, commit: str) -> DesiredState:
+        """The desired state at any revision; raises SourceError with every error if it is refused."""
+        with self._lock:
+            return desired_from(self._snapshot(self._resolve(commit)), self.default_namespace)
+
+    def changes_between(self, old: str | None, new: str) -> ChangeSet:
+        """The change set from revision `old` (None: an empty repo) to revision `new`."""
+        with self._lock:
+            old_sha = self._resolve(old) if old is not None else None
+            new_sha = self._resolve(new)
+            return self._changes(old_sha, new_sha, self._snapshot(new_sha))
+
+    def resolve(self, rev: str) -> str:
+        """The full commit sha of a revision (fetching first if it is not known yet)."""
+        with self._lock:
+            return self._resolve(rev)
+
+    def close(self) -> None:
+        """Stop git helper processes; remove the cache dir if this source created it."""
+        with self._lock:
+            self._git.close()
+            if self._own_dir:
+                shutil.rmtree(self.cache_dir, ignore_errors=True)
+
+    def __enter__(self) -> "GitSource":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals -------------------------------------------------------------------------
+    def _evaluate(self, head: str) -> PollResult:
+        snap = self._snapshot(head)
+        base = self._applied if self._applied and self._known(self._applied) else None
+        if self._applied and base is None:
+            log.warning("applied commit %s is not in %s; diffing against an empty repo", self._applied, self.url)
+        if self._last_good is None and base is not None:
+            self._adopt_applied_as_good(base)
+        changes = self._changes(base, head, snap)
+        if snap.errors:
+            log.warning("commit %s refused: %d error(s)", head, len(snap.errors))
+            result = PollResult(head, True, self._last_good, changes, snap.errors, False)
+        else:
+            self._last_good = desired_from(snap, self.default_namespace)
+            self._last_good_files = snap.file_keys
+            result = PollResult(head, True, self._last_good, changes, (), True)
+        self.cache.retain(snap.file_keys + self._last_good_files + self._applied_files(base))
+        return result
+
+    def _adopt_applied_as_good(self, base: str) -> None:
+        snap = self._snapshot(base)
+        if snap.errors:
+            log.warning("applied commit %s no longer passes the checks; no last good state", base)
+            return
+        self._last_good = desired_from(snap, self.default_namespace)
+        self._last_good_files = snap.file_keys
+
+    def _applied_files(self, base: str | None) -> tuple[tuple[str, str], ...]:
+        return self._snapshot(base).file_keys if base else ()
+
+    def _changes(self, old: str | None, new: str, new_snap: Snapshot) -> ChangeSet:
+        old_apps, old_clusters = keyed(self._snapshot(old), self.default_namespace) if old else ({}, {})
+        new_apps, new_clusters = keyed(new_snap, self.default_namespace)
+        return change_set(self._git.diff(old, new), old_apps, new_apps, old_clusters, new_clusters)
+
+    def _snapshot(self, commit: str) -> Snapshot:
+        return read_snapshot(commit, self._git.list_tree(commit), self.cache, self._git.read_blob,
+                             self.default_namespace)
+
+    def _known(self, sha: str) -> bool:
+        try:
+            self._git.resolve(sha)
+        except SourceError:
+            return False
+        return True
+
+    def _resolve(self, rev: str) -> str:
+        if not self._fetched:
+            self.fetch()
+        try:
+            return self._git.resolve(rev)
+        except SourceError:
+            self.fetch()
+            return self._git.resolve(rev)
+
+    def _failure(self, message: str) -> PollResult:
+        reason = message.removeprefix(f"{self.url}: ")
+        return PollResult(self._last_polled or "", False, self._last_good, ChangeSet(),
+                          (FieldError(self.url, "", reason),), False)

@@ -1,0 +1,143 @@
+"""Read one commit's manifests (through a per-path, per-blob parse cache) into a checked snapshot."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Callable, Iterable, Union
+
+from gitops_kd.source.errors import SourceError
+from gitops_kd.source.layout import TreeEntry, Verdict, classify, needs_link_target
+from gitops_kd.source.model import DesiredState, Key
+from gitops_kd.spec import FieldError, KDApp, KDCluster, SpecError, check_desired_set, load_manifests
+
+log = logging.getLogger(__name__)
+
+Manifest = Union[KDApp, KDCluster]
+BlobReader = Callable[[str], bytes]
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """The objects (or the errors) of one manifest file at one blob sha."""
+
+    path: str
+    sha: str
+    objects: tuple[Manifest, ...]
+    errors: tuple[FieldError, ...]
+
+
+class ManifestCache:
+    """Parsed manifests keyed by (path, blob sha); counts parses so incremental reads are visible."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str], ParsedFile] = {}
+        self._lock = threading.Lock()
+        self.parses = 0
+        self.hits = 0
+        self.parsed_paths: list[str] = []  # every path parsed, in order (for tests and debugging)
+
+    def get(self, path: str, sha: str, read_blob: BlobReader) -> ParsedFile:
+        with self._lock:
+            cached = self._entries.get((path, sha))
+            if cached is not None:
+                self.hits += 1
+                return cached
+        parsed = _parse(path, sha, read_blob)
+        with self._lock:
+            self.parses += 1
+            self.parsed_paths.append(path)
+            self._entries[(path, sha)] = parsed
+        return parsed
+
+    def retain(self, keep: Iterable[tuple[str, str]]) -> None:
+        """Drop every entry not in `keep` (the files of the commits still of interest)."""
+        wanted = set(keep)
+        with self._lock:
+            self._entries = {k: v for k, v in self._entries.items() if k in wanted}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _parse(path: str, sha: str, read_blob: BlobReader) -> ParsedFile:
+    try:
+        objects = tuple(load_manifests(path, read_blob(sha)))
+    except SpecError as exc:
+        return ParsedFile(path, sha, (), exc.errors)
+    except Exception as exc:  # a loader bug must not take the controller down; say which file
+        log.exception("%s: unexpected error while loading", path)
+        return ParsedFile(path, sha, (), (FieldError(path, "", f"internal error while loading: {exc}"),))
+    return ParsedFile(path, sha, objects, ())
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """All manifest files of one commit and every error found in them (empty: acceptable)."""
+
+    commit: str
+    files: tuple[ParsedFile, ...]
+    errors: tuple[FieldError, ...]
+
+    @property
+    def file_keys(self) -> tuple[tuple[str, str], ...]:
+        return tuple((f.path, f.sha) for f in self.files)
+
+    def objects(self) -> list[tuple[str, Manifest]]:
+        return [(f.path, obj) for f in self.files for obj in f.objects]
+
+
+def read_snapshot(commit: str, entries: Iterable[TreeEntry], cache: ManifestCache,
+                  read_blob: BlobReader, default_namespace: str) -> Snapshot:
+    """Apply the layout rules to a commit's tree, parse its manifests and run the cross-file checks."""
+    errors: list[FieldError] = []
+    files: list[ParsedFile] = []
+    for entry in sorted(entries, key=lambda e: e.path):
+        target = None
+        if needs_link_target(entry):
+            target = read_blob(entry.sha).decode("utf-8", errors="replace")
+        placement = classify(entry, target)
+        if placement.verdict is Verdict.REFUSED:
+            assert placement.error is not None
+            errors.append(placement.error)
+        elif placement.verdict is Verdict.MANIFEST:
+            parsed = cache.get(entry.path, entry.sha, read_blob)
+            files.append(parsed)
+            errors.extend(parsed.errors)
+    apps = [o for f in files for o in f.objects if isinstance(o, KDApp)]
+    clusters = [o for f in files for o in f.objects if isinstance(o, KDCluster)]
+    errors.extend(check_desired_set(apps, clusters, default_namespace=default_namespace))
+    return Snapshot(commit, tuple(files), tuple(errors))
+
+
+def key_of(obj: Manifest, default_namespace: str) -> Key:
+    """(namespace, name) with the default namespace filled in."""
+    return (obj.namespace or default_namespace, obj.name)
+
+
+def keyed(snapshot: Snapshot, default_namespace: str) -> tuple[dict[Key, KDApp], dict[Key, KDCluster]]:
+    """Apps and clusters of a snapshot by key (first definition wins; lenient for bad commits)."""
+    apps: dict[Key, KDApp] = {}
+    clusters: dict[Key, KDCluster] = {}
+    for _path, obj in snapshot.objects():
+        target: dict = apps if isinstance(obj, KDApp) else clusters
+        target.setdefault(key_of(obj, default_namespace), obj)
+    return dict(sorted(apps.items())), dict(sorted(clusters.items()))
+
+
+def desired_from(snapshot: Snapshot, default_namespace: str) -> DesiredState:
+    """The desired state of an error-free snapshot; raises SourceError listing every error."""
+    if snapshot.errors:
+        raise SourceError(f"commit {snapshot.commit} refused: {len(snapshot.errors)} error(s)",
+                          snapshot.errors)
+    apps, clusters = keyed(snapshot, default_namespace)
+    return DesiredState(snapshot.commit, apps, clusters)
+
+
+def content(obj: object) -> object:
+    """What makes two specs equal for change detection: every field except where it was read from."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return tuple((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj) if f.name != "source")
+    return obj

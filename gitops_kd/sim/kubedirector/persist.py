@@ -65,16 +65,21 @@ def persist_dirs(app_role: AppRole) -> tuple[str, ...]:
 def init_script(dirs: Sequence[str]) -> str:
     """Shell run by the init container: unless the marker exists on the PVC, copy each persisted dir into /mnt.
 
-    Like KD's `cp --parent -ax DIRS /mnt` fallback, the copy keeps attributes and full paths and stays on one
-    file system; a dir missing from the image is skipped (KD's script also carries on), and the marker
-    /mnt/etc/kubedirector.init is touched so a restarted member never re-seeds its PVC.
+    Like KD's `rsync -ax --relative` / `cp --parent -ax`, the copy keeps full paths and attributes; a dir
+    missing from the image is skipped (KD's script carries on too), and /mnt/etc/kubedirector.init is touched
+    so that a re-created member never re-seeds its PVC. Differences for the embedded kubelet: read-only
+    subtrees (the host's /bin, /usr, /lib bound into the sandbox, not image content) are pruned, and the
+    copy is find + tar, which work with the host's GNU tools in the chroot.
     """
-    quoted = " ".join(shlex.quote(d) for d in dirs)
+    quoted = " ".join(shlex.quote(d.lstrip("/") or ".") for d in dirs)
     marker = shlex.quote("/mnt" + names.INIT_MARKER)
     return (
         f"if ! [ -f {marker} ]; then "
+        f"cd / || exit 1; "
         f"for d in {quoted}; do "
-        f'if [ -e "$d" ]; then cp -a -x --parents "$d" /mnt || exit 1; fi; '
+        f'[ -e "$d" ] || continue; '
+        f'find "$d" \\( ! -type l ! -writable -prune \\) -o -print0 '
+        f"| tar --null --no-recursion -cf - -T - | tar -xpf - -C /mnt || exit 1; "
         f"done; "
         f"mkdir -p /mnt/etc && touch {marker}; "
         f"fi"

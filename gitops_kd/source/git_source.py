@@ -143,32 +143,32 @@ class GitSource:
         base = self._applied if self._applied and self._known(self._applied) else None
         if self._applied and base is None:
             log.warning("applied commit %s is not in %s; diffing against an empty repo", self._applied, self.url)
-        if self._last_good is None and base is not None:
-            self._adopt_applied_as_good(base)
-        changes = self._changes(base, head, snap)
+        base_snap = self._snapshot(base) if base is not None else None
+        if self._last_good is None and base_snap is not None:
+            self._adopt_as_good(base_snap)
+        changes = self._diff(base, head, base_snap, snap)
         if snap.errors:
             log.warning("commit %s refused: %d error(s)", head, len(snap.errors))
             result = PollResult(head, True, self._last_good, changes, snap.errors, False)
         else:
-            self._last_good = desired_from(snap, self.default_namespace)
-            self._last_good_files = snap.file_keys
+            self._adopt_as_good(snap)
             result = PollResult(head, True, self._last_good, changes, (), True)
-        self.cache.retain(snap.file_keys + self._last_good_files + self._applied_files(base))
+        keep = snap.file_keys + self._last_good_files + (base_snap.file_keys if base_snap else ())
+        self.cache.retain(keep)
         return result
 
-    def _adopt_applied_as_good(self, base: str) -> None:
-        snap = self._snapshot(base)
+    def _adopt_as_good(self, snap: Snapshot) -> None:
         if snap.errors:
-            log.warning("applied commit %s no longer passes the checks; no last good state", base)
+            log.warning("applied commit %s no longer passes the checks; no last good state", snap.commit)
             return
         self._last_good = desired_from(snap, self.default_namespace)
         self._last_good_files = snap.file_keys
 
-    def _applied_files(self, base: str | None) -> tuple[tuple[str, str], ...]:
-        return self._snapshot(base).file_keys if base else ()
-
     def _changes(self, old: str | None, new: str, new_snap: Snapshot) -> ChangeSet:
-        old_apps, old_clusters = keyed(self._snapshot(old), self.default_namespace) if old else ({}, {})
+        return self._diff(old, new, self._snapshot(old) if old else None, new_snap)
+
+    def _diff(self, old: str | None, new: str, old_snap: Snapshot | None, new_snap: Snapshot) -> ChangeSet:
+        old_apps, old_clusters = keyed(old_snap, self.default_namespace) if old_snap else ({}, {})
         new_apps, new_clusters = keyed(new_snap, self.default_namespace)
         return change_set(self._git.diff(old, new), old_apps, new_apps, old_clusters, new_clusters)
 

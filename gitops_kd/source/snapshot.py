@@ -17,6 +17,7 @@ log = logging.getLogger(__name__)
 
 Manifest = Union[KDApp, KDCluster]
 BlobReader = Callable[[str], bytes]
+MAX_LINK_TARGET = 4096  # a longer "symlink" blob is refused without reading it
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def read_snapshot(commit: str, entries: Iterable[TreeEntry], cache: ManifestCach
     files: list[ParsedFile] = []
     for entry in sorted(entries, key=lambda e: e.path):
         target = None
-        if needs_link_target(entry):
+        if needs_link_target(entry) and (entry.size or 0) <= MAX_LINK_TARGET:
             target = read_blob(entry.sha).decode("utf-8", errors="replace")
         placement = classify(entry, target)
         if placement.verdict is Verdict.REFUSED:

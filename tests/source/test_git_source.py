@@ -206,3 +206,23 @@ def test_default_namespace_fills_keys(repo: WorkRepo, tmp_path: Path) -> None:
         desired = source.poll().desired
         assert set(desired.apps) == {("kd", "hello"), ("team-a", "other")}
         assert desired.apps[("kd", "hello")].namespace is None
+
+
+def test_plain_path_url_and_move_into_examples(repo: WorkRepo, tmp_path: Path) -> None:
+    with GitSource(str(repo.path), "main", tmp_path / "cache") as source:
+        source.mark_applied(source.poll().commit)
+        repo.move("clusters/hello-dev.yaml", "examples/hello-dev.yaml")
+        repo.commit("park the cluster")
+        result = source.poll()
+        assert result.accepted and result.changes.deleted == ("clusters/hello-dev.yaml",)
+        assert result.changes.renamed == () and result.changes.clusters_changed == {DEV}
+        assert result.desired.clusters == {}
+
+
+def test_state_file_corrupt_is_ignored(repo: WorkRepo, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / STATE_FILE_NAME).write_text("{not json")
+    with GitSource(repo.url, "main", cache) as source:
+        assert source.applied_commit is None
+        assert source.poll().accepted

@@ -1,0 +1,112 @@
+"""EmbeddedCluster: the API server emulator plus (optionally) the simulated controllers, as one context manager."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import kubernetes.client
+import kubernetes.config
+
+from gitops_kd.sim.apiserver import kubeconfig as kubeconfig_file
+from gitops_kd.sim.apiserver.faults import FaultInjector
+from gitops_kd.sim.apiserver.handlers import PodHandler
+from gitops_kd.sim.apiserver.server import ApiServer
+from gitops_kd.sim.apiserver.storage import Store
+
+log = logging.getLogger(__name__)
+
+
+class EmbeddedCluster:
+    """A Kubernetes-compatible cluster on loopback: `with EmbeddedCluster() as c: c.api_client()`.
+
+    `state_dir` keeps the store, TLS material and kubeconfig across restarts (a temporary directory when None).
+    """
+
+    def __init__(self, state_dir: Path | None = None, *, controllers: bool = True, use_tls: bool = True,
+                 port: int = 0, bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0) -> None:
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.state_dir = Path(state_dir) if state_dir is not None else None
+        self.controllers_enabled = controllers
+        self.server = ApiServer(self.state_dir, port=port, use_tls=use_tls, bookmark_interval=bookmark_interval,
+                                pod_grace_cap=pod_grace_cap)
+        self._controllers: list[Any] = []
+        self.kubeconfig = Path()
+        self._started = False
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> "EmbeddedCluster":
+        if self._started:
+            return self
+        self.server.start()
+        self._started = True
+        base = self.state_dir
+        if base is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="gitops-kd-cluster-")
+            base = Path(self._tmp.name)
+        ca = self.server.tls.ca_cert if self.server.tls is not None else None
+        self.kubeconfig = kubeconfig_file.write(base / "kubeconfig", self.server.url, ca)
+        if self.controllers_enabled:
+            try:
+                from gitops_kd.sim import controllers
+                self._controllers = list(controllers.start_all(self))
+            except Exception:
+                self.stop()
+                raise
+        return self
+
+    def stop(self) -> None:
+        for controller in reversed(self._controllers):
+            try:
+                controller.stop()
+            except Exception:  # keep stopping the rest
+                log.exception("stopping controller %r failed", controller)
+        self._controllers = []
+        if self._started:
+            self.server.stop()
+            self._started = False
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> "EmbeddedCluster":
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    # -- access --------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def store(self) -> Store:
+        """The in-process store: `get(api_version, plural, namespace, name)`, `list(api_version, plural, ...)`."""
+        return self.server.store
+
+    @property
+    def faults(self) -> FaultInjector:
+        return self.server.faults
+
+    @property
+    def controllers(self) -> list[Any]:
+        return list(self._controllers)
+
+    def api_client(self) -> kubernetes.client.ApiClient:
+        """A fresh official-client ApiClient configured from this cluster's kubeconfig."""
+        configuration = kubernetes.client.Configuration()
+        kubernetes.config.load_kube_config(config_file=str(self.kubeconfig), client_configuration=configuration)
+        return kubernetes.client.ApiClient(configuration)
+
+    def set_exec_handler(self, handler: PodHandler | None) -> None:
+        """Route GET/POST pods/{name}/exec and /attach to `handler(request, namespace, name)`."""
+        self.server.exec_handler = handler
+
+    def set_log_handler(self, handler: PodHandler | None) -> None:
+        """Route GET pods/{name}/log to `handler(request, namespace, name)`."""
+        self.server.log_handler = handler

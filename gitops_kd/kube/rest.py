@@ -127,9 +127,9 @@ class RestClient:
             headers["Content-Type"] = content_type
         _m, url, header_params, _b, _p = self.api_client.param_serialize(
             method, path, query_params=query_params, header_params=headers, auth_settings=["BearerToken"])
-        raw_body = json.dumps(body) if body is not None else None
+        # the REST layer serialises JSON (and +json) bodies itself
         resp = self.api_client.rest_client.request(
-            method, url, headers=header_params, body=raw_body,
+            method, url, headers=header_params, body=body,
             _request_timeout=timeout if timeout is not None else self.timeout)
         return resp
 

@@ -1,0 +1,1 @@
+"""The pods/exec subresource of the simulated node: Kubernetes' WebSocket channel protocols and the handler."""

@@ -48,6 +48,8 @@ def build_app(reader: Reader, doc: Mapping[str, Any]) -> KDApp | None:
     service_ids = [s.id for s in services]
     config = reader.get_map(spec, "config", "spec", required=True)
     role_docs = reader.get_maps(spec, "roles", "spec", required=True)
+    if spec.get("roles") == []:
+        reader.error("spec.roles", "must list at least one role")
     role_ids = [r.get("id") for _, r in role_docs]
     role_services = _role_services(reader, config, role_ids, service_ids)
     selected = _selected_roles(reader, config, role_ids)

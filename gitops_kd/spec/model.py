@@ -65,7 +65,11 @@ class Role:
 
 @dataclass(frozen=True)
 class KDApp:
-    """A KubeDirectorApp from Git, validated; ``body`` is the whole document as written."""
+    """A KubeDirectorApp from Git, validated; ``body`` is the whole document as written.
+
+    ``source`` is the repo-relative file, ``document`` the 1-based document number inside a
+    multi-document file (None otherwise); ``role`` ids keep spec order.
+    """
 
     name: str
     namespace: str | None
@@ -147,7 +151,11 @@ class ClusterRole:
 
 @dataclass(frozen=True)
 class KDCluster:
-    """A KubeDirectorCluster from Git, validated; ``body`` is the whole document as written."""
+    """A KubeDirectorCluster from Git, validated; ``body`` is the whole document as written.
+
+    ``wave`` comes from the gitops-kd.io/wave label (default 0). Use ``with_app_defaults`` or
+    ``ClusterRole.members_for`` for member counts the file leaves to KubeDirector's default.
+    """
 
     name: str
     namespace: str | None

@@ -181,3 +181,15 @@ def test_body_is_a_deep_copy_and_objects_are_immutable() -> None:
     assert app.body["spec"]["roles"][0]["id"] == "controller"
     assert app.body == APP
     assert hash(app) == hash(load("apps/kafka.yaml", app_doc())[0])
+
+
+def test_app_without_roles_refused() -> None:
+    config = {"selectedRoles": [], "roleServices": []}
+    err = _one(refusals("apps/kafka.yaml", dump(app_doc(roles=[], config=config))))
+    assert (err.field, err.reason) == ("spec.roles", "must list at least one role")
+
+
+def test_yaml_flow_mapping_that_is_not_json_is_read_as_yaml() -> None:
+    data = json.dumps(APP).replace('"kind": "KubeDirectorApp"', "kind: KubeDirectorApp").encode()
+    (app,) = load_manifests("apps/flow.yaml", data)
+    assert isinstance(app, KDApp)

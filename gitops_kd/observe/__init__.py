@@ -1,0 +1,25 @@
+"""Observe: what the controller sees in the cluster, as immutable value objects (model only here)."""
+
+from gitops_kd.observe.model import (
+    Key,
+    ObservedApp,
+    ObservedCluster,
+    ObservedPod,
+    ObservedRollout,
+    ObservedService,
+    ObservedState,
+    ObservedStatefulSet,
+    PodProgress,
+)
+
+__all__ = [
+    "Key",
+    "ObservedApp",
+    "ObservedCluster",
+    "ObservedPod",
+    "ObservedRollout",
+    "ObservedService",
+    "ObservedState",
+    "ObservedStatefulSet",
+    "PodProgress",
+]

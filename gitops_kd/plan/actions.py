@@ -1,0 +1,391 @@
+"""The executor's vocabulary: one frozen dataclass per action, plus Refusal and Plan (pure values).
+
+Each action names the objects it touches, has ``describe()`` (one human line) and ``cluster_key``
+((namespace, cluster name) for grouping, None for app-level actions). Manifests, patches and port
+lists are deep-frozen; ``.body`` / ``.patch_body`` / ``.ports_body`` give mutable copies to send.
+
+Conventions the executor relies on:
+- every action is idempotent on its own (the executor checks its effect is not already there);
+- ``RunStep.step_id`` is unique within a rollout (``<target>/<pod>/hook``,
+  ``<target>/<pod>/migrate/<dir>``); the executor runs it at most once (marker files, see
+  docs/design/live-upgrade.md) and records it in KDRollout status.pods[pod];
+- ``Wait`` means: nothing to do for that cluster until it changes or ``requeue_after_seconds`` pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from gitops_kd.spec.freeze import freeze, thaw
+from gitops_kd.spec.upgrade import Gate
+
+UPGRADE, DOWNGRADE, ADOPT = "upgrade", "downgrade", "adopt"
+MIGRATE_STEP, HOOK_STEP = "migrate", "hook"
+
+
+def _key(namespace: str, cluster: str) -> tuple[str, str] | None:
+    return (namespace, cluster) if cluster else None
+
+
+@dataclass(frozen=True)
+class ApplyApp:
+    """Create or update the live KDApp with ``manifest`` (KDApp.cluster_manifest())."""
+
+    namespace: str
+    name: str
+    manifest: Mapping[str, Any] = field(compare=True, repr=False)
+    version: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "manifest", freeze(self.manifest))
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return thaw(self.manifest)  # type: ignore[no-any-return]
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return None
+
+    def describe(self) -> str:
+        what = f" at version {self.version}" if self.version else ""
+        return f"apply KubeDirectorApp {self.namespace}/{self.name}{what}"
+
+
+@dataclass(frozen=True)
+class ApplyCluster:
+    """Create the KDCluster from ``manifest``, or update the live one's spec to it."""
+
+    namespace: str
+    name: str
+    manifest: Mapping[str, Any] = field(compare=True, repr=False)
+    create: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "manifest", freeze(self.manifest))
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return thaw(self.manifest)  # type: ignore[no-any-return]
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return (self.namespace, self.name)
+
+    def describe(self) -> str:
+        verb = "create" if self.create else "update spec of"
+        return f"{verb} KubeDirectorCluster {self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class EnsureRollout:
+    """Create/update the KDRollout ``cluster`` (spec app/targetVersion/commit); status Reconciling.
+
+    ``direction`` is "upgrade" | "downgrade" | "adopt" (a cluster already at the target that has no
+    rollout yet: record it as Idle at ``target_version``). ``cluster_uid`` is for the owner reference.
+    """
+
+    namespace: str
+    cluster: str
+    app: str
+    target_version: str
+    from_version: str | None
+    commit: str | None
+    direction: str
+    cluster_uid: str = ""
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        if self.direction == ADOPT:
+            return f"adopt KubeDirectorCluster {self.namespace}/{self.cluster} at {self.app} {self.target_version}"
+        return (f"start {self.direction} of {self.namespace}/{self.cluster}: {self.app} "
+                f"{self.from_version or '?'} -> {self.target_version}")
+
+
+@dataclass(frozen=True)
+class SetOnDelete:
+    """Set the role StatefulSet's spec.updateStrategy to {type: OnDelete}."""
+
+    namespace: str
+    statefulset: str
+    role: str
+    cluster: str = ""
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        return f"set updateStrategy OnDelete on StatefulSet {self.namespace}/{self.statefulset} (role {self.role})"
+
+
+@dataclass(frozen=True)
+class PatchTemplate:
+    """Strategic merge patch ``{"spec": {"template": patch}}`` of the role StatefulSet.
+
+    ``patch`` is the body for spec.template only; ``fields`` lists the owned field paths that differ
+    (for humans and events).
+    """
+
+    namespace: str
+    statefulset: str
+    role: str
+    patch: Mapping[str, Any] = field(repr=False)
+    cluster: str = ""
+    fields: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "patch", freeze(self.patch))
+        object.__setattr__(self, "fields", tuple(self.fields))
+
+    @property
+    def patch_body(self) -> dict[str, Any]:
+        """The whole strategic merge patch for the StatefulSet: {"spec": {"template": patch}}."""
+        return {"spec": {"template": thaw(self.patch)}}
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        what = f": {', '.join(self.fields)}" if self.fields else ""
+        return f"patch pod template of StatefulSet {self.namespace}/{self.statefulset} (role {self.role}){what}"
+
+
+@dataclass(frozen=True)
+class PatchServicePorts:
+    """Replace spec.ports of a member Service with ``ports`` (the full desired list, in order)."""
+
+    namespace: str
+    service: str
+    ports: tuple[Mapping[str, Any], ...]
+    cluster: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ports", tuple(freeze(p) for p in self.ports))
+
+    @property
+    def ports_body(self) -> list[dict[str, Any]]:
+        return [thaw(p) for p in self.ports]
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        ports = ", ".join(f"{p.get('name')}:{p.get('port')}" for p in self.ports)
+        return f"set ports of Service {self.namespace}/{self.service} to [{ports}]"
+
+
+@dataclass(frozen=True)
+class DeletePod:
+    """Delete a member pod (precondition uid) so the StatefulSet recreates it at the update revision."""
+
+    namespace: str
+    pod: str
+    uid: str
+    cluster: str = ""
+    role: str = ""
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        role = f" (role {self.role})" if self.role else ""
+        return f"delete pod {self.namespace}/{self.pod}{role} to recreate it at the new revision"
+
+
+@dataclass(frozen=True)
+class RunStep:
+    """Run a migrate command or the postUpgrade hook in ``container`` of ``pod``, at most once.
+
+    ``kind`` is "migrate" | "hook"; ``command`` is an argv; ``directory`` is the persisted dir a
+    migration is for ("" for hooks).
+    """
+
+    namespace: str
+    cluster: str
+    pod: str
+    container: str
+    step_id: str
+    kind: str
+    command: tuple[str, ...]
+    timeout_seconds: int
+    directory: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "command", tuple(self.command))
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        what = f"migration of {self.directory}" if self.kind == MIGRATE_STEP else "postUpgrade hook"
+        return f"run {what} in pod {self.namespace}/{self.pod} (step {self.step_id})"
+
+
+@dataclass(frozen=True)
+class StartGate:
+    """Record in the KDRollout that gating of ``pod`` starts now (status.gateStartedAt, currentPod)."""
+
+    namespace: str
+    cluster: str
+    pod: str
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        return f"start upgrade gate for pod {self.namespace}/{self.pod}"
+
+
+@dataclass(frozen=True)
+class CheckGate:
+    """Probe the app gate in ``pod`` once; pass → status.pods[pod].gatePassed, else record the check time."""
+
+    namespace: str
+    cluster: str
+    pod: str
+    role: str
+    gate: Gate
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        how = "exec" if self.gate.exec_command else "HTTP GET"
+        return f"check upgrade gate ({how}) in pod {self.namespace}/{self.pod}"
+
+
+@dataclass(frozen=True)
+class FinishRollout:
+    """Every pod runs ``version``: status appVersion=version, phase Idle, Ready=True, history entry."""
+
+    namespace: str
+    cluster: str
+    version: str
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        return f"finish rollout of {self.namespace}/{self.cluster}: all members at {self.version}"
+
+
+@dataclass(frozen=True)
+class Stall:
+    """Mark the rollout Stalled (phase Stalled, Stalled=True with ``reason``/``message``); no more steps."""
+
+    namespace: str
+    cluster: str
+    reason: str
+    message: str
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        return f"stall rollout of {self.namespace}/{self.cluster}: {self.reason}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Nothing to do for ``cluster`` ((namespace, name), or None) until it changes or time passes."""
+
+    reason: str
+    requeue_after_seconds: float
+    cluster: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.cluster is not None:
+            object.__setattr__(self, "cluster", tuple(self.cluster))
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return self.cluster
+
+    def describe(self) -> str:
+        where = f"{self.cluster[0]}/{self.cluster[1]}: " if self.cluster else ""
+        return f"wait: {where}{self.reason} (requeue after {self.requeue_after_seconds:g}s)"
+
+
+Action = Union[ApplyApp, ApplyCluster, EnsureRollout, SetOnDelete, PatchTemplate, PatchServicePorts,
+               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, Stall, Wait]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A forbidden change: the commit is refused. ``file`` is the repo path, ``field`` the spec field."""
+
+    file: str
+    field: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.file}: {self.field}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The ordered actions (the first one is executed now) and the refusals.
+
+    With any refusal the plan has no action: the commit is refused as a whole.
+    """
+
+    actions: tuple[Action, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "actions", tuple(self.actions))
+        object.__setattr__(self, "refusals", tuple(self.refusals))
+
+    @property
+    def empty(self) -> bool:
+        """True in steady state: no action and no refusal."""
+        return not self.actions and not self.refusals
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.refusals)
+
+    def next(self) -> Action | None:
+        """The action to execute now, or None."""
+        return self.actions[0] if self.actions else None
+
+    def for_cluster(self, namespace: str, name: str) -> tuple[Action, ...]:
+        """The actions of one cluster, in plan order."""
+        return tuple(a for a in self.actions if a.cluster_key == (namespace, name))
+
+    def describe(self) -> str:
+        """Human text: refusals first, then numbered actions; "in sync" when empty."""
+        if self.refusals:
+            lines = [f"refused ({len(self.refusals)} forbidden change(s)); nothing will be applied:"]
+            lines += [f"  - {r.describe()}" for r in self.refusals]
+            return "\n".join(lines)
+        if not self.actions:
+            return "in sync: nothing to do"
+        return "\n".join(f"{i}. {a.describe()}" for i, a in enumerate(self.actions, 1))
+
+
+def plan_of(actions: Sequence[Action] = (), refusals: Sequence[Refusal] = ()) -> Plan:
+    """A Plan; with refusals the actions are dropped."""
+    return Plan((), tuple(refusals)) if refusals else Plan(tuple(actions), ())
+
+
+__all__ = [
+    "ADOPT", "DOWNGRADE", "HOOK_STEP", "MIGRATE_STEP", "UPGRADE",
+    "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout",
+    "PatchServicePorts", "PatchTemplate", "Plan", "Refusal", "RunStep", "SetOnDelete", "Stall",
+    "StartGate", "Wait", "plan_of",
+]

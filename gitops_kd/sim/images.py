@@ -7,8 +7,8 @@ Usage::
                behavior=ImageBehavior(ready_delay_seconds=1.0))
     root = images.rootfs("example.com/spark:3.5")     # Path to the materialised tree
 
-An image never added gets a synthetic rootfs: /etc/os-release, /etc/image-ref (the ref) and
-/etc/<repo-basename>/version (the tag), so different tags of one repository are distinguishable.
+Every image has /etc/os-release and /etc/image-ref (the ref) unless its files define them; an image
+never added also gets /etc/<repo-basename>/version (the tag), so tags of one repository differ.
 """
 
 from __future__ import annotations
@@ -124,6 +124,8 @@ class ImageStore:
         files = self._files.get(ref)
         if files is None:
             files = synthetic_files(ref)
+        else:
+            files = {**base_files(ref), **files}
         staging = Path(tempfile.mkdtemp(dir=self.root, prefix=".staging-"))
         rootfs = staging / "rootfs"
         for sub in ("etc", "tmp", "var", "root", "proc", "dev", "mnt", "opt", "home"):
@@ -140,14 +142,15 @@ class ImageStore:
         log.debug("image %s materialised at %s", ref, rootfs)
 
 
+def base_files(ref: str) -> dict[str, bytes]:
+    """Files every image has unless it defines them itself: /etc/os-release and /etc/image-ref."""
+    return {"/etc/os-release": b'NAME="gitops-kd sim"\nID=sim\nVERSION_ID="1"\n', "/etc/image-ref": f"{ref}\n".encode()}
+
+
 def synthetic_files(ref: str) -> dict[str, bytes]:
-    """The files of an image nobody defined."""
+    """The files of an image nobody defined: the base files plus /etc/<repo-basename>/version (the tag)."""
     parsed = ImageRef.parse(ref)
-    return {
-        "/etc/os-release": b'NAME="gitops-kd sim"\nID=sim\nVERSION_ID="1"\n',
-        "/etc/image-ref": f"{ref}\n".encode(),
-        f"/etc/{parsed.basename}/version": f"{parsed.tag}\n".encode(),
-    }
+    return {**base_files(ref), f"/etc/{parsed.basename}/version": f"{parsed.tag}\n".encode()}
 
 
 _STORES: dict[int, ImageStore] = {}

@@ -136,3 +136,35 @@ def is_valid_port_name(name: str) -> list[str]:
     if name and (name[0] == "-" or name[-1] == "-"):
         errs.append("must not begin or end with a hyphen")
     return errs
+
+
+DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+DNS1035_LABEL_ERR = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                     "alphabetic character, and end with an alphanumeric character")
+_DNS1035 = re.compile(f"^{DNS1035_LABEL_FMT}$")
+ENV_VAR_NAME_FMT = "[-._a-zA-Z][-._a-zA-Z0-9]*"
+ENV_VAR_NAME_ERR = ("a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or "
+                    "'.', and must not start with a digit")
+_ENV_VAR = re.compile(f"^{ENV_VAR_NAME_FMT}$")
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    errs: list[str] = []
+    if len(value) > 63:
+        errs.append(max_len_error(63))
+    if not _DNS1035.match(value):
+        errs.append(regex_error(DNS1035_LABEL_ERR, DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return errs
+
+
+def is_env_var_name(value: str) -> list[str]:
+    errs: list[str] = []
+    if not _ENV_VAR.match(value):
+        errs.append(regex_error(ENV_VAR_NAME_ERR, ENV_VAR_NAME_FMT, "my.env-name", "MY_ENV.NAME", "MyEnvName1"))
+    if value == ".":
+        errs.append("must not be '.'")
+    elif value == "..":
+        errs.append("must not be '..'")
+    elif value.startswith(".."):
+        errs.append("must not start with '..'")
+    return errs

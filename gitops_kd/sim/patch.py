@@ -134,7 +134,7 @@ class _PatchFailed(Exception):
 
 def _rejected(message: str) -> ApiError:
     return ApiError(422, "Invalid", "the server rejected our request due to an error in our request",
-                    {"name": "", "kind": ""}, [Cause("UnexpectedServerResponse", message, "")])
+                    None, [Cause("UnexpectedServerResponse", message, "")])
 
 
 def _decode(token: str) -> str:

@@ -226,3 +226,23 @@ def test_scale_and_label_patches_like_kubectl() -> None:
     assert _patch(_sts(), {"spec": {"replicas": 0}}, MERGE)["spec"]["replicas"] == 0
     out = _patch(_sts(), {"metadata": {"labels": {"team": "data"}, "annotations": {"note": "x"}}})
     assert out["metadata"]["labels"]["team"] == "data" and out["metadata"]["annotations"] == {"note": "x"}
+
+
+def test_exact_client_side_apply_body_captured_from_kubectl_1_32() -> None:
+    # kubectl apply of a manifest that drops env B and container `side` and bumps the image sends exactly this.
+    body = ('{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"app"}],"containers":['
+            '{"$setElementOrder/env":[{"name":"A"}],"env":[{"$patch":"delete","name":"B"}],"image":"app:3",'
+            '"name":"app"},{"$patch":"delete","name":"side"}]}}}}')
+    out = apply_patch(_sts(), body.encode(), SMP, kind="StatefulSet", api_version="apps/v1")
+    app = _containers(out)
+    assert [c["name"] for c in app] == ["app"]
+    assert app[0]["image"] == "app:3" and app[0]["env"] == [{"name": "A", "value": "1"}]
+    assert app[0]["ports"] == _sts()["spec"]["template"]["spec"]["containers"][0]["ports"]  # untouched fields stay
+
+
+def test_json_patch_failure_status_body_matches_the_apiserver() -> None:
+    with pytest.raises(ApiError) as info:
+        _patch(_sts(), [{"op": "test", "path": "/spec/replicas", "value": 5}], JSONP)
+    assert info.value.to_status()["details"] == {"causes": [
+        {"reason": "UnexpectedServerResponse", "message": "testing value /spec/replicas failed: test failed",
+         "field": ""}]}

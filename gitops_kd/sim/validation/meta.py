@@ -92,6 +92,8 @@ def validate_finalizers(finalizers: Any, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     for f in finalizers or []:
         errs.extend(fe.invalid(path, f, m) for m in names.is_qualified_name(str(f)))
+    if "orphan" in (finalizers or []) and "foregroundDeletion" in (finalizers or []):
+        errs.append(fe.invalid(path, [str(f) for f in finalizers], "finalizer orphan and foregroundDeletion cannot be both set"))
     return errs
 
 

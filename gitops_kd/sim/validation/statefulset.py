@@ -59,7 +59,7 @@ def validate_spec(spec: Any, path: str = "spec") -> list[FieldError]:
     else:
         errs += meta.validate_label_selector(selector, fe.child(path, "selector"))
         if not (selector.get("matchLabels") or selector.get("matchExpressions")):
-            errs.append(fe.invalid(fe.child(path, "selector"), _go_struct("v1.LabelSelector", selector),
+            errs.append(fe.invalid(fe.child(path, "selector"), _go_selector(selector),
                                    "empty selector is invalid for statefulset"))
     template = spec.get("template") or {}
     template_meta = template.get("metadata") or {}
@@ -68,7 +68,7 @@ def validate_spec(spec: Any, path: str = "spec") -> list[FieldError]:
         parsed = label_selector_from_dict(selector) if selector is not None else None
     except ApiError:
         parsed = None
-        errs.append(fe.invalid(fe.child(path, "selector"), _go_struct("v1.LabelSelector", selector or {}), ""))
+        errs.append(fe.invalid(fe.child(path, "selector"), _go_selector(selector or {}), ""))
     tpath = fe.child(path, "template")
     if parsed is not None and not parsed.empty() and not parsed.matches(labels):
         errs.append(fe.invalid(fe.child(fe.child(tpath, "metadata"), "labels"), _go_labels(labels),
@@ -97,6 +97,18 @@ class _GoValue:
 
 def _go_labels(labels: dict[str, Any]) -> Any:
     return {str(k): str(v) for k, v in labels.items()} if labels else _GoValue("map[string]string(nil)")
+
+
+def _go_selector(selector: dict[str, Any]) -> Any:
+    labels = selector.get("matchLabels")
+    shown = "map[string]string(nil)" if labels is None else fe.go_sharp_v({str(k): str(v) for k, v in labels.items()})
+    if labels == {}:
+        shown = "map[string]string{}"
+    exprs = selector.get("matchExpressions")
+    exprs_shown = "[]v1.LabelSelectorRequirement(nil)" if exprs is None else "[]v1.LabelSelectorRequirement{...}"
+    if exprs == []:
+        exprs_shown = "[]v1.LabelSelectorRequirement{}"
+    return _GoValue(f"v1.LabelSelector{{MatchLabels:{shown}, MatchExpressions:{exprs_shown}}}")
 
 
 def _go_rolling(rolling: Any) -> Any:

@@ -67,7 +67,11 @@ def test_valid_kubedirector_statefulset_passes_create_and_update() -> None:
       "`selector` does not match template `labels`"]),
     (lambda s: s["spec"].pop("selector"), ["spec.selector: Required value"]),
     (lambda s: s["spec"].__setitem__("selector", {}),
-     ["spec.selector: Invalid value: v1.LabelSelector{}: empty selector is invalid for statefulset"]),
+     ["spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), "
+      "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for statefulset"]),
+    (lambda s: s["metadata"].__setitem__("finalizers", ["orphan", "foregroundDeletion"]),
+     ['metadata.finalizers: Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and '
+      "foregroundDeletion cannot be both set"]),
     (lambda s: s["spec"].__setitem__("updateStrategy", {"type": "OnDelete", "rollingUpdate": {"partition": 0}}),
      ["spec.updateStrategy.rollingUpdate: Invalid value: apps.RollingUpdateStatefulSetStrategy{Partition:0, "
       "MaxUnavailable:(*intstr.IntOrString)(nil)}: only allowed for updateStrategy 'RollingUpdate'"]),

@@ -246,3 +246,11 @@ def test_json_patch_failure_status_body_matches_the_apiserver() -> None:
     assert info.value.to_status()["details"] == {"causes": [
         {"reason": "UnexpectedServerResponse", "message": "testing value /spec/replicas failed: test failed",
          "field": ""}]}
+
+
+def test_json_patch_test_op_compares_json_values() -> None:
+    ok = [{"op": "test", "path": "/spec/replicas", "value": 1.0},
+          {"op": "test", "path": "/spec/selector", "value": {"matchLabels": {"kubedirector.hpe.com/role": "master"}}}]
+    assert _patch(_sts(), ok, JSONP)["spec"]["replicas"] == 1
+    with pytest.raises(ApiError):
+        _patch(_sts(), [{"op": "test", "path": "/spec/replicas", "value": True}], JSONP)

@@ -15,7 +15,11 @@ class Cause:
     field: str  # e.g. "spec"
 
     def to_dict(self) -> dict[str, str]:
-        return {"reason": self.reason, "message": self.message, "field": self.field}
+        """The cause as JSON; like the real server, an empty field is left out."""
+        body = {"reason": self.reason, "message": self.message}
+        if self.field:
+            body["field"] = self.field
+        return body
 
 
 @dataclass
@@ -103,9 +107,13 @@ def method_not_allowed(message: str = "the server does not allow this method on 
     return ApiError(405, "MethodNotAllowed", message)
 
 
-def unsupported_media_type(content_type: str) -> ApiError:
-    """415 UnsupportedMediaType."""
-    return ApiError(415, "UnsupportedMediaType", f'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got "{content_type}")')
+def unsupported_media_type(accepted: tuple[str, ...] = (
+        "application/json-patch+json", "application/merge-patch+json",
+        "application/apply-patch+yaml", "application/strategic-merge-patch+json")) -> ApiError:
+    """415 UnsupportedMediaType, listing the accepted patch types as the real server does."""
+    return ApiError(415, "UnsupportedMediaType",
+                    "the body of the request was in an unknown format - accepted media types include: "
+                    + ", ".join(accepted))
 
 
 def gone(message: str) -> ApiError:

@@ -1,0 +1,153 @@
+"""The controller's Prometheus metrics, on their own registry, and the aiohttp /metrics handler."""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from typing import Awaitable, Callable, Iterator
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import choose_encoder
+
+ROLLOUT_PHASES = ("Idle", "Upgrading", "Downgrading", "Stalled")
+POLL_RESULTS = ("changed", "unchanged", "refused", "error")
+RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class ControllerMetrics:
+    """Every gitops-kd metric, registered on `registry` (a fresh CollectorRegistry by default).
+
+    Label values are free text except `phase` (one of ROLLOUT_PHASES). Methods are thread-safe.
+    """
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.reconcile_total = Counter("gitops_kd_reconcile_total", "Reconciles by result.", ["result"], registry=r)
+        self.reconcile_duration = Histogram("gitops_kd_reconcile_duration_seconds", "Time one reconcile took.",
+                                            buckets=RECONCILE_BUCKETS, registry=r)
+        self.git_poll_total = Counter("gitops_kd_git_poll_total",
+                                      "Git polls by result (changed, unchanged, refused, error).", ["result"],
+                                      registry=r)
+        self.applied_commit_info = Gauge("gitops_kd_applied_commit_info",
+                                         "The Git commit whose desired state was last applied (value 1).",
+                                         ["commit"], registry=r)
+        self.drift_detected_total = Counter("gitops_kd_drift_detected_total",
+                                            "Out-of-band changes detected (and reverted), per object.",
+                                            ["kind", "namespace", "name"], registry=r)
+        self.drift_active = Gauge("gitops_kd_drift_active", "1 while an object differs from Git, else 0.",
+                                  ["kind", "namespace", "name"], registry=r)
+        self.upgrade_steps_total = Counter("gitops_kd_upgrade_steps_total", "Upgrade steps executed, by result.",
+                                           ["step", "result"], registry=r)
+        self.rollout_phase = Gauge("gitops_kd_rollout_phase",
+                                   "1 for the current phase of a KDCluster's rollout, 0 for the others.",
+                                   ["namespace", "cluster", "phase"], registry=r)
+        self.refused_commits_total = Counter("gitops_kd_refused_commits_total",
+                                             "Commits refused (invalid, forbidden change, untrusted).", registry=r)
+        self.leader = Gauge("gitops_kd_leader", "1 while this replica holds the leader lease, else 0.",
+                            registry=r)
+        self._lock = threading.Lock()
+        self._commit: str | None = None
+
+    # -- reconcile -------------------------------------------------------------------------------
+    def observe_reconcile(self, result: str, seconds: float) -> None:
+        """Count one reconcile with `result` (e.g. success, error, requeue) that took `seconds`."""
+        self.reconcile_total.labels(result=result).inc()
+        self.reconcile_duration.observe(max(0.0, seconds))
+
+    @contextmanager
+    def reconcile_timer(self) -> Iterator[dict[str, str]]:
+        """Time a reconcile: ``with m.reconcile_timer() as r: ...; r["result"] = "requeue"``.
+        The result is "success" unless set, or "error" when the block raises."""
+        outcome = {"result": "success"}
+        start = time.perf_counter()
+        try:
+            yield outcome
+        except BaseException:
+            outcome["result"] = "error"
+            raise
+        finally:
+            self.observe_reconcile(outcome["result"], time.perf_counter() - start)
+
+    # -- git ----------------------------------------------------------------------------------------
+    def record_poll(self, result: str) -> None:
+        """Count one Git poll; `result` is one of POLL_RESULTS."""
+        if result not in POLL_RESULTS:
+            raise ValueError(f"git poll result {result!r}: must be one of {', '.join(POLL_RESULTS)}")
+        self.git_poll_total.labels(result=result).inc()
+
+    def set_applied_commit(self, commit: str) -> None:
+        """Expose `commit` as the applied one (the previous commit's series is removed)."""
+        with self._lock:
+            if self._commit is not None and self._commit != commit:
+                self.applied_commit_info.remove(self._commit)
+            self._commit = commit
+            self.applied_commit_info.labels(commit=commit).set(1)
+
+    def commit_refused(self) -> None:
+        self.refused_commits_total.inc()
+
+    # -- drift --------------------------------------------------------------------------------------
+    def drift_detected(self, kind: str, namespace: str, name: str) -> None:
+        """Count a detected drift and mark the object as drifted."""
+        self.drift_detected_total.labels(kind=kind, namespace=namespace, name=name).inc()
+        self.drift_active.labels(kind=kind, namespace=namespace, name=name).set(1)
+
+    def drift_resolved(self, kind: str, namespace: str, name: str) -> None:
+        self.drift_active.labels(kind=kind, namespace=namespace, name=name).set(0)
+
+    def forget_object(self, kind: str, namespace: str, name: str) -> None:
+        """Drop an object's drift series (call when the object is gone)."""
+        for metric in (self.drift_active, self.drift_detected_total):
+            try:
+                metric.remove(kind, namespace, name)
+            except KeyError:
+                pass
+
+    # -- upgrades -----------------------------------------------------------------------------------
+    def upgrade_step(self, step: str, result: str) -> None:
+        """Count one executed upgrade step (e.g. DeletePod) with its result (e.g. success, error)."""
+        self.upgrade_steps_total.labels(step=step, result=result).inc()
+
+    def set_rollout_phase(self, namespace: str, cluster: str, phase: str) -> None:
+        """Set the KDCluster's rollout phase: 1 for `phase`, 0 for every other phase."""
+        if phase not in ROLLOUT_PHASES:
+            raise ValueError(f"rollout phase {phase!r}: must be one of {', '.join(ROLLOUT_PHASES)}")
+        for each in ROLLOUT_PHASES:
+            self.rollout_phase.labels(namespace=namespace, cluster=cluster, phase=each).set(int(each == phase))
+
+    def forget_rollout(self, namespace: str, cluster: str) -> None:
+        """Drop a KDCluster's phase series (call when the KDCluster is deleted)."""
+        for each in ROLLOUT_PHASES:
+            try:
+                self.rollout_phase.remove(namespace, cluster, each)
+            except KeyError:
+                pass
+
+    # -- leadership ---------------------------------------------------------------------------------
+    def set_leader(self, leading: bool) -> None:
+        self.leader.set(1 if leading else 0)
+
+
+def poll_result_label(*, changed: bool, accepted: bool, failed: bool) -> str:
+    """The git_poll_total label for a poll: error (fetch failed), refused, changed or unchanged."""
+    if failed:
+        return "error"
+    if not changed:
+        return "unchanged"
+    return "changed" if accepted else "refused"
+
+
+def make_metrics_handler(registry: CollectorRegistry | ControllerMetrics) -> Handler:
+    """An aiohttp handler serving `registry` in the text format (OpenMetrics when the Accept header asks)."""
+    reg = registry.registry if isinstance(registry, ControllerMetrics) else registry
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+        return web.Response(body=encoder(reg), headers={"Content-Type": content_type})
+
+    return handle

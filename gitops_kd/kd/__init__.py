@@ -1,0 +1,1 @@
+"""KubeDirector facts the product relies on (label keys, container and volume names, object naming)."""

@@ -8,6 +8,7 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
+from typing import Sequence
 
 from gitops_kd.source.changes import change_set
 from gitops_kd.source.errors import SourceError
@@ -15,6 +16,7 @@ from gitops_kd.source.gitrepo import GitCache
 from gitops_kd.source.model import ChangeSet, DesiredState, PollResult
 from gitops_kd.source.snapshot import ManifestCache, Snapshot, desired_from, keyed, read_snapshot
 from gitops_kd.source.state_file import STATE_FILE_NAME, SourceState, load_state, save_state
+from gitops_kd.source.trust import CommitTrust
 from gitops_kd.spec import FieldError
 
 log = logging.getLogger(__name__)
@@ -28,14 +30,24 @@ class GitSource:
     `cache_dir` holds a bare clone (``repo.git``) and a state file remembering the last applied
     commit; if it is None a temporary directory is used and removed by close(). Thread-safe: every
     public method holds one lock, so a poll and a `desired_at` never interleave.
+
+    Trust (see gitops_kd.source.trust): with `trusted_keys` (armored OpenPGP public keys, optionally
+    narrowed by `allowed_fingerprints`) poll() accepts a new head only if its signature verifies; a
+    head that does not descend from the applied commit is refused unless `allow_force_push`. Such a
+    refusal is reported like any other (accepted False, errors naming the commit) and nothing of the
+    refused commit is read.
     """
 
     def __init__(self, url: str, branch: str = "main", cache_dir: Path | str | None = None, *,
-                 default_namespace: str = "default", fetch_timeout: float = 120.0) -> None:
+                 default_namespace: str = "default", fetch_timeout: float = 120.0,
+                 trusted_keys: Sequence[str] | None = None, allowed_fingerprints: Sequence[str] | None = None,
+                 allow_force_push: bool = False) -> None:
         if not url:
             raise ValueError("GitSource: url must not be empty")
         if not branch:
             raise ValueError("GitSource: branch must not be empty")
+        self.trust = CommitTrust(trusted_keys, allowed_fingerprints=allowed_fingerprints,
+                                 allow_force_push=allow_force_push)  # first: bad keys fail before any I/O
         self.url = str(url)
         self.branch = branch
         self.default_namespace = default_namespace
@@ -128,6 +140,7 @@ class GitSource:
         """Stop git helper processes; remove the cache dir if this source created it."""
         with self._lock:
             self._git.close()
+            self.trust.close()
             if self._own_dir:
                 shutil.rmtree(self.cache_dir, ignore_errors=True)
 
@@ -139,13 +152,17 @@ class GitSource:
 
     # -- internals -------------------------------------------------------------------------
     def _evaluate(self, head: str) -> PollResult:
-        snap = self._snapshot(head)
         base = self._applied if self._applied and self._known(self._applied) else None
         if self._applied and base is None:
             log.warning("applied commit %s is not in %s; diffing against an empty repo", self._applied, self.url)
         base_snap = self._snapshot(base) if base is not None else None
         if self._last_good is None and base_snap is not None:
             self._adopt_as_good(base_snap)
+        refusals = self.trust.check(self._git.path, head, self._applied)
+        if refusals:
+            log.warning("commit %s refused: not trusted", head)
+            return PollResult(head, True, self._last_good, ChangeSet(), refusals, False)
+        snap = self._snapshot(head)
         changes = self._diff(base, head, base_snap, snap)
         if snap.errors:
             log.warning("commit %s refused: %d error(s)", head, len(snap.errors))

@@ -151,7 +151,10 @@ class ObservedRollout:
     runs), ``from_version``, ``phase`` (Idle | Upgrading | Downgrading | Stalled), ``pods`` (progress
     per pod name), ``gate_started_at`` (when gating of ``current_pod`` began), ``stalled_reason``.
     Optional extras: ``current_pod`` (the pod being upgraded), ``gate_checked_at`` (last gate probe),
-    ``direction`` ("upgrade" | "downgrade" | "adopt"), ``app`` (spec.app), ``observed_generation``.
+    ``direction`` ("upgrade" | "downgrade" | "adopt"), ``app`` (spec.app), ``observed_generation``,
+    ``from_upgrade``: the upgrade stanza of the version being left, as recorded by EnsureRollout
+    (``from_stanza``, parsed back with UpgradeSpec.from_annotation) — a downgrade's data rules come
+    from it once the live KDApp already carries the older version.
     """
 
     name: str
@@ -173,6 +176,7 @@ class ObservedRollout:
     direction: str | None = None
     app: str | None = None
     observed_generation: int | None = None
+    from_upgrade: UpgradeSpec | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pods", _readonly(self.pods))

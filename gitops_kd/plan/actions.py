@@ -85,6 +85,10 @@ class EnsureRollout:
 
     ``direction`` is "upgrade" | "downgrade" | "adopt" (a cluster already at the target that has no
     rollout yet: record it as Idle at ``target_version``). ``cluster_uid`` is for the owner reference.
+    ``from_stanza`` is the upgrade stanza of the version being left (UpgradeSpec.to_annotation() JSON,
+    None if it had none): store it in the KDRollout (e.g. annotation gitops-kd.io/from-upgrade) and
+    report it back as ObservedRollout.from_upgrade. EnsureRollout is planned BEFORE the KDApp is
+    updated, so the rollout records ``from_version`` while the live app still shows it.
     """
 
     namespace: str
@@ -95,6 +99,7 @@ class EnsureRollout:
     commit: str | None
     direction: str
     cluster_uid: str = ""
+    from_stanza: str | None = None
 
     @property
     def cluster_key(self) -> tuple[str, str] | None:

@@ -45,6 +45,7 @@ class Kubelet:
         self._runtimes: dict[str, PodRuntime] = {}
         self._terminating_since: dict[str, float] = {}
         self._ips = itertools.count(1)
+        self._binding_unsupported = False
 
     def _on_claim(self, _event: str, claim: dict, _old: dict | None) -> None:
         ns = claim["metadata"].get("namespace")
@@ -125,10 +126,9 @@ class Kubelet:
         if meta.get("deletionTimestamp"):
             self._terminate(key, pod)
             return
-        if not spec.get("nodeName"):
-            self._bind(pod)
-            return
-        if spec.get("nodeName") != NODE_NAME:
+        if not spec.get("nodeName") and self._bind(pod):
+            return  # the bound pod comes back as an event
+        if spec.get("nodeName", NODE_NAME) != NODE_NAME:
             return
         if runtime is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
@@ -148,7 +148,14 @@ class Kubelet:
         if delay is not None:
             raise RequeueAfter(delay)
 
-    def _bind(self, pod: dict[str, Any]) -> None:
+    def _bind(self, pod: dict[str, Any]) -> bool:
+        """Schedule the pod here through pods/{name}/binding, as the scheduler does; False if unsupported.
+
+        Pod updates may not set spec.nodeName, so without the binding subresource the pod is run unbound
+        (the API server then deletes it without a grace period, since no node is assigned).
+        """
+        if self._binding_unsupported:
+            return False
         meta = pod["metadata"]
         binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": meta["name"]},
                    "target": {"apiVersion": "v1", "kind": "Node", "name": NODE_NAME}}
@@ -156,12 +163,16 @@ class Kubelet:
             self.rest.request("POST", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/binding",
                               body=binding)
         except ApiException as exc:
-            if exc.status not in (404, 405):
+            if exc.status not in (404, 405) or "could not find the requested resource" not in (exc.body or ""):
                 raise
-            self.rest.patch("v1", "pods", meta["namespace"], meta["name"], {"spec": {"nodeName": NODE_NAME}})
+            log.warning("API server has no pods/binding subresource: running pods on %s without spec.nodeName",
+                        NODE_NAME)
+            self._binding_unsupported = True
+            return False
         self.rest.patch("v1", "pods", meta["namespace"], meta["name"], {"status": {"conditions": [
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
              "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}}, subresource="status")
+        return True
 
     def _bind_claims(self, pod: dict[str, Any]) -> None:
         """Bind the pod's Pending claims (a provisioner's job): phase Bound, spec.volumeName."""

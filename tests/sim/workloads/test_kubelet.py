@@ -7,7 +7,7 @@ from kubernetes.stream import stream
 
 from gitops_kd.sim.cluster import EmbeddedCluster
 from gitops_kd.sim.images import ImageBehavior, store_for
-from workloads_util import kubectl, pods_by_name, statefulset, sts_ready, wait_for
+from workloads_util import delete_pod, kubectl, pods_by_name, statefulset, sts_ready, wait_for
 
 
 def _exec(core: client.CoreV1Api, namespace: str, pod: str, command: list[str]) -> str:
@@ -33,7 +33,7 @@ def test_file_on_pvc_survives_pod_deletion(cluster: EmbeddedCluster, apps: clien
     _exec(core, namespace, "keep-0", ["sh", "-c", "echo precious > /var/lib/keep/note; echo scratch > /tmp/s"])
     old_uid = core.read_namespaced_pod("keep-0", namespace).metadata.uid
     assert (cluster.state_dir / "volumes" / namespace / "data-keep-0" / "note").read_text() == "precious\n"
-    core.delete_namespaced_pod("keep-0", namespace)
+    delete_pod(core, namespace, "keep-0")
     wait_for(lambda: (p := _pod(core, namespace, "keep-0")) is not None and p.metadata.uid != old_uid
              and p.status.phase == "Running", what="keep-0 recreated")
     wait_for(sts_ready(apps, namespace, "keep", 1))

@@ -70,3 +70,8 @@ def sts_ready(apps: client.AppsV1Api, namespace: str, name: str, replicas: int) 
 def state_dir(cluster: EmbeddedCluster) -> Path:
     assert cluster.state_dir is not None
     return cluster.state_dir
+
+
+def delete_pod(core: client.CoreV1Api, namespace: str, name: str) -> None:
+    """Delete a pod without decoding the answer (a Status when the pod is removed at once, else the Pod)."""
+    core.delete_namespaced_pod(name, namespace, _preload_content=False)

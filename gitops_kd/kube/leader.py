@@ -169,6 +169,10 @@ class LeaderElector:
             started = time.monotonic()
             succeeded = self._try_acquire_or_renew()
             self._maybe_report_transition()
+            if succeeded and self._stop.is_set():  # stopped while acquiring: do not start leading
+                if self._release_on_stop:
+                    self._release()
+                return False
             if succeeded:
                 log.info("successfully acquired lease %s", self.describe)
                 self._renewed_at = started

@@ -254,3 +254,44 @@ def test_empty_identity_is_rejected(api) -> None:
     with pytest.raises(ValueError, match="Lock identity is empty"):
         LeaderElector(api, namespace="default", name="x", identity="", on_started_leading=lambda: None,
                       on_stopped_leading=lambda: None)
+
+
+def test_run_blocks_in_the_callers_thread_until_stop(cluster, api) -> None:
+    lease = "lease-" + uuid.uuid4().hex[:8]
+    events: list[tuple[float, str]] = []
+    solo = Candidate(cluster, lease, "runner", events)
+    thread = threading.Thread(target=solo.elector.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: solo.is_leader, SLACK, "runner to lead")
+        assert thread.is_alive()
+        solo.elector.stop()  # the elector did not start this thread: stop() only signals it
+        thread.join(RENEW + SLACK)
+        assert not thread.is_alive()
+        assert [e for _, e in events] == ["runner started", "runner stopped"]
+        assert lease_spec(api, lease).get("holderIdentity", "") == ""
+    finally:
+        solo.elector.stop()
+        solo.client.close()
+
+
+def test_a_runtime_that_fails_to_start_gives_the_lease_back(cluster, api) -> None:
+    lease = "lease-" + uuid.uuid4().hex[:8]
+    client = cluster.api_client()
+    attempts: list[str] = []
+
+    def broken_start() -> None:
+        attempts.append("start")
+        raise RuntimeError("cannot start the reconciler")
+
+    elector = LeaderElector(client, namespace="default", name=lease, identity="broken", lease_duration=LEASE,
+                            renew_deadline=RENEW, retry_period=RETRY, on_started_leading=broken_start,
+                            on_stopped_leading=lambda: attempts.append("stop"))
+    try:
+        elector.start()
+        # it steps down, releases, and waits a retry period before campaigning again: poll for the gap
+        wait_for(lambda: attempts[:2] == ["start", "stop"] and lease_spec(api, lease).get("holderIdentity") == "",
+                 SLACK, "the failed start to step down and release the lease")
+    finally:
+        elector.stop()
+        client.close()

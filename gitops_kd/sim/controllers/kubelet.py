@@ -62,11 +62,16 @@ class Kubelet:
             inf.wait_synced(30)
         self.queue.start()
         from gitops_kd.sim.exec.handler import ExecHandler
+        from gitops_kd.sim.kubelet.logs import LogHandler
         self.cluster.set_exec_handler(ExecHandler(self).handle)
+        if hasattr(self.cluster, "set_log_handler"):
+            self.cluster.set_log_handler(LogHandler(self).handle)
         return self
 
     def stop(self) -> None:
         self.cluster.set_exec_handler(None)
+        if hasattr(self.cluster, "set_log_handler"):
+            self.cluster.set_log_handler(None)
         self.queue.stop()
         for inf in (self.pods, self.claims):
             inf.stop()

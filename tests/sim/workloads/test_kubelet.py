@@ -58,6 +58,8 @@ def test_init_container_copies_into_the_volume(cluster: EmbeddedCluster, apps: c
     # the app container sees the persisted copy through its subPath mount
     assert _exec(core, namespace, "kd-0", ["cat", "/etc/kubedirector.init", "/etc/app/app.conf"]) == \
         "done-kd-0\nthreads=4\n"
+    logs = kubectl(cluster, "-n", namespace, "logs", "kd-0", "-c", "copy")
+    assert logs.returncode == 0 and logs.stdout == "", logs.stderr
     pod = core.read_namespaced_pod("kd-0", namespace)
     init_status = pod.status.init_container_statuses[0]
     assert init_status.state.terminated.exit_code == 0 and init_status.state.terminated.reason == "Completed"
@@ -79,6 +81,7 @@ def test_failing_init_container_backs_off(cluster: EmbeddedCluster, apps: client
     status = pod.status.init_container_statuses[0]
     assert status.last_state.terminated.exit_code == 3
     assert pod.status.phase == "Pending"
+    assert kubectl(cluster, "-n", namespace, "logs", "bad-0", "-c", "boom").stdout.startswith("nope\n")
     listing = kubectl(cluster, "-n", namespace, "get", "pod", "bad-0", "--no-headers")
     assert "Init:CrashLoopBackOff" in listing.stdout or "Init:Error" in listing.stdout, listing.stdout
     assert apps.read_namespaced_stateful_set("bad", namespace).status.ready_replicas in (None, 0)

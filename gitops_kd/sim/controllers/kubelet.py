@@ -83,8 +83,14 @@ class Kubelet:
             return self._runtimes.get(f"{namespace}/{name}")
 
     def _next_ip(self) -> str:
-        n = next(self._ips)
-        return f"10.244.{n // 254}.{n % 254 + 1}"
+        with self._lock:
+            used = {r.pod_ip for r in self._runtimes.values()}
+        used.update((p.get("status") or {}).get("podIP") for p in self.pods.list())
+        while True:
+            n = next(self._ips)
+            ip = f"10.244.{n // 254}.{n % 254 + 1}"
+            if ip not in used:
+                return ip
 
     def lookup(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
         if plural == "persistentvolumeclaims":
@@ -138,7 +144,8 @@ class Kubelet:
         if runtime is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return
-            runtime = PodRuntime(uid=meta["uid"], pod_ip=self._next_ip(), host_ip=HOST_IP)
+            runtime = (PodRuntime.adopt(pod, HOST_IP) if self.dirs.pod(meta["uid"]).is_dir() else None) \
+                or PodRuntime(uid=meta["uid"], pod_ip=self._next_ip(), host_ip=HOST_IP)
             with self._lock:
                 self._runtimes[key] = runtime
         if not runtime.ready_to_step:

@@ -64,6 +64,31 @@ class PodRuntime:
     _probe_failures: dict[str, int] = field(default_factory=dict)
 
     # -- setup ---------------------------------------------------------------------------------------
+    @classmethod
+    def adopt(cls, pod: Mapping[str, Any], host_ip: str) -> "PodRuntime | None":
+        """Resume a pod this node ran before a restart (state_dir kept): Running, init done, IP kept."""
+        status = pod.get("status") or {}
+        if status.get("phase") != "Running" or not status.get("podIP"):
+            return None
+        runtime = cls(uid=pod["metadata"]["uid"], pod_ip=status["podIP"], host_ip=host_ip,
+                      start_time=status.get("startTime") or now_rfc3339(), phase="Running")
+        for spec_key, status_key, target in (("initContainers", "initContainerStatuses", runtime.init),
+                                             ("containers", "containerStatuses", runtime.main)):
+            known = {c.get("name"): c for c in status.get(status_key) or []}
+            for c in (pod.get("spec") or {}).get(spec_key) or []:
+                cs = known.get(c["name"]) or {}
+                run = ContainerRun(c["name"], c.get("image", ""), image_id(c.get("image") or "none"),
+                                   restart_count=int(cs.get("restartCount") or 0))
+                if spec_key == "initContainers":
+                    run.run()
+                    run.terminate(0)
+                else:
+                    run.run()
+                    run.started_at = ((cs.get("state") or {}).get("running") or {}).get("startedAt") or run.started_at
+                    run.ready = bool(cs.get("ready"))
+                target.append(run)
+        return runtime
+
     def setup(self, pod: Mapping[str, Any], dirs: sandbox.NodeDirs, images: ImageStore,
               lookup: sandbox.Lookup) -> None:
         """Create volumes and container rootfs copies; raises sandbox.VolumeError while a volume is missing."""

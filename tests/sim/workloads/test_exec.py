@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from kubernetes import client
 from kubernetes.stream import stream
@@ -37,7 +39,7 @@ def test_kubectl_exec_stdout_and_exit_code(cluster: EmbeddedCluster, shell_pod: 
 
 def test_kubectl_exec_stdin(cluster: EmbeddedCluster, shell_pod: tuple[str, str]) -> None:
     ns, pod = shell_pod
-    done = __import__("subprocess").run(
+    done = subprocess.run(
         ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "-n", ns, "exec", "-i", pod, "--", "sh", "-c",
          "tr a-z A-Z"], input="shout\n", capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr

@@ -126,3 +126,25 @@ def test_exec_readiness_probe_gates_ready(cluster: EmbeddedCluster, apps: client
     assert not pod.status.container_statuses[0].ready
     _exec(core, namespace, "probe-0", ["touch", "/tmp/ready"])
     wait_for(sts_ready(apps, namespace, "probe", 1), timeout=10, what="probe passes")
+
+
+def test_pods_resume_after_a_cluster_restart(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    init = [{"name": "count", "image": "busybox:1", "command": ["sh", "-c", "echo run >> /mnt/runs"],
+             "volumeMounts": [{"name": "data", "mountPath": "/mnt"}]}]
+    with EmbeddedCluster(tmp_path) as first:
+        apps = client.AppsV1Api(first.api_client())
+        apps.create_namespaced_stateful_set("default", statefulset("pers", replicas=1, claims=True, init=init))
+        wait_for(sts_ready(apps, "default", "pers", 1))
+        before = client.CoreV1Api(first.api_client()).read_namespaced_pod("pers-0", "default")
+    with EmbeddedCluster(tmp_path) as second:
+        core = client.CoreV1Api(second.api_client())
+        def exec_works() -> bool:
+            try:
+                return _exec(core, "default", "pers-0", ["cat", "/etc/image-ref"]) == "example.com/web:1\n"
+            except client.ApiException:  # the kubelet has not resumed the pod yet
+                return False
+        wait_for(exec_works, what="exec after restart")
+        after = core.read_namespaced_pod("pers-0", "default")
+        assert after.metadata.uid == before.metadata.uid
+        assert after.status.pod_ip == before.status.pod_ip and after.status.container_statuses[0].ready
+    assert (tmp_path / "volumes" / "default" / "data-pers-0" / "runs").read_text() == "run\n"

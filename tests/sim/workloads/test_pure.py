@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -142,7 +143,6 @@ def test_runner_merges_image_files_under_usr_with_host_tools(tmp_path: Path) -> 
     (image / "usr/lib/spark/conf/spark.conf").write_text("image\n")
     (tmp_path / "pvc/conf").mkdir(parents=True)
     (tmp_path / "pvc/conf/spark.conf").write_text("persisted\n")
-    import shutil
     shutil.copytree(image, tmp_path / "rootfs", symlinks=True)
     proc = runner.ContainerProcess(
         rootfs=tmp_path / "rootfs", image_root=image, env={"PATH": "/usr/bin:/bin"},

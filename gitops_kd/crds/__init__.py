@@ -21,5 +21,5 @@ def load_crd(filename: str) -> dict[str, Any]:
 
 
 def all_crds() -> list[dict[str, Any]]:
-    """Return every packaged CRD."""
-    return [load_crd(KDAPP_CRD), load_crd(KDCLUSTER_CRD)]
+    """Return every packaged CRD: KubeDirector's two and gitops-kd's KDRollout."""
+    return [load_crd(KDAPP_CRD), load_crd(KDCLUSTER_CRD), load_crd("kdrollout.yaml")]

@@ -1,0 +1,60 @@
+"""`gitops-kd plan`: print the plan for a commit without touching the cluster."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+
+import click
+
+from gitops_kd.cli.run import load_api_client, repo_url
+from gitops_kd.observe.model import ObservedState
+from gitops_kd.source import GitSource, SourceError
+
+
+@click.command("plan")
+@click.option("--repo", required=True, help="Git URL or local path of the desired-state repository.")
+@click.option("--branch", default="main", show_default=True)
+@click.option("--rev", default=None, help="Revision to plan (default: the head of --branch).")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None)
+@click.option("--context", default=None)
+@click.option("--namespace", default="default", show_default=True)
+@click.option("--offline", is_flag=True, help="Plan against an empty cluster instead of reading the live one.")
+def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, context: str | None, namespace: str,
+            offline: bool) -> None:
+    """Read the cluster (read-only) and print what `run` would do for the commit, in order.
+
+    Exit status: 0 with a plan (or in sync), 1 when the commit is invalid, 2 when it is refused.
+    """
+    from gitops_kd.plan.planner import plan as make_plan
+
+    logging.basicConfig(level=logging.WARNING)
+    with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
+        try:
+            source.fetch()
+            desired = source.desired_at(rev or "HEAD")
+        except SourceError as exc:
+            click.echo(f"error: {exc.message}", err=True)
+            for err in exc.errors:
+                click.echo(f"  {err}", err=True)
+            raise SystemExit(1) from exc
+    observed = ObservedState() if offline else _observe(kubeconfig, context, namespace)
+    result = make_plan(desired, observed, now=datetime.now(timezone.utc))
+    where = "an empty cluster" if offline else f"namespace {namespace}"
+    click.echo(f"plan for commit {desired.commit[:12]} against {where}:")
+    click.echo(result.describe())
+    if result.refused:
+        raise SystemExit(2)
+
+
+def _observe(kubeconfig: str | None, context: str | None, namespace: str) -> ObservedState:
+    from gitops_kd.observe.collector import Collector
+
+    collector = Collector(load_api_client(kubeconfig, context), namespace=namespace)
+    collector.start()
+    try:
+        if not collector.wait_synced(30):
+            raise click.ClickException("could not list the cluster's objects within 30s")
+        return collector.snapshot()
+    finally:
+        collector.stop()

@@ -1,0 +1,115 @@
+"""The controller's HTTP endpoints (aiohttp): POST /webhook (poll now), GET /healthz, GET /readyz.
+
+`make_app(target)` returns a plain aiohttp Application, so more routes and middlewares (HMAC
+verification of webhooks, /metrics) can be added to it before `HttpServer(app, ...)` starts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Protocol
+
+from aiohttp import web
+
+log = logging.getLogger(__name__)
+
+TARGET_KEY: web.AppKey["Triggerable"] = web.AppKey("gitops_kd_controller")
+
+
+class Triggerable(Protocol):
+    """What the endpoints need from the controller."""
+
+    def trigger_poll(self) -> None: ...
+
+    @property
+    def ready(self) -> bool: ...
+
+    @property
+    def healthy(self) -> bool: ...
+
+
+async def webhook(request: web.Request) -> web.Response:
+    """Any POST triggers an immediate poll of the Git source (the body is not needed)."""
+    await request.read()
+    request.app[TARGET_KEY].trigger_poll()
+    return web.json_response({"status": "poll triggered"}, status=202)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    ok = request.app[TARGET_KEY].healthy
+    return web.Response(text="ok\n" if ok else "unhealthy\n", status=200 if ok else 500)
+
+
+async def readyz(request: web.Request) -> web.Response:
+    ok = request.app[TARGET_KEY].ready
+    return web.Response(text="ok\n" if ok else "not ready\n", status=200 if ok else 503)
+
+
+def make_app(target: Triggerable, *, middlewares: tuple = ()) -> web.Application:
+    """The Application with the three routes; add routes to it before serving."""
+    app = web.Application(middlewares=list(middlewares))
+    app[TARGET_KEY] = target
+    app.router.add_post("/webhook", webhook)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    return app
+
+
+class HttpServer:
+    """Serves an aiohttp Application on its own event-loop thread; port 0 picks a free port."""
+
+    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = app
+        self.host = host
+        self.port = port
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> "HttpServer":
+        started = threading.Event()
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            asyncio.set_event_loop(self._loop)
+            try:
+                self._loop.run_until_complete(self._start())
+            except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
+                errors.append(exc)
+                started.set()
+                return
+            started.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="gitops-kd-http", daemon=True)
+        self._thread.start()
+        started.wait(30)
+        if errors:
+            raise RuntimeError(f"cannot listen on {self.host}:{self.port}: {errors[0]}") from errors[0]
+        log.info("HTTP endpoints on %s (/webhook, /healthz, /readyz)", self.url)
+        return self
+
+    async def _start(self) -> None:
+        self._runner = web.AppRunner(self.app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        sockets = getattr(site._server, "sockets", None) or ()  # noqa: SLF001 - the bound port for port 0
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._thread = None
+        self._loop.close()

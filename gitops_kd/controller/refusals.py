@@ -1,0 +1,81 @@
+"""RefusalReporter: a refused commit is logged and reported as Warning Events on the objects its files declare."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from gitops_kd.execute.events import EventRecorder
+from gitops_kd.plan.actions import Plan
+from gitops_kd.source import DesiredState, PollResult
+from gitops_kd.status.events import COMMIT_REFUSED, WARNING
+
+log = logging.getLogger(__name__)
+KD_API = "kubedirector.hpe.com/v1beta1"
+
+
+class RefusalReporter:
+    """Reports each refused commit once (log line per error, one Event per affected object)."""
+
+    def __init__(self, events: EventRecorder) -> None:
+        self._events = events
+        self._reported: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()
+        self.last: tuple[str, tuple[str, ...]] | None = None  # (commit, error lines) of the last refusal
+
+    def source_refused(self, result: PollResult, observed: Any) -> None:
+        """The Git source refused the commit (a file does not parse or validate)."""
+        if not result.commit or not self._first("source", result.commit):
+            return
+        lines = tuple(str(e) for e in result.errors)
+        self._report(result.commit, lines, ((e.file, str(e)) for e in result.errors), result.desired, observed)
+
+    def plan_refused(self, desired: DesiredState, plan: Plan, observed: Any) -> None:
+        """The planner found a forbidden change (distroID, role removal, downgrade, ...)."""
+        if not self._first("plan", desired.commit + "|" + "|".join(r.describe() for r in plan.refusals)):
+            return
+        lines = tuple(r.describe() for r in plan.refusals)
+        self._report(desired.commit, lines, ((r.file, r.describe()) for r in plan.refusals), desired, observed)
+
+    def _first(self, kind: str, key: str) -> bool:
+        with self._lock:
+            if (kind, key) in self._reported:
+                return False
+            self._reported.add((kind, key))
+            return True
+
+    def _report(self, commit: str, lines: tuple[str, ...], per_file: Iterable[tuple[str, str]],
+                desired: DesiredState | None, observed: Any) -> None:
+        self.last = (commit, lines)
+        log.error("commit %s refused; nothing applied, the last applied state stays:\n  %s", commit[:12],
+                  "\n  ".join(lines))
+        for file, line in per_file:
+            for kind, namespace, name in _objects_of_file(desired, file):
+                message = f"commit {commit[:12]} refused, nothing applied: {line}"
+                live = _live(observed, kind, namespace, name)
+                if live is not None:
+                    self._events.record(live, COMMIT_REFUSED, message, type_=WARNING)
+                else:
+                    self._events.record_ref(KD_API, kind, namespace, name, COMMIT_REFUSED, message, type_=WARNING)
+
+
+def _objects_of_file(desired: DesiredState | None, file: str) -> list[tuple[str, str, str]]:
+    if desired is None:
+        return []
+    found = [("KubeDirectorApp", ns, name) for (ns, name), app in desired.apps.items() if app.source == file]
+    found += [("KubeDirectorCluster", ns, name) for (ns, name), c in desired.clusters.items() if c.source == file]
+    return found
+
+
+def _live(observed: Any, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+    if observed is None:
+        return None
+    table = observed.apps if kind == "KubeDirectorApp" else observed.clusters
+    obj = table.get((namespace, name))
+    if obj is None:
+        return None
+    from gitops_kd.spec.freeze import thaw
+    raw: dict[str, Any] = thaw(obj.raw)
+    return {**raw, "apiVersion": KD_API, "kind": kind}

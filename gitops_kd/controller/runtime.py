@@ -1,0 +1,212 @@
+"""Controller: Git poller -> desired state; observe -> plan -> execute ONE action -> re-observe (level-triggered)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from gitops_kd.controller.http import HttpServer, make_app
+from gitops_kd.controller.select import select
+from gitops_kd.execute import Executor, Outcome
+from gitops_kd.observe.collector import Collector
+from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan
+from gitops_kd.source import DesiredState, GitSource, PollResult, Poller
+from gitops_kd.controller.refusals import RefusalReporter
+from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
+
+log = logging.getLogger(__name__)
+
+KEY = "reconcile"
+READ_YOUR_WRITES_TIMEOUT = 5.0
+IDLE_RESYNC = 30.0
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Controller:
+    """The gitops-kd runtime for one Git source and one cluster.
+
+    `start()` starts the informers, the Git poller, the reconcile worker and (with `listen`, a
+    (host, port) pair) the HTTP endpoints; `stop()` stops them all, letting a running action finish.
+    `planner` is `plan(desired, observed, *, now) -> Plan` (gitops_kd.plan.planner.plan by default).
+    """
+
+    def __init__(self, source: GitSource, api_client: ApiClient, *, namespace: str | None = "default",
+                 poll_interval: float = 30.0, listen: tuple[str, int] | None = None,
+                 planner: Callable[..., Plan] | None = None, now: Callable[[], datetime] = _utcnow,
+                 on_action: Callable[[Action, Outcome], None] | None = None) -> None:
+        self.source = source
+        self.namespace = namespace
+        self._now = now
+        self._planner = planner
+        self._on_action = on_action
+        self.collector = Collector(api_client, namespace=namespace)
+        self.executor = Executor(api_client, now=now)
+        self.poller = Poller(source, self._on_poll, interval=poll_interval)
+        self.queue = WorkQueue(self._reconcile, name="gitops-kd", workers=1, base_delay=0.2, max_delay=30.0)
+        self.refusals = RefusalReporter(self.executor.events)
+        self._lock = threading.RLock()
+        self._candidate: DesiredState | None = None   # latest accepted commit from Git
+        self._applied: DesiredState | None = None     # last commit whose plan was not refused
+        self._marked: str | None = source.applied_commit
+        self._hold: dict[Action, float] = {}
+        self._listen = listen
+        self.http: HttpServer | None = None
+        self._started = False
+        self._healthy = True
+        self.last_plan: Plan | None = None
+        self.actions_executed = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self, *, sync_timeout: float = 30.0) -> "Controller":
+        if self._started:
+            return self
+        self._started = True
+        self.collector.on_change(lambda kind, key: self.queue.add(KEY))
+        self.collector.start()
+        if not self.collector.wait_synced(sync_timeout):
+            log.warning("informers not synced after %ss; continuing (reconciles wait for them)", sync_timeout)
+        self._load_applied()
+        self.queue.start()
+        self.poller.start()
+        if self._listen is not None:
+            self.http = HttpServer(make_app(self), *self._listen).start()
+        log.info("controller started: %s@%s, namespace %s", self.source.url, self.source.branch,
+                 self.namespace or "(all)")
+        return self
+
+    def stop(self) -> None:
+        """Graceful stop: no new polls or actions; a running action completes first."""
+        if not self._started:
+            return
+        self._started = False
+        if self.http is not None:
+            self.http.stop()
+        self.poller.stop()
+        self.queue.stop(timeout=60)
+        self.collector.stop()
+        self.executor.close()
+        log.info("controller stopped")
+
+    def __enter__(self) -> "Controller":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- surface for the HTTP endpoints and tests --------------------------------------------------
+    def trigger_poll(self) -> None:
+        """Poll Git now (push webhook)."""
+        if self.poller.running:
+            self.poller.trigger_now()
+
+    @property
+    def ready(self) -> bool:
+        return self._started and self.collector.wait_synced(0) and self.poller.polls > 0
+
+    @property
+    def healthy(self) -> bool:
+        return self._healthy
+
+    @property
+    def desired(self) -> DesiredState | None:
+        """The desired state being reconciled (the last commit whose plan was not refused)."""
+        return self._applied
+
+    def kick(self) -> None:
+        """Re-plan now."""
+        self.queue.add(KEY)
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _load_applied(self) -> None:
+        commit = self.source.applied_commit
+        if commit and self._applied is None:
+            try:
+                self._applied = self.source.desired_at(commit)
+            except Exception as exc:  # noqa: BLE001 - a vanished or now-invalid commit: start from the next one
+                log.warning("applied commit %s cannot be read back (%s); waiting for the next accepted commit",
+                            commit, exc)
+
+    def _on_poll(self, result: PollResult) -> None:
+        if not result.accepted:
+            self.refusals.source_refused(result, self._collector_snapshot_or_none())
+        elif result.desired is not None:
+            with self._lock:
+                changed = self._candidate is None or self._candidate.commit != result.desired.commit
+                self._candidate = result.desired
+            if changed:
+                log.info("commit %s accepted by the Git source", result.desired.commit[:12])
+        self.queue.add(KEY)
+
+    def _collector_snapshot_or_none(self) -> Any:
+        try:
+            return self.collector.snapshot()
+        except Exception:  # noqa: BLE001 - only used to address Events
+            return None
+
+    def _plan(self, desired: DesiredState, observed: Any) -> Plan:
+        planner = self._planner
+        if planner is None:
+            from gitops_kd.plan.planner import plan as planner
+        return planner(desired, observed, now=self._now())
+
+    def _reconcile(self, _key: str) -> None:
+        if not self.collector.wait_synced(0):
+            raise RequeueAfter(0.2)
+        with self._lock:
+            candidate = self._candidate
+        observed = self.collector.snapshot()
+        desired, plan = self._choose(candidate, observed)
+        if desired is None or plan is None:
+            return
+        self.last_plan = plan
+        self._maybe_mark_applied(desired, plan)
+        mono = time.monotonic()
+        self._hold = {a: t for a, t in self._hold.items() if t > mono}
+        choice = select(plan, self._hold, mono)
+        if choice.action is None:
+            raise RequeueAfter(choice.requeue_after if choice.requeue_after is not None else IDLE_RESYNC)
+        outcome = self.executor.execute(choice.action)
+        self.actions_executed += 1
+        if self._on_action is not None:
+            self._on_action(choice.action, outcome)
+        if outcome.expect and not self.collector.wait_for(outcome.expect, READ_YOUR_WRITES_TIMEOUT):
+            log.warning("cache did not show the effect of '%s' within %ss", choice.action.describe(),
+                        READ_YOUR_WRITES_TIMEOUT)
+        if outcome.requeue_after is not None and (outcome.failed or not outcome.changed):
+            self._hold[choice.action] = time.monotonic() + outcome.requeue_after
+        self.queue.add(KEY)
+
+    def _choose(self, candidate: DesiredState | None, observed: Any) -> tuple[DesiredState | None, Plan | None]:
+        """Plan the newest accepted commit; if the plan refuses it, keep reconciling the last applied one."""
+        if candidate is not None and (self._applied is None or candidate.commit != self._applied.commit):
+            plan = self._plan(candidate, observed)
+            if not plan.refused:
+                log.info("commit %s: plan accepted (%d action(s))", candidate.commit[:12], len(plan.actions))
+                self._applied = candidate
+                return candidate, plan
+            self.refusals.plan_refused(candidate, plan, observed)
+        if self._applied is None:
+            return None, None
+        plan = self._plan(self._applied, observed)
+        if plan.refused:  # the live cluster moved under us: report, do nothing
+            self.refusals.plan_refused(self._applied, plan, observed)
+            return None, None
+        return self._applied, plan
+
+    def _maybe_mark_applied(self, desired: DesiredState, plan: Plan) -> None:
+        """mark_applied once no ApplyApp/ApplyCluster of the commit is left to execute."""
+        if self._marked == desired.commit:
+            return
+        if any(isinstance(a, (ApplyApp, ApplyCluster)) for a in plan.actions):
+            return
+        self.source.mark_applied(desired.commit)
+        self._marked = desired.commit

@@ -1,0 +1,67 @@
+"""ApplyApp / ApplyCluster: create or update a KDApp / KDCluster from Git, skipping when already there."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
+from gitops_kd.execute.outcome import Outcome
+from gitops_kd.observe.collector import Expectation
+from gitops_kd.plan.actions import ApplyApp, ApplyCluster
+from gitops_kd.status import events as ev
+
+log = logging.getLogger(__name__)
+
+
+def contains(live: Any, desired: Any) -> bool:
+    """True when every field of `desired` is in `live` with the same value (defaults the server added
+    to `live` are ignored); lists must match item by item."""
+    if isinstance(desired, Mapping):
+        return isinstance(live, Mapping) and all(k in live and contains(live[k], v) for k, v in desired.items())
+    if isinstance(desired, (list, tuple)):
+        return (isinstance(live, (list, tuple)) and len(live) == len(desired)
+                and all(contains(a, b) for a, b in zip(live, desired)))
+    return bool(live == desired)
+
+
+def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[str, Any], description: str,
+           force_create: bool = False) -> tuple[Outcome, dict[str, Any] | None]:
+    meta = body.setdefault("metadata", {})
+    meta["namespace"], meta["name"] = namespace, name
+    live = None if force_create else ctx.rest.get_or_none(KD_API, plural, namespace, name)
+    if live is None and force_create:
+        live = ctx.rest.get_or_none(KD_API, plural, namespace, name)
+    if live is None:
+        created = ctx.rest.create(KD_API, plural, namespace, body)
+        return (Outcome(description, True, f"created {plural} {namespace}/{name}",
+                        expect=(Expectation(plural, namespace, name, rv(created)),)), created)
+    want_meta = {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}
+    if contains(live.get("spec"), body.get("spec") or {}) and contains(live.get("metadata"), want_meta):
+        return Outcome(description, False, f"{plural} {namespace}/{name} already up to date"), None
+    new = dict(body)
+    new_meta = dict(live.get("metadata") or {})
+    for key in ("labels", "annotations"):
+        new_meta[key] = {**(new_meta.get(key) or {}), **(meta.get(key) or {})}
+    new["metadata"] = new_meta
+    if "status" in live:
+        new["status"] = live["status"]
+    updated = ctx.rest.replace(KD_API, plural, namespace, name, new)
+    return (Outcome(description, True, f"updated {plural} {namespace}/{name}",
+                    expect=(Expectation(plural, namespace, name, rv(updated)),)), updated)
+
+
+def apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
+    outcome, obj = _apply(ctx, KDAPPS, action.namespace, action.name, action.body, action.describe())
+    if obj is not None:
+        ctx.events.record(obj, ev.APPLIED, f"KubeDirectorApp {action.name} applied"
+                          + (f" at version {action.version}" if action.version else ""))
+    return outcome
+
+
+def apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
+    outcome, obj = _apply(ctx, KDCLUSTERS, action.namespace, action.name, action.body, action.describe())
+    if obj is not None:
+        ctx.events.record(obj, ev.APPLIED, outcome.message)
+    return outcome

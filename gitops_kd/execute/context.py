@@ -1,0 +1,60 @@
+"""ExecContext: what every action family needs (REST client, events, pod exec, clock) plus shared lookups."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+from gitops_kd.execute.events import EventRecorder
+from gitops_kd.execute.podexec import PodExec
+from gitops_kd.kube.rest import RestClient
+
+KD_API = "kubedirector.hpe.com/v1beta1"
+KDCLUSTERS, KDAPPS = "kubedirectorclusters", "kubedirectorapps"
+ROLLOUT_API = "gitops-kd.io/v1alpha1"
+ROLLOUTS = "kdrollouts"
+APP_CONTAINER = "app"
+
+
+@dataclass
+class ExecContext:
+    rest: RestClient
+    events: EventRecorder
+    pod_exec: PodExec
+    now: Callable[[], datetime]
+
+    def cluster(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The live KDCluster, or None."""
+        return self.rest.get_or_none(KD_API, KDCLUSTERS, namespace, name)
+
+    def rollout(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The live KDRollout, or None."""
+        return self.rest.get_or_none(ROLLOUT_API, ROLLOUTS, namespace, name)
+
+    def event_on_cluster(self, namespace: str, name: str, reason: str, message: str, *, warning: bool = False) -> None:
+        """An Event on the KDCluster (by reference when it cannot be read)."""
+        type_ = "Warning" if warning else "Normal"
+        try:
+            obj = self.cluster(namespace, name)
+        except ApiException:
+            obj = None
+        if obj is None:
+            self.events.record_ref(KD_API, "KubeDirectorCluster", namespace, name, reason, message, type_=type_)
+        else:
+            self.events.record(obj, reason, message, type_=type_)
+
+    def patch_rollout_status(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        """Merge-patch the KDRollout's status subresource."""
+        return self.rest.patch(ROLLOUT_API, ROLLOUTS, namespace, name, {"status": patch}, subresource="status")
+
+
+def rv(obj: dict[str, Any]) -> str | None:
+    return (obj.get("metadata") or {}).get("resourceVersion")
+
+
+def generation(obj: dict[str, Any]) -> int:
+    return int((obj.get("metadata") or {}).get("generation") or 0)

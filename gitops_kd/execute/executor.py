@@ -1,0 +1,64 @@
+"""Executor: applies exactly one planned action, idempotently, and reports an Outcome."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from gitops_kd.execute import apply, gate, rollout, steps, workload
+from gitops_kd.execute.context import ExecContext
+from gitops_kd.execute.events import EventRecorder
+from gitops_kd.execute.outcome import Outcome
+from gitops_kd.execute.podexec import PodExec
+from gitops_kd.kube.rest import RestClient
+from gitops_kd.plan import actions as A
+
+log = logging.getLogger(__name__)
+
+_HANDLERS: dict[type, Callable[[ExecContext, Any], Outcome]] = {
+    A.ApplyApp: apply.apply_app,
+    A.ApplyCluster: apply.apply_cluster,
+    A.EnsureRollout: rollout.ensure_rollout,
+    A.SetOnDelete: workload.set_on_delete,
+    A.PatchTemplate: workload.patch_template,
+    A.PatchServicePorts: workload.patch_service_ports,
+    A.DeletePod: workload.delete_pod,
+    A.RunStep: steps.run_step,
+    A.StartGate: rollout.start_gate,
+    A.CheckGate: gate.check_gate,
+    A.FinishRollout: rollout.finish_rollout,
+    A.Stall: rollout.stall,
+}
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Executor:
+    """`Executor(api_client).execute(action) -> Outcome`. API errors propagate (the runtime retries)."""
+
+    def __init__(self, api_client: ApiClient, *, now: Callable[[], datetime] = _utcnow,
+                 component: str = "gitops-kd") -> None:
+        rest = RestClient(api_client)
+        self.events = EventRecorder(rest, now, component=component)
+        self._ctx = ExecContext(rest=rest, events=self.events, pod_exec=PodExec(api_client), now=now)
+
+    def execute(self, action: A.Action) -> Outcome:
+        """Apply one action; a Wait does nothing and asks to look again after its delay."""
+        if isinstance(action, A.Wait):
+            return Outcome(action.describe(), False, action.reason, requeue_after=action.requeue_after_seconds)
+        handler = _HANDLERS.get(type(action))
+        if handler is None:
+            raise TypeError(f"Executor: no handler for action {type(action).__name__}")
+        outcome = handler(self._ctx, action)
+        log.log(logging.INFO if outcome.changed or outcome.failed else logging.DEBUG, "%s -> %s%s",
+                action.describe(), "FAILED: " if outcome.failed else "", outcome.message)
+        return outcome
+
+    def close(self) -> None:
+        self._ctx.pod_exec.close()

@@ -1,0 +1,100 @@
+"""Run a command in a pod's container over the pods/exec WebSocket API and collect its output."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client.exceptions import ApiException
+from kubernetes.stream import stream
+
+log = logging.getLogger(__name__)
+
+OUTPUT_LIMIT = 64 * 1024
+_STREAM_LOCK = threading.Lock()  # kubernetes.stream swaps ApiClient.call_api while it connects
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """Exit code (None when it timed out or could not start), output, and an error text if any."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    error: str = ""
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def tail(self, limit: int = 2000) -> str:
+        """The last `limit` characters of stdout and stderr together (for Events and status)."""
+        text = (self.stdout + (("\n" if self.stdout and self.stderr else "") + self.stderr)).strip()
+        if self.error:
+            text = (text + "\n" + self.error).strip()
+        return text if len(text) <= limit else "..." + text[-limit:]
+
+
+class PodExec:
+    """Executes commands in pods with a private ApiClient (the stream helper patches the client)."""
+
+    def __init__(self, api_client: ApiClient) -> None:
+        self._api = ApiClient(api_client.configuration)
+        self._core = CoreV1Api(self._api)
+
+    def run(self, namespace: str, pod: str, container: str | None, command: Sequence[str],
+            timeout: float) -> ExecResult:
+        """Run `command` (argv) and wait up to `timeout` seconds for it to exit."""
+        kwargs = {"command": list(command), "stdout": True, "stderr": True, "stdin": False, "tty": False,
+                  "_preload_content": False}
+        if container:
+            kwargs["container"] = container
+        try:
+            with _STREAM_LOCK:
+                resp = stream(self._core.connect_get_namespaced_pod_exec, pod, namespace, **kwargs)
+        except ApiException as exc:
+            return ExecResult(None, "", "", error=f"exec in pod {namespace}/{pod} refused: "
+                                                  f"{exc.status} {exc.reason}: {_body(exc)}")
+        except Exception as exc:  # noqa: BLE001 - transport failures become a result, not a crash
+            return ExecResult(None, "", "", error=f"exec in pod {namespace}/{pod} failed: {exc}")
+        out: list[str] = []
+        err: list[str] = []
+        deadline = time.monotonic() + timeout
+        try:
+            while resp.is_open() and time.monotonic() < deadline:
+                resp.update(timeout=min(1.0, max(0.05, deadline - time.monotonic())))
+                if resp.peek_stdout():
+                    out.append(resp.read_stdout())
+                if resp.peek_stderr():
+                    err.append(resp.read_stderr())
+            timed_out = resp.is_open()
+            if not timed_out:
+                out.append(resp.read_stdout() or "")
+                err.append(resp.read_stderr() or "")
+            code = None if timed_out else _returncode(resp)
+        finally:
+            resp.close()
+        stdout, stderr = "".join(out)[-OUTPUT_LIMIT:], "".join(err)[-OUTPUT_LIMIT:]
+        if timed_out:
+            return ExecResult(None, stdout, stderr, error=f"timed out after {timeout:g}s", timed_out=True)
+        return ExecResult(code, stdout, stderr)
+
+    def close(self) -> None:
+        self._api.close()
+
+
+def _returncode(resp: object) -> int | None:
+    try:
+        code = resp.returncode  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - an unreadable status channel
+        return None
+    return int(code) if code is not None else None
+
+
+def _body(exc: ApiException) -> str:
+    return (exc.body or "").strip()[:500] if isinstance(exc.body, str) else ""

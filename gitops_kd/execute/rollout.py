@@ -1,0 +1,136 @@
+"""EnsureRollout, StartGate, FinishRollout, Stall: the KDRollout object and its status transitions."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from gitops_kd.execute.context import KD_API, ROLLOUT_API, ROLLOUTS, ExecContext, generation, rv
+from gitops_kd.execute.outcome import Outcome
+from gitops_kd.observe.collector import Expectation
+from gitops_kd.plan.actions import ADOPT, DOWNGRADE, EnsureRollout, FinishRollout, Stall, StartGate
+from gitops_kd.status import events as ev
+from gitops_kd.status import rollout as rs
+
+log = logging.getLogger(__name__)
+FROM_UPGRADE_ANNOTATION = "gitops-kd.io/from-upgrade"
+_ACTIVE = (rs.UPGRADING, rs.DOWNGRADING, rs.STALLED)
+
+
+def _expect(obj: dict[str, Any]) -> tuple[Expectation, ...]:
+    meta = obj.get("metadata") or {}
+    return (Expectation(ROLLOUTS, meta.get("namespace", ""), meta.get("name", ""), rv(obj)),)
+
+
+def _create(ctx: ExecContext, a: EnsureRollout) -> dict[str, Any]:
+    uid = a.cluster_uid or ((ctx.cluster(a.namespace, a.cluster) or {}).get("metadata") or {}).get("uid")
+    meta: dict[str, Any] = {"name": a.cluster, "namespace": a.namespace,
+                            "labels": {"kubedirector.hpe.com/kdcluster": a.cluster,
+                                       "app.kubernetes.io/managed-by": "gitops-kd"}}
+    if a.from_stanza:
+        meta["annotations"] = {FROM_UPGRADE_ANNOTATION: a.from_stanza}
+    if uid:
+        meta["ownerReferences"] = [{"apiVersion": KD_API, "kind": "KubeDirectorCluster", "name": a.cluster,
+                                    "uid": uid, "blockOwnerDeletion": False}]
+    body = {"apiVersion": ROLLOUT_API, "kind": "KDRollout", "metadata": meta, "spec": _spec(a)}
+    return ctx.rest.create(ROLLOUT_API, ROLLOUTS, a.namespace, body)
+
+
+def _spec(a: EnsureRollout) -> dict[str, Any]:
+    spec: dict[str, Any] = {"app": a.app, "targetVersion": a.target_version}
+    if a.commit:
+        spec["commit"] = a.commit
+    return spec
+
+
+def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
+    """Spec (app, targetVersion, commit) first, then the status of a started (or adopted) rollout.
+
+    A new commit with the same target and direction keeps the progress already made.
+    """
+    obj = ctx.rollout(a.namespace, a.cluster)
+    changed = False
+    old_target = old_commit = None
+    if obj is None:
+        obj = _create(ctx, a)
+        changed = True
+    else:
+        old_target = (obj.get("spec") or {}).get("targetVersion")
+        old_commit = (obj.get("spec") or {}).get("commit")
+        if (obj.get("spec") or {}) != {**(obj.get("spec") or {}), **_spec(a)}:
+            obj = ctx.rest.patch(ROLLOUT_API, ROLLOUTS, a.namespace, a.cluster, {"spec": _spec(a)})
+            changed = True
+    status, gen = obj.get("status") or {}, generation(obj)
+    if a.direction == ADOPT:
+        if rs.is_finished(status, a.target_version, gen):
+            return Outcome(a.describe(), changed, "already recorded", expect=_expect(obj))
+        obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.adopt(status, app=a.app, version=a.target_version,
+                                                                         generation=gen, now=ctx.now()))
+        ctx.event_on_cluster(a.namespace, a.cluster, ev.ADOPTED, f"managed by gitops-kd at {a.app} {a.target_version}")
+        return Outcome(a.describe(), True, "adopted", expect=_expect(obj))
+    same_rollout = (old_target == a.target_version and status.get("direction") == a.direction
+                    and status.get("phase") in _ACTIVE and status.get("fromVersion") == a.from_version)
+    if same_rollout and status.get("phase") == rs.STALLED and old_commit != a.commit:
+        obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.resume(status, commit=a.commit, generation=gen,
+                                                                          now=ctx.now()))
+        ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STARTED, obj["status"].get("message", "retrying"))
+        return Outcome(a.describe(), True, "stalled rollout resumed", expect=_expect(obj))
+    if same_rollout:
+        if status.get("observedGeneration") != gen:
+            obj = ctx.patch_rollout_status(a.namespace, a.cluster, {"observedGeneration": gen})
+        return Outcome(a.describe(), changed, "rollout already started", expect=_expect(obj))
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if annotations.get(FROM_UPGRADE_ANNOTATION) != a.from_stanza:  # the stanza of the version being left
+        obj = ctx.rest.patch(ROLLOUT_API, ROLLOUTS, a.namespace, a.cluster,
+                             {"metadata": {"annotations": {FROM_UPGRADE_ANNOTATION: a.from_stanza}}})
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.start(
+        status, direction=a.direction, app=a.app, target=a.target_version, from_version=a.from_version,
+        commit=a.commit, generation=gen, now=ctx.now()))
+    reason = ev.DOWNGRADE_STARTED if a.direction == DOWNGRADE else ev.UPGRADE_STARTED
+    ctx.event_on_cluster(a.namespace, a.cluster, reason,
+                         f"{a.direction} of {a.app} from {a.from_version or 'unknown'} to {a.target_version}"
+                         + (f" (commit {a.commit[:12]})" if a.commit else ""))
+    return Outcome(a.describe(), True, "rollout started", expect=_expect(obj))
+
+
+def start_gate(ctx: ExecContext, a: StartGate) -> Outcome:
+    obj = ctx.rollout(a.namespace, a.cluster)
+    if obj is None:
+        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=1.0)
+    status = obj.get("status") or {}
+    if status.get("currentPod") == a.pod and status.get("gateStartedAt"):
+        return Outcome(a.describe(), False, "gate already started", expect=_expect(obj))
+    pod = ctx.rest.get_or_none("v1", "pods", a.namespace, a.pod) or {}
+    role = ((pod.get("metadata") or {}).get("labels") or {}).get("kubedirector.hpe.com/role")
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.gate_started(a.pod, role, ctx.now()))
+    ctx.event_on_cluster(a.namespace, a.cluster, ev.GATE_STARTED, f"waiting for the upgrade gate in pod {a.pod}")
+    return Outcome(a.describe(), True, "gate started", expect=_expect(obj))
+
+
+def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
+    obj = ctx.rollout(a.namespace, a.cluster)
+    if obj is None:
+        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=1.0)
+    status, gen = obj.get("status") or {}, generation(obj)
+    if rs.is_finished(status, a.version, gen):
+        return Outcome(a.describe(), False, "already finished", expect=_expect(obj))
+    was_active = status.get("phase") in _ACTIVE
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.finish(
+        status, version=a.version, commit=(obj.get("spec") or {}).get("commit"), generation=gen, now=ctx.now()))
+    if was_active:
+        ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_SUCCEEDED,
+                             f"all members run version {a.version} (from {status.get('fromVersion') or 'unknown'})")
+    return Outcome(a.describe(), True, "rollout finished", expect=_expect(obj))
+
+
+def stall(ctx: ExecContext, a: Stall) -> Outcome:
+    obj = ctx.rollout(a.namespace, a.cluster)
+    if obj is None:
+        return Outcome(a.describe(), False, "no KDRollout to stall", failed=True, requeue_after=1.0)
+    status = obj.get("status") or {}
+    if rs.is_stalled(status, a.reason, a.message):
+        return Outcome(a.describe(), False, "already stalled", expect=_expect(obj))
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.stall(
+        status, reason=a.reason, message=a.message, generation=generation(obj), now=ctx.now()))
+    ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STALLED, f"{a.reason}: {a.message}", warning=True)
+    return Outcome(a.describe(), True, "rollout stalled", expect=_expect(obj))

@@ -1,0 +1,294 @@
+"""Collector: informers on KDApps, KDClusters, their StatefulSets/Pods/Services and KDRollouts -> ObservedState."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from gitops_kd.kube.informer import Informer
+from gitops_kd.observe.model import (
+    ObservedApp, ObservedCluster, ObservedPod, ObservedRollout, ObservedService, ObservedState,
+    ObservedStatefulSet, PodProgress, ROLLING_UPDATE,
+)
+from gitops_kd.spec.errors import SpecError
+from gitops_kd.spec.model import UPGRADE_ANNOTATION
+from gitops_kd.spec.upgrade import UpgradeSpec
+
+log = logging.getLogger(__name__)
+
+KD_API = "kubedirector.hpe.com/v1beta1"
+ROLLOUT_API = "gitops-kd.io/v1alpha1"
+CLUSTER_LABEL = "kubedirector.hpe.com/kdcluster"
+ROLE_LABEL = "kubedirector.hpe.com/role"
+REVISION_LABEL = "controller-revision-hash"
+FROM_UPGRADE_ANNOTATION = "gitops-kd.io/from-upgrade"
+
+# (kind name, api version, plural, label selector)
+KINDS: tuple[tuple[str, str, str, str | None], ...] = (
+    ("apps", KD_API, "kubedirectorapps", None),
+    ("clusters", KD_API, "kubedirectorclusters", None),
+    ("statefulsets", "apps/v1", "statefulsets", CLUSTER_LABEL),
+    ("pods", "v1", "pods", CLUSTER_LABEL),
+    ("services", "v1", "services", CLUSTER_LABEL),
+    ("rollouts", ROLLOUT_API, "kdrollouts", None),
+)
+
+ChangeCallback = Callable[[str, tuple[str, str]], None]
+"""callback(kind, (namespace, name)): kind "app" (a KDApp changed) or "cluster" (anything of a KDCluster)."""
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the cache must show after a write: `plural` object at `resource_version` or later, or (when
+    `gone_uid` is set) the object with that uid gone or replaced."""
+
+    plural: str
+    namespace: str
+    name: str
+    resource_version: str | None = None
+    gone_uid: str | None = None
+
+
+class Collector:
+    """Watch-backed observation of every KDCluster (in `namespace`, or all namespaces when None)."""
+
+    def __init__(self, api_client: ApiClient, *, namespace: str | None = None,
+                 resync_seconds: float | None = None) -> None:
+        self.namespace = namespace
+        self._informers: dict[str, Informer] = {
+            kind: Informer(api_client, api, plural, namespace=namespace, label_selector=selector,
+                           resync_seconds=resync_seconds)
+            for kind, api, plural, selector in KINDS}
+        self._callbacks: list[ChangeCallback] = []
+        self._changed = threading.Condition()
+        for kind, informer in self._informers.items():
+            informer.add_handler(lambda event, obj, old, k=kind: self._on_event(k, obj))
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> None:
+        for informer in self._informers.values():
+            informer.start()
+
+    def stop(self) -> None:
+        for informer in self._informers.values():
+            informer.stop()
+
+    def wait_synced(self, timeout: float) -> bool:
+        """True once every informer has listed (within `timeout` seconds overall)."""
+        deadline = time.monotonic() + timeout
+        return all(i.wait_synced(max(0.0, deadline - time.monotonic())) for i in self._informers.values())
+
+    def on_change(self, callback: ChangeCallback) -> None:
+        """Call `callback(kind, key)` for each change seen; keep it quick (queue a key)."""
+        self._callbacks.append(callback)
+
+    # -- reads -------------------------------------------------------------------------------------
+    def get(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """A cached object by plural (``kubedirectorclusters``, ``pods``, ...), or None."""
+        for kind, _api, kind_plural, _sel in KINDS:
+            if kind_plural == plural:
+                return self._informers[kind].get(namespace, name)
+        raise KeyError(f"collector does not watch {plural}")
+
+    def wait_for(self, expectations: Iterable[Expectation], timeout: float) -> bool:
+        """Block until the cache reflects every expectation (read-your-writes); False on timeout."""
+        pending = list(expectations)
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                pending = [e for e in pending if not self._met(e)]
+                remaining = deadline - time.monotonic()
+                if not pending or remaining <= 0:
+                    return not pending
+                self._changed.wait(min(remaining, 0.5))
+
+    def snapshot(self) -> ObservedState:
+        """The observed state now, from the caches only."""
+        apps = {}
+        for raw in self._informers["apps"].list(self.namespace):
+            app = observed_app(raw)
+            apps[app.key] = app
+        sts = _by_cluster(self._informers["statefulsets"].list(self.namespace))
+        pods = _by_cluster(self._informers["pods"].list(self.namespace))
+        svcs = _by_cluster(self._informers["services"].list(self.namespace))
+        rollouts = {(_ns(r), _name(r)): r for r in self._informers["rollouts"].list(self.namespace)}
+        clusters = {}
+        for raw in self._informers["clusters"].list(self.namespace):
+            key = (_ns(raw), _name(raw))
+            clusters[key] = observed_cluster(raw, sts.get(key, []), pods.get(key, []), svcs.get(key, []),
+                                             rollouts.get(key))
+        return ObservedState(apps=apps, clusters=clusters)
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _met(self, e: Expectation) -> bool:
+        obj = self.get(e.plural, e.namespace, e.name)
+        if e.gone_uid is not None and (obj is None or _meta(obj).get("uid") != e.gone_uid):
+            return True
+        if e.resource_version is None:
+            return obj is not None and e.gone_uid is None
+        return obj is not None and _rv_at_least(_meta(obj).get("resourceVersion"), e.resource_version)
+
+    def _on_event(self, kind: str, obj: Mapping[str, Any]) -> None:
+        with self._changed:
+            self._changed.notify_all()
+        ns = _ns(obj)
+        if kind == "apps":
+            key, what = (ns, _name(obj)), "app"
+        elif kind in ("clusters", "rollouts"):
+            key, what = (ns, _name(obj)), "cluster"
+        else:
+            cluster = (_meta(obj).get("labels") or {}).get(CLUSTER_LABEL)
+            if not cluster:
+                return
+            key, what = (ns, str(cluster)), "cluster"
+        for callback in list(self._callbacks):
+            try:
+                callback(what, key)
+            except Exception:  # noqa: BLE001 - a broken callback must not stop the informer
+                log.exception("collector: change callback failed for %s %s/%s", what, *key)
+
+
+# -- dict -> model (pure) --------------------------------------------------------------------------
+def observed_app(raw: Mapping[str, Any]) -> ObservedApp:
+    """A live KDApp; an unreadable upgrade annotation is logged and read as no stanza."""
+    meta = _meta(raw)
+    text = (meta.get("annotations") or {}).get(UPGRADE_ANNOTATION)
+    upgrade: UpgradeSpec | None = None
+    if text:
+        source = f"KubeDirectorApp {_ns(raw)}/{_name(raw)}: annotation {UPGRADE_ANNOTATION}"
+        try:
+            upgrade = UpgradeSpec.from_annotation(text, source)
+        except SpecError as exc:
+            log.warning("%s", exc)
+    return ObservedApp(namespace=_ns(raw), name=_name(raw), version=str((raw.get("spec") or {}).get("version", "")),
+                       upgrade=upgrade, resource_version=str(meta.get("resourceVersion", "")), raw=raw)
+
+
+def observed_cluster(raw: Mapping[str, Any], sts: list[dict], pods: list[dict], svcs: list[dict],
+                     rollout: Mapping[str, Any] | None) -> ObservedCluster:
+    """A live KDCluster with its role StatefulSets, member pods, Services and KDRollout."""
+    meta, spec = _meta(raw), raw.get("spec") or {}
+    by_role: dict[str, list[ObservedPod]] = {}
+    for p in pods:
+        pod = observed_pod(p)
+        if pod is not None:
+            by_role.setdefault(pod.role, []).append(pod)
+    statefulsets = {s.role: s for s in (observed_statefulset(x) for x in sts) if s is not None}
+    services = tuple(observed_service(s) for s in sorted(svcs, key=_name))
+    return ObservedCluster(namespace=_ns(raw), name=_name(raw), uid=str(meta.get("uid", "")),
+                           app=str(spec.get("app", "")), kd_state=(raw.get("status") or {}).get("state"),
+                           raw=raw, statefulsets=statefulsets, pods={r: tuple(p) for r, p in by_role.items()},
+                           services=services, rollout=observed_rollout(rollout) if rollout else None)
+
+
+def observed_statefulset(raw: Mapping[str, Any]) -> ObservedStatefulSet | None:
+    meta, spec, status = _meta(raw), raw.get("spec") or {}, raw.get("status") or {}
+    role = (meta.get("labels") or {}).get(ROLE_LABEL)
+    if not role:
+        return None
+    return ObservedStatefulSet(
+        name=_name(raw), namespace=_ns(raw), role=str(role), uid=str(meta.get("uid", "")),
+        generation=int(meta.get("generation") or 0), observed_generation=status.get("observedGeneration"),
+        update_strategy=str((spec.get("updateStrategy") or {}).get("type") or ROLLING_UPDATE),
+        replicas=int(spec.get("replicas") if spec.get("replicas") is not None else 1),
+        current_revision=str(status.get("currentRevision") or ""),
+        update_revision=str(status.get("updateRevision") or ""),
+        template=spec.get("template") or {}, raw=raw, ready_replicas=int(status.get("readyReplicas") or 0))
+
+
+_ORDINAL = re.compile(r"-(\d+)$")
+
+
+def observed_pod(raw: Mapping[str, Any]) -> ObservedPod | None:
+    meta, status = _meta(raw), raw.get("status") or {}
+    labels = meta.get("labels") or {}
+    role, match = labels.get(ROLE_LABEL), _ORDINAL.search(_name(raw))
+    if not role or match is None:
+        return None
+    ready = next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), None)
+    is_ready = ready is not None and ready.get("status") == "True"
+    return ObservedPod(
+        name=_name(raw), namespace=_ns(raw), role=str(role), ordinal=int(match.group(1)),
+        uid=str(meta.get("uid", "")), revision=str(labels.get(REVISION_LABEL, "")),
+        phase=str(status.get("phase") or "Pending"), ready=is_ready,
+        deleting=meta.get("deletionTimestamp") is not None, created_at=parse_time(meta.get("creationTimestamp")),
+        ready_since=parse_time(ready.get("lastTransitionTime")) if is_ready and ready else None,
+        pod_ip=status.get("podIP"))
+
+
+def observed_service(raw: Mapping[str, Any]) -> ObservedService:
+    role = (_meta(raw).get("labels") or {}).get(ROLE_LABEL)
+    return ObservedService(name=_name(raw), namespace=_ns(raw), role=str(role) if role else None,
+                           ports=tuple((raw.get("spec") or {}).get("ports") or ()), raw=raw)
+
+
+def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
+    meta, spec, status = _meta(raw), raw.get("spec") or {}, raw.get("status") or {}
+    from_upgrade: UpgradeSpec | None = None
+    if text := (meta.get("annotations") or {}).get(FROM_UPGRADE_ANNOTATION):
+        try:
+            from_upgrade = UpgradeSpec.from_annotation(
+                text, f"KDRollout {_ns(raw)}/{_name(raw)}: annotation {FROM_UPGRADE_ANNOTATION}")
+        except SpecError as exc:
+            log.warning("%s", exc)
+    pods = {}
+    for name, p in (status.get("pods") or {}).items():
+        pods[name] = PodProgress(revision=str(p.get("revision") or ""), hook_done=bool(p.get("hookDone")),
+                                 migrations_done=tuple(p.get("migrationsDone") or ()),
+                                 gate_passed=bool(p.get("gatePassed")), ready_since=parse_time(p.get("readySince")))
+    return ObservedRollout(
+        name=_name(raw), namespace=_ns(raw), uid=str(meta.get("uid", "")), generation=int(meta.get("generation") or 0),
+        target_version=spec.get("targetVersion"), from_version=status.get("fromVersion"), commit=spec.get("commit"),
+        app_version=status.get("appVersion"), phase=str(status.get("phase") or ""), pods=pods,
+        gate_started_at=parse_time(status.get("gateStartedAt")), stalled_reason=status.get("stalledReason"),
+        conditions=tuple(status.get("conditions") or ()), raw=raw, current_pod=status.get("currentPod"),
+        gate_checked_at=parse_time(status.get("gateCheckedAt")), direction=status.get("direction"),
+        app=spec.get("app"), observed_generation=status.get("observedGeneration"), from_upgrade=from_upgrade)
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An RFC 3339 timestamp as an aware datetime, or None."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _by_cluster(items: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    out: dict[tuple[str, str], list[dict]] = {}
+    for obj in items:
+        cluster = (_meta(obj).get("labels") or {}).get(CLUSTER_LABEL)
+        if cluster:
+            out.setdefault((_ns(obj), str(cluster)), []).append(obj)
+    return out
+
+
+def _rv_at_least(have: Any, want: str) -> bool:
+    if have is None:
+        return False
+    try:
+        return int(have) >= int(want)
+    except (TypeError, ValueError):
+        return str(have) == want
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _ns(obj: Mapping[str, Any]) -> str:
+    return str(_meta(obj).get("namespace") or "")
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(_meta(obj).get("name") or "")

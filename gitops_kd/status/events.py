@@ -1,0 +1,66 @@
+"""Kubernetes Event bodies (core/v1) for gitops-kd's reasons, built purely from the involved object."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from gitops_kd.status.conditions import rfc3339
+
+COMPONENT = "gitops-kd"
+NORMAL, WARNING = "Normal", "Warning"
+
+# Reasons (CamelCase, as Kubernetes reasons are).
+UPGRADE_STARTED = "UpgradeStarted"
+DOWNGRADE_STARTED = "DowngradeStarted"
+ADOPTED = "Adopted"
+STRATEGY_SET = "UpdateStrategySet"
+TEMPLATE_UPDATED = "TemplateUpdated"
+PORTS_UPDATED = "ServicePortsUpdated"
+POD_REPLACED = "PodReplaced"
+MIGRATION_SUCCEEDED = "MigrationSucceeded"
+HOOK_SUCCEEDED = "HookSucceeded"
+STEP_FAILED = "StepFailed"
+GATE_STARTED = "GateStarted"
+GATE_PASSED = "GatePassed"
+UPGRADE_SUCCEEDED = "UpgradeSucceeded"
+UPGRADE_STALLED = "UpgradeStalled"
+APPLIED = "Applied"
+COMMIT_REFUSED = "CommitRefused"
+
+MESSAGE_LIMIT = 1024
+
+
+def involved(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The involvedObject reference of an object dict (apiVersion, kind, namespace, name, uid, rv)."""
+    meta = obj.get("metadata") or {}
+    ref = {"apiVersion": obj.get("apiVersion", ""), "kind": obj.get("kind", ""),
+           "namespace": meta.get("namespace", ""), "name": meta.get("name", "")}
+    if meta.get("uid"):
+        ref["uid"] = meta["uid"]
+    if meta.get("resourceVersion"):
+        ref["resourceVersion"] = meta["resourceVersion"]
+    return ref
+
+
+def event_body(ref: Mapping[str, Any], reason: str, message: str, *, type_: str = NORMAL, now: datetime,
+               component: str = COMPONENT, host: str = "") -> dict[str, Any]:
+    """A core/v1 Event about `ref`; its name is `<object>.<16 hex>` (unique per reason, message, time)."""
+    if type_ not in (NORMAL, WARNING):
+        raise ValueError(f"event type must be {NORMAL} or {WARNING}, got {type_!r}")
+    if len(message) > MESSAGE_LIMIT:
+        message = message[: MESSAGE_LIMIT - 3] + "..."
+    stamp = rfc3339(now)
+    digest = hashlib.sha256(f"{ref.get('uid')}|{reason}|{message}|{now.isoformat()}".encode()).hexdigest()[:16]
+    source: dict[str, Any] = {"component": component}
+    if host:
+        source["host"] = host
+    return {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": f"{ref.get('name')}.{digest}", "namespace": ref.get("namespace") or "default"},
+        "involvedObject": dict(ref), "reason": reason, "message": message, "type": type_,
+        "source": source, "reportingComponent": component, "reportingInstance": host or component,
+        "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+    }

@@ -1,0 +1,106 @@
+"""KDRollout status transitions as merge-patch bodies for the status subresource (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from gitops_kd.status import conditions as cond
+from gitops_kd.status.conditions import rfc3339
+
+IDLE, UPGRADING, DOWNGRADING, STALLED = "Idle", "Upgrading", "Downgrading", "Stalled"
+HISTORY_LIMIT = 10
+
+Status = Mapping[str, Any]
+
+
+def _conds(status: Status) -> list[dict[str, Any]]:
+    return [dict(c) for c in status.get("conditions") or ()]
+
+
+def _clear_pods(status: Status) -> dict[str, None]:
+    """Merge-patch entries deleting every pod progress entry."""
+    return {name: None for name in (status.get("pods") or {})}
+
+
+def start(status: Status, *, direction: str, app: str, target: str, from_version: str | None, commit: str | None,
+          generation: int, now: datetime) -> dict[str, Any]:
+    """A new rollout (upgrade/downgrade) towards `target`: progress reset, Reconciling=True."""
+    phase = DOWNGRADING if direction == "downgrade" else UPGRADING
+    verb = "downgrading" if direction == "downgrade" else "upgrading"
+    message = f"{verb} {app} from {from_version or 'unknown'} to {target}" + (f" (commit {commit[:12]})" if commit else "")
+    reason = "Downgrading" if direction == "downgrade" else "Upgrading"
+    return {
+        "observedGeneration": generation, "phase": phase, "direction": direction, "fromVersion": from_version,
+        "appVersion": status.get("appVersion") or from_version, "startedAt": rfc3339(now), "pods": _clear_pods(status) or None,
+        "currentRole": None, "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None,
+        "step": "started", "message": message,
+        "conditions": cond.mark_reconciling(_conds(status), reason, message, generation=generation, now=now),
+    }
+
+
+def resume(status: Status, *, commit: str | None, generation: int, now: datetime) -> dict[str, Any]:
+    """A stalled rollout retried by a new commit: progress kept (done steps stay done), Reconciling again."""
+    phase = DOWNGRADING if status.get("direction") == "downgrade" else UPGRADING
+    message = f"retrying after commit {(commit or '?')[:12]} (was stalled: {status.get('stalledReason') or '?'})"
+    return {"observedGeneration": generation, "phase": phase, "stalledReason": None, "message": message,
+            "gateStartedAt": None, "gateCheckedAt": None, "step": "resumed",
+            "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now)}
+
+
+def adopt(status: Status, *, app: str, version: str, generation: int, now: datetime) -> dict[str, Any]:
+    """A cluster already at `version` that had no rollout: Idle and Ready."""
+    message = f"all members run {app} {version}"
+    return {"observedGeneration": generation, "phase": IDLE, "direction": "adopt", "appVersion": version,
+            "step": None, "message": message,
+            "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)}
+
+
+def is_started(status: Status, *, direction: str, target_generation: int, from_version: str | None) -> bool:
+    """True when a start() for this generation/direction was already written (EnsureRollout no-op)."""
+    phase = DOWNGRADING if direction == "downgrade" else UPGRADING
+    return (status.get("observedGeneration") == target_generation and status.get("direction") == direction
+            and status.get("phase") in (phase, STALLED) and status.get("fromVersion") == from_version)
+
+
+def pod_progress(pod: str, **fields: Any) -> dict[str, Any]:
+    """A merge patch setting fields of status.pods[pod] (camelCase keys, as in the CRD)."""
+    return {"pods": {pod: fields}}
+
+
+def gate_started(pod: str, role: str | None, now: datetime) -> dict[str, Any]:
+    patch: dict[str, Any] = {"currentPod": pod, "gateStartedAt": rfc3339(now), "gateCheckedAt": None,
+                             "step": f"gating {pod}"}
+    if role:
+        patch["currentRole"] = role
+    return patch
+
+
+def finish(status: Status, *, version: str, commit: str | None, generation: int, now: datetime) -> dict[str, Any]:
+    """Every member at `version`: Idle, Ready=True, a history entry (newest last, capped)."""
+    previous = status.get("appVersion")
+    message = f"all members run version {version}"
+    history = [dict(h) for h in status.get("history") or ()]
+    if status.get("phase") in (UPGRADING, DOWNGRADING, STALLED):
+        history.append({"version": version, "fromVersion": status.get("fromVersion") or previous, "commit": commit,
+                        "startedAt": status.get("startedAt"), "finishedAt": rfc3339(now), "result": "Succeeded"})
+    return {"observedGeneration": generation, "phase": IDLE, "appVersion": version, "currentRole": None,
+            "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None, "step": None,
+            "message": message, "history": history[-HISTORY_LIMIT:],
+            "conditions": cond.mark_ready(_conds(status), "UpgradeSucceeded", message, generation=generation, now=now)}
+
+
+def is_finished(status: Status, version: str, generation: int) -> bool:
+    return (status.get("phase") == IDLE and status.get("appVersion") == version
+            and status.get("observedGeneration") == generation and cond.is_true(status.get("conditions"), cond.READY))
+
+
+def stall(status: Status, *, reason: str, message: str, generation: int, now: datetime) -> dict[str, Any]:
+    """Stalled: no more steps until the operator or a new commit acts."""
+    return {"observedGeneration": generation, "phase": STALLED, "stalledReason": reason, "message": message,
+            "conditions": cond.mark_stalled(_conds(status), reason, message, generation=generation, now=now)}
+
+
+def is_stalled(status: Status, reason: str, message: str) -> bool:
+    return status.get("phase") == STALLED and status.get("stalledReason") == reason and status.get("message") == message

@@ -1,0 +1,65 @@
+"""Fixtures: an EmbeddedCluster running the repo-template hello app (hello-dev, 1 controller + 2 workers)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+
+from gitops_kd.kube.rest import RestClient
+from gitops_kd.sim import images
+from gitops_kd.sim.cluster import EmbeddedCluster
+
+ROOT = Path(__file__).resolve().parents[2]
+KD = "kubedirector.hpe.com/v1beta1"
+NS = "default"
+T = TypeVar("T")
+
+
+def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0) -> T:
+    """Poll `probe` until truthy; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
+
+
+def pod_ready(pod: dict[str, Any] | None) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in ((pod or {}).get("status") or {}).get("conditions") or [])
+
+
+@pytest.fixture(scope="module")
+def hello(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedCluster, RestClient, dict]]:
+    """(cluster, rest, KDCluster status) with hello-dev configured and every pod Ready."""
+    with EmbeddedCluster(tmp_path_factory.mktemp("exec-cluster"), controllers=True) as cluster:
+        images.store_for(cluster).add("gitops-kd/hello:1.0.0", {"/var/lib/hello/data": "v1\n",
+                                                                 "/etc/hello/version": "1.0.0\n"})
+        rest = RestClient(cluster.api_client())
+        for path, plural in (("apps/hello.yaml", "kubedirectorapps"), ("clusters/hello-dev.yaml",
+                                                                       "kubedirectorclusters")):
+            doc = yaml.safe_load((ROOT / "repo-template" / path).read_text())
+            doc["metadata"]["namespace"] = NS
+            rest.create(KD, plural, NS, doc)
+
+        def configured() -> dict | None:
+            obj = rest.get(KD, "kubedirectorclusters", NS, "hello-dev")
+            status = obj.get("status") or {}
+            return obj if status.get("state") == "configured" else None
+        obj = wait_for("hello-dev configured", configured, 90)
+        for role in obj["status"]["roles"]:
+            for m in role["members"]:
+                wait_for(f"{m['pod']} Ready", lambda p=m["pod"]: pod_ready(rest.get_or_none("v1", "pods", NS, p)))
+        yield cluster, rest, obj
+
+
+def events(rest: RestClient, reason: str) -> list[dict[str, Any]]:
+    return [e for e in rest.list("v1", "events", NS)["items"] if e.get("reason") == reason]

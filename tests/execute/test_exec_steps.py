@@ -1,0 +1,92 @@
+"""RunStep and CheckGate over real pods/exec: output captured, done steps never re-run, gate pass recorded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitops_kd.execute import Executor
+from gitops_kd.execute.podexec import PodExec
+from gitops_kd.plan.actions import CheckGate, EnsureRollout, RunStep
+from gitops_kd.spec.upgrade import Gate, HttpGet
+from tests.execute.conftest import NS, events
+
+ROLLOUT = "gitops-kd.io/v1alpha1"
+
+
+def worker_pod(obj: dict[str, Any], index: int = 0) -> str:
+    role = next(r for r in obj["status"]["roles"] if r["id"] == "worker")
+    return role["members"][index]["pod"]
+
+
+def cat(cluster: Any, pod: str, path: str) -> str:
+    res = PodExec(cluster.api_client()).run(NS, pod, "app", ["cat", path], timeout=20)
+    assert res.exit_code == 0, res.tail()
+    return res.stdout
+
+
+def test_exec_result_carries_exit_code_and_output(hello: Any) -> None:
+    cluster, _rest, obj = hello
+    res = PodExec(cluster.api_client()).run(NS, worker_pod(obj), "app",
+                                            ["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], timeout=20)
+    assert (res.exit_code, res.stdout, res.stderr) == (3, "out\n", "err\n")
+    slow = PodExec(cluster.api_client()).run(NS, worker_pod(obj), "app", ["sleep", "5"], timeout=0.5)
+    assert slow.timed_out and slow.exit_code is None
+
+
+def test_hook_runs_once_and_is_recorded(hello: Any) -> None:
+    cluster, rest, obj = hello
+    ex = Executor(cluster.api_client())
+    ex.execute(EnsureRollout(NS, "hello-dev", "hello", "3.0.0", "2.0.0", "beef" * 10, "upgrade"))
+    pod = worker_pod(obj, 1)
+    hook = RunStep(NS, "hello-dev", pod, "app", f"3.0.0/{pod}/hook", "hook",
+                   ("/bin/sh", "-c", "echo line >> /var/lib/hello/hook.log; echo hook-output"), 30)
+    first = ex.execute(hook)
+    assert first.changed and not first.failed and "hook-output" in first.message
+    status = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]
+    assert status["pods"][pod]["hookDone"] is True and "hook-output" in status["pods"][pod]["output"]
+    assert not ex.execute(hook).changed  # recorded in status: no exec at all
+    # Even with the status entry lost, the marker in the pod prevents a second run.
+    rest.patch(ROLLOUT, "kdrollouts", NS, "hello-dev", {"status": {"pods": {pod: None}}}, subresource="status")
+    again = ex.execute(hook)
+    assert not again.changed and not again.failed
+    assert cat(cluster, pod, "/var/lib/hello/hook.log") == "line\n"
+    assert any("hook-output" in e["message"] for e in events(rest, "HookSucceeded"))
+
+
+def test_failed_step_stalls_and_is_not_rerun(hello: Any) -> None:
+    cluster, rest, obj = hello
+    ex = Executor(cluster.api_client())
+    ex.execute(EnsureRollout(NS, "hello-dev", "hello", "4.0.0", "3.0.0", "f00d" * 10, "upgrade"))
+    pod = worker_pod(obj, 0)
+    step = RunStep(NS, "hello-dev", pod, "app", f"4.0.0/{pod}/migrate//var/lib/hello", "migrate",
+                   ("/bin/sh", "-c", "echo try >> /var/lib/hello/migrate.log; echo boom >&2; exit 4"), 30,
+                   "/var/lib/hello")
+    out = ex.execute(step)
+    assert out.failed and "exit code 4" in out.message and "boom" in out.message
+    status = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]
+    assert status["phase"] == "Stalled" and status["stalledReason"] == "StepFailed"
+    second = ex.execute(step)
+    assert second.failed and "StepInterrupted" in rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"][
+        "stalledReason"]
+    assert cat(cluster, pod, "/var/lib/hello/migrate.log") == "try\n"
+
+
+def test_gate_exec_and_http(hello: Any) -> None:
+    cluster, rest, obj = hello
+    ex = Executor(cluster.api_client())
+    ex.execute(EnsureRollout(NS, "hello-dev", "hello", "5.0.0", "4.0.0", "abcd" * 10, "upgrade"))
+    pod = worker_pod(obj, 1)
+    gate = Gate(("/bin/sh", "-c", "test -f /var/lib/hello/go"), None, period_seconds=1, timeout_seconds=30)
+    check = CheckGate(NS, "hello-dev", pod, "worker", gate)
+    closed = ex.execute(check)
+    assert not closed.changed and closed.requeue_after == 1.0
+    assert rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"].get("gateCheckedAt")
+    PodExec(cluster.api_client()).run(NS, pod, "app", ["touch", "/var/lib/hello/go"], timeout=20)
+    assert ex.execute(check).changed
+    assert rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]["pods"][pod]["gatePassed"] is True
+    assert not ex.execute(check).changed
+    assert events(rest, "GatePassed")
+    http = CheckGate(NS, "hello-dev", worker_pod(obj, 0), "worker",
+                     Gate(None, HttpGet("/healthz", 1), period_seconds=2, timeout_seconds=30))
+    refused = ex.execute(http)  # nothing listens on port 1 in the pod
+    assert not refused.changed and refused.requeue_after == 2.0

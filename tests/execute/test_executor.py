@@ -1,0 +1,102 @@
+"""Executor actions against the embedded cluster: effects, idempotence, Events, KDRollout status."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+from gitops_kd.execute import Executor
+from gitops_kd.kube.rest import RestClient
+from gitops_kd.plan.actions import (
+    DeletePod, EnsureRollout, FinishRollout, PatchServicePorts, SetOnDelete, Stall, StartGate, Wait,
+)
+from tests.execute.conftest import NS, events, pod_ready, wait_for
+
+ROLLOUT = "gitops-kd.io/v1alpha1"
+
+
+def members(obj: dict[str, Any], role: str) -> tuple[str, list[dict[str, Any]]]:
+    r = next(r for r in obj["status"]["roles"] if r["id"] == role)
+    return r["statefulSet"], r["members"]
+
+
+def test_set_on_delete_is_idempotent(hello: Any) -> None:
+    cluster, rest, obj = hello
+    sts, _ = members(obj, "worker")
+    ex = Executor(cluster.api_client())
+    action = SetOnDelete(NS, sts, "worker", "hello-dev")
+    assert ex.execute(action).changed
+    live = rest.get("apps/v1", "statefulsets", NS, sts)
+    assert live["spec"]["updateStrategy"] == {"type": "OnDelete"}
+    again = ex.execute(action)
+    assert not again.changed and rest.get("apps/v1", "statefulsets", NS, sts)["metadata"]["resourceVersion"] == \
+        live["metadata"]["resourceVersion"]
+    assert any("OnDelete" in e["message"] for e in events(rest, "UpdateStrategySet"))
+
+
+def test_service_ports_patch(hello: Any) -> None:
+    cluster, rest, obj = hello
+    _, worker_members = members(obj, "worker")
+    svc = worker_members[0]["service"]
+    ex = Executor(cluster.api_client())
+    action = PatchServicePorts(NS, svc, ({"name": "http-hello-http", "port": 8081},), "hello-dev")
+    assert ex.execute(action).changed
+    ports = rest.get("v1", "services", NS, svc)["spec"]["ports"]
+    assert [(p["name"], p["port"], p["targetPort"]) for p in ports] == [("http-hello-http", 8081, 8081)]
+    assert not ex.execute(action).changed
+
+
+def test_delete_pod_uid_precondition(hello: Any) -> None:
+    cluster, rest, obj = hello
+    _, ctl = members(obj, "controller")
+    pod = ctl[0]["pod"]
+    uid = rest.get("v1", "pods", NS, pod)["metadata"]["uid"]
+    ex = Executor(cluster.api_client())
+    stale = ex.execute(DeletePod(NS, pod, "not-the-uid", "hello-dev", "controller"))
+    assert not stale.changed and "409" in stale.message
+    assert rest.get("v1", "pods", NS, pod)["metadata"]["uid"] == uid
+    assert ex.execute(DeletePod(NS, pod, uid, "hello-dev", "controller")).changed
+    wait_for("pod recreated and Ready", lambda: (p := rest.get_or_none("v1", "pods", NS, pod)) is not None
+             and p["metadata"]["uid"] != uid and pod_ready(p))
+    assert not ex.execute(DeletePod(NS, pod, uid, "hello-dev", "controller")).changed
+    assert any(pod in e["message"] for e in events(rest, "PodReplaced"))
+
+
+def test_rollout_lifecycle_and_kubectl_wait(hello: Any) -> None:
+    cluster, rest, obj = hello
+    ex = Executor(cluster.api_client())
+    start = EnsureRollout(NS, "hello-dev", "hello", "2.0.0", "1.0.0", "c0ffee" * 6, "upgrade")
+    assert ex.execute(start).changed
+    ro = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")
+    assert ro["metadata"]["ownerReferences"][0]["uid"] == obj["metadata"]["uid"]
+    assert ro["spec"] == {"app": "hello", "targetVersion": "2.0.0", "commit": "c0ffee" * 6}
+    assert ro["status"]["phase"] == "Upgrading" and ro["status"]["fromVersion"] == "1.0.0"
+    assert not ex.execute(start).changed  # same rollout: no reset
+    _, ctl = members(obj, "controller")
+    assert ex.execute(StartGate(NS, "hello-dev", ctl[0]["pod"])).changed
+    assert not ex.execute(StartGate(NS, "hello-dev", ctl[0]["pod"])).changed
+    ro = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")
+    assert ro["status"]["currentPod"] == ctl[0]["pod"] and ro["status"]["currentRole"] == "controller"
+    stall = Stall(NS, "hello-dev", "GateTimedOut", "gate did not pass within 1s")
+    assert ex.execute(stall).changed and not ex.execute(stall).changed
+    ro = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")
+    assert ro["status"]["phase"] == "Stalled"
+    assert {c["type"]: c["status"] for c in ro["status"]["conditions"]} == {"Ready": "False", "Stalled": "True"}
+    assert events(rest, "UpgradeStalled")[0]["type"] == "Warning"
+    assert ex.execute(FinishRollout(NS, "hello-dev", "2.0.0")).changed
+    assert not ex.execute(FinishRollout(NS, "hello-dev", "2.0.0")).changed
+    ro = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")
+    assert ro["status"]["appVersion"] == "2.0.0" and ro["status"]["history"][-1]["result"] == "Succeeded"
+    done = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "wait", "--for=condition=Ready",
+                           "kdrollout/hello-dev", "--timeout=10s"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    table = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "kdro", "hello-dev"],
+                           capture_output=True, text=True, timeout=30)
+    assert table.stdout.split("\n")[0].split()[:6] == ["NAME", "APP", "VERSION", "TARGET", "PHASE", "READY"]
+    assert events(rest, "UpgradeSucceeded")
+
+
+def test_wait_is_a_noop(hello: Any) -> None:
+    cluster, _rest, _obj = hello
+    out = Executor(cluster.api_client()).execute(Wait("pod not Ready", 1.5, (NS, "hello-dev")))
+    assert not out.changed and out.requeue_after == 1.5

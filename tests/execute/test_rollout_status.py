@@ -1,0 +1,56 @@
+"""KDRollout status transitions (start, progress, finish, stall) and Event bodies."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from gitops_kd.status import events, rollout
+
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+def test_start_resets_progress_and_marks_reconciling() -> None:
+    status = {"appVersion": "1.0.0", "pods": {"a-0": {"hookDone": True}}, "phase": "Idle"}
+    patch = rollout.start(status, direction="upgrade", app="hello", target="2.0.0", from_version="1.0.0",
+                          commit="0123456789abcdef", generation=2, now=T0)
+    assert patch["phase"] == "Upgrading" and patch["pods"] == {"a-0": None}
+    assert patch["fromVersion"] == "1.0.0" and patch["appVersion"] == "1.0.0"
+    assert "0123456789ab" in patch["message"]
+    assert {c["type"]: c["status"] for c in patch["conditions"]} == {"Ready": "False", "Reconciling": "True"}
+    merged = {**status, **{k: v for k, v in patch.items() if v is not None}}
+    assert rollout.is_started(merged, direction="upgrade", target_generation=2, from_version="1.0.0")
+    assert not rollout.is_started(merged, direction="downgrade", target_generation=2, from_version="1.0.0")
+
+
+def test_finish_appends_history_and_is_ready() -> None:
+    status = {"phase": "Upgrading", "fromVersion": "1.0.0", "startedAt": "2026-01-01T00:00:00Z",
+              "history": [{"version": str(i)} for i in range(12)]}
+    patch = rollout.finish(status, version="2.0.0", commit="abc", generation=2, now=T0)
+    assert patch["phase"] == "Idle" and patch["appVersion"] == "2.0.0"
+    assert len(patch["history"]) == rollout.HISTORY_LIMIT
+    assert patch["history"][-1] == {"version": "2.0.0", "fromVersion": "1.0.0", "commit": "abc",
+                                    "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-02T03:04:05Z",
+                                    "result": "Succeeded"}
+    assert rollout.is_finished({**status, **patch}, "2.0.0", 2)
+    again = rollout.finish({**status, **patch}, version="2.0.0", commit="abc", generation=2, now=T0)
+    assert len(again["history"]) == rollout.HISTORY_LIMIT and again["history"] == patch["history"]
+
+
+def test_stall_and_adopt() -> None:
+    patch = rollout.stall({}, reason="GateTimedOut", message="no", generation=1, now=T0)
+    assert rollout.is_stalled(patch, "GateTimedOut", "no")
+    adopt = rollout.adopt({}, app="hello", version="1.0.0", generation=1, now=T0)
+    assert rollout.is_finished(adopt, "1.0.0", 1)
+
+
+def test_event_body() -> None:
+    ref = events.involved({"apiVersion": "kubedirector.hpe.com/v1beta1", "kind": "KubeDirectorCluster",
+                           "metadata": {"name": "hello-dev", "namespace": "ns", "uid": "u1"}})
+    body = events.event_body(ref, events.POD_REPLACED, "x" * 2000, now=T0)
+    assert body["involvedObject"]["uid"] == "u1" and body["metadata"]["namespace"] == "ns"
+    assert body["metadata"]["name"].startswith("hello-dev.") and len(body["message"]) == events.MESSAGE_LIMIT
+    assert body["firstTimestamp"] == "2026-01-02T03:04:05Z" and body["type"] == "Normal"
+    with pytest.raises(ValueError, match="Normal or Warning"):
+        events.event_body(ref, "R", "m", type_="Error", now=T0)

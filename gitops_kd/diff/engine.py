@@ -1,0 +1,147 @@
+"""diff(desired, observed): every desired KDApp and KDCluster against the live objects, classified (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitops_kd.diff.fields import app_changes, cluster_changes, contains
+from gitops_kd.diff.model import (
+    CREATE,
+    DOWNGRADE,
+    EQUAL,
+    UPGRADE,
+    AppDiff,
+    ClusterDiff,
+    DiffReport,
+    Key,
+    PortsDiff,
+    RoleDiff,
+    Transition,
+)
+from gitops_kd.diff.refusals import app_refusals, cluster_refusals
+from gitops_kd.diff.transition import compare_versions, transition
+from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
+from gitops_kd.plan.actions import Refusal
+from gitops_kd.render.compare import owned_differences
+from gitops_kd.render.template import owned_template, service_ports
+from gitops_kd.source.model import DesiredState
+from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster
+
+
+def app_manifest(app: KDApp, key: Key) -> dict[str, Any]:
+    """The KDApp object to apply: cluster_manifest() in the key's namespace."""
+    body = app.cluster_manifest()
+    body.setdefault("metadata", {})["namespace"] = key[0]
+    return body
+
+
+def cluster_manifest(cluster: KDCluster, key: Key) -> dict[str, Any]:
+    """The KDCluster object to apply: the document as written, in the key's namespace."""
+    body = cluster.body
+    body.setdefault("metadata", {})["namespace"] = key[0]
+    return body
+
+
+def app_for(desired: DesiredState, key: Key, cluster: KDCluster) -> tuple[Key, KDApp] | None:
+    """The desired app a cluster uses: the one in its namespace, else the first of that name (system catalog)."""
+    local = (key[0], cluster.app)
+    if local in desired.apps:
+        return local, desired.apps[local]
+    for app_key in sorted(desired.apps):
+        if app_key[1] == cluster.app:
+            return app_key, desired.apps[app_key]
+    return None
+
+
+def users_of(desired: DesiredState, observed: ObservedState, app_key: Key) -> tuple[ObservedCluster, ...]:
+    """Live clusters using the app: same name in its namespace, or in a namespace without such an app."""
+    return tuple(c for k, c in sorted(observed.clusters.items()) if c.app == app_key[1]
+                 and (c.namespace == app_key[0] or (c.namespace, c.app) not in desired.apps))
+
+
+def app_applied(app: KDApp, key: Key, live: ObservedApp) -> bool:
+    """True when the live KDApp carries the desired spec and upgrade annotation."""
+    manifest = app_manifest(app, key)
+    want_ann = (manifest.get("metadata", {}).get("annotations") or {}).get(UPGRADE_ANNOTATION)
+    live_ann = ((live.raw.get("metadata") or {}).get("annotations") or {}).get(UPGRADE_ANNOTATION)
+    return want_ann == live_ann and contains(live.spec, manifest["spec"])
+
+
+def _direction(app: KDApp, live: ObservedApp | None) -> str:
+    if live is None:
+        return CREATE
+    try:
+        order = compare_versions(app.version, live.version)
+    except ValueError:
+        order = 0 if app.version == live.version else 1
+    return UPGRADE if order > 0 else DOWNGRADE if order < 0 else EQUAL
+
+
+def diff_app(desired: DesiredState, observed: ObservedState, key: Key) -> tuple[AppDiff, list[Refusal]]:
+    app = desired.apps[key]
+    live = observed.apps.get(key)
+    refusals = app_refusals(app, live, users_of(desired, observed, key))
+    changes = app_changes(live.spec, app.body.get("spec") or {}) if live is not None else ()
+    needs = live is None or not app_applied(app, key, live)
+    return AppDiff(key, app.source, live.version if live else None, app.version, _direction(app, live), needs,
+                   changes), refusals
+
+
+def role_diffs(app: KDApp, cluster: KDCluster, live: ObservedCluster, t: Transition) -> tuple[RoleDiff, ...]:
+    """Role StatefulSets whose template lacks the owned fields for transition ``t``."""
+    out: list[RoleDiff] = []
+    for rid in app.role_ids:
+        sts = live.statefulset(rid)
+        if sts is None or rid not in {r.id for r in cluster.roles}:
+            continue
+        owned = owned_template(app, cluster, rid, from_version=t.from_version, rules=t.rules)
+        fields = owned_differences(sts.template, owned)
+        if fields:
+            out.append(RoleDiff(rid, sts.name, fields))
+    return tuple(out)
+
+
+def ports_diffs(app: KDApp, live: ObservedCluster) -> tuple[PortsDiff, ...]:
+    """Member Services whose (name, port) list differs from the app's endpoints for the role."""
+    out: list[PortsDiff] = []
+    for svc in live.member_services():
+        if svc.role not in app.role_ids:
+            continue
+        want = tuple((p["name"], int(p["port"])) for p in service_ports(app, svc.role))
+        have = tuple((str(p.get("name")), int(p.get("port", 0))) for p in svc.ports)
+        if want and want != have:
+            out.append(PortsDiff(svc.name, svc.role, want))
+    return tuple(out)
+
+
+def diff_cluster(desired: DesiredState, observed: ObservedState, key: Key) -> tuple[ClusterDiff, list[Refusal]]:
+    cluster = desired.clusters[key]
+    live = observed.clusters.get(key)
+    refusals = cluster_refusals(cluster, live)
+    found = app_for(desired, key, cluster)
+    if live is None:
+        return ClusterDiff(key, cluster.source, found[0] if found else None, False, True), refusals
+    needs = not contains(live.spec, cluster.body.get("spec") or {})
+    changes = cluster_changes(live.spec, cluster.body.get("spec") or {})
+    if found is None:
+        return ClusterDiff(key, cluster.source, None, True, needs, changes=changes), refusals
+    app_key, app = found
+    t = transition(app, observed.apps.get(app_key), live.rollout)
+    return ClusterDiff(key, cluster.source, app_key, True, needs, t, role_diffs(app, cluster, live, t),
+                       ports_diffs(app, live), changes), refusals
+
+
+def diff(desired: DesiredState, observed: ObservedState) -> DiffReport:
+    """Compare the desired state with the observed one. Any refusal refuses the commit as a whole."""
+    apps: list[AppDiff] = []
+    clusters: list[ClusterDiff] = []
+    refusals: list[Refusal] = []
+    for key in sorted(desired.apps):
+        app_diff, found = diff_app(desired, observed, key)
+        apps.append(app_diff)
+        refusals += found
+    for key in sorted(desired.clusters):
+        cluster_diff, found = diff_cluster(desired, observed, key)
+        clusters.append(cluster_diff)
+        refusals += found
+    return DiffReport(tuple(apps), tuple(clusters), tuple(refusals))

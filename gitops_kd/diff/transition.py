@@ -1,0 +1,48 @@
+"""Which version change a cluster goes through, and which data rules and stanza govern it (pure)."""
+
+from __future__ import annotations
+
+from gitops_kd.diff.model import DOWNGRADE, UPGRADE, Transition
+from gitops_kd.observe.model import ObservedApp, ObservedRollout
+from gitops_kd.plan.actions import ADOPT
+from gitops_kd.spec.model import KDApp
+from gitops_kd.spec.version import parse_app_version
+
+
+def compare_versions(a: str, b: str) -> int:
+    """-1, 0 or 1 comparing two app versions by semver precedence (build metadata ignored)."""
+    return parse_app_version(a).compare(parse_app_version(b))
+
+
+def from_version_of(target: str, live_app: ObservedApp | None, rollout: ObservedRollout | None) -> str | None:
+    """The version a cluster comes from: the rollout's record if it already targets ``target``, else
+    the version its pods run (rollout appVersion), else the live KDApp's version; None if unknown."""
+    if rollout is not None and rollout.target_version == target:
+        return rollout.from_version
+    if rollout is not None and rollout.app_version:
+        return rollout.app_version
+    return live_app.version if live_app is not None else None
+
+
+def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollout | None) -> Transition:
+    """The transition of a cluster of ``app`` towards ``app.version``.
+
+    Upgrade rules come from the target's ``from`` rule for the old version; downgrade rules from the
+    ``downgrade.to`` rule of the stanza being left: the rollout's record (``from_upgrade``), else the
+    live KDApp's stanza while it still shows the old version.
+    """
+    target = app.version
+    old = from_version_of(target, live_app, rollout)
+    if old is None or compare_versions(old, target) == 0:
+        return Transition(ADOPT, old, target, None, app.upgrade)
+    if compare_versions(target, old) > 0:
+        rules = app.upgrade.rule_for_upgrade_from(old) if app.upgrade is not None else None
+        left = live_app.upgrade if live_app is not None and live_app.version == old else None
+        return Transition(UPGRADE, old, target, rules, app.upgrade, left)
+    left = None
+    if rollout is not None and rollout.target_version == target and rollout.from_upgrade is not None:
+        left = rollout.from_upgrade
+    elif live_app is not None and live_app.version == old:
+        left = live_app.upgrade
+    rules = left.rule_for_downgrade_to(target) if left is not None else None
+    return Transition(DOWNGRADE, old, target, rules, app.upgrade, left)

@@ -58,7 +58,7 @@ class Deleter:
                     "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values: "Foreground", '
                     '"Background", "Orphan", "nil"', "propagationPolicy")])
             if m.get("deletionTimestamp"):
-                return obj, False
+                return self._delete_again(rt, obj, opts)
             if policy == "Orphan":
                 self._orphan_dependents(str(m.get("uid")))
             if rt.group == "" and rt.plural == "namespaces":
@@ -83,7 +83,25 @@ class Deleter:
                     self._schedule_pod_removal(rt, stored, grace)
                 return stored, False
             self._remove(rt, obj)
-            return status_success(rt, obj), True
+            return self._deleted_body(rt, obj), True
+
+    def _deleted_body(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        if rt.returns_deleted:
+            return self.api._out(rt, obj)
+        return status_success(rt, obj)
+
+    def _delete_again(self, rt: ResourceType, obj: dict[str, Any], opts: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """A DELETE of an object already being deleted may only shorten a pod's grace period."""
+        m = meta(obj)
+        grace = opts.get("gracePeriodSeconds")
+        if rt.group != "" or rt.plural != "pods" or grace is None or int(grace) >= int(
+                m.get("deletionGracePeriodSeconds") or 0):
+            return obj, False
+        if int(grace) <= 0 and not m.get("finalizers"):
+            self._remove(rt, obj)
+            return self._deleted_body(rt, obj), True
+        m["deletionGracePeriodSeconds"] = max(0, int(grace))
+        return self.api._out(rt, self.store.write(rt.group, rt.plural, obj)), False
 
     def _pod_grace(self, rt: ResourceType, obj: dict[str, Any], opts: dict[str, Any]) -> float:
         if rt.group != "" or rt.plural != "pods" or not (obj.get("spec") or {}).get("nodeName"):

@@ -15,6 +15,7 @@ _SUBRESOURCE_VERBS = {
     "exec": ["create", "get"],
     "attach": ["create", "get"],
     "log": ["get"],
+    "binding": ["create"],
 }
 
 
@@ -63,7 +64,7 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
     for t in types:
         resources.append(_resource_entry(t))
         for sub in t.subresources:
-            kind = "Scale" if sub == "scale" else ("PodExecOptions" if sub == "exec" else
+            kind = "Scale" if sub == "scale" else "Binding" if sub == "binding" else ("PodExecOptions" if sub == "exec" else
                                                     "PodAttachOptions" if sub == "attach" else
                                                     "Pod" if sub == "log" else t.kind)
             item: dict[str, Any] = {"name": f"{t.plural}/{sub}", "singularName": "", "namespaced": t.namespaced,

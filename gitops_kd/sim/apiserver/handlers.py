@@ -82,6 +82,10 @@ class ResourceHandlers:
             raise error_for(rule, rt.plural, p.name or "", rt.group)
         if p.subresource in ("exec", "attach", "log"):
             return await self._pod_stream(request, rt, p)
+        if p.subresource == "binding":
+            if verb != "create":
+                raise errors.method_not_allowed()
+            return json_response(self._bind(rt, p, await _json_body(request)), 201)
         if p.subresource == "scale":
             return await self._scale(request, rt, p, verb)
         return await self._verb(request, rt, p, verb, query)
@@ -157,6 +161,25 @@ class ResourceHandlers:
         if p.subresource == "log":
             return web.Response(text="", content_type="text/plain")
         raise errors.ApiError(500, "InternalError", f"no kubelet is serving {p.subresource} for pod {p.name}")
+
+    def _bind(self, rt: ResourceType, p: paths.ApiPath, binding: dict[str, Any]) -> dict[str, Any]:
+        """POST pods/{name}/binding: assign the pod to a node (what the scheduler does)."""
+        node = str((binding.get("target") or {}).get("name") or "")
+        if not node:
+            raise errors.invalid("Binding", p.name or "", [errors.Cause("FieldValueRequired", "Required value",
+                                                                        "target.name")])
+        with self.server.store.lock:
+            pod = self.server.objects.read(rt, p.namespace, p.name or "")
+            current = (pod.get("spec") or {}).get("nodeName")
+            if meta(pod).get("deletionTimestamp"):
+                raise errors.conflict("pods/binding", p.name or "", "", f"pod {p.name} is being deleted, cannot be "
+                                      "assigned to a host")
+            if current:
+                raise errors.conflict("pods/binding", p.name or "", "", f'pod {p.name} is already assigned to node '
+                                      f'"{current}"')
+            pod.setdefault("spec", {})["nodeName"] = node
+            self.server.store.write(rt.group, rt.plural, pod)
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
     async def _scale(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str) -> web.Response:
         objects = self.server.objects

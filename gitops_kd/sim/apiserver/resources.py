@@ -32,7 +32,7 @@ class ResourceType:
     namespaced: bool
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    subresources: tuple[str, ...] = ()  # "status", "scale", "exec", "log", "attach"
+    subresources: tuple[str, ...] = ()  # "status", "scale", "binding", "exec", "log", "attach"
     verbs: tuple[str, ...] = ALL_VERBS
     has_generation: bool = False
     custom: bool = False
@@ -40,6 +40,8 @@ class ResourceType:
     schema: dict[str, Any] | None = field(default=None, compare=False, hash=False)
     printer_columns: tuple[PrinterColumn, ...] = ()
     storage: bool = True
+    # DELETE answers with the deleted object instead of a Status (kube-apiserver's ReturnDeletedObject).
+    returns_deleted: bool = False
 
     @property
     def api_version(self) -> str:
@@ -60,21 +62,24 @@ class ResourceType:
 
 def _t(group: str, version: str, plural: str, kind: str, namespaced: bool = True, *,
        short: tuple[str, ...] = (), cats: tuple[str, ...] = (), sub: tuple[str, ...] = (),
-       gen: bool = False, verbs: tuple[str, ...] = ALL_VERBS) -> ResourceType:
+       gen: bool = False, verbs: tuple[str, ...] = ALL_VERBS, returns_deleted: bool = False) -> ResourceType:
     return ResourceType(group=group, version=version, plural=plural, singular=kind.lower(), kind=kind,
                         namespaced=namespaced, short_names=short, categories=cats, subresources=sub,
-                        verbs=verbs, has_generation=gen)
+                        verbs=verbs, has_generation=gen, returns_deleted=returns_deleted)
 
 
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
-    _t("", "v1", "pods", "Pod", short=("po",), cats=("all",), sub=("status", "exec", "attach", "log")),
-    _t("", "v1", "services", "Service", short=("svc",), cats=("all",), sub=("status",)),
+    _t("", "v1", "pods", "Pod", short=("po",), cats=("all",), sub=("status", "binding", "exec", "attach", "log"),
+       returns_deleted=True),
+    _t("", "v1", "services", "Service", short=("svc",), cats=("all",), sub=("status",), returns_deleted=True),
     _t("", "v1", "configmaps", "ConfigMap", short=("cm",)),
     _t("", "v1", "secrets", "Secret"),
     _t("", "v1", "events", "Event", short=("ev",)),
-    _t("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", short=("pvc",), sub=("status",)),
+    _t("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", short=("pvc",), sub=("status",),
+       returns_deleted=True),
     _t("", "v1", "namespaces", "Namespace", False, short=("ns",), sub=("status",),
        verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
+    _t("", "v1", "nodes", "Node", False, short=("no",), sub=("status",)),
     _t("", "v1", "serviceaccounts", "ServiceAccount", short=("sa",)),
     _t("", "v1", "endpoints", "Endpoints", short=("ep",)),
     _t("apps", "v1", "statefulsets", "StatefulSet", short=("sts",), cats=("all",), sub=("status", "scale"),

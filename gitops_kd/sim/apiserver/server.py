@@ -109,11 +109,11 @@ class ApiServer:
         resources = ResourceHandlers(self)
         routes: dict[str, Callable[[web.Request], Awaitable[web.StreamResponse]]] = {
             "/version": self._version, "/healthz": self._ok, "/livez": self._ok, "/readyz": self._ok,
-            "/api": self._api_versions, "/apis": self._api_groups, "/openapi/v2": openapi.v2,
-            "/openapi/v3": openapi.v3}
+            "/api": self._api_versions, "/apis": self._api_groups, "/openapi/v3": self._openapi_root}
         for path, handler in routes.items():
             app.router.add_get(path, handler)
             app.router.add_get(path + "/", handler)
+        app.router.add_get("/openapi/v3/{gv:.+}", self._openapi_gv)
         app.router.add_route("*", "/sim/faults", self._faults)
         self._resources = resources
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
@@ -151,6 +151,20 @@ class ApiServer:
 
     async def _api_groups(self, request: web.Request) -> web.Response:
         return json_response(discovery.api_group_list(self.registry))
+
+    async def _openapi_root(self, request: web.Request) -> web.Response:
+        return json_response(openapi.root_document(self.registry))
+
+    async def _openapi_gv(self, request: web.Request) -> web.Response:
+        parts = request.match_info["gv"].strip("/").split("/")
+        doc = None
+        if len(parts) == 2 and parts[0] == "api":
+            doc = openapi.gv_document(self.registry, "", parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            doc = openapi.gv_document(self.registry, parts[1], parts[2])
+        if doc is None:
+            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        return json_response(doc)
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         parts = [p for p in request.path.split("/") if p]

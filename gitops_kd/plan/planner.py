@@ -3,7 +3,9 @@
 Order: the KDRollouts of clusters whose app version changes (recording the version being left while the
 live KDApp still shows it), the KDApps, KDCluster creations and spec updates, then per cluster (by wave,
 namespace, name): SetOnDelete and PatchTemplate of every role, member Service ports, then the pod phase
-(plan/pods.py) and FinishRollout. Wait actions come last, so ``Plan.next()`` is real work when any exists.
+(plan/pods.py) and FinishRollout. A cluster waits while a cluster of the same app in a lower
+gitops-kd.io/wave is still rolling out (or stalled). Wait actions come last, so ``Plan.next()`` is
+real work when any exists.
 Any refusal from the diff refuses the whole plan.
 """
 
@@ -42,6 +44,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime) -> Pl
     rollouts: list[Action] = []
     clusters: list[Action] = []
     steps: list[Action] = []
+    busy_wave: dict[tuple[str, str], int] = {}  # app -> lowest wave with a cluster still rolling out
     for key in sorted(desired.clusters, key=lambda k: (desired.clusters[k].wave, k)):
         cdiff = report.cluster(key)
         if cdiff is None:
@@ -52,12 +55,20 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime) -> Pl
         live = observed.clusters.get(key)
         if live is None or cdiff.app is None or cdiff.transition is None:
             continue
+        wave = desired.clusters[key].wave
         ensure = _ensure_rollout(desired, live, cdiff.transition, desired.apps[cdiff.app].name)
         if ensure is not None:
             rollouts.append(ensure)
         elif live.rollout is not None and live.rollout.stalled:
+            busy_wave.setdefault(cdiff.app, wave)
             continue  # stalled until the desired state changes (new target or commit)
-        steps += cluster_steps(desired.apps[cdiff.app], desired.clusters[key], live, cdiff, ensure, now)
+        found = cluster_steps(desired.apps[cdiff.app], desired.clusters[key], live, cdiff, ensure, now)
+        if found or ensure is not None:
+            earlier = busy_wave.setdefault(cdiff.app, wave)
+            if earlier < wave:
+                found = [Wait(f"clusters of app {cdiff.app[1]} in wave {earlier} to finish first", POLL_SECONDS,
+                              key)]
+        steps += found
     apps = [ApplyApp(k[0], k[1], app_manifest(desired.apps[k], k), desired.apps[k].version)
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
     actions = rollouts + apps + clusters + steps

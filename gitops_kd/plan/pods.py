@@ -119,6 +119,8 @@ def post_steps(ctx: PodContext, pod: ObservedPod) -> Action | None:
     if ctx.transition.direction != UPGRADE or stanza is None:
         return None
     progress = ctx.rollout.progress(pod.name) if ctx.rollout is not None else None
+    if progress is not None and progress.revision and progress.revision != pod.revision:
+        progress = None  # recorded for another revision of the pod: not this rollout's work
     done = set(progress.migrations_done) if progress is not None else set()
     pending: list[Action] = [s for s in _migrations(ctx, pod) if s.step_id not in done]
     hook = stanza.post_upgrade

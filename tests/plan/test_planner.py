@@ -295,3 +295,21 @@ def test_progress_of_an_earlier_rollout_does_not_count() -> None:
     c = with_rollout(world.cluster(KEY), pods={"kdss-controller-0": PodProgress("x", hook_done=True)})
     p = plan(desired(HELLO2, HELLO_DEV), set_cluster(world.state, c), now=world.now)
     assert isinstance(p.next(), A.DeletePod)
+
+
+def test_later_wave_waits_for_the_earlier_one() -> None:
+    from plan.kdworld import load_text
+
+    body = HELLO_DEV.body
+    body["metadata"] = {"name": "hello-prod", "labels": {"gitops-kd.io/wave": "1"}}
+    prod = load_text("clusters/hello-prod.yaml", body)
+    world = FakeCluster(observed((HELLO1,), (live_cluster(HELLO1, HELLO_DEV), live_cluster(HELLO1, prod))))
+    want = desired(HELLO2, HELLO_DEV, prod)
+    p = plan(want, world.state, now=world.now)
+    assert [a.cluster for a in p.actions if isinstance(a, A.EnsureRollout)] == ["hello-dev", "hello-prod"]
+    waits = [a for a in p.actions if isinstance(a, A.Wait)]
+    assert [w.cluster for w in waits] == [(NS, "hello-prod")] and "wave 0" in waits[0].reason
+    actions = run_to_steady(world, want, limit=600)
+    deleted = [a.cluster for a in actions if isinstance(a, A.DeletePod)]
+    assert deleted == ["hello-dev"] * 3 + ["hello-prod"] * 3
+    assert world.cluster((NS, "hello-prod")).rollout.app_version == "2.0.0"

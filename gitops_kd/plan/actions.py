@@ -329,64 +329,8 @@ Action = Union[ApplyApp, ApplyCluster, EnsureRollout, SetOnDelete, PatchTemplate
                DeletePod, RunStep, StartGate, CheckGate, FinishRollout, Stall, Wait]
 
 
-@dataclass(frozen=True)
-class Refusal:
-    """A forbidden change: the commit is refused. ``file`` is the repo path, ``field`` the spec field."""
-
-    file: str
-    field: str
-    reason: str
-
-    def describe(self) -> str:
-        return f"{self.file}: {self.field}: {self.reason}"
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The ordered actions (the first one is executed now) and the refusals.
-
-    With any refusal the plan has no action: the commit is refused as a whole.
-    """
-
-    actions: tuple[Action, ...] = ()
-    refusals: tuple[Refusal, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "actions", tuple(self.actions))
-        object.__setattr__(self, "refusals", tuple(self.refusals))
-
-    @property
-    def empty(self) -> bool:
-        """True in steady state: no action and no refusal."""
-        return not self.actions and not self.refusals
-
-    @property
-    def refused(self) -> bool:
-        return bool(self.refusals)
-
-    def next(self) -> Action | None:
-        """The action to execute now, or None."""
-        return self.actions[0] if self.actions else None
-
-    def for_cluster(self, namespace: str, name: str) -> tuple[Action, ...]:
-        """The actions of one cluster, in plan order."""
-        return tuple(a for a in self.actions if a.cluster_key == (namespace, name))
-
-    def describe(self) -> str:
-        """Human text: refusals first, then numbered actions; "in sync" when empty."""
-        if self.refusals:
-            lines = [f"refused ({len(self.refusals)} forbidden change(s)); nothing will be applied:"]
-            lines += [f"  - {r.describe()}" for r in self.refusals]
-            return "\n".join(lines)
-        if not self.actions:
-            return "in sync: nothing to do"
-        return "\n".join(f"{i}. {a.describe()}" for i, a in enumerate(self.actions, 1))
-
-
-def plan_of(actions: Sequence[Action] = (), refusals: Sequence[Refusal] = ()) -> Plan:
-    """A Plan; with refusals the actions are dropped."""
-    return Plan((), tuple(refusals)) if refusals else Plan(tuple(actions), ())
-
+# Refusal, Plan and plan_of live in plan/result.py; re-exported here (the executor imports them from here).
+from gitops_kd.plan.result import Plan, Refusal, plan_of  # noqa: E402
 
 __all__ = [
     "ADOPT", "DOWNGRADE", "HOOK_STEP", "MIGRATE_STEP", "UPGRADE",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gitops_kd.diff.fields import app_role_facts, cluster_role_facts
+from gitops_kd.diff.fields import app_role_facts
 from gitops_kd.diff.transition import compare_versions
 from gitops_kd.kd.layout import STATEFULSET_MUTABLE_FIELDS
 from gitops_kd.observe.model import ObservedApp, ObservedCluster
@@ -57,37 +57,60 @@ def _members(cluster: ObservedCluster, role_id: str) -> int:
     return max(spec_members, len(cluster.role_pods(role_id)))
 
 
+KD_MODIFIED_ROLE = "Role({role}) properties other than the members count cannot be modified while role members exist."
+KD_READ_ONLY = "The {prop} property is read-only."
+
+
 def cluster_refusals(cluster: KDCluster, live: ObservedCluster | None) -> list[Refusal]:
-    """Refusals for changing the live KDCluster into ``cluster`` (KubeDirector's and the apiserver's rules)."""
+    """Refusals for changing the live KDCluster into ``cluster``, as KubeDirector's webhook decides them
+    (pkg/validator/cluster.go): ``app`` and ``appCatalog`` are read-only, and a role that has members may
+    change only ``members``. Storage (volumeClaimTemplates) and podLabels (the selector) are also
+    StatefulSet fields the apiserver would not update; the reason says so."""
     if live is None:
         return []
     out: list[Refusal] = []
+    spec = cluster.body.get("spec") or {}
     if live.app != cluster.app:
         out.append(Refusal(cluster.source, "spec.app", (
             f'changing the app of a KubeDirectorCluster from "{live.app}" to "{cluster.app}" is not allowed by '
-            f'KubeDirector; create a new cluster instead')))
-    live_roles = cluster_role_facts(live.spec)
-    for i, role in enumerate(cluster.body.get("spec", {}).get("roles") or ()):
-        rid = role.get("id")
-        old = live_roles.get(rid)
-        if old is None:
+            f'KubeDirector ("{KD_READ_ONLY.format(prop="app")}"); create a new cluster instead')))
+    live_catalog = live.spec.get("appCatalog")
+    if spec.get("appCatalog") is not None and live_catalog is not None and spec["appCatalog"] != live_catalog:
+        out.append(Refusal(cluster.source, "spec.appCatalog", (
+            f'appCatalog "{live_catalog}" -> "{spec["appCatalog"]}": "{KD_READ_ONLY.format(prop="appCatalog")}"')))
+    live_roles = {str(r.get("id")): thaw(r) for r in live.spec.get("roles") or ()}
+    for i, role in enumerate(spec.get("roles") or ()):
+        rid = str(role.get("id"))
+        if rid not in live_roles or not _has_members(live, rid):
             continue
-        field = f"spec.roles[{i}]"
-        if _storage(old.get("storage")) != _storage(role.get("storage")):
-            out.append(Refusal(cluster.source, f"{field}.storage", _immutable(
-                rid, "volumeClaimTemplates", _storage(old.get("storage")), _storage(role.get("storage")))))
-        if (old.get("podLabels") or {}) != (role.get("podLabels") or {}):
-            out.append(Refusal(cluster.source, f"{field}.podLabels", _immutable(
-                rid, "selector", old.get("podLabels") or {}, role.get("podLabels") or {})))
+        for prop in _changed_properties(live_roles[rid], role):
+            reason = f'"{KD_MODIFIED_ROLE.format(role=rid)}" ({prop} changed; only members may change)'
+            if prop in _STATEFULSET_FIELDS:
+                reason += "; " + _immutable(rid, _STATEFULSET_FIELDS[prop])
+            out.append(Refusal(cluster.source, f"spec.roles[{i}].{prop}", reason))
     return out
 
 
-def _storage(value: Any) -> tuple[str | None, str | None] | None:
-    if not value:
-        return None
-    return (str(value.get("size")) if value.get("size") is not None else None, value.get("storageClassName"))
+_STATEFULSET_FIELDS = {"storage": "volumeClaimTemplates", "podLabels": "selector"}
 
 
-def _immutable(role: str, field: str, old: Any, new: Any) -> str:
-    return (f'role "{role}": this changes the role StatefulSet\'s spec.{field} ({old!r} -> {new!r}), which the '
-            f'apiserver refuses to update (updates may change only {_MUTABLE})')
+def _has_members(live: ObservedCluster, role_id: str) -> bool:
+    """KubeDirector's test: the role has status (members exist or are going away); pods count too."""
+    status_roles = (live.raw.get("status") or {}).get("roles") or ()
+    return bool(live.role_pods(role_id)) or any(r.get("id") == role_id for r in status_roles) \
+        or bool(live.live_members(role_id))
+
+
+def _changed_properties(live_role: dict[str, Any], role: Any) -> list[str]:
+    """Role properties (other than members) that differ; defaults KubeDirector fills in are not changes."""
+    want = {k: thaw(v) for k, v in role.items() if k != "members"}
+    have = {k: v for k, v in live_role.items() if k != "members"}
+    storage = have.get("storage")
+    if isinstance(storage, dict) and "storageClassName" not in (want.get("storage") or {}):
+        have["storage"] = {k: v for k, v in storage.items() if k != "storageClassName"}
+    return sorted(k for k in set(want) | set(have) if want.get(k) != have.get(k))
+
+
+def _immutable(role: str, field: str) -> str:
+    return (f'role "{role}": the role StatefulSet\'s spec.{field} would change, which the apiserver refuses to '
+            f'update (updates may change only {_MUTABLE})')

@@ -86,6 +86,27 @@ def test_persist_dirs_cardinality_and_cluster_fields_are_classified() -> None:
     cfields = {(c.role, c.field) for c in report.cluster((NS, "hello-dev")).changes}
     assert cfields == {("worker", "resources"), ("worker", "env")}
     assert report.cluster((NS, "hello-dev")).needs_apply
+    # KubeDirector's webhook: a role with members may change only its member count
+    assert [(r.field, r.reason.split(" (")[0]) for r in report.refusals] == [
+        ("spec.roles[1].env", '"Role(worker) properties other than the members count cannot be modified while '
+                              'role members exist."'),
+        ("spec.roles[1].resources", '"Role(worker) properties other than the members count cannot be modified '
+                                    'while role members exist."')]
+
+
+def test_role_without_members_may_change_and_kd_defaults_are_not_changes() -> None:
+    from plan.kdworld import set_cluster
+    live = live_cluster(HELLO1, HELLO_DEV)
+    raw = live.raw
+    from gitops_kd.spec.freeze import thaw
+    body = thaw(raw)
+    body["spec"]["roles"][1]["storage"]["storageClassName"] = "standard"  # defaulted by KubeDirector
+    body["spec"]["roles"][1]["members"] = 0
+    live = replace(live, raw=body, pods={**live.pods, "worker": ()})
+    cluster = cluster_variant(lambda b: b["spec"]["roles"][1]["storage"].__setitem__("size", "9Gi"))
+    assert not diff(desired(HELLO1, cluster), set_cluster(at_1_0(), live)).refused
+    same = diff(desired(HELLO1, HELLO_DEV), set_cluster(at_1_0(), replace(live, pods=at_1_0().clusters[(NS, "hello-dev")].pods)))
+    assert not same.refused
 
 
 def test_steady_state_has_no_differences() -> None:
@@ -161,12 +182,16 @@ def test_changing_a_clusters_app_is_refused() -> None:
     (lambda r: r["storage"].__setitem__("storageClassName", "fast"), "spec.roles[1].storage"),
     (lambda r: r.pop("storage"), "spec.roles[1].storage"),
     (lambda r: r.__setitem__("podLabels", {"tier": "a"}), "spec.roles[1].podLabels"),
+    (lambda r: r.__setitem__("serviceLabels", {"tier": "a"}), "spec.roles[1].serviceLabels"),
 ])
 def test_statefulset_fields_the_apiserver_will_not_update_are_refused(edit, field) -> None:
     cluster = cluster_variant(lambda b: edit(b["spec"]["roles"][1]))
     found, report = refusals(desired(HELLO1, cluster), at_1_0())
     assert found == [("clusters/hello-dev.yaml", field)]
-    assert "apiserver refuses" in report.refusals[0].reason and "replicas" in report.refusals[0].reason
+    reason = report.refusals[0].reason
+    assert "cannot be modified while role members exist" in reason
+    if "storage" in field or "podLabels" in field:
+        assert "apiserver refuses" in reason and "replicas" in reason
 
 
 def test_several_refusals_are_all_reported() -> None:
@@ -187,3 +212,18 @@ def test_live_app_with_server_defaults_is_not_reapplied() -> None:
     body["status"] = {"x": 1}
     have = ObservedState({(NS, "hello"): replace(live, raw=body)}, {})
     assert not diff(desired(HELLO1), have).app((NS, "hello")).needs_apply
+
+
+def test_app_catalog_is_read_only() -> None:
+    from plan.kdworld import set_cluster
+    from gitops_kd.spec.freeze import thaw
+
+    live = live_cluster(HELLO1, HELLO_DEV)
+    body = thaw(live.raw)
+    body["spec"]["appCatalog"] = "local"  # defaulted by KubeDirector
+    have = set_cluster(at_1_0(), replace(live, raw=body))
+    assert not diff(desired(HELLO1, HELLO_DEV), have).refused
+    cluster = cluster_variant(lambda b: b["spec"].__setitem__("appCatalog", "system"))
+    found, report = refusals(desired(HELLO1, cluster), have)
+    assert found == [("clusters/hello-dev.yaml", "spec.appCatalog")]
+    assert "The appCatalog property is read-only." in report.refusals[0].reason

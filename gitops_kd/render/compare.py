@@ -40,7 +40,11 @@ def _by_key(items: Sequence[Mapping[str, Any]] | None, key: str) -> dict[Any, Ma
 
 
 def _item_matches(live: Mapping[str, Any] | None, owned: Mapping[str, Any]) -> bool:
-    return live is not None and all(_plain(live.get(k)) == _plain(v) for k, v in owned.items())
+    """Every owned key equal in the live item; an empty string equals an absent key (the API omits
+    empty strings, e.g. an env var with value "")."""
+    if live is None:
+        return False
+    return all(_plain(live.get(k, "" if v == "" else None)) == _plain(v) for k, v in owned.items())
 
 
 def _plain(value: Any) -> Any:

@@ -183,3 +183,14 @@ def test_quantities(a: str, b: str, equal: bool) -> None:
 def test_unknown_role_is_a_clear_error() -> None:
     with pytest.raises(KeyError, match='no role "nope"'):
         owned_template(APP1, CLUSTER, "nope", from_version=None, rules=None)
+
+
+def test_empty_env_value_omitted_by_the_api_is_not_drift() -> None:
+    live = kd_statefulset(APP1, CLUSTER, "worker")["spec"]["template"]
+    owned = owned_template(APP1, CLUSTER, "worker", from_version=None, rules=None)
+    live = apply(live, template_patch(live, owned))
+    init = container(live, "init", "initContainers")
+    for env in init["env"]:
+        if env["name"] == "GITOPS_KD_FROM_VERSION":
+            del env["value"]  # what the apiserver returns for value ""
+    assert owned_fields_equal(live, owned)

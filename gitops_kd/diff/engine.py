@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from gitops_kd.diff.fields import app_changes, cluster_changes, contains
@@ -25,21 +26,44 @@ from gitops_kd.plan.actions import Refusal
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.source.model import DesiredState
-from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster
+from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster, compact_json
+
+
+APPLIED_ANNOTATION = "gitops-kd.io/applied-spec"
+
+
+def spec_digest(spec: Any) -> str:
+    """A short digest of a spec as written (canonical JSON), recorded in APPLIED_ANNOTATION."""
+    return hashlib.sha256(compact_json(spec).encode()).hexdigest()[:16]
+
+
+def _stamp(body: dict[str, Any], namespace: str) -> dict[str, Any]:
+    meta = body.setdefault("metadata", {})
+    meta["namespace"] = namespace
+    meta["annotations"] = {**(meta.get("annotations") or {}), APPLIED_ANNOTATION: spec_digest(body.get("spec"))}
+    return body
 
 
 def app_manifest(app: KDApp, key: Key) -> dict[str, Any]:
-    """The KDApp object to apply: cluster_manifest() in the key's namespace."""
-    body = app.cluster_manifest()
-    body.setdefault("metadata", {})["namespace"] = key[0]
-    return body
+    """The KDApp object to apply: cluster_manifest() in the key's namespace, stamped with its spec digest."""
+    return _stamp(app.cluster_manifest(), key[0])
 
 
 def cluster_manifest(cluster: KDCluster, key: Key) -> dict[str, Any]:
-    """The KDCluster object to apply: the document as written, in the key's namespace."""
-    body = cluster.body
-    body.setdefault("metadata", {})["namespace"] = key[0]
-    return body
+    """The KDCluster object to apply: the document as written, in the key's namespace, stamped."""
+    return _stamp(cluster.body, key[0])
+
+
+def _annotation(raw: Any, name: str) -> Any:
+    return ((raw.get("metadata") or {}).get("annotations") or {}).get(name)
+
+
+def applied(live_raw: Any, manifest: dict[str, Any]) -> bool:
+    """True when the live object was applied from this manifest (digest annotation) and still carries its
+    spec (server-side defaults and status are ignored)."""
+    want = manifest.get("metadata", {}).get("annotations") or {}
+    return all(_annotation(live_raw, k) == v for k, v in want.items()) and contains(
+        live_raw.get("spec") or {}, manifest.get("spec") or {})
 
 
 def app_for(desired: DesiredState, key: Key, cluster: KDCluster) -> tuple[Key, KDApp] | None:
@@ -60,11 +84,11 @@ def users_of(desired: DesiredState, observed: ObservedState, app_key: Key) -> tu
 
 
 def app_applied(app: KDApp, key: Key, live: ObservedApp) -> bool:
-    """True when the live KDApp carries the desired spec and upgrade annotation."""
+    """True when the live KDApp carries the desired spec and annotations (upgrade stanza, digest)."""
     manifest = app_manifest(app, key)
-    want_ann = (manifest.get("metadata", {}).get("annotations") or {}).get(UPGRADE_ANNOTATION)
-    live_ann = ((live.raw.get("metadata") or {}).get("annotations") or {}).get(UPGRADE_ANNOTATION)
-    return want_ann == live_ann and contains(live.spec, manifest["spec"])
+    if app.upgrade is None and _annotation(live.raw, UPGRADE_ANNOTATION) is not None:
+        return False
+    return applied(live.raw, manifest)
 
 
 def _direction(app: KDApp, live: ObservedApp | None) -> str:
@@ -121,7 +145,7 @@ def diff_cluster(desired: DesiredState, observed: ObservedState, key: Key) -> tu
     found = app_for(desired, key, cluster)
     if live is None:
         return ClusterDiff(key, cluster.source, found[0] if found else None, False, True), refusals
-    needs = not contains(live.spec, cluster.body.get("spec") or {})
+    needs = not applied(live.raw, cluster_manifest(cluster, key))
     changes = cluster_changes(live.spec, cluster.body.get("spec") or {})
     if found is None:
         return ClusterDiff(key, cluster.source, None, True, needs, changes=changes), refusals

@@ -227,3 +227,24 @@ def test_app_catalog_is_read_only() -> None:
     found, report = refusals(desired(HELLO1, cluster), have)
     assert found == [("clusters/hello-dev.yaml", "spec.appCatalog")]
     assert "The appCatalog property is read-only." in report.refusals[0].reason
+
+
+def test_a_field_removed_in_git_is_applied() -> None:
+    smaller = app_variant(HELLO1, lambda b: b["spec"]["label"].pop("description"))
+    report = diff(desired(smaller, HELLO_DEV), at_1_0())
+    assert report.app((NS, "hello")).needs_apply and report.app((NS, "hello")).direction == "equal"
+    p = plan(desired(smaller, HELLO_DEV), at_1_0(), now=T0)
+    assert [type(a).__name__ for a in p.actions] == ["ApplyApp"]
+    annotations = p.actions[0].body["metadata"]["annotations"]
+    assert annotations["gitops-kd.io/applied-spec"] != live_app(HELLO1).raw["metadata"]["annotations"][
+        "gitops-kd.io/applied-spec"]
+
+
+def test_a_live_app_edited_out_of_band_is_reapplied() -> None:
+    from gitops_kd.spec.freeze import thaw
+
+    live = live_app(HELLO1)
+    body = thaw(live.raw)
+    body["spec"]["defaultImageRepoTag"] = "evil:1"
+    have = ObservedState({(NS, "hello"): replace(live, raw=body)}, at_1_0().clusters)
+    assert diff(desired(HELLO1, HELLO_DEV), have).app((NS, "hello")).needs_apply

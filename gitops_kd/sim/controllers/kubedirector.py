@@ -114,24 +114,12 @@ class KubeDirectorController:
             status["lastConnectionHash"] = hash_now
         self._sync_member_services(cluster, app, status)
         self._sync_members(cluster, status)
-        stable = not changed and self._stable(cluster, status)
+        stable = not changed and role_ops.stable({r.id: r.members for r in cluster.roles}, status["roles"])
         status["state"] = st.cluster_state(str(old_status.get("state") or ""), stable)
         status["memberStateRollup"] = st.rollup(status["roles"])
         self._write_status(obj, old_status, status)
         if not stable:
             raise RequeueAfter(SETTLE_POLL_SECONDS)
-
-    @staticmethod
-    def _stable(cluster: Cluster, status: dict[str, Any]) -> bool:
-        """KD's "members stable and ready": every spec role has exactly its members, all configured."""
-        by_id = {r["id"]: r for r in status["roles"]}
-        if set(by_id) - {r.id for r in cluster.roles}:
-            return False
-        for role in cluster.roles:
-            members = (by_id.get(role.id) or {}).get("members") or []
-            if len(members) != role.members:
-                return False
-        return st.all_members_ready(status["roles"])
 
     # -- KDCluster object --------------------------------------------------------------------------
     def _set_finalizer(self, obj: dict[str, Any], *, present: bool) -> dict[str, Any]:

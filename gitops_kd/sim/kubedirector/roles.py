@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from gitops_kd.sim.kubedirector.status import (CONFIG_ERROR, CONFIGURED, CREATE_PENDING, CREATING,
-                                               DELETE_PENDING, DELETING, LIVE_STATES, new_member)
+                                               DELETE_PENDING, DELETING, LIVE_STATES, all_members_ready,
+                                               new_member)
 
 
 def live_count(role_status: dict[str, Any]) -> int:
@@ -53,3 +54,13 @@ def retire_all(role_status: dict[str, Any]) -> bool:
             member["state"] = target
             changed = True
     return changed
+
+
+def stable(desired: dict[str, int], roles: list[dict[str, Any]]) -> bool:
+    """KD's "members stable and ready": each spec role has exactly its members (by id), all configured."""
+    by_id = {r["id"]: r for r in roles}
+    if set(by_id) - set(desired):
+        return False
+    if any(len((by_id.get(rid) or {}).get("members") or []) != n for rid, n in desired.items()):
+        return False
+    return all_members_ready(roles)

@@ -217,11 +217,8 @@ def test_pvc_is_seeded_once_and_survives_pod_deletion(cluster: Any, rest: RestCl
     assert "centos7:4.1" in (data / "etc" / "image-ref").read_text()
     (data / "etc" / "image-ref").write_text("changed on the volume\n")
     (data / "home" / "user-file").write_text("precious\n")
-    first = member["stateDetail"]["lastConfiguredContainer"]
-    delete_pod_and_wait(rest, member["pod"])
-    wait_for("member configured in a new container", lambda: (
-        (o := wait_configured(rest, "seeded", 1))["status"]["roles"][0]["members"][0]["stateDetail"]
-        ["lastConfiguredContainer"] != first and o))
+    delete_pod_and_wait(rest, member["pod"])  # Ready: its init container has run again
+    wait_configured(rest, "seeded", 1)
     # The marker stopped the init container from seeding again: the volume's copy wins over the image's.
     assert (data / "etc" / "image-ref").read_text() == "changed on the volume\n"
     assert (data / "home" / "user-file").read_text() == "precious\n"
@@ -243,3 +240,19 @@ def test_file_in_persisted_dir_survives_pod_deletion_via_exec(cluster: Any, rest
         assert read.returncode == 0 and read.stdout.strip() == "precious", read.stderr
     finally:
         rest.delete(KD, names.KDCLUSTER_PLURAL, NS, "keeper")
+
+
+def test_cluster_waits_for_its_app_then_comes_up(rest: RestClient, shared_apps: dict[str, dict]) -> None:
+    body = centos("late")
+    body["spec"]["app"] = "centos-late"
+    rest.create(KD, names.KDCLUSTER_PLURAL, NS, body)
+    obj = wait_for("KDCluster late seen by KubeDirector", lambda: (
+        (o := kdcluster(rest, "late")) and names.FINALIZER in o["metadata"].get("finalizers", [])
+        and (o.get("status") or {}).get("state") == "creating" and o))
+    assert obj["status"]["roles"] == []
+    assert not rest.list("apps/v1", "statefulsets", NS, label_selector=f"{names.CLUSTER_LABEL}=late")["items"]
+    app = copy.deepcopy(shared_apps["centos7x"])
+    app["metadata"]["name"] = "centos-late"
+    rest.create(KD, names.KDAPP_PLURAL, NS, app)
+    check_cluster(rest, wait_configured(rest, "late", 1, timeout=60))
+    rest.delete(KD, names.KDCLUSTER_PLURAL, NS, "late")

@@ -62,3 +62,12 @@ def test_cluster_state_and_rollup():
     r = st.rollup([{"members": [{"state": "deleting"}, {"state": "config error"}]}])
     assert r["membershipChanging"] and r["configErrors"] and not r["membersDown"]
     assert st.connections_hash([("a", "")]) != st.connections_hash([("a", "7")])
+
+
+def test_stable_needs_every_role_at_its_size_and_configured():
+    ready = {"id": "a", "members": [{"state": "configured"}]}
+    assert roles.stable({"a": 1}, [ready])
+    assert not roles.stable({"a": 2}, [ready])
+    assert not roles.stable({"a": 1}, [ready, {"id": "gone", "members": []}])
+    assert not roles.stable({"a": 1}, [{"id": "a", "members": [{"state": "creating"}]}])
+    assert roles.stable({"a": 1, "b": 0}, [ready])

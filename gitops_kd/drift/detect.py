@@ -1,0 +1,145 @@
+"""detect(desired, observed): the out-of-band changes to fields gitops-kd owns, per live object (pure).
+
+Compared (each against what the planner would render from Git for the same commit and transition):
+- role StatefulSets: the owned pod-template fields (render.owned_differences) and updateStrategy OnDelete;
+- member Services: spec.ports (name, port) from the app's service endpoints of the role;
+- the live KDApp: spec, labels and annotations of ``app_manifest`` (KDApp.cluster_manifest());
+- the live KDCluster: spec, labels and annotations of the Git document.
+A cluster whose upgrade gitops-kd is running (or that has yet to start it) is NOT drift for the fields the
+upgrade writes — its templates, updateStrategy, Service ports and its app's KDApp: see ``upgrade_in_progress``.
+Ignore rules (drift.rules) drop fields on top. Same input, same output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest, users_of
+from gitops_kd.diff.transition import transition
+from gitops_kd.drift import paths
+from gitops_kd.drift.compare import missing_or_changed
+from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, Drift, FieldChange
+from gitops_kd.drift.rules import IgnoreRules
+from gitops_kd.observe.model import (
+    ON_DELETE, PHASE_DOWNGRADING, PHASE_STALLED, PHASE_UPGRADING, ObservedCluster, ObservedState,
+)
+from gitops_kd.render.compare import owned_differences
+from gitops_kd.render.template import owned_template, service_ports
+from gitops_kd.source.model import DesiredState
+from gitops_kd.spec.model import KDApp, KDCluster
+
+Key = tuple[str, str]
+InProgress = Callable[[Key], bool]
+TEMPLATE = "spec.template"
+UPDATE_STRATEGY = "spec.updateStrategy.type"
+_UPGRADING = (PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED)
+
+
+def upgrade_in_progress(desired: DesiredState, observed: ObservedState, key: Key) -> bool:
+    """True when gitops-kd is (or is about to be) changing the cluster's owned fields for this commit:
+    the KDRollout is Upgrading/Downgrading (or Stalled mid-way) towards the desired app version, or there is
+    no KDRollout yet / it targets another version (the planner's EnsureRollout comes first). A cluster not
+    in Git or without a desired app is never in progress."""
+    cluster, live = desired.clusters.get(key), observed.clusters.get(key)
+    if cluster is None or live is None:
+        return False
+    found = app_for(desired, key, cluster)
+    if found is None:
+        return False
+    target = found[1].version
+    rollout = live.rollout
+    if rollout is None or rollout.target_version != target:
+        return True
+    return rollout.phase in _UPGRADING or rollout.app_version != target
+
+
+def detect(desired: DesiredState, observed: ObservedState, *, rules: IgnoreRules | None = None,
+           in_progress: InProgress | None = None, app_in_progress: InProgress | None = None) -> list[Drift]:
+    """Every drifted object, sorted by (kind, namespace, name).
+
+    ``in_progress(cluster_key)`` marks more clusters as converging (e.g. not yet seen in sync at this
+    commit): none of their objects is drift. ``app_in_progress(app_key)`` does the same for KDApps; a KDApp
+    is also converging while any cluster using it is.
+    """
+    rules = rules if rules is not None else IgnoreRules.defaults()
+    busy = in_progress or (lambda _key: False)
+    drifts: list[Drift] = []
+    converging: set[Key] = set()
+    for key in sorted(desired.clusters):
+        live = observed.clusters.get(key)
+        if live is None:
+            continue
+        if busy(key):
+            converging.add(key)
+            continue
+        cluster = desired.clusters[key]
+        drifts += _object(KDCLUSTER, key[0], key[1], key[1], desired.commit, rules,
+                          _metadata_and_spec(live.raw, cluster_manifest(cluster, key)), live.raw)
+        found = app_for(desired, key, cluster)
+        if found is None:
+            continue
+        if upgrade_in_progress(desired, observed, key):
+            converging.add(key)
+            continue
+        drifts += _workloads(found[1], cluster, live, observed, found[0], desired.commit, rules)
+    for app_key in sorted(desired.apps):
+        live_app = observed.apps.get(app_key)
+        if live_app is None or (app_in_progress is not None and app_in_progress(app_key)):
+            continue
+        if any(c.key in converging for c in users_of(desired, observed, app_key)):
+            continue
+        want = app_manifest(desired.apps[app_key], app_key)
+        drifts += _object(KDAPP, app_key[0], app_key[1], None, desired.commit, rules,
+                          _metadata_and_spec(live_app.raw, want), live_app.raw)
+    return sorted(drifts, key=lambda d: d.key)
+
+
+def _object(kind: str, namespace: str, name: str, cluster: str | None, commit: str, rules: IgnoreRules,
+            changes: list[FieldChange], raw: Mapping[str, Any] | None = None) -> list[Drift]:
+    kept = tuple(c for c in changes if not rules.ignored(kind, c.path))
+    uid = str(((raw or {}).get("metadata") or {}).get("uid") or "")
+    return [Drift(kind, namespace, name, cluster, kept, commit, uid)] if kept else []
+
+
+def _metadata_and_spec(live: Mapping[str, Any], want: Mapping[str, Any]) -> list[FieldChange]:
+    meta = want.get("metadata") or {}
+    wanted = {"spec": want.get("spec") or {},
+              "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}
+    return missing_or_changed(live, wanted)
+
+
+def _workloads(app: KDApp, cluster: KDCluster, live: ObservedCluster, observed: ObservedState, app_key: Key,
+               commit: str, rules: IgnoreRules) -> list[Drift]:
+    t = transition(app, observed.apps.get(app_key), live.rollout)
+    cluster_roles = {r.id for r in cluster.roles}
+    out: list[Drift] = []
+    for rid in app.role_ids:
+        sts = live.statefulset(rid)
+        if sts is None or rid not in cluster_roles:
+            continue
+        owned = owned_template(app, cluster, rid, from_version=t.from_version, rules=t.rules)
+        changes = [FieldChange(f"{TEMPLATE}.{p}", paths.value_at(owned, p), paths.value_at(sts.template, p))
+                   for p in owned_differences(sts.template, owned)]
+        if sts.update_strategy != ON_DELETE:
+            changes.append(FieldChange(UPDATE_STRATEGY, ON_DELETE, sts.update_strategy))
+        out += _object(STATEFULSET, sts.namespace, sts.name, live.name, commit, rules, changes, sts.raw)
+    for svc in live.member_services():
+        if svc.role not in app.role_ids:
+            continue
+        want = service_ports(app, svc.role)
+        if not want:
+            continue
+        out += _object(SERVICE, svc.namespace, svc.name, live.name, commit, rules, _port_changes(want, svc.ports),
+                       svc.raw)
+    return out
+
+
+def _port_changes(want: list[dict[str, Any]], have: tuple[Mapping[str, Any], ...]) -> list[FieldChange]:
+    """(name, port) per Service port, keyed by name; an order change is one change of ``spec.ports``."""
+    live = [{"name": str(p.get("name")), "port": int(p.get("port", 0))} for p in have]
+    wanted = [{"name": str(p["name"]), "port": int(p["port"])} for p in want]
+    if [(p["name"], p["port"]) for p in live] == [(p["name"], p["port"]) for p in wanted]:
+        return []
+    changes = missing_or_changed(live, wanted, ("spec", "ports"))
+    return changes or [FieldChange("spec.ports", wanted, live)]

@@ -115,14 +115,14 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
     for ports in cdiff.ports:
         out.append(PatchServicePorts(live.namespace, ports.service,
                                      tuple({"name": n, "port": p} for n, p in ports.ports), live.name))
-    unsettled = [live.statefulsets[r].name for r in order
-                 if r not in role_diffs and not live.statefulsets[r].settled]
-    if unsettled:
-        return out + [Wait(f"StatefulSet {unsettled[0]} to observe its new spec", POLL_SECONDS, live.key)]
     rollout = live.rollout if ensure is None else None
     ctx = PodContext(app, live, t, rollout, order, frozenset(role_diffs), now)
     if not out and _steady(live, t, ensure, ctx):
         return []
+    unsettled = [live.statefulsets[r].name for r in order
+                 if r not in role_diffs and not live.statefulsets[r].settled]
+    if unsettled:
+        return out + [Wait(f"StatefulSet {unsettled[0]} to observe its new spec", POLL_SECONDS, live.key)]
     pods, finished = pod_steps(ctx)
     out += pods
     if finished and not out and ensure is None and (

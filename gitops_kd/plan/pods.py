@@ -42,7 +42,7 @@ class PodContext:
     transition: Transition
     rollout: ObservedRollout | None  # the rollout record for this target (None while EnsureRollout is pending)
     order: tuple[str, ...]  # role ids with a StatefulSet, in upgrade order
-    patched_roles: Collection[str]  # roles whose template patch is still pending
+    pending_patch_roles: Collection[str]  # roles whose template patch is still pending
     now: datetime
 
     @property
@@ -61,7 +61,7 @@ class PodContext:
 
 def outdated(ctx: PodContext, pod: ObservedPod) -> bool:
     """True when the pod does not run the role's (pending or current) template."""
-    if pod.role in ctx.patched_roles:
+    if pod.role in ctx.pending_patch_roles:
         return True
     sts = ctx.live.statefulset(pod.role)
     return sts is not None and pod.revision != sts.update_revision

@@ -12,6 +12,7 @@ import sys
 
 CLONE_NEWNS, CLONE_NEWUTS = 0x00020000, 0x04000000
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+_HOST_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "dev", "proc", "sys")
 
 
 def _fail(message: str, code: int = 125) -> None:
@@ -40,10 +41,27 @@ def main() -> None:
     for target, path in spec.get("symlinks", []):
         if not os.path.lexists(path):
             os.symlink(target, path)
-    for src, dst, readonly in spec["binds"]:
+    # Parents before children (a stable sort by depth, as container runtimes order mounts); a mountpoint
+    # hidden by a parent volume (/run/lock inside a /run volume) is made inside that volume, and read-only
+    # remounts come last so such mountpoints can still be made. Never inside a bound host directory.
+    binds = sorted(spec["binds"], key=lambda b: os.path.normpath(b[1]).count("/"))
+    host_dsts = [dst for src, dst, _ in binds if src.split("/")[1:2][0] in _HOST_DIRS]
+    for src, dst, _ in binds:
+        if not os.path.lexists(dst):
+            if any(dst.startswith(h.rstrip("/") + "/") for h in host_dsts):
+                _fail(f"mountpoint {dst}: inside a host directory")
+            try:
+                if os.path.isdir(src):
+                    os.makedirs(dst, exist_ok=True)
+                else:
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    open(dst, "a").close()
+            except OSError as exc:
+                _fail(f"mountpoint {dst}: {exc.strerror}")
         err = _mount(libc, src, dst, None, MS_BIND | MS_REC)
         if err:
             _fail(f"bind {src} -> {dst}: {os.strerror(err)}")
+    for _, dst, readonly in binds:
         if readonly:
             _mount(libc, None, dst, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
     if spec.get("proc"):

@@ -1,0 +1,233 @@
+"""E2E harness: an EmbeddedCluster, a file:// Git repo made from repo-template, and in-process Controllers."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from gitops_kd.controller import Controller
+from gitops_kd.execute.podexec import ExecResult, PodExec
+from gitops_kd.kube.rest import RestClient
+from gitops_kd.sim import images
+from gitops_kd.sim.cluster import EmbeddedCluster
+from gitops_kd.sim.images import ImageBehavior
+from gitops_kd.source import GitSource
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "repo-template"
+KD = "kubedirector.hpe.com/v1beta1"
+ROLLOUT = "gitops-kd.io/v1alpha1"
+NS = "default"
+CLUSTER_LABEL = "kubedirector.hpe.com/kdcluster"
+T = TypeVar("T")
+
+HELLO_1 = {"/etc/hello/version": "1.0.0\n", "/var/lib/hello/data": "data-1.0.0\n",
+           "/opt/hello/cache/index": "cache-1.0.0\n", "/opt/hello/bin/hello": "hello 1.0.0\n"}
+HELLO_2 = {"/etc/hello/version": "2.0.0\n", "/var/lib/hello/data": "data-2.0.0\n",
+           "/var/lib/hello/new-in-2": "yes\n", "/opt/hello/cache/index": "cache-2.0.0\n",
+           "/opt/hello/bin/hello": "hello 2.0.0\n"}
+
+
+def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, interval: float = 0.05) -> T:
+    """Poll `probe` until it returns something truthy; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30,
+                         env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+                              "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin:/usr/local/bin",
+                              "HOME": str(repo)})
+    if out.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {out.stderr}")
+    return out.stdout.strip()
+
+
+def make_repo(path: Path) -> Path:
+    shutil.copytree(TEMPLATE, path)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "hello 1.0.0")
+    return path
+
+
+def pod_ready(pod: dict[str, Any] | None) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in ((pod or {}).get("status") or {}).get("conditions") or [])
+
+
+class PodWatch:
+    """Records, from a real watch on the API server, the order pods were deleted and the most pods of the
+    cluster that were down (not Ready, terminating or missing) at once."""
+
+    def __init__(self, rest: RestClient, cluster: str, expected: int) -> None:
+        self.rest, self.cluster, self.expected = rest, cluster, expected
+        self.deleted: list[tuple[str, str, float]] = []  # (pod name, role, monotonic time) in deletion order
+        self.max_down = 0
+        self._pods: dict[str, dict[str, Any]] = {}
+        self._stream: Any = None
+        listing = rest.list("v1", "pods", NS, label_selector=f"{CLUSTER_LABEL}={cluster}")
+        for p in listing["items"]:
+            self._pods[p["metadata"]["name"]] = p
+        self._rv = listing["metadata"]["resourceVersion"]
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _down(self) -> int:
+        up = sum(1 for p in self._pods.values() if pod_ready(p) and not p["metadata"].get("deletionTimestamp"))
+        return self.expected - up
+
+    def _run(self) -> None:
+        self._stream = self.rest.watch("v1", "pods", NS, resource_version=self._rv,
+                                       label_selector=f"{CLUSTER_LABEL}={self.cluster}", timeout_seconds=600)
+        for event in self._stream:
+            obj = event.get("object") or {}
+            if event.get("type") not in ("ADDED", "MODIFIED", "DELETED"):
+                continue
+            name = obj["metadata"]["name"]
+            old = self._pods.get(name)
+            old_uid = (old or {}).get("metadata", {}).get("uid")
+            terminating = obj["metadata"].get("deletionTimestamp") or event["type"] == "DELETED"
+            was_terminating = old is not None and old["metadata"].get("deletionTimestamp")
+            if terminating and not was_terminating and old_uid == obj["metadata"].get("uid"):
+                self.deleted.append((name, obj["metadata"]["labels"].get("kubedirector.hpe.com/role", ""),
+                                     time.monotonic()))
+            if event["type"] == "DELETED":
+                self._pods.pop(name, None)
+            else:
+                self._pods[name] = obj
+            self.max_down = max(self.max_down, self._down())
+
+    def stop(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+        self._thread.join(5)
+
+
+class E2E:
+    """One test's world: cluster, repo, images; controllers started and stopped on demand."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.cluster = EmbeddedCluster(tmp / "cluster", controllers=True).start()
+        store = images.store_for(self.cluster)
+        fast = ImageBehavior(ready_delay_seconds=0.1)
+        store.add("gitops-kd/hello:1.0.0", HELLO_1, behavior=fast)
+        store.add("gitops-kd/hello:2.0.0", HELLO_2, behavior=fast)
+        self.repo = make_repo(tmp / "repo")
+        self.rest = RestClient(self.cluster.api_client())
+        self.controller: Controller | None = None
+        self.log: list[str] = []
+
+    # -- controller ----------------------------------------------------------------------------------
+    def start_controller(self) -> Controller:
+        source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache")
+        self.controller = Controller(source, self.cluster.api_client(), namespace=NS, poll_interval=0.5,
+                                     on_action=lambda a, o: self.log.append(a.describe()))
+        return self.controller.start()
+
+    def stop_controller(self) -> None:
+        if self.controller is not None:
+            self.controller.stop()
+            self.controller.source.close()
+            self.controller = None
+
+    def close(self) -> None:
+        self.stop_controller()
+        self.cluster.stop()
+
+    # -- git -----------------------------------------------------------------------------------------
+    def commit(self, files: dict[str, str | None], message: str) -> str:
+        for rel, text in files.items():
+            path = self.repo / rel
+            if text is None:
+                path.unlink()
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", message)
+        if self.controller is not None:
+            self.controller.trigger_poll()
+        return git(self.repo, "rev-parse", "HEAD")
+
+    def template(self, rel: str) -> str:
+        return (TEMPLATE / rel).read_text()
+
+    # -- cluster -------------------------------------------------------------------------------------
+    def rollout(self, name: str = "hello-dev") -> dict[str, Any] | None:
+        return self.rest.get_or_none(ROLLOUT, "kdrollouts", NS, name)
+
+    def wait_ready_at(self, version: str, name: str = "hello-dev", timeout: float = 90) -> dict[str, Any]:
+        def probe() -> dict[str, Any] | None:
+            ro = self.rollout(name)
+            status = (ro or {}).get("status") or {}
+            ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
+            return ro if ready and status.get("appVersion") == version else None
+        return wait_for(f"KDRollout {name} Ready at {version}", probe, timeout)
+
+    def wait_settled(self, timeout: float = 60) -> None:
+        """Until the controller's last plan was empty and every pod of hello-dev is Ready."""
+        def probe() -> bool:
+            plan = self.controller.last_plan if self.controller is not None else None
+            pods = self.pods()
+            return plan is not None and plan.empty and len(pods) == 3 and all(pod_ready(p) for p in pods)
+        wait_for("controller settled (empty plan, pods Ready)", probe, timeout)
+
+    def pods(self, cluster: str = "hello-dev") -> list[dict[str, Any]]:
+        return self.rest.list("v1", "pods", NS, label_selector=f"{CLUSTER_LABEL}={cluster}")["items"]
+
+    def pods_by_role(self, cluster: str = "hello-dev") -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for p in self.pods(cluster):
+            out.setdefault(p["metadata"]["labels"]["kubedirector.hpe.com/role"], []).append(p["metadata"]["name"])
+        return {r: sorted(v) for r, v in out.items()}
+
+    def exec(self, pod: str, command: list[str], timeout: float = 30) -> ExecResult:
+        return PodExec(self.cluster.api_client()).run(NS, pod, "app", command, timeout=timeout)
+
+    def sh(self, pod: str, script: str) -> str:
+        res = self.exec(pod, ["/bin/sh", "-c", script])
+        assert res.exit_code == 0, f"{pod}: {script}: {res.tail()}"
+        return res.stdout
+
+    def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["kubectl", "--kubeconfig", str(self.cluster.kubeconfig), *args], capture_output=True,
+                              text=True, timeout=timeout)
+
+
+def hello_app(version: str = "2.0.0", *, upgrade: dict[str, Any] | None | bool = True,
+              **spec_changes: Any) -> str:
+    """examples/hello-2.0.0.yaml as YAML text with spec.version/image set, spec.upgrade replaced
+    (True: keep the example's stanza, None: drop it) and other spec fields changed."""
+    import yaml
+
+    doc = yaml.safe_load((TEMPLATE / "examples" / "hello-2.0.0.yaml").read_text())
+    doc["spec"]["version"] = version
+    doc["spec"]["defaultImageRepoTag"] = f"gitops-kd/hello:{version}"
+    if upgrade is None:
+        doc["spec"].pop("upgrade", None)
+    elif upgrade is not True:
+        doc["spec"]["upgrade"] = upgrade
+    doc["spec"].update(spec_changes)
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def exec_unavailable(world: "E2E", pod: str) -> str | None:
+    """Why exec into KD's app container does not work on this embedded node, or None when it does."""
+    res = world.exec(pod, ["/bin/sh", "-c", "true"])
+    if res.exit_code == 0:
+        return None
+    return res.tail(400)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,6 +31,7 @@ class ContainerRun:
     restart_count: int = 0
     last_state: dict[str, Any] = field(default_factory=dict)
     attempt_id: int = 0
+    instance: str = field(default_factory=lambda: uuid.uuid4().hex)  # tells re-created pods' containers apart
 
     def terminate(self, exit_code: int, message: str = "") -> None:
         """Record that the current attempt exited."""
@@ -63,7 +65,7 @@ class ContainerRun:
 
     @property
     def container_id(self) -> str:
-        return "sim://" + hashlib.sha256(f"{self.name}/{self.image}/{self.attempt_id}/{self.started_at}".encode()
+        return "sim://" + hashlib.sha256(f"{self.instance}/{self.name}/{self.image}/{self.attempt_id}/{self.started_at}".encode()
                                          ).hexdigest()[:32]
 
     def to_status(self) -> dict[str, Any]:

@@ -1,27 +1,23 @@
-"""gitops_kd.kd.layout holds the same KubeDirector facts as the embedded cluster's KubeDirector."""
+"""gitops_kd.kd.layout names objects exactly as KubeDirector does (pkg/executor/util.go)."""
 
 from __future__ import annotations
 
-import pytest
-
 from gitops_kd.kd import layout
-from gitops_kd.sim.kubedirector import names
-
-SHARED = [n for n in dir(names) if n.isupper()]
 
 
-@pytest.mark.parametrize("name", SHARED)
-def test_constant_matches_the_simulated_kubedirector(name: str) -> None:
-    assert getattr(layout, name) == getattr(names, name)
+def test_uid_naming_scheme_uses_kd_prefixes() -> None:
+    assert layout.statefulset_generate_name("c", "r", "UID") == "kdss-"
+    assert layout.headless_generate_name("c", "UID") == "kdhs-"
+    assert layout.member_service_name("kdss-abcde-0", "UID") == "s-kdss-abcde-0"
+    assert layout.member_pvc_name("kdss-abcde-0") == "p-kdss-abcde-0"
 
 
-@pytest.mark.parametrize("args", [("my.Cluster_x", "role", "CrNameRole"), ("c", "r", "UID"), ("x" * 60, "r", "CrNameRole")])
-def test_naming_matches(args) -> None:
-    assert layout.statefulset_generate_name(*args) == names.statefulset_generate_name(*args)
-    assert layout.headless_generate_name(args[0], args[2]) == names.headless_generate_name(args[0], args[2])
-    assert layout.member_service_name("kdss-a-0", args[2]) == names.member_service_name("kdss-a-0", args[2])
-    assert layout.member_pvc_name("kdss-a-0") == names.member_pvc_name("kdss-a-0")
-    assert layout.mung_object_name(args[0]) == names.mung_object_name(args[0])
+def test_cr_name_role_scheme_munges_and_truncates() -> None:
+    assert layout.statefulset_generate_name("my.Cluster_x", "role", "CrNameRole") == "my-cluster-x-role-"
+    assert layout.headless_generate_name("my.Cluster_x", "CrNameRole") == "my-cluster-x"
+    assert layout.member_service_name("my-cluster-x-role-abcde-0", "CrNameRole") == "my-cluster-x-role-abcde-0"
+    long = layout.statefulset_generate_name("x" * 60, "r", "CrNameRole")
+    assert long == "x" * layout.NAME_LENGTH_LIMIT + "-"
 
 
 def test_service_port_name() -> None:

@@ -1,78 +1,42 @@
-"""KubeDirector's label keys, object-name prefixes and naming rules (pkg/executor/types.go, util.go)."""
+"""KubeDirector's label keys, object-name prefixes and naming rules, as the simulated KubeDirector uses them.
+
+The facts live in `gitops_kd.kd.layout` (the controller relies on the same ones); this module re-exports
+them so the simulator and the controller can never disagree.
+"""
 
 from __future__ import annotations
 
-DOMAIN = "kubedirector.hpe.com"
-CLUSTER_LABEL = f"{DOMAIN}/kdcluster"
-APP_LABEL = f"{DOMAIN}/kdapp"
-APP_CATALOG_LABEL = f"{DOMAIN}/appCatalog"
-ROLE_LABEL = f"{DOMAIN}/role"
-HEADLESS_LABEL = f"{DOMAIN}/headless"
-APP_PRETTY_NAME_ANNOTATION = f"{DOMAIN}/kdapp-prettyName"
-FINALIZER = f"{DOMAIN}/cleanup"
-POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
-
-API_GROUP = DOMAIN
-API_VERSION = f"{DOMAIN}/v1beta1"
-KDCLUSTER_KIND = "KubeDirectorCluster"
-KDCLUSTER_PLURAL = "kubedirectorclusters"
-KDAPP_PLURAL = "kubedirectorapps"
-
-APP_CONTAINER = "app"
-INIT_CONTAINER = "init"
-PVC_TEMPLATE = "p"  # volumeClaimTemplates[0].name; member PVCs are "p-<pod>"
-STATEFULSET_PREFIX = "kdss-"
-HEADLESS_PREFIX = "kdhs-"
-MEMBER_SERVICE_PREFIX = "s-"
-INIT_MARKER = "/etc/kubedirector.init"
-
-NAMING_UID = "UID"
-NAMING_CR_NAME_ROLE = "CrNameRole"
-CATALOG_LOCAL = "local"
-CATALOG_SYSTEM = "system"
-
-# KD truncates CrNameRole prefixes so that prefix + 5-char suffix + member index fit in 63 chars.
-NAME_LENGTH_LIMIT = 46
-
-
-def mung_object_name(name: str) -> str:
-    """KD's MungObjectName: lower-case, '.' and '_' become '-', truncated to 46 characters."""
-    out: list[str] = []
-    for i, ch in enumerate(name[:NAME_LENGTH_LIMIT]):
-        if ch in "._":
-            if i != NAME_LENGTH_LIMIT - 1:
-                out.append("-")
-        else:
-            out.append(ch.lower())
-    return "".join(out)
-
-
-def statefulset_generate_name(cluster_name: str, role_id: str, naming_scheme: str) -> str:
-    """metadata.generateName of a role's StatefulSet: `kdss-` (UID) or `<cluster>-<role>-` (CrNameRole)."""
-    if naming_scheme == NAMING_CR_NAME_ROLE:
-        return mung_object_name(f"{cluster_name}-{role_id}") + "-"
-    return STATEFULSET_PREFIX
-
-
-def headless_generate_name(cluster_name: str, naming_scheme: str) -> str:
-    """metadata.generateName of the cluster's headless service: `kdhs-` (UID) or the munged cluster name."""
-    if naming_scheme == NAMING_CR_NAME_ROLE:
-        return mung_object_name(cluster_name)
-    return HEADLESS_PREFIX
-
-
-def member_pod_name(statefulset: str, index: int) -> str:
-    """A member's pod name: the StatefulSet's ordinal pod name."""
-    return f"{statefulset}-{index}"
-
-
-def member_pvc_name(pod: str) -> str:
-    """The PVC the StatefulSet controller makes for a member from the `p` claim template."""
-    return f"{PVC_TEMPLATE}-{pod}"
-
-
-def member_service_name(pod: str, naming_scheme: str) -> str:
-    """A member's own Service: `s-<pod>` (UID) or the pod name itself (CrNameRole)."""
-    if naming_scheme == NAMING_CR_NAME_ROLE:
-        return pod
-    return MEMBER_SERVICE_PREFIX + pod
+from gitops_kd.kd.layout import (  # noqa: F401  (re-exported)
+    API_GROUP,
+    API_VERSION,
+    APP_CATALOG_LABEL,
+    APP_CONTAINER,
+    APP_LABEL,
+    APP_PRETTY_NAME_ANNOTATION,
+    CATALOG_LOCAL,
+    CATALOG_SYSTEM,
+    CLUSTER_LABEL,
+    DOMAIN,
+    FINALIZER,
+    HEADLESS_LABEL,
+    HEADLESS_PREFIX,
+    INIT_CONTAINER,
+    INIT_MARKER,
+    KDAPP_PLURAL,
+    KDCLUSTER_KIND,
+    KDCLUSTER_PLURAL,
+    MEMBER_SERVICE_PREFIX,
+    NAME_LENGTH_LIMIT,
+    NAMING_CR_NAME_ROLE,
+    NAMING_UID,
+    POD_NAME_LABEL,
+    PVC_TEMPLATE,
+    ROLE_LABEL,
+    STATEFULSET_PREFIX,
+    headless_generate_name,
+    member_pod_name,
+    member_pvc_name,
+    member_service_name,
+    mung_object_name,
+    statefulset_generate_name,
+)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitops_kd.kd.layout import service_port_name
 from gitops_kd.sim.kubedirector import names
 from gitops_kd.sim.kubedirector.model import App, AppRole, Cluster, ClusterRole, SpecError
 from gitops_kd.sim.kubedirector.persist import init_script, persist_dirs
@@ -50,11 +51,6 @@ def _app_role(app: App, role: ClusterRole) -> AppRole:
     if app_role is None:
         raise SpecError(f"KubeDirectorApp {app.name}: spec.roles: no role {role.id!r}")
     return app_role
-
-
-def service_port_name(port_id: str, url_scheme: str) -> str:
-    """KD's createPortNameForService: `<scheme>-<id>` or `generic-<id>`."""
-    return f"{url_scheme.lower()}-{port_id}" if url_scheme else f"generic-{port_id}"
 
 
 def _env(role: ClusterRole, app_role: AppRole) -> list[dict[str, Any]]:

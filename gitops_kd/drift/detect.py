@@ -27,7 +27,7 @@ from gitops_kd.observe.model import (
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.source.model import DesiredState
-from gitops_kd.spec.model import KDApp, KDCluster
+from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster
 
 Key = tuple[str, str]
 InProgress = Callable[[Key], bool]
@@ -89,9 +89,12 @@ def detect(desired: DesiredState, observed: ObservedState, *, rules: IgnoreRules
             continue
         if any(c.key in converging for c in users_of(desired, observed, app_key)):
             continue
-        want = app_manifest(desired.apps[app_key], app_key)
-        drifts += _object(KDAPP, app_key[0], app_key[1], None, desired.commit, rules,
-                          _metadata_and_spec(live_app.raw, want), live_app.raw)
+        app = desired.apps[app_key]
+        changes = _metadata_and_spec(live_app.raw, app_manifest(app, app_key))
+        stray = ((live_app.raw.get("metadata") or {}).get("annotations") or {}).get(UPGRADE_ANNOTATION)
+        if app.upgrade is None and stray is not None:  # Git has no stanza: the planner removes it
+            changes.append(FieldChange(f"metadata.annotations[{UPGRADE_ANNOTATION}]", None, stray))
+        drifts += _object(KDAPP, app_key[0], app_key[1], None, desired.commit, rules, changes, live_app.raw)
     return sorted(drifts, key=lambda d: d.key)
 
 

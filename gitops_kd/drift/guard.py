@@ -53,6 +53,7 @@ class DriftGuard:
         self._apps: dict[Key, str] = {}
         self._lock = threading.Lock()
         self.last_drifts: tuple[Drift, ...] = ()
+        self.checks = 0  # detections run (one per accepted plan)
 
     def synced_commit(self, key: Key, *, app: bool = False) -> str | None:
         """The commit at which the cluster (or app) was last seen in sync, or None."""
@@ -83,6 +84,7 @@ class DriftGuard:
         scope = self._scope(desired, observed, busy, app_busy)
         self.alerter.process(drifts, DriftPolicy.from_desired(desired, self.default_policy), scope=scope)
         self.last_drifts = tuple(drifts)
+        self.checks += 1
         return drifts
 
     def _update_baselines(self, desired: DesiredState, observed: ObservedState, base: Plan) -> None:

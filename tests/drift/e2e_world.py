@@ -1,0 +1,96 @@
+"""A drift-guarded controller on the e2e harness: EmbeddedCluster + Git repo + webhook receiver + metrics."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from gitops_kd.controller import Controller
+from gitops_kd.drift import DriftAlerter, DriftGuard, WebhookNotifier
+from gitops_kd.drift.watcher import DriftWatcher
+from gitops_kd.execute.events import EventRecorder
+from gitops_kd.kube.rest import RestClient
+from gitops_kd.server.metrics import ControllerMetrics
+from gitops_kd.source import GitSource
+from tests.e2e.harness import E2E, NS, wait_for
+
+from .receiver import Receiver
+
+CLUSTER = (NS, "hello-dev")
+
+
+class DriftWorld:
+    """E2E world whose controller plans through a DriftGuard (the wiring the report describes)."""
+
+    def __init__(self, tmp: Path, *, poll_interval: float = 0.5) -> None:
+        self.e2e = E2E(tmp)
+        self.rx = Receiver().__enter__()
+        self.metrics = ControllerMetrics()
+        self.notifier = WebhookNotifier(self.rx.url, base_delay=0.05)
+        now = lambda: datetime.now(timezone.utc)  # noqa: E731
+        events = EventRecorder(RestClient(self.e2e.cluster.api_client()), now)
+        self.guard = DriftGuard(DriftAlerter(events=events, metrics=self.metrics, notifier=self.notifier, now=now))
+        source = GitSource(f"file://{self.e2e.repo}", "main", tmp / "source-cache")
+        self.controller = Controller(source, self.e2e.cluster.api_client(), namespace=NS,
+                                     poll_interval=poll_interval, planner=self.guard.plan)
+        self.watcher = DriftWatcher(lambda kind, key: self.controller.kick())
+        self.watcher.attach_collector(self.controller.collector)
+        self.e2e.controller = self.controller
+        self.controller.start()
+
+    def close(self) -> None:
+        try:
+            self.e2e.close()
+        finally:
+            self.notifier.close()
+            self.rx.__exit__()
+
+    # -- waits ---------------------------------------------------------------------------------------
+    def wait_baseline(self, commit: str | None = None, timeout: float = 90) -> str:
+        def probe() -> str | None:
+            got = self.guard.synced_commit(CLUSTER)
+            return got if got and (commit is None or got == commit) else None
+        return wait_for(f"drift baseline at {commit or 'any commit'}", probe, timeout)
+
+    def sts(self, role: str) -> dict[str, Any]:
+        items = self.e2e.rest.list("apps/v1", "statefulsets", NS,
+                                   label_selector=f"kubedirector.hpe.com/kdcluster=hello-dev,kubedirector.hpe.com/role={role}")
+        [sts] = items["items"]
+        return sts
+
+    def worker_service(self) -> dict[str, Any]:
+        items = self.e2e.rest.list("v1", "services", NS,
+                                   label_selector="kubedirector.hpe.com/kdcluster=hello-dev,kubedirector.hpe.com/role=worker")
+        return sorted(items["items"], key=lambda s: s["metadata"]["name"])[0]
+
+    def kubectl_events(self, name: str, reason: str) -> list[dict[str, Any]]:
+        """Events about ``name`` with ``reason``, read with real ``kubectl get events -o json``."""
+        out = self.e2e.kubectl("get", "events", "-n", NS, "-o", "json")
+        assert out.returncode == 0, out.stderr
+        found = [e for e in json.loads(out.stdout)["items"]
+                 if e["involvedObject"].get("name") == name and e.get("reason") == reason]
+        return sorted(found, key=lambda e: int(e["metadata"].get("resourceVersion") or 0))  # oldest first
+
+    def wait_event(self, name: str, reason: str, count: int = 1, timeout: float = 30) -> dict[str, Any]:
+        return wait_for(f"{count} {reason} event(s) on {name}",
+                        lambda: (lambda ev: ev[-1] if len(ev) >= count else None)(self.kubectl_events(name, reason)),
+                        timeout, interval=0.2)
+
+    def payloads(self, name: str, state: str) -> list[dict[str, Any]]:
+        return [b for b in self.rx.bodies if b["object"]["name"] == name and b["state"] == state]
+
+    def wait_payload(self, name: str, state: str, count: int = 1, timeout: float = 15) -> dict[str, Any]:
+        return wait_for(f"{count} webhook {state} payload(s) for {name}",
+                        lambda: (lambda p: p[-1] if len(p) >= count else None)(self.payloads(name, state)), timeout)
+
+    def metric(self, metric: str, kind: str, name: str) -> float:
+        value = self.metrics.registry.get_sample_value(metric, {"kind": kind, "namespace": NS, "name": name})
+        return value or 0.0
+
+    def timed(self, what: str, probe: Any, timeout: float = 30) -> float:
+        start = time.monotonic()
+        wait_for(what, probe, timeout, interval=0.02)
+        return time.monotonic() - start

@@ -16,13 +16,15 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gitops_kd.drift.model import Drift, ObjectKey, object_ref
 from gitops_kd.drift.notify import WebhookNotifier
 from gitops_kd.drift.policy import REVERT, DriftPolicy
 from gitops_kd.drift.tracker import DriftTracker, Occurrence, Transitions
-from gitops_kd.server.metrics import ControllerMetrics
+
+if TYPE_CHECKING:  # the metrics edge is only passed in
+    from gitops_kd.server.metrics import ControllerMetrics
 
 log = logging.getLogger(__name__)
 

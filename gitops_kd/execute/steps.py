@@ -82,7 +82,9 @@ def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
         written = ctx.patch_rollout_status(a.namespace, a.cluster, _progress_patch(status, a, revision, result.tail()))
         if result.exit_code == 0:
             reason = ev.HOOK_SUCCEEDED if a.kind == HOOK_STEP else ev.MIGRATION_SUCCEEDED
-            ctx.event_on_cluster(a.namespace, a.cluster, reason, f"{a.describe()}: succeeded. Output: {result.tail(600)}")
+            output = result.tail(600)
+            ctx.event_on_cluster(a.namespace, a.cluster, reason,
+                                 f"{a.describe()}: succeeded" + (f". Output: {output}" if output else ""))
         return Outcome(a.describe(), result.exit_code == 0, result.tail() or "done",
                        expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))
     if result.exit_code is None and not result.timed_out:  # never started: nothing ran, try again later

@@ -1,0 +1,220 @@
+"""`gitops-kd demo`: the hello app upgraded live from 1.0.0 to 2.0.0 by a Git commit, on an embedded cluster."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from gitops_kd.kube.rest import RestClient
+
+log = logging.getLogger(__name__)
+
+NS = "default"
+ROLLOUT = "gitops-kd.io/v1alpha1"
+CLUSTER = "hello-dev"
+SELECTOR = f"kubedirector.hpe.com/kdcluster={CLUSTER}"
+# The two image versions: different files under the persisted dirs, so data handling shows.
+IMAGES = {
+    "gitops-kd/hello:1.0.0": {"/etc/hello/version": "1.0.0\n", "/var/lib/hello/data": "data of 1.0.0\n",
+                              "/opt/hello/cache/index": "cache built by 1.0.0\n"},
+    "gitops-kd/hello:2.0.0": {"/etc/hello/version": "2.0.0\n", "/var/lib/hello/data": "data of 2.0.0\n",
+                              "/var/lib/hello/new-in-2": "added in 2.0.0\n",
+                              "/opt/hello/cache/index": "cache built by 2.0.0\n"},
+}
+
+
+def default_template() -> Path:
+    return Path(__file__).resolve().parents[2] / "repo-template"
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "gitops-kd demo", "GIT_AUTHOR_EMAIL": "demo@gitops-kd.invalid",
+           "GIT_COMMITTER_NAME": "gitops-kd demo", "GIT_COMMITTER_EMAIL": "demo@gitops-kd.invalid",
+           "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(repo)}
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, timeout=60)
+    if done.returncode != 0:
+        raise click.ClickException(f"git {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def make_repo(template: Path, target: Path) -> Path:
+    shutil.copytree(template, target)
+    _git(target, "init", "-q", "-b", "main")
+    _git(target, "add", "-A")
+    _git(target, "commit", "-q", "-m", "hello 1.0.0 and the hello-dev cluster")
+    return target
+
+
+def _ready(pod: dict[str, Any]) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or ())
+
+
+class Progress:
+    """Reads pods, member Services, the KDRollout and Events from the API; renders them with rich."""
+
+    def __init__(self, rest: RestClient, console: Console) -> None:
+        self.rest, self.console = rest, console
+        self._seen_events: set[str] = set()
+
+    def rollout(self) -> dict[str, Any]:
+        return self.rest.get_or_none(ROLLOUT, "kdrollouts", NS, CLUSTER) or {}
+
+    def ready_at(self, version: str) -> bool:
+        status = self.rollout().get("status") or {}
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+        pods = self.rest.list("v1", "pods", NS, label_selector=SELECTOR)["items"]
+        return ready and status.get("appVersion") == version and len(pods) == 3 and all(map(_ready, pods))
+
+    def print_new_events(self) -> None:
+        items = sorted(self.rest.list("v1", "events", NS)["items"], key=lambda e: e["metadata"]["name"])
+        items.sort(key=lambda e: (e.get("lastTimestamp") or "", int(e["metadata"].get("resourceVersion") or 0)))
+        for e in items:
+            uid = e["metadata"].get("uid") or e["metadata"]["name"]
+            if uid in self._seen_events or e.get("source", {}).get("component") != "gitops-kd":
+                continue
+            self._seen_events.add(uid)
+            style = "yellow" if e.get("type") == "Warning" else "cyan"
+            self.console.print(f"[{style}]{e['reason']:<20}[/] {escape(str(e.get('message', '')))}", highlight=False)
+
+    def table(self, title: str) -> Table:
+        status = self.rollout().get("status") or {}
+        spec = self.rollout().get("spec") or {}
+        table = Table(title=f"{title}  ·  KDRollout {CLUSTER}: {status.get('phase', '-')} "
+                            f"{status.get('appVersion', '?')} → {spec.get('targetVersion', '?')}  ·  "
+                            f"{escape(str(status.get('step') or ''))}", title_justify="left")
+        for col in ("pod", "role", "image", "ready", "hook", "gate", "service ports"):
+            table.add_column(col)
+        ports: dict[str, str] = {}
+        for svc in self.rest.list("v1", "services", NS, label_selector=SELECTOR)["items"]:
+            pod = ((svc.get("spec") or {}).get("selector") or {}).get("statefulset.kubernetes.io/pod-name")
+            if pod:
+                ports[pod] = ",".join(str(p["port"]) for p in svc["spec"].get("ports") or ())
+        progress = status.get("pods") or {}
+        pods = self.rest.list("v1", "pods", NS, label_selector=SELECTOR)["items"]
+        for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
+            name = pod["metadata"]["name"]
+            mark = progress.get(name) or {}
+            table.add_row(name, pod["metadata"]["labels"].get("kubedirector.hpe.com/role", ""),
+                          pod["spec"]["containers"][0]["image"].rsplit(":", 1)[-1],
+                          "[red]terminating[/]" if pod["metadata"].get("deletionTimestamp")
+                          else ("[green]Ready[/]" if _ready(pod) else "[yellow]starting[/]"),
+                          "done" if mark.get("hookDone") else "", "passed" if mark.get("gatePassed") else "",
+                          ports.get(name, "-"))
+        return table
+
+
+def _wait(progress: Progress, live: Live, title: str, version: str, timeout: float,
+          settled: Callable[[], bool]) -> None:
+    """Refresh the view until hello-dev is Ready at `version` and the controller has nothing left to do."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        progress.print_new_events()
+        live.update(progress.table(title))
+        if settled() and progress.ready_at(version):
+            progress.print_new_events()
+            live.update(progress.table(title))
+            return
+        time.sleep(0.25)
+    raise click.ClickException(f"hello-dev did not reach {version} within {timeout:.0f}s; see the events above")
+
+
+@click.command("demo")
+@click.option("--keep", is_flag=True, help="Keep the cluster and controller running afterwards (Ctrl-C stops).")
+@click.option("--template", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="The repo-template folder to start from (default: the one beside the package).")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the cluster, repo and kubeconfig go (default: a new temp dir).")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds allowed per phase.")
+def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: float) -> None:
+    """Start an embedded cluster, deploy hello 1.0.0 from Git, then commit 2.0.0 and watch the live upgrade."""
+    from gitops_kd.controller import Controller
+    from gitops_kd.execute.podexec import PodExec
+    from gitops_kd.sim import images
+    from gitops_kd.sim.cluster import EmbeddedCluster
+    from gitops_kd.sim.images import ImageBehavior
+    from gitops_kd.source import GitSource
+
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    console = Console()
+    template = template or default_template()
+    if not (template / "apps" / "hello.yaml").is_file():
+        raise click.ClickException(f"{template}: not a repo-template folder (no apps/hello.yaml); pass --template")
+    base = state_dir or Path(tempfile.mkdtemp(prefix="gitops-kd-demo-"))
+    base.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    cluster = EmbeddedCluster(base / "cluster", controllers=True).start()
+    controller = None
+    try:
+        store = images.store_for(cluster)
+        for ref, files in IMAGES.items():
+            store.add(ref, files, behavior=ImageBehavior(ready_delay_seconds=0.3))
+        repo = make_repo(template, base / "repo")
+        console.print(f"[bold]embedded cluster[/] at {cluster.url}; Git repo {repo}")
+        source = GitSource(f"file://{repo}", "main", base / "source-cache")
+        controller = Controller(source, cluster.api_client(), namespace=NS, poll_interval=1.0).start()
+        rest = RestClient(cluster.api_client())
+        progress = Progress(rest, console)
+
+        def settled() -> bool:
+            plan = controller.last_plan if controller is not None else None
+            return plan is not None and plan.empty
+        with Live(console=console, refresh_per_second=8, transient=False) as live:
+            _wait(progress, live, "deploying hello 1.0.0", "1.0.0", timeout, settled)
+        console.print()
+        console.print("[bold]committing[/] examples/hello-2.0.0.yaml over apps/hello.yaml")
+        shutil.copyfile(repo / "examples" / "hello-2.0.0.yaml", repo / "apps" / "hello.yaml")
+        _git(repo, "commit", "-q", "-am", "hello 2.0.0")
+        controller.trigger_poll()
+        with Live(console=console, refresh_per_second=8, transient=False) as live:
+            _wait(progress, live, "upgrading hello to 2.0.0", "2.0.0", timeout, settled)
+        console.print()
+        _show_result(console, rest, PodExec(cluster.api_client()))
+        console.print(f"[bold green]done[/] in {time.monotonic() - started:.1f}s")
+        console.print(f"kubeconfig: {cluster.kubeconfig}")
+        console.print(f"look around:  kubectl --kubeconfig {cluster.kubeconfig} get kdro,kdc,sts,pods,svc")
+        if keep:
+            console.print("serving until Ctrl-C ...")
+            stop = threading.Event()
+            try:
+                while not stop.wait(1.0):
+                    pass
+            except KeyboardInterrupt:
+                pass
+        else:
+            console.print("(the cluster stops now; run with --keep to keep it serving)")
+    finally:
+        if controller is not None:
+            controller.stop()
+            controller.source.close()
+        cluster.stop()
+        if state_dir is None and not keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _show_result(console: Console, rest: RestClient, pod_exec: Any) -> None:
+    """What the upgrade did inside each member: hook output and the data rules' effect."""
+    table = Table(title="inside the members after the upgrade", title_justify="left")
+    for col in ("pod", "upgrade.log (hook)", "/etc/hello/version (keep)", "cache (discard)", "schema (migrate)"):
+        table.add_column(col)
+    for pod in sorted(p["metadata"]["name"] for p in rest.list("v1", "pods", NS, label_selector=SELECTOR)["items"]):
+        cells = []
+        for path in ("/var/lib/hello/upgrade.log", "/etc/hello/version", "/opt/hello/cache/index",
+                     "/var/lib/hello/schema-version"):
+            res = pod_exec.run(NS, pod, "app", ["cat", path], timeout=10)
+            cells.append(escape(res.stdout.strip()) if res.ok else f"[red]{escape(res.tail(60))}[/]")
+        table.add_row(pod, *cells)
+    console.print(table)

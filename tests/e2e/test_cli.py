@@ -1,0 +1,84 @@
+"""The CLI end to end: `gitops-kd demo`, `gitops-kd run` (webhook, health, graceful stop), `gitops-kd plan`."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+from tests.e2e.harness import E2E, ROOT, hello_app, wait_for
+
+CLI = [str(Path(sys.executable).parent / "gitops-kd")]
+
+
+def test_demo_upgrades_hello_and_exits_0(tmp_path: Path) -> None:
+    done = subprocess.run([*CLI, "demo", "--state-dir", str(tmp_path / "demo")], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout
+    assert out.index("committing examples/hello-2.0.0.yaml") < out.index("UpgradeSucceeded")
+    assert out.count("PodReplaced") >= 3 and out.count("HookSucceeded") == 3 and out.count("GatePassed") == 3
+    assert "kubeconfig: " in out and "kubectl --kubeconfig" in out
+
+
+def _http(url: str, method: str = "GET") -> int:
+    req = urllib.request.Request(url, method=method, data=b"{}" if method == "POST" else None)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_run_serves_webhook_and_stops_gracefully(e2e: E2E) -> None:
+    proc = subprocess.Popen([*CLI, "run", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig),
+                             "--interval", "600", "--listen", "127.0.0.1:0", "--cache-dir", str(e2e.tmp / "run-cache"),
+                             "--log-level", "warning"], stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    try:
+        url = wait_for("the HTTP address line", lambda: next(
+            (m.group(1) for line in lines if (m := re.search(r"on (http://127\.0\.0\.1:\d+)", line))), None), 30)
+        assert _http(url + "/healthz") == 200
+        wait_for("/readyz 200", lambda: _http(url + "/readyz") == 200, 30)
+        e2e.wait_ready_at("1.0.0")
+        e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade={
+            "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}]})}, "2.0.0")
+        assert _http(url + "/webhook", "POST") == 202  # the 600s poll interval would not see it in time
+        e2e.wait_ready_at("2.0.0", timeout=90)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(60)
+    assert code == 0, "".join(lines)[-3000:]
+
+
+def test_plan_offline_and_against_the_cluster(e2e: E2E) -> None:
+    offline = subprocess.run([*CLI, "plan", "--repo", str(e2e.repo), "--offline"], capture_output=True, text=True,
+                             timeout=60)
+    assert offline.returncode == 0, offline.stderr
+    assert "1. apply KubeDirectorApp default/hello at version 1.0.0" in offline.stdout
+    assert "create KubeDirectorCluster default/hello-dev" in offline.stdout
+    e2e.start_controller()
+    e2e.wait_ready_at("1.0.0")
+    e2e.wait_settled()
+    e2e.stop_controller()
+    live = [*CLI, "plan", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig)]
+    in_sync = subprocess.run(live, capture_output=True, text=True, timeout=60)
+    assert in_sync.returncode == 0 and "in sync" in in_sync.stdout, in_sync.stdout + in_sync.stderr
+    e2e.commit({"apps/hello.yaml": hello_app("2.0.0", distroID="other/hello")}, "forbidden")
+    refused = subprocess.run(live, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "apps/hello.yaml" in refused.stdout, refused.stdout + refused.stderr
+    upgrade = subprocess.run([*live, "--rev", "HEAD~1"], capture_output=True, text=True, timeout=60)
+    assert "in sync" in upgrade.stdout
+    e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "2.0.0")
+    planned = subprocess.run(live, capture_output=True, text=True, timeout=60)
+    assert planned.returncode == 0 and "start upgrade of default/hello-dev: hello 1.0.0 -> 2.0.0" in planned.stdout
+    assert json.dumps(e2e.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", "default", "hello")["spec"][
+        "version"]) == '"1.0.0"'  # plan touched nothing

@@ -1,0 +1,111 @@
+"""`gitops-kd sim`: run the embedded cluster in the foreground, and inject faults into a running one."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import shutil
+import signal
+import ssl
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from gitops_kd.sim.cluster import EmbeddedCluster
+
+
+@click.group("sim")
+def command() -> None:
+    """The embedded Kubernetes cluster (API server emulator, simulated controllers and kubelet)."""
+
+
+@command.command("serve")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Where the cluster state, TLS material and kubeconfig live (reused on restart).")
+@click.option("--port", type=int, default=0, show_default=True, help="Port on 127.0.0.1 (0: ephemeral).")
+@click.option("--kubeconfig", "kubeconfig_copy", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the kubeconfig here.")
+@click.option("--controllers/--no-controllers", default=True, show_default=True,
+              help="Run the simulated StatefulSet controller, kubelet and KubeDirector.")
+@click.option("--http", "plain_http", is_flag=True, help="Serve plain HTTP instead of HTTPS.")
+@click.option("-v", "--verbose", is_flag=True, help="Log at INFO level.")
+def serve(state_dir: Path, port: int, kubeconfig_copy: Path | None, controllers: bool, plain_http: bool,
+          verbose: bool) -> None:
+    """Serve the embedded cluster until Ctrl-C (or SIGTERM)."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    cluster = EmbeddedCluster(state_dir, controllers=controllers, port=port, use_tls=not plain_http)
+    try:
+        cluster.start()
+    except OSError as exc:
+        raise click.ClickException(f"cannot serve on 127.0.0.1:{port}: {exc}") from exc
+    try:
+        path = cluster.kubeconfig
+        if kubeconfig_copy is not None:
+            kubeconfig_copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, kubeconfig_copy)
+            kubeconfig_copy.chmod(0o600)
+            path = kubeconfig_copy
+        click.echo(f"API server: {cluster.url}")
+        click.echo(f"kubeconfig: {path}")
+        click.echo(f"try: kubectl --kubeconfig {path} get pods -A   (Ctrl-C stops)", err=True)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        cluster.stop()
+    click.echo("stopped", err=True)
+
+
+def _post(kubeconfig: Path, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST JSON to the cluster named by a kubeconfig written by `sim serve`."""
+    try:
+        config = yaml.safe_load(kubeconfig.read_text(encoding="utf-8"))
+        cluster = config["clusters"][0]["cluster"]
+        token = config["users"][0]["user"].get("token", "")
+        server = str(cluster["server"])
+    except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError) as exc:
+        raise click.ClickException(f"{kubeconfig}: not a kubeconfig written by `gitops-kd sim serve` ({exc})")
+    ctx = None
+    if server.startswith("https"):
+        ca = base64.b64decode(cluster.get("certificate-authority-data", "")).decode()
+        ctx = ssl.create_default_context(cadata=ca)
+    req = urllib.request.Request(server + path, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as resp:
+            return dict(json.loads(resp.read()))
+    except urllib.error.HTTPError as err:
+        raise click.ClickException(json.loads(err.read()).get("message", str(err))) from err
+    except urllib.error.URLError as err:
+        raise click.ClickException(f"{server}: {err.reason}") from err
+
+
+@command.command("fault")
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
+@click.option("--kind", type=click.Choice(["error", "conflict", "timeout"]), default="error", show_default=True,
+              help="error: 500; conflict: 409; timeout: wait --delay seconds, then 504.")
+@click.option("--verb", default="*", show_default=True, help="get, list, watch, create, update, patch, delete, ...")
+@click.option("--resource", default="*", show_default=True, help="Plural, or plural/subresource.")
+@click.option("--count", type=int, default=1, show_default=True)
+@click.option("--delay", type=float, default=1.0, show_default=True)
+@click.option("--drop-watches", is_flag=True, help="Instead: close every open watch.")
+@click.option("--clear", is_flag=True, help="Instead: remove every pending fault.")
+def fault(kubeconfig: Path, kind: str, verb: str, resource: str, count: int, delay: float, drop_watches: bool,
+          clear: bool) -> None:
+    """Inject a fault into a running embedded cluster (POST /sim/faults)."""
+    if drop_watches:
+        body: dict[str, Any] = {"action": "drop-watches"}
+    elif clear:
+        body = {"action": "clear"}
+    else:
+        body = {"action": "add", "kind": kind, "verb": verb, "resource": resource, "count": count, "delay": delay}
+    click.echo(json.dumps(_post(kubeconfig, "/sim/faults", body)))

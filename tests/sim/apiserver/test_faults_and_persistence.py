@@ -1,0 +1,114 @@
+"""Fault injection (from Python and over HTTP) and restart persistence of the embedded cluster."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import kubernetes.client
+import kubernetes.watch
+import pytest
+from kubernetes.client.rest import ApiException
+
+from apiserver_util import raw, wait_for
+from gitops_kd.sim.cluster import EmbeddedCluster
+
+
+def test_fail_next_500_then_recover(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:
+    core = kubernetes.client.CoreV1Api(api)
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "f"}})
+    cluster.faults.fail_next(2, verb="get", resource="configmaps")
+    for _ in range(2):
+        with pytest.raises(ApiException) as exc:
+            core.read_namespaced_config_map("f", ns)
+        assert exc.value.status == 500 and json.loads(exc.value.body)["reason"] == "InternalError"
+    assert core.read_namespaced_config_map("f", ns).metadata.name == "f"
+    assert cluster.faults.rules() == []
+
+
+def test_conflict_fault_over_http(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:
+    core = kubernetes.client.CoreV1Api(api)
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "c"}})
+    status, body = raw(cluster, "POST", "/sim/faults", {"kind": "conflict", "verb": "patch", "resource": "configmaps"})
+    assert status == 200 and json.loads(body)["remaining"] == 1
+    with pytest.raises(ApiException) as exc:
+        core.patch_namespaced_config_map("c", ns, {"data": {"a": "b"}})
+    assert exc.value.status == 409 and "Operation cannot be fulfilled" in json.loads(exc.value.body)["message"]
+    # Reads are unaffected, and the next patch succeeds.
+    assert core.patch_namespaced_config_map("c", ns, {"data": {"a": "b"}}).data == {"a": "b"}
+    status, body = raw(cluster, "POST", "/sim/faults", {"kind": "bogus"})
+    assert status == 400 and "bogus" in json.loads(body)["message"]
+
+
+def test_timeout_fault_delays_then_504(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:
+    core = kubernetes.client.CoreV1Api(api)
+    cluster.faults.timeout_next(1, verb="list", resource="configmaps", delay=0.3)
+    started = time.monotonic()
+    with pytest.raises(ApiException) as exc:
+        core.list_namespaced_config_map(ns)
+    assert exc.value.status == 504 and time.monotonic() - started >= 0.3
+    assert json.loads(exc.value.body)["reason"] == "Timeout"
+    core.list_namespaced_config_map(ns)
+
+
+def test_subresource_faults_are_separate(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:
+    apps = kubernetes.client.AppsV1Api(api)
+    apps.create_namespaced_stateful_set(ns, {
+        "metadata": {"name": "s"},
+        "spec": {"replicas": 1, "serviceName": "s", "selector": {"matchLabels": {"app": "s"}},
+                 "template": {"metadata": {"labels": {"app": "s"}},
+                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
+    cluster.faults.fail_next(1, verb="patch", resource="statefulsets/status")
+    apps.patch_namespaced_stateful_set("s", ns, {"metadata": {"labels": {"x": "y"}}})
+    with pytest.raises(ApiException) as exc:
+        apps.patch_namespaced_stateful_set_status("s", ns, {"status": {"replicas": 1}})
+    assert exc.value.status == 500
+
+
+def test_drop_watches(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:
+    core = kubernetes.client.CoreV1Api(api)
+    before = cluster.server.hub.count()
+    ended = threading.Event()
+
+    def consume() -> None:
+        for _ in kubernetes.watch.Watch().stream(core.list_namespaced_config_map, ns, timeout_seconds=60):
+            pass
+        ended.set()
+
+    t = threading.Thread(target=consume, daemon=True)
+    t.start()
+    wait_for(lambda: cluster.server.hub.count() > before, what="watch to open")
+    status, body = raw(cluster, "POST", "/sim/faults", {"action": "drop-watches"})
+    assert status == 200 and json.loads(body)["dropped"] >= 1
+    assert ended.wait(10), "the watch stream was not closed"
+
+
+def test_restart_keeps_state_and_resource_versions(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with EmbeddedCluster(state, controllers=False) as first:
+        client = first.api_client()
+        core = kubernetes.client.CoreV1Api(client)
+        core.create_namespace({"metadata": {"name": "keep"}})
+        made = core.create_namespaced_config_map("keep", {"metadata": {"name": "kept"}, "data": {"a": "1"}})
+        rv = int(core.list_namespaced_config_map("keep").metadata.resource_version)
+        client.close()
+    with EmbeddedCluster(state, controllers=False) as second:
+        client = second.api_client()
+        core = kubernetes.client.CoreV1Api(client)
+        again = core.read_namespaced_config_map("kept", "keep")
+        assert again.metadata.uid == made.metadata.uid and again.data == {"a": "1"}
+        newer = core.create_namespaced_config_map("keep", {"metadata": {"name": "newer"}})
+        assert int(newer.metadata.resource_version) > rv
+        names = {c.metadata.name for c in kubernetes.client.ApiextensionsV1Api(client)
+                 .list_custom_resource_definition().items}
+        assert "kubedirectorclusters.kubedirector.hpe.com" in names
+        # History does not survive a restart: an old resourceVersion is Expired, as after etcd compaction.
+        with pytest.raises(ApiException) as exc:
+            for _ in kubernetes.watch.Watch().stream(core.list_namespaced_config_map, "keep", resource_version=str(rv - 1),
+                                                     timeout_seconds=5):
+                pass
+        assert exc.value.status == 410
+        client.close()
+    assert (state / "store.json").is_file() and (state / "kubeconfig").is_file()

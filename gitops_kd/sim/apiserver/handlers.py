@@ -37,6 +37,15 @@ def _wants_table(request: web.Request) -> bool:
     return "as=Table" in accept and "g=meta.k8s.io" in accept
 
 
+def _dry_run(query: dict[str, str]) -> bool:
+    value = query.get("dryRun")
+    if value in (None, ""):
+        return False
+    if value != "All":
+        raise errors.bad_request(f'Invalid dry run value: "{value}" (supported: "All")')
+    return True
+
+
 def _verb(method: str, p: paths.ApiPath, query: dict[str, str]) -> str:
     if method == "GET":
         if p.name:
@@ -116,19 +125,21 @@ class ResourceHandlers:
                 return json_response(to_table(rt, listing["items"], include_object=include,
                                               list_meta=listing["metadata"]))
             return json_response(listing)
+        dry_run = _dry_run(query)
         if verb == "create":
             if p.name:
                 raise errors.method_not_allowed()
-            return json_response(objects.create(rt, p.namespace, await _json_body(request)), 201)
+            return json_response(objects.create(rt, p.namespace, await _json_body(request), dry_run=dry_run), 201)
         if verb == "update":
             body = await _json_body(request)
-            return json_response(objects.update(rt, p.namespace, p.name or "", body, p.subresource))
+            return json_response(objects.update(rt, p.namespace, p.name or "", body, p.subresource, dry_run=dry_run))
         if verb == "patch":
             ctype = request.content_type
             body_bytes = await request.read()
             if ctype == "application/apply-patch+yaml" and p.subresource:
                 raise errors.bad_request("server-side apply is not supported on subresources by the embedded cluster")
-            return json_response(objects.patch(rt, p.namespace, p.name or "", body_bytes, ctype, p.subresource))
+            return json_response(objects.patch(rt, p.namespace, p.name or "", body_bytes, ctype, p.subresource,
+                                               dry_run=dry_run))
         if verb == "delete":
             options = await _json_body(request) if request.can_read_body else {}
             for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
@@ -136,7 +147,9 @@ class ResourceHandlers:
                     val: Any = query[key]
                     options[key] = int(val) if key == "gracePeriodSeconds" else (
                         val == "true" if key == "orphanDependents" else val)
-            body, removed = self.server.deleter.delete(rt, p.namespace, p.name or "", options)
+            if dry_run:
+                return json_response(objects.read(rt, p.namespace, p.name or ""))
+            body, _ = self.server.deleter.delete(rt, p.namespace, p.name or "", options)
             return json_response(body, 200)
         if verb == "deletecollection":
             options = await _json_body(request) if request.can_read_body else {}

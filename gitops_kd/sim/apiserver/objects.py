@@ -62,7 +62,8 @@ class ObjectApi:
                                                "field": "metadata.namespace"}]})
 
     # -- create --------------------------------------------------------------------------------
-    def create(self, rt: ResourceType, namespace: str | None, body: dict[str, Any]) -> dict[str, Any]:
+    def create(self, rt: ResourceType, namespace: str | None, body: dict[str, Any], *,
+               dry_run: bool = False) -> dict[str, Any]:
         obj = copy.deepcopy(body)
         m = meta(obj)
         self._check_type(rt, obj)
@@ -100,6 +101,8 @@ class ObjectApi:
             admission.validate_object(rt, obj, None)
             self._allocate_cluster_ip(rt, obj)
             self._out(rt, obj)
+            if dry_run:
+                return obj
             stored = self.store.write(rt.group, rt.plural, obj)
             self._after_write(rt, stored)
             if rt.group == "" and rt.plural == "namespaces":
@@ -195,7 +198,7 @@ class ObjectApi:
 
     # -- update / patch ------------------------------------------------------------------------
     def update(self, rt: ResourceType, namespace: str | None, name: str, body: dict[str, Any],
-               subresource: str | None = None) -> dict[str, Any]:
+               subresource: str | None = None, *, dry_run: bool = False) -> dict[str, Any]:
         new = copy.deepcopy(body)
         self._check_type(rt, new)
         nm = meta(new)
@@ -246,6 +249,9 @@ class ObjectApi:
             if same_ignoring_rv(new, old):
                 return old
             meta(new).pop("managedFields", None)
+            if dry_run:
+                meta(new)["resourceVersion"] = om.get("resourceVersion")
+                return new
             stored = self._out(rt, self.store.write(rt.group, rt.plural, new))
             self._after_write(rt, stored)
             sm = meta(stored)
@@ -254,23 +260,23 @@ class ObjectApi:
             return stored
 
     def patch(self, rt: ResourceType, namespace: str | None, name: str, body: bytes, content_type: str,
-              subresource: str | None = None) -> dict[str, Any]:
+              subresource: str | None = None, *, dry_run: bool = False) -> dict[str, Any]:
         if content_type == "application/apply-patch+yaml":
-            return self._apply(rt, namespace, name, body)
+            return self._apply(rt, namespace, name, body, dry_run)
         with self.store.lock:
             old = self.read(rt, namespace, name)
             patched = admission.patch_object(old, body, content_type, rt)
-            if subresource == "status":
-                return self.update(rt, namespace, name, patched, subresource)
-            return self.update(rt, namespace, name, patched)
+            return self.update(rt, namespace, name, patched, subresource, dry_run=dry_run)
 
-    def _apply(self, rt: ResourceType, namespace: str | None, name: str, body: bytes) -> dict[str, Any]:
+    def _apply(self, rt: ResourceType, namespace: str | None, name: str, body: bytes,
+               dry_run: bool) -> dict[str, Any]:
         """Server-side apply, approximated: create when absent, else merge the applied config (no field owners)."""
         with self.store.lock:
             if self.store.read(rt.group, rt.plural, self._ns(rt, namespace), name) is not None:
                 old = self.read(rt, namespace, name)
                 return self.update(rt, namespace, name,
-                                   admission.patch_object(old, body, "application/apply-patch+yaml", rt))
+                                   admission.patch_object(old, body, "application/apply-patch+yaml", rt),
+                                   dry_run=dry_run)
             try:
                 doc = yaml.safe_load(body.decode("utf-8"))
             except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -278,7 +284,7 @@ class ObjectApi:
             if not isinstance(doc, dict):
                 raise errors.bad_request("error decoding YAML: the body is not an object")
             meta(doc)["name"] = name
-            return self.create(rt, namespace, doc)
+            return self.create(rt, namespace, doc, dry_run=dry_run)
 
 
 def matches(obj: dict[str, Any], labels: Any, fields: Any) -> bool:

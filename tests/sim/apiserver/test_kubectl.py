@@ -118,3 +118,14 @@ def test_delete_by_label_and_all(kubectl: Kubectl, ns: str) -> None:
 def test_kubectl_get_every_kind(kubectl: Kubectl, resource: str) -> None:
     proc = kubectl("get", resource, "-A")
     assert proc.returncode == 0
+
+
+def test_server_dry_run_and_diff(kubectl: Kubectl, ns: str) -> None:
+    created = kubectl("apply", "-n", ns, "--dry-run=server", "-f", "-", input=POD.format(name="dry")).stdout
+    assert "created (server dry run)" in created
+    assert kubectl("get", "pod", "dry", "-n", ns, check=False).returncode != 0
+    _apply_pod(kubectl, ns, "dry")
+    diff = kubectl("diff", "-n", ns, "-f", "-", input=POD.format(name="dry").replace("busybox:1.36", "busybox:1.37"),
+                   check=False)
+    assert diff.returncode == 1 and "+    image: busybox:1.37" in diff.stdout, diff.stderr
+    assert kubectl_json(kubectl, "get", "pod", "dry", "-n", ns)["spec"]["containers"][0]["image"] == "busybox:1.36"

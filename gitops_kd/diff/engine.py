@@ -24,7 +24,7 @@ from gitops_kd.diff.transition import compare_versions, transition
 from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.plan.actions import Refusal
 from gitops_kd.render.compare import owned_differences
-from gitops_kd.render.template import owned_template, service_ports
+from gitops_kd.render.template import APP_VERSION_ANNOTATION, owned_template, service_ports
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster, compact_json
 
@@ -138,6 +138,16 @@ def ports_diffs(app: KDApp, live: ObservedCluster) -> tuple[PortsDiff, ...]:
     return tuple(out)
 
 
+def template_versions(live: ObservedCluster) -> frozenset[str]:
+    """The app versions (gitops-kd.io/app-version) the cluster's role StatefulSet templates carry."""
+    out: set[str] = set()
+    for sts in live.statefulsets.values():
+        value = ((sts.template.get("metadata") or {}).get("annotations") or {}).get(APP_VERSION_ANNOTATION)
+        if value:
+            out.add(str(value))
+    return frozenset(out)
+
+
 def diff_cluster(desired: DesiredState, observed: ObservedState, key: Key) -> tuple[ClusterDiff, list[Refusal]]:
     cluster = desired.clusters[key]
     live = observed.clusters.get(key)
@@ -150,7 +160,7 @@ def diff_cluster(desired: DesiredState, observed: ObservedState, key: Key) -> tu
     if found is None:
         return ClusterDiff(key, cluster.source, None, True, needs, changes=changes), refusals
     app_key, app = found
-    t = transition(app, observed.apps.get(app_key), live.rollout)
+    t = transition(app, observed.apps.get(app_key), live.rollout, template_versions(live))
     return ClusterDiff(key, cluster.source, app_key, True, needs, t, role_diffs(app, cluster, live, t),
                        ports_diffs(app, live), changes), refusals
 

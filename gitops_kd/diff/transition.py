@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from gitops_kd.diff.model import DOWNGRADE, UPGRADE, Transition
-from gitops_kd.observe.model import ObservedApp, ObservedRollout
+from gitops_kd.observe.model import PHASE_IDLE, ObservedApp, ObservedRollout
 from gitops_kd.plan.actions import ADOPT
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.version import parse_app_version
@@ -14,17 +16,35 @@ def compare_versions(a: str, b: str) -> int:
     return parse_app_version(a).compare(parse_app_version(b))
 
 
-def from_version_of(target: str, live_app: ObservedApp | None, rollout: ObservedRollout | None) -> str | None:
-    """The version a cluster comes from: the rollout's record if it already targets ``target``, else
-    the version its pods run (rollout appVersion), else the live KDApp's version; None if unknown."""
+def from_version_of(target: str, live_app: ObservedApp | None, rollout: ObservedRollout | None,
+                    reached: Collection[str] = ()) -> str | None:
+    """The version a cluster comes from: the rollout's record if it already targets ``target``; the
+    target of an unfinished rollout to a newer version that already reached the templates (``reached``:
+    the live templates' app versions) when going back from it (a revert of a half-done upgrade: some
+    members run that version); else the version its pods run (rollout appVersion), else the live KDApp's
+    version; None if unknown."""
     if rollout is not None and rollout.target_version == target:
         return rollout.from_version
+    if rollout is not None and _unfinished_newer(rollout, target) and rollout.target_version in reached:
+        return rollout.target_version
     if rollout is not None and rollout.app_version:
         return rollout.app_version
     return live_app.version if live_app is not None else None
 
 
-def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollout | None) -> Transition:
+def _unfinished_newer(rollout: ObservedRollout, target: str) -> bool:
+    """True when the rollout did not finish its own target, which is newer than ``target``."""
+    other = rollout.target_version
+    if not other or other == rollout.app_version or rollout.phase == PHASE_IDLE:
+        return False
+    try:
+        return compare_versions(other, target) > 0
+    except ValueError:
+        return False
+
+
+def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollout | None,
+               reached: Collection[str] = ()) -> Transition:
     """The transition of a cluster of ``app`` towards ``app.version``.
 
     Upgrade rules come from the target's ``from`` rule for the old version; downgrade rules from the
@@ -32,7 +52,7 @@ def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollou
     live KDApp's stanza while it still shows the old version.
     """
     target = app.version
-    old = from_version_of(target, live_app, rollout)
+    old = from_version_of(target, live_app, rollout, reached)
     if old is None or compare_versions(old, target) == 0:
         return Transition(ADOPT, old, target, None, app.upgrade)
     if compare_versions(target, old) > 0:

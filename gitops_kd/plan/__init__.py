@@ -8,6 +8,7 @@ from gitops_kd.plan.actions import (
     DeletePod,
     EnsureRollout,
     FinishRollout,
+    HandleFailure,
     PatchServicePorts,
     PatchTemplate,
     Plan,
@@ -30,7 +31,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'gitops_kd.plan' has no attribute {name!r}")
 
 __all__ = [
-    "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout",
+    "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout", "HandleFailure",
     "PatchServicePorts", "PatchTemplate", "Plan", "Refusal", "RunStep", "SetOnDelete", "Stall",
     "StartGate", "Wait", "plan",
 ]

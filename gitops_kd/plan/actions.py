@@ -305,6 +305,39 @@ class Stall:
 
 
 @dataclass(frozen=True)
+class HandleFailure:
+    """Apply the app's failurePolicy to a Stalled rollout, once per offending ``commit``.
+
+    Always: record status.failure {commit, reason, policy, handledAt} in the KDRollout, an Event and a
+    metric naming the commit to revert. With ``revert`` (failurePolicy revert-commit, an upgrade that
+    failed on a pod/hook/gate and that the app allows to go back from): push a revert commit of
+    ``commit`` to the Git branch (source/revert.py) and record it as status.failure.revertCommit.
+    ``note`` says why a revert-commit policy did not revert ("" otherwise).
+    """
+
+    namespace: str
+    cluster: str
+    app: str
+    commit: str
+    policy: str
+    reason: str
+    message: str
+    target_version: str = ""
+    from_version: str | None = None
+    revert: bool = False
+    note: str = ""
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+    def describe(self) -> str:
+        what = f"push a revert of commit {self.commit[:12]}" if self.revert else \
+            f"halt (revert commit {self.commit[:12]} to roll back)"
+        return f"failure policy {self.policy} for {self.namespace}/{self.cluster} ({self.reason}): {what}"
+
+
+@dataclass(frozen=True)
 class Wait:
     """Nothing to do for ``cluster`` ((namespace, name), or None) until it changes or time passes."""
 
@@ -326,7 +359,7 @@ class Wait:
 
 
 Action = Union[ApplyApp, ApplyCluster, EnsureRollout, SetOnDelete, PatchTemplate, PatchServicePorts,
-               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, Stall, Wait]
+               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, Stall, HandleFailure, Wait]
 
 
 # Refusal, Plan and plan_of live in plan/result.py; re-exported here (the executor imports them from here).
@@ -335,6 +368,6 @@ from gitops_kd.plan.result import Plan, Refusal, plan_of  # noqa: E402
 __all__ = [
     "ADOPT", "DOWNGRADE", "HOOK_STEP", "MIGRATE_STEP", "UPGRADE",
     "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout",
-    "PatchServicePorts", "PatchTemplate", "Plan", "Refusal", "RunStep", "SetOnDelete", "Stall",
+    "HandleFailure", "PatchServicePorts", "PatchTemplate", "Plan", "Refusal", "RunStep", "SetOnDelete", "Stall",
     "StartGate", "Wait", "plan_of",
 ]

@@ -3,9 +3,10 @@
 Order: the KDRollouts of clusters whose app version changes (recording the version being left while the
 live KDApp still shows it), the KDApps, KDCluster creations and spec updates, then per cluster (by wave,
 namespace, name): SetOnDelete and PatchTemplate of every role, member Service ports, then the pod phase
-(plan/pods.py) and FinishRollout. A cluster waits while a cluster of the same app in a lower
-gitops-kd.io/wave is still rolling out (or stalled). Wait actions come last, so ``Plan.next()`` is
-real work when any exists.
+(plan/pods.py) and FinishRollout. A cluster heading for a new version waits while a cluster of the same
+app in a lower gitops-kd.io/wave is not Ready at the target or has not soaked yet (plan/waves.py). A
+Stalled rollout gets only its failure policy (plan/failure.py). Wait actions come last, so
+``Plan.next()`` is real work when any exists.
 Any refusal from the diff refuses the whole plan.
 """
 
@@ -15,7 +16,7 @@ from datetime import datetime
 
 from gitops_kd.diff.engine import app_manifest, cluster_manifest, diff
 from gitops_kd.diff.model import ClusterDiff, Transition
-from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedRollout, ObservedState
+from gitops_kd.observe.model import ON_DELETE, PHASE_IDLE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
     Action,
     ApplyApp,
@@ -25,26 +26,38 @@ from gitops_kd.plan.actions import (
     PatchServicePorts,
     PatchTemplate,
     Plan,
+    Refusal,
     SetOnDelete,
     Wait,
 )
+from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
+from gitops_kd.plan.waves import SOAK_ANNOTATION, WaveMember, blocked, members_by_app, ready_since, soak_seconds
 from gitops_kd.render.compare import template_patch
 from gitops_kd.render.template import owned_template
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec.model import KDApp, KDCluster
 from gitops_kd.spec.upgrade import order_roles
 
+Key = tuple[str, str]
 
-def plan(desired: DesiredState, observed: ObservedState, *, now: datetime) -> Plan:
-    """The plan for the whole desired state. ``now`` is the only clock (timeouts, gate periods)."""
+
+def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_soak_seconds: float = 0.0) -> Plan:
+    """The plan for the whole desired state. ``now`` is the only clock (timeouts, gate periods, soak);
+    ``wave_soak_seconds`` is how long a wave must have been Ready before the next wave starts (a cluster's
+    gitops-kd.io/wave-soak-seconds annotation overrides it)."""
     report = diff(desired, observed)
     if report.refused:
         return Plan((), report.refusals)
+    soaks, bad = _soaks(desired, wave_soak_seconds)
+    if bad:
+        return Plan((), tuple(bad))
     rollouts: list[Action] = []
     clusters: list[Action] = []
-    steps: list[Action] = []
-    busy_wave: dict[tuple[str, str], int] = {}  # app -> lowest wave with a cluster still rolling out
+    failures: list[Action] = []
+    found_steps: dict[Key, list[Action]] = {}
+    moving: set[Key] = set()  # clusters heading for a version they are not Ready at yet (wave-gated)
+    members: dict[Key, tuple[Key, WaveMember]] = {}
     for key in sorted(desired.clusters, key=lambda k: (desired.clusters[k].wave, k)):
         cdiff = report.cluster(key)
         if cdiff is None:
@@ -52,27 +65,62 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime) -> Pl
         if not cdiff.exists or cdiff.needs_apply:
             clusters.append(ApplyCluster(key[0], key[1], cluster_manifest(desired.clusters[key], key),
                                          create=not cdiff.exists))
-        live = observed.clusters.get(key)
-        if live is None or cdiff.app is None or cdiff.transition is None:
+        if cdiff.app is None:
             continue
         wave = desired.clusters[key].wave
-        ensure = _ensure_rollout(desired, live, cdiff.transition, desired.apps[cdiff.app].name)
+        live = observed.clusters.get(key)
+        if live is None or cdiff.transition is None:
+            members[key] = (cdiff.app, WaveMember(key, wave, None, soaks[key]))
+            continue
+        t = cdiff.transition
+        app_name = desired.apps[cdiff.app].name
+        ensure = _ensure_rollout(desired, live, t, app_name)
         if ensure is not None:
             rollouts.append(ensure)
         elif live.rollout is not None and live.rollout.stalled:
-            busy_wave.setdefault(cdiff.app, wave)
+            members[key] = (cdiff.app, WaveMember(key, wave, None, soaks[key]))
+            handle = failure_action(app_name, live, t)
+            if handle is not None:
+                failures.append(handle)
             continue  # stalled until the desired state changes (new target or commit)
         found = cluster_steps(desired.apps[cdiff.app], desired.clusters[key], live, cdiff, ensure, now)
-        if found or ensure is not None:
-            earlier = busy_wave.setdefault(cdiff.app, wave)
-            if earlier < wave:
-                found = [Wait(f"clusters of app {cdiff.app[1]} in wave {earlier} to finish first", POLL_SECONDS,
-                              key)]
+        settled = ready_since(live, t.target_version) if not found and ensure is None else None
+        members[key] = (cdiff.app, WaveMember(key, wave, settled, soaks[key]))
+        if ensure is not None or ready_since(live, t.target_version) is None and _heading(live, t.target_version):
+            moving.add(key)
+        found_steps[key] = found
+    steps: list[Action] = []
+    by_app = members_by_app(members)
+    for key, found in found_steps.items():
+        app_key, member = members[key]
+        block = blocked(member.wave, by_app[app_key], app_key[1], now) if key in moving else None
+        if block is not None and found:
+            found = [Wait(block.reason, block.requeue_after, key)]
         steps += found
     apps = [ApplyApp(k[0], k[1], app_manifest(desired.apps[k], k), desired.apps[k].version)
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
-    actions = rollouts + apps + clusters + steps
+    actions = rollouts + apps + clusters + failures + steps
     return Plan(tuple([a for a in actions if not isinstance(a, Wait)] + [a for a in actions if isinstance(a, Wait)]))
+
+
+def _heading(live: ObservedCluster, target: str) -> bool:
+    """True while the cluster's rollout is not finished at ``target`` (a version change in progress)."""
+    ro = live.rollout
+    return ro is None or ro.phase != PHASE_IDLE or ro.app_version != target
+
+
+def _soaks(desired: DesiredState, default: float) -> tuple[dict[Key, float], list[Refusal]]:
+    """Each desired cluster's soak; a bad gitops-kd.io/wave-soak-seconds annotation is a refusal."""
+    soaks: dict[Key, float] = {}
+    bad: list[Refusal] = []
+    for key, cluster in desired.clusters.items():
+        try:
+            soaks[key] = soak_seconds(cluster, default)
+        except ValueError:
+            bad.append(Refusal(cluster.source, f"metadata.annotations[{SOAK_ANNOTATION}]",
+                               "must be a number of seconds >= 0"))
+            soaks[key] = default
+    return soaks, bad
 
 
 def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition, app_name: str) -> EnsureRollout | None:

@@ -77,6 +77,11 @@ class GitSource:
         return self._applied
 
     @property
+    def lock(self) -> threading.RLock:
+        """The source's lock (held by every public method); source/revert.py holds it while it pushes."""
+        return self._lock  # type: ignore[return-value]
+
+    @property
     def last_good(self) -> DesiredState | None:
         """The desired state of the last accepted commit, or None if none was accepted yet."""
         return self._last_good

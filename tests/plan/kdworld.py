@@ -180,7 +180,9 @@ class FakeCluster:
             a.cluster, a.namespace, old.uid if old else "uid-ro", (old.generation + 1) if old else 1, a.target_version,
             a.from_version, a.commit, a.target_version if adopt else (old.app_version if old else a.from_version),
             phase, from_upgrade=UpgradeSpec.from_annotation(a.from_stanza) if a.from_stanza else None,
-            direction=a.direction)))
+            direction=a.direction,
+            conditions=({"type": "Ready", "status": "True" if adopt else "False",
+                         "lastTransitionTime": self.now.strftime("%Y-%m-%dT%H:%M:%SZ")},))))
 
     def _SetOnDelete(self, a: A.SetOnDelete) -> None:
         c = self.cluster(a.cluster_key)
@@ -234,11 +236,18 @@ class FakeCluster:
             self.put(self._progress(c, a.pod, gate_passed=True))
 
     def _FinishRollout(self, a: A.FinishRollout) -> None:
+        ready = {"type": "Ready", "status": "True", "lastTransitionTime": self.now.strftime("%Y-%m-%dT%H:%M:%SZ")}
         self.put(with_rollout(self.cluster(a.cluster_key), phase="Idle", app_version=a.version, current_pod=None,
-                              gate_started_at=None))
+                              gate_started_at=None, conditions=(ready,)))
 
     def _Stall(self, a: A.Stall) -> None:
         self.put(with_rollout(self.cluster(a.cluster_key), phase="Stalled", stalled_reason=a.reason))
+
+    def _HandleFailure(self, a: A.HandleFailure) -> None:
+        c = self.cluster(a.cluster_key)
+        raw = thaw(c.rollout.raw) if c.rollout.raw else {}
+        raw.setdefault("status", {})["failure"] = {"commit": a.commit, "reason": a.reason, "policy": a.policy}
+        self.put(with_rollout(c, raw=raw))
 
     def _Wait(self, a: A.Wait) -> None:
         self.tick(a.requeue_after_seconds)

@@ -189,6 +189,10 @@ def test_stalled_rollout_stays_stalled_until_a_new_commit() -> None:
     want = desired(HELLO2, HELLO_DEV)
     world.apply(plan(want, world.state, now=world.now + timedelta(seconds=400)).next())  # Stall
     assert world.cluster(KEY).rollout.phase == "Stalled"
+    halt = plan(want, world.state, now=world.now + timedelta(days=1))
+    assert [type(a).__name__ for a in halt.actions] == ["HandleFailure"]  # once: the failure policy (halt)
+    assert halt.next().policy == "halt" and halt.next().commit == "c1" and not halt.next().revert
+    world.apply(halt.next())
     assert plan(want, world.state, now=world.now + timedelta(days=1)).empty
     retry = plan(desired(HELLO2, HELLO_DEV, commit="c2"), world.state, now=world.now)
     assert isinstance(retry.next(), A.EnsureRollout) and retry.next().commit == "c2"

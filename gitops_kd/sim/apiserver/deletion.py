@@ -166,22 +166,26 @@ class Deleter:
         finally:
             self._draining = False
 
-    def _objects(self) -> list[tuple[ResourceType, dict[str, Any]]]:
+    def _load(self, keys: list[tuple[str, str, str, str]]) -> list[tuple[ResourceType, dict[str, Any]]]:
         out = []
-        for group, plural, ns, name in self.store.keys():
+        for group, plural, ns, name in keys:
             rt = self._rt(group, plural)
             obj = self.store.read(group, plural, ns, name)
             if rt is not None and obj is not None:
                 out.append((rt, self.api._out(rt, obj)))
         return out
 
+    def _dependents(self, owner_uid: str) -> list[tuple[ResourceType, dict[str, Any]]]:
+        return self._load([k for k, _ in self.store.scan(lambda k, o: owner_uid in owner_uids(o))])
+
     def _collect(self, owner_uid: str) -> None:
         """Background GC: dependents of a removed owner lose the reference, or are deleted if it was the last."""
-        live = {str(meta(o).get("uid")) for _, o in self._objects()}
-        for rt, obj in self._objects():
+        dependents = self._dependents(owner_uid)
+        if not dependents:
+            return
+        live = {uid for _, uid in self.store.scan(lambda k, o: str((o.get("metadata") or {}).get("uid") or ""))}
+        for rt, obj in dependents:
             uids = owner_uids(obj)
-            if owner_uid not in uids:
-                continue
             if any(u in live for u in uids if u != owner_uid):
                 meta(obj)["ownerReferences"] = [r for r in meta(obj)["ownerReferences"] if r.get("uid") != owner_uid]
                 self.store.write(rt.group, rt.plural, obj)
@@ -197,32 +201,34 @@ class Deleter:
                 log.warning("garbage collector could not delete %s %s: %s", rt.plural, meta(obj)["name"], exc)
 
     def _delete_dependents(self, owner_uid: str) -> None:
-        for rt, obj in self._objects():
-            if owner_uid in owner_uids(obj):
-                self._safe_delete(rt, obj, "Background")
+        for rt, obj in self._dependents(owner_uid):
+            self._safe_delete(rt, obj, "Background")
 
     def _orphan_dependents(self, owner_uid: str) -> None:
-        for rt, obj in self._objects():
-            if owner_uid in owner_uids(obj):
-                meta(obj)["ownerReferences"] = [r for r in meta(obj)["ownerReferences"] if r.get("uid") != owner_uid]
-                if not meta(obj)["ownerReferences"]:
-                    meta(obj).pop("ownerReferences")
-                self.store.write(rt.group, rt.plural, obj)
+        for rt, obj in self._dependents(owner_uid):
+            meta(obj)["ownerReferences"] = [r for r in meta(obj)["ownerReferences"] if r.get("uid") != owner_uid]
+            if not meta(obj)["ownerReferences"]:
+                meta(obj).pop("ownerReferences")
+            self.store.write(rt.group, rt.plural, obj)
 
     def _release_foreground(self) -> None:
         """Owners in foreground deletion with no dependents left lose the foregroundDeletion finalizer."""
-        objects = self._objects()
-        referenced = {u for _, o in objects for u in owner_uids(o)}
-        for rt, obj in objects:
+        waiting = self._load([k for k, _ in self.store.scan(
+            lambda k, o: (o.get("metadata") or {}).get("deletionTimestamp")
+            and FOREGROUND in ((o.get("metadata") or {}).get("finalizers") or []))])
+        if not waiting:
+            return
+        referenced = {u for _, uids in self.store.scan(lambda k, o: owner_uids(o)) for u in uids}
+        for rt, obj in waiting:
             m = meta(obj)
-            if m.get("deletionTimestamp") and FOREGROUND in (m.get("finalizers") or []) \
-                    and str(m.get("uid")) not in referenced:
-                m["finalizers"] = [f for f in m["finalizers"] if f != FOREGROUND]
-                if not m["finalizers"]:
-                    m.pop("finalizers")
-                    self._remove(rt, obj)
-                else:
-                    self.store.write(rt.group, rt.plural, obj)
+            if str(m.get("uid")) in referenced:
+                continue
+            m["finalizers"] = [f for f in m["finalizers"] if f != FOREGROUND]
+            if not m["finalizers"]:
+                m.pop("finalizers")
+                self._remove(rt, obj)
+            else:
+                self.store.write(rt.group, rt.plural, obj)
 
     def _remove_crd_contents(self, crd: dict[str, Any]) -> None:
         spec = crd.get("spec") or {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -27,7 +28,7 @@ class ApiServer:
     """A Kubernetes API server emulator bound to 127.0.0.1 (port 0 = ephemeral), HTTPS by default."""
 
     def __init__(self, state_dir: Path | None = None, *, port: int = 0, use_tls: bool = True,
-                 bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0, history_limit: int = 20000) -> None:
+                 bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0, history_limit: int = 5000) -> None:
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.port = port
         self.use_tls = use_tls
@@ -48,6 +49,7 @@ class ApiServer:
         self._ready = threading.Event()
         self._startup_error: BaseException | None = None
         self._saver: persistence.Saver | None = None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> "ApiServer":
@@ -84,6 +86,9 @@ class ApiServer:
         if self._saver is not None:
             self._saver.stop()
             self._saver = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
 
     def _run(self) -> None:
         loop = asyncio.new_event_loop()
@@ -128,8 +133,8 @@ class ApiServer:
     def _pki_dir(self) -> Path:
         if self.state_dir is not None:
             return self.state_dir / "pki"
-        import tempfile
-        self._tmp = tempfile.TemporaryDirectory(prefix="gitops-kd-apiserver-")
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="gitops-kd-apiserver-")
         return Path(self._tmp.name)
 
     def _schedule(self, delay: float, fn: Callable[[], None]) -> None:

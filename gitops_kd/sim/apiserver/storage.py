@@ -36,7 +36,7 @@ def group_of(api_version: str) -> str:
 class Store:
     """The cluster state. Every write gets the next global resourceVersion and is broadcast to subscribers."""
 
-    def __init__(self, history_limit: int = 20000) -> None:
+    def __init__(self, history_limit: int = 5000) -> None:
         self.lock = threading.RLock()
         self._objects: dict[Key, dict[str, Any]] = {}
         self._rv = 0
@@ -63,6 +63,16 @@ class Store:
             keys = sorted(k for k in self._objects
                           if k[0] == group and k[1] == plural and (namespace is None or k[2] == namespace))
             return [copy.deepcopy(self._objects[k]) for k in keys]
+
+    def scan(self, fn: Callable[[Key, dict[str, Any]], Any]) -> list[tuple[Key, Any]]:
+        """(key, fn(key, obj)) for every object where fn returns a truthy value; `obj` must not be modified."""
+        with self.lock:
+            out = []
+            for key, obj in self._objects.items():
+                value = fn(key, obj)
+                if value:
+                    out.append((key, value))
+            return out
 
     def keys(self) -> list[Key]:
         with self.lock:

@@ -56,15 +56,20 @@ class WatchHub:
         with self._lock:
             watches = list(self._open)
         for loop, queue in watches:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, _DROP)
-            except RuntimeError:
-                pass
+            _deliver(loop, queue, _DROP)
         return len(watches)
 
     def count(self) -> int:
         with self._lock:
             return len(self._open)
+
+
+def _deliver(loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[Any], item: Any) -> None:
+    """Hand an event to a watch on the server loop (from any thread); a closed loop drops it."""
+    try:
+        loop.call_soon_threadsafe(queue.put_nowait, item)
+    except RuntimeError:
+        pass
 
 
 def _frame(event_type: str, obj: dict[str, Any], wr: WatchRequest) -> bytes:
@@ -123,7 +128,7 @@ async def serve(request: web.Request, wr: WatchRequest, store: Store, hub: Watch
             initial = [o for o in initial if matches(o, labels, fields)]
             since = store.resource_version
         try:
-            backlog, unsubscribe = store.subscribe(since, lambda ev: loop.call_soon_threadsafe(queue.put_nowait, ev))
+            backlog, unsubscribe = store.subscribe(since, lambda ev: _deliver(loop, queue, ev))
         except errors.ApiError as exc:
             error, backlog = exc, []
         start_rv = store.resource_version

@@ -1,0 +1,97 @@
+"""History entries of one KDRollout: its finished attempts (status.history) plus the current one (pure).
+
+status.history entries are written by the executor: ``{version, fromVersion, commit, startedAt,
+finishedAt, result}``; ``result`` is Succeeded (FinishRollout), or — for an attempt closed when a new
+target started (``closing_entry``) — Stalled, Reverted (gitops-kd pushed a revert of its commit) or
+Superseded (a new commit changed the target while it was still rolling out). The attempt in progress
+is not in status.history; ``entries_of`` adds it from the status (InProgress, Stalled or Reverted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SUCCEEDED, STALLED, REVERTED, SUPERSEDED, IN_PROGRESS = "Succeeded", "Stalled", "Reverted", "Superseded", "InProgress"
+_ACTIVE = ("Upgrading", "Downgrading", "Stalled")
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One version applied (or being applied) to one cluster. Times are RFC 3339 text as stored."""
+
+    namespace: str
+    cluster: str
+    app: str
+    version: str
+    from_version: str | None
+    commit: str | None
+    started: str | None
+    finished: str | None
+    result: str
+    revert_commit: str | None = None
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"namespace": self.namespace, "cluster": self.cluster, "app": self.app, "version": self.version,
+                "fromVersion": self.from_version, "commit": self.commit, "startedAt": self.started,
+                "finishedAt": self.finished, "result": self.result, "revertCommit": self.revert_commit,
+                "reason": self.reason}
+
+
+def _stalled_at(status: Mapping[str, Any]) -> str | None:
+    for cond in status.get("conditions") or ():
+        if cond.get("type") == "Stalled" and cond.get("status") == "True":
+            return cond.get("lastTransitionTime")
+    return None
+
+
+def _revert_of(status: Mapping[str, Any], commit: str | None) -> str | None:
+    failure = status.get("failure") or {}
+    if commit and failure.get("commit") == commit and failure.get("revertCommit"):
+        return str(failure["revertCommit"])
+    return None
+
+
+def closing_entry(status: Mapping[str, Any], spec: Mapping[str, Any], *, now: str) -> dict[str, Any] | None:
+    """The status.history entry closing the current attempt when a rollout to another target starts, or
+    None when there is no unfinished attempt (Idle, adoption). ``now`` is the RFC 3339 time."""
+    if status.get("phase") not in _ACTIVE or status.get("direction") not in ("upgrade", "downgrade"):
+        return None
+    commit = spec.get("commit")
+    revert = _revert_of(status, commit)
+    stalled = status.get("phase") == "Stalled"
+    result = REVERTED if revert else STALLED if stalled else SUPERSEDED
+    entry = {"version": spec.get("targetVersion"), "fromVersion": status.get("fromVersion"), "commit": commit,
+             "startedAt": status.get("startedAt"), "finishedAt": (_stalled_at(status) if stalled else None) or now,
+             "result": result}
+    if revert:
+        entry["revertCommit"] = revert
+    if stalled and status.get("stalledReason"):
+        entry["reason"] = status.get("stalledReason")
+    return entry
+
+
+def entries_of(rollout: Mapping[str, Any]) -> list[HistoryEntry]:
+    """Every entry of one KDRollout object, oldest first: status.history, then the attempt in progress."""
+    meta = rollout.get("metadata") or {}
+    spec = rollout.get("spec") or {}
+    status = rollout.get("status") or {}
+    ns, name, app = str(meta.get("namespace", "")), str(meta.get("name", "")), str(spec.get("app", ""))
+    out = [HistoryEntry(ns, name, app, str(h.get("version", "")), h.get("fromVersion"), h.get("commit"),
+                        h.get("startedAt"), h.get("finishedAt"), str(h.get("result", SUCCEEDED)),
+                        h.get("revertCommit"), h.get("reason"))
+           for h in status.get("history") or ()]
+    current = closing_entry(status, spec, now="")
+    if current is not None:
+        result = current["result"] if current["result"] != SUPERSEDED else IN_PROGRESS
+        out.append(HistoryEntry(ns, name, app, str(current["version"] or ""), current["fromVersion"], current["commit"],
+                                current["startedAt"], current["finishedAt"] or None, result,
+                                current.get("revertCommit"), current.get("reason")))
+    return out
+
+
+def sort_key(entry: HistoryEntry) -> tuple[str, str, str]:
+    """Newest-last order across clusters: by start time, then cluster."""
+    return (entry.started or entry.finished or "", entry.namespace, entry.cluster)

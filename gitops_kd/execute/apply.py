@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
@@ -13,21 +12,12 @@ from gitops_kd.plan.actions import ApplyApp, ApplyCluster
 from gitops_kd.status import events as ev
 
 log = logging.getLogger(__name__)
-
-
-def contains(live: Any, desired: Any) -> bool:
-    """True when every field of `desired` is in `live` with the same value (defaults the server added
-    to `live` are ignored); lists must match item by item."""
-    if isinstance(desired, Mapping):
-        return isinstance(live, Mapping) and all(k in live and contains(live[k], v) for k, v in desired.items())
-    if isinstance(desired, (list, tuple)):
-        return (isinstance(live, (list, tuple)) and len(live) == len(desired)
-                and all(contains(a, b) for a, b in zip(live, desired)))
-    return bool(live == desired)
+OWNED_PREFIX = "gitops-kd.io/"  # labels/annotations gitops-kd owns follow Git exactly; others are kept
 
 
 def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[str, Any], description: str,
            force_create: bool = False) -> tuple[Outcome, dict[str, Any] | None]:
+    """Create, or replace spec + gitops-kd's labels/annotations (a no-op when the live object has them)."""
     meta = body.setdefault("metadata", {})
     meta["namespace"], meta["name"] = namespace, name
     live = None if force_create else ctx.rest.get_or_none(KD_API, plural, namespace, name)
@@ -37,13 +27,16 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
         created = ctx.rest.create(KD_API, plural, namespace, body)
         return (Outcome(description, True, f"created {plural} {namespace}/{name}",
                         expect=(Expectation(plural, namespace, name, rv(created)),)), created)
-    want_meta = {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}
-    if contains(live.get("spec"), body.get("spec") or {}) and contains(live.get("metadata"), want_meta):
-        return Outcome(description, False, f"{plural} {namespace}/{name} already up to date"), None
-    new = dict(body)
     new_meta = dict(live.get("metadata") or {})
     for key in ("labels", "annotations"):
-        new_meta[key] = {**(new_meta.get(key) or {}), **(meta.get(key) or {})}
+        merged = {k: v for k, v in (new_meta.get(key) or {}).items() if not k.startswith(OWNED_PREFIX)}
+        merged.update(meta.get(key) or {})
+        new_meta[key] = merged
+    live_meta = live.get("metadata") or {}
+    if (live.get("spec") == body.get("spec") and (live_meta.get("labels") or {}) == new_meta["labels"]
+            and (live_meta.get("annotations") or {}) == new_meta["annotations"]):
+        return Outcome(description, False, f"{plural} {namespace}/{name} already up to date"), None
+    new = dict(body)
     new["metadata"] = new_meta
     if "status" in live:
         new["status"] = live["status"]

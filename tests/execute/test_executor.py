@@ -29,8 +29,8 @@ def test_set_on_delete_is_idempotent(hello: Any) -> None:
     live = rest.get("apps/v1", "statefulsets", NS, sts)
     assert live["spec"]["updateStrategy"] == {"type": "OnDelete"}
     again = ex.execute(action)
-    assert not again.changed and rest.get("apps/v1", "statefulsets", NS, sts)["metadata"]["resourceVersion"] == \
-        live["metadata"]["resourceVersion"]
+    assert not again.changed and rest.get("apps/v1", "statefulsets", NS, sts)["metadata"]["generation"] == \
+        live["metadata"]["generation"]
     assert any("OnDelete" in e["message"] for e in events(rest, "UpdateStrategySet"))
 
 
@@ -100,3 +100,27 @@ def test_wait_is_a_noop(hello: Any) -> None:
     cluster, _rest, _obj = hello
     out = Executor(cluster.api_client()).execute(Wait("pod not Ready", 1.5, (NS, "hello-dev")))
     assert not out.changed and out.requeue_after == 1.5
+
+
+def test_apply_app_is_idempotent_and_owns_gitops_kd_annotations(hello: Any) -> None:
+    import yaml
+
+    from gitops_kd.plan.actions import ApplyApp
+    from tests.execute.conftest import ROOT
+
+    cluster, rest, _obj = hello
+    ex = Executor(cluster.api_client())
+    doc = yaml.safe_load((ROOT / "repo-template" / "apps" / "hello.yaml").read_text())
+    doc["metadata"] = {"name": "hello-copy", "namespace": NS, "annotations": {"gitops-kd.io/upgrade": "{}"}}
+    first = ex.execute(ApplyApp(NS, "hello-copy", doc, "1.0.0"))
+    assert first.changed and "created" in first.message
+    assert not ex.execute(ApplyApp(NS, "hello-copy", doc, "1.0.0")).changed
+    rest.patch("kubedirector.hpe.com/v1beta1", "kubedirectorapps", NS, "hello-copy",
+               {"metadata": {"annotations": {"someone.else/note": "kept"}}})
+    doc["metadata"]["annotations"] = {}
+    doc["spec"]["label"]["description"] = "changed in Git"
+    assert ex.execute(ApplyApp(NS, "hello-copy", doc, "1.0.0")).changed
+    live = rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", NS, "hello-copy")
+    assert live["metadata"]["annotations"] == {"someone.else/note": "kept"}
+    assert live["spec"]["label"]["description"] == "changed in Git"
+    assert not ex.execute(ApplyApp(NS, "hello-copy", doc, "1.0.0")).changed

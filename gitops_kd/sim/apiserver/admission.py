@@ -45,6 +45,20 @@ def default_object(rt: ResourceType, obj: dict[str, Any]) -> None:
         defaults.apply_defaults(rt.kind, rt.api_version, obj)
 
 
+def reject_unknown_fields(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """fieldValidation=Strict: 400 when a custom resource carries fields its schema does not declare."""
+    if not rt.custom or not rt.schema:
+        return
+    openapi = _module("gitops_kd.schema.openapi")
+    if openapi is None:
+        return
+    unknown = openapi.unknown_fields(rt.schema, obj)
+    if unknown:
+        fields = ", ".join(f'unknown field "{p}"' for p in unknown)
+        raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                                 f"strict decoding error: {fields}")
+
+
 def validate_object(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
     """Raise 422 Invalid when `obj` (create if `old` is None, else update) is not acceptable."""
     name = str((obj.get("metadata") or {}).get("name", ""))

@@ -125,21 +125,23 @@ class ResourceHandlers:
                 return json_response(to_table(rt, listing["items"], include_object=include,
                                               list_meta=listing["metadata"]))
             return json_response(listing)
-        dry_run = _dry_run(query)
+        dry_run, strict = _dry_run(query), query.get("fieldValidation") == "Strict"
         if verb == "create":
             if p.name:
                 raise errors.method_not_allowed()
-            return json_response(objects.create(rt, p.namespace, await _json_body(request), dry_run=dry_run), 201)
+            return json_response(objects.create(rt, p.namespace, await _json_body(request), dry_run=dry_run,
+                                                strict=strict), 201)
         if verb == "update":
             body = await _json_body(request)
-            return json_response(objects.update(rt, p.namespace, p.name or "", body, p.subresource, dry_run=dry_run))
+            return json_response(objects.update(rt, p.namespace, p.name or "", body, p.subresource, dry_run=dry_run,
+                                                strict=strict))
         if verb == "patch":
             ctype = request.content_type
             body_bytes = await request.read()
             if ctype == "application/apply-patch+yaml" and p.subresource:
                 raise errors.bad_request("server-side apply is not supported on subresources by the embedded cluster")
             return json_response(objects.patch(rt, p.namespace, p.name or "", body_bytes, ctype, p.subresource,
-                                               dry_run=dry_run))
+                                               dry_run=dry_run, strict=strict))
         if verb == "delete":
             options = await _json_body(request) if request.can_read_body else {}
             for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):

@@ -63,10 +63,12 @@ class ObjectApi:
 
     # -- create --------------------------------------------------------------------------------
     def create(self, rt: ResourceType, namespace: str | None, body: dict[str, Any], *,
-               dry_run: bool = False) -> dict[str, Any]:
+               dry_run: bool = False, strict: bool = False) -> dict[str, Any]:
         obj = copy.deepcopy(body)
         m = meta(obj)
         self._check_type(rt, obj)
+        if strict:
+            admission.reject_unknown_fields(rt, obj)
         ns = self._ns(rt, namespace)
         if rt.namespaced:
             if m.get("namespace") and ns and m["namespace"] != ns:
@@ -198,9 +200,11 @@ class ObjectApi:
 
     # -- update / patch ------------------------------------------------------------------------
     def update(self, rt: ResourceType, namespace: str | None, name: str, body: dict[str, Any],
-               subresource: str | None = None, *, dry_run: bool = False) -> dict[str, Any]:
+               subresource: str | None = None, *, dry_run: bool = False, strict: bool = False) -> dict[str, Any]:
         new = copy.deepcopy(body)
         self._check_type(rt, new)
+        if strict:
+            admission.reject_unknown_fields(rt, new)
         nm = meta(new)
         if nm.get("name") and nm["name"] != name:
             raise errors.bad_request(f"the name of the object ({nm['name']}) does not match the name on the URL "
@@ -260,23 +264,23 @@ class ObjectApi:
             return stored
 
     def patch(self, rt: ResourceType, namespace: str | None, name: str, body: bytes, content_type: str,
-              subresource: str | None = None, *, dry_run: bool = False) -> dict[str, Any]:
+              subresource: str | None = None, *, dry_run: bool = False, strict: bool = False) -> dict[str, Any]:
         if content_type == "application/apply-patch+yaml":
-            return self._apply(rt, namespace, name, body, dry_run)
+            return self._apply(rt, namespace, name, body, dry_run, strict)
         with self.store.lock:
             old = self.read(rt, namespace, name)
             patched = admission.patch_object(old, body, content_type, rt)
-            return self.update(rt, namespace, name, patched, subresource, dry_run=dry_run)
+            return self.update(rt, namespace, name, patched, subresource, dry_run=dry_run, strict=strict)
 
     def _apply(self, rt: ResourceType, namespace: str | None, name: str, body: bytes,
-               dry_run: bool) -> dict[str, Any]:
+               dry_run: bool, strict: bool) -> dict[str, Any]:
         """Server-side apply, approximated: create when absent, else merge the applied config (no field owners)."""
         with self.store.lock:
             if self.store.read(rt.group, rt.plural, self._ns(rt, namespace), name) is not None:
                 old = self.read(rt, namespace, name)
                 return self.update(rt, namespace, name,
                                    admission.patch_object(old, body, "application/apply-patch+yaml", rt),
-                                   dry_run=dry_run)
+                                   dry_run=dry_run, strict=strict)
             try:
                 doc = yaml.safe_load(body.decode("utf-8"))
             except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -284,7 +288,7 @@ class ObjectApi:
             if not isinstance(doc, dict):
                 raise errors.bad_request("error decoding YAML: the body is not an object")
             meta(doc)["name"] = name
-            return self.create(rt, namespace, doc, dry_run=dry_run)
+            return self.create(rt, namespace, doc, dry_run=dry_run, strict=strict)
 
 
 def matches(obj: dict[str, Any], labels: Any, fields: Any) -> bool:

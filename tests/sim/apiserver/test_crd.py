@@ -124,3 +124,15 @@ def test_strategic_merge_patch_on_custom_resource_is_415(api: kubernetes.client.
     assert proc.returncode != 0 and ("UnsupportedMediaType" in proc.stderr or "unknown format" in proc.stderr)
     kubectl("patch", "kdcluster", "p", "-n", ns, "--type=merge", "-p", '{"spec":{"app":"other"}}')
     assert kubectl_json(kubectl, "get", "kdcluster", "p", "-n", ns)["spec"]["app"] == "other"
+
+
+def test_kubectl_strict_field_validation_on_custom_resources(kubectl: Kubectl, ns: str) -> None:
+    doc = ('{"apiVersion":"kubedirector.hpe.com/v1beta1","kind":"KubeDirectorCluster","metadata":{"name":"typo"},'
+           '"spec":{"app":"centos7x","rolez":[],"roles":[{"id":"r","members":1,"resources":{"limits":{"cpu":"1","memory":"1Gi"},"requests":{"cpu":"1","memory":"1Gi"}}}]}}')
+    proc = kubectl("apply", "-n", ns, "-f", "-", input=doc, check=False)
+    assert proc.returncode != 0
+    assert ('KubeDirectorCluster in version "v1beta1" cannot be handled as a KubeDirectorCluster: strict decoding '
+            'error: unknown field "spec.rolez"') in proc.stderr
+    # With validation off the field is pruned, as the real server does.
+    kubectl("apply", "-n", ns, "--validate=false", "-f", "-", input=doc)
+    assert "rolez" not in kubectl_json(kubectl, "get", "kdcluster", "typo", "-n", ns)["spec"]

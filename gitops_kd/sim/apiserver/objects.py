@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import base64
 import copy
-import ipaddress
 import json
-import threading
 from typing import Any, Callable
 
 import yaml
 
 from gitops_kd.sim import errors
-from gitops_kd.sim.apiserver import admission
+from gitops_kd.sim.apiserver import admission, kinds
 from gitops_kd.sim.apiserver.meta import body_of, generated_name, meta, new_uid, now, same_ignoring_rv
 from gitops_kd.sim.apiserver.registry import Registry
 from gitops_kd.sim.apiserver.resources import CRD_GROUP, CRD_PLURAL, ResourceType
 from gitops_kd.sim.apiserver.storage import Store
-
-_SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
-
 
 class ObjectApi:
     """The API verbs on stored objects, with kube-apiserver's metadata and subresource rules."""
@@ -27,7 +22,6 @@ class ObjectApi:
     def __init__(self, store: Store, registry: Registry) -> None:
         self.store = store
         self.registry = registry
-        self._ip_lock = threading.Lock()
         # Hook called after an update removed the last finalizer of an object being deleted.
         self.on_finalized: Callable[[ResourceType, dict[str, Any]], None] = lambda rt, obj: None
 
@@ -98,10 +92,12 @@ class ObjectApi:
                 m.pop("generation", None)
             if rt.has_status():
                 obj.pop("status", None)
-            self._prepare_create(rt, obj)
+            kinds.prepare_create(rt, obj)
+            kinds.convert(rt, obj)
             admission.default_object(rt, obj)
             admission.validate_object(rt, obj, None)
-            self._allocate_cluster_ip(rt, obj)
+            if rt.group == "" and rt.plural == "services":
+                kinds.allocate_cluster_ip(rt, obj, self.store.read_all("", "services"))
             self._out(rt, obj)
             if dry_run:
                 return obj
@@ -124,50 +120,6 @@ class ObjectApi:
                                      f"API version ({rt.api_version})")
         if kind and kind != rt.kind:
             raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})")
-
-    def _prepare_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
-        if rt.group == "" and rt.plural == "pods":
-            obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
-        elif rt.group == "" and rt.plural == "namespaces":
-            obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
-            obj["status"] = {"phase": "Active"}
-            meta(obj).setdefault("labels", {})["kubernetes.io/metadata.name"] = meta(obj)["name"]
-        elif rt.group == "" and rt.plural == "persistentvolumeclaims":
-            obj["status"] = {"phase": "Pending"}
-        elif rt.group == CRD_GROUP and rt.plural == CRD_PLURAL:
-            names = (obj.get("spec") or {}).get("names") or {}
-            obj["status"] = {
-                "acceptedNames": copy.deepcopy(names),
-                "storedVersions": [v.get("name") for v in (obj.get("spec") or {}).get("versions") or []
-                                   if v.get("storage")],
-                "conditions": [
-                    {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                     "message": "no conflicts found", "lastTransitionTime": now()},
-                    {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                     "message": "the initial names have been accepted", "lastTransitionTime": now()}]}
-
-    def _allocate_cluster_ip(self, rt: ResourceType, obj: dict[str, Any]) -> None:
-        if rt.group != "" or rt.plural != "services":
-            return
-        spec = obj.setdefault("spec", {})
-        if spec.get("type") == "ExternalName" or spec.get("clusterIP") == "None":
-            if spec.get("clusterIP") == "None":
-                spec["clusterIPs"] = ["None"]
-            return
-        if spec.get("clusterIP"):
-            spec.setdefault("clusterIPs", [spec["clusterIP"]])
-            return
-        used = {str(((o.get("spec") or {}).get("clusterIP"))) for o in self.store.read_all("", "services")}
-        for host in _SERVICE_NET.hosts():
-            ip = str(host)
-            if int(host) - int(_SERVICE_NET.network_address) < 10 or ip in used:
-                continue
-            spec["clusterIP"] = ip
-            spec["clusterIPs"] = [ip]
-            spec.setdefault("ipFamilies", ["IPv4"])
-            spec.setdefault("ipFamilyPolicy", "SingleStack")
-            return
-        raise errors.internal("failed to allocate a serviceIP: range is full")
 
     def _after_write(self, rt: ResourceType, stored: dict[str, Any]) -> None:
         if rt.group == CRD_GROUP and rt.plural == CRD_PLURAL:
@@ -237,6 +189,7 @@ class ObjectApi:
                         new["status"] = copy.deepcopy(old["status"])
                     else:
                         new.pop("status", None)
+                kinds.convert(rt, new)
                 admission.default_object(rt, new)
                 if rt.has_generation and (body_of(new, without_status=rt.has_status())
                                           != body_of(old, without_status=rt.has_status())):

@@ -157,3 +157,10 @@ def test_in_process_store(cluster: EmbeddedCluster, api: kubernetes.client.ApiCl
     assert got is not None and got["metadata"]["labels"] == {"x": "1"} and got["apiVersion"] == "v1"
     assert [o["metadata"]["name"] for o in cluster.store.list("v1", "configmaps", ns, labels={"x": "1"})] == ["s"]
     assert cluster.store.get("v1", "configmaps", ns, "absent") is None
+
+
+def test_secret_string_data_becomes_data(api: kubernetes.client.ApiClient, ns: str) -> None:
+    core = kubernetes.client.CoreV1Api(api)
+    made = core.create_namespaced_secret(ns, {"metadata": {"name": "s"}, "data": {"a": "YQ=="},
+                                              "stringData": {"b": "bee"}})
+    assert made.data == {"a": "YQ==", "b": "YmVl"} and made.string_data is None and made.type == "Opaque"

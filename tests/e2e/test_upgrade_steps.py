@@ -6,6 +6,11 @@ These need pods/exec into KubeDirector's app container on the embedded node; whe
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests.e2e.harness import E2E, PodWatch, exec_unavailable, hello_app, wait_for
@@ -87,21 +92,38 @@ def test_gate_holds_the_next_pod_until_it_passes(e2e: E2E) -> None:
     assert watch.max_down == 1
 
 
-def test_controller_restart_mid_upgrade_never_reruns_a_done_hook(e2e: E2E) -> None:
+def test_controller_killed_mid_upgrade_never_reruns_a_done_hook(e2e: E2E) -> None:
+    """`gitops-kd run` is SIGKILLed once the first pod is replaced and its hook ran; a new process finishes."""
     roles = start_with_exec(e2e)
+    e2e.stop_controller()  # from here on the controller is a real process that can be killed
     everyone = roles["controller"] + roles["worker"]
     watch = PodWatch(e2e.rest, "hello-dev", expected=3)
     stanza = gated_stanza("echo hook-ran >> /var/lib/hello/hook.log")
     stanza.pop("gate")
     e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=stanza)}, "hello 2.0.0 with a counting hook")
     ctl = roles["controller"][0]
-    wait_for("the controller pod's hook done", lambda: (((e2e.rollout() or {}).get("status") or {}).get("pods") or {})
-             .get(ctl, {}).get("hookDone"), 60)
-    e2e.stop_controller()
-    e2e.start_controller()
-    e2e.wait_ready_at("2.0.0", timeout=90)
+    first = run_process(e2e)
+    try:
+        wait_for("the controller pod's hook done", lambda: (((e2e.rollout() or {}).get("status") or {}).get("pods")
+                                                           or {}).get(ctl, {}).get("hookDone"), 60, 0.02)
+    finally:
+        first.kill()
+        first.wait(30)
+    second = run_process(e2e)
+    try:
+        e2e.wait_ready_at("2.0.0", timeout=90)
+    finally:
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(60) == 0
     watch.stop()
     for pod in everyone:
         assert e2e.sh(pod, "cat /var/lib/hello/hook.log") == "hook-ran\n", pod
     assert watch.max_down == 1
     assert [n for n, _r, _t in watch.deleted] == [ctl, roles["worker"][1], roles["worker"][0]]
+
+
+def run_process(e2e: E2E) -> subprocess.Popen[bytes]:
+    cli = str(Path(sys.executable).parent / "gitops-kd")
+    return subprocess.Popen([cli, "run", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig),
+                             "--interval", "0.5", "--listen", "off", "--cache-dir", str(e2e.tmp / "proc-cache"),
+                             "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

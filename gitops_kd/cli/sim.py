@@ -41,13 +41,14 @@ def serve(state_dir: Path, port: int, kubeconfig_copy: Path | None, controllers:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     cluster = EmbeddedCluster(state_dir, controllers=controllers, port=port, use_tls=not plain_http)
     try:
         cluster.start()
-    except OSError as exc:
+    except (OSError, RuntimeError) as exc:
         raise click.ClickException(f"cannot serve on 127.0.0.1:{port}: {exc}") from exc
+    except ValueError as exc:  # a corrupt saved state names its file
+        raise click.ClickException(str(exc)) from exc
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         path = cluster.kubeconfig
         if kubeconfig_copy is not None:
@@ -62,6 +63,8 @@ def serve(state_dir: Path, port: int, kubeconfig_copy: Path | None, controllers:
             pass
     finally:
         cluster.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     click.echo("stopped", err=True)
 
 

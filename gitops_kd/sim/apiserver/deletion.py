@@ -128,6 +128,15 @@ class Deleter:
         else:
             self.schedule(min(grace, self.pod_grace_cap), finish)
 
+    def resume(self) -> None:
+        """After a restart: finish the graceful deletions of pods whose timers were lost."""
+        rt = self._rt("", "pods")
+        if rt is None:
+            return
+        for pod_rt, pod in self._load([k for k, _ in self.store.scan(
+                lambda k, o: k[1] == "pods" and k[0] == "" and (o.get("metadata") or {}).get("deletionTimestamp"))]):
+            self._schedule_pod_removal(pod_rt, pod, float(meta(pod).get("deletionGracePeriodSeconds") or 0))
+
     def delete_collection(self, rt: ResourceType, namespace: str | None, *, label_selector: str | None,
                           field_selector: str | None, options: dict[str, Any] | None) -> list[dict[str, Any]]:
         listing = self.api.list(rt, namespace, label_selector=label_selector, field_selector=field_selector)

@@ -68,6 +68,7 @@ class ApiServer:
                 from self._startup_error
         if not self.url:
             raise RuntimeError("embedded API server did not start within 30s")
+        self.deleter.resume()
         if self.state_dir is not None:
             self._saver = persistence.Saver(self.store, self.state_dir)
             self._saver.start()

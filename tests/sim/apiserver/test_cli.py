@@ -41,3 +41,12 @@ def test_serve_until_interrupted(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert (tmp_path / "state" / "store.json").is_file()
     assert oct(os.stat(copy).st_mode & 0o777) == "0o600"
+
+
+def test_serve_refuses_a_corrupt_state(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "store.json").write_text("{not json", encoding="utf-8")
+    result = CliRunner().invoke(main, ["sim", "serve", "--state-dir", str(state), "--no-controllers"])
+    assert result.exit_code == 1
+    assert f"{state / 'store.json'}: not a saved cluster state" in result.output

@@ -87,11 +87,15 @@ def test_drop_watches(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient
 
 def test_restart_keeps_state_and_resource_versions(tmp_path: Path) -> None:
     state = tmp_path / "state"
-    with EmbeddedCluster(state, controllers=False) as first:
+    with EmbeddedCluster(state, controllers=False, pod_grace_cap=3600) as first:
         client = first.api_client()
         core = kubernetes.client.CoreV1Api(client)
         core.create_namespace({"metadata": {"name": "keep"}})
         made = core.create_namespaced_config_map("keep", {"metadata": {"name": "kept"}, "data": {"a": "1"}})
+        core.create_namespaced_pod("keep", {"metadata": {"name": "p"}, "spec": {
+            "nodeName": "node-1", "containers": [{"name": "c", "image": "busybox"}]}})
+        core.delete_namespaced_pod("p", "keep", grace_period_seconds=3600)
+        assert core.read_namespaced_pod("p", "keep").metadata.deletion_timestamp is not None
         rv = int(core.list_namespaced_config_map("keep").metadata.resource_version)
         client.close()
     with EmbeddedCluster(state, controllers=False) as second:
@@ -99,6 +103,9 @@ def test_restart_keeps_state_and_resource_versions(tmp_path: Path) -> None:
         core = kubernetes.client.CoreV1Api(client)
         again = core.read_namespaced_config_map("kept", "keep")
         assert again.metadata.uid == made.metadata.uid and again.data == {"a": "1"}
+        # The pod that was terminating when the server stopped still goes away (no kubelet confirms it here).
+        wait_for(lambda: not [p for p in core.list_namespaced_pod("keep").items], timeout=10,
+                 what="the terminating pod to be removed after the restart")
         newer = core.create_namespaced_config_map("keep", {"metadata": {"name": "newer"}})
         assert int(newer.metadata.resource_version) > rv
         names = {c.metadata.name for c in kubernetes.client.ApiextensionsV1Api(client)

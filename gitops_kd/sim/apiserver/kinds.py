@@ -17,7 +17,7 @@ _SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
 def prepare_create(rt: ResourceType, obj: dict[str, Any]) -> None:
     """The status (and spec) a new object of this kind starts with."""
     if rt.group == "" and rt.plural == "pods":
-        obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+        obj["status"] = {"phase": "Pending", "qosClass": qos_class(obj.get("spec") or {})}
     elif rt.group == "" and rt.plural == "namespaces":
         obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
         obj["status"] = {"phase": "Active"}
@@ -35,6 +35,23 @@ def prepare_create(rt: ResourceType, obj: dict[str, Any]) -> None:
                  "message": "no conflicts found", "lastTransitionTime": now()},
                 {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
                  "message": "the initial names have been accepted", "lastTransitionTime": now()}]}
+
+
+def qos_class(pod_spec: dict[str, Any]) -> str:
+    """The pod's QoS class as the API server computes it on create: BestEffort, Guaranteed or Burstable."""
+    containers = list(pod_spec.get("containers") or []) + list(pod_spec.get("initContainers") or [])
+    any_set, guaranteed = False, True
+    for c in containers:
+        res = c.get("resources") or {}
+        limits, requests = res.get("limits") or {}, res.get("requests") or {}
+        if any(k in limits or k in requests for k in ("cpu", "memory")):
+            any_set = True
+        for k in ("cpu", "memory"):
+            if k not in limits or str(requests.get(k, limits[k])) != str(limits[k]):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
 
 
 def convert(rt: ResourceType, obj: dict[str, Any]) -> None:

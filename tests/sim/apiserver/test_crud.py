@@ -164,3 +164,15 @@ def test_secret_string_data_becomes_data(api: kubernetes.client.ApiClient, ns: s
     made = core.create_namespaced_secret(ns, {"metadata": {"name": "s"}, "data": {"a": "YQ=="},
                                               "stringData": {"b": "bee"}})
     assert made.data == {"a": "YQ==", "b": "YmVl"} and made.string_data is None and made.type == "Opaque"
+
+
+@pytest.mark.parametrize("resources, qos", [
+    ({}, "BestEffort"),
+    ({"limits": {"cpu": "1", "memory": "1Gi"}}, "Guaranteed"),
+    ({"requests": {"cpu": "100m"}}, "Burstable"),
+])
+def test_pod_starts_pending_with_qos_class(api: kubernetes.client.ApiClient, ns: str, resources: dict,
+                                           qos: str) -> None:
+    pod = kubernetes.client.CoreV1Api(api).create_namespaced_pod(ns, {"metadata": {"name": "q"}, "spec": {
+        "containers": [{"name": "c", "image": "busybox", "resources": resources}]}})
+    assert pod.status.phase == "Pending" and pod.status.qos_class == qos

@@ -119,3 +119,15 @@ def test_restart_keeps_state_and_resource_versions(tmp_path: Path) -> None:
         assert exc.value.status == 410
         client.close()
     assert (state / "store.json").is_file() and (state / "kubeconfig").is_file()
+
+
+def test_plain_http_cluster() -> None:
+    with EmbeddedCluster(controllers=False, use_tls=False) as plain:
+        assert plain.url.startswith("http://127.0.0.1:")
+        client = plain.api_client()
+        names = {n.metadata.name for n in kubernetes.client.CoreV1Api(client).list_namespace().items}
+        assert {"default", "kube-system"} <= names
+        client.close()
+        kubeconfig = plain.kubeconfig
+        assert "certificate-authority-data" not in kubeconfig.read_text()
+    assert not kubeconfig.exists()  # the temporary state is cleaned up

@@ -113,10 +113,7 @@ def build_repo(path: Path, apps: int, commits: int) -> Path:
     """A bare repo at `path` with `apps` KDApp files and `commits` commits on branch main."""
     if commits < 1 or apps < 1:
         raise ValueError("build_repo: apps and commits must be at least 1")
-    path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", "--bare", "-b", BRANCH, str(path)], check=True, capture_output=True,
-                   env={**os.environ, **GIT_ENV})
-    fast_import(path, history_stream(apps, commits))
+    fast_import(init_bare(path), history_stream(apps, commits))
     return path
 
 
@@ -131,11 +128,28 @@ def head(repo: Path) -> str:
                           text=True, env={**os.environ, **GIT_ENV}).stdout.strip()
 
 
-def change_one_app(repo: Path, index: int, version: str) -> str:
-    """Add one commit on main that rewrites app `index` at `version`; returns the new head."""
-    parent = head(repo)
+def commit_files(repo: Path, files: dict[str, str], message: str) -> str:
+    """Add one commit on main writing `files` (path -> text) over the current head (if any); returns it."""
+    has_head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", BRANCH],
+                              capture_output=True, env={**os.environ, **GIT_ENV}).returncode == 0
     header = b"commit refs/heads/%s\n" % BRANCH.encode()
     header += b"committer bench <bench@example.com> %d +0000\n" % (EPOCH + 10_000_000)
-    header += _data(f"bump {app_name(index)} to {version}") + b"from %s\n" % parent.encode()
-    fast_import(repo, iter([header + _modify(app_path(index), app_yaml(app_name(index), version))]))
+    header += _data(message)
+    if has_head:
+        header += b"from %s\n" % head(repo).encode()
+    fast_import(repo, iter([header + b"".join(_modify(p, t) for p, t in sorted(files.items()))]))
     return head(repo)
+
+
+def init_bare(path: Path) -> Path:
+    """An empty bare repository at `path` (branch main)."""
+    path.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", "--bare", "-b", BRANCH, str(path)], check=True, capture_output=True,
+                   env={**os.environ, **GIT_ENV})
+    return path
+
+
+def change_one_app(repo: Path, index: int, version: str) -> str:
+    """Add one commit on main that rewrites app `index` at `version`; returns the new head."""
+    return commit_files(repo, {app_path(index): app_yaml(app_name(index), version)},
+                        f"bump {app_name(index)} to {version}")

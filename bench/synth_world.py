@@ -75,16 +75,26 @@ def load_one(path: str, text: str) -> Any:
     return objs[0]
 
 
-def desired_fleet(apps: int, clusters: int, per_app: int, workers: int, *, commit: str = "c1") -> DesiredState:
-    """The desired state of the fleet; every app at BASE_VERSION."""
+def fleet_files(apps: int, clusters: int, per_app: int, workers: int) -> dict[str, str]:
+    """Repo path -> spec text of the fleet (apps/app-NNNN.yaml, clusters/c-NNNN.yaml); apps at BASE_VERSION."""
     if clusters > apps * per_app:
         raise ValueError(f"{clusters} clusters need at least {-(-clusters // per_app)} apps at {per_app} per app")
-    want_apps = {(NS, app_name(i)): load_one(f"apps/{app_name(i)}.yaml", app_yaml(app_name(i), BASE_VERSION))
-                 for i in range(apps)}
-    want_clusters = {(NS, cluster_name(j)): load_one(f"clusters/{cluster_name(j)}.yaml",
-                                                     cluster_yaml(cluster_name(j), app_name(j // per_app), workers))
-                     for j in range(clusters)}
-    return DesiredState(commit, want_apps, want_clusters)
+    files = {f"apps/{app_name(i)}.yaml": app_yaml(app_name(i), BASE_VERSION) for i in range(apps)}
+    files.update({f"clusters/{cluster_name(j)}.yaml": cluster_yaml(cluster_name(j), app_name(j // per_app), workers)
+                  for j in range(clusters)})
+    return files
+
+
+def desired_from_files(files: dict[str, str], commit: str = "c1") -> DesiredState:
+    """The desired state of spec files (every object in the default namespace)."""
+    objs = [load_one(path, text) for path, text in sorted(files.items())]
+    return DesiredState(commit, {(NS, o.name): o for o in objs if isinstance(o, KDApp)},
+                        {(NS, o.name): o for o in objs if isinstance(o, KDCluster)})
+
+
+def desired_fleet(apps: int, clusters: int, per_app: int, workers: int, *, commit: str = "c1") -> DesiredState:
+    """The desired state of the fleet; every app at BASE_VERSION."""
+    return desired_from_files(fleet_files(apps, clusters, per_app, workers), commit)
 
 
 def with_app_changed(desired: DesiredState, index: int = 0, version: str = NEW_VERSION) -> DesiredState:
@@ -103,12 +113,18 @@ def revision_of(template: Any) -> str:
     return hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest()[:10]
 
 
-def live_statefulset(app: KDApp, cluster: KDCluster, role_id: str, members: int) -> dict[str, Any]:
-    """KubeDirector's StatefulSet for the role with gitops-kd's owned template fields patched in."""
+def kd_view(app: KDApp, cluster: KDCluster, cluster_uid: str) -> tuple[Any, Any]:
+    """(app, cluster) as the embedded KubeDirector models them, for its renderers."""
     sim_app = parse_app({**app.body, "metadata": {"name": app.name, "namespace": NS}})
     doc = cluster.body
-    doc["metadata"] = {"name": cluster.name, "namespace": NS, "uid": "uid-" + cluster.name}
-    sim_cluster = parse_cluster(doc, sim_app)
+    doc["metadata"] = {"name": cluster.name, "namespace": NS, "uid": cluster_uid}
+    return sim_app, parse_cluster(doc, sim_app)
+
+
+def live_statefulset(app: KDApp, cluster: KDCluster, role_id: str, members: int, *,
+                     cluster_uid: str | None = None) -> dict[str, Any]:
+    """KubeDirector's StatefulSet for the role with gitops-kd's owned template fields patched in (and OnDelete)."""
+    sim_app, sim_cluster = kd_view(app, cluster, cluster_uid or "uid-" + cluster.name)
     sts = render_statefulset(sim_cluster, sim_app, sim_cluster.role(role_id), cluster_service=f"kdhs-{cluster.name}",
                              name=f"kdss-{cluster.name}-{role_id}", replicas=members)
     owned = owned_template(app, cluster, role_id, from_version=app.version, rules=None)

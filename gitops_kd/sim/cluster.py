@@ -15,6 +15,7 @@ from gitops_kd.sim.apiserver import kubeconfig as kubeconfig_file
 from gitops_kd.sim.apiserver.faults import FaultInjector
 from gitops_kd.sim.apiserver.handlers import PodHandler
 from gitops_kd.sim.apiserver.server import ApiServer
+from gitops_kd.sim.apiserver.stats import RequestStats
 from gitops_kd.sim.apiserver.storage import Store
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,11 @@ class EmbeddedCluster:
     @property
     def faults(self) -> FaultInjector:
         return self.server.faults
+
+    @property
+    def requests(self) -> RequestStats:
+        """Counts of the API requests served so far, by (verb, resource)."""
+        return self.server.stats
 
     @property
     def controllers(self) -> list[Any]:

@@ -84,6 +84,8 @@ class ResourceHandlers:
         verb = _verb(request.method, p, query)
         if not verb:
             raise errors.method_not_allowed()
+        self.server.stats.record(verb, p.resource)
+        log.debug("%s %s -> %s %s", request.method, request.path_qs, verb, p.resource)
         rule = self.server.faults.take(verb, p.resource)
         if rule is not None:
             if rule.kind == "timeout":

@@ -18,6 +18,7 @@ from gitops_kd.sim.apiserver.faults import FaultInjector
 from gitops_kd.sim.apiserver.handlers import PodHandler, ResourceHandlers, error_response, json_response
 from gitops_kd.sim.apiserver.objects import ObjectApi
 from gitops_kd.sim.apiserver.registry import Registry
+from gitops_kd.sim.apiserver.stats import RequestStats
 from gitops_kd.sim.apiserver.storage import Store
 from gitops_kd.sim.apiserver.watch import WatchHub
 
@@ -38,6 +39,7 @@ class ApiServer:
         self.objects = ObjectApi(self.store, self.registry)
         self.deleter = Deleter(self.objects, schedule=self._schedule, pod_grace_cap=pod_grace_cap)
         self.hub = WatchHub()
+        self.stats = RequestStats()
         self.faults = FaultInjector(_drop_watches=self.hub.drop_all)
         self.exec_handler: PodHandler | None = None
         self.log_handler: PodHandler | None = None
@@ -121,6 +123,7 @@ class ApiServer:
             app.router.add_get(path + "/", handler)
         app.router.add_get("/openapi/v3/{gv:.+}", self._openapi_gv)
         app.router.add_route("*", "/sim/faults", self._faults)
+        app.router.add_route("*", "/sim/requests", self._requests)
         self._resources = resources
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, access_log=None)
@@ -187,6 +190,14 @@ class ApiServer:
                     raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
                 return json_response(doc)
         return await self._resources.handle(request)
+
+    async def _requests(self, request: web.Request) -> web.Response:
+        """GET: request counts by "verb resource"; DELETE: reset them."""
+        if request.method == "DELETE":
+            self.stats.reset()
+        elif request.method != "GET":
+            raise errors.method_not_allowed()
+        return json_response({"requests": self.stats.to_dict(), "total": self.stats.total()})
 
     async def _faults(self, request: web.Request) -> web.Response:
         if request.method == "GET":

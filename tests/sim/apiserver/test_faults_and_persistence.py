@@ -131,3 +131,26 @@ def test_plain_http_cluster() -> None:
         kubeconfig = plain.kubeconfig
         assert "certificate-authority-data" not in kubeconfig.read_text()
     assert not kubeconfig.exists()  # the temporary state is cleaned up
+
+
+def test_request_counts() -> None:
+    with EmbeddedCluster(controllers=False, use_tls=False) as c:
+        c.requests.reset()
+        client = c.api_client()
+        core = kubernetes.client.CoreV1Api(client)
+        core.list_namespaced_config_map("default")
+        core.list_namespaced_config_map("default")
+        core.create_namespaced_config_map("default", {"metadata": {"name": "x"}})
+        core.patch_namespaced_config_map("x", "default", {"data": {"a": "b"}})
+        client.close()
+        assert c.requests.total("list", "configmaps") == 2
+        assert c.requests.total(resource="configmaps") == 4 and c.requests.total() == 4
+        status, body = raw_http(c.url + "/sim/requests")
+        assert status == 200 and json.loads(body)["requests"] == {"create configmaps": 1, "list configmaps": 2,
+                                                                   "patch configmaps": 1}
+
+
+def raw_http(url: str) -> tuple[int, bytes]:
+    import urllib.request
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return resp.status, resp.read()

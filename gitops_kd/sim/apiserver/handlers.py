@@ -82,7 +82,7 @@ class ResourceHandlers:
             return error_response(errors.ApiError(404, "NotFound", "the server could not find the requested resource"))
         query = dict(request.query)
         verb = _verb(request.method, p, query)
-        if not verb:
+        if not verb or (p.subresource in ("status", "scale") and verb not in ("get", "update", "patch")):
             raise errors.method_not_allowed()
         self.server.stats.record(verb, p.resource)
         log.debug("%s %s -> %s %s", request.method, request.path_qs, verb, p.resource)

@@ -6,7 +6,7 @@ import kubernetes.client
 import pytest
 from kubernetes.client.rest import ApiException
 
-from apiserver_util import Kubectl, kubectl_json, message_of
+from apiserver_util import Kubectl, kubectl_json, message_of, raw
 from gitops_kd.sim.cluster import EmbeddedCluster
 
 
@@ -176,3 +176,12 @@ def test_pod_starts_pending_with_qos_class(api: kubernetes.client.ApiClient, ns:
     pod = kubernetes.client.CoreV1Api(api).create_namespaced_pod(ns, {"metadata": {"name": "q"}, "spec": {
         "containers": [{"name": "c", "image": "busybox", "resources": resources}]}})
     assert pod.status.phase == "Pending" and pod.status.qos_class == qos
+
+
+def test_delete_on_status_subresource_is_405(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient,
+                                             ns: str) -> None:
+    kubernetes.client.CoreV1Api(api).create_namespaced_pod(ns, {"metadata": {"name": "keep"}, "spec": {
+        "containers": [{"name": "c", "image": "busybox"}]}})
+    status, _ = raw(cluster, "DELETE", f"/api/v1/namespaces/{ns}/pods/keep/status")
+    assert status == 405
+    assert kubernetes.client.CoreV1Api(api).read_namespaced_pod("keep", ns).metadata.name == "keep"

@@ -10,7 +10,6 @@ in for the controllers that are not running.
 
 from __future__ import annotations
 
-import copy
 from datetime import datetime, timezone
 from typing import Any
 
@@ -99,7 +98,7 @@ def _rollout(app: KDApp, cluster: KDCluster, live: dict[str, Any]) -> dict[str, 
 def _ready_conditions(generation: int) -> list[dict[str, Any]]:
     now = _now()
     base = {"observedGeneration": generation, "lastTransitionTime": now}
-    return [copy.deepcopy({**base, "type": "Ready", "status": "True", "reason": "Current",
-                           "message": "every pod runs the app version"}),
+    return [{**base, "type": "Ready", "status": "True", "reason": "Current",
+             "message": "every pod runs the app version"},
             {**base, "type": "Reconciling", "status": "False", "reason": "Current", "message": ""},
             {**base, "type": "Stalled", "status": "False", "reason": "Current", "message": ""}]

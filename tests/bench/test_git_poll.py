@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from tests.bench.conftest import BenchRunner
 
-def test_git_poll_tiny(bench) -> None:
+
+def test_git_poll_tiny(bench: BenchRunner) -> None:
     out = bench.run("git_poll.py", "--apps", "5", "--commits", "10", "--repeat", "2")
     assert bench.figure(out, "history") == "10"
     assert bench.figure(out, "files parsed, cold first poll") == "5"
@@ -14,7 +16,7 @@ def test_git_poll_tiny(bench) -> None:
     assert out.index("-- counts") < out.index("-- times")  # machine-independent figures first
 
 
-def test_git_poll_rejects_bad_arguments(bench) -> None:
+def test_git_poll_rejects_bad_arguments(bench: BenchRunner) -> None:
     proc = bench.call("git_poll.py", "--apps", "0")
     assert proc.returncode == 2
     assert "--apps, --commits and --repeat must be at least 1" in proc.stderr

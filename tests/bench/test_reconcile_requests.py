@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from tests.bench.conftest import BenchRunner
 
-def test_reconcile_requests_tiny(bench) -> None:
+
+def test_reconcile_requests_tiny(bench: BenchRunner) -> None:
     out = bench.run("reconcile_requests.py", "--apps", "5", "--clusters", "3", "--per-app", "2", "--timeout", "60",
                     timeout=180)
     assert "in-sync reconcile requests: 0, writes 0, lists 0, gets 0" in out

@@ -126,7 +126,8 @@ class ApiServer:
         app.router.add_route("*", "/sim/requests", self._requests)
         self._resources = resources
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, access_log=None)
+        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, access_log=None,
+                                     handler_cancellation=True)  # a closed watch connection ends its handler
         await self._runner.setup()
         ssl_ctx = self.tls.server_context(self._pki_dir()) if self.tls is not None else None
         site = web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=ssl_ctx)

@@ -131,3 +131,14 @@ def test_kubectl_get_watch(cluster: EmbeddedCluster, api: kubernetes.client.ApiC
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+def test_client_disconnect_ends_the_watch(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:
+    core = kubernetes.client.CoreV1Api(api)
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "quiet"}})
+    before = cluster.server.hub.count()
+    resp = core.list_namespaced_config_map(ns, watch=True, timeout_seconds=120, _preload_content=False)
+    first = json.loads(resp.readline() if hasattr(resp, "readline") else next(resp.stream()))
+    assert first["type"] == "ADDED" and cluster.server.hub.count() == before + 1
+    resp.close()
+    wait_for(lambda: cluster.server.hub.count() == before, what="the server to notice the disconnect")

@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 import click
 import kubernetes.client
@@ -65,27 +66,74 @@ def setup_logging(level: str) -> None:
               help='HTTP endpoints (/webhook, /healthz, /readyz) address, "off" to disable.')
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Where the Git clone and the applied-commit state live (default: a temp dir).")
+@click.option("--webhook-secret-file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="File with the push webhook secret: /webhook then requires a valid GitHub signature "
+                   "(X-Hub-Signature-256) or GitLab token. Without it any POST triggers a poll.")
+@click.option("--leader-elect", is_flag=True,
+              help="Reconcile only while holding the Lease --lease-name in --namespace (for several replicas).")
+@click.option("--lease-name", default="gitops-kd", show_default=True)
 @click.option("--log-level", default="info", show_default=True)
 def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str, interval: float,
-            listen: str, cache_dir: str | None, log_level: str) -> None:
+            listen: str, cache_dir: str | None, webhook_secret_file: str | None, leader_elect: bool, lease_name: str,
+            log_level: str) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import Controller
+    from gitops_kd.server.metrics import ControllerMetrics
 
     setup_logging(log_level)
     address = parse_listen(listen)
+    secret = None
+    if webhook_secret_file:
+        from gitops_kd.server.webhook import load_secret
+        secret = load_secret(webhook_secret_file)
     api_client = load_api_client(kubeconfig, context)
     source = GitSource(repo_url(repo), branch, cache_dir, default_namespace=namespace)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    controller = Controller(source, api_client, namespace=namespace, poll_interval=interval, listen=address)
+    metrics = ControllerMetrics()
+    controller = Controller(source, api_client, namespace=namespace, poll_interval=interval, listen=address,
+                            metrics=metrics, webhook_secret=secret)
+    elector = None
+    lost = threading.Event()
+    lease_lost = False
     try:
-        controller.start()
-        if controller.http is not None:
-            click.echo(f"gitops-kd: serving /webhook, /healthz, /readyz on {controller.http.url}", err=True)
-        while not stop.wait(1.0):
+        if leader_elect:
+            elector = _elector(api_client, namespace, lease_name, controller, metrics, lost)
+            elector.start()
+        else:
+            _start(controller)
+        while not stop.wait(1.0) and not lost.is_set():
             pass
+        lease_lost = lost.is_set() and not stop.is_set()
         click.echo("gitops-kd: stopping (finishing the running action)", err=True)
     finally:
         controller.stop()
+        if elector is not None:
+            elector.stop()
         source.close()
+    if lease_lost:
+        raise SystemExit("gitops-kd: lost the leader lease; exiting so a restart campaigns again")
+
+
+def _start(controller: "Any") -> None:
+    controller.start()
+    if controller.http is not None:
+        click.echo(f"gitops-kd: serving /webhook, /healthz, /readyz, /metrics on {controller.http.url}", err=True)
+
+
+def _elector(api_client: kubernetes.client.ApiClient, namespace: str, name: str, controller: "Any", metrics: "Any",
+             lost: threading.Event) -> "Any":
+    """Start the controller when this replica leads; losing the lease ends the process (as controller-runtime)."""
+    from gitops_kd.kube.leader import LeaderElector, default_identity
+
+    def started() -> None:
+        metrics.set_leader(True)
+        threading.Thread(target=_start, args=(controller,), name="gitops-kd-start", daemon=True).start()
+
+    def stopped() -> None:
+        metrics.set_leader(False)
+        lost.set()
+
+    return LeaderElector(api_client, namespace=namespace, name=name, identity=default_identity(),
+                         on_started_leading=started, on_stopped_leading=stopped)

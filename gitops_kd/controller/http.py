@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Protocol
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -47,13 +47,29 @@ async def readyz(request: web.Request) -> web.Response:
     return web.Response(text="ok\n" if ok else "not ready\n", status=200 if ok else 503)
 
 
-def make_app(target: Triggerable, *, middlewares: tuple = ()) -> web.Application:
-    """The Application with the three routes; add routes to it before serving."""
+def make_app(target: Triggerable, *, middlewares: tuple = (), webhook_secret: bytes | None = None,
+             branch: str | None = None, metrics: Any = None) -> web.Application:
+    """The Application with /webhook, /healthz, /readyz (and /metrics with `metrics`); add routes before serving.
+
+    With `webhook_secret`, /webhook is gitops_kd.server.webhook's handler: GitHub X-Hub-Signature-256
+    (or X-Gitlab-Token) verified, push events of `branch` only; without it any POST triggers a poll.
+    `metrics` is a gitops_kd.server.metrics.ControllerMetrics served on GET /metrics.
+    """
     app = web.Application(middlewares=list(middlewares))
     app[TARGET_KEY] = target
-    app.router.add_post("/webhook", webhook)
+    if webhook_secret is not None:
+        from gitops_kd.server.webhook import make_webhook_handler
+
+        app.router.add_route("*", "/webhook", make_webhook_handler(webhook_secret, target.trigger_poll, branch=branch,
+                                                                  allow_gitlab_token=True))
+    else:
+        app.router.add_post("/webhook", webhook)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
+    if metrics is not None:
+        from gitops_kd.server.metrics import make_metrics_handler
+
+        app.router.add_get("/metrics", make_metrics_handler(metrics))
     return app
 
 

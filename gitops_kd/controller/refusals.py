@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from gitops_kd.execute.events import EventRecorder
@@ -19,8 +19,9 @@ KD_API = "kubedirector.hpe.com/v1beta1"
 class RefusalReporter:
     """Reports each refused commit once (log line per error, one Event per affected object)."""
 
-    def __init__(self, events: EventRecorder) -> None:
+    def __init__(self, events: EventRecorder, *, on_refused: Callable[[], None] | None = None) -> None:
         self._events = events
+        self._on_refused = on_refused
         self._reported: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self.last: tuple[str, tuple[str, ...]] | None = None  # (commit, error lines) of the last refusal
@@ -49,6 +50,8 @@ class RefusalReporter:
     def _report(self, commit: str, lines: tuple[str, ...], per_file: Iterable[tuple[str, str]],
                 desired: DesiredState | None, observed: Any) -> None:
         self.last = (commit, lines)
+        if self._on_refused is not None:
+            self._on_refused()
         log.error("commit %s refused; nothing applied, the last applied state stays:\n  %s", commit[:12],
                   "\n  ".join(lines))
         for file, line in per_file:

@@ -12,13 +12,14 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from gitops_kd.controller.http import HttpServer, make_app
+from gitops_kd.controller.refusals import RefusalReporter
 from gitops_kd.controller.select import select
 from gitops_kd.execute import Executor, Outcome
-from gitops_kd.observe.collector import Collector
-from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan
-from gitops_kd.source import DesiredState, GitSource, PollResult, Poller
-from gitops_kd.controller.refusals import RefusalReporter
 from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
+from gitops_kd.observe.collector import Collector
+from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Wait
+from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
+from gitops_kd.source import DesiredState, GitSource, PollResult, Poller
 
 log = logging.getLogger(__name__)
 
@@ -37,12 +38,15 @@ class Controller:
     `start()` starts the informers, the Git poller, the reconcile worker and (with `listen`, a
     (host, port) pair) the HTTP endpoints; `stop()` stops them all, letting a running action finish.
     `planner` is `plan(desired, observed, *, now) -> Plan` (gitops_kd.plan.planner.plan by default).
+    `metrics` (a gitops_kd.server.metrics.ControllerMetrics) is updated and served on /metrics;
+    `webhook_secret` makes /webhook verify GitHub/GitLab push signatures.
     """
 
     def __init__(self, source: GitSource, api_client: ApiClient, *, namespace: str | None = "default",
                  poll_interval: float = 30.0, listen: tuple[str, int] | None = None,
                  planner: Callable[..., Plan] | None = None, now: Callable[[], datetime] = _utcnow,
-                 on_action: Callable[[Action, Outcome], None] | None = None) -> None:
+                 on_action: Callable[[Action, Outcome], None] | None = None, metrics: Any = None,
+                 webhook_secret: bytes | None = None) -> None:
         self.source = source
         self.namespace = namespace
         self._now = now
@@ -52,7 +56,10 @@ class Controller:
         self.executor = Executor(api_client, now=now)
         self.poller = Poller(source, self._on_poll, interval=poll_interval)
         self.queue = WorkQueue(self._reconcile, name="gitops-kd", workers=1, base_delay=0.2, max_delay=30.0)
-        self.refusals = RefusalReporter(self.executor.events)
+        self.metrics = metrics  # gitops_kd.server.metrics.ControllerMetrics, or None
+        self._webhook_secret = webhook_secret
+        self.refusals = RefusalReporter(self.executor.events,
+                                        on_refused=metrics.commit_refused if metrics is not None else None)
         self._lock = threading.RLock()
         self._candidate: DesiredState | None = None   # latest accepted commit from Git
         self._applied: DesiredState | None = None     # last commit whose plan was not refused
@@ -78,7 +85,8 @@ class Controller:
         self.queue.start()
         self.poller.start()
         if self._listen is not None:
-            self.http = HttpServer(make_app(self), *self._listen).start()
+            app = make_app(self, webhook_secret=self._webhook_secret, branch=self.source.branch, metrics=self.metrics)
+            self.http = HttpServer(app, *self._listen).start()
         log.info("controller started: %s@%s, namespace %s", self.source.url, self.source.branch,
                  self.namespace or "(all)")
         return self
@@ -128,6 +136,8 @@ class Controller:
     # -- internals ---------------------------------------------------------------------------------
     def _load_applied(self) -> None:
         commit = self.source.applied_commit
+        if commit and self.metrics is not None:
+            self.metrics.set_applied_commit(commit)
         if commit and self._applied is None:
             try:
                 self._applied = self.source.desired_at(commit)
@@ -136,6 +146,9 @@ class Controller:
                             commit, exc)
 
     def _on_poll(self, result: PollResult) -> None:
+        if self.metrics is not None:
+            failed = not result.changed and not result.accepted and any(e.file == self.source.url for e in result.errors)
+            self.metrics.record_poll(poll_result_label(changed=result.changed, accepted=result.accepted, failed=failed))
         if not result.accepted:
             self.refusals.source_refused(result, self._collector_snapshot_or_none())
         elif result.desired is not None:
@@ -158,7 +171,18 @@ class Controller:
             from gitops_kd.plan.planner import plan as planner
         return planner(desired, observed, now=self._now())
 
-    def _reconcile(self, _key: str) -> None:
+    def _reconcile(self, key: str) -> None:
+        if self.metrics is None:
+            self._reconcile_once()
+            return
+        with self.metrics.reconcile_timer() as result:
+            try:
+                self._reconcile_once()
+            except RequeueAfter:
+                result["result"] = "requeue"
+                raise
+
+    def _reconcile_once(self) -> None:
         if not self.collector.wait_synced(0):
             raise RequeueAfter(0.2)
         with self._lock:
@@ -168,13 +192,19 @@ class Controller:
         if desired is None or plan is None:
             return
         self.last_plan = plan
+        self._report_phases(observed)
         self._maybe_mark_applied(desired, plan)
         mono = time.monotonic()
         self._hold = {a: t for a, t in self._hold.items() if t > mono}
         choice = select(plan, self._hold, mono)
         if choice.action is None:
             raise RequeueAfter(choice.requeue_after if choice.requeue_after is not None else IDLE_RESYNC)
-        outcome = self.executor.execute(choice.action)
+        try:
+            outcome = self.executor.execute(choice.action)
+        except Exception:
+            self._count_step(choice.action, "error")
+            raise
+        self._count_step(choice.action, "failed" if outcome.failed else ("success" if outcome.changed else "noop"))
         self.actions_executed += 1
         if self._on_action is not None:
             self._on_action(choice.action, outcome)
@@ -210,3 +240,17 @@ class Controller:
             return
         self.source.mark_applied(desired.commit)
         self._marked = desired.commit
+        if self.metrics is not None:
+            self.metrics.set_applied_commit(desired.commit)
+
+    def _count_step(self, action: Action, result: str) -> None:
+        if self.metrics is not None and not isinstance(action, Wait):
+            self.metrics.upgrade_step(type(action).__name__, result)
+
+    def _report_phases(self, observed: Any) -> None:
+        if self.metrics is None:
+            return
+        for (namespace, name), cluster in observed.clusters.items():
+            phase = cluster.rollout.phase if cluster.rollout is not None else ""
+            if phase in ROLLOUT_PHASES:
+                self.metrics.set_rollout_phase(namespace, name, phase)

@@ -12,6 +12,7 @@ import threading
 import urllib.request
 from pathlib import Path
 
+from gitops_kd.server.webhook import sign
 from tests.e2e.harness import E2E, ROOT, hello_app, wait_for
 
 CLI = [str(Path(sys.executable).parent / "gitops-kd")]
@@ -27,19 +28,28 @@ def test_demo_upgrades_hello_and_exits_0(tmp_path: Path) -> None:
     assert "kubeconfig: " in out and "kubectl --kubeconfig" in out
 
 
-def _http(url: str, method: str = "GET") -> int:
-    req = urllib.request.Request(url, method=method, data=b"{}" if method == "POST" else None)
+def _http(url: str, method: str = "GET", body: bytes | None = None, headers: dict[str, str] | None = None) -> int:
+    return _fetch(url, method, body, headers)[0]
+
+
+def _fetch(url: str, method: str = "GET", body: bytes | None = None,
+           headers: dict[str, str] | None = None) -> tuple[int, str]:
+    req = urllib.request.Request(url, method=method, data=body if body is not None else (
+        b"{}" if method == "POST" else None), headers=headers or {})
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
-            return resp.status
+            return resp.status, resp.read().decode()
     except urllib.error.HTTPError as exc:
-        return exc.code
+        return exc.code, exc.read().decode()
 
 
-def test_run_serves_webhook_and_stops_gracefully(e2e: E2E) -> None:
+def test_run_serves_signed_webhook_metrics_and_stops_gracefully(e2e: E2E) -> None:
+    secret = e2e.tmp / "webhook-secret"
+    secret.write_text("s3cret\n")
     proc = subprocess.Popen([*CLI, "run", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig),
                              "--interval", "600", "--listen", "127.0.0.1:0", "--cache-dir", str(e2e.tmp / "run-cache"),
-                             "--log-level", "warning"], stderr=subprocess.PIPE, text=True)
+                             "--webhook-secret-file", str(secret), "--leader-elect", "--log-level", "warning"],
+                            stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)  # type: ignore[union-attr]
     reader.start()
@@ -51,8 +61,18 @@ def test_run_serves_webhook_and_stops_gracefully(e2e: E2E) -> None:
         e2e.wait_ready_at("1.0.0")
         e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade={
             "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}]})}, "2.0.0")
-        assert _http(url + "/webhook", "POST") == 202  # the 600s poll interval would not see it in time
+        push = json.dumps({"ref": "refs/heads/main"}).encode()
+        assert _http(url + "/webhook", "POST", push, {"X-GitHub-Event": "push"}) == 401  # unsigned
+        signed = {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(b"s3cret", push),
+                  "Content-Type": "application/json"}
+        assert _http(url + "/webhook", "POST", push, signed) == 202  # the 600s poll interval would not see it in time
         e2e.wait_ready_at("2.0.0", timeout=90)
+        idle = 'gitops_kd_rollout_phase{cluster="hello-dev",namespace="default",phase="Idle"} 1.0'
+        text = wait_for("the Idle phase in /metrics", lambda: (t := _fetch(url + "/metrics"))[0] == 200
+                        and idle in t[1] and t[1], 30)
+        assert "gitops_kd_leader 1.0" in text
+        assert 'gitops_kd_upgrade_steps_total{result="success",step="DeletePod"} 3.0' in text
+        assert e2e.rest.get("coordination.k8s.io/v1", "leases", "default", "gitops-kd")["spec"]["holderIdentity"]
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(60)

@@ -90,3 +90,37 @@ def test_gate_exec_and_http(hello: Any) -> None:
                      Gate(None, HttpGet("/healthz", 1), period_seconds=2, timeout_seconds=30))
     refused = ex.execute(http)  # nothing listens on port 1 in the pod
     assert not refused.changed and refused.requeue_after == 2.0
+
+
+def test_http_gate_passes_on_a_2xx_answer_inside_the_pod(hello: Any) -> None:
+    """The embedded node shares the host's loopback with its pods, so a server the test starts on
+    127.0.0.1 is what the in-pod fetch of an httpGet gate reaches."""
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            hits.append(self.path)
+            self.send_response(200 if self.path == "/ready" else 503)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        cluster, rest, obj = hello
+        ex = Executor(cluster.api_client())
+        ex.execute(EnsureRollout(NS, "hello-dev", "hello", "6.0.0", "5.0.0", "abce" * 10, "upgrade"))
+        pod = worker_pod(obj, 0)
+        port = server.server_address[1]
+        closed = ex.execute(CheckGate(NS, "hello-dev", pod, "worker", Gate(None, HttpGet("/busy", port), 1, 30)))
+        assert not closed.changed and hits == ["/busy"]
+        opened = ex.execute(CheckGate(NS, "hello-dev", pod, "worker", Gate(None, HttpGet("ready", port), 1, 30)))
+        assert opened.changed and hits == ["/busy", "/ready"]
+        assert rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]["pods"][pod]["gatePassed"] is True
+    finally:
+        server.shutdown()

@@ -67,9 +67,33 @@ def patch_service_ports(ctx: ExecContext, action: PatchServicePorts) -> Outcome:
                    expect=(Expectation("services", action.namespace, action.service, rv(patched)),))
 
 
+def _others_down(ctx: ExecContext, action: DeletePod) -> str | None:
+    """Fresh from the API server (not the cache): a pod of the cluster, other than action.pod, that is not
+    Ready, terminating or missing — the last check before a destructive step (never two pods down)."""
+    selector = f"kubedirector.hpe.com/kdcluster={action.cluster}"
+    pods = ctx.rest.list("v1", "pods", action.namespace, label_selector=selector)["items"]
+    wanted = sum(int((s.get("spec") or {}).get("replicas") or 0) for s in
+                 ctx.rest.list("apps/v1", "statefulsets", action.namespace, label_selector=selector)["items"])
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        if meta.get("name") == action.pod:
+            continue
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in (pod.get("status") or {}).get("conditions") or ())
+        if meta.get("deletionTimestamp") or not ready:
+            return f"pod {meta.get('name')} is not Ready"
+    if len(pods) < wanted:
+        return f"{wanted - len(pods)} pod(s) of the cluster missing"
+    return None
+
+
 def delete_pod(ctx: ExecContext, action: DeletePod) -> Outcome:
-    """Delete with a uid precondition: 404 (gone) and 409 (already replaced) count as done."""
+    """Delete with a uid precondition: 404 (gone) and 409 (already replaced) count as done. Refused (retried
+    later) while another pod of the cluster is down."""
     gone = (Expectation("pods", action.namespace, action.pod, gone_uid=action.uid),)
+    if action.cluster and (why := _others_down(ctx, action)) is not None:
+        return Outcome(action.describe(), False, f"not deleting {action.pod}: {why}", failed=True,
+                       requeue_after=1.0)
     try:
         answer = ctx.rest.delete("v1", "pods", action.namespace, action.pod, uid=action.uid)
     except ApiException as exc:

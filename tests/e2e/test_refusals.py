@@ -14,7 +14,7 @@ def _snapshot(e2e: E2E) -> dict[str, Any]:
     app = e2e.rest.get(KD, "kubedirectorapps", NS, "hello")
     sets = e2e.rest.list("apps/v1", "statefulsets", NS)["items"]
     return {"app": app["metadata"]["resourceVersion"],
-            "sets": {s["metadata"]["name"]: s["metadata"]["resourceVersion"] for s in sets},
+            "sets": {s["metadata"]["name"]: (s["metadata"]["generation"], s["spec"]) for s in sets},
             "pods": sorted(p["metadata"]["uid"] for p in e2e.pods())}
 
 

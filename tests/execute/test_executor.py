@@ -6,7 +6,6 @@ import subprocess
 from typing import Any
 
 from gitops_kd.execute import Executor
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.plan.actions import (
     DeletePod, EnsureRollout, FinishRollout, PatchServicePorts, SetOnDelete, Stall, StartGate, Wait,
 )
@@ -124,3 +123,19 @@ def test_apply_app_is_idempotent_and_owns_gitops_kd_annotations(hello: Any) -> N
     assert live["metadata"]["annotations"] == {"someone.else/note": "kept"}
     assert live["spec"]["label"]["description"] == "changed in Git"
     assert not ex.execute(ApplyApp(NS, "hello-copy", doc, "1.0.0")).changed
+
+
+def test_delete_pod_refused_while_another_pod_is_down(hello: Any) -> None:
+    cluster, rest, obj = hello
+    _, workers = members(obj, "worker")
+    _, ctl = members(obj, "controller")
+    for pod in (workers[0]["pod"], ctl[0]["pod"]):
+        wait_for(f"{pod} Ready", lambda p=pod: pod_ready(rest.get_or_none("v1", "pods", NS, p)))
+    ex = Executor(cluster.api_client())
+    victim = rest.get("v1", "pods", NS, workers[0]["pod"])
+    rest.delete("v1", "pods", NS, ctl[0]["pod"])  # someone else takes the controller down
+    target = rest.get("v1", "pods", NS, workers[0]["pod"])
+    out = ex.execute(DeletePod(NS, workers[0]["pod"], target["metadata"]["uid"], "hello-dev", "worker"))
+    assert out.failed and "not deleting" in out.message and out.requeue_after == 1.0
+    assert rest.get("v1", "pods", NS, workers[0]["pod"])["metadata"]["uid"] == victim["metadata"]["uid"]
+    wait_for("controller pod back and Ready", lambda: pod_ready(rest.get_or_none("v1", "pods", NS, ctl[0]["pod"])))

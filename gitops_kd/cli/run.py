@@ -69,13 +69,16 @@ def setup_logging(level: str) -> None:
 @click.option("--webhook-secret-file", type=click.Path(dir_okay=False, exists=True), default=None,
               help="File with the push webhook secret: /webhook then requires a valid GitHub signature "
                    "(X-Hub-Signature-256) or GitLab token. Without it any POST triggers a poll.")
+@click.option("--wave-soak", type=float, default=0.0, show_default=True,
+              help="Seconds a wave must have been Ready before the next wave of the app starts "
+                   "(a cluster's gitops-kd.io/wave-soak-seconds annotation overrides it).")
 @click.option("--leader-elect", is_flag=True,
               help="Reconcile only while holding the Lease --lease-name in --namespace (for several replicas).")
 @click.option("--lease-name", default="gitops-kd", show_default=True)
 @click.option("--log-level", default="info", show_default=True)
 def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str, interval: float,
-            listen: str, cache_dir: str | None, webhook_secret_file: str | None, leader_elect: bool, lease_name: str,
-            log_level: str) -> None:
+            listen: str, cache_dir: str | None, webhook_secret_file: str | None, wave_soak: float, leader_elect: bool,
+            lease_name: str, log_level: str) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import Controller
     from gitops_kd.server.metrics import ControllerMetrics
@@ -93,7 +96,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         signal.signal(sig, lambda *_: stop.set())
     metrics = ControllerMetrics()
     controller = Controller(source, api_client, namespace=namespace, poll_interval=interval, listen=address,
-                            metrics=metrics, webhook_secret=secret)
+                            metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak)
     elector = None
     lost = threading.Event()
     lease_lost = False

@@ -39,24 +39,26 @@ class Controller:
     (host, port) pair) the HTTP endpoints; `stop()` stops them all, letting a running action finish.
     `planner` is `plan(desired, observed, *, now) -> Plan` (gitops_kd.plan.planner.plan by default).
     `metrics` (a gitops_kd.server.metrics.ControllerMetrics) is updated and served on /metrics;
-    `webhook_secret` makes /webhook verify GitHub/GitLab push signatures.
+    `webhook_secret` makes /webhook verify GitHub/GitLab push signatures. `wave_soak_seconds`: how long
+    a wave must have been Ready before the next wave of the app starts.
     """
 
     def __init__(self, source: GitSource, api_client: ApiClient, *, namespace: str | None = "default",
                  poll_interval: float = 30.0, listen: tuple[str, int] | None = None,
                  planner: Callable[..., Plan] | None = None, now: Callable[[], datetime] = _utcnow,
                  on_action: Callable[[Action, Outcome], None] | None = None, metrics: Any = None,
-                 webhook_secret: bytes | None = None) -> None:
+                 webhook_secret: bytes | None = None, wave_soak_seconds: float = 0.0) -> None:
         self.source = source
         self.namespace = namespace
         self._now = now
         self._planner = planner
         self._on_action = on_action
         self.collector = Collector(api_client, namespace=namespace)
-        self.executor = Executor(api_client, now=now)
+        self.executor = Executor(api_client, now=now, reverter=self._push_revert)
         self.poller = Poller(source, self._on_poll, interval=poll_interval)
         self.queue = WorkQueue(self._reconcile, name="gitops-kd", workers=1, base_delay=0.2, max_delay=30.0)
         self.metrics = metrics  # gitops_kd.server.metrics.ControllerMetrics, or None
+        self.wave_soak_seconds = wave_soak_seconds
         self._webhook_secret = webhook_secret
         self.refusals = RefusalReporter(self.executor.events,
                                         on_refused=metrics.commit_refused if metrics is not None else None)
@@ -134,6 +136,15 @@ class Controller:
         self.queue.add(KEY)
 
     # -- internals ---------------------------------------------------------------------------------
+    def _push_revert(self, commit: str, reason: str) -> str:
+        """failurePolicy revert-commit: push a revert of `commit` to the followed branch, then poll at once."""
+        from gitops_kd.source.revert import push_revert
+
+        sha = push_revert(self.source, commit, message=reason)
+        log.warning("pushed revert %s of commit %s: %s", sha[:12], commit[:12], reason)
+        self.trigger_poll()
+        return sha
+
     def _load_applied(self) -> None:
         commit = self.source.applied_commit
         if commit and self.metrics is not None:
@@ -169,7 +180,7 @@ class Controller:
         planner = self._planner
         if planner is None:
             from gitops_kd.plan.planner import plan as planner
-        return planner(desired, observed, now=self._now())
+        return planner(desired, observed, now=self._now(), wave_soak_seconds=self.wave_soak_seconds)
 
     def _reconcile(self, key: str) -> None:
         if self.metrics is None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.execute import apply, gate, rollout, steps, workload
+from gitops_kd.execute import apply, failure, gate, rollout, steps, workload
 from gitops_kd.execute.context import ExecContext
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.outcome import Outcome
@@ -43,7 +43,9 @@ class Executor:
     """`Executor(api_client).execute(action) -> Outcome`. API errors propagate (the runtime retries)."""
 
     def __init__(self, api_client: ApiClient, *, now: Callable[[], datetime] = _utcnow,
-                 component: str = "gitops-kd") -> None:
+                 component: str = "gitops-kd", reverter: failure.Reverter | None = None) -> None:
+        """`reverter(commit, reason) -> sha` pushes a revert for failurePolicy revert-commit (None: halt only)."""
+        self.reverter = reverter
         rest = RestClient(api_client)
         self.events = EventRecorder(rest, now, component=component)
         self._ctx = ExecContext(rest=rest, events=self.events, pod_exec=PodExec(api_client), now=now)
@@ -52,6 +54,10 @@ class Executor:
         """Apply one action; a Wait does nothing and asks to look again after its delay."""
         if isinstance(action, A.Wait):
             return Outcome(action.describe(), False, action.reason, requeue_after=action.requeue_after_seconds)
+        if isinstance(action, A.HandleFailure):
+            outcome = failure.handle_failure(self._ctx, action, self.reverter)
+            log.warning("%s -> %s", action.describe(), outcome.message)
+            return outcome
         handler = _HANDLERS.get(type(action))
         if handler is None:
             raise TypeError(f"Executor: no handler for action {type(action).__name__}")

@@ -1,0 +1,61 @@
+"""failurePolicy: `halt` stops the rollout and names the commit to revert; `revert-commit` pushes the revert
+to Git itself and the cluster is downgraded back through the normal pipeline."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.harness import E2E, NS, exec_unavailable, git, hello_app, wait_for
+
+
+def failing_stanza(policy: str) -> dict:
+    return {"roleOrder": ["controller", "worker"],
+            "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}],
+            "downgrade": {"to": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}]},
+            "hooks": {"postUpgrade": {"command": ["/bin/sh", "-c", "echo broken >&2; exit 3"], "timeoutSeconds": 30}},
+            "failurePolicy": policy}
+
+
+def start(e2e: E2E) -> dict[str, list[str]]:
+    git(e2e.repo, "config", "receive.denyCurrentBranch", "updateInstead")  # gitops-kd may push to it
+    e2e.start_controller()
+    e2e.wait_ready_at("1.0.0")
+    e2e.wait_settled()
+    roles = e2e.pods_by_role()
+    if (reason := exec_unavailable(e2e, roles["controller"][0])) is not None:
+        pytest.skip(f"embedded node cannot exec into the app container: {reason}")
+    return roles
+
+
+def failure_of(e2e: E2E) -> dict | None:
+    return ((e2e.rollout() or {}).get("status") or {}).get("failure")
+
+
+def test_halt_stops_and_names_the_commit(e2e: E2E) -> None:
+    roles = start(e2e)
+    workers = {p["metadata"]["name"]: p["metadata"]["uid"] for p in e2e.pods() if p["metadata"]["name"] in roles["worker"]}
+    sha = e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=failing_stanza("halt"))}, "broken hook")
+    failure = wait_for("the failure handled", lambda: failure_of(e2e), 60)
+    assert failure["commit"] == sha and failure["policy"] == "halt" and failure["reason"] == "StepFailed"
+    assert "broken" in failure["message"] and not failure.get("revertCommit")
+    status = e2e.rollout()["status"]
+    assert status["phase"] == "Stalled" and {c["type"]: c["status"] for c in status["conditions"]}["Stalled"] == "True"
+    halted = [e for e in e2e.rest.list("v1", "events", NS)["items"] if e["reason"] == "UpgradeHalted"]
+    assert len(halted) == 1 and sha[:12] in halted[0]["message"] and halted[0]["type"] == "Warning"
+    assert {p["metadata"]["name"]: p["metadata"]["uid"] for p in e2e.pods()
+            if p["metadata"]["name"] in roles["worker"]} == workers  # nothing else touched
+    assert git(e2e.repo, "rev-parse", "HEAD") == sha  # no revert pushed
+
+
+def test_revert_commit_pushes_a_revert_and_rolls_back(e2e: E2E) -> None:
+    start(e2e)
+    sha = e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=failing_stanza("revert-commit"))}, "broken hook")
+    failure = wait_for("the revert pushed", lambda: (f := failure_of(e2e)) and f.get("revertCommit") and f, 60)
+    assert failure["commit"] == sha
+    head = git(e2e.repo, "rev-parse", "HEAD")
+    assert failure["revertCommit"] == head and f"This reverts commit {sha}." in git(e2e.repo, "log", "-1",
+                                                                                       "--format=%B")
+    ro = e2e.wait_ready_at("1.0.0", timeout=90)
+    assert ro["spec"]["commit"] == head and ro["status"]["history"][-1]["fromVersion"] == "2.0.0"
+    assert all(p["spec"]["containers"][0]["image"] == "gitops-kd/hello:1.0.0" for p in e2e.pods())
+    assert any(e["reason"] == "RevertPushed" for e in e2e.rest.list("v1", "events", NS)["items"])

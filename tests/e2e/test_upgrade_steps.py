@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import E2E, PodWatch, exec_unavailable, hello_app, wait_for
+from tests.e2e.harness import E2E, PodWatch, exec_unavailable, git, hello_app, wait_for
 
 
 def start_with_exec(e2e: E2E) -> dict[str, list[str]]:
@@ -127,3 +127,42 @@ def run_process(e2e: E2E) -> subprocess.Popen[bytes]:
     return subprocess.Popen([cli, "run", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig),
                              "--interval", "0.5", "--listen", "off", "--cache-dir", str(e2e.tmp / "proc-cache"),
                              "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_hook_interrupted_by_a_kill_is_not_rerun_until_the_operator_clears_it(e2e: E2E) -> None:
+    roles = start_with_exec(e2e)
+    e2e.stop_controller()
+    ctl = roles["controller"][0]
+    e2e.sh(ctl, "touch /var/lib/hello/slow")  # on the PVC: the upgraded pod's hook will hang on it
+    stanza = gated_stanza("echo start >> /var/lib/hello/hook.log; echo $$ > /var/lib/hello/hook.pid; "
+                          "if [ -e /var/lib/hello/slow ]; then exec sleep 60; fi; echo end >> /var/lib/hello/hook.log")
+    stanza.pop("gate")
+    e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=stanza)}, "hello 2.0.0 with a slow hook")
+    first = run_process(e2e)
+
+    def hook_started() -> bool:
+        res = e2e.exec(ctl, ["cat", "/var/lib/hello/hook.log"])
+        return res.exit_code == 0 and res.stdout == "start\n"
+    try:
+        wait_for("the hook running in the upgraded controller pod", hook_started, 60, 0.1)
+    finally:
+        first.kill()
+        first.wait(30)
+    second = run_process(e2e)
+    try:
+        status = wait_for("the rollout stalled", lambda: (s := (e2e.rollout() or {}).get("status") or {})
+                          .get("stalledReason") == "StepInterrupted" and s, 60)
+        assert "never finished" in status["message"] and ".started" in status["message"]
+        assert e2e.sh(ctl, "cat /var/lib/hello/hook.log") == "start\n"  # not run a second time
+        uid = e2e.rollout()["metadata"]["uid"]
+        # the operator checks the pod: stops what is left of the hook, clears its marker, commits to retry
+        e2e.sh(ctl, "kill $(cat /var/lib/hello/hook.pid) 2>/dev/null; rm -f /var/lib/hello/slow; "
+                    f"rm -rf /var/lib/gitops-kd/steps/{uid}-2.0.0_{ctl}_hook.started")
+        git(e2e.repo, "commit", "-q", "--allow-empty", "-m", "retry the upgrade")
+        e2e.wait_ready_at("2.0.0", timeout=90)
+    finally:
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(60) == 0
+    assert e2e.sh(ctl, "cat /var/lib/hello/hook.log") == "start\nstart\nend\n"
+    for worker in roles["worker"]:
+        assert e2e.sh(worker, "cat /var/lib/hello/hook.log") == "start\nend\n"

@@ -61,6 +61,8 @@ def setup_logging(level: str) -> None:
 @click.option("--context", default=None, help="Kubeconfig context.")
 @click.option("--namespace", default="default", show_default=True,
               help="Default namespace for manifests without one; also the namespace watched.")
+@click.option("--all-namespaces", is_flag=True,
+              help="Watch every namespace (for repos whose manifests name other namespaces).")
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Git poll interval in seconds.")
 @click.option("--listen", default="127.0.0.1:8080", show_default=True,
               help='HTTP endpoints (/webhook, /healthz, /readyz) address, "off" to disable.')
@@ -76,7 +78,8 @@ def setup_logging(level: str) -> None:
               help="Reconcile only while holding the Lease --lease-name in --namespace (for several replicas).")
 @click.option("--lease-name", default="gitops-kd", show_default=True)
 @click.option("--log-level", default="info", show_default=True)
-def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str, interval: float,
+def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str,
+            all_namespaces: bool, interval: float,
             listen: str, cache_dir: str | None, webhook_secret_file: str | None, wave_soak: float, leader_elect: bool,
             lease_name: str, log_level: str) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
@@ -95,7 +98,8 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     metrics = ControllerMetrics()
-    controller = Controller(source, api_client, namespace=namespace, poll_interval=interval, listen=address,
+    controller = Controller(source, api_client, namespace=None if all_namespaces else namespace,
+                            poll_interval=interval, listen=address,
                             metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak)
     elector = None
     lost = threading.Event()

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 KEY = "reconcile"
 READ_YOUR_WRITES_TIMEOUT = 5.0
 IDLE_RESYNC = 30.0
+UNHEALTHY_AFTER = 15
 
 
 def _utcnow() -> datetime:
@@ -70,7 +71,7 @@ class Controller:
         self._listen = listen
         self.http: HttpServer | None = None
         self._started = False
-        self._healthy = True
+        self._errors_in_row = 0
         self.last_plan: Plan | None = None
         self.actions_executed = 0
 
@@ -124,7 +125,9 @@ class Controller:
 
     @property
     def healthy(self) -> bool:
-        return self._healthy
+        """False once UNHEALTHY_AFTER reconciles in a row raised (the API server or Git unusable for
+        minutes, with the queue's backoff): a liveness probe then restarts the process."""
+        return self._errors_in_row < UNHEALTHY_AFTER
 
     @property
     def desired(self) -> DesiredState | None:
@@ -183,15 +186,23 @@ class Controller:
         return planner(desired, observed, now=self._now(), wave_soak_seconds=self.wave_soak_seconds)
 
     def _reconcile(self, key: str) -> None:
-        if self.metrics is None:
-            self._reconcile_once()
-            return
-        with self.metrics.reconcile_timer() as result:
-            try:
+        try:
+            if self.metrics is None:
                 self._reconcile_once()
-            except RequeueAfter:
-                result["result"] = "requeue"
-                raise
+            else:
+                with self.metrics.reconcile_timer() as result:
+                    try:
+                        self._reconcile_once()
+                    except RequeueAfter:
+                        result["result"] = "requeue"
+                        raise
+        except RequeueAfter:
+            self._errors_in_row = 0
+            raise
+        except Exception:
+            self._errors_in_row += 1
+            raise
+        self._errors_in_row = 0
 
     def _reconcile_once(self) -> None:
         if not self.collector.wait_synced(0):

@@ -77,10 +77,10 @@ class RecordingPlanner:
         self.calls: list[PlanCall] = []
         self._lock = threading.Lock()
 
-    def __call__(self, desired: Any, observed: Any, *, now: Any) -> Plan:
+    def __call__(self, desired: Any, observed: Any, *, now: Any, **options: Any) -> Plan:
         before = self.log.mark()
         start = time.perf_counter()
-        result = real_plan(desired, observed, now=now)
+        result = real_plan(desired, observed, now=now, **options)
         call = PlanCall(desired.commit, result, before, self.log.mark(), time.perf_counter() - start)
         with self._lock:
             self.calls.append(call)

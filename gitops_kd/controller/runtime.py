@@ -27,6 +27,7 @@ KEY = "reconcile"
 READ_YOUR_WRITES_TIMEOUT = 5.0
 IDLE_RESYNC = 30.0
 UNHEALTHY_AFTER = 15
+NOOP_HOLD = 2.0
 
 
 def _utcnow() -> datetime:
@@ -68,6 +69,7 @@ class Controller:
         self._applied: DesiredState | None = None     # last commit whose plan was not refused
         self._marked: str | None = source.applied_commit
         self._hold: dict[Action, float] = {}
+        self._noop: Action | None = None
         self._listen = listen
         self.http: HttpServer | None = None
         self._started = False
@@ -235,6 +237,16 @@ class Controller:
                         READ_YOUR_WRITES_TIMEOUT)
         if outcome.requeue_after is not None and (outcome.failed or not outcome.changed):
             self._hold[choice.action] = time.monotonic() + outcome.requeue_after
+        elif not outcome.changed and not outcome.failed:
+            # Already done, yet planned: the cache may lag (it catches up and re-plans) or the plan and the
+            # cluster disagree. Either way do not spin on it: hold this exact action for a moment.
+            if self._noop == choice.action:
+                log.warning("'%s' planned again although its effect is there (%s)", choice.action.describe(),
+                            outcome.message)
+            self._noop = choice.action
+            self._hold[choice.action] = time.monotonic() + NOOP_HOLD
+        if outcome.changed:
+            self._noop = None
         self.queue.add(KEY)
 
     def _choose(self, candidate: DesiredState | None, observed: Any) -> tuple[DesiredState | None, Plan | None]:

@@ -43,6 +43,14 @@ def _spec(a: EnsureRollout) -> dict[str, Any]:
     return spec
 
 
+def _is_retry(obj: dict[str, Any], a: EnsureRollout) -> bool:
+    """A Stalled rollout to the same target, direction and origin, asked for by a newer commit."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return (status.get("phase") == rs.STALLED and spec.get("targetVersion") == a.target_version
+            and spec.get("commit") != a.commit and status.get("direction") == a.direction
+            and status.get("fromVersion") == a.from_version)
+
+
 def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
     """Spec (app, targetVersion, commit) first, then the status of a started (or adopted) rollout.
 
@@ -50,13 +58,22 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
     """
     obj = ctx.rollout(a.namespace, a.cluster)
     changed = False
-    old_target = old_commit = None
+    old_target = None
+    if obj is not None and a.direction != ADOPT and _is_retry(obj, a):
+        # Status first, then spec: a crash in between leaves a running (not a stalled) rollout.
+        status = obj.get("status") or {}
+        ctx.patch_rollout_status(a.namespace, a.cluster, rs.resume(  # the spec patch below bumps the generation
+            status, commit=a.commit, generation=generation(obj) + 1, now=ctx.now()))
+        obj = ctx.rest.patch(ROLLOUT_API, ROLLOUTS, a.namespace, a.cluster, {"spec": _spec(a)})
+        ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STARTED, f"retrying the {a.direction} of {a.app} "
+                             f"to {a.target_version} after commit {(a.commit or '?')[:12]} (was stalled: "
+                             f"{status.get('stalledReason') or '?'}); progress made so far is kept")
+        return Outcome(a.describe(), True, "stalled rollout resumed", expect=_expect(obj))
     if obj is None:
         obj = _create(ctx, a)
         changed = True
     else:
         old_target = (obj.get("spec") or {}).get("targetVersion")
-        old_commit = (obj.get("spec") or {}).get("commit")
         if (obj.get("spec") or {}) != {**(obj.get("spec") or {}), **_spec(a)}:
             obj = ctx.rest.patch(ROLLOUT_API, ROLLOUTS, a.namespace, a.cluster, {"spec": _spec(a)})
             changed = True
@@ -70,11 +87,6 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
         return Outcome(a.describe(), True, "adopted", expect=_expect(obj))
     same_rollout = (old_target == a.target_version and status.get("direction") == a.direction
                     and status.get("phase") in _ACTIVE and status.get("fromVersion") == a.from_version)
-    if same_rollout and status.get("phase") == rs.STALLED and old_commit != a.commit:
-        obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.resume(status, commit=a.commit, generation=gen,
-                                                                          now=ctx.now()))
-        ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STARTED, obj["status"].get("message", "retrying"))
-        return Outcome(a.describe(), True, "stalled rollout resumed", expect=_expect(obj))
     if same_rollout:
         if status.get("observedGeneration") != gen:
             obj = ctx.patch_rollout_status(a.namespace, a.cluster, {"observedGeneration": gen})

@@ -82,6 +82,15 @@ def test_rollout_lifecycle_and_kubectl_wait(hello: Any) -> None:
     assert ro["status"]["phase"] == "Stalled"
     assert {c["type"]: c["status"] for c in ro["status"]["conditions"]} == {"Ready": "False", "Stalled": "True"}
     assert events(rest, "UpgradeStalled")[0]["type"] == "Warning"
+    rest.patch(ROLLOUT, "kdrollouts", NS, "hello-dev", {"status": {"pods": {ctl[0]["pod"]: {"hookDone": True}}}},
+               subresource="status")
+    retry = EnsureRollout(NS, "hello-dev", "hello", "2.0.0", "1.0.0", "d" * 40, "upgrade")
+    assert ex.execute(retry).changed and not ex.execute(retry).changed
+    ro = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")
+    assert ro["status"]["phase"] == "Upgrading" and ro["spec"]["commit"] == "d" * 40
+    assert ro["status"]["pods"][ctl[0]["pod"]]["hookDone"] is True  # progress kept
+    assert ro["status"]["observedGeneration"] == ro["metadata"]["generation"]
+    assert {c["type"]: c["status"] for c in ro["status"]["conditions"]} == {"Ready": "False", "Reconciling": "True"}
     assert ex.execute(FinishRollout(NS, "hello-dev", "2.0.0")).changed
     assert not ex.execute(FinishRollout(NS, "hello-dev", "2.0.0")).changed
     ro = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")

@@ -43,10 +43,18 @@ def _spec(a: EnsureRollout) -> dict[str, Any]:
     return spec
 
 
+def _progress_target(obj: dict[str, Any], spec_target: str | None = None) -> str | None:
+    """The target the status's progress belongs to (status.targetVersion; the spec's for older objects)."""
+    status = obj.get("status") or {}
+    if status.get("targetVersion"):
+        return str(status["targetVersion"])
+    return spec_target if spec_target is not None else (obj.get("spec") or {}).get("targetVersion")
+
+
 def _is_retry(obj: dict[str, Any], a: EnsureRollout) -> bool:
     """A Stalled rollout to the same target, direction and origin, asked for by a newer commit."""
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    return (status.get("phase") == rs.STALLED and spec.get("targetVersion") == a.target_version
+    return (status.get("phase") == rs.STALLED and _progress_target(obj) == a.target_version
             and spec.get("commit") != a.commit and status.get("direction") == a.direction
             and status.get("fromVersion") == a.from_version)
 
@@ -85,7 +93,7 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
                                                                          generation=gen, now=ctx.now()))
         ctx.event_on_cluster(a.namespace, a.cluster, ev.ADOPTED, f"managed by gitops-kd at {a.app} {a.target_version}")
         return Outcome(a.describe(), True, "adopted", expect=_expect(obj))
-    same_rollout = (old_target == a.target_version and status.get("direction") == a.direction
+    same_rollout = (_progress_target(obj, old_target) == a.target_version and status.get("direction") == a.direction
                     and status.get("phase") in _ACTIVE and status.get("fromVersion") == a.from_version)
     if same_rollout:
         if status.get("observedGeneration") != gen:

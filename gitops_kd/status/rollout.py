@@ -33,6 +33,7 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
     reason = "Downgrading" if direction == "downgrade" else "Upgrading"
     return {
         "observedGeneration": generation, "phase": phase, "direction": direction, "fromVersion": from_version,
+        "targetVersion": target,
         "appVersion": status.get("appVersion") or from_version, "startedAt": rfc3339(now), "pods": _clear_pods(status) or None,
         "currentRole": None, "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None,
         "step": "started", "message": message,
@@ -53,6 +54,7 @@ def adopt(status: Status, *, app: str, version: str, generation: int, now: datet
     """A cluster already at `version` that had no rollout: Idle and Ready."""
     message = f"all members run {app} {version}"
     return {"observedGeneration": generation, "phase": IDLE, "direction": "adopt", "appVersion": version,
+            "targetVersion": version,
             "step": None, "message": message,
             "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)}
 

@@ -201,7 +201,7 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
             controller.stop()
             controller.source.close()
         cluster.stop()
-        if state_dir is None and not keep:
+        if state_dir is None:
             shutil.rmtree(base, ignore_errors=True)
 
 

@@ -71,7 +71,7 @@ def setup_logging(level: str) -> None:
 @click.option("--webhook-secret-file", type=click.Path(dir_okay=False, exists=True), default=None,
               help="File with the push webhook secret: /webhook then requires a valid GitHub signature "
                    "(X-Hub-Signature-256) or GitLab token. Without it any POST triggers a poll.")
-@click.option("--wave-soak", type=float, default=0.0, show_default=True,
+@click.option("--wave-soak", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds a wave must have been Ready before the next wave of the app starts "
                    "(a cluster's gitops-kd.io/wave-soak-seconds annotation overrides it).")
 @click.option("--leader-elect", is_flag=True,

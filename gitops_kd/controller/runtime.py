@@ -141,14 +141,18 @@ class Controller:
         self.queue.add(KEY)
 
     # -- internals ---------------------------------------------------------------------------------
-    def _push_revert(self, commit: str, reason: str) -> str:
+    def _push_revert(self, commit: str, reason: str) -> tuple[str, bool]:
         """failurePolicy revert-commit: push a revert of `commit` to the followed branch, then poll at once."""
-        from gitops_kd.source.revert import push_revert
+        from gitops_kd.source.revert import RevertError, push_revert_result
 
-        sha = push_revert(self.source, commit, message=reason)
-        log.warning("pushed revert %s of commit %s: %s", sha[:12], commit[:12], reason)
+        trust = getattr(self.source, "trust", None)
+        if trust is not None and trust.verifies_signatures:
+            raise RevertError("commit signatures are verified: gitops-kd's own revert would be unsigned and refused")
+        result = push_revert_result(self.source, commit, message=reason)
+        log.warning("revert %s of commit %s %s: %s", result.sha[:12], commit[:12],
+                    "pushed" if result.pushed else "already on the branch", reason.splitlines()[0])
         self.trigger_poll()
-        return sha
+        return result.sha, result.pushed
 
     def _load_applied(self) -> None:
         commit = self.source.applied_commit
@@ -185,7 +189,9 @@ class Controller:
         planner = self._planner
         if planner is None:
             from gitops_kd.plan.planner import plan as planner
-        return planner(desired, observed, now=self._now(), wave_soak_seconds=self.wave_soak_seconds)
+        if self._planner is None:
+            return planner(desired, observed, now=self._now(), wave_soak_seconds=self.wave_soak_seconds)
+        return planner(desired, observed, now=self._now())  # a given planner carries its own options
 
     def _reconcile(self, key: str) -> None:
         try:

@@ -44,7 +44,8 @@ class Executor:
 
     def __init__(self, api_client: ApiClient, *, now: Callable[[], datetime] = _utcnow,
                  component: str = "gitops-kd", reverter: failure.Reverter | None = None) -> None:
-        """`reverter(commit, reason) -> sha` pushes a revert for failurePolicy revert-commit (None: halt only)."""
+        """`reverter(commit, reason) -> (sha, pushed)` pushes a revert for failurePolicy revert-commit (None: the
+        policy halts instead)."""
         self.reverter = reverter
         rest = RestClient(api_client)
         self.events = EventRecorder(rest, now, component=component)

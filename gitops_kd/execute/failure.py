@@ -1,4 +1,5 @@
-"""HandleFailure: a Stalled rollout's failurePolicy — halt (record and report), or push a revert commit to Git."""
+"""HandleFailure: a Stalled rollout's failurePolicy, once per offending commit — halt (record, report the commit
+to revert), or revert-commit (push a revert of it through the Git source; the next poll rolls back)."""
 
 from __future__ import annotations
 
@@ -6,48 +7,76 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from gitops_kd.execute.context import ExecContext, rv
+from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import HandleFailure
+from gitops_kd.plan.failure import FAILURE_FIELD
+from gitops_kd.source.errors import SourceError
+from gitops_kd.source.revert import RevertError
 from gitops_kd.status import events as ev
+from gitops_kd.status import rollout as rs
 from gitops_kd.status.conditions import rfc3339
 
 log = logging.getLogger(__name__)
+RETRY_SECONDS = 30.0
 
-Reverter = Callable[[str, str], str]
-"""reverter(commit, reason) -> sha of the revert commit now on the followed branch; raises on failure."""
+Reverter = Callable[[str, str], tuple[str, bool]]
+"""reverter(commit, reason) -> (sha of the revert on the branch, pushed now); raises RevertError (permanent:
+conflict, commit not on the branch, signatures enforced) or SourceError (transient: remote unreachable)."""
+
+
+def revert_message(a: HandleFailure) -> str:
+    return (f"gitops-kd: the {a.app} {a.target_version} rollout of {a.namespace}/{a.cluster} failed ({a.reason}); "
+            f"failurePolicy revert-commit goes back to {a.from_version}.\n\n{a.message}")
 
 
 def handle_failure(ctx: ExecContext, a: HandleFailure, reverter: Reverter | None) -> Outcome:
-    """Once per offending commit (status.failure.commit): record the failure, report it, maybe revert."""
+    """Record status.failure {commit, reason, policy, handledAt[, revertCommit][, note]}, extend the Stalled
+    message with what to do, and report it in an Event; a transient Git error is retried later."""
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=1.0)
-    failure = (obj.get("status") or {}).get("failure") or {}
-    if failure.get("commit") == a.commit:
+    status: dict[str, Any] = obj.get("status") or {}
+    if (status.get(FAILURE_FIELD) or {}).get("commit") == a.commit:
         return Outcome(a.describe(), False, "failure already handled")
-    record: dict[str, Any] = {"commit": a.commit, "reason": a.reason, "policy": a.policy, "message": a.message,
-                              "handledAt": rfc3339(ctx.now()), "revertCommit": None, "note": a.note or None}
-    what = f"{a.reason}: {a.message}".strip(": ")
+    record: dict[str, Any] = {"commit": a.commit, "reason": a.reason, "policy": a.policy,
+                              "handledAt": rfc3339(ctx.now())}
+    note = a.note
+    if a.revert and reverter is None:
+        note = "this controller cannot push to the Git source"
     if a.revert and reverter is not None:
         try:
-            sha = reverter(a.commit, f"gitops-kd: rollout of {a.app} {a.target_version} in "
-                                     f"{a.namespace}/{a.cluster} failed ({what})")
-        except Exception as exc:  # noqa: BLE001 - a failed revert falls back to halt, reported
-            record["note"] = f"revert of {a.commit[:12]} failed, halted instead: {exc}"
-            ctx.event_on_cluster(a.namespace, a.cluster, ev.REVERT_FAILED, f"{record['note']} ({what})", warning=True)
+            sha, pushed = reverter(a.commit, revert_message(a))
+        except RevertError as exc:
+            note = f"the revert could not be pushed: {exc.message}"
+            ctx.event_on_cluster(a.namespace, a.cluster, ev.REVERT_FAILED, note, warning=True)
+        except SourceError as exc:
+            ctx.event_on_cluster(a.namespace, a.cluster, ev.REVERT_FAILED, f"will retry: {exc.message}", warning=True)
+            return Outcome(a.describe(), False, exc.message, failed=True, requeue_after=RETRY_SECONDS)
         else:
             record["revertCommit"] = sha
+            what = "pushed" if pushed else "found already on the branch"
             ctx.event_on_cluster(a.namespace, a.cluster, ev.REVERT_PUSHED,
-                                 f"pushed revert {sha[:12]} of commit {a.commit[:12]} to roll back to "
-                                 f"{a.from_version or 'the previous version'} ({what})", warning=True)
-    else:
-        why = f"; {a.note}" if a.note else ""
-        ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_HALTED,
-                             f"rollout halted by failurePolicy {a.policy} ({what}){why}. To roll back, revert "
-                             f"commit {a.commit[:12]} (git revert {a.commit[:12]})", warning=True)
-    written = ctx.patch_rollout_status(a.namespace, a.cluster, {"failure": record})
-    log.warning("failure policy %s for %s/%s: %s", a.policy, a.namespace, a.cluster, record)
-    return Outcome(a.describe(), True, record.get("note") or ("revert pushed" if record["revertCommit"] else "halted"),
+                                 f"revert {sha} of commit {a.commit} {what} ({a.reason}); rolling back to "
+                                 f"{a.from_version}", warning=True)
+            return _write(ctx, a, obj, record, f"{a.message}; failurePolicy revert-commit: revert {sha[:12]} of "
+                                               f"commit {a.commit[:12]} {what}, the next poll rolls back to "
+                                               f"{a.from_version}")
+    if note:
+        record["note"] = note
+    ctx.event_on_cluster(a.namespace, a.cluster, ev.ROLLOUT_HALTED,
+                         f"rollout of {a.app} {a.target_version} halted ({a.reason}); revert commit {a.commit} to "
+                         f"roll back" + (f"; {note}" if note else ""), warning=True)
+    return _write(ctx, a, obj, record, f"{a.message}; failurePolicy {a.policy}: revert commit {a.commit[:12]} "
+                                       f"(git revert {a.commit}) to roll back" + (f" ({note})" if note else ""))
+
+
+def _write(ctx: ExecContext, a: HandleFailure, obj: dict[str, Any], record: dict[str, Any], message: str) -> Outcome:
+    patch = rs.stall(obj.get("status") or {}, reason=a.reason, message=message, generation=generation(obj),
+                     now=ctx.now())
+    patch[FAILURE_FIELD] = record
+    written = ctx.patch_rollout_status(a.namespace, a.cluster, patch)
+    log.warning("failure policy %s for %s/%s: %s", a.policy, a.namespace, a.cluster, message)
+    return Outcome(a.describe(), True, message,
                    expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))

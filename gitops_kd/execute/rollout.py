@@ -66,7 +66,7 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
     """
     obj = ctx.rollout(a.namespace, a.cluster)
     changed = False
-    old_target = None
+    old_target = old_commit = None
     if obj is not None and a.direction != ADOPT and _is_retry(obj, a):
         # Status first, then spec: a crash in between leaves a running (not a stalled) rollout.
         status = obj.get("status") or {}
@@ -82,6 +82,7 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
         changed = True
     else:
         old_target = (obj.get("spec") or {}).get("targetVersion")
+        old_commit = (obj.get("spec") or {}).get("commit")
         if (obj.get("spec") or {}) != {**(obj.get("spec") or {}), **_spec(a)}:
             obj = ctx.rest.patch(ROLLOUT_API, ROLLOUTS, a.namespace, a.cluster, {"spec": _spec(a)})
             changed = True
@@ -105,7 +106,8 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
                              {"metadata": {"annotations": {FROM_UPGRADE_ANNOTATION: a.from_stanza}}})
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.start(
         status, direction=a.direction, app=a.app, target=a.target_version, from_version=a.from_version,
-        commit=a.commit, generation=gen, now=ctx.now()))
+        commit=a.commit, generation=gen, now=ctx.now(),
+        previous={"targetVersion": _progress_target(obj, old_target), "commit": old_commit} if old_target else None))
     reason = ev.DOWNGRADE_STARTED if a.direction == DOWNGRADE else ev.UPGRADE_STARTED
     ctx.event_on_cluster(a.namespace, a.cluster, reason,
                          f"{a.direction} of {a.app} from {a.from_version or 'unknown'} to {a.target_version}"

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from gitops_kd.history.entries import closing_entry
 from gitops_kd.status import conditions as cond
 from gitops_kd.status.conditions import rfc3339
 
@@ -25,13 +26,20 @@ def _clear_pods(status: Status) -> dict[str, None]:
 
 
 def start(status: Status, *, direction: str, app: str, target: str, from_version: str | None, commit: str | None,
-          generation: int, now: datetime) -> dict[str, Any]:
-    """A new rollout (upgrade/downgrade) towards `target`: progress reset, Reconciling=True."""
+          generation: int, now: datetime, previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A new rollout (upgrade/downgrade) towards `target`: progress reset, Reconciling=True. `previous` is the
+    rollout's spec before this one: an attempt it left unfinished is closed in status.history (Stalled,
+    Reverted or Superseded)."""
     phase = DOWNGRADING if direction == "downgrade" else UPGRADING
     verb = "downgrading" if direction == "downgrade" else "upgrading"
     message = f"{verb} {app} from {from_version or 'unknown'} to {target}" + (f" (commit {commit[:12]})" if commit else "")
     reason = "Downgrading" if direction == "downgrade" else "Upgrading"
+    extra: dict[str, Any] = {}
+    closing = closing_entry(status, previous, now=rfc3339(now)) if previous else None
+    if closing is not None:
+        extra["history"] = ([dict(h) for h in status.get("history") or ()] + [closing])[-HISTORY_LIMIT:]
     return {
+        **extra,
         "observedGeneration": generation, "phase": phase, "direction": direction, "fromVersion": from_version,
         "targetVersion": target,
         "appVersion": status.get("appVersion") or from_version, "startedAt": rfc3339(now), "pods": _clear_pods(status) or None,

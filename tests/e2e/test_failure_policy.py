@@ -37,10 +37,11 @@ def test_halt_stops_and_names_the_commit(e2e: E2E) -> None:
     sha = e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=failing_stanza("halt"))}, "broken hook")
     failure = wait_for("the failure handled", lambda: failure_of(e2e), 60)
     assert failure["commit"] == sha and failure["policy"] == "halt" and failure["reason"] == "StepFailed"
-    assert "broken" in failure["message"] and not failure.get("revertCommit")
+    assert not failure.get("revertCommit")
     status = e2e.rollout()["status"]
+    assert "broken" in status["message"] and f"git revert {sha}" in status["message"]
     assert status["phase"] == "Stalled" and {c["type"]: c["status"] for c in status["conditions"]}["Stalled"] == "True"
-    halted = [e for e in e2e.rest.list("v1", "events", NS)["items"] if e["reason"] == "UpgradeHalted"]
+    halted = [e for e in e2e.rest.list("v1", "events", NS)["items"] if e["reason"] == "RolloutHalted"]
     assert len(halted) == 1 and sha[:12] in halted[0]["message"] and halted[0]["type"] == "Warning"
     assert {p["metadata"]["name"]: p["metadata"]["uid"] for p in e2e.pods()
             if p["metadata"]["name"] in roles["worker"]} == workers  # nothing else touched

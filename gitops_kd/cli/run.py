@@ -74,16 +74,24 @@ def setup_logging(level: str) -> None:
 @click.option("--wave-soak", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds a wave must have been Ready before the next wave of the app starts "
                    "(a cluster's gitops-kd.io/wave-soak-seconds annotation overrides it).")
+@click.option("--drift-policy", type=click.Choice(["revert", "alert-only"]), default="revert", show_default=True,
+              help="Out-of-band edits of owned fields: revert them (and alert), or only alert. A KDCluster/KDApp's "
+                   "gitops-kd.io/drift-policy annotation overrides it.")
+@click.option("--drift-webhook", default=None, help="Also POST drift alerts (JSON) to this http(s) URL.")
+@click.option("--drift-ignore", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="YAML file of drift ignore rules (see docs/drift.md).")
 @click.option("--leader-elect", is_flag=True,
               help="Reconcile only while holding the Lease --lease-name in --namespace (for several replicas).")
 @click.option("--lease-name", default="gitops-kd", show_default=True)
 @click.option("--log-level", default="info", show_default=True)
 def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, interval: float,
-            listen: str, cache_dir: str | None, webhook_secret_file: str | None, wave_soak: float, leader_elect: bool,
-            lease_name: str, log_level: str) -> None:
+            listen: str, cache_dir: str | None, webhook_secret_file: str | None, wave_soak: float, drift_policy: str,
+            drift_webhook: str | None, drift_ignore: str | None, leader_elect: bool, lease_name: str,
+            log_level: str) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import Controller
+    from gitops_kd.controller.drift import drift_wiring
     from gitops_kd.server.metrics import ControllerMetrics
 
     setup_logging(log_level)
@@ -98,9 +106,12 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     metrics = ControllerMetrics()
+    drift = drift_wiring(api_client, metrics=metrics, policy=drift_policy, webhook_url=drift_webhook,
+                         ignore_file=drift_ignore, wave_soak_seconds=wave_soak)
     controller = Controller(source, api_client, namespace=None if all_namespaces else namespace,
-                            poll_interval=interval, listen=address,
+                            poll_interval=interval, listen=address, planner=drift.planner,
                             metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak)
+    drift.attach(controller)
     elector = None
     lost = threading.Event()
     lease_lost = False
@@ -118,6 +129,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         controller.stop()
         if elector is not None:
             elector.stop()
+        drift.close()
         source.close()
     if lease_lost:
         raise SystemExit("gitops-kd: lost the leader lease; exiting so a restart campaigns again")

@@ -86,6 +86,12 @@ class Collector:
         deadline = time.monotonic() + timeout
         return all(i.wait_synced(max(0.0, deadline - time.monotonic())) for i in self._informers.values())
 
+    @property
+    def informers(self) -> Mapping[str, Informer]:
+        """The informers by kind name ("apps", "clusters", "statefulsets", "pods", "services", "rollouts"),
+        for extra handlers (e.g. drift watching); read-only use."""
+        return dict(self._informers)
+
     def on_change(self, callback: ChangeCallback) -> None:
         """Call `callback(kind, key)` for each change seen; keep it quick (queue a key)."""
         self._callbacks.append(callback)

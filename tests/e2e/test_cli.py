@@ -102,3 +102,31 @@ def test_plan_offline_and_against_the_cluster(e2e: E2E) -> None:
     assert planned.returncode == 0 and "start upgrade of default/hello-dev: hello 1.0.0 -> 2.0.0" in planned.stdout
     assert json.dumps(e2e.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", "default", "hello")["spec"][
         "version"]) == '"1.0.0"'  # plan touched nothing
+
+
+def test_run_reverts_an_out_of_band_edit_and_alerts(e2e: E2E) -> None:
+    proc = subprocess.Popen([*CLI, "run", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig),
+                             "--interval", "0.5", "--listen", "off", "--cache-dir", str(e2e.tmp / "drift-cache"),
+                             "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        e2e.wait_ready_at("1.0.0")
+        sts = next(s for s in e2e.rest.list("apps/v1", "statefulsets", "default")["items"]
+                   if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker")
+        name = sts["metadata"]["name"]
+
+        def image() -> str:
+            return e2e.rest.get("apps/v1", "statefulsets", "default", name)["spec"]["template"]["spec"][
+                "containers"][0]["image"]
+
+        def edit_and_see_alert() -> list[dict] | None:
+            # Until the controller has seen the cluster in sync once, a difference is convergence, not
+            # drift: edit again until the edit is reported as drift.
+            assert e2e.kubectl("set", "image", f"statefulset/{name}", "app=gitops-kd/hello:6.6.6").returncode == 0
+            wait_for("the edit reverted", lambda: image() == "gitops-kd/hello:1.0.0", 30)
+            return [e for e in e2e.rest.list("v1", "events", "default")["items"]
+                    if e["reason"] == "DriftDetected" and e["involvedObject"]["name"] == name] or None
+        found = wait_for("a DriftDetected event", edit_and_see_alert, 60, 0.5)
+        assert "image" in found[0]["message"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0

@@ -1,0 +1,58 @@
+"""Drift wiring for the runtime: a DriftGuard around the planner and a DriftWatcher on the collector."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import partial
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from gitops_kd.drift import DriftAlerter, DriftGuard, IgnoreRules, WebhookNotifier
+from gitops_kd.drift.watcher import DriftWatcher
+from gitops_kd.execute.events import EventRecorder
+from gitops_kd.kube.rest import RestClient
+from gitops_kd.plan.result import Plan
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class DriftWiring:
+    """The guarded planner to give the Controller, and what to attach/close around it."""
+
+    guard: DriftGuard
+    notifier: WebhookNotifier | None
+
+    @property
+    def planner(self) -> Callable[..., Plan]:
+        return self.guard.plan
+
+    def attach(self, controller: Any) -> None:
+        """Reconcile at once when an owned field of a watched object is edited (not only on the next event)."""
+        DriftWatcher(lambda kind, key: controller.kick()).attach_collector(controller.collector)
+
+    def close(self) -> None:
+        if self.notifier is not None:
+            self.notifier.close()
+
+
+def drift_wiring(api_client: ApiClient, *, metrics: Any = None, policy: str = "revert",
+                 webhook_url: str | None = None, ignore_file: str | None = None,
+                 wave_soak_seconds: float = 0.0) -> DriftWiring:
+    """Drift detection around the real planner: alerts (Events, metrics, optional webhook) once per
+    occurrence; `policy` "revert" (default) or "alert-only" for objects without their own annotation."""
+    from gitops_kd.plan.planner import plan
+
+    now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)  # noqa: E731
+    notifier = WebhookNotifier(webhook_url) if webhook_url else None
+    alerter = DriftAlerter(events=EventRecorder(RestClient(api_client), now), metrics=metrics, notifier=notifier,
+                           now=now)
+    rules = IgnoreRules.from_file(ignore_file) if ignore_file else None
+    guard = DriftGuard(alerter, rules=rules, default_policy=policy,
+                       planner=partial(plan, wave_soak_seconds=wave_soak_seconds))
+    log.info("drift guard on: default policy %s%s", policy, f", webhook {webhook_url}" if webhook_url else "")
+    return DriftWiring(guard, notifier)

@@ -13,10 +13,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET
 from gitops_kd.kube.informer import MODIFIED, Informer
+
+if TYPE_CHECKING:
+    from gitops_kd.observe.collector import Collector
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +89,8 @@ class DriftWatcher:
     def attach(self, informer: Informer, kind: str) -> None:
         informer.add_handler(self.handler(kind))
 
-    def attach_collector(self, collector: Any) -> None:
-        """Attach to a Collector's informers (``collector.informers`` if it offers them, else its private map)."""
-        informers: Mapping[str, Informer] = getattr(collector, "informers", None) or collector._informers
+    def attach_collector(self, collector: Collector) -> None:
+        """Attach to a Collector's informers."""
+        informers: Mapping[str, Informer] = collector.informers
         for name, kind in COLLECTOR_KINDS.items():
             self.attach(informers[name], kind)

@@ -130,16 +130,21 @@ _PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], Row]] = {
         lambda o: [_m(o).get("name"), _m(o).get("creationTimestamp", "")]),
 }
 
-_TOKEN = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']+)'\]")
+_TOKEN = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\['([^']+)'\]|\[\?\(@\.([\w.-]+)\s*==\s*[\"']([^\"']*)[\"']\)\]")
 
 
 def json_path(obj: Any, path: str) -> Any:
-    """Evaluate a simple CRD printer-column JSONPath such as `.status.members[0].state`."""
+    """Evaluate a CRD printer-column JSONPath such as `.status.members[0].state` or
+    `.status.conditions[?(@.type=="Ready")].status` (a filter keeps the first matching list item)."""
     path = path.strip().strip("{}")
     cur = obj
     for m in _TOKEN.finditer(path):
-        key, index, quoted = m.group(1), m.group(2), m.group(3)
-        if index is not None:
+        key, index, quoted, fkey, fvalue = m.groups()
+        if fkey is not None:
+            matches = [i for i in cur if isinstance(i, dict) and str(i.get(fkey)) == fvalue] \
+                if isinstance(cur, list) else []
+            cur = matches[0] if matches else None
+        elif index is not None:
             cur = cur[int(index)] if isinstance(cur, list) and int(index) < len(cur) else None
         else:
             cur = cur.get(key if key is not None else quoted) if isinstance(cur, dict) else None

@@ -136,3 +136,20 @@ def test_kubectl_strict_field_validation_on_custom_resources(kubectl: Kubectl, n
     # With validation off the field is pruned, as the real server does.
     kubectl("apply", "-n", ns, "--validate=false", "-f", "-", input=doc)
     assert "rolez" not in kubectl_json(kubectl, "get", "kdcluster", "typo", "-n", ns)["spec"]
+
+
+def test_printer_column_with_a_jsonpath_filter(api: kubernetes.client.ApiClient, kubectl: Kubectl, ns: str) -> None:
+    """KDRollout's READY column is `.status.conditions[?(@.type=="Ready")].status`, as kubectl shows it."""
+    custom = kubernetes.client.CustomObjectsApi(api)
+    custom.create_namespaced_custom_object("gitops-kd.io", "v1alpha1", ns, "kdrollouts", {
+        "apiVersion": "gitops-kd.io/v1alpha1", "kind": "KDRollout", "metadata": {"name": "r1"},
+        "spec": {"app": "hello", "targetVersion": "2.0.0"}})
+    custom.patch_namespaced_custom_object_status("gitops-kd.io", "v1alpha1", ns, "kdrollouts", "r1", {"status": {
+        "phase": "Idle", "appVersion": "2.0.0", "conditions": [
+            {"type": "Reconciling", "status": "False", "reason": "Done", "message": "",
+             "lastTransitionTime": "2026-01-01T00:00:00Z"},
+            {"type": "Ready", "status": "True", "reason": "Succeeded", "message": "",
+             "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    lines = kubectl("get", "kdro", "r1", "-n", ns).stdout.splitlines()
+    header, row = lines[0].split(), lines[1].split()
+    assert row[header.index("READY")] == "True"

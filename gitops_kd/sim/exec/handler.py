@@ -140,5 +140,4 @@ class ExecHandler:
         if stdin is not None and not stdin.is_closing():
             stdin.close()
         if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+            runner.kill_group(proc.pid)

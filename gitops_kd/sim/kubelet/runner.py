@@ -10,10 +10,12 @@ cwd=<rootfs>/<workingDir> (a warning is logged once; paths inside the command ar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -170,25 +172,40 @@ def command_line(proc: ContainerProcess) -> tuple[list[str], str | None, dict[st
     return list(proc.argv), str(cwd), env
 
 
+def kill_group(pid: int) -> None:
+    """SIGKILL the whole process group led by ``pid`` (the command and everything it started)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 def run(proc: ContainerProcess, *, stdin: bytes | None = None, timeout: float = 60.0) -> RunResult:
-    """Run to completion; capture stdout, stderr and the exit code (137 and timed_out on timeout)."""
+    """Run to completion; capture stdout, stderr and the exit code (137 and timed_out on timeout).
+
+    The command runs in its own process group, so a timeout ends its children too, as a container's
+    processes all end with it.
+    """
     argv, cwd, env = command_line(proc)
     try:
-        done = subprocess.run(argv, input=stdin, capture_output=True, cwd=cwd, env=env, timeout=timeout,
-                              stdin=None if stdin is not None else subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as exc:
-        return RunResult(137, exc.stdout or b"", exc.stderr or b"", timed_out=True)
+        child = subprocess.Popen(argv, cwd=cwd, env=env, start_new_session=True,
+                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except FileNotFoundError as exc:
         return RunResult(127, b"", f"exec: {exc}\n".encode())
-    return RunResult(done.returncode, done.stdout, done.stderr)
+    try:
+        out, err = child.communicate(input=stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(child.pid)
+        out, err = child.communicate()
+        return RunResult(137, out or b"", err or b"", timed_out=True)
+    return RunResult(child.returncode, out, err)
 
 
 async def spawn(proc: ContainerProcess, *, stdin: bool) -> asyncio.subprocess.Process:
-    """Start the process with piped stdout/stderr (and stdin if asked) for streaming."""
+    """Start the process, in its own process group, with piped stdout/stderr (and stdin if asked)."""
     argv, cwd, env = command_line(proc)
     return await asyncio.create_subprocess_exec(
         *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
 
 
 def exit_code_of(returncode: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,15 @@ def test_runner_merges_image_files_under_usr_with_host_tools(tmp_path: Path) -> 
         pytest.skip("mount namespaces not permitted here")
     assert result.exit_code == 0, result.stderr
     assert result.stdout == b"image\npersisted\nro\n"
+
+
+def test_runner_timeout_ends_the_commands_children_too(tmp_path: Path) -> None:
+    """A timed-out command's background children die with it, as a container's processes do."""
+    (tmp_path / "rootfs").mkdir()
+    marker = "31.4159"
+    proc = runner.ContainerProcess(rootfs=tmp_path / "rootfs", env={"PATH": "/usr/bin:/bin"},
+                                   argv=("sh", "-c", f"sleep {marker} & sleep {marker}; wait"))
+    result = runner.run(proc, timeout=0.5)
+    assert result.timed_out and result.exit_code == 137
+    left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", f"children still running: {left.stdout}"

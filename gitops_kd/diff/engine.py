@@ -1,4 +1,8 @@
-"""diff(desired, observed): every desired KDApp and KDCluster against the live objects, classified (pure)."""
+"""diff(desired, observed): every desired KDApp and KDCluster against the live objects, classified (pure).
+
+Per-object results are memoised on the identity of their (frozen) inputs (diff/memo.py), so an app or
+cluster whose desired and live objects are the very same objects as in the previous diff costs a lookup.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import hashlib
 from typing import Any
 
 from gitops_kd.diff.fields import app_changes, cluster_changes, contains
+from gitops_kd.diff.memo import IdentityMemo
 from gitops_kd.diff.model import (
     CREATE,
     DOWNGRADE,
@@ -26,6 +31,7 @@ from gitops_kd.plan.actions import Refusal
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import APP_VERSION_ANNOTATION, owned_template, service_ports
 from gitops_kd.source.model import DesiredState
+from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
 from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster, compact_json
 
 
@@ -44,14 +50,40 @@ def _stamp(body: dict[str, Any], namespace: str) -> dict[str, Any]:
     return body
 
 
+_MANIFESTS: IdentityMemo[FrozenMap[str, Any]] = IdentityMemo("manifests")
+_APP_DIFFS: IdentityMemo[tuple[AppDiff, tuple[Refusal, ...]]] = IdentityMemo("app diffs")
+_CLUSTER_DIFFS: IdentityMemo[tuple[ClusterDiff, tuple[Refusal, ...]]] = IdentityMemo("cluster diffs")
+_OWNED: IdentityMemo[Any] = IdentityMemo("owned templates")
+MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED)
+
+
+def frozen_app_manifest(app: KDApp, key: Key) -> FrozenMap[str, Any]:
+    """app_manifest(), deep-frozen and memoised per (app, namespace): what ApplyApp carries."""
+    return _MANIFESTS.get((app,), ("app", key[0]),
+                          lambda: freeze(_stamp(thaw(app.frozen_manifest), key[0])))  # type: ignore[no-any-return]
+
+
+def frozen_cluster_manifest(cluster: KDCluster, key: Key) -> FrozenMap[str, Any]:
+    """cluster_manifest(), deep-frozen and memoised per (cluster, namespace): what ApplyCluster carries."""
+    return _MANIFESTS.get((cluster,), ("cluster", key[0]),
+                          lambda: freeze(_stamp(cluster.body, key[0])))  # type: ignore[no-any-return]
+
+
 def app_manifest(app: KDApp, key: Key) -> dict[str, Any]:
     """The KDApp object to apply: cluster_manifest() in the key's namespace, stamped with its spec digest."""
-    return _stamp(app.cluster_manifest(), key[0])
+    return thaw(frozen_app_manifest(app, key))  # type: ignore[no-any-return]
 
 
 def cluster_manifest(cluster: KDCluster, key: Key) -> dict[str, Any]:
     """The KDCluster object to apply: the document as written, in the key's namespace, stamped."""
-    return _stamp(cluster.body, key[0])
+    return thaw(frozen_cluster_manifest(cluster, key))  # type: ignore[no-any-return]
+
+
+def memo_owned_template(app: KDApp, cluster: KDCluster, role: str, *, from_version: str | None,
+                        rules: Any) -> Any:
+    """render.template.owned_template (deep-frozen), memoised per (app, cluster, role, from_version, rules)."""
+    return _OWNED.get((app, cluster, rules), (role, from_version),
+                      lambda: freeze(owned_template(app, cluster, role, from_version=from_version, rules=rules)))
 
 
 def _annotation(raw: Any, name: str) -> Any:
@@ -68,27 +100,41 @@ def applied(live_raw: Any, manifest: dict[str, Any]) -> bool:
 
 def app_for(desired: DesiredState, key: Key, cluster: KDCluster) -> tuple[Key, KDApp] | None:
     """The desired app a cluster uses: the one in its namespace, else the first of that name (system catalog)."""
-    local = (key[0], cluster.app)
-    if local in desired.apps:
-        return local, desired.apps[local]
-    for app_key in sorted(desired.apps):
-        if app_key[1] == cluster.app:
-            return app_key, desired.apps[app_key]
-    return None
+    return _Index(desired, None).app_for(key, cluster)
 
 
 def users_of(desired: DesiredState, observed: ObservedState, app_key: Key) -> tuple[ObservedCluster, ...]:
     """Live clusters using the app: same name in its namespace, or in a namespace without such an app."""
-    return tuple(c for k, c in sorted(observed.clusters.items()) if c.app == app_key[1]
-                 and (c.namespace == app_key[0] or (c.namespace, c.app) not in desired.apps))
+    return _Index(desired, observed).users_of(app_key)
+
+
+class _Index:
+    """Lookups a diff makes per app or cluster, built once per diff: apps by name, live clusters by app."""
+
+    def __init__(self, desired: DesiredState, observed: ObservedState | None) -> None:
+        self.apps = desired.apps
+        self._first: dict[str, Key] = {}
+        for app_key in sorted(desired.apps):
+            self._first.setdefault(app_key[1], app_key)
+        self._by_app: dict[str, list[ObservedCluster]] = {}
+        for _k, c in sorted(observed.clusters.items()) if observed is not None else ():
+            self._by_app.setdefault(c.app, []).append(c)
+
+    def app_for(self, key: Key, cluster: KDCluster) -> tuple[Key, KDApp] | None:
+        local = (key[0], cluster.app)
+        found = local if local in self.apps else self._first.get(cluster.app)
+        return (found, self.apps[found]) if found is not None else None
+
+    def users_of(self, app_key: Key) -> tuple[ObservedCluster, ...]:
+        return tuple(c for c in self._by_app.get(app_key[1], ())
+                     if c.namespace == app_key[0] or (c.namespace, c.app) not in self.apps)
 
 
 def app_applied(app: KDApp, key: Key, live: ObservedApp) -> bool:
     """True when the live KDApp carries the desired spec and annotations (upgrade stanza, digest)."""
-    manifest = app_manifest(app, key)
     if app.upgrade is None and _annotation(live.raw, UPGRADE_ANNOTATION) is not None:
         return False
-    return applied(live.raw, manifest)
+    return applied(live.raw, frozen_app_manifest(app, key))
 
 
 def _direction(app: KDApp, live: ObservedApp | None) -> str:
@@ -101,14 +147,23 @@ def _direction(app: KDApp, live: ObservedApp | None) -> str:
     return UPGRADE if order > 0 else DOWNGRADE if order < 0 else EQUAL
 
 
-def diff_app(desired: DesiredState, observed: ObservedState, key: Key) -> tuple[AppDiff, list[Refusal]]:
+def diff_app(desired: DesiredState, observed: ObservedState, key: Key,
+             index: _Index | None = None) -> tuple[AppDiff, list[Refusal]]:
+    """One desired app against its live object; memoised on (app, live app, live clusters using it)."""
     app = desired.apps[key]
     live = observed.apps.get(key)
-    refusals = app_refusals(app, live, users_of(desired, observed, key))
-    changes = app_changes(live.spec, app.body.get("spec") or {}) if live is not None else ()
+    users = (index or _Index(desired, observed)).users_of(key)
+    found, refusals = _APP_DIFFS.get((app, live, *users), key, lambda: _diff_app(app, live, key, users))
+    return found, list(refusals)
+
+
+def _diff_app(app: KDApp, live: ObservedApp | None, key: Key,
+              users: tuple[ObservedCluster, ...]) -> tuple[AppDiff, tuple[Refusal, ...]]:
+    refusals = app_refusals(app, live, users)
+    changes = app_changes(live.spec, app.frozen_body.get("spec") or {}) if live is not None else ()
     needs = live is None or not app_applied(app, key, live)
     return AppDiff(key, app.source, live.version if live else None, app.version, _direction(app, live), needs,
-                   changes), refusals
+                   changes), tuple(refusals)
 
 
 def role_diffs(app: KDApp, cluster: KDCluster, live: ObservedCluster, t: Transition) -> tuple[RoleDiff, ...]:
@@ -118,7 +173,7 @@ def role_diffs(app: KDApp, cluster: KDCluster, live: ObservedCluster, t: Transit
         sts = live.statefulset(rid)
         if sts is None or rid not in {r.id for r in cluster.roles}:
             continue
-        owned = owned_template(app, cluster, rid, from_version=t.from_version, rules=t.rules)
+        owned = memo_owned_template(app, cluster, rid, from_version=t.from_version, rules=t.rules)
         fields = owned_differences(sts.template, owned)
         if fields:
             out.append(RoleDiff(rid, sts.name, fields))
@@ -148,34 +203,48 @@ def template_versions(live: ObservedCluster) -> frozenset[str]:
     return frozenset(out)
 
 
-def diff_cluster(desired: DesiredState, observed: ObservedState, key: Key) -> tuple[ClusterDiff, list[Refusal]]:
+def diff_cluster(desired: DesiredState, observed: ObservedState, key: Key,
+                 index: _Index | None = None) -> tuple[ClusterDiff, list[Refusal]]:
+    """One desired cluster against its live object; memoised on (cluster, live cluster, app, live app)."""
     cluster = desired.clusters[key]
     live = observed.clusters.get(key)
-    refusals = cluster_refusals(cluster, live)
-    found = app_for(desired, key, cluster)
+    found = (index or _Index(desired, None)).app_for(key, cluster)
+    app_key, app = found if found is not None else (None, None)
+    live_app = observed.apps.get(app_key) if app_key is not None else None
+    result, refusals = _CLUSTER_DIFFS.get((cluster, live, app, live_app), (key, app_key),
+                                          lambda: _diff_cluster(cluster, live, key, found, live_app))
+    return result, list(refusals)
+
+
+def _diff_cluster(cluster: KDCluster, live: ObservedCluster | None, key: Key, found: tuple[Key, KDApp] | None,
+                  live_app: ObservedApp | None) -> tuple[ClusterDiff, tuple[Refusal, ...]]:
+    refusals = tuple(cluster_refusals(cluster, live))
     if live is None:
         return ClusterDiff(key, cluster.source, found[0] if found else None, False, True), refusals
-    needs = not applied(live.raw, cluster_manifest(cluster, key))
-    changes = cluster_changes(live.spec, cluster.body.get("spec") or {})
+    needs = not applied(live.raw, frozen_cluster_manifest(cluster, key))
+    changes = cluster_changes(live.spec, cluster.frozen_body.get("spec") or {})
     if found is None:
         return ClusterDiff(key, cluster.source, None, True, needs, changes=changes), refusals
     app_key, app = found
-    t = transition(app, observed.apps.get(app_key), live.rollout, template_versions(live))
+    t = transition(app, live_app, live.rollout, template_versions(live))
     return ClusterDiff(key, cluster.source, app_key, True, needs, t, role_diffs(app, cluster, live, t),
                        ports_diffs(app, live), changes), refusals
 
 
 def diff(desired: DesiredState, observed: ObservedState) -> DiffReport:
     """Compare the desired state with the observed one. Any refusal refuses the commit as a whole."""
+    for memo in MEMOS:
+        memo.new_round()
+    index = _Index(desired, observed)
     apps: list[AppDiff] = []
     clusters: list[ClusterDiff] = []
     refusals: list[Refusal] = []
     for key in sorted(desired.apps):
-        app_diff, found = diff_app(desired, observed, key)
+        app_diff, found = diff_app(desired, observed, key, index)
         apps.append(app_diff)
         refusals += found
     for key in sorted(desired.clusters):
-        cluster_diff, found = diff_cluster(desired, observed, key)
+        cluster_diff, found = diff_cluster(desired, observed, key, index)
         clusters.append(cluster_diff)
         refusals += found
     return DiffReport(tuple(apps), tuple(clusters), tuple(refusals))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from gitops_kd.plan.actions import Refusal
@@ -111,10 +112,24 @@ class DiffReport:
         return bool(self.refusals)
 
     def app(self, key: Key) -> AppDiff | None:
-        return next((a for a in self.apps if a.key == key), None)
+        return self._apps_by_key.get(key)
 
     def cluster(self, key: Key) -> ClusterDiff | None:
-        return next((c for c in self.clusters if c.key == key), None)
+        return self._clusters_by_key.get(key)
+
+    @cached_property
+    def _apps_by_key(self) -> dict[Key, AppDiff]:
+        out: dict[Key, AppDiff] = {}
+        for a in self.apps:
+            out.setdefault(a.key, a)
+        return out
+
+    @cached_property
+    def _clusters_by_key(self) -> dict[Key, ClusterDiff]:
+        out: dict[Key, ClusterDiff] = {}
+        for c in self.clusters:
+            out.setdefault(c.key, c)
+        return out
 
     def describe(self) -> str:
         lines = [f"refused: {r.describe()}" for r in self.refusals]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gitops_kd.diff.engine import app_manifest, cluster_manifest, diff
+from gitops_kd.diff.engine import diff, frozen_app_manifest, frozen_cluster_manifest, memo_owned_template
 from gitops_kd.diff.model import ClusterDiff, Transition
 from gitops_kd.observe.model import ON_DELETE, PHASE_IDLE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
@@ -34,7 +34,6 @@ from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
 from gitops_kd.plan.waves import SOAK_ANNOTATION, WaveMember, blocked, members_by_app, ready_since, soak_seconds
 from gitops_kd.render.compare import template_patch
-from gitops_kd.render.template import owned_template
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec.model import KDApp, KDCluster
 from gitops_kd.spec.upgrade import order_roles
@@ -63,7 +62,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         if cdiff is None:
             continue
         if not cdiff.exists or cdiff.needs_apply:
-            clusters.append(ApplyCluster(key[0], key[1], cluster_manifest(desired.clusters[key], key),
+            clusters.append(ApplyCluster(key[0], key[1], frozen_cluster_manifest(desired.clusters[key], key),
                                          create=not cdiff.exists))
         if cdiff.app is None:
             continue
@@ -97,7 +96,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         if block is not None and found:
             found = [Wait(block.reason, block.requeue_after, key)]
         steps += found
-    apps = [ApplyApp(k[0], k[1], app_manifest(desired.apps[k], k), desired.apps[k].version)
+    apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version)
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
     actions = rollouts + apps + clusters + failures + steps
     return Plan(tuple([a for a in actions if not isinstance(a, Wait)] + [a for a in actions if isinstance(a, Wait)]))
@@ -156,7 +155,7 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
     for rid in order:
         if rid in role_diffs:
             sts = live.statefulsets[rid]
-            owned = owned_template(app, cluster, rid, from_version=t.from_version, rules=t.rules)
+            owned = memo_owned_template(app, cluster, rid, from_version=t.from_version, rules=t.rules)
             patch = template_patch(sts.template, owned)
             if patch is not None:
                 out.append(PatchTemplate(live.namespace, sts.name, rid, patch, live.name, role_diffs[rid].fields))

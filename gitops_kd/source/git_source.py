@@ -13,11 +13,11 @@ from typing import Sequence
 from gitops_kd.source.changes import change_set
 from gitops_kd.source.errors import SourceError
 from gitops_kd.source.gitrepo import GitCache
-from gitops_kd.source.model import ChangeSet, DesiredState, PollResult
-from gitops_kd.source.snapshot import ManifestCache, Snapshot, desired_from, keyed, read_snapshot
+from gitops_kd.source.model import ChangeSet, DesiredState, Key, PollResult
+from gitops_kd.source.snapshot import ManifestCache, Snapshot, desired_from, key_of, keyed, read_snapshot
 from gitops_kd.source.state_file import STATE_FILE_NAME, SourceState, load_state, save_state
 from gitops_kd.source.trust import CommitTrust
-from gitops_kd.spec import FieldError
+from gitops_kd.spec import FieldError, KDApp, KDCluster
 
 log = logging.getLogger(__name__)
 
@@ -190,13 +190,28 @@ class GitSource:
         return self._diff(old, new, self._snapshot(old) if old else None, new_snap)
 
     def _diff(self, old: str | None, new: str, old_snap: Snapshot | None, new_snap: Snapshot) -> ChangeSet:
-        old_apps, old_clusters = keyed(old_snap, self.default_namespace) if old_snap else ({}, {})
-        new_apps, new_clusters = keyed(new_snap, self.default_namespace)
-        return change_set(self._git.diff(old, new), old_apps, new_apps, old_clusters, new_clusters)
+        """The change set; only the specs defined in the files git names as changed are compared."""
+        old_apps, old_clusters = self._keyed(old_snap) if old_snap else ({}, {})
+        new_apps, new_clusters = self._keyed(new_snap)
+        raw = self._git.diff(old, new)
+        paths = {p for c in raw for p in (c.old_path, c.new_path) if p is not None}
+        only = {key_of(obj, self.default_namespace) for snap in (old_snap, new_snap) if snap is not None
+                for p in paths if (f := snap.by_path.get(p)) is not None for obj in f.objects}
+        return change_set(raw, old_apps, new_apps, old_clusters, new_clusters, only=only)
+
+    def _keyed(self, snap: Snapshot) -> tuple[dict[Key, KDApp], dict[Key, KDCluster]]:
+        if snap.default_namespace == self.default_namespace:
+            return snap.by_key
+        return keyed(snap, self.default_namespace)
 
     def _snapshot(self, commit: str) -> Snapshot:
-        return read_snapshot(commit, self._git.list_tree(commit), self.cache, self._git.read_blob,
-                             self.default_namespace)
+        """The commit's snapshot: remembered by the cache, else listed, parsed (cache misses) and checked."""
+        snap = self.cache.snapshot(commit, self.default_namespace)
+        if snap is None:
+            snap = read_snapshot(commit, self._git.list_tree(commit), self.cache, self._git.read_blob,
+                                 self.default_namespace)
+            self.cache.remember(snap, self.default_namespace)
+        return snap
 
     def _known(self, sha: str) -> bool:
         try:

@@ -1,11 +1,17 @@
-"""Read one commit's manifests (through a per-path, per-blob parse cache) into a checked snapshot."""
+"""Read one commit's manifests (through a per-path, per-blob parse cache) into a checked snapshot.
+
+The cache also keeps the snapshots built from its entries, per (commit, default namespace): a commit
+is immutable, so its snapshot is reused (the applied commit is not re-listed and re-checked every
+poll) until ``retain`` drops one of its files.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Iterable, Union
 
 from gitops_kd.source.errors import SourceError
@@ -18,6 +24,7 @@ log = logging.getLogger(__name__)
 Manifest = Union[KDApp, KDCluster]
 BlobReader = Callable[[str], bytes]
 MAX_LINK_TARGET = 4096  # a longer "symlink" blob is refused without reading it
+MAX_SNAPSHOTS = 8  # remembered snapshots (applied, head, last good, a few desired_at); oldest dropped first
 
 
 @dataclass(frozen=True)
@@ -35,6 +42,7 @@ class ManifestCache:
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, str], ParsedFile] = {}
+        self._snapshots: dict[tuple[str, str], Snapshot] = {}
         self._lock = threading.Lock()
         self.parses = 0
         self.hits = 0
@@ -53,11 +61,26 @@ class ManifestCache:
             self._entries[(path, sha)] = parsed
         return parsed
 
+    def snapshot(self, commit: str, default_namespace: str) -> Snapshot | None:
+        """The snapshot remembered for this commit (read with this default namespace), or None."""
+        with self._lock:
+            return self._snapshots.get((commit, default_namespace))
+
+    def remember(self, snapshot: Snapshot, default_namespace: str) -> None:
+        """Keep a snapshot built from this cache's entries, until retain() drops one of its files."""
+        with self._lock:
+            self._snapshots.pop((snapshot.commit, default_namespace), None)
+            self._snapshots[(snapshot.commit, default_namespace)] = snapshot
+            while len(self._snapshots) > MAX_SNAPSHOTS:
+                del self._snapshots[next(iter(self._snapshots))]
+
     def retain(self, keep: Iterable[tuple[str, str]]) -> None:
-        """Drop every entry not in `keep` (the files of the commits still of interest)."""
+        """Drop every entry not in `keep` (the files of the commits still of interest), and every
+        remembered snapshot with a file not in `keep`."""
         wanted = set(keep)
         with self._lock:
             self._entries = {k: v for k, v in self._entries.items() if k in wanted}
+            self._snapshots = {k: v for k, v in self._snapshots.items() if wanted.issuperset(v.file_keys)}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -81,10 +104,21 @@ class Snapshot:
     commit: str
     files: tuple[ParsedFile, ...]
     errors: tuple[FieldError, ...]
+    default_namespace: str = field(default="default", compare=False)
 
-    @property
+    @cached_property
     def file_keys(self) -> tuple[tuple[str, str], ...]:
         return tuple((f.path, f.sha) for f in self.files)
+
+    @cached_property
+    def by_path(self) -> dict[str, ParsedFile]:
+        """The manifest files by repo path."""
+        return {f.path: f for f in self.files}
+
+    @cached_property
+    def by_key(self) -> tuple[dict[Key, KDApp], dict[Key, KDCluster]]:
+        """keyed(self, self.default_namespace), computed once (treat as read-only)."""
+        return keyed(self, self.default_namespace)
 
     def objects(self) -> list[tuple[str, Manifest]]:
         return [(f.path, obj) for f in self.files for obj in f.objects]
@@ -110,7 +144,7 @@ def read_snapshot(commit: str, entries: Iterable[TreeEntry], cache: ManifestCach
     apps = [o for f in files for o in f.objects if isinstance(o, KDApp)]
     clusters = [o for f in files for o in f.objects if isinstance(o, KDCluster)]
     errors.extend(check_desired_set(apps, clusters, default_namespace=default_namespace))
-    return Snapshot(commit, tuple(files), tuple(errors))
+    return Snapshot(commit, tuple(files), tuple(errors), default_namespace)
 
 
 def key_of(obj: Manifest, default_namespace: str) -> Key:
@@ -133,7 +167,8 @@ def desired_from(snapshot: Snapshot, default_namespace: str) -> DesiredState:
     if snapshot.errors:
         raise SourceError(f"commit {snapshot.commit} refused: {len(snapshot.errors)} error(s)",
                           snapshot.errors)
-    apps, clusters = keyed(snapshot, default_namespace)
+    apps, clusters = snapshot.by_key if default_namespace == snapshot.default_namespace \
+        else keyed(snapshot, default_namespace)
     return DesiredState(snapshot.commit, apps, clusters)
 
 

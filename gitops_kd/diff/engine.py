@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from gitops_kd.diff.fields import app_changes, cluster_changes, contains
+from gitops_kd.diff.fields import app_fact_changes, app_role_facts, cluster_changes, contains
 from gitops_kd.diff.memo import IdentityMemo
 from gitops_kd.diff.model import (
     CREATE,
@@ -54,7 +54,8 @@ _MANIFESTS: IdentityMemo[FrozenMap[str, Any]] = IdentityMemo("manifests")
 _APP_DIFFS: IdentityMemo[tuple[AppDiff, tuple[Refusal, ...]]] = IdentityMemo("app diffs")
 _CLUSTER_DIFFS: IdentityMemo[tuple[ClusterDiff, tuple[Refusal, ...]]] = IdentityMemo("cluster diffs")
 _OWNED: IdentityMemo[Any] = IdentityMemo("owned templates")
-MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED)
+_FACTS: IdentityMemo[dict[str, dict[str, Any]]] = IdentityMemo("app role facts")
+MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED, _FACTS)
 
 
 def frozen_app_manifest(app: KDApp, key: Key) -> FrozenMap[str, Any]:
@@ -77,6 +78,11 @@ def app_manifest(app: KDApp, key: Key) -> dict[str, Any]:
 def cluster_manifest(cluster: KDCluster, key: Key) -> dict[str, Any]:
     """The KDCluster object to apply: the document as written, in the key's namespace, stamped."""
     return thaw(frozen_cluster_manifest(cluster, key))  # type: ignore[no-any-return]
+
+
+def desired_app_facts(app: KDApp) -> dict[str, dict[str, Any]]:
+    """app_role_facts of the app's spec as written, memoised per app (treat as read-only)."""
+    return _FACTS.get((app,), None, lambda: app_role_facts(app.frozen_body.get("spec") or FrozenMap()))
 
 
 def memo_owned_template(app: KDApp, cluster: KDCluster, role: str, *, from_version: str | None,
@@ -159,8 +165,9 @@ def diff_app(desired: DesiredState, observed: ObservedState, key: Key,
 
 def _diff_app(app: KDApp, live: ObservedApp | None, key: Key,
               users: tuple[ObservedCluster, ...]) -> tuple[AppDiff, tuple[Refusal, ...]]:
-    refusals = app_refusals(app, live, users)
-    changes = app_changes(live.spec, app.frozen_body.get("spec") or {}) if live is not None else ()
+    live_facts = app_role_facts(live.spec) if live is not None else None
+    refusals = app_refusals(app, live, users, live_facts)
+    changes = app_fact_changes(live_facts, desired_app_facts(app)) if live_facts is not None else ()
     needs = live is None or not app_applied(app, key, live)
     return AppDiff(key, app.source, live.version if live else None, app.version, _direction(app, live), needs,
                    changes), tuple(refusals)

@@ -8,6 +8,7 @@ from typing import Any
 from gitops_kd.diff.model import FieldChange
 from gitops_kd.spec.freeze import thaw
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 APP_FIELDS = ("image", "persistDirs", "cardinality", "ports")
 CLUSTER_FIELDS = ("members", "resources", "env", "storage", "podLabels")
 
@@ -17,7 +18,8 @@ def _roles(spec: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 
 def app_role_facts(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """role id -> {image, persistDirs, cardinality, ports} with the app-wide defaults applied."""
+    """role id -> {image, persistDirs, cardinality, ports} with the app-wide defaults applied (plain values;
+    ``spec`` may be frozen)."""
     services = {s.get("id"): s for s in spec.get("services") or () if isinstance(s, Mapping)}
     role_services = {rs.get("roleID"): list(rs.get("serviceIDs") or ())
                      for rs in (spec.get("config") or {}).get("roleServices") or ()}
@@ -51,7 +53,12 @@ def _changes(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], fie
 
 def app_changes(live_spec: Mapping[str, Any], desired_spec: Mapping[str, Any]) -> tuple[FieldChange, ...]:
     """Role-level changes of an app: role added/removed ("role"), image, persistDirs, cardinality, ports."""
-    return _changes(app_role_facts(thaw(live_spec)), app_role_facts(thaw(desired_spec)), APP_FIELDS, "role")
+    return app_fact_changes(app_role_facts(live_spec), app_role_facts(desired_spec))
+
+
+def app_fact_changes(live: dict[str, dict[str, Any]], desired: dict[str, dict[str, Any]]) -> tuple[FieldChange, ...]:
+    """app_changes() from the two specs' app_role_facts()."""
+    return _changes(live, desired, APP_FIELDS, "role")
 
 
 def cluster_role_facts(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -67,6 +74,8 @@ def cluster_changes(live_spec: Mapping[str, Any], desired_spec: Mapping[str, Any
 def contains(live: Any, want: Any) -> bool:
     """True when ``live`` carries everything in ``want`` (maps: every wanted key, recursively; lists:
     same length, element-wise). Extra keys in ``live`` (server defaults, status) are ignored."""
+    if type(want) in _SCALARS:  # the common leaf, without the Mapping ABC check
+        return bool(live == want)
     if isinstance(want, Mapping):
         return isinstance(live, Mapping) and all(k in live and contains(live[k], v) for k, v in want.items())
     if isinstance(want, (list, tuple)):

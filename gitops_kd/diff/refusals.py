@@ -16,8 +16,10 @@ from gitops_kd.spec.model import KDApp, KDCluster
 _MUTABLE = ", ".join(sorted(STATEFULSET_MUTABLE_FIELDS))
 
 
-def app_refusals(app: KDApp, live: ObservedApp | None, users: Iterable[ObservedCluster]) -> list[Refusal]:
-    """Refusals for changing the live KDApp into ``app``; ``users`` are the live clusters using it."""
+def app_refusals(app: KDApp, live: ObservedApp | None, users: Iterable[ObservedCluster],
+                 live_facts: dict[str, dict[str, Any]] | None = None) -> list[Refusal]:
+    """Refusals for changing the live KDApp into ``app``; ``users`` are the live clusters using it;
+    ``live_facts`` is app_role_facts(live.spec) when the caller has it already."""
     if live is None:
         return []
     users = list(users)
@@ -26,7 +28,7 @@ def app_refusals(app: KDApp, live: ObservedApp | None, users: Iterable[ObservedC
         out.append(Refusal(app.source, "spec.distroID", (
             f'changing distroID from "{live.distro_id}" to "{app.distro_id}" is not allowed: an upgrade keeps '
             f'the distribution and changes only the version')))
-    live_roles = app_role_facts(thaw(live.spec))
+    live_roles = live_facts if live_facts is not None else app_role_facts(live.spec)
     for rid in sorted(set(live_roles) - set(app.role_ids)):
         for cluster in users:
             members = _members(cluster, rid)

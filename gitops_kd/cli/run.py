@@ -80,15 +80,32 @@ def setup_logging(level: str) -> None:
 @click.option("--drift-webhook", default=None, help="Also POST drift alerts (JSON) to this http(s) URL.")
 @click.option("--drift-ignore", type=click.Path(dir_okay=False, exists=True), default=None,
               help="YAML file of drift ignore rules (see docs/drift.md).")
-@click.option("--leader-elect", is_flag=True,
-              help="Reconcile only while holding the Lease --lease-name in --namespace (for several replicas).")
+@click.option("--leader-elect/--no-leader-elect", default=True, show_default=True,
+              help="Reconcile only while holding the Lease --lease-name in --lease-namespace (several replicas).")
 @click.option("--lease-name", default="gitops-kd", show_default=True)
+@click.option("--lease-namespace", default=None,
+              help="Namespace of the Lease (default: $POD_NAMESPACE, else the service account's namespace when "
+                   "in a cluster, else --namespace).")
+@click.option("--trusted-key", "trusted_keys", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="ASCII-armored public key file (repeatable): only commits signed by one of them are applied.")
+@click.option("--allow-force-push", is_flag=True,
+              help="Accept a branch head that does not descend from the applied commit (refused by default).")
+@click.option("--ssh-key-file", type=click.Path(dir_okay=False), default=None,
+              help="SSH private key for git@/ssh:// repository URLs.")
+@click.option("--known-hosts-file", type=click.Path(dir_okay=False), default=None,
+              help="known_hosts for --ssh-key-file (strict host key checking).")
+@click.option("--git-token-file", type=click.Path(dir_okay=False), default=None,
+              help="File holding an access token for https repository URLs (read by a git credential helper).")
+@click.option("--git-credentials-dir", type=click.Path(file_okay=False), default=None,
+              help="A mounted Secret with ssh-privatekey (+ known_hosts) or token; missing files are ignored.")
 @click.option("--log-level", default="info", show_default=True)
 def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, interval: float,
             listen: str, cache_dir: str | None, webhook_secret_file: str | None, wave_soak: float, drift_policy: str,
             drift_webhook: str | None, drift_ignore: str | None, leader_elect: bool, lease_name: str,
-            log_level: str) -> None:
+            lease_namespace: str | None, trusted_keys: tuple[str, ...], allow_force_push: bool,
+            ssh_key_file: str | None, known_hosts_file: str | None, git_token_file: str | None,
+            git_credentials_dir: str | None, log_level: str) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import Controller
     from gitops_kd.controller.drift import drift_wiring
@@ -101,58 +118,92 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         from gitops_kd.server.webhook import load_secret
         secret = load_secret(webhook_secret_file)
     api_client = load_api_client(kubeconfig, context)
-    source = GitSource(repo_url(repo), branch, cache_dir, default_namespace=namespace)
-    stop = threading.Event()
+    _git_credentials(ssh_key_file, known_hosts_file, git_token_file, git_credentials_dir)
+    keys = [_read_key(path) for path in trusted_keys]
+    try:
+        source = GitSource(repo_url(repo), branch, cache_dir, default_namespace=namespace, trusted_keys=keys or None,
+                           allow_force_push=allow_force_push)
+    except ValueError as exc:
+        raise click.ClickException(f"--trusted-key: {exc}") from exc
+    stop, signalled = threading.Event(), threading.Event()
+
+    def on_signal(*_: object) -> None:
+        signalled.set()
+        stop.set()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_signal)
     metrics = ControllerMetrics()
     drift = drift_wiring(api_client, metrics=metrics, policy=drift_policy, webhook_url=drift_webhook,
                          ignore_file=drift_ignore, wave_soak_seconds=wave_soak)
     controller = Controller(source, api_client, namespace=None if all_namespaces else namespace,
-                            poll_interval=interval, listen=address, planner=drift.planner,
+                            poll_interval=interval, listen=None if leader_elect else address, planner=drift.planner,
                             metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak)
     drift.attach(controller)
-    elector = None
-    lost = threading.Event()
+    replica = None
     lease_lost = False
     try:
         if leader_elect:
-            elector = _elector(api_client, namespace, lease_name, controller, metrics, lost)
-            elector.start()
+            from gitops_kd.controller.replica import Replica
+
+            replica = Replica(controller, api_client, lease_namespace=lease_namespace or _own_namespace(namespace),
+                              lease_name=lease_name, listen=address, webhook_secret=secret, metrics=metrics,
+                              on_lost=stop.set)  # losing the Lease stops reconciling at once
+            replica.start()
+            _serving(replica.http)
         else:
-            _start(controller)
-        while not stop.wait(1.0) and not lost.is_set():
+            controller.start()
+            _serving(controller.http)
+        while not stop.wait(0.5):
             pass
-        lease_lost = lost.is_set() and not stop.is_set()
+        lease_lost = replica is not None and replica.lost.is_set() and not signalled.is_set()
         click.echo("gitops-kd: stopping (finishing the running action)", err=True)
     finally:
-        controller.stop()
-        if elector is not None:
-            elector.stop()
+        if replica is not None:
+            replica.stop()
+        else:
+            controller.stop()
         drift.close()
         source.close()
     if lease_lost:
         raise SystemExit("gitops-kd: lost the leader lease; exiting so a restart campaigns again")
 
 
-def _start(controller: "Any") -> None:
-    controller.start()
-    if controller.http is not None:
-        click.echo(f"gitops-kd: serving /webhook, /healthz, /readyz, /metrics on {controller.http.url}", err=True)
+def _serving(http: "Any") -> None:
+    if http is not None:
+        click.echo(f"gitops-kd: serving /webhook, /healthz, /readyz, /metrics on {http.url}", err=True)
 
 
-def _elector(api_client: kubernetes.client.ApiClient, namespace: str, name: str, controller: "Any", metrics: "Any",
-             lost: threading.Event) -> "Any":
-    """Start the controller when this replica leads; losing the lease ends the process (as controller-runtime)."""
-    from gitops_kd.kube.leader import LeaderElector, default_identity
+def _own_namespace(fallback: str) -> str:
+    """$POD_NAMESPACE (downward API), else the in-cluster service account's namespace, else `fallback`."""
+    if os.environ.get("POD_NAMESPACE"):
+        return os.environ["POD_NAMESPACE"]
+    sa = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+    try:
+        return sa.read_text().strip() or fallback
+    except OSError:
+        return fallback
 
-    def started() -> None:
-        metrics.set_leader(True)
-        threading.Thread(target=_start, args=(controller,), name="gitops-kd-start", daemon=True).start()
 
-    def stopped() -> None:
-        metrics.set_leader(False)
-        lost.set()
+def _read_key(path: str) -> str:
+    text = Path(path).read_text(errors="replace")
+    if "BEGIN PGP PUBLIC KEY BLOCK" not in text:
+        raise click.BadParameter(f"{path}: not an ASCII-armored OpenPGP public key", param_hint="--trusted-key")
+    return text
 
-    return LeaderElector(api_client, namespace=namespace, name=name, identity=default_identity(),
-                         on_started_leading=started, on_stopped_leading=stopped)
+
+def _git_credentials(ssh_key_file: str | None, known_hosts_file: str | None, token_file: str | None,
+                     directory: str | None) -> None:
+    """Put the git credential environment into os.environ (every git the process runs inherits it)."""
+    from gitops_kd.controller.credentials import CredentialsError, credentials_in_dir, git_credentials_env
+
+    files: dict[str, str | None] = credentials_in_dir(directory) if directory else {}
+    files = {"ssh_key_file": ssh_key_file or files.get("ssh_key_file"),
+             "known_hosts_file": known_hosts_file or files.get("known_hosts_file"),
+             "token_file": token_file or files.get("token_file")}
+    try:
+        env = git_credentials_env(**files)
+    except CredentialsError as exc:
+        raise click.ClickException(str(exc)) from exc
+    os.environ.update(env)
+    if env:
+        log.info("git credentials: %s", ", ".join(k for k, v in files.items() if v))

@@ -12,6 +12,7 @@ import kubernetes.client
 import kubernetes.config
 
 from gitops_kd.sim.apiserver import kubeconfig as kubeconfig_file
+from gitops_kd.sim.apiserver.access import AccessLog
 from gitops_kd.sim.apiserver.faults import FaultInjector
 from gitops_kd.sim.apiserver.handlers import PodHandler
 from gitops_kd.sim.apiserver.server import ApiServer
@@ -98,6 +99,11 @@ class EmbeddedCluster:
     def requests(self) -> RequestStats:
         """Counts of the API requests served so far, by (verb, resource)."""
         return self.server.stats
+
+    @property
+    def access_log(self) -> AccessLog:
+        """Every resource request so far with its user (bearer token), verb, group, resource and subresource."""
+        return self.server.access
 
     @property
     def controllers(self) -> list[Any]:

@@ -66,6 +66,8 @@ def split_documents(path: str, data: bytes) -> tuple[list[Document], list[FieldE
     if stripped.startswith(("{", "[")):
         try:
             doc = json.loads(text, object_pairs_hook=_no_duplicate_pairs)
+        except RecursionError:
+            return [], [FieldError(path, "", "invalid JSON: nested too deeply")]
         except ValueError as exc:
             json_error = exc
         else:
@@ -92,13 +94,89 @@ def _json_reason(exc: Exception) -> str:
     return str(exc)
 
 
+# Alias expansion limits ("billion laughs"), after go-yaml's: the share of nodes produced by aliases may be
+# 99% up to 400k decoded nodes, falling to 10% at 4M; and never more than MAX_EXPANDED_NODES in all.
+ALIAS_RATIO_LOW, ALIAS_RATIO_HIGH = 400_000, 4_000_000
+MAX_EXPANDED_NODES = 2_000_000
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    if decoded <= ALIAS_RATIO_LOW:
+        return 0.99
+    if decoded >= ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - ALIAS_RATIO_LOW) / (ALIAS_RATIO_HIGH - ALIAS_RATIO_LOW)
+
+
+def _expansion(root: yaml.Node) -> tuple[int, int]:
+    """(nodes after expanding every alias, of which produced by aliases), in time linear in the distinct
+    nodes: PyYAML composes an alias as the anchored node object itself, so sizes are memoized by identity."""
+    size: dict[int, int] = {}
+    first_seen: set[int] = set()
+    aliased = 0
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            children = _children(node)
+            size[key] = 1 + sum(size[id(c)] for c in children)
+            continue
+        if key in first_seen:  # a later occurrence is an alias: its whole subtree is decoded again
+            aliased += size.get(key, 0)
+            continue
+        first_seen.add(key)
+        stack.append((node, True))
+        for child in reversed(_children(node)):
+            stack.append((child, False))
+    return size[id(root)] + aliased, aliased
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def _check_aliasing(node: yaml.Node) -> str | None:
+    decoded, aliased = _expansion(node)
+    if decoded > MAX_EXPANDED_NODES or (aliased > 100 and decoded > 1000
+                                        and aliased / decoded > _allowed_alias_ratio(decoded)):
+        return (f"document contains excessive aliasing ({decoded} nodes once aliases are expanded, {aliased} of "
+                f"them from aliases); refused")
+    return None
+
+
+def _load_all(path: str, text: str) -> tuple[list[Any], list[FieldError]]:
+    """yaml.load_all with the alias expansion checked on each composed document before it is constructed."""
+    loader = _StrictLoader(text)
+    raw: list[Any] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            problem = _check_aliasing(node) if node is not None else None
+            if problem is not None:
+                mark = node.start_mark
+                return [], [FieldError(path, "", f"invalid YAML: line {mark.line + 1}: {problem}")]
+            raw.append(loader.construct_document(node))
+    finally:
+        loader.dispose()
+    return raw, []
+
+
 def _yaml_documents(path: str, text: str) -> tuple[list[Document], list[FieldError]]:
     try:
-        raw = list(yaml.load_all(text, Loader=_StrictLoader))
+        raw, errors = _load_all(path, text)
     except yaml.MarkedYAMLError as exc:
         return [], [FieldError(path, "", f"invalid YAML: {_yaml_reason(exc)}")]
     except yaml.YAMLError as exc:
         return [], [FieldError(path, "", f"invalid YAML: {exc}")]
+    except RecursionError:
+        return [], [FieldError(path, "", "invalid YAML: nested too deeply")]
+    if errors:
+        return [], errors
     kept = [d for d in raw if d is not None]
     return [Document(i + 1, len(kept), d) for i, d in enumerate(kept)], []
 

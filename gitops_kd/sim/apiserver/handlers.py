@@ -11,6 +11,7 @@ from aiohttp import web
 
 from gitops_kd.sim import errors
 from gitops_kd.sim.apiserver import admission, paths, watch
+from gitops_kd.sim.apiserver.access import AccessEntry, user_from_authorization
 from gitops_kd.sim.apiserver.faults import error_for
 from gitops_kd.sim.apiserver.meta import meta
 from gitops_kd.sim.apiserver.resources import ResourceType
@@ -85,6 +86,9 @@ class ResourceHandlers:
         if not verb or (p.subresource in ("status", "scale") and verb not in ("get", "update", "patch")):
             raise errors.method_not_allowed()
         self.server.stats.record(verb, p.resource)
+        self.server.access.record(AccessEntry(
+            user=user_from_authorization(request.headers.get("Authorization")), verb=verb, group=p.group,
+            resource=p.plural, subresource=p.subresource or "", namespace=p.namespace or "", name=p.name or ""))
         log.debug("%s %s -> %s %s", request.method, request.path_qs, verb, p.resource)
         rule = self.server.faults.take(verb, p.resource)
         if rule is not None:

@@ -85,6 +85,13 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("apps", "v1", "statefulsets", "StatefulSet", short=("sts",), cats=("all",), sub=("status", "scale"),
        gen=True),
     _t("apps", "v1", "controllerrevisions", "ControllerRevision"),
+    # Served for `kubectl apply` of deploy/ manifests; stored only (no Deployment controller, no RBAC enforcement).
+    _t("apps", "v1", "deployments", "Deployment", short=("deploy",), cats=("all",), sub=("status", "scale"),
+       gen=True),
+    _t("rbac.authorization.k8s.io", "v1", "roles", "Role"),
+    _t("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding"),
+    _t("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
+    _t("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _t("coordination.k8s.io", "v1", "leases", "Lease"),
     _t("events.k8s.io", "v1", "events", "Event", short=("ev",)),
     _t("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,

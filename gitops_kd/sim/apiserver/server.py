@@ -13,6 +13,7 @@ from aiohttp import web
 
 from gitops_kd.sim import errors
 from gitops_kd.sim.apiserver import bootstrap, discovery, openapi, persistence, tls
+from gitops_kd.sim.apiserver.access import AccessLog
 from gitops_kd.sim.apiserver.deletion import Deleter
 from gitops_kd.sim.apiserver.faults import FaultInjector
 from gitops_kd.sim.apiserver.handlers import PodHandler, ResourceHandlers, error_response, json_response
@@ -40,6 +41,7 @@ class ApiServer:
         self.deleter = Deleter(self.objects, schedule=self._schedule, pod_grace_cap=pod_grace_cap)
         self.hub = WatchHub()
         self.stats = RequestStats()
+        self.access = AccessLog()
         self.faults = FaultInjector(_drop_watches=self.hub.drop_all)
         self.exec_handler: PodHandler | None = None
         self.log_handler: PodHandler | None = None

@@ -1,0 +1,106 @@
+"""One replica of `gitops-kd run` under leader election: HTTP endpoints always, the Controller only while leading."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from gitops_kd.controller.http import HttpServer, make_app
+from gitops_kd.controller.runtime import Controller
+from gitops_kd.kube.leader import LeaderElector, default_identity
+
+log = logging.getLogger(__name__)
+
+
+class Replica:
+    """Campaigns for the Lease `lease_namespace/lease_name`; starts `controller` when it leads.
+
+    The HTTP endpoints (from `listen`) are served from the start, leading or not, so liveness and
+    readiness probes and /metrics (`gitops_kd_leader` 0 or 1) work on a standby: /healthz is the
+    controller's health; /readyz is the controller's readiness while leading and ok on a standby that
+    is campaigning (it is ready to take over). A /webhook on a standby is accepted and ignored (the
+    leader polls on its own interval). Losing the Lease sets `lost` at once: the caller stops the
+    controller (no new action starts; a running one finishes) and exits so a restart campaigns again;
+    `on_lost` is called then.
+    """
+
+    def __init__(self, controller: Controller, api_client: ApiClient, *, lease_namespace: str, lease_name: str,
+                 listen: tuple[str, int] | None, webhook_secret: bytes | None = None, metrics: Any = None,
+                 identity: str | None = None, lease_duration: float = 15.0, renew_deadline: float = 10.0,
+                 retry_period: float = 2.0, on_lost: Callable[[], None] | None = None) -> None:
+        self.controller = controller
+        self.on_lost = on_lost
+        self.metrics = metrics
+        self.lost = threading.Event()
+        self.leading = threading.Event()
+        self.elector = LeaderElector(api_client, namespace=lease_namespace, name=lease_name,
+                                     identity=identity or default_identity(), lease_duration=lease_duration,
+                                     renew_deadline=renew_deadline, retry_period=retry_period,
+                                     on_started_leading=self._started, on_stopped_leading=self._stopped)
+        self.http: HttpServer | None = None
+        if listen is not None:
+            app = make_app(self, webhook_secret=webhook_secret, branch=controller.source.branch, metrics=metrics)
+            self.http = HttpServer(app, *listen)
+        self._campaigning = False
+
+    # -- endpoints (gitops_kd.controller.http.Triggerable) --------------------------------------------
+    def trigger_poll(self) -> None:
+        if self.leading.is_set():
+            self.controller.trigger_poll()
+
+    @property
+    def ready(self) -> bool:
+        if self.leading.is_set():
+            return self.controller.ready
+        return self._campaigning and not self.lost.is_set()
+
+    @property
+    def healthy(self) -> bool:
+        return not self.lost.is_set() and self.controller.healthy
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    def start(self) -> "Replica":
+        if self.metrics is not None:
+            self.metrics.set_leader(False)
+        if self.http is not None:
+            self.http.start()
+        self._campaigning = True
+        self.elector.start()
+        log.info("replica %s campaigning for Lease %s", self.elector.identity, self.elector.describe)
+        return self
+
+    def stop(self) -> None:
+        """Stop the controller (a running action finishes), then release the Lease and stop serving."""
+        self._campaigning = False
+        self.controller.stop()
+        self.elector.stop()
+        if self.http is not None:
+            self.http.stop()
+
+    def _started(self) -> None:
+        log.info("replica %s leads: starting the controller", self.elector.identity)
+        self.leading.set()
+        if self.metrics is not None:
+            self.metrics.set_leader(True)
+        threading.Thread(target=self._start_controller, name="gitops-kd-start", daemon=True).start()
+
+    def _start_controller(self) -> None:
+        if self.lost.is_set():
+            return
+        self.controller.start()
+
+    def _stopped(self) -> None:
+        was_leading = self.leading.is_set()
+        self.leading.clear()
+        if self.metrics is not None:
+            self.metrics.set_leader(False)
+        if was_leading:
+            log.error("replica %s lost the Lease %s: stopping reconciles", self.elector.identity,
+                      self.elector.describe)
+            self.lost.set()  # the caller stops the controller at once: no new action, the running one finishes
+            if self.on_lost is not None:
+                self.on_lost()

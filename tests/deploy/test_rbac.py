@@ -1,0 +1,125 @@
+"""Least privilege, checked both ways: the (verb, group, resource) requests a real `gitops-kd run` makes
+during an upgrade, a drift revert and leader election are exactly what deploy/rbac.yaml grants."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import replace
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gitops_kd.sim.apiserver.access import AccessEntry
+from tests.e2e.harness import E2E, NS, hello_app, wait_for
+from tests.deploy.runner import RunProcess, token_kubeconfig
+
+ROOT = Path(__file__).resolve().parents[2]
+SYSTEM_NS = "gitops-kd-system"
+SA_USER = f"system:serviceaccount:{SYSTEM_NS}:gitops-kd"
+LEASE = "gitops-kd"
+
+
+def rules() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(ClusterRole rules, Role rules in gitops-kd-system) as `kubectl kustomize deploy/` renders them."""
+    out = subprocess.run(["kubectl", "kustomize", str(ROOT / "deploy")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    docs = [d for d in yaml.safe_load_all(out.stdout) if d]
+    [cluster_role] = [d for d in docs if d["kind"] == "ClusterRole"]
+    [role] = [d for d in docs if d["kind"] == "Role"]
+    assert role["metadata"]["namespace"] == SYSTEM_NS
+    return cluster_role["rules"], role["rules"]
+
+
+def allows(rule: dict[str, Any], e: AccessEntry) -> bool:
+    return (e.group in rule["apiGroups"] and e.rbac_resource in rule["resources"] and e.verb in rule["verbs"]
+            and (not rule.get("resourceNames") or e.name in rule["resourceNames"]))
+
+
+def checks(e: AccessEntry) -> list[AccessEntry]:
+    """The authorization checks kube-apiserver makes for a request: since 1.35 (feature gate
+    AuthorizePodWebsocketUpgradeCreatePermission, on by default) a WebSocket `get` of pods/exec is also
+    checked for `create`."""
+    if e.resource == "pods" and e.subresource in ("exec", "attach", "portforward") and e.verb == "get":
+        return [e, replace(e, verb="create")]
+    return [e]
+
+
+def granted(cluster_rules: list[dict[str, Any]], role_rules: list[dict[str, Any]], e: AccessEntry) -> bool:
+    return all(any(allows(r, c) for r in cluster_rules) or
+               (c.namespace == SYSTEM_NS and any(allows(r, c) for r in role_rules)) for c in checks(e))
+
+
+@pytest.fixture(scope="module")
+def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]]:
+    """Every request the controller's service account made: start (leader election), 1.0.0 applied,
+    upgrade to 2.0.0, an out-of-band `kubectl set image` reverted, graceful stop (Lease released)."""
+    tmp = tmp_path_factory.mktemp("rbac")
+    world = E2E(tmp)
+    proc: RunProcess | None = None
+    try:
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                     "metadata": {"name": SYSTEM_NS}})
+        kubeconfig = token_kubeconfig(world.cluster, tmp / "sa.kubeconfig", SA_USER)
+        proc = RunProcess("controller", tmp, kubeconfig, str(world.repo), "--namespace", NS, "--leader-elect",
+                          env={"POD_NAMESPACE": SYSTEM_NS})
+        world.wait_ready_at("1.0.0", timeout=120)
+        world.commit({"apps/hello.yaml": hello_app("2.0.0")}, "hello 2.0.0")
+        proc.poll_now()
+        world.wait_ready_at("2.0.0", timeout=180)
+        cluster_doc = yaml.safe_load(world.template("clusters/hello-dev.yaml"))
+        cluster_doc["spec"]["roles"][1]["members"] = 3   # a KDCluster change: update kubedirectorclusters
+        world.commit({"clusters/hello-dev.yaml": yaml.safe_dump(cluster_doc, sort_keys=False)}, "3 workers")
+        proc.poll_now()
+        wait_for("KDCluster scaled", lambda: world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorclusters",
+                                                            NS, "hello-dev")["spec"]["roles"][1]["members"] == 3, 60)
+        sts = world.rest.list("apps/v1", "statefulsets", NS, label_selector="kubedirector.hpe.com/role=worker")
+        name = sts["items"][0]["metadata"]["name"]
+        out = world.kubectl("set", "image", f"statefulset/{name}", "app=gitops-kd/hello:9.9.9")
+        assert out.returncode == 0, out.stderr
+
+        def reverted() -> bool:
+            got = world.rest.get("apps/v1", "statefulsets", NS, name)
+            images = [c["image"] for c in got["spec"]["template"]["spec"]["containers"] if c["name"] == "app"]
+            return images == ["gitops-kd/hello:2.0.0"]
+        wait_for("drift reverted", reverted, 60)
+        assert proc.stop() == 0, proc.log()[-3000:]
+        lease = world.rest.get("coordination.k8s.io/v1", "leases", SYSTEM_NS, LEASE)
+        assert not lease["spec"].get("holderIdentity"), "a graceful stop releases the Lease"
+        yield world.cluster.access_log.entries(SA_USER)
+    finally:
+        if proc is not None:
+            proc.stop()
+        world.close()
+
+
+def test_every_request_the_controller_makes_is_granted(used: list[AccessEntry]) -> None:
+    cluster_rules, role_rules = rules()
+    assert used, "no request recorded for the controller's token"
+    denied = sorted({(c.verb, c.group, c.rbac_resource, c.namespace, c.name if c.resource == "leases" else "")
+                     for e in used for c in checks(e) if not granted(cluster_rules, role_rules, c)})
+    assert not denied, f"deploy/rbac.yaml does not grant: {denied}"
+
+
+def test_every_granted_permission_is_used(used: list[AccessEntry]) -> None:
+    cluster_rules, role_rules = rules()
+    unused = []
+    for where, rule_list in (("ClusterRole", cluster_rules), ("Role", role_rules)):
+        for rule in rule_list:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        one = {**rule, "apiGroups": [group], "resources": [resource], "verbs": [verb]}
+                        if not any(allows(one, c) and (where == "ClusterRole" or c.namespace == SYSTEM_NS)
+                                   for e in used for c in checks(e)):
+                            unused.append((where, verb, group, resource))
+    assert not unused, f"granted but never used (not least privilege): {unused}"
+
+
+def test_leader_election_stays_in_the_controllers_namespace(used: list[AccessEntry]) -> None:
+    leases = {(e.verb, e.namespace, e.name) for e in used if e.resource == "leases"}
+    assert leases and all(ns == SYSTEM_NS for _, ns, _ in leases), leases
+    assert {verb for verb, _, _ in leases} == {"get", "create", "update"}
+    assert all(name == LEASE for verb, _, name in leases if verb != "create")

@@ -15,6 +15,7 @@ _SUBCOMMAND_MODULES = (
     "gitops_kd.cli.run",
     "gitops_kd.cli.demo",
     "gitops_kd.cli.history",
+    "gitops_kd.cli.status",
 )
 
 

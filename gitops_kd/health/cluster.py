@@ -1,0 +1,153 @@
+"""The health of one managed KDCluster: each of its objects (KDRollout, KDCluster, StatefulSets, Pods,
+member Services, PVCs) and their aggregate, from already-fetched objects (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitops_kd.health._fields import items, section, text
+from gitops_kd.health.kdcluster import kdcluster_health
+from gitops_kd.health.kdrollout import kdrollout_health
+from gitops_kd.health.model import Health, HealthStatus, worst
+from gitops_kd.health.pod import pod_health
+from gitops_kd.health.pvc import pvc_health
+from gitops_kd.health.service import service_health
+from gitops_kd.health.statefulset import statefulset_health
+
+Obj = Mapping[str, Any]
+NO_SERVICE = "n/a"  # KubeDirector's member.service when the role exposes no port
+
+
+@dataclass(frozen=True)
+class ObjectHealth:
+    """One row: an object of the cluster, its role (if any) and its health (Missing when expected but absent)."""
+
+    kind: str
+    name: str
+    health: Health
+    role: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "role": self.role or None, **self.health.as_dict()}
+
+
+@dataclass(frozen=True)
+class ClusterHealth:
+    """A managed KDCluster: versions and phase from its KDRollout, the aggregated health and every object's."""
+
+    namespace: str
+    name: str
+    app: str
+    live_version: str
+    target_version: str
+    phase: str
+    health: Health
+    objects: tuple[ObjectHealth, ...] = field(default=())
+
+    def as_dict(self, *, with_objects: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"namespace": self.namespace, "name": self.name, "app": self.app,
+                               "liveVersion": self.live_version or None, "targetVersion": self.target_version or None,
+                               "phase": self.phase or None, **self.health.as_dict()}
+        if with_objects:
+            out["objects"] = [o.as_dict() for o in self.objects]
+        return out
+
+
+def _name(obj: Obj) -> str:
+    return text(section(obj, "metadata"), "name")
+
+
+def _by_name(objs: Iterable[Obj]) -> dict[str, Obj]:
+    return {_name(o): o for o in objs}
+
+
+def _rows(kind: str, wanted: Sequence[tuple[str, str]], present: dict[str, Obj],
+          check: Callable[[Obj], Health]) -> list[ObjectHealth]:
+    """A row per wanted (name, role): its health, or Missing; names listed twice appear once."""
+    rows, seen = [], set()
+    for name, role in wanted:
+        if not name or name in seen:
+            continue
+        seen.add(name)
+        obj = present.get(name)
+        health = check(obj) if obj is not None else Health(HealthStatus.MISSING, f"{kind} {name} not found")
+        rows.append(ObjectHealth(kind, name, health, role))
+    return rows
+
+
+def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: Iterable[Obj] = (),
+                   pods: Iterable[Obj] = (), services: Iterable[Obj] = (),
+                   pvcs: Iterable[Obj] = ()) -> tuple[ObjectHealth, ...]:
+    """Rows for the KDRollout, the KDCluster, then per role its StatefulSet, member Pods, member Services and
+    PVCs (Missing when KubeDirector's status names one that is absent), the headless Service, and last any
+    other object passed in (labelled with the cluster but not named in its status)."""
+    name = _name(kdcluster or {}) or _name(rollout or {})
+    rows = [
+        ObjectHealth("KDRollout", name, kdrollout_health(rollout) if rollout is not None
+                     else Health(HealthStatus.MISSING, "no KDRollout: gitops-kd does not manage this cluster")),
+        ObjectHealth("KubeDirectorCluster", name, kdcluster_health(kdcluster) if kdcluster is not None
+                     else Health(HealthStatus.MISSING, f"KubeDirectorCluster {name} not found")),
+    ]
+    kinds: tuple[tuple[str, dict[str, Obj], Callable[[Obj], Health]], ...] = (
+        ("StatefulSet", _by_name(statefulsets), statefulset_health),
+        ("Pod", _by_name(pods), pod_health),
+        ("Service", _by_name(services), service_health),
+        ("PersistentVolumeClaim", _by_name(pvcs), pvc_health),
+    )
+    sts: list[tuple[str, str]] = []
+    pod: list[tuple[str, str]] = []
+    svc: list[tuple[str, str]] = []
+    pvc: list[tuple[str, str]] = []
+    status = section(kdcluster, "status")
+    for role in items(status, "roles"):
+        role_id = text(role, "id")
+        sts.append((text(role, "statefulSet"), role_id))
+        for member in items(role, "members"):
+            pod.append((text(member, "pod"), role_id))
+            if text(member, "service") != NO_SERVICE:
+                svc.append((text(member, "service"), role_id))
+            pvc.append((text(member, "pvc"), role_id))
+    svc.append((text(status, "clusterService"), ""))
+    for (kind, present, check), wanted in zip(kinds, (sts, pod, svc, pvc)):
+        rows.extend(_rows(kind, wanted, present, check))
+    listed = {(r.kind, r.name) for r in rows}
+    for kind, present, check in kinds:
+        for extra in sorted(n for n in present if (kind, n) not in listed):
+            rows.append(ObjectHealth(kind, extra, check(present[extra]), _role_label(present[extra])))
+    return tuple(rows)
+
+
+def _role_label(obj: Obj) -> str:
+    return text(section(section(obj, "metadata"), "labels"), "kubedirector.hpe.com/role")
+
+
+def aggregate(rows: Iterable[ObjectHealth]) -> Health:
+    """The worst row's health, its message prefixed with the object ("Pod kdss-x-0: ...") and followed by
+    how many other rows are as bad; on a tie the first row wins, so the KDRollout speaks for the cluster
+    when it is as bad as anything else."""
+    rows = tuple(rows)
+    if not rows:
+        return Health(HealthStatus.HEALTHY)
+    target = worst(r.health for r in rows)
+    row = next(r for r in rows if r.health is target)
+    others = sum(1 for r in rows if r is not row and r.health.status is target.status)
+    more = f" (and {others} more {target.status.value})" if others and target.status is not HealthStatus.HEALTHY else ""
+    if row.kind == "KDRollout":
+        return Health(row.health.status, row.health.message + more)
+    message = f"{row.kind} {row.name}" + (f": {row.health.message}" if row.health.message else "")
+    return Health(row.health.status, message + more)
+
+
+def cluster_health(rollout: Obj | None, kdcluster: Obj | None, **objects: Iterable[Obj]) -> ClusterHealth:
+    """The ClusterHealth of a KDCluster and its KDRollout (either may be None) from its objects
+    (keyword lists statefulsets, pods, services, pvcs, as in object_healths)."""
+    rows = object_healths(rollout, kdcluster, **objects)
+    meta = section(rollout or kdcluster, "metadata")
+    r_spec, r_status = section(rollout, "spec"), section(rollout, "status")
+    return ClusterHealth(
+        namespace=text(meta, "namespace"), name=text(meta, "name"),
+        app=text(r_spec, "app") or text(section(kdcluster, "spec"), "app"),
+        live_version=text(r_status, "appVersion"), target_version=text(r_spec, "targetVersion"),
+        phase=text(r_status, "phase"), health=aggregate(rows), objects=rows)

@@ -1,0 +1,58 @@
+"""KDRollout health from its kstatus conditions (Ready / Reconciling / Stalled) and observedGeneration."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gitops_kd.health._fields import being_deleted, condition, integer, section, text
+from gitops_kd.health.model import Health, HealthStatus
+
+
+def _is_true(cond: Mapping[str, Any] | None) -> bool:
+    return cond is not None and cond.get("status") == "True"
+
+
+def _say(cond: Mapping[str, Any] | None, fallback: str) -> str:
+    cond = cond or {}
+    reason, message = text(cond, "reason"), text(cond, "message")
+    if reason and message:
+        return f"{reason}: {message}"
+    return message or reason or fallback
+
+
+def kdrollout_health(obj: Mapping[str, Any]) -> Health:
+    """Health of a gitops-kd.io KDRollout, the kstatus way.
+
+    status.observedGeneration behind metadata.generation → Progressing (the change is not seen yet);
+    Stalled=True (or phase Stalled) → Degraded with its reason and message; Reconciling=True → Progressing
+    with its message and the current step; Ready=True observed at the current generation → Healthy;
+    otherwise Progressing.
+    """
+    if being_deleted(obj):
+        return Health(HealthStatus.PROGRESSING, "Pending deletion")
+    status = section(obj, "status")
+    if not status:
+        return Health(HealthStatus.PROGRESSING, "Waiting for gitops-kd to report status")
+    generation = integer(section(obj, "metadata"), "generation")
+    observed = integer(status, "observedGeneration")
+    if generation and observed < generation:
+        return Health(HealthStatus.PROGRESSING,
+                      f"Waiting for gitops-kd to observe generation {generation} (observed {observed})")
+    stalled = condition(status, "Stalled")
+    if _is_true(stalled) or text(status, "phase") == "Stalled":
+        fallback = text(status, "stalledReason") + (": " if text(status, "stalledReason") else "") + text(status, "message")
+        return Health(HealthStatus.DEGRADED, _say(stalled if _is_true(stalled) else None, fallback or "Stalled"))
+    reconciling = condition(status, "Reconciling")
+    if _is_true(reconciling):
+        step = text(status, "step")
+        message = _say(reconciling, text(status, "message") or "Reconciling")
+        return Health(HealthStatus.PROGRESSING, message + (f" (step: {step})" if step else ""))
+    ready = condition(status, "Ready")
+    if _is_true(ready):
+        ready_generation = integer(ready, "observedGeneration", observed)
+        if generation and ready_generation < generation:
+            return Health(HealthStatus.PROGRESSING,
+                          f"Ready condition is for generation {ready_generation}, not {generation}")
+        return Health(HealthStatus.HEALTHY, text(ready or {}, "message") or text(status, "message"))
+    return Health(HealthStatus.PROGRESSING, _say(ready, "Waiting for the Ready condition"))

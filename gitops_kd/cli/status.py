@@ -58,12 +58,13 @@ def collect(rest: RestClient, namespace: str | None, name: str | None = None) ->
     """The health of each managed KDCluster in `namespace` (None: all), or of the one named `name`
     (also when it has no KDRollout). A fixed number of LIST calls, whatever the number of clusters."""
     selector = f"{layout.CLUSTER_LABEL}={name}" if name else layout.CLUSTER_LABEL
-    rollouts = {_key(o): o for o in rest.list(ROLLOUT_API, ROLLOUTS, namespace).get("items") or []}
     if name:
-        rollouts = {k: v for k, v in rollouts.items() if k[1] == name}
+        rollout = rest.get_or_none(ROLLOUT_API, ROLLOUTS, namespace, name)
+        rollouts = {_key(rollout): rollout} if rollout else {}
         found = rest.get_or_none(layout.API_VERSION, layout.KDCLUSTER_PLURAL, namespace, name)
         kdclusters = {_key(found): found} if found else {}
     else:
+        rollouts = {_key(o): o for o in rest.list(ROLLOUT_API, ROLLOUTS, namespace).get("items") or []}
         kdclusters = {_key(o): o for o in
                       rest.list(layout.API_VERSION, layout.KDCLUSTER_PLURAL, namespace).get("items") or []}
     keys = sorted(set(rollouts) | (set(kdclusters) if name else set()))

@@ -113,8 +113,8 @@ def test_healthy_cluster(cluster: EmbeddedCluster, rest: RestClient, centos_app:
     def lb_waiting() -> Result | None:
         r = status(cluster, "centos7", "-o", "json")
         services = [o for o in by_kind(r, "Service") if o["status"] == "Progressing"]
-        pods = by_kind(r, "Pod")
-        return r if services and pods and all(p["status"] == "Healthy" for p in pods) else None
+        up = by_kind(r, "Pod") + by_kind(r, "KubeDirectorCluster") + by_kind(r, "StatefulSet")
+        return r if services and len(up) == 3 and all(o["status"] == "Healthy" for o in up) else None
     r = poll("centos7 up with its LoadBalancer waiting", lb_waiting)
     assert r.exit_code == 0
     summary = json.loads(r.output)
@@ -161,9 +161,10 @@ def test_never_ready_image_is_progressing_then_a_stalled_rollout_is_degraded(
 
     def pod_running() -> Result | None:
         r = status(cluster, "stuck", "-o", "json")
-        pods = by_kind(r, "Pod")
-        return r if pods and "ContainersNotReady" in pods[0]["message"] else None
-    r = poll("the never-ready pod running", pod_running)
+        pods, kdc, sts = by_kind(r, "Pod"), by_kind(r, "KubeDirectorCluster"), by_kind(r, "StatefulSet")
+        return r if (pods and "ContainersNotReady" in pods[0]["message"] and kdc[0]["message"].startswith("creating")
+                     and sts and "ready" in sts[0]["message"]) else None
+    r = poll("the never-ready pod running, KubeDirector and the StatefulSet controller reporting it", pod_running)
     assert r.exit_code == 0
     pod = by_kind(r, "Pod")[0]
     assert pod["status"] == "Progressing" and "containers with unready status: [app]" in pod["message"]

@@ -12,9 +12,10 @@ from typing import Sequence
 
 from gitops_kd.source.changes import change_set
 from gitops_kd.source.errors import SourceError
-from gitops_kd.source.gitrepo import GitCache
+from gitops_kd.source.gitrepo import GitCache, RawChange
 from gitops_kd.source.model import ChangeSet, DesiredState, Key, PollResult
-from gitops_kd.source.snapshot import ManifestCache, Snapshot, desired_from, key_of, keyed, read_snapshot
+from gitops_kd.source.snapshot import (ManifestCache, Snapshot, derive_snapshot, desired_from, key_of, keyed,
+                                      read_snapshot)
 from gitops_kd.source.state_file import STATE_FILE_NAME, SourceState, load_state, save_state
 from gitops_kd.source.trust import CommitTrust
 from gitops_kd.spec import FieldError, KDApp, KDCluster
@@ -167,8 +168,9 @@ class GitSource:
         if refusals:
             log.warning("commit %s refused: not trusted", head)
             return PollResult(head, True, self._last_good, ChangeSet(), refusals, False)
-        snap = self._snapshot(head)
-        changes = self._diff(base, head, base_snap, snap)
+        raw = self._git.diff(base, head)
+        snap = self._snapshot(head, base_snap, raw)
+        changes = self._diff(raw, base_snap, snap)
         if snap.errors:
             log.warning("commit %s refused: %d error(s)", head, len(snap.errors))
             result = PollResult(head, True, self._last_good, changes, snap.errors, False)
@@ -187,13 +189,12 @@ class GitSource:
         self._last_good_files = snap.file_keys
 
     def _changes(self, old: str | None, new: str, new_snap: Snapshot) -> ChangeSet:
-        return self._diff(old, new, self._snapshot(old) if old else None, new_snap)
+        return self._diff(self._git.diff(old, new), self._snapshot(old) if old else None, new_snap)
 
-    def _diff(self, old: str | None, new: str, old_snap: Snapshot | None, new_snap: Snapshot) -> ChangeSet:
+    def _diff(self, raw: list[RawChange], old_snap: Snapshot | None, new_snap: Snapshot) -> ChangeSet:
         """The change set; only the specs defined in the files git names as changed are compared."""
         old_apps, old_clusters = self._keyed(old_snap) if old_snap else ({}, {})
         new_apps, new_clusters = self._keyed(new_snap)
-        raw = self._git.diff(old, new)
         paths = {p for c in raw for p in (c.old_path, c.new_path) if p is not None}
         only = {key_of(obj, self.default_namespace) for snap in (old_snap, new_snap) if snap is not None
                 for p in paths if (f := snap.by_path.get(p)) is not None for obj in f.objects}
@@ -204,13 +205,16 @@ class GitSource:
             return snap.by_key
         return keyed(snap, self.default_namespace)
 
-    def _snapshot(self, commit: str) -> Snapshot:
-        """The commit's snapshot: remembered by the cache, else listed, parsed (cache misses) and checked."""
+    def _snapshot(self, commit: str, base: Snapshot | None = None, raw: list[RawChange] | None = None) -> Snapshot:
+        """The commit's snapshot: remembered by the cache, else derived from ``base`` and git's changes
+        ``raw`` from it (only changed entries read), else listed, parsed (cache misses) and checked."""
         snap = self.cache.snapshot(commit, self.default_namespace)
+        if snap is None and base is not None and raw is not None:
+            snap = derive_snapshot(commit, base, raw, self.cache, self._git.read_blob, self._git.blob_size)
         if snap is None:
             snap = read_snapshot(commit, self._git.list_tree(commit), self.cache, self._git.read_blob,
                                  self.default_namespace)
-            self.cache.remember(snap, self.default_namespace)
+        self.cache.remember(snap, self.default_namespace)
         return snap
 
     def _known(self, sha: str) -> bool:

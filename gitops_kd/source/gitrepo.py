@@ -29,6 +29,8 @@ class RawChange:
     new_path: str | None
     old_sha: str | None
     new_sha: str | None
+    old_mode: str | None = None
+    new_mode: str | None = None
 
 
 class GitCache:
@@ -122,6 +124,10 @@ class GitCache:
         """The content of a blob, read from the object database."""
         return self.repo.odb.stream(bytes.fromhex(sha)).read()
 
+    def blob_size(self, sha: str) -> int:
+        """The size of a blob in bytes, from its object header (the content is not read)."""
+        return int(self.repo.odb.info(bytes.fromhex(sha)).size)
+
     def diff(self, old: str | None, new: str) -> list[RawChange]:
         """Changes from commit `old` (None: the empty tree) to `new`, with rename detection."""
         out = self.repo.git.diff_tree("-r", "-z", "-M", "--raw", "--no-commit-id",
@@ -134,16 +140,17 @@ class GitCache:
             if not meta.startswith(":"):
                 i += 1
                 continue
-            _om, _nm, osha, nsha, status = meta[1:].split()
+            omode, nmode, osha, nsha, status = meta[1:].split()
             letter = status[0]
             if letter in "RC":
-                changes.append(RawChange(letter, fields[i + 1], fields[i + 2], osha, nsha))
+                changes.append(RawChange(letter, fields[i + 1], fields[i + 2], osha, nsha, omode, nmode))
                 i += 3
                 continue
             path = fields[i + 1]
             changes.append(RawChange(letter, None if letter == "A" else path,
                                      None if letter == "D" else path,
-                                     None if letter == "A" else osha, None if letter == "D" else nsha))
+                                     None if letter == "A" else osha, None if letter == "D" else nsha,
+                                     None if letter == "A" else omode, None if letter == "D" else nmode))
             i += 2
         return changes
 

@@ -15,7 +15,8 @@ from functools import cached_property
 from typing import Callable, Iterable, Union
 
 from gitops_kd.source.errors import SourceError
-from gitops_kd.source.layout import TreeEntry, Verdict, classify, needs_link_target
+from gitops_kd.source.gitrepo import RawChange
+from gitops_kd.source.layout import MODE_SUBMODULE, TreeEntry, Verdict, classify, needs_link_target, under_manifest_roots
 from gitops_kd.source.model import DesiredState, Key
 from gitops_kd.spec import FieldError, KDApp, KDCluster, SpecError, check_desired_set, load_manifests
 
@@ -127,20 +128,61 @@ class Snapshot:
 def read_snapshot(commit: str, entries: Iterable[TreeEntry], cache: ManifestCache,
                   read_blob: BlobReader, default_namespace: str) -> Snapshot:
     """Apply the layout rules to a commit's tree, parse its manifests and run the cross-file checks."""
+    placed = {e.path: p for e in entries if (p := _place(e, cache, read_blob)) is not None}
+    return _checked(commit, placed, default_namespace)
+
+
+def derive_snapshot(commit: str, base: Snapshot, changes: Iterable[RawChange], cache: ManifestCache,
+                    read_blob: BlobReader, blob_size: Callable[[str], int]) -> Snapshot | None:
+    """The snapshot of ``commit`` from the error-free snapshot of ``base.commit`` and git's raw changes
+    between them (with modes): only the changed entries are classified and read. Equal to read_snapshot
+    of the whole tree (entries it ignores leave no trace in a snapshot). None if ``base`` has errors
+    (refused entries are not kept per path) or a change lacks its mode: read the whole tree then."""
+    if base.errors:
+        return None
+    placed: dict[str, ParsedFile | FieldError] = dict(base.by_path)
+    changes = list(changes)
+    for change in changes:  # every removal first: a path renamed away may be the target of another rename
+        if change.old_path is not None:
+            placed.pop(change.old_path, None)
+    for change in changes:
+        if change.new_path is None:
+            continue
+        if change.new_mode is None or change.new_sha is None:
+            return None
+        path, mode, sha = change.new_path, change.new_mode, change.new_sha
+        size = None if mode == MODE_SUBMODULE or not under_manifest_roots(path) else blob_size(sha)
+        found = _place(TreeEntry(path, mode, sha, size), cache, read_blob)
+        if found is not None:
+            placed[path] = found
+    return _checked(commit, placed, base.default_namespace)
+
+
+def _place(entry: TreeEntry, cache: ManifestCache, read_blob: BlobReader) -> ParsedFile | FieldError | None:
+    """A tree entry's refusal, its parsed manifest, or None when it is ignored."""
+    target = None
+    if needs_link_target(entry) and (entry.size or 0) <= MAX_LINK_TARGET:
+        target = read_blob(entry.sha).decode("utf-8", errors="replace")
+    placement = classify(entry, target)
+    if placement.verdict is Verdict.REFUSED:
+        assert placement.error is not None
+        return placement.error
+    if placement.verdict is Verdict.MANIFEST:
+        return cache.get(entry.path, entry.sha, read_blob)
+    return None
+
+
+def _checked(commit: str, placed: dict[str, ParsedFile | FieldError], default_namespace: str) -> Snapshot:
+    """The snapshot of placed entries in path order, with the cross-file checks."""
     errors: list[FieldError] = []
     files: list[ParsedFile] = []
-    for entry in sorted(entries, key=lambda e: e.path):
-        target = None
-        if needs_link_target(entry) and (entry.size or 0) <= MAX_LINK_TARGET:
-            target = read_blob(entry.sha).decode("utf-8", errors="replace")
-        placement = classify(entry, target)
-        if placement.verdict is Verdict.REFUSED:
-            assert placement.error is not None
-            errors.append(placement.error)
-        elif placement.verdict is Verdict.MANIFEST:
-            parsed = cache.get(entry.path, entry.sha, read_blob)
-            files.append(parsed)
-            errors.extend(parsed.errors)
+    for path in sorted(placed):
+        found = placed[path]
+        if isinstance(found, ParsedFile):
+            files.append(found)
+            errors.extend(found.errors)
+        else:
+            errors.append(found)
     apps = [o for f in files for o in f.objects if isinstance(o, KDApp)]
     clusters = [o for f in files for o in f.objects if isinstance(o, KDCluster)]
     errors.extend(check_desired_set(apps, clusters, default_namespace=default_namespace))

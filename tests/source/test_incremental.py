@@ -6,7 +6,7 @@ from pathlib import Path
 
 from gitops_kd.source import GitSource
 from gitops_kd.source.changes import change_set
-from gitops_kd.source.snapshot import keyed
+from gitops_kd.source.snapshot import derive_snapshot, keyed, read_snapshot
 
 from .conftest import WorkRepo, app_yaml, cluster_yaml
 
@@ -86,3 +86,43 @@ def test_a_remembered_snapshot_is_per_commit(repo: WorkRepo, tmp_path: Path) -> 
         result = source.poll()
         assert result.desired.apps[HELLO].default_image == "docker.io/library/busybox:1.37"
         assert result.changes.apps_changed == {HELLO}
+
+
+def test_a_derived_snapshot_equals_reading_the_whole_tree(repo: WorkRepo, tmp_path: Path) -> None:
+    commits = [repo.git("rev-parse", "HEAD")]
+    repo.write("apps/a.yaml", app_yaml("a"))
+    repo.write("apps/b.yaml", app_yaml("b"))
+    repo.write("apps/notes.txt", "not a manifest\n")
+    commits.append(repo.commit("add a, b and a non-manifest"))
+    repo.move("apps/b.yaml", "apps/c.yaml")
+    repo.move("apps/a.yaml", "apps/b.yaml")
+    commits.append(repo.commit("rename chain a -> b -> c"))
+    repo.write("apps/big.yaml", app_yaml("big") + "# " + "x" * (1024 * 1024) + "\n")
+    commits.append(repo.commit("a manifest over the size limit"))
+    repo.remove("apps/big.yaml")
+    repo.write("stray.yaml", app_yaml("stray"))
+    commits.append(repo.commit("a manifest outside apps/ and clusters/"))
+    repo.remove("stray.yaml")
+    repo.remove("apps/c.yaml")
+    repo.symlink("apps/c.yaml", "b.yaml")
+    commits.append(repo.commit("a symlink under apps/"))
+    repo.remove("apps/c.yaml")
+    repo.write("apps/b.yaml", app_yaml("a", "2.0.0") + "---\n" + cluster_yaml("a-dev", "a"))
+    repo.write("examples/more.yaml", app_yaml("ignored"))
+    commits.append(repo.commit("back to good, a multi-document file, an ignored example"))
+    derived = 0
+    with GitSource(repo.url, "main", tmp_path / "cache") as source:
+        source.fetch()
+        git, cache, ns = source._git, source.cache, source.default_namespace
+        for old in commits:
+            base = read_snapshot(old, git.list_tree(old), cache, git.read_blob, ns)
+            for new in commits:
+                whole = read_snapshot(new, git.list_tree(new), cache, git.read_blob, ns)
+                got = derive_snapshot(new, base, git.diff(old, new), cache, git.read_blob, git.blob_size)
+                if base.errors:
+                    assert got is None
+                    continue
+                derived += 1
+                assert got == whole, (old, new)
+                assert got.errors == whole.errors
+        assert derived >= 16

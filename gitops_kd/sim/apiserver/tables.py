@@ -76,7 +76,20 @@ def _svc(s: dict[str, Any]) -> list[Any]:
                      f"{p.get('protocol', 'TCP')}" for p in spec.get("ports") or []) or "<none>"
     sel = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items())) or "<none>"
     return [_m(s).get("name"), spec.get("type", "ClusterIP"), spec.get("clusterIP") or "<none>",
-            ",".join(spec.get("externalIPs") or []) or "<none>", ports, _age(s), sel]
+            _external_ip(s), ports, _age(s), sel]
+
+
+def _external_ip(s: dict[str, Any]) -> str:
+    """kubectl's EXTERNAL-IP column (printers.go getServiceExternalIP)."""
+    spec = s.get("spec") or {}
+    kind, external = spec.get("type", "ClusterIP"), list(spec.get("externalIPs") or [])
+    if kind == "ExternalName":
+        return str(spec.get("externalName") or "<none>")
+    if kind == "LoadBalancer":
+        ingress = ((s.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        lb = [i.get("ip") or i.get("hostname") for i in ingress if i.get("ip") or i.get("hostname")]
+        return ",".join(external + lb) if lb else "<pending>"
+    return ",".join(external) or "<none>"
 
 
 def _pvc(p: dict[str, Any]) -> list[Any]:

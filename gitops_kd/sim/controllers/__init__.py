@@ -17,6 +17,7 @@ CONTROLLER_MODULES = (
     "gitops_kd.sim.controllers.statefulset",
     "gitops_kd.sim.controllers.kubelet",
     "gitops_kd.sim.controllers.kubedirector",
+    "gitops_kd.sim.controllers.servicelb",
 )
 
 

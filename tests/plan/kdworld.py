@@ -29,7 +29,8 @@ from gitops_kd.plan import actions as A
 from gitops_kd.render import owned_template, service_ports, template_patch
 from gitops_kd.sim.kubedirector.model import parse_app, parse_cluster
 from gitops_kd.sim.kubedirector.render import render_statefulset
-from gitops_kd.sim.patch import _KIND_SCHEMAS, strategic_merge
+from gitops_kd.sim.patch import strategic_merge
+from gitops_kd.sim.patch.schemas import schema_for
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec import KDApp, KDCluster, UpgradeSpec, load_manifests
 from gitops_kd.spec.freeze import thaw
@@ -66,7 +67,7 @@ def revision_of(template: Any) -> str:
 
 def apply_template_patch(template: Any, patch: dict[str, Any]) -> dict[str, Any]:
     sts = {"spec": {"template": thaw(template)}}
-    return strategic_merge(sts, {"spec": {"template": copy.deepcopy(patch)}}, _KIND_SCHEMAS["StatefulSet"])["spec"]["template"]
+    return strategic_merge(sts, {"spec": {"template": copy.deepcopy(patch)}}, schema_for("StatefulSet"))["spec"]["template"]
 
 
 def kd_template(app: KDApp, cluster: KDCluster, role: str) -> dict[str, Any]:

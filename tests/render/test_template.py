@@ -21,7 +21,8 @@ from gitops_kd.render import (
 from gitops_kd.render.quantity import quantities_equal, resources_equal
 from gitops_kd.sim.kubedirector.model import parse_app, parse_cluster
 from gitops_kd.sim.kubedirector.render import render_member_service, render_statefulset
-from gitops_kd.sim.patch import _KIND_SCHEMAS, strategic_merge
+from gitops_kd.sim.patch import strategic_merge
+from gitops_kd.sim.patch.schemas import schema_for
 from gitops_kd.spec import KDApp, KDCluster, load_manifests
 
 REPO = Path(__file__).resolve().parents[2] / "repo-template"
@@ -48,7 +49,7 @@ def kd_statefulset(app: KDApp, cluster: KDCluster, role: str) -> dict[str, Any]:
 def apply(template: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     """Apply a spec.template patch as the apiserver does for a StatefulSet."""
     sts = {"spec": {"template": copy.deepcopy(template)}}
-    return strategic_merge(sts, {"spec": {"template": patch}}, _KIND_SCHEMAS["StatefulSet"])["spec"]["template"]
+    return strategic_merge(sts, {"spec": {"template": patch}}, schema_for("StatefulSet"))["spec"]["template"]
 
 
 def container(template: dict[str, Any], name: str, kind: str = "containers") -> dict[str, Any]:

@@ -61,7 +61,7 @@ MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED, _FACTS)
 def frozen_app_manifest(app: KDApp, key: Key) -> FrozenMap[str, Any]:
     """app_manifest(), deep-frozen and memoised per (app, namespace): what ApplyApp carries."""
     return _MANIFESTS.get((app,), ("app", key[0]),
-                          lambda: freeze(_stamp(thaw(app.frozen_manifest), key[0])))  # type: ignore[no-any-return]
+                          lambda: freeze(_stamp(app.cluster_manifest(), key[0])))  # type: ignore[no-any-return]
 
 
 def frozen_cluster_manifest(cluster: KDCluster, key: Key) -> FrozenMap[str, Any]:

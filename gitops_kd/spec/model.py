@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import semver
 
-from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
+from gitops_kd.spec.freeze import FrozenMap, thaw
 
 if TYPE_CHECKING:
     from gitops_kd.spec.upgrade import UpgradeSpec
@@ -125,11 +124,6 @@ class KDApp:
 
     def cluster_manifest(self) -> dict[str, Any]:
         """The object to apply: the body without spec.upgrade, the stanza kept as an annotation."""
-        return thaw(self.frozen_manifest)  # type: ignore[no-any-return]
-
-    @cached_property
-    def frozen_manifest(self) -> FrozenMap[str, Any]:
-        """cluster_manifest(), deep-frozen; built once per app (the app is immutable)."""
         body = self.body
         body["spec"].pop("upgrade", None)
         if self.upgrade is not None:
@@ -137,7 +131,7 @@ class KDApp:
             annotations = metadata.get("annotations") or {}
             annotations[UPGRADE_ANNOTATION] = self.upgrade.to_annotation()
             metadata["annotations"] = annotations
-        return freeze(body)  # type: ignore[no-any-return]
+        return body
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,9 @@ def test_memoised_manifests_are_frozen_and_fresh_copies_are_handed_out() -> None
     copy = HELLO1.cluster_manifest()
     copy["spec"]["roles"].clear()
     assert HELLO1.cluster_manifest()["spec"]["roles"]
-    assert replace(HELLO1, version="9.9.9").frozen_manifest is not HELLO1.frozen_manifest
+    bumped = replace(HELLO1, frozen_body=HELLO2.frozen_body, version="2.0.0")  # equal name, new object
+    assert frozen_app_manifest(bumped, APP)["spec"]["version"] == "2.0.0"
+    assert frozen_app_manifest(HELLO1, APP)["spec"]["version"] == "1.0.0"
 
 
 def test_owned_templates_are_memoised_per_inputs() -> None:

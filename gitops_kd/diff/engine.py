@@ -30,7 +30,7 @@ from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.plan.actions import Refusal
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import APP_VERSION_ANNOTATION, owned_template, service_ports
-from gitops_kd.source.model import DesiredState
+from gitops_kd.spec.state import DesiredState
 from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
 from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster, compact_json
 

@@ -26,7 +26,7 @@ from gitops_kd.observe.model import (
 )
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
-from gitops_kd.source.model import DesiredState
+from gitops_kd.spec.state import DesiredState
 from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster
 
 Key = tuple[str, str]

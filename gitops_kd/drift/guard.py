@@ -26,7 +26,7 @@ from gitops_kd.drift.policy import REVERT, DriftPolicy, filter_plan
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.plan.actions import ApplyApp, Plan
-from gitops_kd.source.model import DesiredState
+from gitops_kd.spec.state import DesiredState
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any
 from gitops_kd.diff.engine import app_for
 from gitops_kd.drift.model import KDAPP, Drift
 from gitops_kd.plan.actions import ApplyApp, Plan, Wait
-from gitops_kd.source.model import DesiredState
+from gitops_kd.spec.state import DesiredState
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
 from gitops_kd.plan.waves import SOAK_ANNOTATION, WaveMember, blocked, members_by_app, ready_since, soak_seconds
 from gitops_kd.render.compare import template_patch
-from gitops_kd.source.model import DesiredState
+from gitops_kd.spec.state import DesiredState
 from gitops_kd.spec.model import KDApp, KDCluster
 from gitops_kd.spec.upgrade import order_roles
 

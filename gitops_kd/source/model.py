@@ -1,35 +1,14 @@
-"""Value objects of the Git source: the desired state, a change set and a poll result."""
+"""Value objects of the Git source: a change set and a poll result (the desired state lives in spec)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gitops_kd.spec.state import DesiredState, Key
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from gitops_kd.spec import FieldError, KDApp, KDCluster
-
-Key = tuple[str, str]
-"""(namespace, name) with the default namespace filled in."""
-
-
-def _frozen(mapping: Mapping[Key, object]) -> Mapping[Key, object]:
-    return mapping if isinstance(mapping, MappingProxyType) else MappingProxyType(dict(mapping))
-
-
-@dataclass(frozen=True)
-class DesiredState:
-    """Every KDApp and KDCluster declared by one accepted commit, keyed by (namespace, name)."""
-
-    commit: str
-    apps: Mapping[Key, "KDApp"] = field(default_factory=dict)
-    clusters: Mapping[Key, "KDCluster"] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "apps", _frozen(self.apps))
-        object.__setattr__(self, "clusters", _frozen(self.clusters))
-
-    __hash__ = None  # type: ignore[assignment]  # holds mappings
+    from gitops_kd.spec import FieldError
 
 
 @dataclass(frozen=True)
@@ -65,7 +44,10 @@ class PollResult:
 
     commit: str
     changed: bool
-    desired: "DesiredState | None"
+    desired: DesiredState | None
     changes: ChangeSet
     errors: tuple["FieldError", ...]
     accepted: bool
+
+
+__all__ = ["ChangeSet", "DesiredState", "Key", "PollResult"]

@@ -1,0 +1,32 @@
+"""The desired state: every KDApp and KDCluster one accepted commit declares (a pure value object)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from gitops_kd.spec.model import KDApp, KDCluster
+
+Key = tuple[str, str]
+"""(namespace, name) with the default namespace filled in."""
+
+
+def _frozen(mapping: Mapping[Key, object]) -> Mapping[Key, object]:
+    return mapping if isinstance(mapping, MappingProxyType) else MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class DesiredState:
+    """Every KDApp and KDCluster declared by one accepted commit, keyed by (namespace, name)."""
+
+    commit: str
+    apps: Mapping[Key, "KDApp"] = field(default_factory=dict)
+    clusters: Mapping[Key, "KDCluster"] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "apps", _frozen(self.apps))
+        object.__setattr__(self, "clusters", _frozen(self.clusters))
+
+    __hash__ = None  # type: ignore[assignment]  # holds mappings

@@ -1,0 +1,23 @@
+"""The pure core (spec, diff, plan, render, health, status, observe model) imports no I/O edge."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+CORE = ("gitops_kd.spec", "gitops_kd.diff", "gitops_kd.plan", "gitops_kd.render", "gitops_kd.health",
+        "gitops_kd.status", "gitops_kd.observe.model", "gitops_kd.kd", "gitops_kd.drift.detect",
+        "gitops_kd.drift.policy")
+EDGES = ("git", "kubernetes", "aiohttp", "apscheduler", "gitops_kd.source", "gitops_kd.sim", "gitops_kd.kube",
+         "gitops_kd.controller", "gitops_kd.execute", "gitops_kd.cli", "gitops_kd.server")
+
+
+def test_core_imports_no_edge() -> None:
+    probe = (
+        "import importlib, sys\n"
+        f"for m in {CORE!r}: importlib.import_module(m)\n"
+        f"edges = {EDGES!r}\n"
+        "print(sorted(m for m in sys.modules if m in edges or m.startswith(tuple(e + '.' for e in edges))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", f"the core pulls in edge modules: {out.strip()}"

@@ -98,8 +98,12 @@ def _annotation(raw: Any, name: str) -> Any:
 
 def applied(live_raw: Any, manifest: dict[str, Any]) -> bool:
     """True when the live object was applied from this manifest (digest annotation) and still carries its
-    spec (server-side defaults and status are ignored)."""
-    want = manifest.get("metadata", {}).get("annotations") or {}
+    labels, annotations and spec (server-side defaults, other labels and annotations, status are ignored)."""
+    meta = manifest.get("metadata", {})
+    labels = (live_raw.get("metadata") or {}).get("labels") or {}
+    if any(labels.get(k) != v for k, v in (meta.get("labels") or {}).items()):
+        return False
+    want = meta.get("annotations") or {}
     return all(_annotation(live_raw, k) == v for k, v in want.items()) and contains(
         live_raw.get("spec") or {}, manifest.get("spec") or {})
 

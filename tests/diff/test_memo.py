@@ -132,3 +132,18 @@ def test_diff_report_lookups() -> None:
     report = diff(desired(HELLO1, HELLO_DEV), ObservedState({}, {}))
     assert report.app(APP).needs_apply and report.cluster(DEV) is not None and not report.cluster(DEV).exists
     assert report.app((NS, "missing")) is None and report.cluster((NS, "missing")) is None
+
+
+def test_a_label_only_change_of_a_cluster_in_git_is_applied() -> None:
+    import yaml
+
+    from gitops_kd.spec import load_manifests
+
+    doc = HELLO_DEV.body
+    doc["metadata"].setdefault("labels", {})["team"] = "data"
+    relabelled = load_manifests("clusters/hello-dev.yaml", yaml.safe_dump(doc).encode())[0]
+    have = observed((HELLO1,), (live_cluster(HELLO1, HELLO_DEV),))
+    assert plan(desired(HELLO1, HELLO_DEV), have, now=T0).empty
+    actions = plan(desired(HELLO1, relabelled), have, now=T0).actions
+    assert [type(a) for a in actions] == [ApplyCluster]
+    assert actions[0].manifest["metadata"]["labels"]["team"] == "data"

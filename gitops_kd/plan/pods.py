@@ -16,6 +16,7 @@ from gitops_kd.diff.model import UPGRADE, Transition
 from gitops_kd.kd import layout
 from gitops_kd.observe.model import ObservedCluster, ObservedPod, ObservedRollout
 from gitops_kd.plan.actions import (
+    ADOPT,
     HOOK_STEP,
     MIGRATE_STEP,
     Action,
@@ -60,7 +61,14 @@ class PodContext:
 
 
 def outdated(ctx: PodContext, pod: ObservedPod) -> bool:
-    """True when the pod does not run the role's (pending or current) template."""
+    """True when the pod must be replaced: it does not run the role's (pending or current) template.
+
+    Adoption (no version change) replaces nothing: the pods already run the target version, and the
+    template gitops-kd installs (its init container, the .gitops-kd mount) only matters to the next
+    upgrade, which replaces every pod anyway. A stateful cluster is not restarted for being adopted.
+    """
+    if ctx.transition.direction == ADOPT:
+        return False
     if pod.role in ctx.pending_patch_roles:
         return True
     sts = ctx.live.statefulset(pod.role)

@@ -266,8 +266,12 @@ def test_adoption_of_a_kubedirector_cluster_at_the_target() -> None:
     actions = run_to_steady(world, want)
     assert [type(a).__name__ for a in actions[:5]] == ["EnsureRollout", "SetOnDelete", "SetOnDelete", "PatchTemplate",
                                                        "PatchTemplate"]
-    assert len([a for a in actions if isinstance(a, A.DeletePod)]) == 3  # the new init container rolls out
-    assert not [a for a in actions if isinstance(a, (A.RunStep, A.CheckGate))]
+    # adoption restarts nothing: the pods already run 1.0.0; the new template waits for the next upgrade
+    assert not [a for a in actions if isinstance(a, (A.DeletePod, A.RunStep, A.CheckGate))]
+    assert world.cluster(KEY).rollout.app_version == "1.0.0"
+    upgrade = run_to_steady(world, desired(HELLO2, HELLO_DEV))
+    assert len([a for a in upgrade if isinstance(a, A.DeletePod)]) == 3
+    assert world.cluster(KEY).rollout.app_version == "2.0.0"
 
 
 def test_managed_cluster_without_rollout_object_is_adopted() -> None:

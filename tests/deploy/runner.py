@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from gitops_kd.sim.cluster import EmbeddedCluster
-from tests.e2e.harness import wait_for
+from gitops_kd.testing import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVING = re.compile(r"serving .* on (http://[0-9.:]+)")

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from gitops_kd.sim.apiserver.access import AccessEntry
-from tests.e2e.harness import E2E, NS, hello_app, wait_for
+from gitops_kd.testing import wait_for
+from tests.e2e.harness import E2E, NS, hello_app
 from tests.deploy.runner import RunProcess, token_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,9 +6,8 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from gitops_kd.controller import Controller
 from gitops_kd.execute.podexec import ExecResult, PodExec
@@ -17,6 +16,7 @@ from gitops_kd.sim import images
 from gitops_kd.sim.cluster import EmbeddedCluster
 from gitops_kd.sim.images import ImageBehavior
 from gitops_kd.source import GitSource
+from gitops_kd.testing import pod_ready, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "repo-template"
@@ -24,25 +24,12 @@ KD = "kubedirector.hpe.com/v1beta1"
 ROLLOUT = "gitops-kd.io/v1alpha1"
 NS = "default"
 CLUSTER_LABEL = "kubedirector.hpe.com/kdcluster"
-T = TypeVar("T")
 
 HELLO_1 = {"/etc/hello/version": "1.0.0\n", "/var/lib/hello/data": "data-1.0.0\n",
            "/opt/hello/cache/index": "cache-1.0.0\n", "/opt/hello/bin/hello": "hello 1.0.0\n"}
 HELLO_2 = {"/etc/hello/version": "2.0.0\n", "/var/lib/hello/data": "data-2.0.0\n",
            "/var/lib/hello/new-in-2": "yes\n", "/opt/hello/cache/index": "cache-2.0.0\n",
            "/opt/hello/bin/hello": "hello 2.0.0\n"}
-
-
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, interval: float = 0.05) -> T:
-    """Poll `probe` until it returns something truthy; fail naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
 
 
 def git(repo: Path, *args: str) -> str:
@@ -61,11 +48,6 @@ def make_repo(path: Path) -> Path:
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "hello 1.0.0")
     return path
-
-
-def pod_ready(pod: dict[str, Any] | None) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in ((pod or {}).get("status") or {}).get("conditions") or [])
 
 
 class PodWatch:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 import yaml
@@ -13,28 +12,11 @@ import yaml
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.sim import images
 from gitops_kd.sim.cluster import EmbeddedCluster
+from gitops_kd.testing import pod_ready, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 KD = "kubedirector.hpe.com/v1beta1"
 NS = "default"
-T = TypeVar("T")
-
-
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0) -> T:
-    """Poll `probe` until truthy; fail naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
-
-
-def pod_ready(pod: dict[str, Any] | None) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in ((pod or {}).get("status") or {}).get("conditions") or [])
 
 
 @pytest.fixture(scope="module")

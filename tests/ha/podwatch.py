@@ -7,7 +7,8 @@ import time
 from typing import Any
 
 from gitops_kd.kube.rest import RestClient
-from tests.e2e.harness import CLUSTER_LABEL, NS, pod_ready
+from gitops_kd.testing import pod_ready
+from tests.e2e.harness import CLUSTER_LABEL, NS
 
 
 class DownTimeline:

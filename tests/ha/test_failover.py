@@ -9,7 +9,8 @@ from typing import Any
 
 from gitops_kd.kube.leader import JITTER_FACTOR
 from tests.deploy.runner import RunProcess, token_kubeconfig
-from tests.e2e.harness import E2E, NS, hello_app, wait_for
+from gitops_kd.testing import wait_for
+from tests.e2e.harness import E2E, NS, hello_app
 from tests.ha.podwatch import DownTimeline
 
 SYSTEM_NS = "gitops-kd-system"

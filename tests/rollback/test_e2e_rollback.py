@@ -18,7 +18,8 @@ from gitops_kd.plan.planner import plan
 from gitops_kd.sim import images
 from gitops_kd.sim.images import ImageBehavior
 from gitops_kd.source import GitSource
-from tests.e2e.harness import E2E, HELLO_2, NS, PodWatch, exec_unavailable, git, hello_app, wait_for
+from gitops_kd.testing import wait_for
+from tests.e2e.harness import E2E, HELLO_2, NS, PodWatch, exec_unavailable, git, hello_app
 
 BROKEN = "2.0.1"  # an image whose containers never become Ready
 

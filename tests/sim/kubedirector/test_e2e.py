@@ -3,35 +3,21 @@
 from __future__ import annotations
 
 import copy
-import shutil
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.sim.kubedirector import names
+from gitops_kd.testing import pod_ready, wait_for
 
 cluster_module = pytest.importorskip("gitops_kd.sim.cluster", reason="gitops_kd.sim.cluster (apiserver-core) missing")
 
 KD = names.API_VERSION
 NS = "default"
-T = TypeVar("T")
-
-
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 90.0) -> T:
-    """Poll `probe` until it returns something truthy; fail naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last={last!r}")
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +36,6 @@ def rest(cluster: Any, shared_apps: dict[str, dict[str, Any]]) -> RestClient:
 
 def kdcluster(rest: RestClient, name: str) -> dict[str, Any] | None:
     return rest.get_or_none(KD, names.KDCLUSTER_PLURAL, NS, name)
-
-
-def pod_ready(pod: dict[str, Any] | None) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in ((pod or {}).get("status") or {}).get("conditions") or [])
 
 
 def wait_configured(rest: RestClient, name: str, members: int | None = None, timeout: float = 120.0) -> dict:

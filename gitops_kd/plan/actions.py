@@ -29,6 +29,17 @@ def _key(namespace: str, cluster: str) -> tuple[str, str] | None:
     return (namespace, cluster) if cluster else None
 
 
+class _ClusterScoped:
+    """Mixin of the actions that belong to one KDCluster: ``cluster_key`` from ``namespace`` and ``cluster``."""
+
+    namespace: str
+    cluster: str
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.cluster)
+
+
 @dataclass(frozen=True)
 class ApplyApp:
     """Create or update the live KDApp with ``manifest`` (KDApp.cluster_manifest())."""
@@ -80,7 +91,7 @@ class ApplyCluster:
 
 
 @dataclass(frozen=True)
-class EnsureRollout:
+class EnsureRollout(_ClusterScoped):
     """Create/update the KDRollout ``cluster`` (spec app/targetVersion/commit); status Reconciling.
 
     ``direction`` is "upgrade" | "downgrade" | "adopt" (a cluster already at the target that has no
@@ -101,10 +112,6 @@ class EnsureRollout:
     cluster_uid: str = ""
     from_stanza: str | None = None
 
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
-
     def describe(self) -> str:
         if self.direction == ADOPT:
             return f"adopt KubeDirectorCluster {self.namespace}/{self.cluster} at {self.app} {self.target_version}"
@@ -113,7 +120,7 @@ class EnsureRollout:
 
 
 @dataclass(frozen=True)
-class SetOnDelete:
+class SetOnDelete(_ClusterScoped):
     """Set the role StatefulSet's spec.updateStrategy to {type: OnDelete}."""
 
     namespace: str
@@ -121,16 +128,12 @@ class SetOnDelete:
     role: str
     cluster: str = ""
 
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
-
     def describe(self) -> str:
         return f"set updateStrategy OnDelete on StatefulSet {self.namespace}/{self.statefulset} (role {self.role})"
 
 
 @dataclass(frozen=True)
-class PatchTemplate:
+class PatchTemplate(_ClusterScoped):
     """Strategic merge patch ``{"spec": {"template": patch}}`` of the role StatefulSet.
 
     ``patch`` is the body for spec.template only; ``fields`` lists the owned field paths that differ
@@ -153,17 +156,13 @@ class PatchTemplate:
         """The whole strategic merge patch for the StatefulSet: {"spec": {"template": patch}}."""
         return {"spec": {"template": thaw(self.patch)}}
 
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
-
     def describe(self) -> str:
         what = f": {', '.join(self.fields)}" if self.fields else ""
         return f"patch pod template of StatefulSet {self.namespace}/{self.statefulset} (role {self.role}){what}"
 
 
 @dataclass(frozen=True)
-class PatchServicePorts:
+class PatchServicePorts(_ClusterScoped):
     """Replace spec.ports of a member Service with ``ports`` (the full desired list, in order)."""
 
     namespace: str
@@ -178,17 +177,13 @@ class PatchServicePorts:
     def ports_body(self) -> list[dict[str, Any]]:
         return [thaw(p) for p in self.ports]
 
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
-
     def describe(self) -> str:
         ports = ", ".join(f"{p.get('name')}:{p.get('port')}" for p in self.ports)
         return f"set ports of Service {self.namespace}/{self.service} to [{ports}]"
 
 
 @dataclass(frozen=True)
-class DeletePod:
+class DeletePod(_ClusterScoped):
     """Delete a member pod (precondition uid) so the StatefulSet recreates it at the update revision."""
 
     namespace: str
@@ -197,17 +192,13 @@ class DeletePod:
     cluster: str = ""
     role: str = ""
 
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
-
     def describe(self) -> str:
         role = f" (role {self.role})" if self.role else ""
         return f"delete pod {self.namespace}/{self.pod}{role} to recreate it at the new revision"
 
 
 @dataclass(frozen=True)
-class RunStep:
+class RunStep(_ClusterScoped):
     """Run a migrate command or the postUpgrade hook in ``container`` of ``pod``, at most once.
 
     ``kind`` is "migrate" | "hook"; ``command`` is an argv; ``directory`` is the persisted dir a
@@ -227,33 +218,25 @@ class RunStep:
     def __post_init__(self) -> None:
         object.__setattr__(self, "command", tuple(self.command))
 
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
-
     def describe(self) -> str:
         what = f"migration of {self.directory}" if self.kind == MIGRATE_STEP else "postUpgrade hook"
         return f"run {what} in pod {self.namespace}/{self.pod} (step {self.step_id})"
 
 
 @dataclass(frozen=True)
-class StartGate:
+class StartGate(_ClusterScoped):
     """Record in the KDRollout that gating of ``pod`` starts now (status.gateStartedAt, currentPod)."""
 
     namespace: str
     cluster: str
     pod: str
 
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
-
     def describe(self) -> str:
         return f"start upgrade gate for pod {self.namespace}/{self.pod}"
 
 
 @dataclass(frozen=True)
-class CheckGate:
+class CheckGate(_ClusterScoped):
     """Probe the app gate in ``pod`` once; pass → status.pods[pod].gatePassed, else record the check time."""
 
     namespace: str
@@ -262,33 +245,25 @@ class CheckGate:
     role: str
     gate: Gate
 
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
-
     def describe(self) -> str:
         how = "exec" if self.gate.exec_command else "HTTP GET"
         return f"check upgrade gate ({how}) in pod {self.namespace}/{self.pod}"
 
 
 @dataclass(frozen=True)
-class FinishRollout:
+class FinishRollout(_ClusterScoped):
     """Every pod runs ``version``: status appVersion=version, phase Idle, Ready=True, history entry."""
 
     namespace: str
     cluster: str
     version: str
 
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
-
     def describe(self) -> str:
         return f"finish rollout of {self.namespace}/{self.cluster}: all members at {self.version}"
 
 
 @dataclass(frozen=True)
-class Stall:
+class Stall(_ClusterScoped):
     """Mark the rollout Stalled (phase Stalled, Stalled=True with ``reason``/``message``); no more steps."""
 
     namespace: str
@@ -296,16 +271,12 @@ class Stall:
     reason: str
     message: str
 
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
-
     def describe(self) -> str:
         return f"stall rollout of {self.namespace}/{self.cluster}: {self.reason}: {self.message}"
 
 
 @dataclass(frozen=True)
-class HandleFailure:
+class HandleFailure(_ClusterScoped):
     """Apply the app's failurePolicy to a Stalled rollout, once per offending ``commit``.
 
     Always: record status.failure {commit, reason, policy, handledAt} in the KDRollout, an Event and a
@@ -326,10 +297,6 @@ class HandleFailure:
     from_version: str | None = None
     revert: bool = False
     note: str = ""
-
-    @property
-    def cluster_key(self) -> tuple[str, str] | None:
-        return _key(self.namespace, self.cluster)
 
     def describe(self) -> str:
         what = f"push a revert of commit {self.commit[:12]}" if self.revert else \

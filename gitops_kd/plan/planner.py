@@ -74,6 +74,13 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         t = cdiff.transition
         app_name = desired.apps[cdiff.app].name
         ensure = _ensure_rollout(desired, live, t, app_name)
+        missing = missing_role(desired.apps[cdiff.app], desired.clusters[key], live)
+        if missing is not None and ensure is not None and ensure.direction == "adopt":
+            # KubeDirector is still creating the cluster: adopting it now would mark it Ready too early
+            members[key] = (cdiff.app, WaveMember(key, wave, None, soaks[key]))
+            moving.add(key)
+            found_steps[key] = [_kd_wait(live, missing)]
+            continue
         if ensure is not None:
             rollouts.append(ensure)
         elif live.rollout is not None and live.rollout.stalled:
@@ -83,6 +90,8 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
                 failures.append(handle)
             continue  # stalled until the desired state changes (new target or commit)
         found = cluster_steps(desired.apps[cdiff.app], desired.clusters[key], live, cdiff, ensure, now)
+        if missing is not None:  # not finished (nor in sync) while a role's StatefulSet is still to come
+            found = [a for a in found if not isinstance(a, FinishRollout)] + [_kd_wait(live, missing)]
         settled = ready_since(live, t.target_version) if not found and ensure is None else None
         members[key] = (cdiff.app, WaveMember(key, wave, settled, soaks[key]))
         if ensure is not None or ready_since(live, t.target_version) is None and _heading(live, t.target_version):
@@ -132,6 +141,19 @@ def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition,
     left = t.left_stanza.to_annotation() if t.left_stanza is not None else None
     return EnsureRollout(live.namespace, live.name, app_name, t.target_version, t.from_version, desired.commit,
                          t.direction, live.uid, left)
+
+
+def missing_role(app: KDApp, cluster: KDCluster, live: ObservedCluster) -> str | None:
+    """The first role with members in Git whose StatefulSet KubeDirector has not created yet, or None."""
+    app_roles = set(app.role_ids)
+    for role in cluster.roles:
+        if role.id in app_roles and role.members_for(app.role(role.id)) and live.statefulset(role.id) is None:
+            return role.id
+    return None
+
+
+def _kd_wait(live: ObservedCluster, role: str) -> Wait:
+    return Wait(f"KubeDirector to create the StatefulSet of role {role}", POLL_SECONDS, live.key)
 
 
 def role_order(app: KDApp, t: Transition, live: ObservedCluster) -> tuple[str, ...]:
@@ -186,4 +208,4 @@ def _steady(live: ObservedCluster, t: Transition, ensure: EnsureRollout | None, 
     return not any(outdated(ctx, p) for p in live.all_pods())
 
 
-__all__ = ["cluster_steps", "plan", "role_order"]
+__all__ = ["cluster_steps", "missing_role", "plan", "role_order"]

@@ -113,6 +113,8 @@ def test_run_reverts_an_out_of_band_edit_and_alerts(e2e: E2E) -> None:
         sts = next(s for s in e2e.rest.list("apps/v1", "statefulsets", "default")["items"]
                    if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker")
         name = sts["metadata"]["name"]
+        # Creating the cluster (KubeDirector rendering it, gitops-kd adopting it) is never drift
+        assert not [e for e in e2e.rest.list("v1", "events", "default")["items"] if e["reason"] == "DriftDetected"]
 
         def image() -> str:
             return e2e.rest.get("apps/v1", "statefulsets", "default", name)["spec"]["template"]["spec"][

@@ -321,3 +321,17 @@ def test_later_wave_waits_for_the_earlier_one() -> None:
     deleted = [a.cluster for a in actions if isinstance(a, A.DeletePod)]
     assert deleted == ["hello-dev"] * 3 + ["hello-prod"] * 3
     assert world.cluster((NS, "hello-prod")).rollout.app_version == "2.0.0"
+
+
+def test_cluster_kubedirector_is_still_creating_is_not_adopted_nor_in_sync() -> None:
+    full = live_cluster(HELLO1, HELLO_DEV, managed=False)
+    first_role = next(iter(full.statefulsets))
+    partial = replace(full, statefulsets={r: s for r, s in full.statefulsets.items() if r != first_role})
+    want = desired(HELLO1, HELLO_DEV)
+    p = plan(want, observed((HELLO1,), (partial,)), now=T0)
+    assert kinds(p) == ["Wait"] and f"StatefulSet of role {first_role}" in p.actions[0].reason
+    assert p.for_cluster(*KEY)  # not in sync: drift detection keeps treating it as converging
+    managed = replace(live_cluster(HELLO1, HELLO_DEV), statefulsets=partial.statefulsets)
+    p = plan(want, observed((HELLO1,), (managed,)), now=T0)
+    assert kinds(p)[-1] == "Wait" and "FinishRollout" not in kinds(p)
+    assert isinstance(plan(want, observed((HELLO1,), (full,)), now=T0).next(), A.EnsureRollout)

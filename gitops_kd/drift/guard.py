@@ -7,8 +7,10 @@ SetOnDelete / PatchServicePorts / ApplyApp / ApplyCluster.
 
 Baseline: a Git change is not drift. A cluster (app) counts as converging — no drift — until the guard has
 seen the planner with nothing to do for it at the desired commit; from then on every owned difference is
-an out-of-band change. After a restart, differences present before the first in-sync plan are reverted
-as convergence, without a drift alert.
+an out-of-band change. The guard then records the cluster in sync on its KDRollout (RecordInSync with a
+drift.baseline digest), so after a restart a cluster whose recorded digest matches what Git asks now has
+its baseline back at once: an edit made while the controller was down is alerted, not silently reverted.
+A KDApp without users has no KDRollout to record on: after a restart its differences are convergence.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from collections.abc import Callable
 from datetime import datetime
 
 from gitops_kd.diff.engine import users_of
+from gitops_kd.drift import baseline
 from gitops_kd.drift.alert import DriftAlerter
 from gitops_kd.drift.detect import detect, upgrade_in_progress
 from gitops_kd.drift.model import KDAPP, Drift, ObjectKey
 from gitops_kd.drift.policy import REVERT, DriftPolicy, filter_plan
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ObservedState
-from gitops_kd.plan.actions import ApplyApp, Plan
+from gitops_kd.plan.actions import ApplyApp, Plan, RecordInSync, Wait
 from gitops_kd.spec.state import DesiredState
 
 log = logging.getLogger(__name__)
@@ -66,7 +69,8 @@ class DriftGuard:
         if base.refused:
             return base
         drifts = self.check(desired, observed, base)
-        return filter_plan(base, drifts, DriftPolicy.from_desired(desired, self.default_policy))
+        guarded = filter_plan(base, drifts, DriftPolicy.from_desired(desired, self.default_policy))
+        return _with_records(guarded, self._records(desired, observed, base))
 
     def check(self, desired: DesiredState, observed: ObservedState, base: Plan) -> list[Drift]:
         """Update baselines from ``base``, detect, alert; the drifts found."""
@@ -88,18 +92,43 @@ class DriftGuard:
         return drifts
 
     def _update_baselines(self, desired: DesiredState, observed: ObservedState, base: Plan) -> None:
+        restored: set[Key] = set()
         for key in desired.clusters:
-            if key in observed.clusters and not upgrade_in_progress(desired, observed, key) and \
-                    not base.for_cluster(*key):
-                if self._clusters.get(key) != desired.commit:
-                    log.info("drift baseline: cluster %s/%s in sync at commit %s", *key, desired.commit[:12])
+            if key not in observed.clusters or upgrade_in_progress(desired, observed, key):
+                continue
+            if self._clusters.get(key) == desired.commit:
+                continue
+            if not base.for_cluster(*key):
+                log.info("drift baseline: cluster %s/%s in sync at commit %s", *key, desired.commit[:12])
                 self._clusters[key] = desired.commit
+            elif (got := baseline.recorded(observed, key)) is not None and \
+                    got == baseline.digest(desired, observed, key):
+                log.info("drift baseline: cluster %s/%s restored from its KDRollout (in sync at this spec)", *key)
+                self._clusters[key] = desired.commit
+                restored.add(key)
         pending_apps = {(a.namespace, a.name) for a in base.actions if isinstance(a, ApplyApp)}
         for key in desired.apps:
-            users = users_of(desired, observed, key)
-            if key in observed.apps and key not in pending_apps and \
-                    all(self._clusters.get(c.key) == desired.commit for c in users if c.key in desired.clusters):
+            users = [c.key for c in users_of(desired, observed, key) if c.key in desired.clusters]
+            if key not in observed.apps or not all(self._clusters.get(c) == desired.commit for c in users):
+                continue
+            # a pending ApplyApp is convergence, unless a user's recorded digest (which covers the app
+            # manifest) shows Git has not changed the app since it was last in sync
+            if key not in pending_apps or (users and all(c in restored for c in users)):
                 self._apps[key] = desired.commit
+
+    def _records(self, desired: DesiredState, observed: ObservedState, base: Plan) -> list[RecordInSync]:
+        """RecordInSync for each cluster in sync now (no action planned) whose KDRollout records another digest."""
+        with self._lock:
+            synced = [k for k, c in self._clusters.items() if c == desired.commit]
+        out: list[RecordInSync] = []
+        for key in sorted(synced):
+            live = observed.clusters.get(key)
+            if live is None or live.rollout is None or base.for_cluster(*key):
+                continue
+            want = baseline.digest(desired, observed, key)
+            if want is not None and want != baseline.recorded(observed, key):
+                out.append(RecordInSync(key[0], key[1], want, desired.commit))
+        return out
 
     def _scope(self, desired: DesiredState, observed: ObservedState, busy: Callable[[Key], bool],
                app_busy: Callable[[Key], bool]) -> list[ObjectKey]:
@@ -116,3 +145,12 @@ class DriftGuard:
             if looked:
                 out.append(key)
         return out
+
+
+def _with_records(p: Plan, records: list[RecordInSync]) -> Plan:
+    """``p`` with ``records`` after its work and before its Waits."""
+    if not records:
+        return p
+    work = [a for a in p.actions if not isinstance(a, Wait)]
+    waits = [a for a in p.actions if isinstance(a, Wait)]
+    return Plan(tuple(work + records + waits), p.refusals)

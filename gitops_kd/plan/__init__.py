@@ -12,6 +12,7 @@ from gitops_kd.plan.actions import (
     PatchServicePorts,
     PatchTemplate,
     Plan,
+    RecordInSync,
     Refusal,
     RunStep,
     SetOnDelete,
@@ -32,6 +33,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout", "HandleFailure",
-    "PatchServicePorts", "PatchTemplate", "Plan", "Refusal", "RunStep", "SetOnDelete", "Stall",
+    "PatchServicePorts", "PatchTemplate", "Plan", "RecordInSync", "Refusal", "RunStep", "SetOnDelete", "Stall",
     "StartGate", "Wait", "plan",
 ]

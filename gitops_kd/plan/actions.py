@@ -263,6 +263,20 @@ class FinishRollout(_ClusterScoped):
 
 
 @dataclass(frozen=True)
+class RecordInSync(_ClusterScoped):
+    """Record on the KDRollout that the cluster was seen in sync with Git: ``digest`` (drift.baseline) at
+    ``commit``, so drift detection keeps its baseline across a controller restart."""
+
+    namespace: str
+    cluster: str
+    digest: str
+    commit: str
+
+    def describe(self) -> str:
+        return f"record {self.namespace}/{self.cluster} in sync at commit {self.commit[:12]}"
+
+
+@dataclass(frozen=True)
 class Stall(_ClusterScoped):
     """Mark the rollout Stalled (phase Stalled, Stalled=True with ``reason``/``message``); no more steps."""
 
@@ -326,7 +340,7 @@ class Wait:
 
 
 Action = Union[ApplyApp, ApplyCluster, EnsureRollout, SetOnDelete, PatchTemplate, PatchServicePorts,
-               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, Stall, HandleFailure, Wait]
+               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, RecordInSync, Stall, HandleFailure, Wait]
 
 
 # Refusal, Plan and plan_of live in plan/result.py; re-exported here (the executor imports them from here).

@@ -129,3 +129,42 @@ def test_guard_alert_only_keeps_gauge_and_drops_revert() -> None:
         assert guard.plan(d, drifted, now=T0).actions == ()
     assert metric(metrics, "gitops_kd_drift_active") == 1
     assert metric(metrics, "gitops_kd_drift_detected_total") == 1
+
+
+def _recording(state: Any, digest: str | None) -> Any:
+    """``state`` with hello-dev's KDRollout recording ``digest`` as its in-sync baseline."""
+    from plan.kdworld import set_cluster, with_rollout
+
+    c = state.clusters[(NS, "hello-dev")]
+    return set_cluster(state, with_rollout(c, raw={"status": {"syncedDigest": digest}} if digest else {}))
+
+
+def test_guard_records_in_sync_and_a_restarted_guard_keeps_the_baseline() -> None:
+    from gitops_kd.drift import baseline
+    from gitops_kd.plan import RecordInSync
+    from plan.kdworld import HELLO2
+
+    key = (NS, "hello-dev")
+    d = desired(HELLO1, HELLO_DEV, commit="c1")
+    first = DriftGuard(DriftAlerter(events=Events(), metrics=ControllerMetrics(), now=lambda: T0))
+    [record] = [a for a in first.plan(d, steady(), now=T0).actions]
+    assert isinstance(record, RecordInSync) and record.commit == "c1"
+    assert record.digest == baseline.digest(d, steady(), key)
+    assert first.plan(d, _recording(steady(), record.digest), now=T0).actions == ()  # recorded: nothing to write
+    # an unrelated commit keeps the digest; a change of what Git asks of the cluster does not
+    assert baseline.digest(desired(HELLO1, HELLO_DEV, commit="c9"), steady(), key) == record.digest
+    assert baseline.digest(desired(HELLO2, HELLO_DEV, commit="c9"), steady(), key) != record.digest
+
+    drifted = edit_template(_recording(steady(), record.digest), "worker",
+                            lambda t: app_container(t).update(image="evil:9"))
+    events = Events()
+    restarted = DriftGuard(DriftAlerter(events=events, metrics=ControllerMetrics(), now=lambda: T0))
+    p = restarted.plan(desired(HELLO1, HELLO_DEV, commit="c2"), drifted, now=T0)
+    assert any(isinstance(a, PatchTemplate) for a in p.actions)
+    assert [e[1] for e in events.items] == [DRIFT_DETECTED] and "evil:9" in events.items[0][3]
+    # without a matching record the same difference is convergence after a restart
+    events = Events()
+    fresh = DriftGuard(DriftAlerter(events=events, metrics=ControllerMetrics(), now=lambda: T0))
+    stale = edit_template(_recording(steady(), "0" * 32), "worker", lambda t: app_container(t).update(image="evil:9"))
+    fresh.plan(d, stale, now=T0)
+    assert events.items == []

@@ -1,0 +1,52 @@
+"""Drift baselines that survive a restart: a digest of what Git asks of one cluster, kept on its KDRollout (pure).
+
+The guard counts a cluster as "seen in sync" per commit, in memory. So that an out-of-band edit made while
+the controller was down is still alerted (not silently reverted as convergence), the guard records
+``status.syncedDigest`` on the cluster's KDRollout once it is in sync. The digest covers everything the
+owned fields are rendered from (the KDCluster and KDApp manifests from Git, the version the rollout came
+from, the renderer's version), so an unrelated commit does not change it and a relevant one does: after a
+restart, a recorded digest equal to the current one means any owned difference is drift.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from gitops_kd import __version__
+from gitops_kd.diff.engine import app_for, frozen_app_manifest, frozen_cluster_manifest
+from gitops_kd.observe.model import ObservedState
+from gitops_kd.spec.freeze import thaw
+from gitops_kd.spec.model import compact_json
+from gitops_kd.spec.state import DesiredState
+
+Key = tuple[str, str]
+SYNCED_DIGEST = "syncedDigest"
+SYNCED_COMMIT = "syncedCommit"
+
+
+def digest(desired: DesiredState, observed: ObservedState, key: Key) -> str | None:
+    """The digest of what Git asks of cluster ``key`` (None: not in Git, no app, or not live)."""
+    cluster, live = desired.clusters.get(key), observed.clusters.get(key)
+    if cluster is None or live is None:
+        return None
+    found = app_for(desired, key, cluster)
+    if found is None:
+        return None
+    app_key, app = found
+    doc: dict[str, Any] = {
+        "cluster": thaw(frozen_cluster_manifest(cluster, key)),
+        "app": thaw(frozen_app_manifest(app, app_key)),
+        "fromVersion": live.rollout.from_version if live.rollout is not None else None,
+        "renderer": __version__,
+    }
+    return hashlib.sha256(compact_json(doc).encode()).hexdigest()[:32]
+
+
+def recorded(observed: ObservedState, key: Key) -> str | None:
+    """The digest the cluster's KDRollout records as last seen in sync, or None."""
+    live = observed.clusters.get(key)
+    if live is None or live.rollout is None:
+        return None
+    value = ((live.rollout.raw.get("status") or {}).get(SYNCED_DIGEST))
+    return str(value) if value else None

@@ -21,8 +21,9 @@ from gitops_kd.source import GitSource, SourceError
 @click.option("--namespace", default="default", show_default=True)
 @click.option("--offline", is_flag=True, help="Plan against an empty cluster instead of reading the live one.")
 @click.option("--wave-soak", type=float, default=0.0, show_default=True, help="As for `gitops-kd run`.")
+@click.option("--prune", is_flag=True, help="As for `gitops-kd run`: plan deleting what Git no longer has.")
 def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, context: str | None, namespace: str,
-            offline: bool, wave_soak: float) -> None:
+            offline: bool, wave_soak: float, prune: bool) -> None:
     """Read the cluster (read-only) and print what `run` would do for the commit, in order.
 
     Exit status: 0 with a plan (or in sync), 1 when the commit is invalid, 2 when it is refused.
@@ -40,7 +41,7 @@ def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, con
                 click.echo(f"  {err}", err=True)
             raise SystemExit(1) from exc
     observed = ObservedState() if offline else _observe(kubeconfig, context, namespace)
-    result = make_plan(desired, observed, now=datetime.now(timezone.utc), wave_soak_seconds=wave_soak)
+    result = make_plan(desired, observed, now=datetime.now(timezone.utc), wave_soak_seconds=wave_soak, prune=prune)
     where = "an empty cluster" if offline else f"namespace {namespace}"
     click.echo(f"plan for commit {desired.commit[:12]} against {where}:")
     click.echo(result.describe())

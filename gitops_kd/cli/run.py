@@ -74,6 +74,8 @@ def setup_logging(level: str) -> None:
 @click.option("--wave-soak", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds a wave must have been Ready before the next wave of the app starts "
                    "(a cluster's gitops-kd.io/wave-soak-seconds annotation overrides it).")
+@click.option("--prune", is_flag=True,
+              help="Delete the KDClusters and KDApps gitops-kd applied that Git no longer has (default: keep them).")
 @click.option("--drift-policy", type=click.Choice(["revert", "alert-only"]), default="revert", show_default=True,
               help="Out-of-band edits of owned fields: revert them (and alert), or only alert. A KDCluster/KDApp's "
                    "gitops-kd.io/drift-policy annotation overrides it.")
@@ -101,7 +103,8 @@ def setup_logging(level: str) -> None:
 @click.option("--log-level", default="info", show_default=True)
 def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, interval: float,
-            listen: str, cache_dir: str | None, webhook_secret_file: str | None, wave_soak: float, drift_policy: str,
+            listen: str, cache_dir: str | None, webhook_secret_file: str | None, wave_soak: float, prune: bool,
+            drift_policy: str,
             drift_webhook: str | None, drift_ignore: str | None, leader_elect: bool, lease_name: str,
             lease_namespace: str | None, trusted_keys: tuple[str, ...], allow_force_push: bool,
             ssh_key_file: str | None, known_hosts_file: str | None, git_token_file: str | None,
@@ -134,7 +137,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         signal.signal(sig, on_signal)
     metrics = ControllerMetrics()
     drift = drift_wiring(api_client, metrics=metrics, policy=drift_policy, webhook_url=drift_webhook,
-                         ignore_file=drift_ignore, wave_soak_seconds=wave_soak)
+                         ignore_file=drift_ignore, wave_soak_seconds=wave_soak, prune=prune)
     controller = Controller(source, api_client, namespace=None if all_namespaces else namespace,
                             poll_interval=interval, listen=None if leader_elect else address, planner=drift.planner,
                             metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak)

@@ -42,9 +42,10 @@ class DriftWiring:
 
 def drift_wiring(api_client: ApiClient, *, metrics: Any = None, policy: str = "revert",
                  webhook_url: str | None = None, ignore_file: str | None = None,
-                 wave_soak_seconds: float = 0.0) -> DriftWiring:
+                 wave_soak_seconds: float = 0.0, prune: bool = False) -> DriftWiring:
     """Drift detection around the real planner: alerts (Events, metrics, optional webhook) once per
-    occurrence; `policy` "revert" (default) or "alert-only" for objects without their own annotation."""
+    occurrence; `policy` "revert" (default) or "alert-only" for objects without their own annotation; `prune`
+    as for the planner."""
     from gitops_kd.plan.planner import plan
 
     now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)  # noqa: E731
@@ -53,6 +54,6 @@ def drift_wiring(api_client: ApiClient, *, metrics: Any = None, policy: str = "r
                            now=now)
     rules = IgnoreRules.from_file(ignore_file) if ignore_file else None
     guard = DriftGuard(alerter, rules=rules, default_policy=policy,
-                       planner=partial(plan, wave_soak_seconds=wave_soak_seconds))
+                       planner=partial(plan, wave_soak_seconds=wave_soak_seconds, prune=prune))
     log.info("drift guard on: default policy %s%s", policy, f", webhook {webhook_url}" if webhook_url else "")
     return DriftWiring(guard, notifier)

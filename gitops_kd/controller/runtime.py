@@ -17,7 +17,7 @@ from gitops_kd.controller.select import select
 from gitops_kd.execute import Executor, Outcome
 from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
 from gitops_kd.observe.collector import Collector
-from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Wait
+from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Prune, Wait
 from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
 from gitops_kd.source import DesiredState, GitSource, PollResult, Poller
 
@@ -273,10 +273,10 @@ class Controller:
         return self._applied, plan
 
     def _maybe_mark_applied(self, desired: DesiredState, plan: Plan) -> None:
-        """mark_applied once no ApplyApp/ApplyCluster of the commit is left to execute."""
+        """mark_applied once no ApplyApp/ApplyCluster/Prune of the commit is left to execute."""
         if self._marked == desired.commit:
             return
-        if any(isinstance(a, (ApplyApp, ApplyCluster)) for a in plan.actions):
+        if any(isinstance(a, (ApplyApp, ApplyCluster, Prune)) for a in plan.actions):
             return
         self.source.mark_applied(desired.commit)
         self._marked = desired.commit

@@ -153,4 +153,4 @@ def _with_records(p: Plan, records: list[RecordInSync]) -> Plan:
         return p
     work = [a for a in p.actions if not isinstance(a, Wait)]
     waits = [a for a in p.actions if isinstance(a, Wait)]
-    return Plan(tuple(work + records + waits), p.refusals)
+    return Plan(tuple(work + records + waits), p.refusals, p.kept)

@@ -110,4 +110,4 @@ def filter_plan(plan: Plan, drifts: Iterable[Drift], policy: DriftPolicy) -> Pla
             return True
         return action.cluster_key not in frozen_clusters
 
-    return Plan(tuple(a for a in plan.actions if keep(a)), plan.refusals)
+    return Plan(tuple(a for a in plan.actions if keep(a)), plan.refusals, plan.kept)

@@ -1,14 +1,17 @@
-"""ApplyApp / ApplyCluster: create or update a KDApp / KDCluster from Git, skipping when already there."""
+"""ApplyApp / ApplyCluster / Prune: create or update a KDApp / KDCluster from Git (skipping when already there),
+or delete one Git no longer has."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
+from kubernetes.client.exceptions import ApiException
+
 from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.observe.collector import Expectation
-from gitops_kd.plan.actions import ApplyApp, ApplyCluster
+from gitops_kd.plan.actions import KDCLUSTER_KIND, ApplyApp, ApplyCluster, Prune
 from gitops_kd.status import events as ev
 
 log = logging.getLogger(__name__)
@@ -58,3 +61,26 @@ def apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
     if obj is not None:
         ctx.events.record(obj, ev.APPLIED, outcome.message)
     return outcome
+
+
+def prune(ctx: ExecContext, action: Prune) -> Outcome:
+    """Delete with a uid precondition (background propagation: KubeDirector and the garbage collector remove
+    what the object owns); 404 (gone) and 409 (another object of that name now) count as done."""
+    plural = KDCLUSTERS if action.kind == KDCLUSTER_KIND else KDAPPS
+    gone = (Expectation(plural, action.namespace, action.name, gone_uid=action.uid),)
+    live = ctx.rest.get_or_none(KD_API, plural, action.namespace, action.name)
+    if live is None or (live.get("metadata") or {}).get("uid") != action.uid:
+        return Outcome(action.describe(), False, "already gone", expect=gone)
+    try:
+        answer = ctx.rest.delete(KD_API, plural, action.namespace, action.name, uid=action.uid,
+                                 propagation_policy="Background")
+    except ApiException as exc:
+        if exc.status in (404, 409):
+            return Outcome(action.describe(), False, f"already gone ({exc.status})", expect=gone)
+        raise
+    if answer.get("kind") == live.get("kind") and rv(answer):  # finalizers: deleting, not gone yet
+        gone = (Expectation(plural, action.namespace, action.name, rv(answer)),)
+    ctx.events.record(live, ev.PRUNED, f"{action.kind} {action.name} deleted: gitops-kd applied it and it is "
+                                       "no longer in Git (--prune)")
+    log.info("pruned %s %s/%s", action.kind, action.namespace, action.name)
+    return Outcome(action.describe(), True, "deleted", expect=gone)

@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 _HANDLERS: dict[type, Callable[[ExecContext, Any], Outcome]] = {
     A.ApplyApp: apply.apply_app,
     A.ApplyCluster: apply.apply_cluster,
+    A.Prune: apply.prune,
     A.EnsureRollout: rollout.ensure_rollout,
     A.SetOnDelete: workload.set_on_delete,
     A.PatchTemplate: workload.patch_template,

@@ -12,6 +12,7 @@ from gitops_kd.plan.actions import (
     PatchServicePorts,
     PatchTemplate,
     Plan,
+    Prune,
     RecordInSync,
     Refusal,
     RunStep,
@@ -33,6 +34,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout", "HandleFailure",
-    "PatchServicePorts", "PatchTemplate", "Plan", "RecordInSync", "Refusal", "RunStep", "SetOnDelete", "Stall",
+    "PatchServicePorts", "PatchTemplate", "Plan", "Prune", "RecordInSync", "Refusal", "RunStep", "SetOnDelete", "Stall",
     "StartGate", "Wait", "plan",
 ]

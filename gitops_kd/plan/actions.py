@@ -262,6 +262,27 @@ class FinishRollout(_ClusterScoped):
         return f"finish rollout of {self.namespace}/{self.cluster}: all members at {self.version}"
 
 
+KDCLUSTER_KIND, KDAPP_KIND = "KubeDirectorCluster", "KubeDirectorApp"
+
+
+@dataclass(frozen=True)
+class Prune:
+    """Delete a KDCluster or KDApp (``kind``) that gitops-kd applied and Git no longer has; the ``uid``
+    precondition keeps a re-created object of the same name safe."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+
+    @property
+    def cluster_key(self) -> tuple[str, str] | None:
+        return _key(self.namespace, self.name) if self.kind == KDCLUSTER_KIND else None
+
+    def describe(self) -> str:
+        return f"prune {self.kind} {self.namespace}/{self.name}: applied by gitops-kd, no longer in Git"
+
+
 @dataclass(frozen=True)
 class RecordInSync(_ClusterScoped):
     """Record on the KDRollout that the cluster was seen in sync with Git: ``digest`` (drift.baseline) at
@@ -340,7 +361,7 @@ class Wait:
 
 
 Action = Union[ApplyApp, ApplyCluster, EnsureRollout, SetOnDelete, PatchTemplate, PatchServicePorts,
-               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, RecordInSync, Stall, HandleFailure, Wait]
+               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, Prune, RecordInSync, Stall, HandleFailure, Wait]
 
 
 # Refusal, Plan and plan_of live in plan/result.py; re-exported here (the executor imports them from here).

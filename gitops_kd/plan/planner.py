@@ -31,6 +31,7 @@ from gitops_kd.plan.actions import (
     Wait,
 )
 from gitops_kd.plan.failure import failure_action
+from gitops_kd.plan.prune import prune as prune_orphans
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
 from gitops_kd.plan.waves import SOAK_ANNOTATION, WaveMember, blocked, members_by_app, ready_since, soak_seconds
 from gitops_kd.render.compare import template_patch
@@ -41,16 +42,19 @@ from gitops_kd.spec.upgrade import order_roles
 Key = tuple[str, str]
 
 
-def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_soak_seconds: float = 0.0) -> Plan:
+def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_soak_seconds: float = 0.0,
+         prune: bool = False) -> Plan:
     """The plan for the whole desired state. ``now`` is the only clock (timeouts, gate periods, soak);
     ``wave_soak_seconds`` is how long a wave must have been Ready before the next wave starts (a cluster's
-    gitops-kd.io/wave-soak-seconds annotation overrides it)."""
+    gitops-kd.io/wave-soak-seconds annotation overrides it); ``prune`` deletes what gitops-kd applied and
+    Git no longer has (plan/prune.py)."""
     report = diff(desired, observed)
     if report.refused:
         return Plan((), report.refusals)
     soaks, bad = _soaks(desired, wave_soak_seconds)
-    if bad:
-        return Plan((), tuple(bad))
+    pruned = prune_orphans(desired, observed, enabled=prune)
+    if bad or pruned.refusals:
+        return Plan((), tuple(bad) + pruned.refusals)
     rollouts: list[Action] = []
     clusters: list[Action] = []
     failures: list[Action] = []
@@ -107,8 +111,9 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         steps += found
     apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version)
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
-    actions = rollouts + apps + clusters + failures + steps
-    return Plan(tuple([a for a in actions if not isinstance(a, Wait)] + [a for a in actions if isinstance(a, Wait)]))
+    actions = rollouts + apps + clusters + failures + steps + list(pruned.actions)
+    return Plan(tuple([a for a in actions if not isinstance(a, Wait)] + [a for a in actions if isinstance(a, Wait)]),
+                kept=pruned.kept)
 
 
 def _heading(live: ObservedCluster, target: str) -> bool:

@@ -26,15 +26,18 @@ class Refusal:
 class Plan:
     """The ordered actions (the first one is executed now) and the refusals.
 
-    With any refusal the plan has no action: the commit is refused as a whole.
+    With any refusal the plan has no action: the commit is refused as a whole. ``kept`` notes live objects
+    gitops-kd applied that Git no longer has and that stay (plan/prune.py); they do not make a plan non-empty.
     """
 
     actions: tuple[Action, ...] = ()
     refusals: tuple[Refusal, ...] = ()
+    kept: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "actions", tuple(self.actions))
         object.__setattr__(self, "refusals", tuple(self.refusals))
+        object.__setattr__(self, "kept", tuple(self.kept))
 
     @property
     def empty(self) -> bool:
@@ -59,9 +62,8 @@ class Plan:
             lines = [f"refused ({len(self.refusals)} forbidden change(s)); nothing will be applied:"]
             lines += [f"  - {r.describe()}" for r in self.refusals]
             return "\n".join(lines)
-        if not self.actions:
-            return "in sync: nothing to do"
-        return "\n".join(f"{i}. {a.describe()}" for i, a in enumerate(self.actions, 1))
+        lines = [f"{i}. {a.describe()}" for i, a in enumerate(self.actions, 1)] or ["in sync: nothing to do"]
+        return "\n".join(lines + [f"  note: {k}" for k in self.kept])
 
 
 def plan_of(actions: Sequence[Action] = (), refusals: Sequence[Refusal] = ()) -> Plan:

@@ -31,6 +31,7 @@ ROLLOUT_HALTED = "RolloutHalted"
 REVERT_PUSHED = "RevertPushed"
 REVERT_FAILED = "RevertFailed"
 APPLIED = "Applied"
+PRUNED = "Pruned"
 COMMIT_REFUSED = "CommitRefused"
 
 MESSAGE_LIMIT = 1024

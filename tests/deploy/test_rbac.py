@@ -3,6 +3,7 @@ during an upgrade, a drift revert and leader election are exactly what deploy/rb
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import replace
 from collections.abc import Iterator
@@ -23,9 +24,9 @@ SA_USER = f"system:serviceaccount:{SYSTEM_NS}:gitops-kd"
 LEASE = "gitops-kd"
 
 
-def rules() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def rules(kustomization: Path = ROOT / "deploy") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(ClusterRole rules, Role rules in gitops-kd-system) as `kubectl kustomize deploy/` renders them."""
-    out = subprocess.run(["kubectl", "kustomize", str(ROOT / "deploy")], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(["kubectl", "kustomize", str(kustomization)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     docs = [d for d in yaml.safe_load_all(out.stdout) if d]
     [cluster_role] = [d for d in docs if d["kind"] == "ClusterRole"]
@@ -124,3 +125,52 @@ def test_leader_election_stays_in_the_controllers_namespace(used: list[AccessEnt
     assert leases and all(ns == SYSTEM_NS for _, ns, _ in leases), leases
     assert {verb for verb, _, _ in leases} == {"get", "create", "update"}
     assert all(name == LEASE for verb, _, name in leases if verb != "create")
+
+
+def prune_overlay(tmp: Path) -> Path:
+    """An overlay of deploy/ with the optional prune component, as the README tells users to write it."""
+    overlay = tmp / "overlay"
+    overlay.mkdir()
+    rel = os.path.relpath(ROOT / "deploy", overlay)
+    (overlay / "kustomization.yaml").write_text(
+        f"resources: [{rel}]\ncomponents: [{rel}/optional/prune]\n")
+    return overlay
+
+
+def test_prune_component_grants_exactly_the_deletes_prune_makes(tmp_path: Path) -> None:
+    overlay = prune_overlay(tmp_path)
+    rendered = subprocess.run(["kubectl", "kustomize", str(overlay)], capture_output=True, text=True, timeout=60)
+    assert rendered.returncode == 0, rendered.stderr
+    [deployment] = [d for d in yaml.safe_load_all(rendered.stdout) if d and d["kind"] == "Deployment"]
+    assert "--prune" in deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    cluster_rules, role_rules = rules(overlay)
+    base_rules, _ = rules()
+    world = E2E(tmp_path / "world")
+    proc: RunProcess | None = None
+    try:
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                     "metadata": {"name": SYSTEM_NS}})
+        other = world.template("apps/hello.yaml").replace("name: hello\n", "name: other\n", 1)
+        world.commit({"apps/other.yaml": other}, "the app other")
+        kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", SA_USER)
+        proc = RunProcess("controller", tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
+                          "--no-leader-elect", "--prune", env={"POD_NAMESPACE": SYSTEM_NS})
+        world.wait_ready_at("1.0.0", timeout=120)
+        world.commit({"clusters/hello-dev.yaml": None, "apps/hello.yaml": None}, "retire hello")
+        proc.poll_now()
+        names = lambda plural: {o["metadata"]["name"] for o in  # noqa: E731
+                                world.rest.list("kubedirector.hpe.com/v1beta1", plural, NS)["items"]}
+        wait_for("hello-dev and hello pruned", lambda: not names("kubedirectorclusters")
+                 and names("kubedirectorapps") == {"other"}, 90)
+        assert proc.stop() == 0, proc.log()[-3000:]
+        used = world.cluster.access_log.entries(SA_USER)
+    finally:
+        if proc is not None:
+            proc.stop()
+        world.close()
+    denied = sorted({(c.verb, c.group, c.rbac_resource) for e in used for c in checks(e)
+                     if not granted(cluster_rules, role_rules, c)})
+    assert not denied, f"deploy/ with optional/prune does not grant: {denied}"
+    extra = [r for r in cluster_rules if r not in base_rules]
+    deletes = {(e.group, e.rbac_resource) for e in used if e.verb == "delete" and e.group == "kubedirector.hpe.com"}
+    assert extra and deletes == {(g, r) for rule in extra for g in rule["apiGroups"] for r in rule["resources"]}

@@ -1,0 +1,81 @@
+"""Prune: the KDClusters and KDApps gitops-kd applied that Git no longer has, deleted when asked (pure).
+
+A candidate is a live object carrying gitops-kd's applied-spec annotation (so objects made by hand or by
+KubeDirector's catalog are never touched) whose key is not in the desired state. With ``prune`` on
+(``gitops-kd run --prune``, as Flux's ``prune: true``) clusters are deleted first and an app only once
+no live cluster uses it (KubeDirector refuses to delete an app in use); an object annotated
+``gitops-kd.io/prune: disabled`` is kept. With prune off, candidates are only reported (``Plan.kept``).
+A desired state with no KDApp and no KDCluster at all never prunes: that is a refusal, as Argo CD refuses
+to auto-sync an application to empty, since it is more likely a broken commit than a wish to delete
+everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gitops_kd.diff.engine import APPLIED_ANNOTATION, users_of
+from gitops_kd.observe.model import ObservedState
+from gitops_kd.plan.actions import KDAPP_KIND, KDCLUSTER_KIND, Prune, Refusal
+from gitops_kd.spec.state import DesiredState
+
+PRUNE_ANNOTATION = "gitops-kd.io/prune"
+DISABLED = "disabled"
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    """``actions`` to run, ``kept`` (descriptions of candidates left alone, and why), ``refusals``."""
+
+    actions: tuple[Prune, ...] = ()
+    kept: tuple[str, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+
+
+def _meta(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    return raw.get("metadata") or {}
+
+
+def _applied(raw: Mapping[str, Any]) -> bool:
+    return APPLIED_ANNOTATION in (_meta(raw).get("annotations") or {})
+
+
+def _opted_out(raw: Mapping[str, Any]) -> bool:
+    return (_meta(raw).get("annotations") or {}).get(PRUNE_ANNOTATION) == DISABLED
+
+
+def prune(desired: DesiredState, observed: ObservedState, *, enabled: bool) -> PruneResult:
+    """What to do with the live objects gitops-kd applied that are not in ``desired``."""
+    clusters = [(k, c.raw, c.uid) for k, c in sorted(observed.clusters.items())
+                if k not in desired.clusters and _applied(c.raw)]
+    apps = [(k, a.raw, str(_meta(a.raw).get("uid") or "")) for k, a in sorted(observed.apps.items())
+            if k not in desired.apps and _applied(a.raw)]
+    if not clusters and not apps:
+        return PruneResult()
+    if not enabled:
+        return PruneResult(kept=tuple(f"{kind} {k[0]}/{k[1]}: not in Git, kept (prune is off)"
+                                      for kind, found in ((KDCLUSTER_KIND, clusters), (KDAPP_KIND, apps))
+                                      for k, _, _ in found))
+    if not desired.apps and not desired.clusters:
+        return PruneResult(refusals=(Refusal(".", "apps/, clusters/", (
+            f"the commit has no KDApp and no KDCluster: refusing to prune the {len(clusters) + len(apps)} "
+            "object(s) gitops-kd applied (delete them with kubectl if that is really meant)")),))
+    actions: list[Prune] = []
+    kept: list[str] = []
+    for key, raw, uid in clusters:
+        if _opted_out(raw):
+            kept.append(f"{KDCLUSTER_KIND} {key[0]}/{key[1]}: not in Git, kept ({PRUNE_ANNOTATION}: {DISABLED})")
+        elif not _meta(raw).get("deletionTimestamp"):
+            actions.append(Prune(KDCLUSTER_KIND, key[0], key[1], uid))
+    for key, raw, uid in apps:
+        users = users_of(desired, observed, key)
+        if _opted_out(raw):
+            kept.append(f"{KDAPP_KIND} {key[0]}/{key[1]}: not in Git, kept ({PRUNE_ANNOTATION}: {DISABLED})")
+        elif users:
+            kept.append(f"{KDAPP_KIND} {key[0]}/{key[1]}: not in Git, kept while KDCluster "
+                        f"{users[0].namespace}/{users[0].name} uses it")
+        elif not _meta(raw).get("deletionTimestamp"):
+            actions.append(Prune(KDAPP_KIND, key[0], key[1], uid))
+    return PruneResult(tuple(actions), tuple(kept))

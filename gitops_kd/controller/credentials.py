@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
@@ -14,15 +15,19 @@ class CredentialsError(ValueError):
 
 
 def _readable(path: str, flag: str) -> Path:
+    """The file as an absolute path with its symlinks kept: a mounted Secret's `key -> ..data/key` link is read
+    afresh at each use, so a rotated Secret is picked up (a resolved path pins the old, deleted, version)."""
     p = Path(path)
     if not p.is_file():
         raise CredentialsError(f"{flag} {path}: no such file")
     try:
         with p.open("rb") as f:
-            f.read(1)
+            first = f.read(1)
     except OSError as exc:
         raise CredentialsError(f"{flag} {path}: cannot be read ({exc.strerror})") from None
-    return p.resolve()
+    if not first:
+        raise CredentialsError(f"{flag} {path}: the file is empty")
+    return Path(os.path.abspath(p))
 
 
 def git_credentials_env(*, ssh_key_file: str | None = None, known_hosts_file: str | None = None,

@@ -49,13 +49,18 @@ def _head(e2e: E2E) -> str:
                           check=True).stdout.strip()
 
 
-def test_edit_made_while_the_controller_was_down_is_alerted_after_restart(e2e: E2E) -> None:
+def _sync_then_stop(e2e: E2E) -> None:
+    """Run the controller until hello-dev is Ready at 1.0.0 and recorded in sync, then stop it."""
     proc = _run(e2e)
     try:
         e2e.wait_ready_at("1.0.0")
         wait_for("the in-sync record on the KDRollout", lambda: _recorded(e2e) == _head(e2e), 60)
     finally:
         _stop(proc)
+
+
+def test_edit_made_while_the_controller_was_down_is_alerted_after_restart(e2e: E2E) -> None:
+    _sync_then_stop(e2e)
     name = _worker_sts(e2e)["metadata"]["name"]
     assert e2e.kubectl("set", "image", f"statefulset/{name}", "app=gitops-kd/hello:6.6.6").returncode == 0
     assert not _drift_events(e2e)
@@ -70,12 +75,7 @@ def test_edit_made_while_the_controller_was_down_is_alerted_after_restart(e2e: E
 
 
 def test_git_change_made_while_the_controller_was_down_is_not_drift(e2e: E2E) -> None:
-    proc = _run(e2e)
-    try:
-        e2e.wait_ready_at("1.0.0")
-        wait_for("the in-sync record on the KDRollout", lambda: _recorded(e2e) == _head(e2e), 60)
-    finally:
-        _stop(proc)
+    _sync_then_stop(e2e)
     before = _recorded(e2e)
     e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
     proc = _run(e2e)

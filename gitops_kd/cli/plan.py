@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import click
 
-from gitops_kd.cli.run import load_api_client, repo_url
+from gitops_kd.cli.run import load_api_client, repo_url, watch_scope
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.source import GitSource, SourceError
 
@@ -18,19 +18,26 @@ from gitops_kd.source import GitSource, SourceError
 @click.option("--rev", default=None, help="Revision to plan (default: the head of --branch).")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None)
 @click.option("--context", default=None)
-@click.option("--namespace", default="default", show_default=True)
+@click.option("--namespace", default="default", show_default=True,
+              help="Default namespace for manifests without one; also the namespace read (as for `run`).")
+@click.option("--all-namespaces", is_flag=True, help="As for `gitops-kd run`: read and plan every namespace.")
+@click.option("--watch-namespace", "watch_namespaces", multiple=True, metavar="NS",
+              help="As for `gitops-kd run`: plan as the shard of these namespaces (repeatable).")
 @click.option("--offline", is_flag=True, help="Plan against an empty cluster instead of reading the live one.")
 @click.option("--wave-soak", type=float, default=0.0, show_default=True, help="As for `gitops-kd run`.")
 @click.option("--prune", is_flag=True, help="As for `gitops-kd run`: plan deleting what Git no longer has.")
 def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, context: str | None, namespace: str,
-            offline: bool, wave_soak: float, prune: bool) -> None:
+            all_namespaces: bool, watch_namespaces: tuple[str, ...], offline: bool, wave_soak: float,
+            prune: bool) -> None:
     """Read the cluster (read-only) and print what `run` would do for the commit, in order.
 
     Exit status: 0 with a plan (or in sync), 1 when the commit is invalid, 2 when it is refused.
     """
+    from gitops_kd.controller.scope import Scope, restrict
     from gitops_kd.plan.planner import plan as make_plan
 
     logging.basicConfig(level=logging.WARNING)
+    scope = watch_scope(namespace, all_namespaces, watch_namespaces)
     with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
         try:
             source.fetch()
@@ -40,16 +47,18 @@ def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, con
             for err in exc.errors:
                 click.echo(f"  {err}", err=True)
             raise SystemExit(1) from exc
-    observed = ObservedState() if offline else _observe(kubeconfig, context, namespace)
-    result = make_plan(desired, observed, now=datetime.now(timezone.utc), wave_soak_seconds=wave_soak, prune=prune)
-    where = "an empty cluster" if offline else f"namespace {namespace}"
+    observed = ObservedState() if offline else _observe(kubeconfig, context, scope)
+    scoped = restrict(desired, Scope.of(scope))
+    result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(timezone.utc),
+                                            wave_soak_seconds=wave_soak, prune=prune))
+    where = "an empty cluster" if offline else scoped.scope.describe()
     click.echo(f"plan for commit {desired.commit[:12]} against {where}:")
     click.echo(result.describe())
     if result.refused:
         raise SystemExit(2)
 
 
-def _observe(kubeconfig: str | None, context: str | None, namespace: str) -> ObservedState:
+def _observe(kubeconfig: str | None, context: str | None, namespace: str | frozenset[str] | None) -> ObservedState:
     from gitops_kd.observe.collector import Collector
 
     collector = Collector(load_api_client(kubeconfig, context), namespace=namespace)

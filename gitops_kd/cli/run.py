@@ -38,6 +38,17 @@ def load_api_client(kubeconfig: str | None, context: str | None = None) -> kuber
     return kubernetes.client.ApiClient(configuration)
 
 
+def watch_scope(namespace: str, all_namespaces: bool, watch_namespaces: tuple[str, ...]) -> str | frozenset[str] | None:
+    """What the controller observes and manages: the --watch-namespace set, every namespace
+    (--all-namespaces, None), or --namespace alone."""
+    if watch_namespaces and all_namespaces:
+        raise click.UsageError("--watch-namespace and --all-namespaces are mutually exclusive: a shard watches "
+                               "the namespaces it names, --all-namespaces watches every one")
+    if watch_namespaces:
+        return frozenset(watch_namespaces)
+    return None if all_namespaces else namespace
+
+
 def parse_listen(value: str | None) -> tuple[str, int] | None:
     """"HOST:PORT" or ":PORT" (127.0.0.1) or "off"/"" (no HTTP endpoints)."""
     if value is None or value in ("", "off", "none"):
@@ -60,9 +71,13 @@ def setup_logging(level: str) -> None:
               help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster).")
 @click.option("--context", default=None, help="Kubeconfig context.")
 @click.option("--namespace", default="default", show_default=True,
-              help="Default namespace for manifests without one; also the namespace watched.")
+              help="Default namespace for manifests without one; also the namespace watched (without "
+                   "--watch-namespace / --all-namespaces).")
 @click.option("--all-namespaces", is_flag=True,
               help="Watch every namespace (for repos whose manifests name other namespaces).")
+@click.option("--watch-namespace", "watch_namespaces", multiple=True, metavar="NS",
+              help="Observe and manage exactly these namespaces (repeatable; a shard). Manifests in other "
+                   "namespaces are skipped. Without --lease-name the Lease is gitops-kd-<hash of the set>.")
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Git poll interval in seconds.")
 @click.option("--listen", default="127.0.0.1:8080", show_default=True,
               help='HTTP endpoints (/webhook, /healthz, /readyz) address, "off" to disable.')
@@ -84,7 +99,8 @@ def setup_logging(level: str) -> None:
               help="YAML file of drift ignore rules (see docs/drift.md).")
 @click.option("--leader-elect/--no-leader-elect", default=True, show_default=True,
               help="Reconcile only while holding the Lease --lease-name in --lease-namespace (several replicas).")
-@click.option("--lease-name", default="gitops-kd", show_default=True)
+@click.option("--lease-name", default="gitops-kd", show_default=True,
+              help="The Lease replicas of one controller share; give each shard its own.")
 @click.option("--lease-namespace", default=None,
               help="Namespace of the Lease (default: $POD_NAMESPACE, else the service account's namespace when "
                    "in a cluster, else --namespace).")
@@ -102,7 +118,7 @@ def setup_logging(level: str) -> None:
               help="A mounted Secret with ssh-privatekey (+ known_hosts) or token; missing files are ignored.")
 @click.option("--log-level", default="info", show_default=True)
 def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str,
-            all_namespaces: bool, interval: float,
+            all_namespaces: bool, watch_namespaces: tuple[str, ...], interval: float,
             listen: str, cache_dir: str | None, webhook_secret_file: str | None, wave_soak: float, prune: bool,
             drift_policy: str,
             drift_webhook: str | None, drift_ignore: str | None, leader_elect: bool, lease_name: str,
@@ -115,6 +131,8 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     from gitops_kd.server.metrics import ControllerMetrics
 
     setup_logging(log_level)
+    scope = watch_scope(namespace, all_namespaces, watch_namespaces)
+    lease_name = _lease_name(lease_name, watch_namespaces)
     address = parse_listen(listen)
     secret = None
     if webhook_secret_file:
@@ -138,7 +156,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     metrics = ControllerMetrics()
     drift = drift_wiring(api_client, metrics=metrics, policy=drift_policy, webhook_url=drift_webhook,
                          ignore_file=drift_ignore, wave_soak_seconds=wave_soak, prune=prune)
-    controller = Controller(source, api_client, namespace=None if all_namespaces else namespace,
+    controller = Controller(source, api_client, namespace=scope,
                             poll_interval=interval, listen=None if leader_elect else address, planner=drift.planner,
                             metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak)
     drift.attach(controller)
@@ -148,6 +166,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         if leader_elect:
             from gitops_kd.controller.replica import Replica
 
+            log.info("leader election: Lease %s", lease_name)
             replica = Replica(controller, api_client, lease_namespace=lease_namespace or _own_namespace(namespace),
                               lease_name=lease_name, listen=address, webhook_secret=secret, metrics=metrics,
                               on_lost=stop.set)  # losing the Lease stops reconciling at once
@@ -169,6 +188,17 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         source.close()
     if lease_lost:
         raise SystemExit("gitops-kd: lost the leader lease; exiting so a restart campaigns again")
+
+
+def _lease_name(given: str, watch_namespaces: tuple[str, ...]) -> str:
+    """--lease-name, or for a shard left at the default a Lease of its own (gitops-kd-<hash of its namespaces>)."""
+    from click.core import ParameterSource
+
+    from gitops_kd.controller.scope import shard_lease_name
+
+    ctx = click.get_current_context(silent=True)
+    defaulted = ctx is None or ctx.get_parameter_source("lease_name") in (ParameterSource.DEFAULT, None)
+    return shard_lease_name(watch_namespaces, given) if watch_namespaces and defaulted else given
 
 
 def _serving(http: "Any") -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime, timezone
 from typing import Any
 
@@ -13,6 +13,7 @@ from kubernetes.client import ApiClient
 
 from gitops_kd.controller.http import HttpServer, make_app
 from gitops_kd.controller.refusals import RefusalReporter
+from gitops_kd.controller.scope import Scope, Scoped, restrict
 from gitops_kd.controller.select import select
 from gitops_kd.execute import Executor, Outcome
 from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
@@ -42,16 +43,21 @@ class Controller:
     `planner` is `plan(desired, observed, *, now) -> Plan` (gitops_kd.plan.planner.plan by default).
     `metrics` (a gitops_kd.server.metrics.ControllerMetrics) is updated and served on /metrics;
     `webhook_secret` makes /webhook verify GitHub/GitLab push signatures. `wave_soak_seconds`: how long
-    a wave must have been Ready before the next wave of the app starts.
+    a wave must have been Ready before the next wave of the app starts. `namespace` is the scope: one
+    namespace, a set of them (a shard) or None (all); Git objects outside it are skipped (controller/scope.py).
     """
 
-    def __init__(self, source: GitSource, api_client: ApiClient, *, namespace: str | None = "default",
-                 poll_interval: float = 30.0, listen: tuple[str, int] | None = None,
+    def __init__(self, source: GitSource, api_client: ApiClient, *,
+                 namespace: str | Collection[str] | None = "default", poll_interval: float = 30.0,
+                 listen: tuple[str, int] | None = None,
                  planner: Callable[..., Plan] | None = None, now: Callable[[], datetime] = _utcnow,
                  on_action: Callable[[Action, Outcome], None] | None = None, metrics: Any = None,
                  webhook_secret: bytes | None = None, wave_soak_seconds: float = 0.0) -> None:
         self.source = source
         self.namespace = namespace
+        self.scope = Scope.of(namespace)
+        self._scoped: dict[str, tuple[DesiredState, Scoped]] = {}  # by commit: desired, restricted to the scope
+        self._scope_logged: set[str] = set()  # commits whose out-of-scope objects were logged
         self._now = now
         self._planner = planner
         self._on_action = on_action
@@ -92,8 +98,7 @@ class Controller:
         if self._listen is not None:
             app = make_app(self, webhook_secret=self._webhook_secret, branch=self.source.branch, metrics=self.metrics)
             self.http = HttpServer(app, *self._listen).start()
-        log.info("controller started: %s@%s, namespace %s", self.source.url, self.source.branch,
-                 self.namespace or "(all)")
+        log.info("controller started: %s@%s, %s", self.source.url, self.source.branch, self.scope.describe())
         return self
 
     def stop(self) -> None:
@@ -186,12 +191,29 @@ class Controller:
             return None
 
     def _plan(self, desired: DesiredState, observed: Any) -> Plan:
+        scoped = self._in_scope(desired)
         planner = self._planner
         if planner is None:
             from gitops_kd.plan.planner import plan as planner
         if self._planner is None:
-            return planner(desired, observed, now=self._now(), wave_soak_seconds=self.wave_soak_seconds)
-        return planner(desired, observed, now=self._now())  # a given planner carries its own options
+            plan = planner(scoped.desired, observed, now=self._now(), wave_soak_seconds=self.wave_soak_seconds)
+        else:
+            plan = planner(scoped.desired, observed, now=self._now())  # a given planner carries its own options
+        return scoped.restrict_plan(plan)
+
+    def _in_scope(self, desired: DesiredState) -> Scoped:
+        """`desired` restricted to the scope (cached per desired state); its skipped objects logged once per commit."""
+        cached = self._scoped.get(desired.commit)
+        if cached is not None and cached[0] is desired:
+            return cached[1]
+        scoped = restrict(desired, self.scope)
+        if len(self._scoped) >= 4:
+            self._scoped.clear()
+        self._scoped[desired.commit] = (desired, scoped)
+        if desired.commit not in self._scope_logged and (line := scoped.log_line()) is not None:
+            self._scope_logged.add(desired.commit)
+            log.warning("%s", line)
+        return scoped
 
     def _reconcile(self, key: str) -> None:
         try:

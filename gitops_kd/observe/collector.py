@@ -6,7 +6,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from gitops_kd.kube.informer import Informer
+from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.model import (
     ObservedApp, ObservedCluster, ObservedPod, ObservedRollout, ObservedService, ObservedState,
     ObservedStatefulSet, PodProgress, ROLLING_UPDATE,
@@ -58,19 +59,25 @@ class Expectation:
 
 
 class Collector:
-    """Watch-backed observation of every KDCluster (in `namespace`, or all namespaces when None)."""
+    """Watch-backed observation of every KDCluster in `namespace`: one namespace (a string), a set of
+    namespaces (one set of informers per namespace, merged), or all namespaces (None)."""
 
-    def __init__(self, api_client: ApiClient, *, namespace: str | None = None,
+    def __init__(self, api_client: ApiClient, *, namespace: str | Collection[str] | None = None,
                  resync_seconds: float | None = None) -> None:
         self.namespace = namespace
-        self._informers: dict[str, Informer] = {
-            kind: Informer(api_client, api, plural, namespace=namespace, label_selector=selector,
-                           resync_seconds=resync_seconds)
+        self.namespaces: frozenset[str] | None = watched_namespaces(namespace)
+        self._list_ns = namespace if isinstance(namespace, str) else None  # a set's informers list only their own
+        self._informers: dict[str, Informer | NamespacedInformers] = {
+            kind: _informer(api_client, api, plural, namespace, selector, resync_seconds)
             for kind, api, plural, selector in KINDS}
         self._callbacks: list[ChangeCallback] = []
         self._changed = threading.Condition()
         for kind, informer in self._informers.items():
             informer.add_handler(lambda event, obj, old, k=kind: self._on_event(k, obj))
+
+    def watches(self, namespace: str) -> bool:
+        """True when objects of `namespace` are observed."""
+        return self.namespaces is None or namespace in self.namespaces
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> None:
@@ -87,9 +94,10 @@ class Collector:
         return all(i.wait_synced(max(0.0, deadline - time.monotonic())) for i in self._informers.values())
 
     @property
-    def informers(self) -> Mapping[str, Informer]:
+    def informers(self) -> Mapping[str, Informer | NamespacedInformers]:
         """The informers by kind name ("apps", "clusters", "statefulsets", "pods", "services", "rollouts"),
-        for extra handlers (e.g. drift watching); read-only use."""
+        for extra handlers (e.g. drift watching); read-only use. With a set of namespaces each is a
+        NamespacedInformers (the same add_handler/get/list surface)."""
         return dict(self._informers)
 
     def on_change(self, callback: ChangeCallback) -> None:
@@ -119,15 +127,15 @@ class Collector:
     def snapshot(self) -> ObservedState:
         """The observed state now, from the caches only."""
         apps = {}
-        for raw in self._informers["apps"].list(self.namespace):
+        for raw in self._informers["apps"].list(self._list_ns):
             app = observed_app(raw)
             apps[app.key] = app
-        sts = _by_cluster(self._informers["statefulsets"].list(self.namespace))
-        pods = _by_cluster(self._informers["pods"].list(self.namespace))
-        svcs = _by_cluster(self._informers["services"].list(self.namespace))
-        rollouts = {(_ns(r), _name(r)): r for r in self._informers["rollouts"].list(self.namespace)}
+        sts = _by_cluster(self._informers["statefulsets"].list(self._list_ns))
+        pods = _by_cluster(self._informers["pods"].list(self._list_ns))
+        svcs = _by_cluster(self._informers["services"].list(self._list_ns))
+        rollouts = {(_ns(r), _name(r)): r for r in self._informers["rollouts"].list(self._list_ns)}
         clusters = {}
-        for raw in self._informers["clusters"].list(self.namespace):
+        for raw in self._informers["clusters"].list(self._list_ns):
             key = (_ns(raw), _name(raw))
             clusters[key] = observed_cluster(raw, sts.get(key, []), pods.get(key, []), svcs.get(key, []),
                                              rollouts.get(key))
@@ -160,6 +168,22 @@ class Collector:
                 callback(what, key)
             except Exception:  # noqa: BLE001 - a broken callback must not stop the informer
                 log.exception("collector: change callback failed for %s %s/%s", what, *key)
+
+
+def watched_namespaces(namespace: str | Collection[str] | None) -> frozenset[str] | None:
+    """The namespaces a Collector observes: None for all."""
+    if namespace is None:
+        return None
+    return frozenset([namespace]) if isinstance(namespace, str) else frozenset(namespace)
+
+
+def _informer(api_client: ApiClient, api: str, plural: str, namespace: str | Collection[str] | None,
+              selector: str | None, resync_seconds: float | None) -> Informer | NamespacedInformers:
+    if namespace is None or isinstance(namespace, str):
+        return Informer(api_client, api, plural, namespace=namespace, label_selector=selector,
+                        resync_seconds=resync_seconds)
+    return NamespacedInformers(api_client, api, plural, namespaces=namespace, label_selector=selector,
+                               resync_seconds=resync_seconds)
 
 
 # -- dict -> model (pure) --------------------------------------------------------------------------

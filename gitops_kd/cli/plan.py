@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 import click
 
+from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.run import load_api_client, repo_url, watch_scope
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.source import GitSource, SourceError
@@ -26,9 +27,11 @@ from gitops_kd.source import GitSource, SourceError
 @click.option("--offline", is_flag=True, help="Plan against an empty cluster instead of reading the live one.")
 @click.option("--wave-soak", type=float, default=0.0, show_default=True, help="As for `gitops-kd run`.")
 @click.option("--prune", is_flag=True, help="As for `gitops-kd run`: plan deleting what Git no longer has.")
+@git_credential_options
 def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, watch_namespaces: tuple[str, ...], offline: bool, wave_soak: float,
-            prune: bool) -> None:
+            prune: bool, ssh_key_file: str | None, known_hosts_file: str | None, git_token_file: str | None,
+            git_credentials_dir: str | None) -> None:
     """Read the cluster (read-only) and print what `run` would do for the commit, in order.
 
     Exit status: 0 with a plan (or in sync), 1 when the commit is invalid, 2 when it is refused.
@@ -38,6 +41,7 @@ def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, con
 
     logging.basicConfig(level=logging.WARNING)
     scope = watch_scope(namespace, all_namespaces, watch_namespaces)
+    apply_git_credentials(ssh_key_file, known_hosts_file, git_token_file, git_credentials_dir)
     with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
         try:
             source.fetch()

@@ -13,6 +13,7 @@ import click
 import kubernetes.client
 import kubernetes.config
 
+from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.source import GitSource
 
 log = logging.getLogger(__name__)
@@ -108,14 +109,7 @@ def setup_logging(level: str) -> None:
               help="ASCII-armored public key file (repeatable): only commits signed by one of them are applied.")
 @click.option("--allow-force-push", is_flag=True,
               help="Accept a branch head that does not descend from the applied commit (refused by default).")
-@click.option("--ssh-key-file", type=click.Path(dir_okay=False), default=None,
-              help="SSH private key for git@/ssh:// repository URLs.")
-@click.option("--known-hosts-file", type=click.Path(dir_okay=False), default=None,
-              help="known_hosts for --ssh-key-file (strict host key checking).")
-@click.option("--git-token-file", type=click.Path(dir_okay=False), default=None,
-              help="File holding an access token for https repository URLs (read by a git credential helper).")
-@click.option("--git-credentials-dir", type=click.Path(file_okay=False), default=None,
-              help="A mounted Secret with ssh-privatekey (+ known_hosts) or token; missing files are ignored.")
+@git_credential_options
 @click.option("--log-level", default="info", show_default=True)
 def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, watch_namespaces: tuple[str, ...], interval: float,
@@ -139,7 +133,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         from gitops_kd.server.webhook import load_secret
         secret = load_secret(webhook_secret_file)
     api_client = load_api_client(kubeconfig, context)
-    _git_credentials(ssh_key_file, known_hosts_file, git_token_file, git_credentials_dir)
+    apply_git_credentials(ssh_key_file, known_hosts_file, git_token_file, git_credentials_dir)
     keys = [_read_key(path) for path in trusted_keys]
     try:
         source = GitSource(repo_url(repo), branch, cache_dir, default_namespace=namespace, trusted_keys=keys or None,
@@ -222,21 +216,3 @@ def _read_key(path: str) -> str:
     if "BEGIN PGP PUBLIC KEY BLOCK" not in text:
         raise click.BadParameter(f"{path}: not an ASCII-armored OpenPGP public key", param_hint="--trusted-key")
     return text
-
-
-def _git_credentials(ssh_key_file: str | None, known_hosts_file: str | None, token_file: str | None,
-                     directory: str | None) -> None:
-    """Put the git credential environment into os.environ (every git the process runs inherits it)."""
-    from gitops_kd.controller.credentials import CredentialsError, credentials_in_dir, git_credentials_env
-
-    files: dict[str, str | None] = credentials_in_dir(directory) if directory else {}
-    files = {"ssh_key_file": ssh_key_file or files.get("ssh_key_file"),
-             "known_hosts_file": known_hosts_file or files.get("known_hosts_file"),
-             "token_file": token_file or files.get("token_file")}
-    try:
-        env = git_credentials_env(**files)
-    except CredentialsError as exc:
-        raise click.ClickException(str(exc)) from exc
-    os.environ.update(env)
-    if env:
-        log.info("git credentials: %s", ", ".join(k for k, v in files.items() if v))

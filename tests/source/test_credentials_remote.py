@@ -173,3 +173,19 @@ def test_unusable_credential_file_names_flag_and_file(tmp_path: Path, case: str)
     done = _run_cli(tmp_path, *flags)
     assert done.returncode == 1, done.stdout + done.stderr
     assert message in done.stderr
+
+
+def test_plan_reads_a_private_remote_with_the_same_credential_flags(tmp_path: Path) -> None:
+    _work, bare = served_repo(tmp_path)
+    good, bad = tmp_path / "good-token", tmp_path / "bad-token"
+    good.write_text(TOKEN + "\n")
+    bad.write_text("not-the-token-42\n")
+    with GitHttpServer(bare.parent, TOKEN) as server:
+        url = f"{server.url}/specs.git"
+        base = [*CLI, "plan", "--offline", "--repo", url]
+        planned = subprocess.run([*base, "--git-token-file", str(good)], capture_output=True, text=True, timeout=60)
+        refused = subprocess.run([*base, "--git-token-file", str(bad)], capture_output=True, text=True, timeout=60)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert "1. apply KubeDirectorApp default/hello at version 1.0.0" in planned.stdout, planned.stdout
+    assert refused.returncode == 1 and "Authentication failed" in refused.stderr, refused.stderr
+    assert TOKEN not in planned.stdout + planned.stderr + refused.stdout + refused.stderr

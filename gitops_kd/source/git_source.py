@@ -62,6 +62,7 @@ class GitSource:
         self.cache = ManifestCache()
         self._fetched = False
         self._last_polled: str | None = None
+        self._failing: tuple[str, int] | None = None  # (message, polls) of the failure going on, if any
         self._last_result: PollResult | None = None
         self._last_good: DesiredState | None = None
         self._last_good_files: tuple[tuple[str, str], ...] = ()
@@ -109,13 +110,24 @@ class GitSource:
                 if head is None:
                     raise SourceError(f"{self.url}: branch {self.branch!r} not found")
             except SourceError as exc:
-                log.warning("git source poll failed: %s", exc.message)
+                self._note_failure(exc.message)
                 return self._failure(exc.message)
+            if self._failing is not None:
+                log.info("git source poll works again after %d failed poll(s)", self._failing[1])
+                self._failing = None
             if head == self._last_polled and self._last_result is not None:
                 return dataclasses.replace(self._last_result, changed=False)
             result = self._evaluate(head)
             self._last_polled, self._last_result = head, result
             return result
+
+    def _note_failure(self, message: str) -> None:
+        """A warning for a new failure (or a changed message); the same failure again only at debug level,
+        so an outage of the Git server does not log a warning every poll (the poll metric counts each)."""
+        same = self._failing is not None and self._failing[0] == message
+        self._failing = (message, self._failing[1] + 1 if self._failing is not None else 1)
+        log.log(logging.DEBUG if same else logging.WARNING, "git source poll failed: %s%s", message,
+                " (repeats are logged at debug level until a poll works)" if not same else "")
 
     def mark_applied(self, commit: str) -> None:
         """Record that the desired state of `commit` was applied; persisted in the state file."""

@@ -36,14 +36,16 @@ def apply_git_credentials(ssh_key_file: str | None, known_hosts_file: str | None
     """Put the git credential environment into os.environ (every git the process runs inherits it)."""
     from gitops_kd.controller.credentials import CredentialsError, credentials_in_dir, git_credentials_env
 
-    files: dict[str, str | None] = credentials_in_dir(git_credentials_dir) if git_credentials_dir else {}
-    files = {"ssh_key_file": ssh_key_file or files.get("ssh_key_file"),
-             "known_hosts_file": known_hosts_file or files.get("known_hosts_file"),
-             "token_file": git_token_file or files.get("token_file")}
+    found: dict[str, str | None] = credentials_in_dir(git_credentials_dir) if git_credentials_dir else {}
+    files = {"ssh_key_file": ssh_key_file or found.get("ssh_key_file"),
+             "known_hosts_file": known_hosts_file or found.get("known_hosts_file"),
+             "token_file": git_token_file or found.get("token_file")}
     try:
         env = git_credentials_env(**files)
     except CredentialsError as exc:
-        raise click.ClickException(str(exc)) from exc
+        from_dir = any(v and v == found.get(k) for k, v in files.items())
+        raise click.ClickException(str(exc) + (f" (a file of --git-credentials-dir {git_credentials_dir})"
+                                                if from_dir else "")) from exc
     os.environ.update(env)
     if env:
         log.info("git credentials: %s", ", ".join(k for k, v in files.items() if v))

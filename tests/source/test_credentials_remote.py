@@ -158,6 +158,12 @@ def _credential_case(tmp: Path, case: str) -> tuple[list[str], str]:
     if case == "blank token":
         token.write_text("  \n")
         return ["--git-token-file", str(token)], f"--git-token-file {token}: the file is empty"
+    if case == "blank token in a mounted Secret":
+        secret = tmp / "secret"
+        secret.mkdir()
+        (secret / "token").write_text("\n")
+        return (["--git-credentials-dir", str(secret)],
+                f"--git-token-file {secret / 'token'}: the file is empty (a file of --git-credentials-dir {secret})")
     if case == "unreadable token":
         token.write_text("t\n")
         token.chmod(0)
@@ -167,6 +173,7 @@ def _credential_case(tmp: Path, case: str) -> tuple[list[str], str]:
 
 @pytest.mark.parametrize("case", [
     "missing key", "empty key", "empty known_hosts", "dangling token link", "blank token",
+    "blank token in a mounted Secret",
     pytest.param("unreadable token", marks=pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file"))])
 def test_unusable_credential_file_names_flag_and_file(tmp_path: Path, case: str) -> None:
     flags, message = _credential_case(tmp_path, case)

@@ -26,8 +26,9 @@ class Refusal:
 class Plan:
     """The ordered actions (the first one is executed now) and the refusals.
 
-    With any refusal the plan has no action: the commit is refused as a whole. ``kept`` notes live objects
-    gitops-kd applied that Git no longer has and that stay (plan/prune.py); they do not make a plan non-empty.
+    With any refusal the plan has no action: the commit is refused as a whole. ``kept`` notes objects left
+    alone: applied by gitops-kd but no longer in Git with prune off (plan/prune.py), or in Git but outside the
+    controller's namespaces (controller/scope.py); notes do not make a plan non-empty.
     """
 
     actions: tuple[Action, ...] = ()

@@ -1,9 +1,12 @@
 """ApplyApp / ApplyCluster / Prune: create or update a KDApp / KDCluster from Git (skipping when already there),
-or delete one Git no longer has."""
+or delete one Git no longer has. A change the API server refuses (validation, an admission webhook such as
+KubeDirector's, RBAC) is a failed Outcome with a Warning Event naming the server's message, retried later."""
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -16,6 +19,10 @@ from gitops_kd.status import events as ev
 
 log = logging.getLogger(__name__)
 OWNED_PREFIX = "gitops-kd.io/"  # labels/annotations gitops-kd owns follow Git exactly; others are kept
+REFUSED = (400, 403, 422)  # the server (or an admission webhook) said no: retrying at once will not help
+REFUSED_RETRY_SECONDS = 30.0
+WEBHOOK_HINT = ("KubeDirector's admission webhook refuses spec changes to a KubeDirectorApp that clusters use; "
+                "live upgrades need that check relaxed (docs/design/live-upgrade.md)")
 
 
 def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[str, Any], description: str,
@@ -48,7 +55,49 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
                     expect=(Expectation(plural, namespace, name, rv(updated)),)), updated)
 
 
+def server_message(exc: ApiException) -> str:
+    """The message of the metav1.Status the server answered with (its reason phrase when there is none)."""
+    try:
+        body = json.loads(exc.body or "")
+    except (TypeError, ValueError):
+        body = None
+    message = body.get("message") if isinstance(body, dict) else None
+    return str(message or exc.reason or f"HTTP {exc.status}")
+
+
+def _refusable(ctx: ExecContext, kind: str, namespace: str, name: str, description: str, reason: str,
+               call: Callable[[], Outcome]) -> Outcome:
+    """``call()``; a refusal by the server (400/403/422) becomes a Warning Event and a failed, held Outcome."""
+    try:
+        return call()
+    except ApiException as exc:
+        if exc.status not in REFUSED:
+            raise
+        message = server_message(exc)
+        hint = f" ({WEBHOOK_HINT})" if kind == "KubeDirectorApp" and "admission webhook" in message else ""
+        ctx.events.record_ref(KD_API, kind, namespace, name, reason,
+                              f"the API server refused the change ({exc.status}): {message}{hint}", type_="Warning")
+        log.error("%s: refused by the API server (%s): %s", description, exc.status, message)
+        return Outcome(description, False, f"refused by the API server ({exc.status}): {message}", failed=True,
+                       requeue_after=REFUSED_RETRY_SECONDS)
+
+
 def apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
+    return _refusable(ctx, "KubeDirectorApp", action.namespace, action.name, action.describe(), ev.APPLY_FAILED,
+                      lambda: _apply_app(ctx, action))
+
+
+def apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
+    return _refusable(ctx, "KubeDirectorCluster", action.namespace, action.name, action.describe(),
+                      ev.APPLY_FAILED, lambda: _apply_cluster(ctx, action))
+
+
+def prune(ctx: ExecContext, action: Prune) -> Outcome:
+    return _refusable(ctx, action.kind, action.namespace, action.name, action.describe(), ev.PRUNE_FAILED,
+                      lambda: _prune(ctx, action))
+
+
+def _apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
     outcome, obj = _apply(ctx, KDAPPS, action.namespace, action.name, action.body, action.describe())
     if obj is not None:
         ctx.events.record(obj, ev.APPLIED, f"KubeDirectorApp {action.name} applied"
@@ -56,14 +105,14 @@ def apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
     return outcome
 
 
-def apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
+def _apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
     outcome, obj = _apply(ctx, KDCLUSTERS, action.namespace, action.name, action.body, action.describe())
     if obj is not None:
         ctx.events.record(obj, ev.APPLIED, outcome.message)
     return outcome
 
 
-def prune(ctx: ExecContext, action: Prune) -> Outcome:
+def _prune(ctx: ExecContext, action: Prune) -> Outcome:
     """Delete with a uid precondition (background propagation: KubeDirector and the garbage collector remove
     what the object owns); 404 (gone) and 409 (another object of that name now) count as done."""
     plural = KDCLUSTERS if action.kind == KDCLUSTER_KIND else KDAPPS

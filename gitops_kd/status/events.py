@@ -32,6 +32,8 @@ REVERT_PUSHED = "RevertPushed"
 REVERT_FAILED = "RevertFailed"
 APPLIED = "Applied"
 PRUNED = "Pruned"
+APPLY_FAILED = "ApplyFailed"
+PRUNE_FAILED = "PruneFailed"
 COMMIT_REFUSED = "CommitRefused"
 
 MESSAGE_LIMIT = 1024

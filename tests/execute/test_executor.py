@@ -148,3 +148,19 @@ def test_delete_pod_refused_while_another_pod_is_down(hello: Any) -> None:
     assert out.failed and "not deleting" in out.message and out.requeue_after == 1.0
     assert rest.get("v1", "pods", NS, workers[0]["pod"])["metadata"]["uid"] == victim["metadata"]["uid"]
     wait_for("controller pod back and Ready", lambda: pod_ready(rest.get_or_none("v1", "pods", NS, ctl[0]["pod"])))
+
+
+def test_a_change_the_api_server_refuses_is_a_warning_event_and_a_held_failure(hello: Any) -> None:
+    from gitops_kd.plan.actions import ApplyCluster
+
+    cluster, rest, _obj = hello
+    body = {"apiVersion": "kubedirector.hpe.com/v1beta1", "kind": "KubeDirectorCluster",
+            "metadata": {"name": "bad-members", "namespace": NS},
+            "spec": {"app": "hello", "roles": [{"id": "controller", "members": "three"}]}}
+    outcome = Executor(cluster.api_client()).execute(ApplyCluster(NS, "bad-members", body, create=True))
+    assert outcome.failed and not outcome.changed and outcome.requeue_after == 30.0
+    assert "refused by the API server (422)" in outcome.message and "members" in outcome.message
+    [event] = [e for e in events(rest, "ApplyFailed") if e["involvedObject"]["name"] == "bad-members"]
+    assert event["type"] == "Warning" and event["involvedObject"]["kind"] == "KubeDirectorCluster"
+    assert "the API server refused the change (422)" in event["message"]
+    assert rest.get_or_none("kubedirector.hpe.com/v1beta1", "kubedirectorclusters", NS, "bad-members") is None

@@ -8,7 +8,7 @@ from typing import Any
 from gitops_kd.execute.context import KD_API, ROLLOUT_API, ROLLOUTS, ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.observe.collector import Expectation
-from gitops_kd.plan.actions import ADOPT, DOWNGRADE, EnsureRollout, FinishRollout, RecordInSync, Stall, StartGate
+from gitops_kd.plan.actions import ADOPT, DOWNGRADE, EnsureRollout, FinishRollout, NoteStep, RecordInSync, Stall, StartGate
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
 
@@ -143,6 +143,16 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
         ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_SUCCEEDED,
                              f"all members run version {a.version} (from {status.get('fromVersion') or 'unknown'})")
     return Outcome(a.describe(), True, "rollout finished", expect=_expect(obj))
+
+
+def note_step(ctx: ExecContext, a: NoteStep) -> Outcome:
+    obj = ctx.rollout(a.namespace, a.cluster)
+    if obj is None:
+        return Outcome(a.describe(), False, "no KDRollout to note on", failed=True, requeue_after=1.0)
+    if ((obj.get("status") or {}).get("step") or None) == (a.step or None):
+        return Outcome(a.describe(), False, "already noted", expect=_expect(obj))
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, {"step": a.step or None})
+    return Outcome(a.describe(), True, "step noted", expect=_expect(obj))
 
 
 def record_in_sync(ctx: ExecContext, a: RecordInSync) -> Outcome:

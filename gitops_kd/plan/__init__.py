@@ -9,6 +9,7 @@ from gitops_kd.plan.actions import (
     EnsureRollout,
     FinishRollout,
     HandleFailure,
+    NoteStep,
     PatchServicePorts,
     PatchTemplate,
     Plan,
@@ -33,7 +34,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'gitops_kd.plan' has no attribute {name!r}")
 
 __all__ = [
-    "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout", "HandleFailure",
+    "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout", "HandleFailure", "NoteStep",
     "PatchServicePorts", "PatchTemplate", "Plan", "Prune", "RecordInSync", "Refusal", "RunStep", "SetOnDelete", "Stall",
     "StartGate", "Wait", "plan",
 ]

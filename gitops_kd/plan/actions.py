@@ -298,6 +298,18 @@ class RecordInSync(_ClusterScoped):
 
 
 @dataclass(frozen=True)
+class NoteStep(_ClusterScoped):
+    """Set the KDRollout's status.step to ``step`` (None clears it): what a rollout held back is waiting for."""
+
+    namespace: str
+    cluster: str
+    step: str | None
+
+    def describe(self) -> str:
+        return f"note on {self.namespace}/{self.cluster}: {self.step or 'no longer waiting'}"
+
+
+@dataclass(frozen=True)
 class Stall(_ClusterScoped):
     """Mark the rollout Stalled (phase Stalled, Stalled=True with ``reason``/``message``); no more steps."""
 
@@ -361,7 +373,7 @@ class Wait:
 
 
 Action = Union[ApplyApp, ApplyCluster, EnsureRollout, SetOnDelete, PatchTemplate, PatchServicePorts,
-               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, Prune, RecordInSync, Stall, HandleFailure, Wait]
+               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, NoteStep, Prune, RecordInSync, Stall, HandleFailure, Wait]
 
 
 # Refusal, Plan and plan_of live in plan/result.py; re-exported here (the executor imports them from here).

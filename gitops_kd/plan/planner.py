@@ -23,6 +23,7 @@ from gitops_kd.plan.actions import (
     ApplyCluster,
     EnsureRollout,
     FinishRollout,
+    NoteStep,
     PatchServicePorts,
     PatchTemplate,
     Plan,
@@ -33,7 +34,9 @@ from gitops_kd.plan.actions import (
 from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.prune import prune as prune_orphans
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
-from gitops_kd.plan.waves import SOAK_ANNOTATION, WaveMember, blocked, members_by_app, ready_since, soak_seconds
+from gitops_kd.plan.waves import (
+    SOAK_ANNOTATION, WAITING_PREFIX, WaveMember, blocked, members_by_app, ready_since, soak_seconds,
+)
 from gitops_kd.render.compare import template_patch
 from gitops_kd.spec.state import DesiredState
 from gitops_kd.spec.model import KDApp, KDCluster
@@ -106,14 +109,25 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
     for key, found in found_steps.items():
         app_key, member = members[key]
         block = blocked(member.wave, by_app[app_key], app_key[1], now) if key in moving else None
+        noted = _noted_step(observed.clusters.get(key))
         if block is not None and found:
-            found = [Wait(block.reason, block.requeue_after, key)]
+            note = [NoteStep(key[0], key[1], block.step)] if noted is not None and noted != block.step else []
+            found = note + [Wait(block.reason, block.requeue_after, key)]
+        elif found and noted is not None and noted.startswith(WAITING_PREFIX):
+            found = [NoteStep(key[0], key[1], None)] + found  # the wave let it go: clear the note
         steps += found
     apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version)
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
     actions = rollouts + apps + clusters + failures + steps + list(pruned.actions)
     return Plan(tuple([a for a in actions if not isinstance(a, Wait)] + [a for a in actions if isinstance(a, Wait)]),
                 kept=pruned.kept)
+
+
+def _noted_step(live: ObservedCluster | None) -> str | None:
+    """The KDRollout's status.step ("" when unset), or None when there is no KDRollout to note on."""
+    if live is None or live.rollout is None:
+        return None
+    return str((live.rollout.raw.get("status") or {}).get("step") or "")
 
 
 def _heading(live: ObservedCluster, target: str) -> bool:

@@ -18,6 +18,7 @@ from gitops_kd.observe.model import PHASE_IDLE, ObservedCluster
 from gitops_kd.spec.model import KDCluster
 
 SOAK_ANNOTATION = "gitops-kd.io/wave-soak-seconds"
+WAITING_PREFIX = "waiting for "  # status.step of a rollout a wave holds back
 POLL_SECONDS = 5.0
 
 
@@ -79,10 +80,12 @@ class WaveMember:
 
 @dataclass(frozen=True)
 class WaveBlock:
-    """Why a cluster may not start yet, and when to look again."""
+    """Why a cluster may not start yet, and when to look again; ``step`` is the same without the time left
+    (what the KDRollout's status.step shows while it waits)."""
 
     reason: str
     requeue_after: float
+    step: str = ""
 
 
 def blocked(wave: int, members: Iterable[WaveMember], app: str, now: datetime) -> WaveBlock | None:
@@ -92,15 +95,15 @@ def blocked(wave: int, members: Iterable[WaveMember], app: str, now: datetime) -
         if m.wave >= wave:
             continue
         if m.settled_since is None:
-            return WaveBlock(f"cluster {m.key[0]}/{m.key[1]} of app {app} (wave {m.wave}) to be Ready at the "
-                             f"target first", POLL_SECONDS)
+            text = f"cluster {m.key[0]}/{m.key[1]} of app {app} (wave {m.wave}) to be Ready at the target first"
+            return WaveBlock(text, POLL_SECONDS, f"{WAITING_PREFIX}{text}")
         left = m.soak - (now - m.settled_since).total_seconds()
         if left > 0:
             waiting.append((m, left))
     if waiting:
         m, left = max(waiting, key=lambda x: x[1])
-        return WaveBlock(f"cluster {m.key[0]}/{m.key[1]} of app {app} (wave {m.wave}) to soak "
-                         f"{m.soak:g}s after becoming Ready ({left:.0f}s left)", max(0.05, left))
+        text = f"cluster {m.key[0]}/{m.key[1]} of app {app} (wave {m.wave}) to soak {m.soak:g}s after becoming Ready"
+        return WaveBlock(f"{text} ({left:.0f}s left)", max(0.05, left), f"{WAITING_PREFIX}{text}")
     return None
 
 
@@ -113,5 +116,5 @@ def members_by_app(members: Mapping[tuple[str, str], tuple[tuple[str, str], Wave
     return out
 
 
-__all__ = ["SOAK_ANNOTATION", "WaveBlock", "WaveMember", "blocked", "members_by_app", "parse_time", "ready_since",
+__all__ = ["SOAK_ANNOTATION", "WAITING_PREFIX", "WaveBlock", "WaveMember", "blocked", "members_by_app", "parse_time", "ready_since",
            "soak_seconds"]

@@ -250,6 +250,12 @@ class FakeCluster:
         raw.setdefault("status", {})["failure"] = {"commit": a.commit, "reason": a.reason, "policy": a.policy}
         self.put(with_rollout(c, raw=raw))
 
+    def _NoteStep(self, a: A.NoteStep) -> None:
+        c = self.cluster(a.cluster_key)
+        raw = thaw(c.rollout.raw) if c.rollout.raw else {}
+        raw.setdefault("status", {})["step"] = a.step
+        self.put(with_rollout(c, raw=raw))
+
     def _Wait(self, a: A.Wait) -> None:
         self.tick(a.requeue_after_seconds)
 

@@ -321,6 +321,13 @@ def test_later_wave_waits_for_the_earlier_one() -> None:
     deleted = [a.cluster for a in actions if isinstance(a, A.DeletePod)]
     assert deleted == ["hello-dev"] * 3 + ["hello-prod"] * 3
     assert world.cluster((NS, "hello-prod")).rollout.app_version == "2.0.0"
+    # the held rollout says what it waits for (once), and the note is cleared when the wave lets it go
+    notes = [(a.cluster, a.step) for a in actions if isinstance(a, A.NoteStep)]
+    assert notes == [("hello-prod", "waiting for cluster default/hello-dev of app hello (wave 0) to be Ready at "
+                                    "the target first"), ("hello-prod", None)]
+    first_prod_step = next(i for i, a in enumerate(actions) if a.cluster_key == (NS, "hello-prod")
+                           and isinstance(a, (A.SetOnDelete, A.PatchTemplate, A.DeletePod)))
+    assert actions.index(next(a for a in actions if isinstance(a, A.NoteStep) and a.step is None)) < first_prod_step
 
 
 def test_cluster_kubedirector_is_still_creating_is_not_adopted_nor_in_sync() -> None:

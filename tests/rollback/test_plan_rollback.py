@@ -153,7 +153,11 @@ def test_later_wave_waits_for_ready_plus_soak() -> None:
     soak = 120.0
     actions = run_until(world, want, lambda a: isinstance(a, A.Wait) and a.cluster == PROD and "soak" in a.reason,
                         wave_soak_seconds=soak)
-    assert not [a for a in actions if a.cluster_key == PROD and not isinstance(a, (A.EnsureRollout, A.Wait))]
+    assert not [a for a in actions if a.cluster_key == PROD and not isinstance(a, (A.EnsureRollout, A.NoteStep,
+                                                                                     A.Wait))]
+    steps = [a.step for a in actions if isinstance(a, A.NoteStep)]  # one note per reason, no time left in it
+    assert steps == ["waiting for cluster default/hello-dev of app hello (wave 0) to be Ready at the target first",
+                     "waiting for cluster default/hello-dev of app hello (wave 0) to soak 120s after becoming Ready"]
     dev = world.cluster(KEY).rollout
     assert dev.phase == "Idle" and dev.app_version == "2.0.0"
     ready_at = parse_time(dev.conditions[0]["lastTransitionTime"])
@@ -197,7 +201,7 @@ def test_stalled_earlier_wave_holds_the_later_wave() -> None:
     world.now += timedelta(seconds=400)
     actions = run_until(world, want, lambda a: isinstance(a, A.Wait))
     assert world.cluster(KEY).rollout.phase == "Stalled"
-    assert not [a for a in actions if a.cluster_key == PROD and not isinstance(a, A.EnsureRollout)]
+    assert not [a for a in actions if a.cluster_key == PROD and not isinstance(a, (A.EnsureRollout, A.NoteStep))]
     wait = plan(want, world.state, now=world.now + timedelta(hours=1)).next()
     assert isinstance(wait, A.Wait) and wait.cluster == PROD and "hello-dev" in wait.reason
 

@@ -34,14 +34,19 @@ def command() -> None:
 @click.option("--controllers/--no-controllers", default=True, show_default=True,
               help="Run the simulated StatefulSet controller, kubelet and KubeDirector.")
 @click.option("--http", "plain_http", is_flag=True, help="Serve plain HTTP instead of HTTPS.")
+@click.option("--kd-app-edits", type=click.Choice(["upgrade", "strict"]), default="upgrade", show_default=True,
+              help="upgrade: admit every KubeDirectorApp edit (KubeDirector with the relaxed check live upgrades "
+                   "need); strict: refuse spec edits and deletes of an app that clusters use, like stock "
+                   "KubeDirector's admission webhook.")
 @click.option("-v", "--verbose", is_flag=True, help="Log at INFO level.")
 def serve(state_dir: Path, port: int, kubeconfig_copy: Path | None, controllers: bool, plain_http: bool,
-          verbose: bool) -> None:
+          kd_app_edits: str, verbose: bool) -> None:
     """Serve the embedded cluster until Ctrl-C (or SIGTERM)."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     stop = threading.Event()
-    cluster = EmbeddedCluster(state_dir, controllers=controllers, port=port, use_tls=not plain_http)
+    cluster = EmbeddedCluster(state_dir, controllers=controllers, port=port, use_tls=not plain_http,
+                              kd_app_edits=kd_app_edits)
     try:
         cluster.start()
     except (OSError, RuntimeError) as exc:

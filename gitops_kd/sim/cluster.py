@@ -26,15 +26,18 @@ class EmbeddedCluster:
     """A Kubernetes-compatible cluster on loopback: `with EmbeddedCluster() as c: c.api_client()`.
 
     `state_dir` keeps the store, TLS material and kubeconfig across restarts (a temporary directory when None).
+    `kd_app_edits`: "upgrade" (default) admits every KDApp edit; "strict" refuses, like stock KubeDirector's
+    admission webhook, spec edits and deletes of a KDApp that KDClusters use (a setting, like the others: not saved).
     """
 
     def __init__(self, state_dir: Path | None = None, *, controllers: bool = True, use_tls: bool = True,
-                 port: int = 0, bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0) -> None:
+                 port: int = 0, bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0,
+                 kd_app_edits: str = "upgrade") -> None:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.controllers_enabled = controllers
         self.server = ApiServer(self.state_dir, port=port, use_tls=use_tls, bookmark_interval=bookmark_interval,
-                                pod_grace_cap=pod_grace_cap)
+                                pod_grace_cap=pod_grace_cap, kd_app_edits=kd_app_edits)
         self._controllers: list[Any] = []
         self.kubeconfig = Path()
         self._started = False

@@ -46,6 +46,8 @@ class ApiError(Exception):
             "reason": self.reason,
             "code": self.code,
         }
+        if not self.reason:  # metav1.Status omits an empty reason (e.g. a webhook denial)
+            del body["reason"]
         details = dict(self.details or {})
         if self.causes:
             details["causes"] = [c.to_dict() for c in self.causes]

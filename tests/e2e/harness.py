@@ -101,9 +101,9 @@ class PodWatch:
 class E2E:
     """One test's world: cluster, repo, images; controllers started and stopped on demand."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, *, kd_app_edits: str = "upgrade") -> None:
         self.tmp = tmp
-        self.cluster = EmbeddedCluster(tmp / "cluster", controllers=True).start()
+        self.cluster = EmbeddedCluster(tmp / "cluster", controllers=True, kd_app_edits=kd_app_edits).start()
         store = images.store_for(self.cluster)
         fast = ImageBehavior(ready_delay_seconds=0.1)
         store.add("gitops-kd/hello:1.0.0", HELLO_1, behavior=fast)

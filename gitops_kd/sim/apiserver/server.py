@@ -12,7 +12,7 @@ from typing import Any, Awaitable, Callable
 from aiohttp import web
 
 from gitops_kd.sim import errors
-from gitops_kd.sim.apiserver import bootstrap, discovery, openapi, persistence, tls
+from gitops_kd.sim.apiserver import bootstrap, discovery, kd_webhook, openapi, persistence, tls
 from gitops_kd.sim.apiserver.access import AccessLog
 from gitops_kd.sim.apiserver.deletion import Deleter
 from gitops_kd.sim.apiserver.faults import FaultInjector
@@ -30,7 +30,8 @@ class ApiServer:
     """A Kubernetes API server emulator bound to 127.0.0.1 (port 0 = ephemeral), HTTPS by default."""
 
     def __init__(self, state_dir: Path | None = None, *, port: int = 0, use_tls: bool = True,
-                 bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0, history_limit: int = 5000) -> None:
+                 bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0, history_limit: int = 5000,
+                 kd_app_edits: str = kd_webhook.UPGRADE) -> None:
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.port = port
         self.use_tls = use_tls
@@ -39,6 +40,9 @@ class ApiServer:
         self.registry = Registry()
         self.objects = ObjectApi(self.store, self.registry)
         self.deleter = Deleter(self.objects, schedule=self._schedule, pod_grace_cap=pod_grace_cap)
+        self.kd_webhook = kd_webhook.KdAppWebhook(self.store, kd_app_edits)
+        self.objects.admit_update = self.kd_webhook.admit_update
+        self.deleter.admit_delete = self.kd_webhook.admit_delete
         self.hub = WatchHub()
         self.stats = RequestStats()
         self.access = AccessLog()

@@ -1,0 +1,65 @@
+"""Against a stock KubeDirector (kd_app_edits="strict"), the live upgrade's app update is refused by KD's webhook:
+gitops-kd reports it as a Warning Event on the KDApp and changes nothing, no pod is touched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.harness import E2E, KD, NS, wait_for
+
+DENIED = ('admission webhook "hard-validate-cr.kubedirector.hpe.com" denied the request: \nKubeDirectorApp resource '
+          "cannot be deleted or modified while referenced by the following KubeDirectorCluster resources: "
+          "default/hello-dev")
+
+
+@pytest.fixture
+def strict(tmp_path: Path) -> Iterator[E2E]:
+    world = E2E(tmp_path, kd_app_edits="strict")
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+def _apply_failed(e2e: E2E) -> list[dict[str, Any]]:
+    return [e for e in e2e.rest.list("v1", "events", NS)["items"] if e["reason"] == "ApplyFailed"
+            and e["involvedObject"]["kind"] == "KubeDirectorApp" and e["involvedObject"]["name"] == "hello"]
+
+
+def _sets(e2e: E2E) -> dict[str, Any]:
+    return {s["metadata"]["name"]: s["spec"] for s in e2e.rest.list("apps/v1", "statefulsets", NS)["items"]}
+
+
+def test_upgrade_refused_by_kubedirectors_webhook_is_an_event_and_touches_nothing(strict: E2E) -> None:
+    controller = strict.start_controller()
+    strict.wait_ready_at("1.0.0")
+    strict.wait_settled()
+    app_before = strict.rest.get(KD, "kubedirectorapps", NS, "hello")
+    pods_before = sorted((p["metadata"]["name"], p["metadata"]["uid"]) for p in strict.pods())
+    sets_before = _sets(strict)
+    logged = len(strict.log)
+    strict.commit({"apps/hello.yaml": strict.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
+
+    [event] = wait_for("ApplyFailed event on KDApp hello", lambda: _apply_failed(strict), 60)
+    assert event["type"] == "Warning"
+    assert event["message"].startswith(f"the API server refused the change (400): {DENIED} (KubeDirector's "
+                                       "admission webhook refuses"), event["message"]
+    assert "docs/design/live-upgrade.md" in event["message"]
+    # The ApplyApp is held for 30 s; the controller goes on re-planning but runs nothing after it.
+    replanned = controller.last_plan
+    controller.kick()
+    wait_for("another reconcile", lambda: controller.last_plan is not replanned or None, 30)
+    assert replanned is not None and not replanned.empty
+    assert strict.log[logged:] == ["start upgrade of default/hello-dev: hello 1.0.0 -> 2.0.0",
+                                  "apply KubeDirectorApp default/hello at version 2.0.0"], strict.log[logged:]
+    app = strict.rest.get(KD, "kubedirectorapps", NS, "hello")
+    assert app["spec"] == app_before["spec"] and app["spec"]["version"] == "1.0.0"
+    assert sorted((p["metadata"]["name"], p["metadata"]["uid"]) for p in strict.pods()) == pods_before
+    assert _sets(strict) == sets_before
+    status = (strict.rollout() or {}).get("status") or {}
+    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
+    assert not (ready and status.get("appVersion") == "2.0.0"), status

@@ -80,6 +80,8 @@ def test_relists_after_410_and_sees_deletions(cluster: EmbeddedCluster,
                                               configmaps: tuple[Informer, Recorder, client.CoreV1Api],
                                               namespace: str, caplog: pytest.LogCaptureFixture) -> None:
     informer, rec, core = configmaps
+    # capture from the start: under load the relist can happen before the deletes below return
+    caplog.set_level("INFO", logger="gitops_kd.kube.informer")
     core.create_namespaced_config_map(namespace, _cm("b1", "1"))
     wait_for(lambda: informer.get(namespace, "b1") is not None)
     cluster.faults.add("error", verb="watch", resource="configmaps", count=2)
@@ -87,8 +89,7 @@ def test_relists_after_410_and_sees_deletions(cluster: EmbeddedCluster,
     cluster.faults.drop_watches()
     core.delete_namespaced_config_map("b1", namespace)
     core.create_namespaced_config_map(namespace, _cm("b2", "1"))
-    with caplog.at_level("INFO", logger="gitops_kd.kube.informer"):
-        wait_for(lambda: rec.seen(("DELETED", "b1", "1")) and rec.seen(("ADDED", "b2", "1")), what="relist diff")
+    wait_for(lambda: rec.seen(("DELETED", "b1", "1")) and rec.seen(("ADDED", "b2", "1")), what="relist diff")
     assert [o["metadata"]["name"] for o in informer.list()] == ["b2"]
     assert any("expired; relisting" in r.getMessage() for r in caplog.records)
 

@@ -146,24 +146,23 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
 
 
 def note_step(ctx: ExecContext, a: NoteStep) -> Outcome:
-    obj = ctx.rollout(a.namespace, a.cluster)
-    if obj is None:
-        return Outcome(a.describe(), False, "no KDRollout to note on", failed=True, requeue_after=1.0)
-    if ((obj.get("status") or {}).get("step") or None) == (a.step or None):
-        return Outcome(a.describe(), False, "already noted", expect=_expect(obj))
-    obj = ctx.patch_rollout_status(a.namespace, a.cluster, {"step": a.step or None})
-    return Outcome(a.describe(), True, "step noted", expect=_expect(obj))
+    return _set_status(ctx, a, {"step": a.step or None}, "step noted")
 
 
 def record_in_sync(ctx: ExecContext, a: RecordInSync) -> Outcome:
+    return _set_status(ctx, a, {"syncedDigest": a.digest, "syncedCommit": a.commit}, "in sync recorded")
+
+
+def _set_status(ctx: ExecContext, a: NoteStep | RecordInSync, fields: dict[str, Any], done: str) -> Outcome:
+    """Merge-patch ``fields`` into the KDRollout's status unless it already holds them (None: absent)."""
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
-        return Outcome(a.describe(), False, "no KDRollout to record on", failed=True, requeue_after=1.0)
+        return Outcome(a.describe(), False, "no KDRollout to write on", failed=True, requeue_after=1.0)
     status = obj.get("status") or {}
-    if status.get("syncedDigest") == a.digest:
-        return Outcome(a.describe(), False, "already recorded", expect=_expect(obj))
-    obj = ctx.patch_rollout_status(a.namespace, a.cluster, {"syncedDigest": a.digest, "syncedCommit": a.commit})
-    return Outcome(a.describe(), True, "in sync recorded", expect=_expect(obj))
+    if all((status.get(k) or None) == v for k, v in fields.items()):
+        return Outcome(a.describe(), False, "already there", expect=_expect(obj))
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, fields)
+    return Outcome(a.describe(), True, done, expect=_expect(obj))
 
 
 def stall(ctx: ExecContext, a: Stall) -> Outcome:

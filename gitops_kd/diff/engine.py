@@ -92,7 +92,8 @@ def memo_owned_template(app: KDApp, cluster: KDCluster, role: str, *, from_versi
                       lambda: freeze(owned_template(app, cluster, role, from_version=from_version, rules=rules)))
 
 
-def _annotation(raw: Any, name: str) -> Any:
+def annotation(raw: Any, name: str) -> Any:
+    """metadata.annotations[name] of a live object (None when absent)."""
     return ((raw.get("metadata") or {}).get("annotations") or {}).get(name)
 
 
@@ -104,7 +105,7 @@ def applied(live_raw: Any, manifest: dict[str, Any]) -> bool:
     if any(labels.get(k) != v for k, v in (meta.get("labels") or {}).items()):
         return False
     want = meta.get("annotations") or {}
-    return all(_annotation(live_raw, k) == v for k, v in want.items()) and contains(
+    return all(annotation(live_raw, k) == v for k, v in want.items()) and contains(
         live_raw.get("spec") or {}, manifest.get("spec") or {})
 
 
@@ -142,7 +143,7 @@ class _Index:
 
 def app_applied(app: KDApp, key: Key, live: ObservedApp) -> bool:
     """True when the live KDApp carries the desired spec and annotations (upgrade stanza, digest)."""
-    if app.upgrade is None and _annotation(live.raw, UPGRADE_ANNOTATION) is not None:
+    if app.upgrade is None and annotation(live.raw, UPGRADE_ANNOTATION) is not None:
         return False
     return applied(live.raw, frozen_app_manifest(app, key))
 

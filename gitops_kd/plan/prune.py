@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gitops_kd.diff.engine import APPLIED_ANNOTATION, users_of
+from gitops_kd.diff.engine import APPLIED_ANNOTATION, annotation, users_of
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.plan.actions import KDAPP_KIND, KDCLUSTER_KIND, Prune, Refusal
 from gitops_kd.spec.state import DesiredState
@@ -34,48 +34,33 @@ class PruneResult:
     refusals: tuple[Refusal, ...] = ()
 
 
-def _meta(raw: Mapping[str, Any]) -> Mapping[str, Any]:
-    return raw.get("metadata") or {}
-
-
-def _applied(raw: Mapping[str, Any]) -> bool:
-    return APPLIED_ANNOTATION in (_meta(raw).get("annotations") or {})
-
-
-def _opted_out(raw: Mapping[str, Any]) -> bool:
-    return (_meta(raw).get("annotations") or {}).get(PRUNE_ANNOTATION) == DISABLED
+def _kept(kind: str, key: tuple[str, str], why: str) -> str:
+    return f"{kind} {key[0]}/{key[1]}: not in Git, kept {why}"
 
 
 def prune(desired: DesiredState, observed: ObservedState, *, enabled: bool) -> PruneResult:
-    """What to do with the live objects gitops-kd applied that are not in ``desired``."""
-    clusters = [(k, c.raw, c.uid) for k, c in sorted(observed.clusters.items())
-                if k not in desired.clusters and _applied(c.raw)]
-    apps = [(k, a.raw, str(_meta(a.raw).get("uid") or "")) for k, a in sorted(observed.apps.items())
-            if k not in desired.apps and _applied(a.raw)]
-    if not clusters and not apps:
+    """What to do with the live objects gitops-kd applied that are not in ``desired`` (clusters first)."""
+    found: list[tuple[str, tuple[str, str], Mapping[str, Any], str]] = [
+        (KDCLUSTER_KIND, k, c.raw, c.uid) for k, c in sorted(observed.clusters.items()) if k not in desired.clusters]
+    found += [(KDAPP_KIND, k, a.raw, str((a.raw.get("metadata") or {}).get("uid") or ""))
+              for k, a in sorted(observed.apps.items()) if k not in desired.apps]
+    found = [f for f in found if annotation(f[2], APPLIED_ANNOTATION) is not None]
+    if not found:
         return PruneResult()
     if not enabled:
-        return PruneResult(kept=tuple(f"{kind} {k[0]}/{k[1]}: not in Git, kept (prune is off)"
-                                      for kind, found in ((KDCLUSTER_KIND, clusters), (KDAPP_KIND, apps))
-                                      for k, _, _ in found))
+        return PruneResult(kept=tuple(_kept(kind, key, "(prune is off)") for kind, key, _, _ in found))
     if not desired.apps and not desired.clusters:
         return PruneResult(refusals=(Refusal(".", "apps/, clusters/", (
-            f"the commit has no KDApp and no KDCluster: refusing to prune the {len(clusters) + len(apps)} "
+            f"the commit has no KDApp and no KDCluster: refusing to prune the {len(found)} "
             "object(s) gitops-kd applied (delete them with kubectl if that is really meant)")),))
     actions: list[Prune] = []
     kept: list[str] = []
-    for key, raw, uid in clusters:
-        if _opted_out(raw):
-            kept.append(f"{KDCLUSTER_KIND} {key[0]}/{key[1]}: not in Git, kept ({PRUNE_ANNOTATION}: {DISABLED})")
-        elif not _meta(raw).get("deletionTimestamp"):
-            actions.append(Prune(KDCLUSTER_KIND, key[0], key[1], uid))
-    for key, raw, uid in apps:
-        users = users_of(desired, observed, key)
-        if _opted_out(raw):
-            kept.append(f"{KDAPP_KIND} {key[0]}/{key[1]}: not in Git, kept ({PRUNE_ANNOTATION}: {DISABLED})")
+    for kind, key, raw, uid in found:
+        users = users_of(desired, observed, key) if kind == KDAPP_KIND else ()
+        if annotation(raw, PRUNE_ANNOTATION) == DISABLED:
+            kept.append(_kept(kind, key, f"({PRUNE_ANNOTATION}: {DISABLED})"))
         elif users:
-            kept.append(f"{KDAPP_KIND} {key[0]}/{key[1]}: not in Git, kept while KDCluster "
-                        f"{users[0].namespace}/{users[0].name} uses it")
-        elif not _meta(raw).get("deletionTimestamp"):
-            actions.append(Prune(KDAPP_KIND, key[0], key[1], uid))
+            kept.append(_kept(kind, key, f"while KDCluster {users[0].namespace}/{users[0].name} uses it"))
+        elif not (raw.get("metadata") or {}).get("deletionTimestamp"):
+            actions.append(Prune(kind, key[0], key[1], uid))
     return PruneResult(tuple(actions), tuple(kept))

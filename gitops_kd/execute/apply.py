@@ -4,7 +4,6 @@ KubeDirector's, RBAC) is a failed Outcome with a Warning Event naming the server
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +13,8 @@ from kubernetes.client.exceptions import ApiException
 from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.observe.collector import Expectation
-from gitops_kd.plan.actions import KDCLUSTER_KIND, ApplyApp, ApplyCluster, Prune
+from gitops_kd.kube.rest import message_of
+from gitops_kd.plan.actions import KDAPP_KIND, KDCLUSTER_KIND, ApplyApp, ApplyCluster, Prune
 from gitops_kd.status import events as ev
 
 log = logging.getLogger(__name__)
@@ -55,16 +55,6 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
                     expect=(Expectation(plural, namespace, name, rv(updated)),)), updated)
 
 
-def server_message(exc: ApiException) -> str:
-    """The message of the metav1.Status the server answered with (its reason phrase when there is none)."""
-    try:
-        body = json.loads(exc.body or "")
-    except (TypeError, ValueError):
-        body = None
-    message = body.get("message") if isinstance(body, dict) else None
-    return str(message or exc.reason or f"HTTP {exc.status}")
-
-
 def _refusable(ctx: ExecContext, kind: str, namespace: str, name: str, description: str, reason: str,
                call: Callable[[], Outcome]) -> Outcome:
     """``call()``; a refusal by the server (400/403/422) becomes a Warning Event and a failed, held Outcome."""
@@ -73,22 +63,22 @@ def _refusable(ctx: ExecContext, kind: str, namespace: str, name: str, descripti
     except ApiException as exc:
         if exc.status not in REFUSED:
             raise
-        message = server_message(exc)
-        hint = f" ({WEBHOOK_HINT})" if kind == "KubeDirectorApp" and "admission webhook" in message else ""
+        message = message_of(exc) or str(exc.reason or f"HTTP {exc.status}")
+        hint = f" ({WEBHOOK_HINT})" if kind == KDAPP_KIND and "admission webhook" in message else ""
         ctx.events.record_ref(KD_API, kind, namespace, name, reason,
-                              f"the API server refused the change ({exc.status}): {message}{hint}", type_="Warning")
+                              f"the API server refused the change ({exc.status}): {message}{hint}", type_=ev.WARNING)
         log.error("%s: refused by the API server (%s): %s", description, exc.status, message)
         return Outcome(description, False, f"refused by the API server ({exc.status}): {message}", failed=True,
                        requeue_after=REFUSED_RETRY_SECONDS)
 
 
 def apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
-    return _refusable(ctx, "KubeDirectorApp", action.namespace, action.name, action.describe(), ev.APPLY_FAILED,
+    return _refusable(ctx, KDAPP_KIND, action.namespace, action.name, action.describe(), ev.APPLY_FAILED,
                       lambda: _apply_app(ctx, action))
 
 
 def apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
-    return _refusable(ctx, "KubeDirectorCluster", action.namespace, action.name, action.describe(),
+    return _refusable(ctx, KDCLUSTER_KIND, action.namespace, action.name, action.describe(),
                       ev.APPLY_FAILED, lambda: _apply_cluster(ctx, action))
 
 

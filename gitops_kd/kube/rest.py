@@ -10,7 +10,7 @@ Usage::
             ...
 
 Errors are `kubernetes.client.exceptions.ApiException` with `.status` and the metav1.Status `.body`,
-exactly as the generated client raises them; `status_of(exc)` / `reason_of(exc)` read them.
+exactly as the generated client raises them; `status_of(exc)` / `reason_of(exc)` / `message_of(exc)` read them.
 """
 
 from __future__ import annotations
@@ -58,6 +58,17 @@ def reason_of(exc: BaseException) -> str:
         return ""
     try:
         return str(json.loads(body).get("reason", ""))
+    except (ValueError, AttributeError):
+        return ""
+
+
+def message_of(exc: BaseException) -> str:
+    """The metav1.Status message of an ApiException body (what the server or an admission webhook said), or ""."""
+    body = getattr(exc, "body", None)
+    if not body:
+        return ""
+    try:
+        return str(json.loads(body).get("message") or "")
     except (ValueError, AttributeError):
         return ""
 

@@ -21,8 +21,6 @@ from gitops_kd.spec.model import compact_json
 from gitops_kd.spec.state import DesiredState
 
 Key = tuple[str, str]
-SYNCED_DIGEST = "syncedDigest"
-SYNCED_COMMIT = "syncedCommit"
 
 
 def digest(desired: DesiredState, observed: ObservedState, key: Key) -> str | None:
@@ -46,7 +44,4 @@ def digest(desired: DesiredState, observed: ObservedState, key: Key) -> str | No
 def recorded(observed: ObservedState, key: Key) -> str | None:
     """The digest the cluster's KDRollout records as last seen in sync, or None."""
     live = observed.clusters.get(key)
-    if live is None or live.rollout is None:
-        return None
-    value = ((live.rollout.raw.get("status") or {}).get(SYNCED_DIGEST))
-    return str(value) if value else None
+    return live.rollout.synced_digest if live is not None and live.rollout is not None else None

@@ -28,7 +28,7 @@ from gitops_kd.drift.model import KDAPP, Drift, ObjectKey
 from gitops_kd.drift.policy import REVERT, DriftPolicy, filter_plan
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ObservedState
-from gitops_kd.plan.actions import ApplyApp, Plan, RecordInSync, Wait
+from gitops_kd.plan.actions import ApplyApp, Plan, RecordInSync, waits_last
 from gitops_kd.spec.state import DesiredState
 
 log = logging.getLogger(__name__)
@@ -151,6 +151,4 @@ def _with_records(p: Plan, records: list[RecordInSync]) -> Plan:
     """``p`` with ``records`` after its work and before its Waits."""
     if not records:
         return p
-    work = [a for a in p.actions if not isinstance(a, Wait)]
-    waits = [a for a in p.actions if isinstance(a, Wait)]
-    return Plan(tuple(work + records + waits), p.refusals, p.kept)
+    return Plan(waits_last([*p.actions, *records]), p.refusals, p.kept)

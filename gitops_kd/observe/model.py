@@ -187,6 +187,17 @@ class ObservedRollout:
     def stalled(self) -> bool:
         return self.phase == PHASE_STALLED
 
+    @property
+    def step(self) -> str:
+        """status.step: what the rollout is doing or waiting for ("" when unset)."""
+        return str((self.raw.get("status") or {}).get("step") or "")
+
+    @property
+    def synced_digest(self) -> str | None:
+        """status.syncedDigest: the drift baseline digest recorded when the cluster was last seen in sync."""
+        value = (self.raw.get("status") or {}).get("syncedDigest")
+        return str(value) if value else None
+
     def progress(self, pod: str) -> PodProgress | None:
         """The progress entry of a pod, or None."""
         return self.pods.get(pod)

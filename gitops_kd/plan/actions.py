@@ -14,7 +14,7 @@ Conventions the executor relies on:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -373,7 +373,14 @@ class Wait:
 
 
 Action = Union[ApplyApp, ApplyCluster, EnsureRollout, SetOnDelete, PatchTemplate, PatchServicePorts,
-               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, NoteStep, Prune, RecordInSync, Stall, HandleFailure, Wait]
+               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, NoteStep, Prune, RecordInSync, Stall,
+               HandleFailure, Wait]
+
+
+def waits_last(actions: Iterable[Action]) -> tuple[Action, ...]:
+    """``actions`` with every Wait moved to the end, the order otherwise kept (so Plan.next() is real work)."""
+    listed = list(actions)
+    return tuple([a for a in listed if not isinstance(a, Wait)] + [a for a in listed if isinstance(a, Wait)])
 
 
 # Refusal, Plan and plan_of live in plan/result.py; re-exported here (the executor imports them from here).

@@ -18,6 +18,7 @@ from gitops_kd.diff.engine import diff, frozen_app_manifest, frozen_cluster_mani
 from gitops_kd.diff.model import ClusterDiff, Transition
 from gitops_kd.observe.model import ON_DELETE, PHASE_IDLE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
+    ADOPT,
     Action,
     ApplyApp,
     ApplyCluster,
@@ -30,6 +31,7 @@ from gitops_kd.plan.actions import (
     Refusal,
     SetOnDelete,
     Wait,
+    waits_last,
 )
 from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.prune import prune as prune_orphans
@@ -82,7 +84,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         app_name = desired.apps[cdiff.app].name
         ensure = _ensure_rollout(desired, live, t, app_name)
         missing = missing_role(desired.apps[cdiff.app], desired.clusters[key], live)
-        if missing is not None and ensure is not None and ensure.direction == "adopt":
+        if missing is not None and ensure is not None and ensure.direction == ADOPT:
             # KubeDirector is still creating the cluster: adopting it now would mark it Ready too early
             members[key] = (cdiff.app, WaveMember(key, wave, None, soaks[key]))
             moving.add(key)
@@ -109,7 +111,8 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
     for key, found in found_steps.items():
         app_key, member = members[key]
         block = blocked(member.wave, by_app[app_key], app_key[1], now) if key in moving else None
-        noted = _noted_step(observed.clusters.get(key))
+        live = observed.clusters.get(key)
+        noted = live.rollout.step if live is not None and live.rollout is not None else None  # None: no note possible
         if block is not None and found:
             note = [NoteStep(key[0], key[1], block.step)] if noted is not None and noted != block.step else []
             found = note + [Wait(block.reason, block.requeue_after, key)]
@@ -119,15 +122,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
     apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version)
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
     actions = rollouts + apps + clusters + failures + steps + list(pruned.actions)
-    return Plan(tuple([a for a in actions if not isinstance(a, Wait)] + [a for a in actions if isinstance(a, Wait)]),
-                kept=pruned.kept)
-
-
-def _noted_step(live: ObservedCluster | None) -> str | None:
-    """The KDRollout's status.step ("" when unset), or None when there is no KDRollout to note on."""
-    if live is None or live.rollout is None:
-        return None
-    return str((live.rollout.raw.get("status") or {}).get("step") or "")
+    return Plan(waits_last(actions), kept=pruned.kept)
 
 
 def _heading(live: ObservedCluster, target: str) -> bool:

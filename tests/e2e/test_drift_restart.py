@@ -4,26 +4,19 @@ it was down is converged without an alert."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
-from tests.e2e.harness import E2E, wait_for
-
-CLI = [str(Path(sys.executable).parent / "gitops-kd")]
-
-
-def _run(e2e: E2E) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([*CLI, "run", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig),
-                             "--interval", "0.5", "--listen", "off", "--cache-dir", str(e2e.tmp / "cache"),
-                             "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+from tests.deploy.runner import RunProcess
+from tests.e2e.harness import E2E, git, wait_for
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(60) == 0
+def _run(e2e: E2E) -> RunProcess:
+    """`gitops-kd run`; the same name each time, so a restart keeps its cache dir (applied commit)."""
+    return RunProcess("controller", e2e.tmp, e2e.cluster.kubeconfig, str(e2e.repo), "--log-level", "warning")
+
+
+def _stop(proc: RunProcess) -> None:
+    assert proc.stop() == 0, proc.log()[-3000:]
 
 
 def _recorded(e2e: E2E) -> str | None:
@@ -45,8 +38,7 @@ def _drift_events(e2e: E2E) -> list[dict[str, Any]]:
 
 
 def _head(e2e: E2E) -> str:
-    return subprocess.run(["git", "-C", str(e2e.repo), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return git(e2e.repo, "rev-parse", "HEAD")
 
 
 def _sync_then_stop(e2e: E2E) -> None:

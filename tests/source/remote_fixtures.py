@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
+from tests.deploy.runner import RunProcess
 from tests.e2e.harness import git, make_repo
 
 CLI = [str(Path(sys.executable).parent / "gitops-kd")]
@@ -88,28 +87,8 @@ def has_option(args: list[str], *pair: str) -> bool:
     return any(tuple(args[i:i + n]) == pair for i in range(len(args) - n + 1))
 
 
-class RunProcess:
-    """`gitops-kd run` as a subprocess, stdout and stderr going to files in `tmp`."""
-
-    def __init__(self, tmp: Path, repo: str, kubeconfig: Path, *flags: str, path_prefix: Path | None = None) -> None:
-        self.out_path, self.err_path = tmp / "run.out", tmp / "run.err"
-        env = dict(os.environ)
-        if path_prefix is not None:
-            env["PATH"] = f"{path_prefix}{os.pathsep}{env.get('PATH', '')}"
-        with self.out_path.open("w") as out, self.err_path.open("w") as err:
-            self.proc = subprocess.Popen(
-                [*CLI, "run", "--repo", repo, "--kubeconfig", str(kubeconfig), "--interval", "0.5",
-                 "--listen", "off", "--no-leader-elect", "--cache-dir", str(tmp / "run-cache"),
-                 "--log-level", "debug", *flags], stdout=out, stderr=err, env=env, cwd=tmp)
-
-    def output(self) -> str:
-        return self.out_path.read_text(errors="replace") + self.err_path.read_text(errors="replace")
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
+def run_process(tmp: Path, repo: str, kubeconfig: Path, *flags: str, path_prefix: Path | None = None) -> RunProcess:
+    """`gitops-kd run` (single replica, debug log) as tests/deploy/runner.RunProcess; `path_prefix` goes first
+    on PATH (a recording git or ssh)."""
+    env = {"PATH": f"{path_prefix}{os.pathsep}{os.environ.get('PATH', '')}"} if path_prefix is not None else None
+    return RunProcess("run", tmp, kubeconfig, repo, "--no-leader-elect", "--log-level", "debug", *flags, env=env)

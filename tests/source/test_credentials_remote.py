@@ -15,8 +15,8 @@ from gitops_kd.kube.rest import RestClient
 from gitops_kd.sim.cluster import EmbeddedCluster
 from gitops_kd.testing import wait_for
 from tests.source.git_http import HTTP_BACKEND, GitHttpServer
-from tests.source.remote_fixtures import (CLI, RunProcess, env_recording_git, fake_ssh, has_option, publish,
-                                          served_repo, ssh_args, write_secret)
+from tests.source.remote_fixtures import (CLI, env_recording_git, fake_ssh, has_option, publish,
+                                          run_process, served_repo, ssh_args, write_secret)
 
 KD = "kubedirector.hpe.com/v1beta1"
 TOKEN = "tok-1st-0123456789abcdef"
@@ -50,7 +50,7 @@ def test_token_over_http_applies_never_leaks_and_follows_secret_rotation(tmp_pat
     env_recording_git(tmp_path / "bin", git_env)
     with GitHttpServer(bare.parent, TOKEN) as server:
         url = f"{server.url}/specs.git"
-        run = RunProcess(tmp_path, url, cluster.kubeconfig, "--git-credentials-dir", str(secret),
+        run = run_process(tmp_path, url, cluster.kubeconfig, "--git-credentials-dir", str(secret),
                          path_prefix=tmp_path / "bin")
         try:
             wait_for("KDApp hello applied from the http remote", lambda: kdapp(cluster, "hello"), 60)
@@ -63,7 +63,7 @@ def test_token_over_http_applies_never_leaks_and_follows_secret_rotation(tmp_pat
             wait_for("KDApp extra applied after the rotation", lambda: kdapp(cluster, "extra"), 60)
         finally:
             code = run.stop()
-    output = run.output()
+    output = run.log()
     assert code == 0, output[-3000:]
     assert "DEBUG git.cmd: Popen(['git', 'fetch'" in output  # the debug log shows every git command run
     for token in (TOKEN, ROTATED):
@@ -79,16 +79,16 @@ def test_wrong_token_names_the_url_says_authentication_failed_and_applies_nothin
     token_file.write_text("not-the-token-42\n")
     with GitHttpServer(bare.parent, TOKEN) as server:
         url = f"{server.url}/specs.git"
-        run = RunProcess(tmp_path, url, cluster.kubeconfig, "--git-token-file", str(token_file))
+        run = run_process(tmp_path, url, cluster.kubeconfig, "--git-token-file", str(token_file))
         try:
             line = wait_for("the fetch failure in the log", lambda: next(
-                (ln for ln in run.output().splitlines() if "Authentication failed" in ln), None), 60)
+                (ln for ln in run.log().splitlines() if "Authentication failed" in ln), None), 60)
             assert url in line and "git fetch failed" in line
             assert server.auth_failures > 0 and server.auth_ok == 0
             assert kdapp(cluster, "hello") is None
         finally:
             run.stop()
-    assert "not-the-token-42" not in run.output()
+    assert "not-the-token-42" not in run.log()
 
 
 @pytest.mark.parametrize("known_hosts", [True, False], ids=["known-hosts", "accept-new"])
@@ -100,13 +100,13 @@ def test_ssh_key_over_ssh_url(tmp_path: Path, cluster: EmbeddedCluster, known_ho
     record = tmp_path / "ssh-args.log"
     fake_ssh(tmp_path / "bin", record)
     flags = ["--ssh-key-file", str(key)] + (["--known-hosts-file", str(hosts)] if known_hosts else [])
-    run = RunProcess(tmp_path, f"ssh://git@git.example.test{bare}", cluster.kubeconfig, *flags,
+    run = run_process(tmp_path, f"ssh://git@git.example.test{bare}", cluster.kubeconfig, *flags,
                      path_prefix=tmp_path / "bin")
     try:
         wait_for("KDApp hello applied over ssh", lambda: kdapp(cluster, "hello"), 60)
     finally:
         code = run.stop()
-    assert code == 0, run.output()[-3000:]
+    assert code == 0, run.log()[-3000:]
     calls = ssh_args(record)
     assert calls, "the ssh on PATH was never run"
     args = calls[0]

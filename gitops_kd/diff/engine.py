@@ -55,7 +55,8 @@ _APP_DIFFS: IdentityMemo[tuple[AppDiff, tuple[Refusal, ...]]] = IdentityMemo("ap
 _CLUSTER_DIFFS: IdentityMemo[tuple[ClusterDiff, tuple[Refusal, ...]]] = IdentityMemo("cluster diffs")
 _OWNED: IdentityMemo[Any] = IdentityMemo("owned templates")
 _FACTS: IdentityMemo[dict[str, dict[str, Any]]] = IdentityMemo("app role facts")
-MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED, _FACTS)
+_DIGESTS: IdentityMemo[str] = IdentityMemo("manifest digests")
+MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED, _FACTS, _DIGESTS)
 
 
 def frozen_app_manifest(app: KDApp, key: Key) -> FrozenMap[str, Any]:
@@ -68,6 +69,12 @@ def frozen_cluster_manifest(cluster: KDCluster, key: Key) -> FrozenMap[str, Any]
     """cluster_manifest(), deep-frozen and memoised per (cluster, namespace): what ApplyCluster carries."""
     return _MANIFESTS.get((cluster,), ("cluster", key[0]),
                           lambda: freeze(_stamp(cluster.body, key[0])))  # type: ignore[no-any-return]
+
+
+def manifests_digest(cluster: KDCluster, key: Key, app: KDApp, app_key: Key) -> str:
+    """sha256 of a cluster's manifest and its app's (canonical JSON), memoised per (cluster, app, keys)."""
+    return _DIGESTS.get((cluster, app), (key, app_key), lambda: hashlib.sha256(compact_json(
+        {"cluster": cluster_manifest(cluster, key), "app": app_manifest(app, app_key)}).encode()).hexdigest())
 
 
 def app_manifest(app: KDApp, key: Key) -> dict[str, Any]:

@@ -14,9 +14,8 @@ import hashlib
 from typing import Any
 
 from gitops_kd import __version__
-from gitops_kd.diff.engine import app_for, frozen_app_manifest, frozen_cluster_manifest
+from gitops_kd.diff.engine import app_for, manifests_digest
 from gitops_kd.observe.model import ObservedState
-from gitops_kd.spec.freeze import thaw
 from gitops_kd.spec.model import compact_json
 from gitops_kd.spec.state import DesiredState
 
@@ -33,8 +32,7 @@ def digest(desired: DesiredState, observed: ObservedState, key: Key) -> str | No
         return None
     app_key, app = found
     doc: dict[str, Any] = {
-        "cluster": thaw(frozen_cluster_manifest(cluster, key)),
-        "app": thaw(frozen_app_manifest(app, app_key)),
+        "manifests": manifests_digest(cluster, key, app, app_key),  # memoised: the same objects cost a lookup
         "fromVersion": live.rollout.from_version if live.rollout is not None else None,
         "renderer": __version__,
     }

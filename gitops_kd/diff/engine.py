@@ -245,7 +245,7 @@ def _diff_cluster(cluster: KDCluster, live: ObservedCluster | None, key: Key, fo
     if found is None:
         return ClusterDiff(key, cluster.source, None, True, needs, changes=changes), refusals
     app_key, app = found
-    t = transition(app, live_app, live.rollout, template_versions(live))
+    t = transition(app, live_app, live.rollout, template_versions(live), live.all_pods())
     return ClusterDiff(key, cluster.source, app_key, True, needs, t, role_diffs(app, cluster, live, t),
                        ports_diffs(app, live), changes), refusals
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 from gitops_kd.diff.model import DOWNGRADE, UPGRADE, Transition
-from gitops_kd.observe.model import PHASE_IDLE, ObservedApp, ObservedRollout
-from gitops_kd.plan.actions import ADOPT
+from gitops_kd.observe.model import PHASE_IDLE, ObservedApp, ObservedPod, ObservedRollout
+from gitops_kd.plan.actions import ADOPT, REBUILD
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.version import parse_app_version
 
@@ -43,9 +43,28 @@ def _unfinished_newer(rollout: ObservedRollout, target: str) -> bool:
         return False
 
 
+def stale_image(app: KDApp, pod: ObservedPod) -> bool:
+    """True when the pod's app container runs another image than the app asks for the pod's role."""
+    try:
+        want = app.role(pod.role).image
+    except KeyError:
+        return False
+    return bool(pod.image) and bool(want) and pod.image != want
+
+
+def _rebuilding(rollout: ObservedRollout | None, target: str) -> bool:
+    """True while a rebuild attempt at ``target`` is under way (not finished)."""
+    return (rollout is not None and rollout.direction == REBUILD and rollout.target_version == target
+            and rollout.phase != PHASE_IDLE)
+
+
 def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollout | None,
-               reached: Collection[str] = ()) -> Transition:
+               reached: Collection[str] = (), pods: Iterable[ObservedPod] = ()) -> Transition:
     """The transition of a cluster of ``app`` towards ``app.version``.
+
+    At the same version, it is an adoption only when the ``pods`` prove it (each runs the image the app asks
+    for its role); otherwise (a rebuilt image, ``+build`` metadata with a new image, pods that a lost record
+    left behind) a rebuild: every such pod is replaced one at a time, with no migration and no hook.
 
     Upgrade rules come from the target's ``from`` rule for the old version; downgrade rules from the
     ``downgrade.to`` rule of the stanza being left: the rollout's record (``from_upgrade``), else the
@@ -54,6 +73,8 @@ def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollou
     target = app.version
     old = from_version_of(target, live_app, rollout, reached)
     if old is None or compare_versions(old, target) == 0:
+        if _rebuilding(rollout, target) or any(stale_image(app, p) for p in pods):
+            return Transition(REBUILD, old, target, None, app.upgrade)
         return Transition(ADOPT, old, target, None, app.upgrade)
     if compare_versions(target, old) > 0:
         rules = app.upgrade.rule_for_upgrade_from(old) if app.upgrade is not None else None

@@ -47,9 +47,15 @@ class ExecContext:
         else:
             self.events.record(obj, reason, message, type_=type_)
 
-    def patch_rollout_status(self, namespace: str, name: str, patch: dict[str, Any]) -> dict[str, Any]:
-        """Merge-patch the KDRollout's status subresource."""
-        return self.rest.patch(ROLLOUT_API, ROLLOUTS, namespace, name, {"status": patch}, subresource="status")
+    def patch_rollout_status(self, namespace: str, name: str, patch: dict[str, Any], *,
+                             rv: str | None) -> dict[str, Any]:
+        """Merge-patch the KDRollout's status subresource, on condition that the object is still at
+        resourceVersion ``rv`` (the one the caller read): a write based on a stale read, such as a deposed
+        leader's, fails with 409 Conflict instead of overwriting newer progress."""
+        body: dict[str, Any] = {"status": patch}
+        if rv:
+            body["metadata"] = {"resourceVersion": rv}
+        return self.rest.patch(ROLLOUT_API, ROLLOUTS, namespace, name, body, subresource="status")
 
 
 def rv(obj: dict[str, Any]) -> str | None:

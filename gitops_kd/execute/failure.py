@@ -76,7 +76,7 @@ def _write(ctx: ExecContext, a: HandleFailure, obj: dict[str, Any], record: dict
     patch = rs.stall(obj.get("status") or {}, reason=a.reason, message=message, generation=generation(obj),
                      now=ctx.now())
     patch[FAILURE_FIELD] = record
-    written = ctx.patch_rollout_status(a.namespace, a.cluster, patch)
+    written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
     log.warning("failure policy %s for %s/%s: %s", a.policy, a.namespace, a.cluster, message)
     return Outcome(a.describe(), True, message,
                    expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))

@@ -56,13 +56,13 @@ def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
     if result.ok:
         patch = rs.pod_progress(a.pod, gatePassed=True, revision=revision)
         patch.update({"gateCheckedAt": rfc3339(ctx.now()), "step": f"gate passed in {a.pod}"})
-        written = ctx.patch_rollout_status(a.namespace, a.cluster, patch)
+        written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
         ctx.event_on_cluster(a.namespace, a.cluster, ev.GATE_PASSED, f"upgrade gate passed in pod {a.pod}")
         return Outcome(a.describe(), True, "gate passed",
                        expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))
     detail = result.tail(300) or result.error or f"exit code {result.exit_code}"
     written = ctx.patch_rollout_status(a.namespace, a.cluster, {
-        "gateCheckedAt": rfc3339(ctx.now()), "step": f"waiting for gate in {a.pod}: {detail}"})
+        "gateCheckedAt": rfc3339(ctx.now()), "step": f"waiting for gate in {a.pod}: {detail}"}, rv=rv(obj))
     log.info("gate in %s/%s not passed yet: %s", a.namespace, a.pod, detail)
     return Outcome(a.describe(), False, f"gate not passed yet: {detail}", requeue_after=float(gate.period_seconds),
                    expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from gitops_kd.execute.context import KD_API, ROLLOUT_API, ROLLOUTS, ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.observe.collector import Expectation
-from gitops_kd.plan.actions import ADOPT, DOWNGRADE, EnsureRollout, FinishRollout, NoteStep, RecordInSync, Stall, StartGate
+from gitops_kd.history.entries import attempt_of
+from gitops_kd.plan.actions import ADOPT, DOWNGRADE, REBUILD, EnsureRollout, FinishRollout, NoteStep, RecordInSync, Stall, StartGate
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
 
 log = logging.getLogger(__name__)
-FROM_UPGRADE_ANNOTATION = "gitops-kd.io/from-upgrade"
 _ACTIVE = (rs.UPGRADING, rs.DOWNGRADING, rs.STALLED)
 
 
@@ -27,8 +28,6 @@ def _create(ctx: ExecContext, a: EnsureRollout) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": a.cluster, "namespace": a.namespace,
                             "labels": {"kubedirector.hpe.com/kdcluster": a.cluster,
                                        "app.kubernetes.io/managed-by": "gitops-kd"}}
-    if a.from_stanza:
-        meta["annotations"] = {FROM_UPGRADE_ANNOTATION: a.from_stanza}
     if uid:
         meta["ownerReferences"] = [{"apiVersion": KD_API, "kind": "KubeDirectorCluster", "name": a.cluster,
                                     "uid": uid, "blockOwnerDeletion": False}]
@@ -43,75 +42,66 @@ def _spec(a: EnsureRollout) -> dict[str, Any]:
     return spec
 
 
-def _progress_target(obj: dict[str, Any], spec_target: str | None = None) -> str | None:
-    """The target the status's progress belongs to (status.targetVersion; the spec's for older objects)."""
-    status = obj.get("status") or {}
-    if status.get("targetVersion"):
-        return str(status["targetVersion"])
-    return spec_target if spec_target is not None else (obj.get("spec") or {}).get("targetVersion")
-
-
-def _is_retry(obj: dict[str, Any], a: EnsureRollout) -> bool:
-    """A Stalled rollout to the same target, direction and origin, asked for by a newer commit."""
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    return (status.get("phase") == rs.STALLED and _progress_target(obj) == a.target_version
-            and spec.get("commit") != a.commit and status.get("direction") == a.direction
+def _is_retry(status: dict[str, Any], a: EnsureRollout) -> bool:
+    """A Stalled attempt to the same target, direction and origin, asked for by a newer commit."""
+    return (status.get("phase") == rs.STALLED and status.get("targetVersion") == a.target_version
+            and status.get("commit") != a.commit and status.get("direction") == a.direction
             and status.get("fromVersion") == a.from_version)
 
 
-def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
-    """Spec (app, targetVersion, commit) first, then the status of a started (or adopted) rollout.
+def _same_attempt(status: dict[str, Any], a: EnsureRollout) -> bool:
+    return (status.get("targetVersion") == a.target_version and status.get("direction") == a.direction
+            and status.get("phase") in _ACTIVE and status.get("fromVersion") == a.from_version)
 
-    A new commit with the same target and direction keeps the progress already made.
+
+def new_attempt_id() -> str:
+    """A fresh attempt id: step markers and progress belong to one attempt (never reused by a later one)."""
+    return uuid.uuid4().hex[:16]
+
+
+def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
+    """The spec (what Git asks: app, targetVersion, commit), then the attempt in ONE status write guarded by
+    the resourceVersion just read: a failure between the two leaves the previous attempt in force (the
+    planner reads the attempt from the status only), never a half-started one.
+
+    A new commit with the same target and direction as a Stalled attempt resumes it, keeping its progress.
     """
     obj = ctx.rollout(a.namespace, a.cluster)
     changed = False
-    old_target = old_commit = None
-    if obj is not None and a.direction != ADOPT and _is_retry(obj, a):
-        # Status first, then spec: a crash in between leaves a running (not a stalled) rollout.
-        status = obj.get("status") or {}
-        ctx.patch_rollout_status(a.namespace, a.cluster, rs.resume(  # the spec patch below bumps the generation
-            status, commit=a.commit, generation=generation(obj) + 1, now=ctx.now()))
-        obj = ctx.rest.patch(ROLLOUT_API, ROLLOUTS, a.namespace, a.cluster, {"spec": _spec(a)})
-        ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STARTED, f"retrying the {a.direction} of {a.app} "
-                             f"to {a.target_version} after commit {(a.commit or '?')[:12]} (was stalled: "
-                             f"{status.get('stalledReason') or '?'}); progress made so far is kept")
-        return Outcome(a.describe(), True, "stalled rollout resumed", expect=_expect(obj))
     if obj is None:
         obj = _create(ctx, a)
         changed = True
-    else:
-        old_target = (obj.get("spec") or {}).get("targetVersion")
-        old_commit = (obj.get("spec") or {}).get("commit")
-        if (obj.get("spec") or {}) != {**(obj.get("spec") or {}), **_spec(a)}:
-            obj = ctx.rest.patch(ROLLOUT_API, ROLLOUTS, a.namespace, a.cluster, {"spec": _spec(a)})
-            changed = True
+    elif (obj.get("spec") or {}) != {**(obj.get("spec") or {}), **_spec(a)}:
+        obj = ctx.rest.patch(ROLLOUT_API, ROLLOUTS, a.namespace, a.cluster, {"spec": _spec(a)})
+        changed = True
     status, gen = obj.get("status") or {}, generation(obj)
     if a.direction == ADOPT:
         if rs.is_finished(status, a.target_version, gen):
             return Outcome(a.describe(), changed, "already recorded", expect=_expect(obj))
-        obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.adopt(status, app=a.app, version=a.target_version,
-                                                                         generation=gen, now=ctx.now()))
+        obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.adopt(
+            status, app=a.app, version=a.target_version, commit=a.commit, generation=gen, now=ctx.now()), rv=rv(obj))
         ctx.event_on_cluster(a.namespace, a.cluster, ev.ADOPTED, f"managed by gitops-kd at {a.app} {a.target_version}")
         return Outcome(a.describe(), True, "adopted", expect=_expect(obj))
-    same_rollout = (_progress_target(obj, old_target) == a.target_version and status.get("direction") == a.direction
-                    and status.get("phase") in _ACTIVE and status.get("fromVersion") == a.from_version)
-    if same_rollout:
+    if _is_retry(status, a):
+        obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.resume(
+            status, commit=a.commit, generation=gen, now=ctx.now()), rv=rv(obj))
+        ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STARTED, f"retrying the {a.direction} of {a.app} "
+                             f"to {a.target_version} after commit {(a.commit or '?')[:12]} (was stalled: "
+                             f"{status.get('stalledReason') or '?'}); progress made so far is kept")
+        return Outcome(a.describe(), True, "stalled rollout resumed", expect=_expect(obj))
+    if _same_attempt(status, a):
         if status.get("observedGeneration") != gen:
-            obj = ctx.patch_rollout_status(a.namespace, a.cluster, {"observedGeneration": gen})
+            obj = ctx.patch_rollout_status(a.namespace, a.cluster, {"observedGeneration": gen}, rv=rv(obj))
         return Outcome(a.describe(), changed, "rollout already started", expect=_expect(obj))
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if annotations.get(FROM_UPGRADE_ANNOTATION) != a.from_stanza:  # the stanza of the version being left
-        obj = ctx.rest.patch(ROLLOUT_API, ROLLOUTS, a.namespace, a.cluster,
-                             {"metadata": {"annotations": {FROM_UPGRADE_ANNOTATION: a.from_stanza}}})
+    previous = attempt_of(status, {}) if status.get("targetVersion") else None
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.start(
         status, direction=a.direction, app=a.app, target=a.target_version, from_version=a.from_version,
-        commit=a.commit, generation=gen, now=ctx.now(),
-        previous={"targetVersion": _progress_target(obj, old_target), "commit": old_commit} if old_target else None))
+        commit=a.commit, attempt=new_attempt_id(), from_stanza=a.from_stanza, generation=gen, now=ctx.now(),
+        previous=previous), rv=rv(obj))
     reason = ev.DOWNGRADE_STARTED if a.direction == DOWNGRADE else ev.UPGRADE_STARTED
-    ctx.event_on_cluster(a.namespace, a.cluster, reason,
-                         f"{a.direction} of {a.app} from {a.from_version or 'unknown'} to {a.target_version}"
-                         + (f" (commit {a.commit[:12]})" if a.commit else ""))
+    what = f"rebuild of {a.app} {a.target_version} (its pods do not run its template)" if a.direction == REBUILD \
+        else f"{a.direction} of {a.app} from {a.from_version or 'unknown'} to {a.target_version}"
+    ctx.event_on_cluster(a.namespace, a.cluster, reason, what + (f" (commit {a.commit[:12]})" if a.commit else ""))
     return Outcome(a.describe(), True, "rollout started", expect=_expect(obj))
 
 
@@ -124,7 +114,7 @@ def start_gate(ctx: ExecContext, a: StartGate) -> Outcome:
         return Outcome(a.describe(), False, "gate already started", expect=_expect(obj))
     pod = ctx.rest.get_or_none("v1", "pods", a.namespace, a.pod) or {}
     role = ((pod.get("metadata") or {}).get("labels") or {}).get("kubedirector.hpe.com/role")
-    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.gate_started(a.pod, role, ctx.now()))
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.gate_started(a.pod, role, ctx.now()), rv=rv(obj))
     ctx.event_on_cluster(a.namespace, a.cluster, ev.GATE_STARTED, f"waiting for the upgrade gate in pod {a.pod}")
     return Outcome(a.describe(), True, "gate started", expect=_expect(obj))
 
@@ -138,7 +128,7 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
         return Outcome(a.describe(), False, "already finished", expect=_expect(obj))
     was_active = status.get("phase") in _ACTIVE
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.finish(
-        status, version=a.version, commit=(obj.get("spec") or {}).get("commit"), generation=gen, now=ctx.now()))
+        status, version=a.version, commit=status.get("commit"), generation=gen, now=ctx.now()), rv=rv(obj))
     if was_active:
         ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_SUCCEEDED,
                              f"all members run version {a.version} (from {status.get('fromVersion') or 'unknown'})")
@@ -161,7 +151,7 @@ def _set_status(ctx: ExecContext, a: NoteStep | RecordInSync, fields: dict[str, 
     status = obj.get("status") or {}
     if all((status.get(k) or None) == v for k, v in fields.items()):
         return Outcome(a.describe(), False, "already there", expect=_expect(obj))
-    obj = ctx.patch_rollout_status(a.namespace, a.cluster, fields)
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, fields, rv=rv(obj))
     return Outcome(a.describe(), True, done, expect=_expect(obj))
 
 
@@ -173,6 +163,6 @@ def stall(ctx: ExecContext, a: Stall) -> Outcome:
     if rs.is_stalled(status, a.reason, a.message):
         return Outcome(a.describe(), False, "already stalled", expect=_expect(obj))
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.stall(
-        status, reason=a.reason, message=a.message, generation=generation(obj), now=ctx.now()))
+        status, reason=a.reason, message=a.message, generation=generation(obj), now=ctx.now()), rv=rv(obj))
     ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STALLED, f"{a.reason}: {a.message}", warning=True)
     return Outcome(a.describe(), True, "rollout stalled", expect=_expect(obj))

@@ -1,4 +1,4 @@
-"""RunStep: a migration or postUpgrade hook run in a member over exec, at most once (marker dirs in the pod)."""
+"""RunStep: a migration or postUpgrade hook run in a member over exec, at most once per attempt (marker dirs)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import logging
 import re
 from typing import Any
 
-from gitops_kd.execute.context import ExecContext, rv
+from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.execute.podexec import ExecResult
 from gitops_kd.observe.collector import Expectation
@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 STEPS_DIR = "/var/lib/gitops-kd/steps"
 ALREADY_DONE, INTERRUPTED = 96, 97
+EXEC_ATTEMPTS = 5  # an exec the API server refuses this many times in a row stalls the rollout (ExecFailed)
 
 # $1 = marker path (without suffix); the step's argv follows. mkdir is atomic: a second run of a step
 # that started (and maybe died half way) fails here instead of running the command again.
@@ -33,14 +34,19 @@ WRAPPER = (
 )
 
 
-def marker_path(rollout_uid: str, step_id: str) -> str:
-    """/var/lib/gitops-kd/steps/<rollout-uid>-<step id with / and odd characters as _>."""
+def marker_path(attempt: str, step_id: str) -> str:
+    """/var/lib/gitops-kd/steps/<attempt id>-<step id with / and odd characters as _>."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", step_id).strip("_")
-    return f"{STEPS_DIR}/{rollout_uid}-{safe}"
+    return f"{STEPS_DIR}/{attempt}-{safe}"
 
 
-def wrapped_command(rollout_uid: str, step_id: str, command: tuple[str, ...]) -> list[str]:
-    return ["/bin/sh", "-c", WRAPPER, "gitops-kd-step", marker_path(rollout_uid, step_id), *command]
+def wrapped_command(attempt: str, step_id: str, command: tuple[str, ...]) -> list[str]:
+    return ["/bin/sh", "-c", WRAPPER, "gitops-kd-step", marker_path(attempt, step_id), *command]
+
+
+def attempt_id(obj: dict[str, Any]) -> str:
+    """The KDRollout's current attempt (status.attempt); its uid for an attempt started before ids existed."""
+    return str((obj.get("status") or {}).get("attempt") or (obj.get("metadata") or {}).get("uid") or "rollout")
 
 
 def _recorded(status: dict[str, Any], a: RunStep) -> bool:
@@ -52,7 +58,7 @@ def _recorded(status: dict[str, Any], a: RunStep) -> bool:
 
 def _progress_patch(status: dict[str, Any], a: RunStep, revision: str, output: str) -> dict[str, Any]:
     progress = (status.get("pods") or {}).get(a.pod) or {}
-    fields: dict[str, Any] = {"revision": revision, "output": output}
+    fields: dict[str, Any] = {"revision": revision, "output": output, "execFailures": None}
     if a.kind == HOOK_STEP:
         fields["hookDone"] = True
     else:
@@ -73,13 +79,13 @@ def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
     if pod is None:
         return Outcome(a.describe(), False, f"pod {a.pod} not found", failed=True, requeue_after=1.0)
     revision = ((pod.get("metadata") or {}).get("labels") or {}).get("controller-revision-hash", "")
-    marker = marker_path((obj.get("metadata") or {}).get("uid", "rollout"), a.step_id)
-    result = ctx.pod_exec.run(a.namespace, a.pod, a.container,
-                              wrapped_command((obj.get("metadata") or {}).get("uid", "rollout"), a.step_id, a.command),
+    marker = marker_path(attempt_id(obj), a.step_id)
+    result = ctx.pod_exec.run(a.namespace, a.pod, a.container, wrapped_command(attempt_id(obj), a.step_id, a.command),
                               timeout=float(a.timeout_seconds))
     log.info("step %s in %s/%s: exit %s\n%s", a.step_id, a.namespace, a.pod, result.exit_code, result.tail())
     if result.exit_code in (0, ALREADY_DONE):
-        written = ctx.patch_rollout_status(a.namespace, a.cluster, _progress_patch(status, a, revision, result.tail()))
+        written = ctx.patch_rollout_status(a.namespace, a.cluster, _progress_patch(status, a, revision, result.tail()),
+                                           rv=rv(obj))
         if result.exit_code == 0:
             reason = ev.HOOK_SUCCEEDED if a.kind == HOOK_STEP else ev.MIGRATION_SUCCEEDED
             output = result.tail(600)
@@ -88,8 +94,24 @@ def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
         return Outcome(a.describe(), result.exit_code == 0, result.tail() or "done",
                        expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))
     if result.exit_code is None and not result.timed_out:  # never started: nothing ran, try again later
-        return Outcome(a.describe(), False, result.error, failed=True, requeue_after=2.0)
+        return _exec_refused(ctx, a, obj, result)
     return _stall(ctx, a, obj, result, marker)
+
+
+def _exec_refused(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult) -> Outcome:
+    """Count an exec that never started in status.pods[pod].execFailures; the EXEC_ATTEMPTS-th in a row stalls
+    the rollout (ExecFailed) with a Warning event. Retries back off: 2, 4, 8, ... seconds."""
+    progress = ((obj.get("status") or {}).get("pods") or {}).get(a.pod) or {}
+    failures = int(progress.get("execFailures") or 0) + 1
+    if failures >= EXEC_ATTEMPTS:
+        message = (f"{a.describe()}: the exec could not be started {failures} times in a row; last error: "
+                   f"{result.error or result.tail(300)}")
+        return _stall_with(ctx, a, obj, "ExecFailed", message, {"execFailures": failures})
+    written = ctx.patch_rollout_status(a.namespace, a.cluster, rs.pod_progress(a.pod, execFailures=failures),
+                                       rv=rv(obj))
+    return Outcome(a.describe(), True, f"exec not started ({failures}/{EXEC_ATTEMPTS}): {result.error}", failed=True,
+                   requeue_after=2.0 ** failures,
+                   expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))
 
 
 def _stall(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult, marker: str) -> Outcome:
@@ -103,12 +125,17 @@ def _stall(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult
     else:
         reason = "StepFailed"
         message = f"{a.describe()} failed with exit code {result.exit_code}. Output: {result.tail(600)}"
+    return _stall_with(ctx, a, obj, reason, message, {"output": result.tail()})
+
+
+def _stall_with(ctx: ExecContext, a: RunStep, obj: dict[str, Any], reason: str, message: str,
+                progress: dict[str, Any]) -> Outcome:
+    """Stall the rollout (one status write with the pod's progress fields) and say so in two Warning events."""
     ctx.event_on_cluster(a.namespace, a.cluster, ev.STEP_FAILED, message, warning=True)
-    status = obj.get("status") or {}
-    patch = rs.stall(status, reason=reason, message=message,
-                     generation=int((obj.get("metadata") or {}).get("generation") or 0), now=ctx.now())
-    patch.update(rs.pod_progress(a.pod, output=result.tail()))
-    written = ctx.patch_rollout_status(a.namespace, a.cluster, patch)
+    patch = rs.stall(obj.get("status") or {}, reason=reason, message=message, generation=generation(obj),
+                     now=ctx.now())
+    patch.update(rs.pod_progress(a.pod, **progress))
+    written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
     ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STALLED, f"{reason}: {message}", warning=True)
     return Outcome(a.describe(), True, message, failed=True,
                    expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))

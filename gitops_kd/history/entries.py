@@ -54,10 +54,18 @@ def _revert_of(status: Mapping[str, Any], commit: str | None) -> str | None:
     return None
 
 
+def attempt_of(status: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The current attempt's target and commit: recorded in the status when it started (the spec's for a
+    KDRollout written before the status carried them)."""
+    return {"targetVersion": status.get("targetVersion") or spec.get("targetVersion"),
+            "commit": status.get("commit") or spec.get("commit")}
+
+
 def closing_entry(status: Mapping[str, Any], spec: Mapping[str, Any], *, now: str) -> dict[str, Any] | None:
     """The status.history entry closing the current attempt when a rollout to another target starts, or
-    None when there is no unfinished attempt (Idle, adoption). ``now`` is the RFC 3339 time."""
-    if status.get("phase") not in _ACTIVE or status.get("direction") not in ("upgrade", "downgrade"):
+    None when there is no unfinished attempt (Idle, adoption). ``spec`` gives the attempt's targetVersion
+    and commit (see attempt_of); ``now`` is the RFC 3339 time."""
+    if status.get("phase") not in _ACTIVE or status.get("direction") not in ("upgrade", "downgrade", "rebuild"):
         return None
     commit = spec.get("commit")
     revert = _revert_of(status, commit)
@@ -83,7 +91,7 @@ def entries_of(rollout: Mapping[str, Any]) -> list[HistoryEntry]:
                         h.get("startedAt"), h.get("finishedAt"), str(h.get("result", SUCCEEDED)),
                         h.get("revertCommit"), h.get("reason"))
            for h in status.get("history") or ()]
-    current = closing_entry(status, spec, now="")
+    current = closing_entry(status, attempt_of(status, spec), now="")
     if current is not None:
         result = current["result"] if current["result"] != SUPERSEDED else IN_PROGRESS
         out.append(HistoryEntry(ns, name, app, str(current["version"] or ""), current["fromVersion"], current["commit"],

@@ -30,7 +30,7 @@ ROLLOUT_API = "gitops-kd.io/v1alpha1"
 CLUSTER_LABEL = "kubedirector.hpe.com/kdcluster"
 ROLE_LABEL = "kubedirector.hpe.com/role"
 REVISION_LABEL = "controller-revision-hash"
-FROM_UPGRADE_ANNOTATION = "gitops-kd.io/from-upgrade"
+APP_CONTAINER = "app"
 
 # (kind name, api version, plural, label selector)
 KINDS: tuple[tuple[str, str, str, str | None], ...] = (
@@ -251,7 +251,15 @@ def observed_pod(raw: Mapping[str, Any]) -> ObservedPod | None:
         phase=str(status.get("phase") or "Pending"), ready=is_ready,
         deleting=meta.get("deletionTimestamp") is not None, created_at=parse_time(meta.get("creationTimestamp")),
         ready_since=parse_time(ready.get("lastTransitionTime")) if is_ready and ready else None,
-        pod_ip=status.get("podIP"))
+        pod_ip=status.get("podIP"), image=_app_image(raw))
+
+
+def _app_image(raw: Mapping[str, Any]) -> str:
+    """The image of the pod's app container ("" when it has none)."""
+    for container in (raw.get("spec") or {}).get("containers") or ():
+        if container.get("name") == APP_CONTAINER:
+            return str(container.get("image") or "")
+    return ""
 
 
 def observed_service(raw: Mapping[str, Any]) -> ObservedService:
@@ -263,10 +271,9 @@ def observed_service(raw: Mapping[str, Any]) -> ObservedService:
 def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
     meta, spec, status = _meta(raw), raw.get("spec") or {}, raw.get("status") or {}
     from_upgrade: UpgradeSpec | None = None
-    if text := (meta.get("annotations") or {}).get(FROM_UPGRADE_ANNOTATION):
+    if text := status.get("fromStanza"):
         try:
-            from_upgrade = UpgradeSpec.from_annotation(
-                text, f"KDRollout {_ns(raw)}/{_name(raw)}: annotation {FROM_UPGRADE_ANNOTATION}")
+            from_upgrade = UpgradeSpec.from_annotation(text, f"KDRollout {_ns(raw)}/{_name(raw)}: status.fromStanza")
         except SpecError as exc:
             log.warning("%s", exc)
     pods = {}
@@ -276,7 +283,7 @@ def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
                                  gate_passed=bool(p.get("gatePassed")), ready_since=parse_time(p.get("readySince")))
     return ObservedRollout(
         name=_name(raw), namespace=_ns(raw), uid=str(meta.get("uid", "")), generation=int(meta.get("generation") or 0),
-        target_version=spec.get("targetVersion"), from_version=status.get("fromVersion"), commit=spec.get("commit"),
+        target_version=status.get("targetVersion"), from_version=status.get("fromVersion"), commit=status.get("commit"),
         app_version=status.get("appVersion"), phase=str(status.get("phase") or ""), pods=pods,
         gate_started_at=parse_time(status.get("gateStartedAt")), stalled_reason=status.get("stalledReason"),
         conditions=tuple(status.get("conditions") or ()), raw=raw, current_pod=status.get("currentPod"),

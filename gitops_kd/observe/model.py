@@ -59,6 +59,7 @@ class ObservedPod:
     created_at: datetime | None = None
     ready_since: datetime | None = None
     pod_ip: str | None = None
+    image: str = ""  # the app container's image
 
     @property
     def up(self) -> bool:
@@ -147,13 +148,15 @@ class PodProgress:
 class ObservedRollout:
     """gitops-kd's KDRollout for one KDCluster (same namespace and name).
 
-    Spec: ``target_version``, ``commit`` (and app); status: ``app_version`` (the version every pod
-    runs), ``from_version``, ``phase`` (Idle | Upgrading | Downgrading | Stalled), ``pods`` (progress
-    per pod name), ``gate_started_at`` (when gating of ``current_pod`` began), ``stalled_reason``.
+    The current attempt, all from the status (written in one write when it started): ``target_version``,
+    ``from_version``, ``commit``, ``direction``, ``from_upgrade``; and its progress: ``app_version`` (the
+    version every pod runs), ``phase`` (Idle | Upgrading | Downgrading | Stalled), ``pods`` (progress
+    per pod name), ``gate_started_at`` (when gating of ``current_pod`` began), ``stalled_reason``. The spec
+    (what Git asks) is never read to plan: a spec written without its status must not count as started.
     Optional extras: ``current_pod`` (the pod being upgraded), ``gate_checked_at`` (last gate probe),
-    ``direction`` ("upgrade" | "downgrade" | "adopt"), ``app`` (spec.app), ``observed_generation``,
+    ``direction`` ("upgrade" | "downgrade" | "rebuild" | "adopt"), ``app`` (spec.app), ``observed_generation``,
     ``from_upgrade``: the upgrade stanza of the version being left, as recorded by EnsureRollout
-    (``from_stanza``, parsed back with UpgradeSpec.from_annotation) — a downgrade's data rules come
+    (status.fromStanza, parsed back with UpgradeSpec.from_annotation) — a downgrade's data rules come
     from it once the live KDApp already carries the older version.
     """
 

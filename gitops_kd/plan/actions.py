@@ -22,6 +22,7 @@ from gitops_kd.spec.freeze import freeze, thaw
 from gitops_kd.spec.upgrade import Gate
 
 UPGRADE, DOWNGRADE, ADOPT = "upgrade", "downgrade", "adopt"
+REBUILD = "rebuild"  # same version, but pods that do not run its image: replaced one at a time, no migration or hook
 MIGRATE_STEP, HOOK_STEP = "migrate", "hook"
 
 
@@ -94,11 +95,11 @@ class ApplyCluster:
 class EnsureRollout(_ClusterScoped):
     """Create/update the KDRollout ``cluster`` (spec app/targetVersion/commit); status Reconciling.
 
-    ``direction`` is "upgrade" | "downgrade" | "adopt" (a cluster already at the target that has no
-    rollout yet: record it as Idle at ``target_version``). ``cluster_uid`` is for the owner reference.
-    ``from_stanza`` is the upgrade stanza of the version being left (UpgradeSpec.to_annotation() JSON,
-    None if it had none): store it in the KDRollout (e.g. annotation gitops-kd.io/from-upgrade) and
-    report it back as ObservedRollout.from_upgrade. EnsureRollout is planned BEFORE the KDApp is
+    ``direction`` is "upgrade" | "downgrade" | "rebuild" (same version, pods on another image) | "adopt"
+    (a cluster whose pods already run the target that has no rollout yet: record it as Idle at
+    ``target_version``). ``cluster_uid`` is for the owner reference. ``from_stanza`` is the upgrade stanza
+    of the version being left (UpgradeSpec.to_annotation() JSON, None if it had none): stored in the
+    attempt's status (status.fromStanza) and reported back as ObservedRollout.from_upgrade. EnsureRollout is planned BEFORE the KDApp is
     updated, so the rollout records ``from_version`` while the live app still shows it.
     """
 
@@ -387,7 +388,7 @@ def waits_last(actions: Iterable[Action]) -> tuple[Action, ...]:
 from gitops_kd.plan.result import Plan, Refusal, plan_of  # noqa: E402
 
 __all__ = [
-    "ADOPT", "DOWNGRADE", "HOOK_STEP", "MIGRATE_STEP", "UPGRADE",
+    "ADOPT", "DOWNGRADE", "HOOK_STEP", "MIGRATE_STEP", "REBUILD", "UPGRADE",
     "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout",
     "HandleFailure", "PatchServicePorts", "PatchTemplate", "Plan", "Refusal", "RunStep", "SetOnDelete", "Stall",
     "StartGate", "Wait", "plan_of",

@@ -19,6 +19,7 @@ from gitops_kd.diff.model import ClusterDiff, Transition
 from gitops_kd.observe.model import ON_DELETE, PHASE_IDLE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
     ADOPT,
+    REBUILD,
     Action,
     ApplyApp,
     ApplyCluster,
@@ -150,7 +151,8 @@ def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition,
     older commit (a new commit retries)."""
     rollout = live.rollout
     if rollout is not None and rollout.target_version == t.target_version and not (
-            rollout.stalled and rollout.commit != desired.commit):
+            rollout.stalled and rollout.commit != desired.commit) and not (
+            t.direction == REBUILD and (rollout.direction != REBUILD or rollout.phase == PHASE_IDLE)):
         return None
     left = t.left_stanza.to_annotation() if t.left_stanza is not None else None
     return EnsureRollout(live.namespace, live.name, app_name, t.target_version, t.from_version, desired.commit,

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gitops_kd.diff.model import UPGRADE, Transition
+from gitops_kd.diff.transition import stale_image
 from gitops_kd.kd import layout
 from gitops_kd.observe.model import ObservedCluster, ObservedPod, ObservedRollout
 from gitops_kd.plan.actions import (
     ADOPT,
     HOOK_STEP,
+    REBUILD,
     MIGRATE_STEP,
     Action,
     CheckGate,
@@ -63,12 +65,13 @@ class PodContext:
 def outdated(ctx: PodContext, pod: ObservedPod) -> bool:
     """True when the pod must be replaced: it does not run the role's (pending or current) template.
 
-    Adoption (no version change) replaces nothing: the pods already run the target version, and the
-    template gitops-kd installs (its init container, the .gitops-kd mount) only matters to the next
-    upgrade, which replaces every pod anyway. A stateful cluster is not restarted for being adopted.
+    Adoption and rebuild (no version change) replace only pods whose app container runs another image than
+    the app asks for (none, for an adoption): the template gitops-kd installs (its init container, the
+    .gitops-kd mount) only matters to the next upgrade, which replaces every pod anyway. A stateful cluster
+    is not restarted for being adopted.
     """
-    if ctx.transition.direction == ADOPT:
-        return False
+    if ctx.transition.direction in (ADOPT, REBUILD):
+        return stale_image(ctx.app, pod)
     if pod.role in ctx.pending_patch_roles:
         return True
     sts = ctx.live.statefulset(pod.role)

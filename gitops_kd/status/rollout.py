@@ -26,14 +26,18 @@ def _clear_pods(status: Status) -> dict[str, None]:
 
 
 def start(status: Status, *, direction: str, app: str, target: str, from_version: str | None, commit: str | None,
-          generation: int, now: datetime, previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A new rollout (upgrade/downgrade) towards `target`: progress reset, Reconciling=True. `previous` is the
-    rollout's spec before this one: an attempt it left unfinished is closed in status.history (Stalled,
-    Reverted or Superseded)."""
+          attempt: str, from_stanza: str | None, generation: int, now: datetime,
+          previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A new attempt (upgrade/downgrade/rebuild) towards `target`, recorded whole in ONE status write: its id,
+    direction, from and target versions, commit and the upgrade stanza of the version being left; progress
+    reset, Reconciling=True. `previous` is the attempt before this one: if it did not finish it is closed in
+    status.history (Stalled, Reverted or Superseded)."""
     phase = DOWNGRADING if direction == "downgrade" else UPGRADING
-    verb = "downgrading" if direction == "downgrade" else "upgrading"
-    message = f"{verb} {app} from {from_version or 'unknown'} to {target}" + (f" (commit {commit[:12]})" if commit else "")
-    reason = "Downgrading" if direction == "downgrade" else "Upgrading"
+    verb = {"downgrade": "downgrading", "rebuild": "rebuilding"}.get(direction, "upgrading")
+    origin = f"at {target} (the pods do not run its template)" if direction == "rebuild" else \
+        f"from {from_version or 'unknown'} to {target}"
+    message = f"{verb} {app} {origin}" + (f" (commit {commit[:12]})" if commit else "")
+    reason = verb.capitalize()
     extra: dict[str, Any] = {}
     closing = closing_entry(status, previous, now=rfc3339(now)) if previous else None
     if closing is not None:
@@ -41,7 +45,7 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
     return {
         **extra,
         "observedGeneration": generation, "phase": phase, "direction": direction, "fromVersion": from_version,
-        "targetVersion": target,
+        "targetVersion": target, "attempt": attempt, "commit": commit, "fromStanza": from_stanza,
         "appVersion": status.get("appVersion") or from_version, "startedAt": rfc3339(now), "pods": _clear_pods(status) or None,
         "currentRole": None, "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None,
         "step": "started", "message": message,
@@ -50,28 +54,24 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
 
 
 def resume(status: Status, *, commit: str | None, generation: int, now: datetime) -> dict[str, Any]:
-    """A stalled rollout retried by a new commit: progress kept (done steps stay done), Reconciling again."""
+    """A stalled attempt retried by a new commit: same attempt, progress kept (done steps stay done),
+    Reconciling again; the commit is the retrying one."""
     phase = DOWNGRADING if status.get("direction") == "downgrade" else UPGRADING
     message = f"retrying after commit {(commit or '?')[:12]} (was stalled: {status.get('stalledReason') or '?'})"
     return {"observedGeneration": generation, "phase": phase, "stalledReason": None, "message": message,
+            "commit": commit,
             "gateStartedAt": None, "gateCheckedAt": None, "step": "resumed",
             "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now)}
 
 
-def adopt(status: Status, *, app: str, version: str, generation: int, now: datetime) -> dict[str, Any]:
-    """A cluster already at `version` that had no rollout: Idle and Ready."""
+def adopt(status: Status, *, app: str, version: str, commit: str | None, generation: int,
+          now: datetime) -> dict[str, Any]:
+    """A cluster whose pods all run `version`'s image and that had no rollout: Idle and Ready."""
     message = f"all members run {app} {version}"
     return {"observedGeneration": generation, "phase": IDLE, "direction": "adopt", "appVersion": version,
-            "targetVersion": version,
+            "targetVersion": version, "fromVersion": None, "commit": commit, "attempt": None, "fromStanza": None,
             "step": None, "message": message,
             "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)}
-
-
-def is_started(status: Status, *, direction: str, target_generation: int, from_version: str | None) -> bool:
-    """True when a start() for this generation/direction was already written (EnsureRollout no-op)."""
-    phase = DOWNGRADING if direction == "downgrade" else UPGRADING
-    return (status.get("observedGeneration") == target_generation and status.get("direction") == direction
-            and status.get("phase") in (phase, STALLED) and status.get("fromVersion") == from_version)
 
 
 def pod_progress(pod: str, **fields: Any) -> dict[str, Any]:

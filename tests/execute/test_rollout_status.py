@@ -11,17 +11,16 @@ from gitops_kd.status import events, rollout
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
 
-def test_start_resets_progress_and_marks_reconciling() -> None:
+def test_start_records_the_whole_attempt_in_one_patch_and_resets_progress() -> None:
     status = {"appVersion": "1.0.0", "pods": {"a-0": {"hookDone": True}}, "phase": "Idle"}
     patch = rollout.start(status, direction="upgrade", app="hello", target="2.0.0", from_version="1.0.0",
-                          commit="0123456789abcdef", generation=2, now=T0)
+                          commit="0123456789abcdef", attempt="a1", from_stanza='{"x": 1}', generation=2, now=T0)
     assert patch["phase"] == "Upgrading" and patch["pods"] == {"a-0": None}
     assert patch["fromVersion"] == "1.0.0" and patch["appVersion"] == "1.0.0"
+    assert (patch["targetVersion"], patch["direction"], patch["attempt"], patch["commit"], patch["fromStanza"]) == \
+        ("2.0.0", "upgrade", "a1", "0123456789abcdef", '{"x": 1}')
     assert "0123456789ab" in patch["message"]
     assert {c["type"]: c["status"] for c in patch["conditions"]} == {"Ready": "False", "Reconciling": "True"}
-    merged = {**status, **{k: v for k, v in patch.items() if v is not None}}
-    assert rollout.is_started(merged, direction="upgrade", target_generation=2, from_version="1.0.0")
-    assert not rollout.is_started(merged, direction="downgrade", target_generation=2, from_version="1.0.0")
 
 
 def test_finish_appends_history_and_is_ready() -> None:
@@ -41,7 +40,7 @@ def test_finish_appends_history_and_is_ready() -> None:
 def test_stall_and_adopt() -> None:
     patch = rollout.stall({}, reason="GateTimedOut", message="no", generation=1, now=T0)
     assert rollout.is_stalled(patch, "GateTimedOut", "no")
-    adopt = rollout.adopt({}, app="hello", version="1.0.0", generation=1, now=T0)
+    adopt = rollout.adopt({}, app="hello", version="1.0.0", commit="abc", generation=1, now=T0)
     assert rollout.is_finished(adopt, "1.0.0", 1)
 
 

@@ -41,6 +41,7 @@ class Replica:
                                      identity=identity or default_identity(), lease_duration=lease_duration,
                                      renew_deadline=renew_deadline, retry_period=retry_period,
                                      on_started_leading=self._started, on_stopped_leading=self._stopped)
+        controller.set_fence(lambda: self.elector.is_leader)  # a deposed or frozen leader writes and execs nothing
         self.http: HttpServer | None = None
         if listen is not None:
             app = make_app(self, webhook_secret=webhook_secret, branch=controller.source.branch, metrics=metrics)

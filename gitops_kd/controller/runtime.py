@@ -16,6 +16,7 @@ from gitops_kd.controller.refusals import RefusalReporter
 from gitops_kd.controller.scope import Scope, Scoped, restrict
 from gitops_kd.controller.select import select
 from gitops_kd.execute import Executor, Outcome
+from gitops_kd.execute.fence import NotLeading
 from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
 from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Prune, Wait
@@ -29,6 +30,7 @@ READ_YOUR_WRITES_TIMEOUT = 5.0
 IDLE_RESYNC = 30.0
 UNHEALTHY_AFTER = 15
 NOOP_HOLD = 2.0
+FENCED_RETRY = 1.0  # seconds before a reconcile whose write the fence refused looks again
 
 
 def _utcnow() -> datetime:
@@ -121,6 +123,10 @@ class Controller:
         self.stop()
 
     # -- surface for the HTTP endpoints and tests --------------------------------------------------
+    def set_fence(self, fence: Callable[[], bool]) -> None:
+        """Only act while ``fence()`` is True: checked right before each write and exec (leader election)."""
+        self.executor.set_fence(fence)
+
     def trigger_poll(self) -> None:
         """Poll Git now (push webhook)."""
         if self.poller.running:
@@ -253,6 +259,9 @@ class Controller:
             raise RequeueAfter(choice.requeue_after if choice.requeue_after is not None else IDLE_RESYNC)
         try:
             outcome = self.executor.execute(choice.action)
+        except NotLeading as exc:
+            log.warning("%s", exc)
+            raise RequeueAfter(FENCED_RETRY) from exc
         except Exception:
             self._count_step(choice.action, "error")
             raise

@@ -12,9 +12,8 @@ from kubernetes.client import ApiClient
 from gitops_kd.execute import apply, failure, gate, rollout, steps, workload
 from gitops_kd.execute.context import ExecContext
 from gitops_kd.execute.events import EventRecorder
+from gitops_kd.execute.fence import Fence, FencedExec, FencedRest
 from gitops_kd.execute.outcome import Outcome
-from gitops_kd.execute.podexec import PodExec
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.plan import actions as A
 
 log = logging.getLogger(__name__)
@@ -50,9 +49,14 @@ class Executor:
         """`reverter(commit, reason) -> (sha, pushed)` pushes a revert for failurePolicy revert-commit (None: the
         policy halts instead)."""
         self.reverter = reverter
-        rest = RestClient(api_client)
-        self.events = EventRecorder(rest, now, component=component)
-        self._ctx = ExecContext(rest=rest, events=self.events, pod_exec=PodExec(api_client), now=now)
+        self._rest = FencedRest(api_client)
+        self._exec = FencedExec(api_client)
+        self.events = EventRecorder(self._rest, now, component=component)
+        self._ctx = ExecContext(rest=self._rest, events=self.events, pod_exec=self._exec, now=now)
+
+    def set_fence(self, fence: Fence) -> None:
+        """Check ``fence()`` right before each write and exec (execute.fence.NotLeading when it is down)."""
+        self._rest.fence = self._exec.fence = fence
 
     def execute(self, action: A.Action) -> Outcome:
         """Apply one action; a Wait does nothing and asks to look again after its delay."""

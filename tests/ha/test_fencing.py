@@ -1,0 +1,63 @@
+"""HA fencing: a leader frozen past its lease (SIGSTOP) while a standby takes over acts no more once it thaws."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+from gitops_kd.testing import wait_for
+from tests.deploy.runner import RunProcess, token_kubeconfig
+from tests.e2e.harness import E2E, NS
+from tests.ha.test_failover import LEASE_DURATION, RETRY_PERIOD, SYSTEM_NS, app_with_appending_hook, events, \
+    leader_of
+
+ACTION_LINE = re.compile(r"gitops_kd\.execute\.executor.* -> ")
+
+
+def test_leader_frozen_past_its_lease_writes_and_execs_nothing_after_thawing(tmp_path: Path) -> None:
+    """Invariant: once another replica holds the Lease, the deposed leader performs no write and no exec (its
+    fence, checked right before each, is down), even when it was frozen in the middle of a reconcile; each
+    member's hook runs exactly once."""
+    world = E2E(tmp_path)
+    procs: list[RunProcess] = []
+    try:
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                     "metadata": {"name": SYSTEM_NS}})
+        kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", "gitops-kd-sa")
+        for name in ("replica-a", "replica-b"):
+            procs.append(RunProcess(name, tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
+                                    "--leader-elect", "--log-level", "info", env={"POD_NAMESPACE": SYSTEM_NS}))
+        leader = wait_for("a leader", lambda: leader_of(world, procs), 60)
+        standby = next(p for p in procs if p is not leader)
+        world.wait_ready_at("1.0.0", timeout=120)
+        world.commit({"apps/hello.yaml": app_with_appending_hook()}, "hello 2.0.0, appending hook")
+        leader.poll_now()
+        wait_for("the first hook ran", lambda: len(events(world, "HookSucceeded")) >= 1, 120)
+        os.kill(leader.proc.pid, signal.SIGSTOP)
+        try:
+            wait_for("standby takes the Lease", lambda: leader_of(world, procs) is standby,
+                     LEASE_DURATION + 3 * RETRY_PERIOD + 10, interval=0.1)
+            took_over = time.monotonic()
+            # let the standby make progress with the old leader still frozen, so it is deposed for real
+            wait_for("the standby acts", lambda: ACTION_LINE.search(standby.log()), 60)
+            frozen_log = len(leader.log())
+        finally:
+            os.kill(leader.proc.pid, signal.SIGCONT)
+        wait_for("the deposed leader exits", lambda: not leader.alive, 60)
+        after = leader.log()[frozen_log:]
+        assert not ACTION_LINE.search(after), f"deposed leader acted after thawing:\n{after}"
+        assert time.monotonic() > took_over
+        world.wait_ready_at("2.0.0", timeout=180)
+        for pod in sorted(p["metadata"]["name"] for p in world.pods()):
+            lines = world.sh(pod, "cat /var/lib/hello/upgrade.log").splitlines()
+            assert lines == [f"upgraded-to-2.0.0 {pod}"], (pod, lines)
+        assert len(events(world, "HookSucceeded")) == 3
+    finally:
+        for p in procs:
+            if p.alive:
+                os.kill(p.proc.pid, signal.SIGCONT)
+            p.stop()
+        world.close()

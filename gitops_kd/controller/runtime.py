@@ -82,6 +82,7 @@ class Controller:
         self.http: HttpServer | None = None
         self._started = False
         self._errors_in_row = 0
+        self._polled = threading.Event()  # set by the first poll result: no plan from a stale commit before it
         self.last_plan: Plan | None = None
         self.actions_executed = 0
 
@@ -177,6 +178,7 @@ class Controller:
                             commit, exc)
 
     def _on_poll(self, result: PollResult) -> None:
+        self._polled.set()
         if self.metrics is not None:
             failed = not result.changed and not result.accepted and any(e.file == self.source.url for e in result.errors)
             self.metrics.record_poll(poll_result_label(changed=result.changed, accepted=result.accepted, failed=failed))
@@ -241,7 +243,9 @@ class Controller:
         self._errors_in_row = 0
 
     def _reconcile_once(self) -> None:
-        if not self.collector.wait_synced(0):
+        if not self.collector.wait_synced(0) or not self._polled.is_set():
+            # Before the first poll the last applied commit may be older than one already started (a commit
+            # whose KDApp KubeDirector refused is accepted, not applied): planning it would flip the rollout.
             raise RequeueAfter(0.2)
         with self._lock:
             candidate = self._candidate

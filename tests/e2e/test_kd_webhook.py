@@ -63,3 +63,24 @@ def test_upgrade_refused_by_kubedirectors_webhook_is_an_event_and_touches_nothin
     status = (strict.rollout() or {}).get("status") or {}
     ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
     assert not (ready and status.get("appVersion") == "2.0.0"), status
+
+
+def test_restarts_while_kubedirector_refuses_the_app_never_flip_the_rollout(strict: E2E) -> None:
+    """Invariant: a restarted controller plans nothing before its first poll, so a rollout whose KDApp KubeDirector
+    refuses stays on its attempt (Upgrading to 2.0.0) across restarts instead of flipping to Idle at 1.0.0."""
+    strict.start_controller()
+    strict.wait_ready_at("1.0.0")
+    strict.wait_settled()
+    strict.commit({"apps/hello.yaml": strict.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
+    wait_for("ApplyFailed event on KDApp hello", lambda: _apply_failed(strict), 60)
+    attempt = (strict.rollout() or {})["status"]["attempt"]
+    for _ in range(2):
+        strict.stop_controller()
+        logged = len(strict.log)
+        controller = strict.start_controller()
+        wait_for("a plan after the restart", lambda: controller.last_plan, 30)
+        wait_for("the KDApp applied (and refused) again",
+                 lambda: "apply KubeDirectorApp default/hello at version 2.0.0" in strict.log[logged:], 60)
+        assert strict.log[logged:] == ["apply KubeDirectorApp default/hello at version 2.0.0"], strict.log[logged:]
+        status = (strict.rollout() or {})["status"]
+        assert (status["phase"], status["targetVersion"], status["attempt"]) == ("Upgrading", "2.0.0", attempt)

@@ -154,10 +154,11 @@ def test_hook_interrupted_by_a_kill_is_not_rerun_until_the_operator_clears_it(e2
                           .get("stalledReason") == "StepInterrupted" and s, 60)
         assert "never finished" in status["message"] and ".started" in status["message"]
         assert e2e.sh(ctl, "cat /var/lib/hello/hook.log") == "start\n"  # not run a second time
-        uid = e2e.rollout()["metadata"]["uid"]
+        attempt = e2e.rollout()["status"]["attempt"]
+        marker = f"/var/lib/gitops-kd/steps/{attempt}-2.0.0_{ctl}_hook.started"
+        assert marker in status["message"]
         # the operator checks the pod: stops what is left of the hook, clears its marker, commits to retry
-        e2e.sh(ctl, "kill $(cat /var/lib/hello/hook.pid) 2>/dev/null; rm -f /var/lib/hello/slow; "
-                    f"rm -rf /var/lib/gitops-kd/steps/{uid}-2.0.0_{ctl}_hook.started")
+        e2e.sh(ctl, f"kill $(cat /var/lib/hello/hook.pid) 2>/dev/null; rm -f /var/lib/hello/slow; rm -rf {marker}")
         git(e2e.repo, "commit", "-q", "--allow-empty", "-m", "retry the upgrade")
         e2e.wait_ready_at("2.0.0", timeout=90)
     finally:

@@ -9,11 +9,14 @@ from typing import Any, Callable
 from gitops_kd.sim import errors
 
 KINDS = ("error", "conflict", "timeout")
+WRITE = "write"  # verb class: create, update, patch, delete, deletecollection, and every pods/exec request
+_WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
 @dataclass(frozen=True)
 class FaultRule:
-    """Fail `remaining` requests whose verb and resource match (`*` matches anything)."""
+    """Fail `remaining` requests whose verb, resource and user match (`*` matches anything; verb `write` matches
+    every write and exec), after letting the first `skip` matching ones through."""
 
     kind: str  # "error" (500), "conflict" (409) or "timeout" (sleep `delay`, then 504)
     verb: str = "*"
@@ -21,14 +24,20 @@ class FaultRule:
     remaining: int = 1
     delay: float = 1.0
     message: str = "injected fault"
+    user: str = "*"  # the bearer token of the client (the embedded server's notion of a user)
+    skip: int = 0
 
-    def matches(self, verb: str, resource: str) -> bool:
+    def matches(self, verb: str, resource: str, user: str = "") -> bool:
         """`statefulsets` matches the main resource only; `statefulsets/status` the subresource."""
-        return self.verb in ("*", verb) and self.resource in ("*", resource)
+        if self.verb == WRITE:
+            verb_ok = verb in _WRITE_VERBS or resource == "pods/exec"
+        else:
+            verb_ok = self.verb in ("*", verb)
+        return verb_ok and self.resource in ("*", resource) and self.user in ("*", user)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "verb": self.verb, "resource": self.resource, "remaining": self.remaining,
-                "delay": self.delay, "message": self.message}
+                "delay": self.delay, "message": self.message, "user": self.user, "skip": self.skip}
 
 
 @dataclass
@@ -40,13 +49,15 @@ class FaultInjector:
     _drop_watches: Callable[[], int] | None = None
 
     def add(self, kind: str, verb: str = "*", resource: str = "*", count: int = 1, *, delay: float = 1.0,
-            message: str = "injected fault") -> FaultRule:
-        """Fail the next `count` requests matching (verb, resource) with `kind`."""
+            message: str = "injected fault", user: str = "*", skip: int = 0) -> FaultRule:
+        """Fail `count` requests matching (verb, resource, user) with `kind`, after `skip` matching ones."""
         if kind not in KINDS:
             raise ValueError(f"fault kind {kind!r}: must be one of {', '.join(KINDS)}")
         if count < 1:
             raise ValueError(f"fault count {count}: must be at least 1")
-        rule = FaultRule(kind, verb, resource, count, float(delay), message)
+        if skip < 0:
+            raise ValueError(f"fault skip {skip}: must be at least 0")
+        rule = FaultRule(kind, verb, resource, count, float(delay), message, user, skip)
         with self._lock:
             self._rules.append(rule)
         return rule
@@ -73,11 +84,15 @@ class FaultInjector:
         """Close every open watch stream; returns how many were closed."""
         return self._drop_watches() if self._drop_watches is not None else 0
 
-    def take(self, verb: str, resource: str) -> FaultRule | None:
-        """Consume and return the first rule matching this request, if any."""
+    def take(self, verb: str, resource: str, user: str = "") -> FaultRule | None:
+        """Consume and return the first rule matching this request, if any (a rule still skipping counts the
+        request and lets it through)."""
         with self._lock:
             for i, rule in enumerate(self._rules):
-                if rule.matches(verb, resource):
+                if rule.matches(verb, resource, user):
+                    if rule.skip > 0:
+                        self._rules[i] = replace(rule, skip=rule.skip - 1)
+                        return None
                     if rule.remaining <= 1:
                         del self._rules[i]
                     else:
@@ -97,7 +112,8 @@ class FaultInjector:
             try:
                 rule = self.add(str(body.get("kind", "error")), str(body.get("verb", "*")),
                                 str(body.get("resource", "*")), int(body.get("count", 1)),
-                                delay=float(body.get("delay", 1.0)), message=str(body.get("message", "injected fault")))
+                                delay=float(body.get("delay", 1.0)), message=str(body.get("message", "injected fault")),
+                                user=str(body.get("user", "*")), skip=int(body.get("skip", 0)))
             except (TypeError, ValueError) as exc:
                 raise errors.bad_request(f"/sim/faults: {exc}") from None
             return rule.to_dict()

@@ -86,11 +86,12 @@ class ResourceHandlers:
         if not verb or (p.subresource in ("status", "scale") and verb not in ("get", "update", "patch")):
             raise errors.method_not_allowed()
         self.server.stats.record(verb, p.resource)
+        user = user_from_authorization(request.headers.get("Authorization"))
         self.server.access.record(AccessEntry(
-            user=user_from_authorization(request.headers.get("Authorization")), verb=verb, group=p.group,
+            user=user, verb=verb, group=p.group,
             resource=p.plural, subresource=p.subresource or "", namespace=p.namespace or "", name=p.name or ""))
         log.debug("%s %s -> %s %s", request.method, request.path_qs, verb, p.resource)
-        rule = self.server.faults.take(verb, p.resource)
+        rule = self.server.faults.take(verb, p.resource, user)
         if rule is not None:
             if rule.kind == "timeout":
                 await asyncio.sleep(rule.delay)

@@ -1,0 +1,154 @@
+"""The upgrade fault matrix: upgrade, `git revert`, revert of the revert, with one fault at the k-th write or exec.
+
+One run drives a real `gitops-kd run` process against the embedded cluster and a real Git repo. The fault is
+injected by the embedded API server on the k-th write or exec request of the controller (matched by its bearer
+token): a 500, a 409, a timeout (the request hangs, then 504), or a SIGKILL of the controller while that request
+hangs (a new process with an empty cache takes over). After the sequence the invariants are checked; a run that
+breaks one raises AssertionError naming it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gitops_kd.sim.apiserver.faults import WRITE
+from gitops_kd.testing import pod_ready, wait_for
+from tests.deploy.runner import RunProcess, token_kubeconfig
+from tests.e2e.harness import E2E, NS, git, hello_app
+
+TOKEN = "gitops-kd-matrix"
+KINDS = ("error", "conflict", "timeout", "kill")
+HANG = 30.0  # seconds a "kill" request hangs at the server while the controller is killed
+HOOK_LOG, MIGRATE_LOG = "/var/lib/gitops-kd/matrix-hook.log", "/var/lib/gitops-kd/matrix-migrate.log"
+PHASE_TIMEOUT = 150.0
+
+
+def matrix_app() -> str:
+    """hello 2.0.0 whose hook and migration each append one line to a log on the PVC per run."""
+    doc = yaml.safe_load(hello_app("2.0.0"))
+    upgrade = doc["spec"]["upgrade"]
+    upgrade["hooks"]["postUpgrade"]["command"] = [
+        "/bin/sh", "-c", f"echo upgraded-to-2.0.0 > /var/lib/hello/upgrade.log && echo hook >> {HOOK_LOG}"]
+    migrate = upgrade["from"][0]["persistDirs"]["/var/lib/hello"]["migrate"]
+    migrate["command"] = ["/bin/sh", "-c", "cp -a /var/lib/gitops-kd/old/var/lib/hello/. /var/lib/hello/ && "
+                          f"echo 2 > /var/lib/hello/schema-version && echo migrate >> {MIGRATE_LOG}"]
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault of ``kind`` at the ``k``-th (1-based) write or exec of the controller; k=0: no fault."""
+
+    kind: str
+    k: int
+
+    def __str__(self) -> str:
+        return f"{self.kind}@{self.k}" if self.k else "none"
+
+
+@dataclass
+class Run:
+    """What one run of the sequence saw: the controller's writes and execs, and the attempts started."""
+
+    fault: Fault
+    writes: int = 0
+    attempts: dict[str, tuple[str, str]] = field(default_factory=dict)  # attempt id -> (direction, target)
+    killed: bool = False
+
+
+def controller_writes(world: E2E) -> int:
+    """How many write or exec requests the controller made so far."""
+    return sum(1 for e in world.cluster.access_log.entries(TOKEN)
+               if e.verb in ("create", "update", "patch", "delete", "deletecollection") or e.subresource == "exec")
+
+
+def _images(world: E2E) -> set[str]:
+    return {c["image"] for p in world.pods() for c in p["spec"]["containers"] if c["name"] == "app"}
+
+
+def _record_attempt(world: E2E, run: Run) -> None:
+    status = (world.rollout() or {}).get("status") or {}
+    if status.get("attempt"):
+        run.attempts[status["attempt"]] = (status.get("direction"), status.get("targetVersion"))
+
+
+def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], start: Any) -> None:
+    """Until Ready at ``version`` (killing and replacing the controller once the injected hang fired)."""
+    deadline = time.monotonic() + PHASE_TIMEOUT
+    while time.monotonic() < deadline:
+        _record_attempt(world, run)
+        if run.fault.kind == "kill" and not run.killed and not world.cluster.faults.rules():
+            procs[-1].kill()  # the k-th request hangs at the server: the controller dies in the middle of it
+            run.killed = True
+            procs.append(start())
+        status = (world.rollout() or {}).get("status") or {}
+        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
+        if ready and status.get("appVersion") == version:
+            _record_attempt(world, run)
+            # Invariant: Ready at a version only when every pod runs that version's image.
+            assert _images(world) == {f"gitops-kd/hello:{version}"}, f"{run.fault}: Ready at {version}, pods run " \
+                                                                    f"{sorted(_images(world))}"
+            return
+        if status.get("phase") == "Stalled":
+            raise AssertionError(f"{run.fault}: Stalled ({status.get('stalledReason')}): {status.get('message')}")
+        time.sleep(0.1)
+    raise AssertionError(f"{run.fault}: not Ready at {version} after {PHASE_TIMEOUT}s; status "
+                         f"{(world.rollout() or {}).get('status')}")
+
+
+def run_sequence(tmp: Path, fault: Fault) -> Run:
+    """Run the sequence with ``fault`` and check every invariant; returns what it saw."""
+    world = E2E(tmp)
+    run = Run(fault)
+    procs: list[RunProcess] = []
+    kubeconfig = token_kubeconfig(world.cluster, tmp / "matrix.kubeconfig", TOKEN)
+
+    def start() -> RunProcess:
+        return RunProcess(f"controller-{len(procs)}", tmp, kubeconfig, str(world.repo), "--no-leader-elect",
+                          "--log-level", "info")
+
+    try:
+        procs.append(start())
+        world.wait_ready_at("1.0.0", timeout=120)
+        wait_for("three pods Ready", lambda: len(world.pods()) == 3 and all(pod_ready(p) for p in world.pods()), 60)
+        members = sorted(p["metadata"]["name"] for p in world.pods())
+        for pod in members:
+            world.sh(pod, "echo user-data > /var/lib/hello/user.txt")
+        before = controller_writes(world)
+        if fault.k:
+            kind = "timeout" if fault.kind == "kill" else fault.kind
+            world.cluster.faults.add(kind, WRITE, user=TOKEN, skip=fault.k - 1,
+                                     delay=HANG if fault.kind == "kill" else 2.0)
+        upgrade = world.commit({"apps/hello.yaml": matrix_app()}, "hello 2.0.0")
+        procs[-1].poll_now()
+        _wait_ready(world, "2.0.0", run, procs, start)
+        git(world.repo, "revert", "--no-edit", upgrade)
+        procs[-1].poll_now()
+        _wait_ready(world, "1.0.0", run, procs, start)
+        revert = git(world.repo, "rev-parse", "HEAD")
+        git(world.repo, "revert", "--no-edit", revert)
+        procs[-1].poll_now()
+        _wait_ready(world, "2.0.0", run, procs, start)
+        run.writes = controller_writes(world) - before
+        world.cluster.faults.clear()
+        # Invariant: exactly the attempts Git asked for, in order (no downgrade nobody asked for).
+        assert list(run.attempts.values()) == [("upgrade", "2.0.0"), ("downgrade", "1.0.0"), ("upgrade", "2.0.0")], \
+            f"{fault}: attempts {run.attempts}"
+        for pod in sorted(p["metadata"]["name"] for p in world.pods()):
+            # Invariant: each migration and hook ran exactly once per pod per upgrade attempt.
+            assert world.sh(pod, f"cat {HOOK_LOG}") == "hook\nhook\n", f"{fault}: {pod} hook runs"
+            assert world.sh(pod, f"cat {MIGRATE_LOG}") == "migrate\nmigrate\n", f"{fault}: {pod} migration runs"
+            # Invariant: the user's data is where the data rules say (migrated into the live dir).
+            assert world.sh(pod, "cat /var/lib/hello/user.txt") == "user-data\n", f"{fault}: {pod} user data"
+            assert world.sh(pod, "cat /var/lib/hello/schema-version") == "2\n", f"{fault}: {pod} schema"
+        assert sorted(p["metadata"]["name"] for p in world.pods()) == members
+        return run
+    finally:
+        for p in procs:
+            p.stop()
+        world.close()

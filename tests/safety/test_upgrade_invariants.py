@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
+
+from gitops_kd.cli import main
 
 from gitops_kd.sim.images import ImageBehavior
 from gitops_kd.sim.images import store_for as images_of
@@ -89,3 +92,24 @@ def test_same_version_image_change_replaces_every_pod_one_at_a_time(e2e: E2E) ->
     wait_for("every pod on the rebuilt image", all_rebuilt, 120)
     e2e.wait_ready_at("1.0.0", timeout=60)
     e2e.wait_settled()
+
+
+def test_exec_the_api_server_keeps_refusing_stalls_with_a_reason_and_status_exits_1(e2e: E2E) -> None:
+    """Invariant: a failure that repeats becomes a Stall with a named reason (ExecFailed), a Warning event and a
+    non-zero `gitops-kd status`, instead of a retry every 2 s forever."""
+    start(e2e)
+    e2e.cluster.faults.add("error", verb="*", resource="pods/exec", count=10_000, message="exec refused")
+    e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
+
+    def stalled() -> dict[str, Any] | None:
+        status = (e2e.rollout() or {}).get("status") or {}
+        return status if status.get("stalledReason") == "ExecFailed" else None
+    status = wait_for("the rollout stalled with ExecFailed", stalled, 120)
+    assert "could not be started 5 times in a row" in status["message"] and "exec refused" in status["message"]
+    warnings = [e for e in e2e.rest.list("v1", "events", NS)["items"]
+                if e.get("reason") == "UpgradeStalled" and e.get("type") == "Warning"]
+    assert warnings and "ExecFailed" in warnings[0]["message"]
+    e2e.cluster.faults.clear()
+    shown = CliRunner().invoke(main, ["status", "--kubeconfig", str(e2e.cluster.kubeconfig)])
+    assert shown.exit_code == 1, shown.output
+    assert "ExecFailed" in shown.output or "exec" in shown.output.lower()

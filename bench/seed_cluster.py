@@ -72,7 +72,8 @@ def seed_cluster(rest: RestClient, app: KDApp, cluster: KDCluster, key: tuple[st
     rest.create(ROLLOUT, "kdrollouts", NS, _rollout(app, cluster, live))
     ro = rest.get(ROLLOUT, "kdrollouts", NS, cluster.name)
     ro["status"] = {"observedGeneration": ro["metadata"].get("generation", 1), "appVersion": app.version,
-                    "fromVersion": app.version, "phase": "Idle", "direction": "adopt",
+                    "fromVersion": app.version, "targetVersion": app.version, "commit": "seed", "phase": "Idle",
+                    "direction": "adopt",
                     "conditions": _ready_conditions(ro["metadata"].get("generation", 1))}
     rest.replace(ROLLOUT, "kdrollouts", NS, cluster.name, ro, subresource="status")
     return created + 1

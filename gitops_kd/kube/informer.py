@@ -144,6 +144,12 @@ class Informer:
                      if (namespace is None or ns == namespace) and labels_match(obj, label_selector)]
             return copy.deepcopy(items)
 
+    def shared(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        """The cached objects of `namespace` (all if None) themselves, sorted by key: no copy, so callers must
+        not modify them (the informer never does: a change replaces the object)."""
+        with self._lock:
+            return [obj for (ns, _), obj in sorted(self._cache.items()) if namespace is None or ns == namespace]
+
     # -- the loop ----------------------------------------------------------------------------------
     def _run(self) -> None:
         backoff = 0.0

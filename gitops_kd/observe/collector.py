@@ -72,6 +72,10 @@ class Collector:
             for kind, api, plural, selector in KINDS}
         self._callbacks: list[ChangeCallback] = []
         self._changed = threading.Condition()
+        self._snap_lock = threading.Lock()
+        # (resourceVersions, model) per key from the last snapshot: unchanged objects are not rebuilt
+        self._apps: dict[tuple[str, str], tuple[Any, ObservedApp]] = {}
+        self._clusters: dict[tuple[str, str], tuple[Any, ObservedCluster]] = {}
         for kind, informer in self._informers.items():
             informer.add_handler(lambda event, obj, old, k=kind: self._on_event(k, obj))
 
@@ -125,21 +129,33 @@ class Collector:
                 self._changed.wait(min(remaining, 0.5))
 
     def snapshot(self) -> ObservedState:
-        """The observed state now, from the caches only."""
-        apps = {}
-        for raw in self._informers["apps"].list(self._list_ns):
-            app = observed_app(raw)
-            apps[app.key] = app
-        sts = _by_cluster(self._informers["statefulsets"].list(self._list_ns))
-        pods = _by_cluster(self._informers["pods"].list(self._list_ns))
-        svcs = _by_cluster(self._informers["services"].list(self._list_ns))
-        rollouts = {(_ns(r), _name(r)): r for r in self._informers["rollouts"].list(self._list_ns)}
-        clusters = {}
-        for raw in self._informers["clusters"].list(self._list_ns):
-            key = (_ns(raw), _name(raw))
-            clusters[key] = observed_cluster(raw, sts.get(key, []), pods.get(key, []), svcs.get(key, []),
-                                             rollouts.get(key))
-        return ObservedState(apps=apps, clusters=clusters)
+        """The observed state now, from the caches only. An app or cluster none of whose objects changed
+        (same resourceVersions) is the very object of the previous snapshot: nothing is copied or frozen
+        again, and the identity-keyed memos of diff and plan hit."""
+        with self._snap_lock:
+            apps, app_memo = {}, {}
+            for raw in self._informers["apps"].shared(self._list_ns):
+                key, sig = (_ns(raw), _name(raw)), _rv_of(raw)
+                cached = self._apps.get(key)
+                app = cached[1] if cached is not None and cached[0] == sig else observed_app(raw)
+                apps[key], app_memo[key] = app, (sig, app)
+            sts = _by_cluster(self._informers["statefulsets"].shared(self._list_ns))
+            pods = _by_cluster(self._informers["pods"].shared(self._list_ns))
+            svcs = _by_cluster(self._informers["services"].shared(self._list_ns))
+            rollouts = {(_ns(r), _name(r)): r for r in self._informers["rollouts"].shared(self._list_ns)}
+            clusters, cluster_memo = {}, {}
+            for raw in self._informers["clusters"].shared(self._list_ns):
+                key = (_ns(raw), _name(raw))
+                parts = (sts.get(key, []), pods.get(key, []), svcs.get(key, []))
+                rollout = rollouts.get(key)
+                sig = (_rv_of(raw), *(tuple(_rv_of(o) for o in objs) for objs in parts),
+                       _rv_of(rollout) if rollout is not None else None)
+                cached = self._clusters.get(key)
+                cluster = cached[1] if cached is not None and cached[0] == sig else \
+                    observed_cluster(raw, *parts, rollout)
+                clusters[key], cluster_memo[key] = cluster, (sig, cluster)
+            self._apps, self._clusters = app_memo, cluster_memo  # objects gone from the caches are forgotten
+            return ObservedState(apps=apps, clusters=clusters)
 
     # -- internals ---------------------------------------------------------------------------------
     def _met(self, e: Expectation) -> bool:
@@ -299,6 +315,10 @@ def parse_time(value: Any) -> datetime | None:
         return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+def _rv_of(obj: Mapping[str, Any]) -> str | None:
+    return _meta(obj).get("resourceVersion")
 
 
 def _by_cluster(items: list[dict]) -> dict[tuple[str, str], list[dict]]:

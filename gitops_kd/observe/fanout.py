@@ -59,6 +59,13 @@ class NamespacedInformers:
         informer = self._by_ns.get(namespace or "")
         return informer.get(namespace, name) if informer is not None else None
 
+    def shared(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        """The cached objects themselves (read-only), like Informer.shared, over the set's namespaces."""
+        if namespace is not None:
+            informer = self._by_ns.get(namespace)
+            return informer.shared(namespace) if informer is not None else []
+        return [obj for ns in self.namespaces for obj in self._by_ns[ns].shared(ns)]
+
     def list(self, namespace: str | None = None, label_selector: Mapping[str, str] | None = None) -> list[dict]:
         """Objects of `namespace` (every namespace of the set if None), sorted by (namespace, name)."""
         if namespace is not None:

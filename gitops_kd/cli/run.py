@@ -61,8 +61,10 @@ def parse_listen(value: str | None) -> tuple[str, int] | None:
 
 
 def setup_logging(level: str) -> None:
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    chosen = getattr(logging, level.upper(), logging.INFO)
+    logging.basicConfig(level=chosen, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # apscheduler logs two INFO lines per poll ("Running job", "executed successfully"): noise, not news
+    logging.getLogger("apscheduler").setLevel(max(chosen, logging.WARNING))
 
 
 @click.command("run")

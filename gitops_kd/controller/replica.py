@@ -47,6 +47,7 @@ class Replica:
             app = make_app(self, webhook_secret=webhook_secret, branch=controller.source.branch, metrics=metrics)
             self.http = HttpServer(app, *listen)
         self._campaigning = False
+        self._stopping = False
 
     # -- endpoints (gitops_kd.controller.http.Triggerable) --------------------------------------------
     def trigger_poll(self) -> None:
@@ -77,6 +78,7 @@ class Replica:
     def stop(self) -> None:
         """Stop the controller (a running action finishes), then release the Lease and stop serving."""
         self._campaigning = False
+        self._stopping = True  # the Lease is released on purpose: not a loss
         self.controller.stop()
         self.elector.stop()
         if self.http is not None:
@@ -99,7 +101,9 @@ class Replica:
         self.leading.clear()
         if self.metrics is not None:
             self.metrics.set_leader(False)
-        if was_leading:
+        if was_leading and self._stopping:
+            log.info("replica %s stopped leading (graceful stop)", self.elector.identity)
+        elif was_leading:
             log.error("replica %s lost the Lease %s: stopping reconciles", self.elector.identity,
                       self.elector.describe)
             self.lost.set()  # the caller stops the controller at once: no new action, the running one finishes

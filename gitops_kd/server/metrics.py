@@ -62,16 +62,17 @@ class ControllerMetrics:
     @contextmanager
     def reconcile_timer(self) -> Iterator[dict[str, str]]:
         """Time a reconcile: ``with m.reconcile_timer() as r: ...; r["result"] = "requeue"``.
-        The result is "success" unless set, or "error" when the block raises."""
-        outcome = {"result": "success"}
+        The result is the one the block set (even when it then raises, as a requeue does), else "success",
+        or "error" when the block raises without setting one."""
+        outcome: dict[str, str] = {}
         start = time.perf_counter()
         try:
             yield outcome
         except BaseException:
-            outcome["result"] = "error"
+            outcome.setdefault("result", "error")
             raise
         finally:
-            self.observe_reconcile(outcome["result"], time.perf_counter() - start)
+            self.observe_reconcile(outcome.get("result", "success"), time.perf_counter() - start)
 
     # -- git ----------------------------------------------------------------------------------------
     def record_poll(self, result: str) -> None:

@@ -76,7 +76,10 @@ def test_run_serves_signed_webhook_metrics_and_stops_gracefully(e2e: E2E) -> Non
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(60)
+        reader.join(10)
     assert code == 0, "".join(lines)[-3000:]
+    stopped = "".join(lines)[-2000:]
+    assert "lost the Lease" not in stopped and " ERROR " not in stopped, stopped  # a graceful stop is no loss
 
 
 def test_plan_offline_and_against_the_cluster(e2e: E2E) -> None:

@@ -7,6 +7,7 @@ from aiohttp import web
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
+from gitops_kd.kube.workqueue import RequeueAfter
 from gitops_kd.server.metrics import ControllerMetrics, make_metrics_handler, poll_result_label
 
 
@@ -89,8 +90,10 @@ def test_reconcile_timer_records_result_and_errors(metrics_server) -> None:
     metrics, server = metrics_server
     with metrics.reconcile_timer():
         pass
-    with metrics.reconcile_timer() as outcome:
-        outcome["result"] = "requeue"
+    with pytest.raises(RequeueAfter):  # as the runtime does: set "requeue", then raise RequeueAfter
+        with metrics.reconcile_timer() as outcome:
+            outcome["result"] = "requeue"
+            raise RequeueAfter(1.0)
     with pytest.raises(RuntimeError):
         with metrics.reconcile_timer():
             raise RuntimeError("boom")

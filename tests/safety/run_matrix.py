@@ -16,6 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated subset of {', '.join(KINDS)}")
     parser.add_argument("--first", type=int, default=1, help="first k")
     parser.add_argument("--last", type=int, default=0, help="last k (default: N, counted by a fault-free run)")
+    parser.add_argument("--step", type=int, default=1, help="every STEP-th k only (a sparse sweep)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fault-matrix-") as tmp:
         base = run_sequence(Path(tmp) / "none", Fault("none", 0))
@@ -25,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = 0
         started = time.monotonic()
         for kind in args.kinds.split(","):
-            for k in range(args.first, last + 1):
+            for k in range(args.first, last + 1, max(1, args.step)):
                 fault = Fault(kind, k)
                 try:
                     run_sequence(Path(tmp) / str(fault).replace("@", "-"), fault)

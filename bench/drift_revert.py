@@ -32,9 +32,10 @@ from gitops_kd.drift.watcher import DriftWatcher  # noqa: E402
 from gitops_kd.execute.events import EventRecorder  # noqa: E402
 from gitops_kd.kube.rest import RestClient  # noqa: E402
 from gitops_kd.server.metrics import ControllerMetrics  # noqa: E402
-from gitops_kd.sim import images  # noqa: E402
-from gitops_kd.sim.cluster import EmbeddedCluster  # noqa: E402
-from gitops_kd.sim.images import ImageBehavior  # noqa: E402
+from kdsim import images  # noqa: E402
+from kdsim.cluster import EmbeddedCluster  # noqa: E402
+from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
+from kdsim.images import ImageBehavior  # noqa: E402
 from gitops_kd.source import GitSource  # noqa: E402
 
 NS = "default"
@@ -76,7 +77,7 @@ def main() -> int:
     if args.kubectl and shutil.which("kubectl") is None:
         raise SystemExit("--kubectl: kubectl is not on PATH")
     tmp = Path(tempfile.mkdtemp(prefix="gitops-kd-bench-"))
-    cluster = EmbeddedCluster(tmp / "cluster", controllers=True).start()
+    cluster = EmbeddedCluster(tmp / "cluster", controllers=True, crds=[load_crd(KDROLLOUT_CRD)]).start()
     controller = None
     try:
         images.store_for(cluster).add(IMAGE, {"/etc/hello/version": "1.0.0\n"},

@@ -15,9 +15,9 @@ from typing import Any
 
 from gitops_kd.diff import app_manifest, cluster_manifest
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.controllers.revisions import build_revision
-from gitops_kd.sim.controllers.statefulset_plan import new_pod
-from gitops_kd.sim.kubedirector.render import render_member_service
+from kdsim.controllers.revisions import build_revision
+from kdsim.controllers.statefulset_plan import new_pod
+from kdsim.kubedirector.render import render_member_service
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec import KDApp, KDCluster
 from synth_world import NS, kd_view, live_statefulset

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
 from gitops_kd.testing import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

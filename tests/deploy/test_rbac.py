@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gitops_kd.sim.apiserver.access import AccessEntry
+from kdsim.apiserver.access import AccessEntry
 from gitops_kd.testing import wait_for
 from tests.e2e.harness import E2E, NS, hello_app
 from tests.deploy.runner import RunProcess, token_kubeconfig

@@ -12,9 +12,10 @@ from typing import Any
 from gitops_kd.controller import Controller
 from gitops_kd.execute.podexec import ExecResult, PodExec
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim import images
-from gitops_kd.sim.cluster import EmbeddedCluster
-from gitops_kd.sim.images import ImageBehavior
+from kdsim import images
+from kdsim.cluster import EmbeddedCluster
+from tests.kdcluster import embedded_cluster
+from kdsim.images import ImageBehavior
 from gitops_kd.source import GitSource
 from gitops_kd.testing import pod_ready, wait_for
 
@@ -103,7 +104,7 @@ class E2E:
 
     def __init__(self, tmp: Path, *, kd_app_edits: str = "upgrade") -> None:
         self.tmp = tmp
-        self.cluster = EmbeddedCluster(tmp / "cluster", controllers=True, kd_app_edits=kd_app_edits).start()
+        self.cluster = embedded_cluster(tmp / "cluster", controllers=True, kd_app_edits=kd_app_edits).start()
         store = images.store_for(self.cluster)
         fast = ImageBehavior(ready_delay_seconds=0.1)
         store.add("gitops-kd/hello:1.0.0", HELLO_1, behavior=fast)

@@ -27,10 +27,10 @@ from gitops_kd.observe import (
 )
 from gitops_kd.plan import actions as A
 from gitops_kd.render import owned_template, service_ports, template_patch
-from gitops_kd.sim.kubedirector.model import parse_app, parse_cluster
-from gitops_kd.sim.kubedirector.render import render_statefulset
-from gitops_kd.sim.patch import strategic_merge
-from gitops_kd.sim.patch.schemas import schema_for
+from kdsim.kubedirector.model import parse_app, parse_cluster
+from kdsim.kubedirector.render import render_statefulset
+from kdsim.patch import strategic_merge
+from kdsim.patch.schemas import schema_for
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec import KDApp, KDCluster, UpgradeSpec, load_manifests
 from gitops_kd.spec.freeze import thaw

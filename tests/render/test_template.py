@@ -19,10 +19,10 @@ from gitops_kd.render import (
     template_patch,
 )
 from gitops_kd.render.quantity import quantities_equal, resources_equal
-from gitops_kd.sim.kubedirector.model import parse_app, parse_cluster
-from gitops_kd.sim.kubedirector.render import render_member_service, render_statefulset
-from gitops_kd.sim.patch import strategic_merge
-from gitops_kd.sim.patch.schemas import schema_for
+from kdsim.kubedirector.model import parse_app, parse_cluster
+from kdsim.kubedirector.render import render_member_service, render_statefulset
+from kdsim.patch import strategic_merge
+from kdsim.patch.schemas import schema_for
 from gitops_kd.spec import KDApp, KDCluster, load_manifests
 
 REPO = Path(__file__).resolve().parents[2] / "repo-template"

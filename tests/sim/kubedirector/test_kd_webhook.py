@@ -17,7 +17,7 @@ import yaml
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
 from gitops_kd.testing import wait_for
 
 KD = "kubedirector.hpe.com/v1beta1"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ import pytest
 from kubernetes import client
 from kubernetes.stream import stream
 
-from gitops_kd.sim.cluster import EmbeddedCluster
-from gitops_kd.sim.images import store_for
+from kdsim.cluster import EmbeddedCluster
+from kdsim.images import store_for
 from workloads_util import kubectl, statefulset, sts_ready, wait_for
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubernetes import client
 
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
 
 from workloads_util import delete_pod, kubectl, pods_by_name, statefulset, sts_ready, wait_for
 

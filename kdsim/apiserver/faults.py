@@ -1,0 +1,113 @@
+"""Fault injection: fail the next N matching requests (500, 409, or delay then 504) and drop all watches."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from kdsim import errors
+
+KINDS = ("error", "conflict", "timeout")
+
+
+@dataclass(frozen=True)
+class FaultRule:
+    """Fail `remaining` requests whose verb and resource match (`*` matches anything)."""
+
+    kind: str  # "error" (500), "conflict" (409) or "timeout" (sleep `delay`, then 504)
+    verb: str = "*"
+    resource: str = "*"  # plural, or "plural/subresource"
+    remaining: int = 1
+    delay: float = 1.0
+    message: str = "injected fault"
+
+    def matches(self, verb: str, resource: str) -> bool:
+        """`statefulsets` matches the main resource only; `statefulsets/status` the subresource."""
+        return self.verb in ("*", verb) and self.resource in ("*", resource)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "verb": self.verb, "resource": self.resource, "remaining": self.remaining,
+                "delay": self.delay, "message": self.message}
+
+
+@dataclass
+class FaultInjector:
+    """Thread-safe set of fault rules consulted by the server before each API request."""
+
+    _rules: list[FaultRule] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _drop_watches: Callable[[], int] | None = None
+
+    def add(self, kind: str, verb: str = "*", resource: str = "*", count: int = 1, *, delay: float = 1.0,
+            message: str = "injected fault") -> FaultRule:
+        """Fail the next `count` requests matching (verb, resource) with `kind`."""
+        if kind not in KINDS:
+            raise ValueError(f"fault kind {kind!r}: must be one of {', '.join(KINDS)}")
+        if count < 1:
+            raise ValueError(f"fault count {count}: must be at least 1")
+        rule = FaultRule(kind, verb, resource, count, float(delay), message)
+        with self._lock:
+            self._rules.append(rule)
+        return rule
+
+    def fail_next(self, count: int = 1, verb: str = "*", resource: str = "*", code: int = 500) -> FaultRule:
+        """Shorthand: the next `count` matching requests get 500 (code=500) or 409 (code=409)."""
+        if code not in (500, 409):
+            raise ValueError(f"fault code {code}: must be 500 or 409")
+        return self.add("error" if code == 500 else "conflict", verb, resource, count)
+
+    def timeout_next(self, count: int = 1, verb: str = "*", resource: str = "*", delay: float = 1.0) -> FaultRule:
+        """Shorthand: the next `count` matching requests hang for `delay` seconds, then get 504."""
+        return self.add("timeout", verb, resource, count, delay=delay)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rules.clear()
+
+    def rules(self) -> list[FaultRule]:
+        with self._lock:
+            return list(self._rules)
+
+    def drop_watches(self) -> int:
+        """Close every open watch stream; returns how many were closed."""
+        return self._drop_watches() if self._drop_watches is not None else 0
+
+    def take(self, verb: str, resource: str) -> FaultRule | None:
+        """Consume and return the first rule matching this request, if any."""
+        with self._lock:
+            for i, rule in enumerate(self._rules):
+                if rule.matches(verb, resource):
+                    if rule.remaining <= 1:
+                        del self._rules[i]
+                    else:
+                        self._rules[i] = replace(rule, remaining=rule.remaining - 1)
+                    return rule
+        return None
+
+    def apply_http(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Handle a POST /sim/faults body: {"action": "add"|"clear"|"drop-watches", ...rule fields}."""
+        action = body.get("action", "add")
+        if action == "clear":
+            self.clear()
+            return {"cleared": True}
+        if action == "drop-watches":
+            return {"dropped": self.drop_watches()}
+        if action == "add":
+            try:
+                rule = self.add(str(body.get("kind", "error")), str(body.get("verb", "*")),
+                                str(body.get("resource", "*")), int(body.get("count", 1)),
+                                delay=float(body.get("delay", 1.0)), message=str(body.get("message", "injected fault")))
+            except (TypeError, ValueError) as exc:
+                raise errors.bad_request(f"/sim/faults: {exc}") from None
+            return rule.to_dict()
+        raise errors.bad_request(f'/sim/faults: unknown action "{action}" (add, clear, drop-watches)')
+
+
+def error_for(rule: FaultRule, resource: str, name: str, group: str) -> errors.ApiError:
+    """The ApiError an injected rule produces (after the delay, for timeouts)."""
+    if rule.kind == "conflict":
+        return errors.conflict(resource, name or "unknown", group)
+    if rule.kind == "timeout":
+        return errors.timeout()
+    return errors.internal(rule.message)

@@ -20,23 +20,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gitops_kd.controller import Controller  # noqa: E402
+from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
 from gitops_kd.drift import DriftAlerter, DriftGuard  # noqa: E402
-from gitops_kd.drift.watcher import DriftWatcher  # noqa: E402
 from gitops_kd.execute.events import EventRecorder  # noqa: E402
 from gitops_kd.kube.rest import RestClient  # noqa: E402
+from gitops_kd.observe.drift_watcher import DriftWatcher  # noqa: E402
 from gitops_kd.server.metrics import ControllerMetrics  # noqa: E402
+from gitops_kd.source import GitSource  # noqa: E402
 from kdsim import images  # noqa: E402
 from kdsim.cluster import EmbeddedCluster  # noqa: E402
-from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
 from kdsim.images import ImageBehavior  # noqa: E402
-from gitops_kd.source import GitSource  # noqa: E402
 
 NS = "default"
 IMAGE = "gitops-kd/hello:1.0.0"
@@ -87,7 +87,7 @@ def main() -> int:
         git(repo, "init", "-q", "-b", "main")
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "hello 1.0.0")
-        now = lambda: datetime.now(timezone.utc)  # noqa: E731
+        now = lambda: datetime.now(UTC)  # noqa: E731
         rest = RestClient(cluster.api_client())
         guard = DriftGuard(DriftAlerter(events=EventRecorder(rest, now), metrics=ControllerMetrics(), now=now))
         controller = Controller(GitSource(f"file://{repo}", "main", tmp / "cache"), cluster.api_client(),

@@ -38,18 +38,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gitops_kd.controller import Controller  # noqa: E402
-from gitops_kd.kube.rest import RestClient  # noqa: E402
-from gitops_kd.plan.actions import Plan, Wait  # noqa: E402
-from gitops_kd.plan.planner import plan as real_plan  # noqa: E402
-from kdsim.cluster import EmbeddedCluster  # noqa: E402
-from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
-from gitops_kd.source import GitSource  # noqa: E402
 from request_log import Request, RequestLog, summary  # noqa: E402
 from seed_cluster import seed_fleet  # noqa: E402
 from synth_repo import app_name, commit_files, init_bare  # noqa: E402
-from synth_world import (NEW_VERSION, NS, clusters_of, desired_from_files, fleet_files,  # noqa: E402
-                         upgradable_app_yaml)
+from synth_world import NEW_VERSION, NS, clusters_of, desired_from_files, fleet_files, upgradable_app_yaml  # noqa: E402
+
+from gitops_kd.controller import Controller  # noqa: E402
+from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
+from gitops_kd.kube.rest import RestClient  # noqa: E402
+from gitops_kd.plan.actions import Plan, Wait  # noqa: E402
+from gitops_kd.plan.planner import plan as real_plan  # noqa: E402
+from gitops_kd.source import GitSource  # noqa: E402
+from kdsim.cluster import EmbeddedCluster  # noqa: E402
 
 T = TypeVar("T")
 CHANGED_APP = 0

@@ -12,7 +12,6 @@ from typing import Any
 import kubernetes.client
 import kubernetes.config
 
-from kdsim.controllers import start_all as start_controllers
 from kdsim.apiserver import kubeconfig as kubeconfig_file
 from kdsim.apiserver.access import AccessLog
 from kdsim.apiserver.faults import FaultInjector
@@ -20,6 +19,7 @@ from kdsim.apiserver.handlers import PodHandler
 from kdsim.apiserver.server import ApiServer
 from kdsim.apiserver.stats import RequestStats
 from kdsim.apiserver.storage import Store
+from kdsim.controllers import start_all as start_controllers
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class EmbeddedCluster:
         self._started = False
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def start(self) -> "EmbeddedCluster":
+    def start(self) -> EmbeddedCluster:
         if self._started:
             return self
         self.server.start()
@@ -79,7 +79,7 @@ class EmbeddedCluster:
             self._tmp.cleanup()
             self._tmp = None
 
-    def __enter__(self) -> "EmbeddedCluster":
+    def __enter__(self) -> EmbeddedCluster:
         return self.start()
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

@@ -80,7 +80,8 @@ def already_exists(resource: str, name: str, group: str = "") -> ApiError:
 
 
 def conflict(resource: str, name: str, group: str = "",
-             why: str = "the object has been modified; please apply your changes to the latest version and try again") -> ApiError:
+             why: str = "the object has been modified; please apply your changes to the latest version and try again",
+             ) -> ApiError:
     """409 Conflict for a stale resourceVersion (optimistic concurrency)."""
     return ApiError(409, "Conflict",
                     f'Operation cannot be fulfilled on {_qualified(resource, group)} "{name}": {why}',
@@ -128,6 +129,7 @@ def internal(message: str) -> ApiError:
     return ApiError(500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]})
 
 
-def timeout(message: str = "the server was unable to return a response in the time allotted, but may still be processing the request") -> ApiError:
+def timeout(message: str = "the server was unable to return a response in the time allotted, "
+                           "but may still be processing the request") -> ApiError:
     """504 Timeout."""
     return ApiError(504, "Timeout", message)

@@ -46,7 +46,7 @@ class ImageRef:
     tag: str
 
     @classmethod
-    def parse(cls, ref: str) -> "ImageRef":
+    def parse(cls, ref: str) -> ImageRef:
         if not ref or any(c.isspace() for c in ref):
             raise ValueError(f"invalid image reference {ref!r}: must be non-empty without whitespace")
         repo, tag = ref, "latest"

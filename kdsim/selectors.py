@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
+from kdsim.errors import bad_request
 from kdsim.fielderrors import go_quote, invalid
-from kdsim.errors import ApiError, bad_request
 from kdsim.validation.names import is_qualified_name, is_valid_label_value
 
 IN, NOT_IN, EQUALS, DOUBLE_EQUALS, NOT_EQUALS = "in", "notin", "=", "==", "!="

@@ -8,8 +8,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -141,9 +141,9 @@ def _wait(progress: Progress, live: Live, title: str, version: str, timeout: flo
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds allowed per phase.")
 def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: float) -> None:
     """Start an embedded cluster, deploy hello 1.0.0 from Git, then commit 2.0.0 and watch the live upgrade."""
+    from gitops_kd.cli.sim import embedded_cluster
     from gitops_kd.controller import Controller
     from gitops_kd.execute.podexec import PodExec
-    from gitops_kd.cli.sim import embedded_cluster
     from gitops_kd.source import GitSource
 
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")

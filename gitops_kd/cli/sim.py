@@ -26,7 +26,7 @@ MISSING = ("the embedded cluster (package kdsim) is not installed; it ships with
            "controller image: pip install -e '.[sim]' in a checkout of gitops-kd")
 
 
-def embedded_cluster(state_dir: Path | None, **options: Any) -> "EmbeddedCluster":
+def embedded_cluster(state_dir: Path | None, **options: Any) -> EmbeddedCluster:
     """A (not yet started) embedded cluster with gitops-kd's KDRollout CRD installed beside KubeDirector's."""
     try:
         from kdsim.cluster import EmbeddedCluster
@@ -98,7 +98,7 @@ def _post(kubeconfig: Path, path: str, body: dict[str, Any]) -> dict[str, Any]:
         token = config["users"][0]["user"].get("token", "")
         server = str(cluster["server"])
     except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError) as exc:
-        raise click.ClickException(f"{kubeconfig}: not a kubeconfig written by `gitops-kd sim serve` ({exc})")
+        raise click.ClickException(f"{kubeconfig}: not a kubeconfig written by `gitops-kd sim serve` ({exc})") from exc
     ctx = None
     if server.startswith("https"):
         ca = base64.b64decode(cluster.get("certificate-authority-data", "")).decode()

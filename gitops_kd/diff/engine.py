@@ -21,19 +21,18 @@ from gitops_kd.diff.model import (
     DiffReport,
     Key,
     PortsDiff,
+    Refusal,
     RoleDiff,
     Transition,
 )
 from gitops_kd.diff.refusals import app_refusals, cluster_refusals
 from gitops_kd.diff.transition import compare_versions, transition
 from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
-from gitops_kd.plan.actions import Refusal
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import APP_VERSION_ANNOTATION, owned_template, service_ports
-from gitops_kd.spec.state import DesiredState
 from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
 from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster, compact_json
-
+from gitops_kd.spec.state import DesiredState
 
 APPLIED_ANNOTATION = "gitops-kd.io/applied-spec"
 

@@ -16,8 +16,15 @@ from kubernetes.client import ApiClient
 from gitops_kd.kube.informer import Informer
 from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.model import (
-    ObservedApp, ObservedCluster, ObservedPod, ObservedRollout, ObservedService, ObservedState,
-    ObservedStatefulSet, PodProgress, ROLLING_UPDATE,
+    ROLLING_UPDATE,
+    ObservedApp,
+    ObservedCluster,
+    ObservedPod,
+    ObservedRollout,
+    ObservedService,
+    ObservedState,
+    ObservedStatefulSet,
+    PodProgress,
 )
 from gitops_kd.spec.errors import SpecError
 from gitops_kd.spec.model import UPGRADE_ANNOTATION

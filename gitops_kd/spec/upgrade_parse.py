@@ -93,7 +93,7 @@ class _Builder:
 
         role_order = section(lambda: self._roles(raw.get("roleOrder"), join_path(b, "roleOrder")) or (), ())
         upgrade_from = tuple(
-            section(lambda: UpgradeFrom(*self._rules(rule, join_path(join_path(b, "from"), i))), None)
+            section(lambda rule=rule, i=i: UpgradeFrom(*self._rules(rule, join_path(join_path(b, "from"), i))), None)
             for i, rule in enumerate(raw.get("from") or ())
         )
         downgrade_to = section(lambda: self._downgrade(raw), None)

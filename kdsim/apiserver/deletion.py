@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kdsim import errors
 from kdsim.apiserver.meta import meta, now, owner_uids

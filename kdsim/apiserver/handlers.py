@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -70,7 +71,7 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
 class ResourceHandlers:
     """Serves /api/... and /apis/... resource paths for one ApiServer."""
 
-    def __init__(self, server: "ApiServer") -> None:
+    def __init__(self, server: ApiServer) -> None:
         self.server = server
 
     async def handle(self, request: web.Request) -> web.StreamResponse:

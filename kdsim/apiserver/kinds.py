@@ -75,7 +75,7 @@ def allocate_cluster_ip(rt: ResourceType, obj: dict[str, Any], services: list[di
     if spec.get("clusterIP"):
         spec.setdefault("clusterIPs", [spec["clusterIP"]])
         return
-    used = {str(((o.get("spec") or {}).get("clusterIP"))) for o in services}
+    used = {str((o.get("spec") or {}).get("clusterIP")) for o in services}
     for host in _SERVICE_NET.hosts():
         ip = str(host)
         if int(host) - int(_SERVICE_NET.network_address) < 10 or ip in used:

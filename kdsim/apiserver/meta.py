@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -12,12 +12,12 @@ _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 def now() -> str:
     """The current time as Kubernetes writes it (RFC 3339, seconds, UTC)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(text: str) -> datetime | None:
     try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     except (TypeError, ValueError):
         return None
 
@@ -63,7 +63,7 @@ def age(created: str | None) -> str:
     t = parse_time(created or "")
     if t is None:
         return "<unknown>"
-    secs = int((datetime.now(timezone.utc) - t).total_seconds())
+    secs = int((datetime.now(UTC) - t).total_seconds())
     if secs < 0:
         return "0s"
     if secs < 120:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import yaml
 
@@ -15,6 +16,7 @@ from kdsim.apiserver.meta import body_of, generated_name, meta, new_uid, now, sa
 from kdsim.apiserver.registry import Registry
 from kdsim.apiserver.resources import CRD_GROUP, CRD_PLURAL, ResourceType
 from kdsim.apiserver.storage import Store
+
 
 class ObjectApi:
     """The API verbs on stored objects, with kube-apiserver's metadata and subresource rules."""

@@ -6,9 +6,9 @@ import asyncio
 import logging
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -62,7 +62,7 @@ class ApiServer:
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def start(self) -> "ApiServer":
+    def start(self) -> ApiServer:
         """Load saved state, seed the cluster, and serve; returns once the port is bound."""
         if self.state_dir is not None:
             self.state_dir.mkdir(parents=True, exist_ok=True)

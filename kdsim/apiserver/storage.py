@@ -5,8 +5,9 @@ from __future__ import annotations
 import copy
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from kdsim import errors
 

@@ -40,7 +40,7 @@ def _name(cn: str) -> x509.Name:
 
 def generate(valid_days: int = 3650) -> TlsMaterial:
     """Create a fresh CA and a server certificate signed by it."""
-    now = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5)
+    now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
     until = now + datetime.timedelta(days=valid_days)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca = (x509.CertificateBuilder().subject_name(_name("gitops-kd-sim-ca")).issuer_name(_name("gitops-kd-sim-ca"))

@@ -159,7 +159,7 @@ async def serve(request: web.Request, wr: WatchRequest, store: Store, hub: Watch
                 wait = min(wait, max(0.0, next_bookmark - now))
             try:
                 item = await asyncio.wait_for(queue.get(), timeout=wait)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if wr.bookmarks and time.monotonic() >= next_bookmark:
                     await resp.write(_frame("BOOKMARK", _bookmark(wr.rt, last_rv), wr))
                     next_bookmark = time.monotonic() + bookmark_interval

@@ -14,7 +14,7 @@ class Stoppable(Protocol):
     def stop(self) -> None: ...
 
 
-def start_all(cluster: "EmbeddedCluster") -> list[Stoppable]:
+def start_all(cluster: EmbeddedCluster) -> list[Stoppable]:
     """Start every simulated controller against `cluster`; return handles to stop them.
 
     Order matters only for start-up logging; the controllers are level-triggered and independent.

@@ -13,10 +13,16 @@ from kubernetes.client.exceptions import ApiException
 from kdsim.client.informer import Informer, object_key, split_key
 from kdsim.client.rest import RestClient
 from kdsim.client.workqueue import RequeueAfter, WorkQueue
-from kdsim.kubedirector import names, roles as role_ops, status as st
+from kdsim.kubedirector import names
+from kdsim.kubedirector import roles as role_ops
+from kdsim.kubedirector import status as st
 from kdsim.kubedirector.model import App, Cluster, SpecError, parse_app, parse_cluster
-from kdsim.kubedirector.render import (owner_references, render_headless_service,
-                                               render_member_service, render_statefulset)
+from kdsim.kubedirector.render import (
+    owner_references,
+    render_headless_service,
+    render_member_service,
+    render_statefulset,
+)
 
 if TYPE_CHECKING:
     from kdsim.cluster import EmbeddedCluster
@@ -58,7 +64,7 @@ class KubeDirectorController:
     def _informers(self) -> tuple[Informer, ...]:
         return (self.apps, self.sets, self.pods, self.services, self.clusters)
 
-    def start(self) -> "KubeDirectorController":
+    def start(self) -> KubeDirectorController:
         for inf in self._informers():
             inf.start()
         for inf in self._informers():
@@ -307,6 +313,6 @@ class KubeDirectorController:
                 raise
 
 
-def start(cluster: "EmbeddedCluster") -> KubeDirectorController:
+def start(cluster: EmbeddedCluster) -> KubeDirectorController:
     """Start the simulated KubeDirector against the cluster's API server."""
     return KubeDirectorController(cluster.api_client()).start()

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
 
+from kdsim import images as sim_images
 from kdsim.client.informer import Informer, object_key, split_key
 from kdsim.client.rest import RestClient
 from kdsim.client.workqueue import RequeueAfter, WorkQueue
-from kdsim import images as sim_images
 from kdsim.kubelet import sandbox
 from kdsim.kubelet.pods import PodRuntime
 
@@ -30,7 +30,7 @@ TERMINATION_WAIT_CAP = 0.1  # seconds a terminating pod is kept before the kubel
 class Kubelet:
     """Level-triggered pod lifecycle for every pod bound (or bindable) to `sim-node`."""
 
-    def __init__(self, cluster: "EmbeddedCluster") -> None:
+    def __init__(self, cluster: EmbeddedCluster) -> None:
         api_client = cluster.api_client()
         self.cluster = cluster
         self.rest = RestClient(api_client)
@@ -54,7 +54,7 @@ class Kubelet:
                 if (vol.get("persistentVolumeClaim") or {}).get("claimName") == claim["metadata"]["name"]:
                     self.queue.add(object_key(pod))
 
-    def start(self) -> "Kubelet":
+    def start(self) -> Kubelet:
         self._register_node()
         for inf in (self.claims, self.pods):
             inf.start()
@@ -236,6 +236,6 @@ class Kubelet:
                 raise
 
 
-def start(cluster: "EmbeddedCluster") -> Kubelet:
+def start(cluster: EmbeddedCluster) -> Kubelet:
     """Start the kubelet of `sim-node` (and its exec handler) against the cluster."""
     return Kubelet(cluster).start()

@@ -34,14 +34,14 @@ def wanted_status(service: dict[str, Any]) -> dict[str, Any] | None:
 class ServiceLB:
     """Level-triggered: every LoadBalancer Service gets the loopback ingress; other types none."""
 
-    def __init__(self, cluster: "EmbeddedCluster") -> None:
+    def __init__(self, cluster: EmbeddedCluster) -> None:
         api_client = cluster.api_client()
         self.rest = RestClient(api_client)
         self.services = Informer(api_client, "v1", "services")
         self.queue = WorkQueue(self.reconcile, name="servicelb")
         self.services.add_handler(lambda _e, obj, _o: self.queue.add(object_key(obj)))
 
-    def start(self) -> "ServiceLB":
+    def start(self) -> ServiceLB:
         self.services.start()
         self.services.wait_synced(30)
         self.queue.start()
@@ -68,6 +68,6 @@ class ServiceLB:
                 raise
 
 
-def start(cluster: "EmbeddedCluster") -> ServiceLB:
+def start(cluster: EmbeddedCluster) -> ServiceLB:
     """Start the load-balancer controller against the cluster's API server."""
     return ServiceLB(cluster).start()

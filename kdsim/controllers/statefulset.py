@@ -46,7 +46,7 @@ class StatefulSetController:
         if ref is not None:
             self.queue.add(f"{obj['metadata'].get('namespace')}/{ref.get('name')}")
 
-    def start(self) -> "StatefulSetController":
+    def start(self) -> StatefulSetController:
         for inf in (self.pods, self.revisions, self.claims, self.sets):
             inf.start()
         for inf in (self.pods, self.revisions, self.claims, self.sets):
@@ -161,6 +161,6 @@ class StatefulSetController:
                 raise
 
 
-def start(cluster: "EmbeddedCluster") -> StatefulSetController:
+def start(cluster: EmbeddedCluster) -> StatefulSetController:
     """Start the StatefulSet controller against the cluster's API server."""
     return StatefulSetController(cluster.api_client()).start()

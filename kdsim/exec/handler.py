@@ -32,7 +32,7 @@ def _flag(query: Any, key: str, default: bool) -> bool:
 class ExecHandler:
     """Serves the exec subresource for pods of the simulated kubelet."""
 
-    def __init__(self, kubelet: "Kubelet") -> None:
+    def __init__(self, kubelet: Kubelet) -> None:
         self.kubelet = kubelet
 
     def _validate(self, request: web.Request, namespace: str, name: str) -> tuple[str, list[str]]:

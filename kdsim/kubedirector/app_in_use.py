@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from kdsim.validation.pvc import parse_quantity
 from kdsim.kubedirector import names
+from kdsim.validation.pvc import parse_quantity
 
 APP_IN_USE = ("KubeDirectorApp resource cannot be deleted or modified while referenced by the following "
               "KubeDirectorCluster resources: %s")

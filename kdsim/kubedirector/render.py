@@ -73,7 +73,8 @@ def _volumes(cluster: Cluster, app: App, role: ClusterRole, dirs: tuple[str, ...
         volumes.append({"name": vol, "emptyDir": {"medium": "Memory", "sizeLimit": TMPFS_SIZE}})
     if role.secret:
         vol = "secret-vol-" + str(role.secret["name"])
-        mounts.append({"name": vol, "mountPath": role.secret["mountPath"], **({"readOnly": True} if role.secret.get("readOnly") else {})})
+        read_only = {"readOnly": True} if role.secret.get("readOnly") else {}
+        mounts.append({"name": vol, "mountPath": role.secret["mountPath"], **read_only})
         source: dict[str, Any] = {"secretName": role.secret["name"]}
         if role.secret.get("defaultMode") is not None:
             source["defaultMode"] = role.secret["defaultMode"]

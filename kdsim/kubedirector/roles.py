@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdsim.kubedirector.status import (CONFIG_ERROR, CONFIGURED, CREATE_PENDING, CREATING,
-                                               DELETE_PENDING, DELETING, LIVE_STATES, all_members_ready,
-                                               new_member)
+from kdsim.kubedirector.status import (
+    CONFIG_ERROR,
+    CONFIGURED,
+    CREATE_PENDING,
+    CREATING,
+    DELETE_PENDING,
+    DELETING,
+    LIVE_STATES,
+    all_members_ready,
+    new_member,
+)
 
 
 def live_count(role_status: dict[str, Any]) -> int:

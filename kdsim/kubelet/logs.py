@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 class LogHandler:
     """Serves the log subresource from the container logs the kubelet keeps in the sandbox."""
 
-    def __init__(self, kubelet: "Kubelet") -> None:
+    def __init__(self, kubelet: Kubelet) -> None:
         self.kubelet = kubelet
 
     async def handle(self, request: web.Request, namespace: str, name: str) -> web.StreamResponse:

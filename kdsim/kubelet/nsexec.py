@@ -2,7 +2,8 @@
 
 Kept free of package imports so it starts fast. SPEC: {"rootfs", "binds": [[src, dst, readonly], ...],
 "symlinks": [[target, path], ...], "proc": bool, "hostname": str, "workdir": str, "env": {...}, "argv": [...]}.
-The spec file is deleted once read. Exit code 127 when the command is not found, 126 when it cannot be executed, 125 on a setup failure.
+The spec file is deleted once read. Exit code 127 when the command is not found, 126 when it cannot be executed,
+125 on a setup failure.
 """
 
 import ctypes

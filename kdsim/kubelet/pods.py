@@ -65,7 +65,7 @@ class PodRuntime:
 
     # -- setup ---------------------------------------------------------------------------------------
     @classmethod
-    def adopt(cls, pod: Mapping[str, Any], host_ip: str) -> "PodRuntime | None":
+    def adopt(cls, pod: Mapping[str, Any], host_ip: str) -> PodRuntime | None:
         """Resume a pod this node ran before a restart (state_dir kept): Running, init done, IP kept."""
         status = pod.get("status") or {}
         if status.get("phase") != "Running" or not status.get("podIP"):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from kdsim.errors import ApiError, bad_request
 from kdsim.patch.schemas import Schema

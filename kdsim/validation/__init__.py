@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from kdsim.fielderrors import FieldError
 from kdsim.errors import Cause, invalid
+from kdsim.fielderrors import FieldError
 
 Validator = Callable[[dict[str, Any], "dict[str, Any] | None"], list[FieldError]]
 

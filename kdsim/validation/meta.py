@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kdsim import fielderrors as fe
 from kdsim.fielderrors import FieldError

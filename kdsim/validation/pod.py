@@ -175,7 +175,8 @@ def validate_pod_spec_update(new: dict[str, Any], old: dict[str, Any]) -> list[F
     errs: list[FieldError] = []
     old_tolerations = old.get("tolerations") or []
     if any(t not in (new.get("tolerations") or []) for t in old_tolerations):
-        errs.append(fe.forbidden(fe.child("spec", "tolerations"), "existing toleration can not be modified except its tolerationSeconds"))
+        errs.append(fe.forbidden(fe.child("spec", "tolerations"),
+                                 "existing toleration can not be modified except its tolerationSeconds"))
     if not meta.semantic_equal(munged, old):
         errs.append(fe.forbidden("spec", f"pod updates may not change fields other than {UPDATABLE_POD_FIELDS}\n"
                                          f"{spec_diff('core.PodSpec', old, munged)}"))

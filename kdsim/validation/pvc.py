@@ -24,7 +24,7 @@ def parse_quantity(text: Any) -> Decimal:
     """resource.Quantity value of "10Gi", "500m", "1e3"; raises ValueError when malformed."""
     match = _QUANTITY.match(str(text).strip())
     if not match:
-        raise ValueError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        raise ValueError("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
     number, suffix = match.groups()
     try:
         value = Decimal(number)

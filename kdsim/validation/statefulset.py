@@ -6,8 +6,8 @@ import copy
 from typing import Any
 
 from kdsim import fielderrors as fe
-from kdsim.fielderrors import FieldError
 from kdsim.errors import ApiError
+from kdsim.fielderrors import FieldError
 from kdsim.selectors import label_selector_from_dict
 from kdsim.validation import meta
 

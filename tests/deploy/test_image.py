@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-import tomllib
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 from setuptools import find_packages

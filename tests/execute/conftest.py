@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from gitops_kd.kube.rest import RestClient
+from gitops_kd.testing import pod_ready, wait_for
 from kdsim import images
 from kdsim.cluster import EmbeddedCluster
 from tests.kdcluster import embedded_cluster
-from gitops_kd.testing import pod_ready, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 KD = "kubedirector.hpe.com/v1beta1"

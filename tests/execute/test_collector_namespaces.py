@@ -9,7 +9,6 @@ import yaml
 
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.collector import Collector, Expectation
-from kdsim.cluster import EmbeddedCluster
 from tests.kdcluster import embedded_cluster
 
 ROOT = Path(__file__).resolve().parents[2]

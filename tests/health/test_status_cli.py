@@ -17,8 +17,8 @@ from click.testing import CliRunner, Result
 from gitops_kd.cli import main
 from gitops_kd.kube.rest import RestClient
 from kdsim.cluster import EmbeddedCluster
-from tests.kdcluster import embedded_cluster
 from kdsim.images import ImageBehavior, store_for
+from tests.kdcluster import embedded_cluster
 
 KD = "kubedirector.hpe.com/v1beta1"
 RO = "gitops-kd.io/v1alpha1"

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import kubernetes.client
 import pytest
-
 from apiserver_util import Kubectl
 
 from kdsim.cluster import EmbeddedCluster

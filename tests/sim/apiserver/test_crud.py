@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import kubernetes.client
 import pytest
+from apiserver_util import Kubectl, kubectl_json, message_of, raw
 from kubernetes.client.rest import ApiException
 
-from apiserver_util import Kubectl, kubectl_json, message_of, raw
 from kdsim.cluster import EmbeddedCluster
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import kubernetes.client
 import kubernetes.watch
 import pytest
+from apiserver_util import raw, wait_for
 from kubernetes.client.rest import ApiException
 
-from apiserver_util import raw, wait_for
 from kdsim.cluster import EmbeddedCluster
 
 

@@ -6,8 +6,8 @@ import subprocess
 
 import kubernetes.client
 import pytest
-
 from apiserver_util import Kubectl, kubectl_json, wait_for
+
 from kdsim.cluster import EmbeddedCluster
 
 POD = """

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from gitops_kd.kube.rest import RestClient
-from kdsim.kubedirector import names
 from gitops_kd.testing import pod_ready, wait_for
+from kdsim.kubedirector import names
 
 cluster_module = pytest.importorskip("kdsim.cluster", reason="kdsim.cluster (apiserver-core) missing")
 

@@ -7,8 +7,7 @@ import pytest
 from kdsim.kubedirector import names
 from kdsim.kubedirector.model import SpecError, parse_app, parse_cluster
 from kdsim.kubedirector.persist import init_script, persist_dirs
-from kdsim.kubedirector.render import (render_headless_service, render_member_service,
-                                               render_statefulset)
+from kdsim.kubedirector.render import render_headless_service, render_member_service, render_statefulset
 
 
 def _pair(shared_apps, shared_clusters, cluster_name):

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from kdsim.kubedirector.app_in_use import denial, referencing_clusters, spec_changed
+
 HELLO_YAML = Path(__file__).resolve().parents[3] / "repo-template" / "apps" / "hello.yaml"
 HELLO: dict[str, Any] = yaml.safe_load(HELLO_YAML.read_text())["spec"]
 

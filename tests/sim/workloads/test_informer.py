@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 from kubernetes import client
+from workloads_util import wait_for
 
 from gitops_kd.kube.informer import Informer, object_key
 from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
 from kdsim.cluster import EmbeddedCluster
-from workloads_util import wait_for
 
 
 class Recorder:

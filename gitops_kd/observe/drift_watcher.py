@@ -63,7 +63,7 @@ class DriftWatcher:
         self.triggered = 0
         self.last_trigger: tuple[str, str, str, float] | None = None  # (kind, namespace, name, monotonic)
 
-    def handler(self, kind: str) -> Callable[[str, dict, "dict | None"], None]:
+    def handler(self, kind: str) -> Callable[[str, dict, dict | None], None]:
         """An Informer handler for objects of ``kind`` (StatefulSet, Service, KubeDirectorApp/Cluster)."""
         if kind not in COLLECTOR_KINDS.values():
             raise ValueError(f"DriftWatcher: cannot watch {kind!r} (one of {', '.join(COLLECTOR_KINDS.values())})")

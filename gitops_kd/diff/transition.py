@@ -63,5 +63,5 @@ def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollou
         left = rollout.from_upgrade
     elif live_app is not None and live_app.version == old:
         left = live_app.upgrade
-    rules = left.rule_for_downgrade_to(target) if left is not None else None
-    return Transition(DOWNGRADE, old, target, rules, app.upgrade, left)
+    down_rules = left.rule_for_downgrade_to(target) if left is not None else None
+    return Transition(DOWNGRADE, old, target, down_rules, app.upgrade, left)

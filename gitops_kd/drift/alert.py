@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Protocol
 
 from gitops_kd.drift.model import Drift, ObjectKey, object_ref
@@ -106,8 +107,8 @@ class DriftAlerter:
         for occ in t.new:
             self._detected(occ, policy.action(occ.drift))
         for occ in t.ongoing:
-            self._safe(lambda o=occ: self.metrics and self.metrics.drift_ongoing(
-                o.drift.kind, o.drift.namespace, o.drift.name))
+            if self.metrics is not None:
+                self._safe(partial(self.metrics.drift_ongoing, occ.drift.kind, occ.drift.namespace, occ.drift.name))
         for occ in t.resolved:
             self._resolved(occ, policy.mode(occ.drift) == REVERT)
         return t

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from kubernetes.client import ApiClient
@@ -80,7 +81,7 @@ class Collector:
         self._callbacks: list[ChangeCallback] = []
         self._changed = threading.Condition()
         for kind, informer in self._informers.items():
-            informer.add_handler(lambda event, obj, old, k=kind: self._on_event(k, obj))
+            informer.add_handler(partial(self._on_informer_event, kind))
 
     def watches(self, namespace: str) -> bool:
         """True when objects of `namespace` are observed."""
@@ -156,6 +157,9 @@ class Collector:
         if e.resource_version is None:
             return obj is not None and e.gone_uid is None
         return obj is not None and _rv_at_least(_meta(obj).get("resourceVersion"), e.resource_version)
+
+    def _on_informer_event(self, kind: str, _event: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+        self._on_event(kind, obj)
 
     def _on_event(self, kind: str, obj: Mapping[str, Any]) -> None:
         with self._changed:
@@ -235,7 +239,7 @@ def observed_statefulset(raw: Mapping[str, Any]) -> ObservedStatefulSet | None:
         name=_name(raw), namespace=_ns(raw), role=str(role), uid=str(meta.get("uid", "")),
         generation=int(meta.get("generation") or 0), observed_generation=status.get("observedGeneration"),
         update_strategy=str((spec.get("updateStrategy") or {}).get("type") or ROLLING_UPDATE),
-        replicas=int(spec.get("replicas") if spec.get("replicas") is not None else 1),
+        replicas=int(spec["replicas"]) if spec.get("replicas") is not None else 1,
         current_revision=str(status.get("currentRevision") or ""),
         update_revision=str(status.get("updateRevision") or ""),
         template=spec.get("template") or {}, raw=raw, ready_replicas=int(status.get("readyReplicas") or 0))

@@ -20,6 +20,7 @@ from gitops_kd.kube.informer import MODIFIED, Informer
 
 if TYPE_CHECKING:
     from gitops_kd.observe.collector import Collector
+    from gitops_kd.observe.fanout import NamespacedInformers
 
 log = logging.getLogger(__name__)
 
@@ -86,11 +87,11 @@ class DriftWatcher:
 
         return on_event
 
-    def attach(self, informer: Informer, kind: str) -> None:
+    def attach(self, informer: Informer | NamespacedInformers, kind: str) -> None:
         informer.add_handler(self.handler(kind))
 
     def attach_collector(self, collector: Collector) -> None:
         """Attach to a Collector's informers."""
-        informers: Mapping[str, Informer] = collector.informers
+        informers = collector.informers
         for name, kind in COLLECTOR_KINDS.items():
             self.attach(informers[name], kind)

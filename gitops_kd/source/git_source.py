@@ -88,7 +88,7 @@ class GitSource:
     @property
     def lock(self) -> threading.RLock:
         """The source's lock (held by every public method); source/revert.py holds it while it pushes."""
-        return self._lock  # type: ignore[return-value]
+        return self._lock
 
     @property
     def last_good(self) -> DesiredState | None:

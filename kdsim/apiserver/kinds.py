@@ -57,7 +57,7 @@ def qos_class(pod_spec: dict[str, Any]) -> str:
 def convert(rt: ResourceType, obj: dict[str, Any]) -> None:
     """What decoding a v1 object does to it: a Secret's stringData is merged into data (base64)."""
     if rt.group == "" and rt.plural == "secrets" and isinstance(obj.get("stringData"), dict):
-        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+        data: dict[str, Any] = obj["data"] if isinstance(obj.get("data"), dict) else {}
         for key, value in obj.pop("stringData").items():
             data[key] = base64.b64encode(str(value).encode()).decode()
         obj["data"] = data

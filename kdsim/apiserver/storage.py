@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import copy
 import threading
 from collections import deque
@@ -136,10 +137,11 @@ class Store:
             listener()
 
     # -- watch ---------------------------------------------------------------------------------
-    def subscribe(self, since: int | None, callback: Subscriber) -> tuple[list[StoreEvent], Callable[[], None]]:
+    def subscribe(self, since: int | None,
+                  callback: Subscriber) -> tuple[builtins.list[StoreEvent], Callable[[], None]]:
         """Events after `since` (None: none) and a live subscription, atomically; 410 if `since` is compacted."""
         with self.lock:
-            backlog: list[StoreEvent] = []
+            backlog: builtins.list[StoreEvent] = []
             if since is not None and since < self._rv:
                 if since < self._floor:
                     raise errors.gone(f"too old resource version: {since} ({self._floor + 1})")

@@ -35,7 +35,7 @@ SETTLE_POLL_SECONDS = 1.0  # safety-net requeue while members are still changing
 
 
 def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
-    return obj.get("metadata") or {}  # type: ignore[return-value]
+    return obj.get("metadata") or {}
 
 
 def _owned_by(obj: Mapping[str, Any], uid: str) -> bool:
@@ -220,7 +220,7 @@ class KubeDirectorController:
                     else:
                         rs["statefulSet"] = ""
                     continue
-                sts = self._adopt_or_create_statefulset(cluster, app, role, rs, status)  # type: ignore[arg-type]
+                sts = self._adopt_or_create_statefulset(cluster, app, role, rs, status)
                 rs["statefulSet"] = _meta(sts)["name"]
                 changed = True
             else:

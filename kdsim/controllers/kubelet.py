@@ -85,7 +85,7 @@ class Kubelet:
     def _next_ip(self) -> str:
         with self._lock:
             used = {r.pod_ip for r in self._runtimes.values()}
-        used.update((p.get("status") or {}).get("podIP") for p in self.pods.list())
+        used.update(str((p.get("status") or {}).get("podIP")) for p in self.pods.list())
         while True:
             n = next(self._ips)
             ip = f"10.244.{n // 254}.{n % 254 + 1}"
@@ -190,7 +190,7 @@ class Kubelet:
         """Bind the pod's Pending claims (a provisioner's job): phase Bound, spec.volumeName."""
         ns = pod["metadata"]["namespace"]
         for vol in (pod.get("spec") or {}).get("volumes") or []:
-            claim_name = (vol.get("persistentVolumeClaim") or {}).get("claimName")
+            claim_name = str((vol.get("persistentVolumeClaim") or {}).get("claimName") or "")
             claim = self.claims.get(ns, claim_name) if claim_name else None
             if claim is None or (claim.get("status") or {}).get("phase") == "Bound":
                 continue

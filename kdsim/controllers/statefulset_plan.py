@@ -170,15 +170,15 @@ def plan(sts: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], existing_cla
         at_current = rolling and ((partition == 0 and index < prior_current) or (partition > 0 and index < partition))
         return new_pod(sts, current if at_current else update, ordinal)
 
-    ordered = [replicas[o] for o in sorted(replicas) if replicas[o] is not None] + [p for _, p in condemned]
+    ordered = [r for o in sorted(replicas) if (r := replicas[o]) is not None] + [p for _, p in condemned]
     first_unhealthy = next((p for p in ordered if not is_healthy(p)), None)
 
     for ordinal in sorted(replicas):
-        pod = replicas[ordinal]
-        if pod is not None and _finished(pod) and not is_terminating(pod):
-            actions.append(Action("delete_pod", pod))
+        member = replicas[ordinal]
+        if member is not None and _finished(member) and not is_terminating(member):
+            actions.append(Action("delete_pod", member))
             return Plan(tuple(actions), _complete(status, rolling))
-        if pod is None:
+        if member is None:
             fresh = versioned(ordinal)
             for claim in new_claims(sts, ordinal):
                 if claim["metadata"]["name"] not in existing_claims:
@@ -188,11 +188,11 @@ def plan(sts: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], existing_cla
             if monotonic:
                 return Plan(tuple(actions), _complete(status, rolling))
             continue
-        if is_terminating(pod):
+        if is_terminating(member):
             if monotonic:
                 return Plan(tuple(actions), _complete(status, rolling))
             continue
-        if monotonic and not is_running_and_ready(pod):
+        if monotonic and not is_running_and_ready(member):
             return Plan(tuple(actions), _complete(status, rolling))
 
     for _ordinal, pod in reversed(condemned):
@@ -210,14 +210,14 @@ def plan(sts: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], existing_cla
         for ordinal in sorted(replicas, reverse=True):
             if ordinal - start < partition:
                 break
-            pod = replicas[ordinal]
-            if pod is None or pod.get("status") is None:
+            member = replicas[ordinal]
+            if member is None or member.get("status") is None:
                 break  # being created in this pass
-            if pod_revision(pod) != upd_name and not is_terminating(pod):
-                actions.append(Action("delete_pod", pod))
-                status["currentReplicas"] -= 1 if pod_revision(pod) == cur_name else 0
+            if pod_revision(member) != upd_name and not is_terminating(member):
+                actions.append(Action("delete_pod", member))
+                status["currentReplicas"] -= 1 if pod_revision(member) == cur_name else 0
                 break
-            if not is_healthy(pod):
+            if not is_healthy(member):
                 break
     return Plan(tuple(actions), _complete(status, rolling))
 

@@ -73,8 +73,8 @@ def _volumes(cluster: Cluster, app: App, role: ClusterRole, dirs: tuple[str, ...
         volumes.append({"name": vol, "emptyDir": {"medium": "Memory", "sizeLimit": TMPFS_SIZE}})
     if role.secret:
         vol = "secret-vol-" + str(role.secret["name"])
-        read_only = {"readOnly": True} if role.secret.get("readOnly") else {}
-        mounts.append({"name": vol, "mountPath": role.secret["mountPath"], **read_only})
+        secret_ro = {"readOnly": True} if role.secret.get("readOnly") else {}
+        mounts.append({"name": vol, "mountPath": role.secret["mountPath"], **secret_ro})
         source: dict[str, Any] = {"secretName": role.secret["name"]}
         if role.secret.get("defaultMode") is not None:
             source["defaultMode"] = role.secret["defaultMode"]

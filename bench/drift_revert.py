@@ -20,22 +20,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gitops_kd.controller import Controller  # noqa: E402
+from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
 from gitops_kd.drift import DriftAlerter, DriftGuard  # noqa: E402
-from gitops_kd.drift.watcher import DriftWatcher  # noqa: E402
 from gitops_kd.execute.events import EventRecorder  # noqa: E402
 from gitops_kd.kube.rest import RestClient  # noqa: E402
+from gitops_kd.observe.drift_watcher import DriftWatcher  # noqa: E402
 from gitops_kd.server.metrics import ControllerMetrics  # noqa: E402
-from gitops_kd.sim import images  # noqa: E402
-from gitops_kd.sim.cluster import EmbeddedCluster  # noqa: E402
-from gitops_kd.sim.images import ImageBehavior  # noqa: E402
 from gitops_kd.source import GitSource  # noqa: E402
+from kdsim import images  # noqa: E402
+from kdsim.cluster import EmbeddedCluster  # noqa: E402
+from kdsim.images import ImageBehavior  # noqa: E402
 
 NS = "default"
 IMAGE = "gitops-kd/hello:1.0.0"
@@ -76,7 +77,7 @@ def main() -> int:
     if args.kubectl and shutil.which("kubectl") is None:
         raise SystemExit("--kubectl: kubectl is not on PATH")
     tmp = Path(tempfile.mkdtemp(prefix="gitops-kd-bench-"))
-    cluster = EmbeddedCluster(tmp / "cluster", controllers=True).start()
+    cluster = EmbeddedCluster(tmp / "cluster", controllers=True, crds=[load_crd(KDROLLOUT_CRD)]).start()
     controller = None
     try:
         images.store_for(cluster).add(IMAGE, {"/etc/hello/version": "1.0.0\n"},
@@ -86,7 +87,7 @@ def main() -> int:
         git(repo, "init", "-q", "-b", "main")
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "hello 1.0.0")
-        now = lambda: datetime.now(timezone.utc)  # noqa: E731
+        now = lambda: datetime.now(UTC)  # noqa: E731
         rest = RestClient(cluster.api_client())
         guard = DriftGuard(DriftAlerter(events=EventRecorder(rest, now), metrics=ControllerMetrics(), now=now))
         controller = Controller(GitSource(f"file://{repo}", "main", tmp / "cache"), cluster.api_client(),

@@ -28,8 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gitops_kd.source import GitSource, PollResult  # noqa: E402
 from synth_repo import build_repo, change_one_app, commit_count  # noqa: E402
+
+from gitops_kd.source import GitSource, PollResult  # noqa: E402
 
 TARGET_RATIO = 20.0
 

@@ -17,8 +17,8 @@ Targets: each plan < 1 s and < 500 MiB on one core.
 from __future__ import annotations
 
 import argparse
-import cProfile
 import collections
+import cProfile
 import io
 import os
 import pstats
@@ -34,10 +34,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from synth_world import T0, clusters_of, desired_fleet, observed_in_sync, with_app_changed  # noqa: E402
+
 from gitops_kd.observe import ObservedState  # noqa: E402
 from gitops_kd.plan import Plan, plan  # noqa: E402
 from gitops_kd.source.model import DesiredState  # noqa: E402
-from synth_world import T0, clusters_of, desired_fleet, observed_in_sync, with_app_changed  # noqa: E402
 
 TARGET_SECONDS = 1.0
 TARGET_MIB = 500.0

@@ -38,17 +38,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gitops_kd.controller import Controller  # noqa: E402
-from gitops_kd.kube.rest import RestClient  # noqa: E402
-from gitops_kd.plan.actions import Plan, Wait  # noqa: E402
-from gitops_kd.plan.planner import plan as real_plan  # noqa: E402
-from gitops_kd.sim.cluster import EmbeddedCluster  # noqa: E402
-from gitops_kd.source import GitSource  # noqa: E402
 from request_log import Request, RequestLog, summary  # noqa: E402
 from seed_cluster import seed_fleet  # noqa: E402
 from synth_repo import app_name, commit_files, init_bare  # noqa: E402
-from synth_world import (NEW_VERSION, NS, clusters_of, desired_from_files, fleet_files,  # noqa: E402
-                         upgradable_app_yaml)
+from synth_world import NEW_VERSION, NS, clusters_of, desired_from_files, fleet_files, upgradable_app_yaml  # noqa: E402
+
+from gitops_kd.controller import Controller  # noqa: E402
+from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
+from gitops_kd.kube.rest import RestClient  # noqa: E402
+from gitops_kd.plan.actions import Plan, Wait  # noqa: E402
+from gitops_kd.plan.planner import plan as real_plan  # noqa: E402
+from gitops_kd.source import GitSource  # noqa: E402
+from kdsim.cluster import EmbeddedCluster  # noqa: E402
 
 T = TypeVar("T")
 CHANGED_APP = 0
@@ -128,7 +129,7 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
     users = {k[1] for k in clusters_of(desired, CHANGED_APP)}
     app_names = set(k[1] for k in desired.apps)
     started = time.perf_counter()
-    cluster = EmbeddedCluster(work / "cluster", controllers=False).start()
+    cluster = EmbeddedCluster(work / "cluster", controllers=False, crds=[load_crd(KDROLLOUT_CRD)]).start()
     controller: Controller | None = None
     try:
         seeded = seed_fleet(RestClient(cluster.api_client()), desired)

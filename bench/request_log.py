@@ -82,7 +82,7 @@ class RequestLog:
         self._requests: list[Request] = []
         self._original: Any = None
 
-    def install(self) -> "RequestLog":
+    def install(self) -> RequestLog:
         rest_client = self.api_client.rest_client
         self._original = rest_client.request
 

@@ -10,24 +10,25 @@ in for the controllers that are not running.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
+
+from synth_world import NS, kd_view, live_statefulset
 
 from gitops_kd.diff import app_manifest, cluster_manifest
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.controllers.revisions import build_revision
-from gitops_kd.sim.controllers.statefulset_plan import new_pod
-from gitops_kd.sim.kubedirector.render import render_member_service
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec import KDApp, KDCluster
-from synth_world import NS, kd_view, live_statefulset
+from kdsim.controllers.revisions import build_revision
+from kdsim.controllers.statefulset_plan import new_pod
+from kdsim.kubedirector.render import render_member_service
 
 KD = "kubedirector.hpe.com/v1beta1"
 ROLLOUT = "gitops-kd.io/v1alpha1"
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def seed_fleet(rest: RestClient, desired: DesiredState) -> int:

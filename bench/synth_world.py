@@ -13,22 +13,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from gitops_kd.diff import app_manifest, cluster_manifest
-from gitops_kd.observe import (ObservedApp, ObservedCluster, ObservedPod, ObservedRollout, ObservedService,
-                               ObservedState, ObservedStatefulSet)
-from gitops_kd.render import owned_template, service_ports, template_patch
-from gitops_kd.sim.kubedirector.model import parse_app, parse_cluster
-from gitops_kd.sim.kubedirector.render import render_statefulset
-from gitops_kd.sim.patch import STRATEGIC_PATCH, apply_patch
-from gitops_kd.source.model import DesiredState
-from gitops_kd.spec import KDApp, KDCluster, load_manifests
 from synth_repo import app_name, app_yaml
 
+from gitops_kd.diff import app_manifest, cluster_manifest
+from gitops_kd.observe import (
+    ObservedApp,
+    ObservedCluster,
+    ObservedPod,
+    ObservedRollout,
+    ObservedService,
+    ObservedState,
+    ObservedStatefulSet,
+)
+from gitops_kd.render import owned_template, service_ports, template_patch
+from gitops_kd.source.model import DesiredState
+from gitops_kd.spec import KDApp, KDCluster, load_manifests
+from kdsim.kubedirector.model import parse_app, parse_cluster
+from kdsim.kubedirector.render import render_statefulset
+from kdsim.patch import STRATEGIC_PATCH, apply_patch
+
 NS = "default"
-T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 BASE_VERSION = "1.0.0"
 NEW_VERSION = "2.0.0"
 

@@ -1,4 +1,4 @@
-"""Shared pytest fixtures: paths to the shared KubeDirector examples."""
+"""Shared pytest fixtures: the KubeDirector example data that travels with the tests."""
 
 from __future__ import annotations
 
@@ -7,16 +7,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _shared_kubedirector() -> Path:
-    for candidate in (ROOT.parent / "shared" / "kubedirector", ROOT / "shared" / "kubedirector"):
-        if candidate.is_dir():
-            return candidate
-    raise RuntimeError("shared/kubedirector not found beside the repository")
+KD_DATA = Path(__file__).resolve().parent / "data" / "kubedirector"
 
 
 @pytest.fixture(scope="session")
 def kd_shared() -> Path:
-    """The folder with KubeDirector's CRDs, example catalog and example clusters."""
-    return _shared_kubedirector()
+    """The folder with KubeDirector's example catalog (KDApps) and example clusters (KDClusters)."""
+    return KD_DATA

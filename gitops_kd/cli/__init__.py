@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-
 import click
 
-# Modules that each define a `command` (click.Command or click.Group) added to the group.
-# A module that does not exist yet is skipped, so parts of the CLI can land independently.
-_SUBCOMMAND_MODULES = (
-    "gitops_kd.cli.desired",
-    "gitops_kd.cli.sim",
-    "gitops_kd.cli.plan",
-    "gitops_kd.cli.run",
-    "gitops_kd.cli.demo",
-    "gitops_kd.cli.history",
-    "gitops_kd.cli.status",
-)
+from gitops_kd.cli import demo, desired, history, plan, run, sim, status
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,15 +13,5 @@ def main() -> None:
     """gitops-kd: upgrade KubeDirector apps live, driven by Git."""
 
 
-def _register() -> None:
-    for name in _SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        main.add_command(module.command)
-
-
-_register()
+for _module in (desired, sim, plan, run, demo, history, status):
+    main.add_command(_module.command)

@@ -8,8 +8,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -141,11 +141,9 @@ def _wait(progress: Progress, live: Live, title: str, version: str, timeout: flo
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds allowed per phase.")
 def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: float) -> None:
     """Start an embedded cluster, deploy hello 1.0.0 from Git, then commit 2.0.0 and watch the live upgrade."""
+    from gitops_kd.cli.sim import embedded_cluster
     from gitops_kd.controller import Controller
     from gitops_kd.execute.podexec import PodExec
-    from gitops_kd.sim import images
-    from gitops_kd.sim.cluster import EmbeddedCluster
-    from gitops_kd.sim.images import ImageBehavior
     from gitops_kd.source import GitSource
 
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
@@ -156,7 +154,9 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     base = state_dir or Path(tempfile.mkdtemp(prefix="gitops-kd-demo-"))
     base.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    cluster = EmbeddedCluster(base / "cluster", controllers=True).start()
+    cluster = embedded_cluster(base / "cluster", controllers=True).start()
+    from kdsim import images  # installed: embedded_cluster said so
+    from kdsim.images import ImageBehavior
     controller = None
     try:
         store = images.store_for(cluster)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import click
 
@@ -37,7 +37,7 @@ def _show(state: DesiredState) -> Iterable[str]:
     yield f"commit {state.commit}"
     yield ""
     yield f"Apps ({len(state.apps)}):"
-    rows = [("NAMESPACE", "NAME", "VERSION", "FILE")]
+    rows: list[tuple[str, ...]] = [("NAMESPACE", "NAME", "VERSION", "FILE")]
     rows += [(k[0], k[1], str(a.version), str(a.source)) for k, a in state.apps.items()]
     yield from ("  " + line for line in _columns(rows)) if state.apps else ["  (none)"]
     yield ""

@@ -41,7 +41,8 @@ def apply_git_credentials(ssh_key_file: str | None, known_hosts_file: str | None
              "known_hosts_file": known_hosts_file or found.get("known_hosts_file"),
              "token_file": git_token_file or found.get("token_file")}
     try:
-        env = git_credentials_env(**files)
+        env = git_credentials_env(ssh_key_file=files["ssh_key_file"], known_hosts_file=files["known_hosts_file"],
+                                  token_file=files["token_file"])
     except CredentialsError as exc:
         from_dir = any(v and v == found.get(k) for k, v in files.items())
         raise click.ClickException(str(exc) + (f" (a file of --git-credentials-dir {git_credentials_dir})"

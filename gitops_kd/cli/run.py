@@ -197,7 +197,7 @@ def _lease_name(given: str, watch_namespaces: tuple[str, ...]) -> str:
     return shard_lease_name(watch_namespaces, given) if watch_namespaces and defaulted else given
 
 
-def _serving(http: "Any") -> None:
+def _serving(http: Any) -> None:
     if http is not None:
         click.echo(f"gitops-kd: serving /webhook, /healthz, /readyz, /metrics on {http.url}", err=True)
 

@@ -12,12 +12,29 @@ import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import yaml
 
-from gitops_kd.sim.cluster import EmbeddedCluster
+from gitops_kd.crds import KDROLLOUT_CRD, load_crd
+
+if TYPE_CHECKING:
+    from kdsim.cluster import EmbeddedCluster
+
+MISSING = ("the embedded cluster (package kdsim) is not installed; it ships with the source tree, not the "
+           "controller image: pip install -e '.[sim]' in a checkout of gitops-kd")
+
+
+def embedded_cluster(state_dir: Path | None, **options: Any) -> EmbeddedCluster:
+    """A (not yet started) embedded cluster with gitops-kd's KDRollout CRD installed beside KubeDirector's."""
+    try:
+        from kdsim.cluster import EmbeddedCluster
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name.split(".")[0] in ("kdsim", "cryptography"):
+            raise click.ClickException(MISSING) from exc
+        raise
+    return EmbeddedCluster(state_dir, crds=[load_crd(KDROLLOUT_CRD)], **options)
 
 
 @click.group("sim")
@@ -45,7 +62,7 @@ def serve(state_dir: Path, port: int, kubeconfig_copy: Path | None, controllers:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     stop = threading.Event()
-    cluster = EmbeddedCluster(state_dir, controllers=controllers, port=port, use_tls=not plain_http,
+    cluster = embedded_cluster(state_dir, controllers=controllers, port=port, use_tls=not plain_http,
                               kd_app_edits=kd_app_edits)
     try:
         cluster.start()
@@ -81,7 +98,7 @@ def _post(kubeconfig: Path, path: str, body: dict[str, Any]) -> dict[str, Any]:
         token = config["users"][0]["user"].get("token", "")
         server = str(cluster["server"])
     except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError) as exc:
-        raise click.ClickException(f"{kubeconfig}: not a kubeconfig written by `gitops-kd sim serve` ({exc})")
+        raise click.ClickException(f"{kubeconfig}: not a kubeconfig written by `gitops-kd sim serve` ({exc})") from exc
     ctx = None
     if server.startswith("https"):
         ca = base64.b64decode(cluster.get("certificate-authority-data", "")).decode()

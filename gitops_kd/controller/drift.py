@@ -5,17 +5,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.drift import DriftAlerter, DriftGuard, IgnoreRules, WebhookNotifier
-from gitops_kd.drift.watcher import DriftWatcher
+from gitops_kd.drift import DriftAlerter, DriftGuard, IgnoreRules
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.kube.rest import RestClient
+from gitops_kd.observe.drift_watcher import DriftWatcher
+from gitops_kd.plan.planner import plan
 from gitops_kd.plan.result import Plan
+from gitops_kd.server.notify import WebhookNotifier
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +48,7 @@ def drift_wiring(api_client: ApiClient, *, metrics: Any = None, policy: str = "r
     """Drift detection around the real planner: alerts (Events, metrics, optional webhook) once per
     occurrence; `policy` "revert" (default) or "alert-only" for objects without their own annotation; `prune`
     as for the planner."""
-    from gitops_kd.plan.planner import plan
-
-    now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)  # noqa: E731
+    now: Callable[[], datetime] = lambda: datetime.now(UTC)  # noqa: E731
     notifier = WebhookNotifier(webhook_url) if webhook_url else None
     alerter = DriftAlerter(events=EventRecorder(RestClient(api_client), now), metrics=metrics, notifier=notifier,
                            now=now)

@@ -15,7 +15,7 @@ from aiohttp import web
 
 log = logging.getLogger(__name__)
 
-TARGET_KEY: web.AppKey["Triggerable"] = web.AppKey("gitops_kd_controller")
+TARGET_KEY: web.AppKey[Triggerable] = web.AppKey("gitops_kd_controller")
 
 
 class Triggerable(Protocol):
@@ -88,7 +88,7 @@ class HttpServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def start(self) -> "HttpServer":
+    def start(self) -> HttpServer:
         started = threading.Event()
         errors: list[BaseException] = []
 

@@ -65,7 +65,7 @@ class Replica:
         return not self.lost.is_set() and self.controller.healthy
 
     # -- lifecycle ------------------------------------------------------------------------------------
-    def start(self) -> "Replica":
+    def start(self) -> Replica:
         if self.metrics is not None:
             self.metrics.set_leader(False)
         if self.http is not None:

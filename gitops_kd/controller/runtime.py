@@ -20,8 +20,10 @@ from gitops_kd.execute.fence import NotLeading
 from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
 from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Prune, Wait
+from gitops_kd.plan.planner import plan as make_plan
 from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
 from gitops_kd.source import DesiredState, GitSource, PollResult, Poller
+from gitops_kd.source.revert import RevertError, push_revert_result
 
 log = logging.getLogger(__name__)
 
@@ -155,8 +157,6 @@ class Controller:
     # -- internals ---------------------------------------------------------------------------------
     def _push_revert(self, commit: str, reason: str) -> tuple[str, bool]:
         """failurePolicy revert-commit: push a revert of `commit` to the followed branch, then poll at once."""
-        from gitops_kd.source.revert import RevertError, push_revert_result
-
         trust = getattr(self.source, "trust", None)
         if trust is not None and trust.verifies_signatures:
             raise RevertError("commit signatures are verified: gitops-kd's own revert would be unsigned and refused")
@@ -202,7 +202,7 @@ class Controller:
         scoped = self._in_scope(desired)
         planner = self._planner
         if planner is None:
-            from gitops_kd.plan.planner import plan as planner
+            planner = make_plan
         if self._planner is None:
             plan = planner(scoped.desired, observed, now=self._now(), wave_soak_seconds=self.wave_soak_seconds)
         else:

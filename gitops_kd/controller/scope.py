@@ -28,7 +28,7 @@ class Scope:
     namespaces: frozenset[str] | None = None
 
     @classmethod
-    def of(cls, namespace: str | Collection[str] | None) -> "Scope":
+    def of(cls, namespace: str | Collection[str] | None) -> Scope:
         """From what Controller/Collector take: None (all), one namespace, or a set of them."""
         if namespace is None:
             return cls(None)

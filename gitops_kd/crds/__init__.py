@@ -1,4 +1,4 @@
-"""Packaged CustomResourceDefinitions (KubeDirector's), read by the spec model and the embedded cluster."""
+"""Packaged CustomResourceDefinitions: KubeDirector's (read by the spec model) and gitops-kd's KDRollout."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import yaml
 
 KDAPP_CRD = "kubedirector.hpe.com_kubedirectorapps_crd.yaml"
 KDCLUSTER_CRD = "kubedirector.hpe.com_kubedirectorclusters_crd.yaml"
+KDROLLOUT_CRD = "kdrollout.yaml"
 
 
 def load_crd(filename: str) -> dict[str, Any]:
@@ -18,8 +19,3 @@ def load_crd(filename: str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ValueError(f"{filename}: not a CRD document")
     return doc
-
-
-def all_crds() -> list[dict[str, Any]]:
-    """Return every packaged CRD: KubeDirector's two and gitops-kd's KDRollout."""
-    return [load_crd(KDAPP_CRD), load_crd(KDCLUSTER_CRD), load_crd("kdrollout.yaml")]

@@ -7,6 +7,7 @@ cluster whose desired and live objects are the very same objects as in the previ
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.diff.fields import app_fact_changes, app_role_facts, cluster_changes, contains
@@ -21,19 +22,18 @@ from gitops_kd.diff.model import (
     DiffReport,
     Key,
     PortsDiff,
+    Refusal,
     RoleDiff,
     Transition,
 )
 from gitops_kd.diff.refusals import app_refusals, cluster_refusals
 from gitops_kd.diff.transition import compare_versions, transition
 from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
-from gitops_kd.plan.actions import Refusal
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import APP_VERSION_ANNOTATION, owned_template, service_ports
-from gitops_kd.spec.state import DesiredState
 from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
 from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster, compact_json
-
+from gitops_kd.spec.state import DesiredState
 
 APPLIED_ANNOTATION = "gitops-kd.io/applied-spec"
 
@@ -62,13 +62,13 @@ MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED, _FACTS, _DIGESTS)
 def frozen_app_manifest(app: KDApp, key: Key) -> FrozenMap[str, Any]:
     """app_manifest(), deep-frozen and memoised per (app, namespace): what ApplyApp carries."""
     return _MANIFESTS.get((app,), ("app", key[0]),
-                          lambda: freeze(_stamp(app.cluster_manifest(), key[0])))  # type: ignore[no-any-return]
+                          lambda: freeze(_stamp(app.cluster_manifest(), key[0])))
 
 
 def frozen_cluster_manifest(cluster: KDCluster, key: Key) -> FrozenMap[str, Any]:
     """cluster_manifest(), deep-frozen and memoised per (cluster, namespace): what ApplyCluster carries."""
     return _MANIFESTS.get((cluster,), ("cluster", key[0]),
-                          lambda: freeze(_stamp(cluster.body, key[0])))  # type: ignore[no-any-return]
+                          lambda: freeze(_stamp(cluster.body, key[0])))
 
 
 def manifests_digest(cluster: KDCluster, key: Key, app: KDApp, app_key: Key) -> str:
@@ -104,7 +104,7 @@ def annotation(raw: Any, name: str) -> Any:
     return ((raw.get("metadata") or {}).get("annotations") or {}).get(name)
 
 
-def applied(live_raw: Any, manifest: dict[str, Any]) -> bool:
+def applied(live_raw: Any, manifest: Mapping[str, Any]) -> bool:
     """True when the live object was applied from this manifest (digest annotation) and still carries its
     labels, annotations and spec (server-side defaults, other labels and annotations, status are ignored)."""
     meta = manifest.get("metadata", {})

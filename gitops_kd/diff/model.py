@@ -6,12 +6,25 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from gitops_kd.plan.actions import Refusal
 from gitops_kd.spec.upgrade import PersistRules, UpgradeSpec
 
 Key = tuple[str, str]
 
 CREATE, UPGRADE, DOWNGRADE, EQUAL = "create", "upgrade", "downgrade", "equal"
+ADOPT = "adopt"  # a rollout direction besides UPGRADE / DOWNGRADE: take over a live cluster at the desired version
+REBUILD = "rebuild"  # same version, but pods that do not run its image: replaced one at a time, no migration or hook
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A forbidden change: the commit is refused. ``file`` is the repo path, ``field`` the spec field."""
+
+    file: str
+    field: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.file}: {self.field}: {self.reason}"
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from gitops_kd.diff.model import DOWNGRADE, UPGRADE, Transition
+from gitops_kd.diff.model import ADOPT, DOWNGRADE, REBUILD, UPGRADE, Transition
 from gitops_kd.observe.model import PHASE_IDLE, ObservedApp, ObservedPod, ObservedRollout
-from gitops_kd.plan.actions import ADOPT, REBUILD
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.version import parse_app_version
 
@@ -85,5 +84,5 @@ def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollou
         left = rollout.from_upgrade
     elif live_app is not None and live_app.version == old:
         left = live_app.upgrade
-    rules = left.rule_for_downgrade_to(target) if left is not None else None
-    return Transition(DOWNGRADE, old, target, rules, app.upgrade, left)
+    down_rules = left.rule_for_downgrade_to(target) if left is not None else None
+    return Transition(DOWNGRADE, old, target, down_rules, app.upgrade, left)

@@ -15,16 +15,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any, Protocol
 
 from gitops_kd.drift.model import Drift, ObjectKey, object_ref
-from gitops_kd.drift.notify import WebhookNotifier
 from gitops_kd.drift.policy import REVERT, DriftPolicy
 from gitops_kd.drift.tracker import DriftTracker, Occurrence, Transitions
-
-if TYPE_CHECKING:  # the metrics edge is only passed in
-    from gitops_kd.server.metrics import ControllerMetrics
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +36,28 @@ class EventSink(Protocol):
     def record(self, obj: Mapping[str, Any], reason: str, message: str, *, type_: str = ...) -> None: ...
 
 
+class Metrics(Protocol):
+    """Where drift counts and gauges go (server.metrics.ControllerMetrics)."""
+
+    def drift_detected(self, kind: str, namespace: str, name: str) -> None: ...
+
+    def drift_ongoing(self, kind: str, namespace: str, name: str) -> None: ...
+
+    def drift_resolved(self, kind: str, namespace: str, name: str) -> None: ...
+
+
+class Notifier(Protocol):
+    """Where alert payloads are sent (server.notify.WebhookNotifier); must not block."""
+
+    def notify(self, payload: Mapping[str, Any]) -> object: ...
+
+
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _stamp(when: datetime) -> str:
-    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def payload(occ: Occurrence, action: str, state: str = DETECTED) -> dict[str, Any]:
@@ -73,8 +86,8 @@ def resolved_message(d: Drift, reverted: bool) -> str:
 class DriftAlerter:
     """Turns each reconcile's drift list into alerts, once per occurrence."""
 
-    def __init__(self, *, events: EventSink | None = None, metrics: ControllerMetrics | None = None,
-                 notifier: WebhookNotifier | None = None, now: Callable[[], datetime] = _utcnow,
+    def __init__(self, *, events: EventSink | None = None, metrics: Metrics | None = None,
+                 notifier: Notifier | None = None, now: Callable[[], datetime] = _utcnow,
                  tracker: DriftTracker | None = None) -> None:
         self.events = events
         self.metrics = metrics
@@ -94,8 +107,8 @@ class DriftAlerter:
         for occ in t.new:
             self._detected(occ, policy.action(occ.drift))
         for occ in t.ongoing:
-            self._safe(lambda o=occ: self.metrics and self.metrics.drift_active.labels(
-                kind=o.drift.kind, namespace=o.drift.namespace, name=o.drift.name).set(1))
+            if self.metrics is not None:
+                self._safe(partial(self.metrics.drift_ongoing, occ.drift.kind, occ.drift.namespace, occ.drift.name))
         for occ in t.resolved:
             self._resolved(occ, policy.mode(occ.drift) == REVERT)
         return t

@@ -22,12 +22,17 @@ from gitops_kd.drift.compare import missing_or_changed
 from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, Drift, FieldChange
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import (
-    ON_DELETE, PHASE_DOWNGRADING, PHASE_STALLED, PHASE_UPGRADING, ObservedCluster, ObservedState,
+    ON_DELETE,
+    PHASE_DOWNGRADING,
+    PHASE_STALLED,
+    PHASE_UPGRADING,
+    ObservedCluster,
+    ObservedState,
 )
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
-from gitops_kd.spec.state import DesiredState
 from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster
+from gitops_kd.spec.state import DesiredState
 
 Key = tuple[str, str]
 InProgress = Callable[[Key], bool]

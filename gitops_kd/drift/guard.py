@@ -29,6 +29,7 @@ from gitops_kd.drift.policy import REVERT, DriftPolicy, filter_plan
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.plan.actions import ApplyApp, Plan, RecordInSync, waits_last
+from gitops_kd.plan.planner import plan
 from gitops_kd.spec.state import DesiredState
 
 log = logging.getLogger(__name__)
@@ -38,8 +39,6 @@ Planner = Callable[..., Plan]
 
 
 def _default_planner(desired: DesiredState, observed: ObservedState, *, now: datetime) -> Plan:
-    from gitops_kd.plan.planner import plan
-
     return plan(desired, observed, now=now)
 
 

@@ -45,7 +45,7 @@ class DriftPolicy:
         check_mode(self.default, "default drift policy")
 
     @classmethod
-    def from_desired(cls, desired: DesiredState, default: str = REVERT) -> "DriftPolicy":
+    def from_desired(cls, desired: DesiredState, default: str = REVERT) -> DriftPolicy:
         """Read the annotation of every KDApp and KDCluster in Git. A KDCluster without one inherits its
         app's. An invalid value is logged (naming the file) and ignored."""
         apps = {k: m for k, a in desired.apps.items() if (m := _mode_of(a.body, a.source)) is not None}

@@ -78,11 +78,11 @@ class IgnoreRules:
     patterns: Mapping[str, tuple[_Pattern, ...]] = field(default_factory=dict)
 
     @classmethod
-    def defaults(cls) -> "IgnoreRules":
+    def defaults(cls) -> IgnoreRules:
         return cls.from_dict({})
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None, *, source: str = "drift rules") -> "IgnoreRules":
+    def from_dict(cls, data: Mapping[str, Any] | None, *, source: str = "drift rules") -> IgnoreRules:
         """Rules from a parsed document; DEFAULT_IGNORE is included unless ``defaults: false``."""
         data = data or {}
         if not isinstance(data, Mapping):
@@ -112,7 +112,7 @@ class IgnoreRules:
         return cls({k: tuple(v) for k, v in merged.items()})
 
     @classmethod
-    def from_yaml(cls, text: str, *, source: str = "drift rules") -> "IgnoreRules":
+    def from_yaml(cls, text: str, *, source: str = "drift rules") -> IgnoreRules:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -120,7 +120,7 @@ class IgnoreRules:
         return cls.from_dict(data, source=source)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "IgnoreRules":
+    def from_file(cls, path: str | Path) -> IgnoreRules:
         p = Path(path)
         try:
             text = p.read_text()

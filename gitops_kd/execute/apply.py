@@ -12,8 +12,8 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
-from gitops_kd.observe.collector import Expectation
 from gitops_kd.kube.rest import message_of
+from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import KDAPP_KIND, KDCLUSTER_KIND, ApplyApp, ApplyCluster, Prune
 from gitops_kd.status import events as ev
 

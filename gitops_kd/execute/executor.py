@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes.client import ApiClient
@@ -38,7 +38,7 @@ _HANDLERS: dict[type, Callable[[ExecContext, Any], Outcome]] = {
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Executor:

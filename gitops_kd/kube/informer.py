@@ -21,6 +21,7 @@ Handlers run on the informer thread and must be quick (queue a key, do the work 
 
 from __future__ import annotations
 
+import builtins
 import copy
 import logging
 import random
@@ -144,7 +145,7 @@ class Informer:
                      if (namespace is None or ns == namespace) and labels_match(obj, label_selector)]
             return copy.deepcopy(items)
 
-    def shared(self, namespace: str | None = None) -> list[dict[str, Any]]:
+    def shared(self, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
         """The cached objects of `namespace` (all if None) themselves, sorted by key: no copy, so callers must
         not modify them (the informer never does: a change replaces the object)."""
         with self._lock:

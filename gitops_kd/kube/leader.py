@@ -31,9 +31,10 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
@@ -54,7 +55,7 @@ def default_identity() -> str:
 
 def micro_time(when: datetime) -> str:
     """metav1.MicroTime text: RFC 3339 in UTC with microseconds."""
-    return when.astimezone(timezone.utc).strftime(_MICROTIME)
+    return when.astimezone(UTC).strftime(_MICROTIME)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class LeaderElectionRecord:
         return {key: value for key, value in spec.items() if value is not None}
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any] | None) -> "LeaderElectionRecord":
+    def from_spec(cls, spec: dict[str, Any] | None) -> LeaderElectionRecord:
         """The record in a Lease spec (LeaseSpecToLeaderElectionRecord); missing fields are zero."""
         spec = spec or {}
         return cls(str(spec.get("holderIdentity") or ""), int(spec.get("leaseDurationSeconds") or 0),
@@ -236,7 +237,7 @@ class LeaderElector:
         self._observed_time = time.monotonic()
 
     def _try_acquire_or_renew(self) -> bool:
-        stamp = micro_time(datetime.now(timezone.utc))
+        stamp = micro_time(datetime.now(UTC))
         record = LeaderElectionRecord(self.identity, max(1, math.ceil(self.lease_duration)), stamp, stamp, 0)
         try:
             if self._own_record_is_leader() and self._lease_valid(time.monotonic()):
@@ -285,7 +286,7 @@ class LeaderElector:
     def _release(self) -> bool:
         if not self._own_record_is_leader():
             return True
-        stamp = micro_time(datetime.now(timezone.utc))
+        stamp = micro_time(datetime.now(UTC))
         record = LeaderElectionRecord("", 1, stamp, stamp, self._observed.leader_transitions)
         try:
             self._update(record)

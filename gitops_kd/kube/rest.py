@@ -80,7 +80,7 @@ class WatchStream:
         self._resp = response
         self._closed = False
 
-    def __enter__(self) -> "WatchStream":
+    def __enter__(self) -> WatchStream:
         return self
 
     def __exit__(self, *exc: object) -> None:

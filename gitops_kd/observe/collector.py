@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from kubernetes.client import ApiClient
@@ -16,8 +17,15 @@ from kubernetes.client import ApiClient
 from gitops_kd.kube.informer import Informer
 from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.model import (
-    ObservedApp, ObservedCluster, ObservedPod, ObservedRollout, ObservedService, ObservedState,
-    ObservedStatefulSet, PodProgress, ROLLING_UPDATE,
+    ROLLING_UPDATE,
+    ObservedApp,
+    ObservedCluster,
+    ObservedPod,
+    ObservedRollout,
+    ObservedService,
+    ObservedState,
+    ObservedStatefulSet,
+    PodProgress,
 )
 from gitops_kd.spec.errors import SpecError
 from gitops_kd.spec.model import UPGRADE_ANNOTATION
@@ -77,7 +85,7 @@ class Collector:
         self._apps: dict[tuple[str, str], tuple[Any, ObservedApp]] = {}
         self._clusters: dict[tuple[str, str], tuple[Any, ObservedCluster]] = {}
         for kind, informer in self._informers.items():
-            informer.add_handler(lambda event, obj, old, k=kind: self._on_event(k, obj))
+            informer.add_handler(partial(self._on_informer_event, kind))
 
     def watches(self, namespace: str) -> bool:
         """True when objects of `namespace` are observed."""
@@ -133,17 +141,19 @@ class Collector:
         (same resourceVersions) is the very object of the previous snapshot: nothing is copied or frozen
         again, and the identity-keyed memos of diff and plan hit."""
         with self._snap_lock:
-            apps, app_memo = {}, {}
+            apps: dict[tuple[str, str], ObservedApp] = {}
+            app_memo: dict[tuple[str, str], tuple[Any, ObservedApp]] = {}
             for raw in self._informers["apps"].shared(self._list_ns):
-                key, sig = (_ns(raw), _name(raw)), _rv_of(raw)
-                cached = self._apps.get(key)
-                app = cached[1] if cached is not None and cached[0] == sig else observed_app(raw)
-                apps[key], app_memo[key] = app, (sig, app)
+                key, rv = (_ns(raw), _name(raw)), _rv_of(raw)
+                known = self._apps.get(key)
+                app = known[1] if known is not None and known[0] == rv else observed_app(raw)
+                apps[key], app_memo[key] = app, (rv, app)
             sts = _by_cluster(self._informers["statefulsets"].shared(self._list_ns))
             pods = _by_cluster(self._informers["pods"].shared(self._list_ns))
             svcs = _by_cluster(self._informers["services"].shared(self._list_ns))
             rollouts = {(_ns(r), _name(r)): r for r in self._informers["rollouts"].shared(self._list_ns)}
-            clusters, cluster_memo = {}, {}
+            clusters: dict[tuple[str, str], ObservedCluster] = {}
+            cluster_memo: dict[tuple[str, str], tuple[Any, ObservedCluster]] = {}
             for raw in self._informers["clusters"].shared(self._list_ns):
                 key = (_ns(raw), _name(raw))
                 parts = (sts.get(key, []), pods.get(key, []), svcs.get(key, []))
@@ -165,6 +175,9 @@ class Collector:
         if e.resource_version is None:
             return obj is not None and e.gone_uid is None
         return obj is not None and _rv_at_least(_meta(obj).get("resourceVersion"), e.resource_version)
+
+    def _on_informer_event(self, kind: str, _event: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+        self._on_event(kind, obj)
 
     def _on_event(self, kind: str, obj: Mapping[str, Any]) -> None:
         with self._changed:
@@ -244,7 +257,7 @@ def observed_statefulset(raw: Mapping[str, Any]) -> ObservedStatefulSet | None:
         name=_name(raw), namespace=_ns(raw), role=str(role), uid=str(meta.get("uid", "")),
         generation=int(meta.get("generation") or 0), observed_generation=status.get("observedGeneration"),
         update_strategy=str((spec.get("updateStrategy") or {}).get("type") or ROLLING_UPDATE),
-        replicas=int(spec.get("replicas") if spec.get("replicas") is not None else 1),
+        replicas=int(spec["replicas"]) if spec.get("replicas") is not None else 1,
         current_revision=str(status.get("currentRevision") or ""),
         update_revision=str(status.get("updateRevision") or ""),
         template=spec.get("template") or {}, raw=raw, ready_replicas=int(status.get("readyReplicas") or 0))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -59,7 +60,7 @@ class NamespacedInformers:
         informer = self._by_ns.get(namespace or "")
         return informer.get(namespace, name) if informer is not None else None
 
-    def shared(self, namespace: str | None = None) -> list[dict[str, Any]]:
+    def shared(self, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
         """The cached objects themselves (read-only), like Informer.shared, over the set's namespaces."""
         if namespace is not None:
             informer = self._by_ns.get(namespace)

@@ -22,16 +22,7 @@ from gitops_kd.plan.actions import (
     StartGate,
     Wait,
 )
-from typing import Any
-
-
-def __getattr__(name: str) -> Any:
-    """``plan`` is imported lazily: diff/ imports plan.actions, and the planner imports diff/."""
-    if name == "plan":
-        from gitops_kd.plan.planner import plan
-
-        return plan
-    raise AttributeError(f"module 'gitops_kd.plan' has no attribute {name!r}")
+from gitops_kd.plan.planner import plan
 
 __all__ = [
     "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout", "HandleFailure", "NoteStep",

@@ -14,15 +14,15 @@ Conventions the executor relies on:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from gitops_kd.diff.model import ADOPT, DOWNGRADE, REBUILD, UPGRADE, Refusal
+from gitops_kd.plan.result import Plan
 from gitops_kd.spec.freeze import freeze, thaw
 from gitops_kd.spec.upgrade import Gate
 
-UPGRADE, DOWNGRADE, ADOPT = "upgrade", "downgrade", "adopt"
-REBUILD = "rebuild"  # same version, but pods that do not run its image: replaced one at a time, no migration or hook
 MIGRATE_STEP, HOOK_STEP = "migrate", "hook"
 
 
@@ -383,13 +383,9 @@ def waits_last(actions: Iterable[Action]) -> tuple[Action, ...]:
     listed = list(actions)
     return tuple([a for a in listed if not isinstance(a, Wait)] + [a for a in listed if isinstance(a, Wait)])
 
-
-# Refusal, Plan and plan_of live in plan/result.py; re-exported here (the executor imports them from here).
-from gitops_kd.plan.result import Plan, Refusal, plan_of  # noqa: E402
-
 __all__ = [
     "ADOPT", "DOWNGRADE", "HOOK_STEP", "MIGRATE_STEP", "REBUILD", "UPGRADE",
     "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout",
     "HandleFailure", "PatchServicePorts", "PatchTemplate", "Plan", "Refusal", "RunStep", "SetOnDelete", "Stall",
-    "StartGate", "Wait", "plan_of",
+    "StartGate", "Wait",
 ]

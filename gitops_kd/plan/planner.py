@@ -101,7 +101,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             continue  # stalled until the desired state changes (new target or commit)
         found = cluster_steps(desired.apps[cdiff.app], desired.clusters[key], live, cdiff, ensure, now)
         if missing is not None:  # not finished (nor in sync) while a role's StatefulSet is still to come
-            found = [a for a in found if not isinstance(a, FinishRollout)] + [_kd_wait(live, missing)]
+            found = [*filter(lambda a: not isinstance(a, FinishRollout), found), _kd_wait(live, missing)]
         settled = ready_since(live, t.target_version) if not found and ensure is None else None
         members[key] = (cdiff.app, WaveMember(key, wave, settled, soaks[key]))
         if ensure is not None or ready_since(live, t.target_version) is None and _heading(live, t.target_version):
@@ -115,7 +115,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         live = observed.clusters.get(key)
         noted = live.rollout.step if live is not None and live.rollout is not None else None  # None: no note possible
         if block is not None and found:
-            note = [NoteStep(key[0], key[1], block.step)] if noted is not None and noted != block.step else []
+            note: list[Action] = [NoteStep(key[0], key[1], block.step)] if noted is not None and noted != block.step else []
             found = note + [Wait(block.reason, block.requeue_after, key)]
         elif found and noted is not None and noted.startswith(WAITING_PREFIX):
             found = [NoteStep(key[0], key[1], None)] + found  # the wave let it go: clear the note

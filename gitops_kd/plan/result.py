@@ -1,25 +1,14 @@
-"""The result of planning: Plan (ordered actions) and Refusal (a forbidden change) (pure values)."""
+"""The result of planning: Plan, the ordered actions or the refusals (a diff.model.Refusal each) (pure value)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gitops_kd.diff.model import Refusal
+
 if TYPE_CHECKING:
     from gitops_kd.plan.actions import Action
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """A forbidden change: the commit is refused. ``file`` is the repo path, ``field`` the spec field."""
-
-    file: str
-    field: str
-    reason: str
-
-    def describe(self) -> str:
-        return f"{self.file}: {self.field}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -66,7 +55,3 @@ class Plan:
         lines = [f"{i}. {a.describe()}" for i, a in enumerate(self.actions, 1)] or ["in sync: nothing to do"]
         return "\n".join(lines + [f"  note: {k}" for k in self.kept])
 
-
-def plan_of(actions: Sequence[Action] = (), refusals: Sequence[Refusal] = ()) -> Plan:
-    """A Plan; with refusals the actions are dropped."""
-    return Plan((), tuple(refusals)) if refusals else Plan(tuple(actions), ())

@@ -1,1 +1,1 @@
-"""HTTP edge of the controller: push webhooks, /metrics, /healthz and /readyz."""
+"""HTTP edge of the controller: push webhooks in, /metrics, /healthz and /readyz, drift alert webhooks out."""

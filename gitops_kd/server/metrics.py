@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Awaitable, Callable, Iterator
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -96,6 +96,10 @@ class ControllerMetrics:
     def drift_detected(self, kind: str, namespace: str, name: str) -> None:
         """Count a detected drift and mark the object as drifted."""
         self.drift_detected_total.labels(kind=kind, namespace=namespace, name=name).inc()
+        self.drift_active.labels(kind=kind, namespace=namespace, name=name).set(1)
+
+    def drift_ongoing(self, kind: str, namespace: str, name: str) -> None:
+        """An occurrence already alerted is still there: keep its gauge at 1 (it may have been reset)."""
         self.drift_active.labels(kind=kind, namespace=namespace, name=name).set(1)
 
     def drift_resolved(self, kind: str, namespace: str, name: str) -> None:

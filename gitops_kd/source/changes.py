@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from gitops_kd.source.gitrepo import RawChange
 from gitops_kd.source.layout import relevant

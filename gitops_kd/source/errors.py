@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from gitops_kd.spec import FieldError
@@ -11,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 class SourceError(Exception):
     """Raised when a commit cannot be turned into a desired state (or git itself fails)."""
 
-    def __init__(self, message: str, errors: "Iterable[FieldError]" = ()) -> None:
+    def __init__(self, message: str, errors: Iterable[FieldError] = ()) -> None:
         self.errors: tuple[FieldError, ...] = tuple(errors)
         lines = [message] + [f"  {err}" for err in self.errors]
         super().__init__("\n".join(lines))

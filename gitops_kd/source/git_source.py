@@ -7,15 +7,22 @@ import logging
 import shutil
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from gitops_kd.source.changes import change_set
 from gitops_kd.source.errors import SourceError
 from gitops_kd.source.gitrepo import GitCache, RawChange
 from gitops_kd.source.model import ChangeSet, DesiredState, Key, PollResult
-from gitops_kd.source.snapshot import (ManifestCache, Snapshot, derive_snapshot, desired_from, key_of, keyed,
-                                      read_snapshot)
+from gitops_kd.source.snapshot import (
+    ManifestCache,
+    Snapshot,
+    derive_snapshot,
+    desired_from,
+    key_of,
+    keyed,
+    read_snapshot,
+)
 from gitops_kd.source.state_file import STATE_FILE_NAME, SourceState, load_state, save_state
 from gitops_kd.source.trust import CommitTrust
 from gitops_kd.spec import FieldError, KDApp, KDCluster
@@ -81,7 +88,7 @@ class GitSource:
     @property
     def lock(self) -> threading.RLock:
         """The source's lock (held by every public method); source/revert.py holds it while it pushes."""
-        return self._lock  # type: ignore[return-value]
+        return self._lock
 
     @property
     def last_good(self) -> DesiredState | None:
@@ -162,7 +169,7 @@ class GitSource:
             if self._own_dir:
                 shutil.rmtree(self.cache_dir, ignore_errors=True)
 
-    def __enter__(self) -> "GitSource":
+    def __enter__(self) -> GitSource:
         return self
 
     def __exit__(self, *exc: object) -> None:

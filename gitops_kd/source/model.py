@@ -46,7 +46,7 @@ class PollResult:
     changed: bool
     desired: DesiredState | None
     changes: ChangeSet
-    errors: tuple["FieldError", ...]
+    errors: tuple[FieldError, ...]
     accepted: bool
 
 

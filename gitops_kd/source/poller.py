@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime, timezone
-from typing import Callable, Protocol
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Protocol
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -50,7 +51,7 @@ class Poller:
         self._scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(2)},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
-            timezone=timezone.utc,
+            timezone=UTC,
         )
 
     @property
@@ -69,7 +70,7 @@ class Poller:
     def start(self) -> None:
         """Start the schedule; the first poll runs right away."""
         self._scheduler.add_job(self._run, "interval", seconds=self.interval, id=_INTERVAL_JOB,
-                                next_run_time=datetime.now(timezone.utc), replace_existing=True)
+                                next_run_time=datetime.now(UTC), replace_existing=True)
         self._scheduler.start()
         log.info("poller started: every %ss", self.interval)
 
@@ -84,7 +85,7 @@ class Poller:
         in progress, and several triggers before it starts collapse into one."""
         if not self._scheduler.running:
             raise RuntimeError("Poller.trigger_now: the poller is not started")
-        self._scheduler.add_job(self._run, "date", run_date=datetime.now(timezone.utc),
+        self._scheduler.add_job(self._run, "date", run_date=datetime.now(UTC),
                                 id=_NOW_JOB, replace_existing=True)
 
     def poll_once(self) -> PollResult:
@@ -121,7 +122,7 @@ class Poller:
         except Exception:
             return None
 
-    def __enter__(self) -> "Poller":
+    def __enter__(self) -> Poller:
         self.start()
         return self
 

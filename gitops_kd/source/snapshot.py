@@ -10,19 +10,26 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterable, Union
 
 from gitops_kd.source.errors import SourceError
 from gitops_kd.source.gitrepo import RawChange
-from gitops_kd.source.layout import MODE_SUBMODULE, TreeEntry, Verdict, classify, needs_link_target, under_manifest_roots
+from gitops_kd.source.layout import (
+    MODE_SUBMODULE,
+    TreeEntry,
+    Verdict,
+    classify,
+    needs_link_target,
+    under_manifest_roots,
+)
 from gitops_kd.source.model import DesiredState, Key
 from gitops_kd.spec import FieldError, KDApp, KDCluster, SpecError, check_desired_set, load_manifests
 
 log = logging.getLogger(__name__)
 
-Manifest = Union[KDApp, KDCluster]
+Manifest = KDApp | KDCluster
 BlobReader = Callable[[str], bytes]
 MAX_LINK_TARGET = 4096  # a longer "symlink" blob is refused without reading it
 MAX_SNAPSHOTS = 8  # remembered snapshots (applied, head, last good, a few desired_at); oldest dropped first

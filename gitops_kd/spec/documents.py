@@ -157,7 +157,7 @@ def _load_all(path: str, text: str) -> tuple[list[Any], list[FieldError]]:
         while loader.check_node():
             node = loader.get_node()
             problem = _check_aliasing(node) if node is not None else None
-            if problem is not None:
+            if node is not None and problem is not None:
                 mark = node.start_mark
                 return [], [FieldError(path, "", f"invalid YAML: line {mark.line + 1}: {problem}")]
             raw.append(loader.construct_document(node))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+
 from gitops_kd.spec.app_builder import build_app
 from gitops_kd.spec.cluster_builder import build_cluster
 from gitops_kd.spec.documents import Document, split_documents

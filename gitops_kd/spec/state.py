@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from gitops_kd.spec.model import KDApp, KDCluster
@@ -22,8 +23,8 @@ class DesiredState:
     """Every KDApp and KDCluster declared by one accepted commit, keyed by (namespace, name)."""
 
     commit: str
-    apps: Mapping[Key, "KDApp"] = field(default_factory=dict)
-    clusters: Mapping[Key, "KDCluster"] = field(default_factory=dict)
+    apps: Mapping[Key, KDApp] = field(default_factory=dict)
+    clusters: Mapping[Key, KDCluster] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "apps", _frozen(self.apps))

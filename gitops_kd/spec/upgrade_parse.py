@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from gitops_kd.spec.errors import SpecError, join_path
@@ -91,9 +92,10 @@ class _Builder:
                 failed.append(exc)
                 return fallback
 
-        role_order = section(lambda: self._roles(raw.get("roleOrder"), join_path(b, "roleOrder")) or (), ())
+        no_roles: tuple[str, ...] = ()
+        role_order = section(lambda: self._roles(raw.get("roleOrder"), join_path(b, "roleOrder")) or (), no_roles)
         upgrade_from = tuple(
-            section(lambda: UpgradeFrom(*self._rules(rule, join_path(join_path(b, "from"), i))), None)
+            section(partial(self._upgrade_from, rule, join_path(join_path(b, "from"), i)), None)
             for i, rule in enumerate(raw.get("from") or ())
         )
         downgrade_to = section(lambda: self._downgrade(raw), None)
@@ -134,6 +136,9 @@ class _Builder:
             if self.role_ids is not None and name not in self.role_ids:
                 self.r.error(item, f'unknown role "{name}" (roles: {", ".join(self.role_ids)})')
         return tuple(names)
+
+    def _upgrade_from(self, rule: Mapping[str, Any], path: str) -> UpgradeFrom:
+        return UpgradeFrom(*self._rules(rule, path))
 
     def _rules(self, rule: Mapping[str, Any], path: str) -> tuple[VersionRange, FrozenMap[str, DirAction], str]:
         if not isinstance(rule.get("versions"), str):

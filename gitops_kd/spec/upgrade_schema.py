@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import jsonschema
 
@@ -123,9 +123,10 @@ def schema_errors(stanza: object, base: str) -> list[tuple[str, str]]:
 
 
 def _describe(err: jsonschema.ValidationError, path: str) -> list[tuple[str, str]]:
-    kind, expected, value = err.validator, err.validator_value, err.instance
+    kind, expected, value = err.validator, cast(Any, err.validator_value), err.instance
     if kind == "additionalProperties" and isinstance(value, Mapping):
-        known = set((err.schema.get("properties") or {}).keys())
+        schema = err.schema if isinstance(err.schema, Mapping) else {}
+        known = set((schema.get("properties") or {}).keys())
         return [(join_path(path, str(k)), f'unknown field "{k}"') for k in value if k not in known]
     if kind == "required" and isinstance(value, Mapping):
         return [(join_path(path, k), "required field is missing") for k in expected if k not in value]

@@ -142,7 +142,8 @@ def _expand(forced_op: str | None, token: str, whole: str) -> tuple[Comparator, 
     pre, build = m.group("pre"), m.group("build")
     if (pre or build) and len(given) < 3:
         raise ValueError(f'"{whole}": "{token}": a prerelease or build needs a full MAJOR.MINOR.PATCH')
-    full = semver.Version(*(given + [0, 0, 0])[:3], prerelease=pre, build=build)
+    major, minor, patch = (given + [0, 0, 0])[:3]
+    full = semver.Version(major, minor, patch, prerelease=pre, build=build)
     n = len(given)
     if n == 0:
         if op in ("<", ">"):

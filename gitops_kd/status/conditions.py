@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 READY, RECONCILING, STALLED = "Ready", "Reconciling", "Stalled"
@@ -35,8 +35,8 @@ class Condition:
 def rfc3339(now: datetime) -> str:
     """A timestamp as Kubernetes writes it: UTC, second precision, trailing Z."""
     if now.tzinfo is None:
-        now = now.replace(tzinfo=timezone.utc)
-    return now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = now.replace(tzinfo=UTC)
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def get(conditions: Sequence[Mapping[str, Any]] | None, type_: str) -> dict[str, Any] | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from gitops_kd.spec import KDApp, KDCluster, load_manifests
 from gitops_kd.spec.state import DesiredState
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "repo-template"
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _doc(rel: str, namespace: str) -> dict[str, Any]:

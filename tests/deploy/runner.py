@@ -14,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from gitops_kd.sim.cluster import EmbeddedCluster
 from gitops_kd.testing import wait_for
+from kdsim.cluster import EmbeddedCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVING = re.compile(r"serving .* on (http://[0-9.:]+)")
@@ -40,7 +40,8 @@ class RunProcess:
         workdir.mkdir(parents=True, exist_ok=True)
         self.log_path = workdir / f"{name}.log"
         self._log = self.log_path.open("wb")
-        args = [sys.executable, "-c", "from gitops_kd.cli import main; main()", "run", "--repo", repo, "--kubeconfig", str(kubeconfig),
+        args = [sys.executable, "-c", "from gitops_kd.cli import main; main()", "run", "--repo", repo,
+                "--kubeconfig", str(kubeconfig),
                 "--cache-dir", str(workdir / f"{name}-cache"), "--listen", "127.0.0.1:0", "--interval", "0.5",
                 *extra]
         full_env = {**os.environ, "POD_NAME": name, **(env or {})}

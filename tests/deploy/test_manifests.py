@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from gitops_kd.crds import load_crd
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
+from tests.kdcluster import embedded_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -37,7 +38,7 @@ def by_kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(tmp_path_factory.mktemp("deploy"), controllers=False) as c:
+    with embedded_cluster(tmp_path_factory.mktemp("deploy"), controllers=False) as c:
         yield c
 
 

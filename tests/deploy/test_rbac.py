@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from gitops_kd.sim.apiserver.access import AccessEntry
 from gitops_kd.testing import wait_for
-from tests.e2e.harness import E2E, NS, hello_app
+from kdsim.apiserver.access import AccessEntry
 from tests.deploy.runner import RunProcess, token_kubeconfig
+from tests.e2e.harness import E2E, NS, hello_app
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_NS = "gitops-kd-system"

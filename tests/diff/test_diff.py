@@ -5,11 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
-from gitops_kd.diff import diff
-from gitops_kd.observe import ObservedState
-from gitops_kd.plan import plan
-
 from plan.kdworld import (
     HELLO1,
     HELLO2,
@@ -22,6 +17,10 @@ from plan.kdworld import (
     load_text,
     observed,
 )
+
+from gitops_kd.diff import diff
+from gitops_kd.observe import ObservedState
+from gitops_kd.plan import plan
 
 
 def app_variant(base, mutate, rel: str = "apps/hello.yaml"):
@@ -216,6 +215,7 @@ def test_live_app_with_server_defaults_is_not_reapplied() -> None:
 
 def test_app_catalog_is_read_only() -> None:
     from plan.kdworld import set_cluster
+
     from gitops_kd.spec.freeze import thaw
 
     live = live_cluster(HELLO1, HELLO_DEV)

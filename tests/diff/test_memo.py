@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from plan.kdworld import HELLO1, HELLO2, HELLO_DEV, NS, T0, desired, live_cluster, observed, set_cluster
+
 from gitops_kd.diff import app_manifest, diff
 from gitops_kd.diff.engine import frozen_app_manifest, memo_owned_template
 from gitops_kd.diff.memo import IdentityMemo
 from gitops_kd.observe import ObservedApp, ObservedState
 from gitops_kd.plan import ApplyApp, ApplyCluster, PatchTemplate, plan
 from gitops_kd.spec.freeze import thaw
-
-from plan.kdworld import HELLO1, HELLO2, HELLO_DEV, NS, T0, desired, live_cluster, observed, set_cluster
 
 APP = (NS, "hello")
 DEV = (NS, "hello-dev")

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from gitops_kd.controller import Controller
-from gitops_kd.drift import DriftAlerter, DriftGuard, WebhookNotifier
-from gitops_kd.drift.watcher import DriftWatcher
+from gitops_kd.drift import DriftAlerter, DriftGuard
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.kube.rest import RestClient
+from gitops_kd.observe.drift_watcher import DriftWatcher
 from gitops_kd.server.metrics import ControllerMetrics
+from gitops_kd.server.notify import WebhookNotifier
 from gitops_kd.source import GitSource
 from tests.e2e.harness import E2E, NS, wait_for
 
@@ -30,7 +31,7 @@ class DriftWorld:
         self.rx = Receiver().__enter__()
         self.metrics = ControllerMetrics()
         self.notifier = WebhookNotifier(self.rx.url, base_delay=0.05)
-        now = lambda: datetime.now(timezone.utc)  # noqa: E731
+        now = lambda: datetime.now(UTC)  # noqa: E731
         events = EventRecorder(RestClient(self.e2e.cluster.api_client()), now)
         self.guard = DriftGuard(DriftAlerter(events=events, metrics=self.metrics, notifier=self.notifier, now=now))
         source = GitSource(f"file://{self.e2e.repo}", "main", tmp / "source-cache")

@@ -25,7 +25,7 @@ class Receiver:
         self.url = ""
         self._runner: web.AppRunner | None = None
 
-    def __enter__(self) -> "Receiver":
+    def __enter__(self) -> Receiver:
         self._thread.start()
         if not self._started.wait(10):
             raise RuntimeError("receiver did not start")

@@ -8,15 +8,23 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from plan.kdworld import T0, load_text
 
 from gitops_kd.drift import (
-    DRIFT_DETECTED, DRIFT_RESOLVED, DRIFT_REVERTED, Drift, DriftAlerter, DriftGuard, DriftPolicy, DriftTracker,
-    FieldChange, ALERT_ONLY, POLICY_ANNOTATION,
+    ALERT_ONLY,
+    DRIFT_DETECTED,
+    DRIFT_RESOLVED,
+    DRIFT_REVERTED,
+    POLICY_ANNOTATION,
+    Drift,
+    DriftAlerter,
+    DriftGuard,
+    DriftPolicy,
+    DriftTracker,
+    FieldChange,
 )
 from gitops_kd.plan import PatchTemplate
 from gitops_kd.server.metrics import ControllerMetrics
-
-from plan.kdworld import T0, load_text
 
 from .worlds import HELLO1, HELLO_DEV, NS, app_container, desired, edit_template, steady
 
@@ -140,9 +148,10 @@ def _recording(state: Any, digest: str | None) -> Any:
 
 
 def test_guard_records_in_sync_and_a_restarted_guard_keeps_the_baseline() -> None:
+    from plan.kdworld import HELLO2
+
     from gitops_kd.drift import baseline
     from gitops_kd.plan import RecordInSync
-    from plan.kdworld import HELLO2
 
     key = (NS, "hello-dev")
     d = desired(HELLO1, HELLO_DEV, commit="c1")

@@ -10,8 +10,18 @@ from gitops_kd.drift import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, IgnoreRules,
 from gitops_kd.spec.freeze import thaw
 
 from .worlds import (
-    HELLO1, HELLO_DEV, NS, app_container, cluster, desired, edit_raw, edit_service_ports, edit_sts, edit_template,
-    set_cluster, steady,
+    HELLO1,
+    HELLO_DEV,
+    NS,
+    app_container,
+    cluster,
+    desired,
+    edit_raw,
+    edit_service_ports,
+    edit_sts,
+    edit_template,
+    set_cluster,
+    steady,
 )
 
 D = desired(HELLO1, HELLO_DEV, commit="abc123")

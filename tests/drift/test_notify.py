@@ -6,12 +6,13 @@ import socket
 import time
 
 import pytest
+from plan.kdworld import T0
 
-from gitops_kd.drift import DriftAlerter, DriftPolicy, WebhookNotifier
+from gitops_kd.drift import DriftAlerter, DriftPolicy
+from gitops_kd.server.notify import WebhookNotifier
 
 from .receiver import Receiver
 from .test_alert import sts_drift
-from plan.kdworld import T0
 
 
 def test_retries_on_500_then_delivers_the_drift_payload() -> None:

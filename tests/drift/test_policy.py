@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import pytest
+from plan.kdworld import T0, load_text
 
 from gitops_kd.drift import ALERT_ONLY, POLICY_ANNOTATION, REVERT, DriftPolicy, detect, filter_plan
 from gitops_kd.plan import PatchServicePorts, PatchTemplate, Plan, Refusal, SetOnDelete, plan
 from gitops_kd.spec import KDApp, KDCluster
 
-from plan.kdworld import T0, load_text
-
-from .worlds import HELLO1, HELLO_DEV, NS, app_container, desired, edit_raw, edit_service_ports, edit_sts, edit_template, steady
+from .worlds import (
+    HELLO1,
+    HELLO_DEV,
+    NS,
+    app_container,
+    desired,
+    edit_raw,
+    edit_service_ports,
+    edit_sts,
+    edit_template,
+    steady,
+)
 
 
 def annotated(obj: KDApp | KDCluster, mode: str) -> KDApp | KDCluster:
@@ -63,7 +73,8 @@ def test_cluster_annotation_overrides_app_and_global_default() -> None:
 
 def test_alert_only_app_drift_drops_only_apply_app() -> None:
     d = desired(annotated(HELLO1, ALERT_ONLY), annotated(HELLO_DEV, REVERT))
-    state = edit_raw(steady(d.apps[(NS, "hello")], d.clusters[(NS, "hello-dev")]), lambda r: r["spec"].update(defaultImageRepoTag="other:1"), app=True)
+    state = edit_raw(steady(d.apps[(NS, "hello")], d.clusters[(NS, "hello-dev")]),
+                     lambda r: r["spec"].update(defaultImageRepoTag="other:1"), app=True)
     base = plan(d, state, now=T0)
     assert [type(a).__name__ for a in base.actions] == ["ApplyApp"]
     drifts = detect(d, state)

@@ -6,9 +6,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from plan.kdworld import HELLO1, HELLO_DEV, NS, desired, live_app, live_cluster, observed, set_cluster  # noqa: F401
+
 from gitops_kd.observe import ObservedCluster, ObservedState
 from gitops_kd.spec.freeze import thaw
-from plan.kdworld import HELLO1, HELLO_DEV, NS, desired, live_app, live_cluster, observed, set_cluster  # noqa: F401
 
 
 def steady(app: Any = HELLO1, cluster: Any = HELLO_DEV) -> ObservedState:

@@ -12,11 +12,11 @@ from typing import Any
 from gitops_kd.controller import Controller
 from gitops_kd.execute.podexec import ExecResult, PodExec
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim import images
-from gitops_kd.sim.cluster import EmbeddedCluster
-from gitops_kd.sim.images import ImageBehavior
 from gitops_kd.source import GitSource
 from gitops_kd.testing import pod_ready, wait_for
+from kdsim import images
+from kdsim.images import ImageBehavior
+from tests.kdcluster import embedded_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "repo-template"
@@ -103,7 +103,7 @@ class E2E:
 
     def __init__(self, tmp: Path, *, kd_app_edits: str = "upgrade") -> None:
         self.tmp = tmp
-        self.cluster = EmbeddedCluster(tmp / "cluster", controllers=True, kd_app_edits=kd_app_edits).start()
+        self.cluster = embedded_cluster(tmp / "cluster", controllers=True, kd_app_edits=kd_app_edits).start()
         store = images.store_for(self.cluster)
         fast = ImageBehavior(ready_delay_seconds=0.1)
         store.add("gitops-kd/hello:1.0.0", HELLO_1, behavior=fast)
@@ -207,7 +207,7 @@ def hello_app(version: str = "2.0.0", *, upgrade: dict[str, Any] | None | bool =
     return yaml.safe_dump(doc, sort_keys=False)
 
 
-def exec_unavailable(world: "E2E", pod: str) -> str | None:
+def exec_unavailable(world: E2E, pod: str) -> str | None:
     """Why exec into KD's app container does not work on this embedded node, or None when it does."""
     res = world.exec(pod, ["/bin/sh", "-c", "true"])
     if res.exit_code == 0:

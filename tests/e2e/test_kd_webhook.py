@@ -78,9 +78,9 @@ def test_restarts_while_kubedirector_refuses_the_app_never_flip_the_rollout(stri
         strict.stop_controller()
         logged = len(strict.log)
         controller = strict.start_controller()
-        wait_for("a plan after the restart", lambda: controller.last_plan, 30)
+        wait_for("a plan after the restart", lambda c=controller: c.last_plan, 30)  # type: ignore[misc]
         wait_for("the KDApp applied (and refused) again",
-                 lambda: "apply KubeDirectorApp default/hello at version 2.0.0" in strict.log[logged:], 60)
+                 lambda n=logged: "apply KubeDirectorApp default/hello at version 2.0.0" in strict.log[n:], 60)
         assert strict.log[logged:] == ["apply KubeDirectorApp default/hello at version 2.0.0"], strict.log[logged:]
         status = (strict.rollout() or {})["status"]
         assert (status["phase"], status["targetVersion"], status["attempt"]) == ("Upgrading", "2.0.0", attempt)

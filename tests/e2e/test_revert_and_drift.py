@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tests.e2e.harness import E2E, PodWatch, exec_unavailable, git, wait_for
-
 import pytest
+
+from tests.e2e.harness import E2E, PodWatch, exec_unavailable, git, wait_for
 
 
 def test_git_revert_downgrades_and_restores_the_set_aside_data(e2e: E2E) -> None:

@@ -10,9 +10,10 @@ import pytest
 import yaml
 
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim import images
-from gitops_kd.sim.cluster import EmbeddedCluster
 from gitops_kd.testing import pod_ready, wait_for
+from kdsim import images
+from kdsim.cluster import EmbeddedCluster
+from tests.kdcluster import embedded_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 KD = "kubedirector.hpe.com/v1beta1"
@@ -22,7 +23,7 @@ NS = "default"
 @pytest.fixture(scope="module")
 def hello(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedCluster, RestClient, dict]]:
     """(cluster, rest, KDCluster status) with hello-dev configured and every pod Ready."""
-    with EmbeddedCluster(tmp_path_factory.mktemp("exec-cluster"), controllers=True) as cluster:
+    with embedded_cluster(tmp_path_factory.mktemp("exec-cluster"), controllers=True) as cluster:
         images.store_for(cluster).add("gitops-kd/hello:1.0.0", {"/var/lib/hello/data": "v1\n",
                                                                  "/etc/hello/version": "1.0.0\n"})
         rest = RestClient(cluster.api_client())

@@ -9,7 +9,7 @@ import yaml
 
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.collector import Collector, Expectation
-from gitops_kd.sim.cluster import EmbeddedCluster
+from tests.kdcluster import embedded_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 KD = "kubedirector.hpe.com/v1beta1"
@@ -23,7 +23,7 @@ def _app(namespace: str) -> dict:
 
 
 def test_a_set_of_namespaces_is_observed_and_nothing_else(tmp_path: Path) -> None:
-    with EmbeddedCluster(tmp_path / "cluster", controllers=False) as cluster:
+    with embedded_cluster(tmp_path / "cluster", controllers=False) as cluster:
         rest = RestClient(cluster.api_client())
         for ns in NAMESPACES:
             rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from gitops_kd.status import conditions as c
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 T1 = T0 + timedelta(minutes=5)
 
 

@@ -7,7 +7,14 @@ from typing import Any
 
 from gitops_kd.execute import Executor
 from gitops_kd.plan.actions import (
-    DeletePod, EnsureRollout, FinishRollout, PatchServicePorts, SetOnDelete, Stall, StartGate, Wait,
+    DeletePod,
+    EnsureRollout,
+    FinishRollout,
+    PatchServicePorts,
+    SetOnDelete,
+    Stall,
+    StartGate,
+    Wait,
 )
 from tests.execute.conftest import NS, events, pod_ready, wait_for
 

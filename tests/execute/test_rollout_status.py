@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from gitops_kd.status import events, rollout
 
-T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 def test_start_records_the_whole_attempt_in_one_patch_and_resets_progress() -> None:

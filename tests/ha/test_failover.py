@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from gitops_kd.kube.leader import JITTER_FACTOR
-from tests.deploy.runner import RunProcess, token_kubeconfig
 from gitops_kd.testing import wait_for
+from tests.deploy.runner import RunProcess, token_kubeconfig
 from tests.e2e.harness import E2E, NS, hello_app
 from tests.ha.podwatch import DownTimeline
 

@@ -11,8 +11,7 @@ from pathlib import Path
 from gitops_kd.testing import wait_for
 from tests.deploy.runner import RunProcess, token_kubeconfig
 from tests.e2e.harness import E2E, NS
-from tests.ha.test_failover import LEASE_DURATION, RETRY_PERIOD, SYSTEM_NS, app_with_appending_hook, events, \
-    leader_of
+from tests.ha.test_failover import LEASE_DURATION, RETRY_PERIOD, SYSTEM_NS, app_with_appending_hook, events, leader_of
 
 ACTION_LINE = re.compile(r"gitops_kd\.execute\.executor.* -> ")
 

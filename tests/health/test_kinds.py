@@ -6,9 +6,17 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.health import (Health, HealthStatus, health_of, kdcluster_health, kdrollout_health, pvc_health,
-                              service_health, worst)
-from gitops_kd.sim.kubedirector import status as kd_status
+from gitops_kd.health import (
+    Health,
+    HealthStatus,
+    health_of,
+    kdcluster_health,
+    kdrollout_health,
+    pvc_health,
+    service_health,
+    worst,
+)
+from kdsim.kubedirector import status as kd_status
 
 H, P, D = HealthStatus.HEALTHY, HealthStatus.PROGRESSING, HealthStatus.DEGRADED
 M, S, U = HealthStatus.MISSING, HealthStatus.SUSPENDED, HealthStatus.UNKNOWN

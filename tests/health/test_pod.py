@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from gitops_kd.health import HealthStatus, health_of, pod_health
-from gitops_kd.sim.kubelet.status import ContainerRun, pod_status
+from kdsim.kubelet.status import ContainerRun, pod_status
 
 H, P, D, U = HealthStatus.HEALTHY, HealthStatus.PROGRESSING, HealthStatus.DEGRADED, HealthStatus.UNKNOWN
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gitops_kd.health import HealthStatus, health_of, statefulset_health
-from gitops_kd.sim.controllers import statefulset_plan
+from kdsim.controllers import statefulset_plan
 
 H, P = HealthStatus.HEALTHY, HealthStatus.PROGRESSING
 

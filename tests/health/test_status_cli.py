@@ -16,8 +16,9 @@ from click.testing import CliRunner, Result
 
 from gitops_kd.cli import main
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.cluster import EmbeddedCluster
-from gitops_kd.sim.images import ImageBehavior, store_for
+from kdsim.cluster import EmbeddedCluster
+from kdsim.images import ImageBehavior, store_for
+from tests.kdcluster import embedded_cluster
 
 KD = "kubedirector.hpe.com/v1beta1"
 RO = "gitops-kd.io/v1alpha1"
@@ -26,7 +27,7 @@ NS = "default"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(tmp_path_factory.mktemp("health-e2e")) as c:
+    with embedded_cluster(tmp_path_factory.mktemp("health-e2e")) as c:
         yield c
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import kubernetes.client
 import pytest
 
 from gitops_kd.kube.leader import LeaderElector
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
+from tests.kdcluster import embedded_cluster
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.2
 JITTERED = 2.2 * RETRY  # the longest wait between two attempts of a candidate
@@ -23,7 +24,7 @@ SLACK = 1.0
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(tmp_path_factory.mktemp("leader"), controllers=False) as c:
+    with embedded_cluster(tmp_path_factory.mktemp("leader"), controllers=False) as c:
         yield c
 
 

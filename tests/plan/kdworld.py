@@ -8,7 +8,7 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +27,19 @@ from gitops_kd.observe import (
 )
 from gitops_kd.plan import actions as A
 from gitops_kd.render import owned_template, service_ports, template_patch
-from gitops_kd.sim.kubedirector.model import parse_app, parse_cluster
-from gitops_kd.sim.kubedirector.render import render_statefulset
-from gitops_kd.sim.patch import strategic_merge
-from gitops_kd.sim.patch.schemas import schema_for
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec import KDApp, KDCluster, UpgradeSpec, load_manifests
 from gitops_kd.spec.freeze import thaw
 from gitops_kd.spec.model import UPGRADE_ANNOTATION
+from kdsim.kubedirector.model import parse_app, parse_cluster
+from kdsim.kubedirector.render import render_statefulset
+from kdsim.patch import strategic_merge
+from kdsim.patch.schemas import schema_for
 
 ROOT = Path(__file__).resolve().parents[2]
 REPO = ROOT / "repo-template"
 NS = "default"
-T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 
 
 def load_file(path: Path, rel: str | None = None) -> list[Any]:
@@ -262,7 +262,7 @@ class FakeCluster:
     def tick(self, seconds: float) -> None:
         """Time passes: deleted pods come back at the update revision (not Ready), new pods become Ready."""
         self.now += timedelta(seconds=seconds)
-        for key, c in self.state.clusters.items():
+        for c in self.state.clusters.values():
             pods: dict[str, tuple[ObservedPod, ...]] = {}
             for role, ps in c.pods.items():
                 sts = c.statefulsets[role]

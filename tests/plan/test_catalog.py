@@ -8,7 +8,6 @@ import pytest
 
 from gitops_kd.plan import actions as A
 from gitops_kd.plan import plan
-
 from plan.kdworld import NS, FakeCluster, desired, live_cluster, load_file, load_text, observed
 
 

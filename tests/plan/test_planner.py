@@ -13,7 +13,6 @@ from gitops_kd.observe import ObservedState, PodProgress
 from gitops_kd.plan import actions as A
 from gitops_kd.plan import plan
 from gitops_kd.spec.upgrade import UpgradeSpec
-
 from plan.kdworld import (
     HELLO1,
     HELLO2,
@@ -48,7 +47,7 @@ def run_to_steady(world: FakeCluster, want, *, limit: int = 300) -> list[A.Actio
         world.apply(action)
         done.append(action)
         assert len(world.down(KEY)) <= 1, f"two pods down after {action.describe()}: {world.down(KEY)}"
-    raise AssertionError("no steady state after %d steps:\n%s" % (limit, "\n".join(world.log[-20:])))
+    raise AssertionError(f"no steady state after {limit} steps:\n" + "\n".join(world.log[-20:]))
 
 
 def upgrading_world(**kw) -> FakeCluster:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gitops_kd.render.init_script import INIT_SCRIPT, dirs_env
-from gitops_kd.sim.kubelet.runner import ContainerProcess, Mount, isolation_available, run
+from kdsim.kubelet.runner import ContainerProcess, Mount, isolation_available, run
 
 pytestmark = pytest.mark.skipif(not isolation_available(), reason="mount namespaces are not available here")
 

@@ -19,11 +19,11 @@ from gitops_kd.render import (
     template_patch,
 )
 from gitops_kd.render.quantity import quantities_equal, resources_equal
-from gitops_kd.sim.kubedirector.model import parse_app, parse_cluster
-from gitops_kd.sim.kubedirector.render import render_member_service, render_statefulset
-from gitops_kd.sim.patch import strategic_merge
-from gitops_kd.sim.patch.schemas import schema_for
 from gitops_kd.spec import KDApp, KDCluster, load_manifests
+from kdsim.kubedirector.model import parse_app, parse_cluster
+from kdsim.kubedirector.render import render_member_service, render_statefulset
+from kdsim.patch import strategic_merge
+from kdsim.patch.schemas import schema_for
 
 REPO = Path(__file__).resolve().parents[2] / "repo-template"
 
@@ -147,7 +147,8 @@ def test_removed_persisted_dir_mount_and_changed_resources_are_patched() -> None
     after = apply(live, template_patch(live, owned))
     paths = [m["mountPath"] for m in container(after, "app")["volumeMounts"] if m["name"] == "p"]
     assert paths == ["/etc", "/var/lib/hello", "/var/lib/gitops-kd"]
-    assert container(after, "app")["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}}
+    assert container(after, "app")["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"},
+                                                    "limits": {"cpu": "2", "memory": "1Gi"}}
     assert owned_fields_equal(after, owned)
 
 

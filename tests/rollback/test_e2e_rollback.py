@@ -15,10 +15,10 @@ import yaml
 
 from gitops_kd.controller import Controller
 from gitops_kd.plan.planner import plan
-from gitops_kd.sim import images
-from gitops_kd.sim.images import ImageBehavior
 from gitops_kd.source import GitSource
 from gitops_kd.testing import wait_for
+from kdsim import images
+from kdsim.images import ImageBehavior
 from tests.e2e.harness import E2E, HELLO_2, NS, PodWatch, exec_unavailable, git, hello_app
 
 BROKEN = "2.0.1"  # an image whose containers never become Ready

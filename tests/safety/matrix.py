@@ -16,10 +16,10 @@ from typing import Any
 
 import yaml
 
-from gitops_kd.sim.apiserver.faults import WRITE
 from gitops_kd.testing import pod_ready, wait_for
+from kdsim.apiserver.faults import WRITE
 from tests.deploy.runner import RunProcess, token_kubeconfig
-from tests.e2e.harness import E2E, NS, git, hello_app
+from tests.e2e.harness import E2E, git, hello_app
 
 TOKEN = "gitops-kd-matrix"
 KINDS = ("error", "conflict", "timeout", "kill")

@@ -12,9 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from gitops_kd.cli import main
-
-from gitops_kd.sim.images import ImageBehavior
-from gitops_kd.sim.images import store_for as images_of
+from kdsim.images import ImageBehavior
+from kdsim.images import store_for as images_of
 from tests.e2e.harness import E2E, HELLO_1, exec_unavailable, git, wait_for
 
 NS = "default"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import http.client
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 import pytest
 from aiohttp import web
@@ -45,7 +45,7 @@ class ServerThread:
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
-    def start(self) -> "ServerThread":
+    def start(self) -> ServerThread:
         self._thread.start()
         if not self._ready.wait(10):
             raise RuntimeError("test server did not start within 10s")

@@ -6,8 +6,8 @@ import json
 import os
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlencode
 
 import pytest

@@ -7,8 +7,8 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -154,7 +154,7 @@ def git_daemon(tmp_path: Path) -> Iterator[tuple[Path, str]]:
                     break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError("git daemon did not accept connections within 15s")
+                    raise RuntimeError("git daemon did not accept connections within 15s") from None
                 time.sleep(0.05)
         yield base, f"git://127.0.0.1:{port}"
     finally:

@@ -34,7 +34,7 @@ class GitHttpServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> "GitHttpServer":
+    def __enter__(self) -> GitHttpServer:
         self._thread.start()
         return self
 

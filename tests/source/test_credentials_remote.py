@@ -12,11 +12,21 @@ from typing import Any
 import pytest
 
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.cluster import EmbeddedCluster
 from gitops_kd.testing import wait_for
+from kdsim.cluster import EmbeddedCluster
+from tests.kdcluster import embedded_cluster
 from tests.source.git_http import HTTP_BACKEND, GitHttpServer
-from tests.source.remote_fixtures import (CLI, env_recording_git, fake_ssh, has_option, publish,
-                                          run_process, served_repo, ssh_args, write_secret)
+from tests.source.remote_fixtures import (
+    CLI,
+    env_recording_git,
+    fake_ssh,
+    has_option,
+    publish,
+    run_process,
+    served_repo,
+    ssh_args,
+    write_secret,
+)
 
 KD = "kubedirector.hpe.com/v1beta1"
 TOKEN = "tok-1st-0123456789abcdef"
@@ -30,7 +40,7 @@ pytestmark = pytest.mark.skipif(not HTTP_BACKEND.exists(), reason="git http-back
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[EmbeddedCluster]:
     """An embedded API server (no simulated controllers: only the KDApps gitops-kd applies matter here)."""
-    embedded = EmbeddedCluster(tmp_path / "cluster", controllers=False).start()
+    embedded = embedded_cluster(tmp_path / "cluster", controllers=False).start()
     try:
         yield embedded
     finally:

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from gitops_kd.source.layout import (MAX_FILE_BYTES, MODE_SUBMODULE, MODE_SYMLINK, TreeEntry, Verdict,
-                                     classify, relevant, symlink_escapes)
+from gitops_kd.source.layout import (
+    MAX_FILE_BYTES,
+    MODE_SUBMODULE,
+    MODE_SYMLINK,
+    TreeEntry,
+    Verdict,
+    classify,
+    relevant,
+    symlink_escapes,
+)
 
 SHA = "0" * 40
 

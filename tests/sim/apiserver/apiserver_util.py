@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -34,7 +36,7 @@ def write(tmp: Path, name: str, text: str) -> Path:
 
 def message_of(exc: Exception) -> str:
     """The metav1.Status message of an ApiException."""
-    return str(json.loads(getattr(exc, "body"))["message"])
+    return str(json.loads(exc.body)["message"])
 
 
 def raw(cluster: Any, method: str, path: str, body: Any = None, *, content_type: str = "application/json",

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import subprocess
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import kubernetes.client
 import pytest
-
 from apiserver_util import Kubectl
 
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
+from tests.kdcluster import embedded_cluster
 
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(tmp_path_factory.mktemp("apiserver-state"), controllers=False,
+    with embedded_cluster(tmp_path_factory.mktemp("apiserver-state"), controllers=False,
                          bookmark_interval=0.5) as c:
         yield c
 

@@ -9,8 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gitops_kd.cli import main
 from click.testing import CliRunner
+
+from gitops_kd.cli import main
 
 
 def test_serve_until_interrupted(tmp_path: Path) -> None:

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import kubernetes.client
 import pytest
-from kubernetes.client.rest import ApiException
-
 from apiserver_util import Kubectl, kubectl_json, message_of, wait_for
+from kubernetes.client.rest import ApiException
 
 KD = ("kubedirector.hpe.com", "v1beta1")
 

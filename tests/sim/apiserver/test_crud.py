@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import kubernetes.client
 import pytest
+from apiserver_util import Kubectl, kubectl_json, message_of, raw
 from kubernetes.client.rest import ApiException
 
-from apiserver_util import Kubectl, kubectl_json, message_of, raw
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
 
 
 def _sts(name: str, image: str = "nginx:1.25", replicas: int = 1) -> dict:

@@ -10,10 +10,10 @@ from pathlib import Path
 import kubernetes.client
 import kubernetes.watch
 import pytest
+from apiserver_util import raw, wait_for
 from kubernetes.client.rest import ApiException
 
-from apiserver_util import raw, wait_for
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
 
 
 def test_fail_next_500_then_recover(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:

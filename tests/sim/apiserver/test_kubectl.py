@@ -6,9 +6,9 @@ import subprocess
 
 import kubernetes.client
 import pytest
-
 from apiserver_util import Kubectl, kubectl_json, wait_for
-from gitops_kd.sim.cluster import EmbeddedCluster
+
+from kdsim.cluster import EmbeddedCluster
 
 POD = """
 apiVersion: v1

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import kubernetes.client
 import pytest
-from kubernetes.client.rest import ApiException
-
 from apiserver_util import Kubectl, message_of, wait_for
+from kubernetes.client.rest import ApiException
 
 
 def _cm(api: kubernetes.client.ApiClient, ns: str, name: str, **meta: object) -> kubernetes.client.V1ConfigMap:

@@ -10,10 +10,10 @@ from typing import Any
 import kubernetes.client
 import kubernetes.watch
 import pytest
+from apiserver_util import raw, wait_for
 from kubernetes.client.rest import ApiException
 
-from apiserver_util import raw, wait_for
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
 
 
 def _collect(stream: Any, out: list[tuple[str, str]], stop_after: int) -> None:

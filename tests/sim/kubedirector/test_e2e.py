@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.kubedirector import names
 from gitops_kd.testing import pod_ready, wait_for
+from kdsim.kubedirector import names
 
-cluster_module = pytest.importorskip("gitops_kd.sim.cluster", reason="gitops_kd.sim.cluster (apiserver-core) missing")
+cluster_module = pytest.importorskip("kdsim.cluster", reason="kdsim.cluster (apiserver-core) missing")
 
 KD = names.API_VERSION
 NS = "default"

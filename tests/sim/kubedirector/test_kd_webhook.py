@@ -17,8 +17,8 @@ import yaml
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.cluster import EmbeddedCluster
 from gitops_kd.testing import wait_for
+from kdsim.cluster import EmbeddedCluster
 
 KD = "kubedirector.hpe.com/v1beta1"
 NS = "default"

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gitops_kd.sim.kubedirector import names
-from gitops_kd.sim.kubedirector.model import SpecError, parse_app, parse_cluster
-from gitops_kd.sim.kubedirector.persist import init_script, persist_dirs
-from gitops_kd.sim.kubedirector.render import (render_headless_service, render_member_service,
-                                               render_statefulset)
+from kdsim.kubedirector import names
+from kdsim.kubedirector.model import SpecError, parse_app, parse_cluster
+from kdsim.kubedirector.persist import init_script, persist_dirs
+from kdsim.kubedirector.render import render_headless_service, render_member_service, render_statefulset
 
 
 def _pair(shared_apps, shared_clusters, cluster_name):

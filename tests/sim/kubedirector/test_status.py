@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gitops_kd.sim.kubedirector import roles, status as st
+from kdsim.kubedirector import roles
+from kdsim.kubedirector import status as st
 
 
 def _pod(phase="Running", ready=True, cid="containerd://abc", uid="u1"):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.sim.defaults import apply_defaults, image_pull_policy, qos_class
+from kdsim.defaults import apply_defaults, image_pull_policy, qos_class
 
 
 def _kd_statefulset() -> dict[str, Any]:

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from gitops_kd.sim.kubedirector.app_in_use import denial, referencing_clusters, spec_changed
+from kdsim.kubedirector.app_in_use import denial, referencing_clusters, spec_changed
+
 HELLO_YAML = Path(__file__).resolve().parents[3] / "repo-template" / "apps" / "hello.yaml"
 HELLO: dict[str, Any] = yaml.safe_load(HELLO_YAML.read_text())["spec"]
 

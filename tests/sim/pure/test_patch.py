@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.sim.errors import ApiError
-from gitops_kd.sim.patch import apply_patch
+from kdsim.errors import ApiError
+from kdsim.patch import apply_patch
 
 SMP = "application/strategic-merge-patch+json"
 MERGE = "application/merge-patch+json"

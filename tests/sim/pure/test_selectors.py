@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.sim.errors import ApiError
-from gitops_kd.sim.selectors import (
+from kdsim.errors import ApiError
+from kdsim.selectors import (
     label_selector_from_dict,
     parse_field_selector,
     parse_label_selector,

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from gitops_kd.sim.defaults import apply_defaults
-from gitops_kd.sim.errors import ApiError
-from gitops_kd.sim.validation import errors_for, validate
+from kdsim.defaults import apply_defaults
+from kdsim.errors import ApiError
+from kdsim.validation import errors_for, validate
 
 SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
              "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "

@@ -5,12 +5,11 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client
 
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
 
 _counter = itertools.count()
 

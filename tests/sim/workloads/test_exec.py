@@ -7,10 +7,10 @@ import subprocess
 import pytest
 from kubernetes import client
 from kubernetes.stream import stream
-
-from gitops_kd.sim.cluster import EmbeddedCluster
-from gitops_kd.sim.images import store_for
 from workloads_util import kubectl, statefulset, sts_ready, wait_for
+
+from kdsim.cluster import EmbeddedCluster
+from kdsim.images import store_for
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,8 @@ def test_kubectl_exec_stdin(cluster: EmbeddedCluster, shell_pod: tuple[str, str]
 def test_stream_env_hostname_and_exit_code(cluster: EmbeddedCluster, shell_pod: tuple[str, str]) -> None:
     ns, pod = shell_pod
     core = client.CoreV1Api(cluster.api_client())
-    out = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["sh", "-c", "echo $GREETING $MY_POD $(hostname) $PWD $KUBERNETES_SERVICE_PORT"],
+    echo = "echo $GREETING $MY_POD $(hostname) $PWD $KUBERNETES_SERVICE_PORT"
+    out = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["sh", "-c", echo],
                  stderr=True, stdin=False, stdout=True, tty=False)
     assert out == "hi sh-0 sh-0 /etc/tools 443\n"
     ws = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["sh", "-c", "echo out; echo err >&2; exit 5"],

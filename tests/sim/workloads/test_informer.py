@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 from kubernetes import client
+from workloads_util import wait_for
 
 from gitops_kd.kube.informer import Informer, object_key
 from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
-from gitops_kd.sim.cluster import EmbeddedCluster
-from workloads_util import wait_for
+from kdsim.cluster import EmbeddedCluster
 
 
 class Recorder:
@@ -84,6 +84,8 @@ def test_relists_after_410_and_sees_deletions(cluster: EmbeddedCluster,
     caplog.set_level("INFO", logger="gitops_kd.kube.informer")
     core.create_namespaced_config_map(namespace, _cm("b1", "1"))
     wait_for(lambda: informer.get(namespace, "b1") is not None)
+    # a write the informer does not see (filtered out), so its resourceVersion falls behind the compaction
+    core.create_namespaced_config_map(namespace, _cm("unseen", "1", team="b"))
     cluster.faults.add("error", verb="watch", resource="configmaps", count=2)
     cluster.store.compact()  # the informer's resourceVersion is now too old: its re-watch gets 410 Expired
     cluster.faults.drop_watches()
@@ -91,7 +93,8 @@ def test_relists_after_410_and_sees_deletions(cluster: EmbeddedCluster,
     core.create_namespaced_config_map(namespace, _cm("b2", "1"))
     wait_for(lambda: rec.seen(("DELETED", "b1", "1")) and rec.seen(("ADDED", "b2", "1")), what="relist diff")
     assert [o["metadata"]["name"] for o in informer.list()] == ["b2"]
-    assert any("expired; relisting" in r.getMessage() for r in caplog.records)
+    assert any("expired; relisting" in r.getMessage() and r.name == "gitops_kd.kube.informer" and
+               "configmaps" in r.getMessage() for r in caplog.records)
 
 
 def test_workqueue_dedupes_and_retries_with_backoff() -> None:

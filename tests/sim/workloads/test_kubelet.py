@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from kubernetes import client
 from kubernetes.stream import stream
-
-from gitops_kd.sim.cluster import EmbeddedCluster
-from gitops_kd.sim.images import ImageBehavior, store_for
 from workloads_util import delete_pod, kubectl, pods_by_name, statefulset, sts_ready, wait_for
+
+from kdsim.cluster import EmbeddedCluster
+from kdsim.images import ImageBehavior, store_for
 
 
 def _exec(core: client.CoreV1Api, namespace: str, pod: str, command: list[str]) -> str:

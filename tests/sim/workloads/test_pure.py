@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gitops_kd.sim.controllers import revisions as rev
-from gitops_kd.sim.controllers.statefulset_plan import new_pod, ordinal_of, plan
-from gitops_kd.sim.exec import protocol
-from gitops_kd.sim.images import ImageRef, ImageStore
-from gitops_kd.sim.kubelet import runner
+from kdsim.controllers import revisions as rev
+from kdsim.controllers.statefulset_plan import new_pod, ordinal_of, plan
+from kdsim.exec import protocol
+from kdsim.images import ImageRef, ImageStore
+from kdsim.kubelet import runner
 
 
 def _sts(replicas: int = 3, image: str = "img:1", **spec: object) -> dict:

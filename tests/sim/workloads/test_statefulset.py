@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from kubernetes import client
-
-from gitops_kd.sim.cluster import EmbeddedCluster
-
 from workloads_util import delete_pod, kubectl, pods_by_name, statefulset, sts_ready, wait_for
+
+from kdsim.cluster import EmbeddedCluster
 
 
 def _create(apps: client.AppsV1Api, namespace: str, body: dict) -> None:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from kubernetes import client
 
-from gitops_kd.sim.cluster import EmbeddedCluster
+from kdsim.cluster import EmbeddedCluster
 
 T = TypeVar("T")
 

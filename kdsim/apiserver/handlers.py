@@ -1,0 +1,247 @@
+"""HTTP handlers of the resource API: verb dispatch, bodies, Table negotiation, subresources, faults."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from kdsim import errors
+from kdsim.apiserver import admission, paths, watch
+from kdsim.apiserver.access import AccessEntry, user_from_authorization
+from kdsim.apiserver.faults import error_for
+from kdsim.apiserver.meta import meta
+from kdsim.apiserver.resources import ResourceType
+from kdsim.apiserver.tables import to_table
+
+if TYPE_CHECKING:
+    from kdsim.apiserver.server import ApiServer
+
+log = logging.getLogger(__name__)
+PodHandler = Callable[[web.Request, str, str], Awaitable[web.StreamResponse]]
+
+
+def json_response(body: dict[str, Any], status: int = 200) -> web.Response:
+    return web.Response(status=status, text=json.dumps(body, separators=(",", ":")),
+                        content_type="application/json")
+
+
+def error_response(err: errors.ApiError) -> web.Response:
+    return json_response(err.to_status(), err.code)
+
+
+def _wants_table(request: web.Request) -> bool:
+    accept = request.headers.get("Accept", "")
+    return "as=Table" in accept and "g=meta.k8s.io" in accept
+
+
+def _dry_run(query: dict[str, str]) -> bool:
+    value = query.get("dryRun")
+    if value in (None, ""):
+        return False
+    if value != "All":
+        raise errors.bad_request(f'Invalid dry run value: "{value}" (supported: "All")')
+    return True
+
+
+def _verb(method: str, p: paths.ApiPath, query: dict[str, str]) -> str:
+    if method == "GET":
+        if p.name:
+            return "get"
+        return "watch" if p.watch or query.get("watch") in ("1", "true", "True") else "list"
+    return {"POST": "create", "PUT": "update", "PATCH": "patch",
+            "DELETE": "delete" if p.name else "deletecollection"}.get(method, "")
+
+
+async def _json_body(request: web.Request) -> dict[str, Any]:
+    raw = await request.read()
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError as exc:
+        raise errors.bad_request(f"error decoding request body: {exc}") from None
+    if not isinstance(body, dict):
+        raise errors.bad_request("error decoding request body: expected a JSON object")
+    return body
+
+
+class ResourceHandlers:
+    """Serves /api/... and /apis/... resource paths for one ApiServer."""
+
+    def __init__(self, server: ApiServer) -> None:
+        self.server = server
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        p = paths.parse(request.path)
+        if p is None:
+            return error_response(errors.ApiError(404, "NotFound", "the server could not find the requested resource"))
+        rt = self.server.registry.lookup(p.group, p.version, p.plural)
+        if rt is None or (p.namespace is not None and not rt.namespaced) or \
+                (p.subresource and p.subresource not in rt.subresources):
+            return error_response(errors.ApiError(404, "NotFound", "the server could not find the requested resource"))
+        query = dict(request.query)
+        verb = _verb(request.method, p, query)
+        if not verb or (p.subresource in ("status", "scale") and verb not in ("get", "update", "patch")):
+            raise errors.method_not_allowed()
+        self.server.stats.record(verb, p.resource)
+        user = user_from_authorization(request.headers.get("Authorization"))
+        self.server.access.record(AccessEntry(
+            user=user, verb=verb, group=p.group,
+            resource=p.plural, subresource=p.subresource or "", namespace=p.namespace or "", name=p.name or ""))
+        log.debug("%s %s -> %s %s", request.method, request.path_qs, verb, p.resource)
+        rule = self.server.faults.take(verb, p.resource, user)
+        if rule is not None:
+            if rule.kind == "timeout":
+                await asyncio.sleep(rule.delay)
+            raise error_for(rule, rt.plural, p.name or "", rt.group)
+        if p.subresource in ("exec", "attach", "log"):
+            return await self._pod_stream(request, rt, p)
+        if p.subresource == "binding":
+            if verb != "create":
+                raise errors.method_not_allowed()
+            return json_response(self._bind(rt, p, await _json_body(request)), 201)
+        if p.subresource == "scale":
+            return await self._scale(request, rt, p, verb)
+        return await self._verb(request, rt, p, verb, query)
+
+    async def _verb(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
+                    query: dict[str, str]) -> web.StreamResponse:
+        objects, table = self.server.objects, _wants_table(request)
+        include = query.get("includeObject", "Metadata")
+        if rt.namespaced and p.name and p.namespace is None:
+            raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        if verb == "get":
+            obj = objects.read(rt, p.namespace, p.name or "")
+            return json_response(to_table(rt, [obj], include_object=include) if table else obj)
+        if verb == "watch":
+            wr = watch.WatchRequest(
+                rt=rt, namespace=p.namespace, resource_version=query.get("resourceVersion", ""),
+                label_selector=query.get("labelSelector"), field_selector=query.get("fieldSelector"),
+                timeout=float(query.get("timeoutSeconds") or 1800), bookmarks=query.get("allowWatchBookmarks") in
+                ("1", "true", "True"), send_initial_events=query.get("sendInitialEvents") == "true",
+                table=table, include_object=include)
+            return await watch.serve(request, wr, self.server.store, self.server.hub,
+                                     self.server.bookmark_interval)
+        if verb == "list":
+            listing = objects.list(rt, p.namespace, label_selector=query.get("labelSelector"),
+                                   field_selector=query.get("fieldSelector"), limit=int(query.get("limit") or 0),
+                                   continue_token=query.get("continue"))
+            if table:
+                return json_response(to_table(rt, listing["items"], include_object=include,
+                                              list_meta=listing["metadata"]))
+            return json_response(listing)
+        dry_run, strict = _dry_run(query), query.get("fieldValidation") == "Strict"
+        if verb == "create":
+            if p.name:
+                raise errors.method_not_allowed()
+            return json_response(objects.create(rt, p.namespace, await _json_body(request), dry_run=dry_run,
+                                                strict=strict), 201)
+        if verb == "update":
+            body = await _json_body(request)
+            return json_response(objects.update(rt, p.namespace, p.name or "", body, p.subresource, dry_run=dry_run,
+                                                strict=strict))
+        if verb == "patch":
+            ctype = request.content_type
+            body_bytes = await request.read()
+            if ctype == "application/apply-patch+yaml" and p.subresource:
+                raise errors.bad_request("server-side apply is not supported on subresources by the embedded cluster")
+            return json_response(objects.patch(rt, p.namespace, p.name or "", body_bytes, ctype, p.subresource,
+                                               dry_run=dry_run, strict=strict))
+        if verb == "delete":
+            options = await _json_body(request) if request.can_read_body else {}
+            for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
+                if key in query and key not in options:
+                    val: Any = query[key]
+                    options[key] = int(val) if key == "gracePeriodSeconds" else (
+                        val == "true" if key == "orphanDependents" else val)
+            if dry_run:
+                return json_response(objects.read(rt, p.namespace, p.name or ""))
+            body, _ = self.server.deleter.delete(rt, p.namespace, p.name or "", options)
+            return json_response(body, 200)
+        if verb == "deletecollection":
+            options = await _json_body(request) if request.can_read_body else {}
+            if "propagationPolicy" in query:
+                options.setdefault("propagationPolicy", query["propagationPolicy"])
+            items = self.server.deleter.delete_collection(
+                rt, p.namespace, label_selector=query.get("labelSelector"),
+                field_selector=query.get("fieldSelector"), options=options)
+            return json_response({"kind": rt.list_kind, "apiVersion": rt.api_version,
+                                  "metadata": {"resourceVersion": str(self.server.store.resource_version)},
+                                  "items": items})
+        raise errors.method_not_allowed()
+
+    async def _pod_stream(self, request: web.Request, rt: ResourceType, p: paths.ApiPath) -> web.StreamResponse:
+        pod = self.server.objects.read(rt, p.namespace, p.name or "")
+        handler: PodHandler | None = (self.server.log_handler if p.subresource == "log"
+                                      else self.server.exec_handler)
+        if handler is not None:
+            return await handler(request, p.namespace or "", p.name or "")
+        if not (pod.get("spec") or {}).get("nodeName"):
+            raise errors.bad_request(f"pod {p.name} does not have a host assigned")
+        if p.subresource == "log":
+            return web.Response(text="", content_type="text/plain")
+        raise errors.ApiError(500, "InternalError", f"no kubelet is serving {p.subresource} for pod {p.name}")
+
+    def _bind(self, rt: ResourceType, p: paths.ApiPath, binding: dict[str, Any]) -> dict[str, Any]:
+        """POST pods/{name}/binding: assign the pod to a node (what the scheduler does)."""
+        node = str((binding.get("target") or {}).get("name") or "")
+        if not node:
+            raise errors.invalid("Binding", p.name or "", [errors.Cause("FieldValueRequired", "Required value",
+                                                                        "target.name")])
+        with self.server.store.lock:
+            pod = self.server.objects.read(rt, p.namespace, p.name or "")
+            current = (pod.get("spec") or {}).get("nodeName")
+            if meta(pod).get("deletionTimestamp"):
+                raise errors.conflict("pods/binding", p.name or "", "", f"pod {p.name} is being deleted, cannot be "
+                                      "assigned to a host")
+            if current:
+                raise errors.conflict("pods/binding", p.name or "", "", f'pod {p.name} is already assigned to node '
+                                      f'"{current}"')
+            pod.setdefault("spec", {})["nodeName"] = node
+            self.server.store.write(rt.group, rt.plural, pod)
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+    async def _scale(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str) -> web.Response:
+        objects = self.server.objects
+        if verb == "get":
+            return json_response(scale_of(objects.read(rt, p.namespace, p.name or "")))
+        with self.server.store.lock:
+            current = objects.read(rt, p.namespace, p.name or "")
+            if verb == "update":
+                scale = await _json_body(request)
+            elif verb == "patch":
+                scale = admission.patch_object(scale_of(current), await request.read(), request.content_type,
+                                               _SCALE_RT)
+            else:
+                raise errors.method_not_allowed()
+            replicas = (scale.get("spec") or {}).get("replicas")
+            if not isinstance(replicas, int) or replicas < 0:
+                raise errors.invalid("Scale", p.name or "", [errors.Cause(
+                    "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or equal to 0",
+                    "spec.replicas")], "autoscaling")
+            rv = meta(scale).get("resourceVersion")
+            if rv and rv != meta(current).get("resourceVersion"):
+                raise errors.conflict(rt.plural, p.name or "", rt.group)
+            current.setdefault("spec", {})["replicas"] = replicas
+            meta(current).pop("resourceVersion", None)
+            updated = objects.update(rt, p.namespace, p.name or "", current)
+        return json_response(scale_of(updated))
+
+
+_SCALE_RT = ResourceType(group="autoscaling", version="v1", plural="scales", singular="scale", kind="Scale",
+                         namespaced=True)
+
+
+def scale_of(obj: dict[str, Any]) -> dict[str, Any]:
+    """The autoscaling/v1 Scale view of a StatefulSet-like object."""
+    m = meta(obj)
+    sel = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {k: m[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                         if k in m},
+            "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 1)},
+            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
+                       "selector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))}}

@@ -1,0 +1,184 @@
+"""Thread-safe object store: objects by key, a global resourceVersion, an event history and watch subscribers."""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kdsim import errors
+
+Key = tuple[str, str, str, str]  # group, plural, namespace ("" when cluster-scoped), name
+
+
+@dataclass(frozen=True)
+class StoreEvent:
+    """One change: ADDED / MODIFIED / DELETED of an object, at resourceVersion `rv`."""
+
+    rv: int
+    type: str
+    group: str
+    plural: str
+    namespace: str
+    obj: dict[str, Any]
+    old: dict[str, Any] | None
+
+
+Subscriber = Callable[[StoreEvent], None]
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+class Store:
+    """The cluster state. Every write gets the next global resourceVersion and is broadcast to subscribers."""
+
+    def __init__(self, history_limit: int = 5000) -> None:
+        self.lock = threading.RLock()
+        self._objects: dict[Key, dict[str, Any]] = {}
+        self._rv = 0
+        self._history: deque[StoreEvent] = deque(maxlen=history_limit)
+        self._floor = 0  # a watch may start from any rv >= floor
+        self._subscribers: list[Subscriber] = []
+        self._listeners: list[Callable[[], None]] = []
+
+    # -- reads ---------------------------------------------------------------------------------
+    @property
+    def resource_version(self) -> int:
+        with self.lock:
+            return self._rv
+
+    def read(self, group: str, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """A deep copy of one stored object, or None."""
+        with self.lock:
+            obj = self._objects.get((group, plural, namespace, name))
+            return copy.deepcopy(obj) if obj is not None else None
+
+    def read_all(self, group: str, plural: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Deep copies of every object of a resource (optionally in one namespace), sorted by namespace/name."""
+        with self.lock:
+            keys = sorted(k for k in self._objects
+                          if k[0] == group and k[1] == plural and (namespace is None or k[2] == namespace))
+            return [copy.deepcopy(self._objects[k]) for k in keys]
+
+    def scan(self, fn: Callable[[Key, dict[str, Any]], Any]) -> list[tuple[Key, Any]]:
+        """(key, fn(key, obj)) for every object where fn returns a truthy value; `obj` must not be modified."""
+        with self.lock:
+            out = []
+            for key, obj in self._objects.items():
+                value = fn(key, obj)
+                if value:
+                    out.append((key, value))
+            return out
+
+    def keys(self) -> list[Key]:
+        with self.lock:
+            return list(self._objects)
+
+    def get(self, api_version: str, plural: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """In-process read: the object `plural` named `name` (namespace None/"" when cluster-scoped)."""
+        obj = self.read(group_of(api_version), plural, namespace or "", name)
+        if obj is not None:
+            obj["apiVersion"] = api_version
+        return obj
+
+    def list(self, api_version: str, plural: str, namespace: str | None = None,
+             labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        """In-process list, optionally filtered by exact label matches."""
+        out = []
+        for obj in self.read_all(group_of(api_version), plural, namespace):
+            have = (obj.get("metadata") or {}).get("labels") or {}
+            if labels and any(have.get(k) != v for k, v in labels.items()):
+                continue
+            obj["apiVersion"] = api_version
+            out.append(obj)
+        return out
+
+    # -- writes (callers hold no invariants beyond the key; semantics live in operations) -------
+    def write(self, group: str, plural: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Store `obj` (ADDED if new, else MODIFIED) with the next resourceVersion; return a copy."""
+        meta = obj.setdefault("metadata", {})
+        key = (group, plural, meta.get("namespace", "") or "", meta["name"])
+        with self.lock:
+            old = self._objects.get(key)
+            self._rv += 1
+            meta["resourceVersion"] = str(self._rv)
+            stored = copy.deepcopy(obj)
+            self._objects[key] = stored
+            self._emit(StoreEvent(self._rv, "MODIFIED" if old is not None else "ADDED", group, plural, key[2],
+                                  stored, old))
+            return copy.deepcopy(stored)
+
+    def remove(self, group: str, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """Delete one object; the DELETED event carries a fresh resourceVersion."""
+        key = (group, plural, namespace, name)
+        with self.lock:
+            old = self._objects.pop(key, None)
+            if old is None:
+                return None
+            self._rv += 1
+            gone_obj = copy.deepcopy(old)
+            gone_obj["metadata"]["resourceVersion"] = str(self._rv)
+            self._emit(StoreEvent(self._rv, "DELETED", group, plural, namespace, gone_obj, old))
+            return copy.deepcopy(gone_obj)
+
+    def _emit(self, event: StoreEvent) -> None:
+        self._history.append(event)
+        if len(self._history) == self._history.maxlen:
+            self._floor = max(self._floor, self._history[0].rv - 1)
+        for sub in list(self._subscribers):
+            sub(event)
+        for listener in self._listeners:
+            listener()
+
+    # -- watch ---------------------------------------------------------------------------------
+    def subscribe(self, since: int | None,
+                  callback: Subscriber) -> tuple[builtins.list[StoreEvent], Callable[[], None]]:
+        """Events after `since` (None: none) and a live subscription, atomically; 410 if `since` is compacted."""
+        with self.lock:
+            backlog: builtins.list[StoreEvent] = []
+            if since is not None and since < self._rv:
+                if since < self._floor:
+                    raise errors.gone(f"too old resource version: {since} ({self._floor + 1})")
+                backlog = [e for e in self._history if e.rv > since]
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self.lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return backlog, unsubscribe
+
+    def compact(self) -> None:
+        """Forget the event history (like etcd compaction): watches from older versions get 410 Expired."""
+        with self.lock:
+            self._history.clear()
+            self._floor = self._rv
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call `listener` (under the store lock, so keep it cheap) after every write."""
+        self._listeners.append(listener)
+
+    # -- persistence ---------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        with self.lock:
+            return {"resourceVersion": self._rv,
+                    "objects": [{"group": k[0], "plural": k[1], "object": copy.deepcopy(v)}
+                                for k, v in sorted(self._objects.items())]}
+
+    def restore(self, rv: int, entries: Iterable[tuple[str, str, dict[str, Any]]]) -> None:
+        """Load saved objects; resourceVersions continue from `rv`; history starts empty."""
+        with self.lock:
+            self._objects.clear()
+            for group, plural, obj in entries:
+                meta = obj["metadata"]
+                self._objects[(group, plural, meta.get("namespace", "") or "", meta["name"])] = obj
+            self._rv = rv
+            self._history.clear()
+            self._floor = rv

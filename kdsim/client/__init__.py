@@ -1,0 +1,1 @@
+"""The simulated controllers' own small Kubernetes client: REST calls, a list+watch cache, a work queue."""

@@ -1,0 +1,129 @@
+"""EmbeddedCluster: the API server emulator plus (optionally) the simulated controllers, as one context manager."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import kubernetes.client
+import kubernetes.config
+
+from kdsim.apiserver import kubeconfig as kubeconfig_file
+from kdsim.apiserver.access import AccessLog
+from kdsim.apiserver.faults import FaultInjector
+from kdsim.apiserver.handlers import PodHandler
+from kdsim.apiserver.server import ApiServer
+from kdsim.apiserver.stats import RequestStats
+from kdsim.apiserver.storage import Store
+from kdsim.controllers import start_all as start_controllers
+
+log = logging.getLogger(__name__)
+
+
+class EmbeddedCluster:
+    """A Kubernetes-compatible cluster on loopback: `with EmbeddedCluster() as c: c.api_client()`.
+
+    `state_dir` keeps the store, TLS material and kubeconfig across restarts (a temporary directory when None).
+    `kd_app_edits`: "upgrade" (default) admits every KDApp edit; "strict" refuses, like stock KubeDirector's
+    admission webhook, spec edits and deletes of a KDApp that KDClusters use (a setting, like the others: not saved).
+    `crds`: CustomResourceDefinitions to install at start besides KubeDirector's (e.g. the operator's own under test).
+    """
+
+    def __init__(self, state_dir: Path | None = None, *, controllers: bool = True, use_tls: bool = True,
+                 port: int = 0, bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0,
+                 kd_app_edits: str = "upgrade", crds: Sequence[Mapping[str, Any]] = ()) -> None:
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.state_dir = Path(state_dir) if state_dir is not None else None
+        self.controllers_enabled = controllers
+        self.server = ApiServer(self.state_dir, port=port, use_tls=use_tls, bookmark_interval=bookmark_interval,
+                                pod_grace_cap=pod_grace_cap, kd_app_edits=kd_app_edits, crds=crds)
+        self._controllers: list[Any] = []
+        self.kubeconfig = Path()
+        self._started = False
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> EmbeddedCluster:
+        if self._started:
+            return self
+        self.server.start()
+        self._started = True
+        base = self.state_dir
+        if base is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="gitops-kd-cluster-")
+            base = Path(self._tmp.name)
+        ca = self.server.tls.ca_cert if self.server.tls is not None else None
+        self.kubeconfig = kubeconfig_file.write(base / "kubeconfig", self.server.url, ca)
+        if self.controllers_enabled:
+            try:
+                self._controllers = list(start_controllers(self))
+            except Exception:
+                self.stop()
+                raise
+        return self
+
+    def stop(self) -> None:
+        for controller in reversed(self._controllers):
+            try:
+                controller.stop()
+            except Exception:  # keep stopping the rest
+                log.exception("stopping controller %r failed", controller)
+        self._controllers = []
+        if self._started:
+            self.server.stop()
+            self._started = False
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> EmbeddedCluster:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    # -- access --------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def store(self) -> Store:
+        """The in-process store: `get(api_version, plural, namespace, name)`, `list(api_version, plural, ...)`."""
+        return self.server.store
+
+    @property
+    def faults(self) -> FaultInjector:
+        return self.server.faults
+
+    @property
+    def requests(self) -> RequestStats:
+        """Counts of the API requests served so far, by (verb, resource)."""
+        return self.server.stats
+
+    @property
+    def access_log(self) -> AccessLog:
+        """Every resource request so far with its user (bearer token), verb, group, resource and subresource."""
+        return self.server.access
+
+    @property
+    def controllers(self) -> list[Any]:
+        return list(self._controllers)
+
+    def api_client(self) -> kubernetes.client.ApiClient:
+        """A fresh official-client ApiClient configured from this cluster's kubeconfig."""
+        configuration = kubernetes.client.Configuration()
+        kubernetes.config.load_kube_config(config_file=str(self.kubeconfig), client_configuration=configuration)
+        return kubernetes.client.ApiClient(configuration)
+
+    def set_exec_handler(self, handler: PodHandler | None) -> None:
+        """Route GET/POST pods/{name}/exec and /attach to `handler(request, namespace, name)`."""
+        self.server.exec_handler = handler
+
+    def set_log_handler(self, handler: PodHandler | None) -> None:
+        """Route GET pods/{name}/log to `handler(request, namespace, name)`."""
+        self.server.log_handler = handler

@@ -1,0 +1,27 @@
+"""Simulated cluster controllers (KubeDirector, StatefulSet controller, kubelet) started beside the API server."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from kdsim.cluster import EmbeddedCluster
+
+
+class Stoppable(Protocol):
+    """A running controller."""
+
+    def stop(self) -> None: ...
+
+
+def start_all(cluster: EmbeddedCluster) -> list[Stoppable]:
+    """Start every simulated controller against `cluster`; return handles to stop them.
+
+    Order matters only for start-up logging; the controllers are level-triggered and independent.
+    """
+    from kdsim.controllers import kubedirector, kubelet, servicelb, statefulset
+
+    started: list[Stoppable] = []
+    for module in (statefulset, kubelet, kubedirector, servicelb):
+        started.append(module.start(cluster))
+    return started

@@ -1,0 +1,166 @@
+"""The simulated StatefulSet controller: list+watch sets, pods and revisions over HTTP; apply statefulset_plan."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kubernetes.client.exceptions import ApiException
+
+from kdsim.client.informer import Informer, object_key, split_key
+from kdsim.client.rest import RestClient
+from kdsim.client.workqueue import WorkQueue
+from kdsim.controllers import revisions as rev
+from kdsim.controllers.statefulset_plan import Action, plan
+
+if TYPE_CHECKING:
+    from kdsim.cluster import EmbeddedCluster
+
+log = logging.getLogger(__name__)
+
+
+def _controller_ref(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("kind") == "StatefulSet":
+            return ref
+    return None
+
+
+class StatefulSetController:
+    """Level-triggered reconcile of every StatefulSet in the cluster."""
+
+    def __init__(self, api_client: Any) -> None:
+        self.rest = RestClient(api_client)
+        self.sets = Informer(api_client, "apps/v1", "statefulsets")
+        self.pods = Informer(api_client, "v1", "pods")
+        self.revisions = Informer(api_client, "apps/v1", "controllerrevisions")
+        self.claims = Informer(api_client, "v1", "persistentvolumeclaims")
+        self.queue = WorkQueue(self.reconcile, name="statefulset", workers=1)
+        self.sets.add_handler(lambda _e, obj, _o: self.queue.add(object_key(obj)))
+        self.pods.add_handler(self._on_owned)
+        self.revisions.add_handler(self._on_owned)
+
+    def _on_owned(self, _event: str, obj: dict, _old: dict | None) -> None:
+        ref = _controller_ref(obj)
+        if ref is not None:
+            self.queue.add(f"{obj['metadata'].get('namespace')}/{ref.get('name')}")
+
+    def start(self) -> StatefulSetController:
+        for inf in (self.pods, self.revisions, self.claims, self.sets):
+            inf.start()
+        for inf in (self.pods, self.revisions, self.claims, self.sets):
+            inf.wait_synced(30)
+        self.queue.start()
+        return self
+
+    def stop(self) -> None:
+        self.queue.stop()
+        for inf in (self.sets, self.pods, self.revisions, self.claims):
+            inf.stop()
+
+    # -- reconcile ---------------------------------------------------------------------------------
+    def _owned(self, informer: Informer, namespace: str, sts: Mapping[str, Any]) -> list[dict[str, Any]]:
+        uid = sts["metadata"].get("uid")
+        return [o for o in informer.list(namespace) if (_controller_ref(o) or {}).get("uid") == uid]
+
+    def reconcile(self, key: str) -> None:
+        namespace, name = split_key(key)
+        sts = self.sets.get(namespace, name)
+        if sts is None:
+            self._collect_garbage(namespace or "", name)
+            return
+        pods = self._owned(self.pods, namespace or "", sts)
+        history = rev.sort_revisions(self._owned(self.revisions, namespace or "", sts))
+        current, update, collisions = self._revisions(sts, history)
+        claims = {c["metadata"]["name"] for c in self.claims.list(namespace)}
+        result = plan(sts, pods, claims, current, update, collisions)
+        for action in result.actions:
+            self._apply(action)
+        if result.status != {k: (sts.get("status") or {}).get(k) for k in result.status}:
+            try:
+                self.rest.patch("apps/v1", "statefulsets", namespace, name, {"status": result.status},
+                                subresource="status")
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+        history = rev.sort_revisions(self._owned(self.revisions, namespace or "", sts))
+        limit = int((sts.get("spec") or {}).get("revisionHistoryLimit", 10))
+        for old in rev.revisions_to_prune(history, pods, current["metadata"]["name"],
+                                          update["metadata"]["name"], limit):
+            self._ignore_missing(lambda n=old: self.rest.delete("apps/v1", "controllerrevisions", namespace, n))
+
+    def _revisions(self, sts: dict[str, Any], history: list[dict[str, Any]]) -> tuple[dict, dict, int]:
+        """getStatefulSetRevisions: find or create the update revision; the current one from status."""
+        namespace = sts["metadata"].get("namespace")
+        collisions = int((sts.get("status") or {}).get("collisionCount") or 0)
+        candidate = rev.build_revision(sts, rev.next_revision_number(history), collisions)
+        equal = rev.equal_revisions(history, candidate)
+        if equal and history and equal[-1]["metadata"]["name"] == history[-1]["metadata"]["name"]:
+            update = history[-1]
+        elif equal:
+            update = equal[-1]
+            update["revision"] = candidate["revision"]
+            update = self.rest.replace("apps/v1", "controllerrevisions", namespace, update["metadata"]["name"], update)
+        else:
+            try:
+                update = self.rest.create("apps/v1", "controllerrevisions", namespace, candidate)
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+                existing = self.rest.get("apps/v1", "controllerrevisions", namespace, candidate["metadata"]["name"])
+                if existing.get("data") != candidate["data"]:
+                    self.rest.patch("apps/v1", "statefulsets", namespace, sts["metadata"]["name"],
+                                    {"status": {"collisionCount": collisions + 1}}, subresource="status")
+                    raise RuntimeError(f"hash collision on revision {candidate['metadata']['name']}") from exc
+                update = existing
+        current_name = (sts.get("status") or {}).get("currentRevision")
+        current = next((r for r in history if r["metadata"]["name"] == current_name), update)
+        return current, update, collisions
+
+    def _apply(self, action: Action) -> None:
+        meta = action.obj["metadata"]
+        ns, name = meta.get("namespace"), meta["name"]
+        if action.verb == "create_pvc":
+            self._ignore_exists(lambda: self.rest.create("v1", "persistentvolumeclaims", ns, action.obj))
+        elif action.verb == "create_pod":
+            log.info("statefulset: creating pod %s/%s", ns, name)
+            self._ignore_exists(lambda: self.rest.create("v1", "pods", ns, action.obj))
+        elif action.verb == "delete_pod":
+            log.info("statefulset: deleting pod %s/%s", ns, name)
+            self._ignore_missing(lambda: self.rest.delete("v1", "pods", ns, name, uid=meta.get("uid")))
+        else:
+            raise ValueError(f"unknown statefulset action {action.verb!r}")
+
+    def _collect_garbage(self, namespace: str, name: str) -> None:
+        """The set is gone: delete the pods and revisions it controlled (the garbage collector's job)."""
+        live = {s["metadata"].get("uid") for s in self.sets.list(namespace)}
+        for informer, api_version, plural in ((self.pods, "v1", "pods"),
+                                              (self.revisions, "apps/v1", "controllerrevisions")):
+            for obj in informer.list(namespace):
+                ref = _controller_ref(obj)
+                if ref and ref.get("name") == name and ref.get("uid") not in live \
+                        and not obj["metadata"].get("deletionTimestamp"):
+                    self._ignore_missing(lambda o=obj, v=api_version, p=plural: self.rest.delete(
+                        v, p, namespace, o["metadata"]["name"]))
+
+    @staticmethod
+    def _ignore_exists(call: Any) -> None:
+        try:
+            call()
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+
+    @staticmethod
+    def _ignore_missing(call: Any) -> None:
+        try:
+            call()
+        except ApiException as exc:
+            if exc.status not in (404, 409):
+                raise
+
+
+def start(cluster: EmbeddedCluster) -> StatefulSetController:
+    """Start the StatefulSet controller against the cluster's API server."""
+    return StatefulSetController(cluster.api_client()).start()

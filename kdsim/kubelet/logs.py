@@ -1,0 +1,49 @@
+"""GET pods/{name}/log: the recorded output of a pod's containers (init containers run for real; apps print nothing)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from kdsim import errors
+
+if TYPE_CHECKING:
+    from kdsim.controllers.kubelet import Kubelet
+
+
+class LogHandler:
+    """Serves the log subresource from the container logs the kubelet keeps in the sandbox."""
+
+    def __init__(self, kubelet: Kubelet) -> None:
+        self.kubelet = kubelet
+
+    async def handle(self, request: web.Request, namespace: str, name: str) -> web.StreamResponse:
+        pod = self.kubelet.cluster.store.get("v1", "pods", namespace, name)
+        if pod is None:
+            return _error(errors.not_found("pods", name))
+        spec = pod.get("spec") or {}
+        containers = [c["name"] for c in spec.get("containers") or []]
+        every = containers + [c["name"] for c in spec.get("initContainers") or []]
+        container = request.query.get("container") or ""
+        if not container:
+            if len(containers) != 1:
+                return _error(errors.bad_request(f"a container name must be specified for pod {name}, "
+                                                 f"choose one of: [{' '.join(containers)}]"))
+            container = containers[0]
+        if container not in every:
+            return _error(errors.bad_request(f"container {container} is not valid for pod {name}"))
+        runtime = self.kubelet.runtime(namespace, name)
+        ctx = runtime.contexts.get(container) if runtime else None
+        path = ctx.rootfs.parent / "log" if ctx else None
+        data = path.read_bytes() if path is not None and path.is_file() else b""
+        tail = request.query.get("tailLines")
+        if tail is not None and tail.isdigit():
+            lines = data.splitlines(keepends=True)
+            data = b"".join(lines[-int(tail):]) if int(tail) else b""
+        return web.Response(body=data, content_type="text/plain")
+
+
+def _error(err: errors.ApiError) -> web.Response:
+    return web.Response(status=err.code, text=json.dumps(err.to_status()), content_type="application/json")

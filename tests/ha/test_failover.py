@@ -54,17 +54,22 @@ def events(world: E2E, reason: str) -> list[dict[str, Any]]:
             if e["involvedObject"].get("name") == "hello-dev" and e.get("reason") == reason]
 
 
+def start_replicas(world: E2E, tmp_path: Path, procs: list[RunProcess], *extra: str) -> None:
+    """Two `gitops-kd run --leader-elect` replicas (appended to ``procs``) on ``world``, as its ServiceAccount."""
+    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                 "metadata": {"name": SYSTEM_NS}})
+    kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", "gitops-kd-sa")
+    for name in ("replica-a", "replica-b"):
+        procs.append(RunProcess(name, tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
+                                "--leader-elect", *extra, env={"POD_NAMESPACE": SYSTEM_NS}))
+
+
 def test_leader_killed_mid_upgrade_standby_finishes_without_repeating_a_step(tmp_path: Path) -> None:
     world = E2E(tmp_path)
     procs: list[RunProcess] = []
     watch: DownTimeline | None = None
     try:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
-        kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", "gitops-kd-sa")
-        for name in ("replica-a", "replica-b"):
-            procs.append(RunProcess(name, tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
-                                    "--leader-elect", env={"POD_NAMESPACE": SYSTEM_NS}))
+        start_replicas(world, tmp_path, procs)
         leader = wait_for("a leader", lambda: leader_of(world, procs), 60)
         standby = next(p for p in procs if p is not leader)
         world.wait_ready_at("1.0.0", timeout=120)

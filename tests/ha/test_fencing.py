@@ -9,9 +9,16 @@ import time
 from pathlib import Path
 
 from gitops_kd.testing import wait_for
-from tests.deploy.runner import RunProcess, token_kubeconfig
-from tests.e2e.harness import E2E, NS
-from tests.ha.test_failover import LEASE_DURATION, RETRY_PERIOD, SYSTEM_NS, app_with_appending_hook, events, leader_of
+from tests.deploy.runner import RunProcess
+from tests.e2e.harness import E2E
+from tests.ha.test_failover import (
+    LEASE_DURATION,
+    RETRY_PERIOD,
+    app_with_appending_hook,
+    events,
+    leader_of,
+    start_replicas,
+)
 
 ACTION_LINE = re.compile(r"gitops_kd\.execute\.executor.* -> ")
 
@@ -24,12 +31,7 @@ def test_leader_frozen_past_its_lease_writes_and_execs_nothing_after_thawing(tmp
     world = E2E(tmp_path)
     procs: list[RunProcess] = []
     try:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
-        kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", "gitops-kd-sa")
-        for name in ("replica-a", "replica-b"):
-            procs.append(RunProcess(name, tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
-                                    "--leader-elect", "--log-level", "info", env={"POD_NAMESPACE": SYSTEM_NS}))
+        start_replicas(world, tmp_path, procs, "--log-level", "info")
         leader = wait_for("a leader", lambda: leader_of(world, procs), 60)
         standby = next(p for p in procs if p is not leader)
         world.wait_ready_at("1.0.0", timeout=120)

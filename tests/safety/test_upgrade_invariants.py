@@ -8,26 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
 
 from gitops_kd.cli import main
 from kdsim.images import ImageBehavior
 from kdsim.images import store_for as images_of
-from tests.e2e.harness import E2E, HELLO_1, exec_unavailable, git, wait_for
+from tests.e2e.harness import E2E, HELLO_1, git, wait_for
+from tests.e2e.test_upgrade_steps import start_with_exec
 
 NS = "default"
-
-
-def start(e2e: E2E) -> dict[str, list[str]]:
-    e2e.start_controller()
-    e2e.wait_ready_at("1.0.0")
-    e2e.wait_settled()
-    roles = e2e.pods_by_role()
-    reason = exec_unavailable(e2e, roles["controller"][0])
-    if reason is not None:
-        pytest.skip(f"embedded node cannot exec into the app container: {reason}")
-    return roles
 
 
 def images(e2e: E2E) -> dict[str, str]:
@@ -43,7 +32,7 @@ def reasons(e2e: E2E) -> list[str]:
 def test_failed_status_write_at_rollout_start_never_reports_ready_on_old_pods(e2e: E2E) -> None:
     """Invariant: the KDRollout is Ready at a version only when every pod runs that version's image, even when
     the status write that starts the rollout fails (500 once)."""
-    start(e2e)
+    start_with_exec(e2e)
     e2e.cluster.faults.fail_next(1, verb="patch", resource="kdrollouts/status")
     e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
     ro = e2e.wait_ready_at("2.0.0", timeout=120)
@@ -55,7 +44,7 @@ def test_failed_status_write_at_rollout_start_never_reports_ready_on_old_pods(e2
 def test_revert_of_the_revert_runs_migration_and_hook_again_and_keeps_user_data(e2e: E2E) -> None:
     """Invariant: every upgrade attempt runs its migrations and hook once per pod, however many up/down cycles
     came before, and the user's data stays in place (not only under .gitops-kd/old)."""
-    roles = start(e2e)
+    roles = start_with_exec(e2e)
     everyone = roles["controller"] + roles["worker"]
     for pod in everyone:
         e2e.sh(pod, "echo user-data > /var/lib/hello/user.txt")
@@ -80,7 +69,7 @@ def test_revert_of_the_revert_runs_migration_and_hook_again_and_keeps_user_data(
 def test_same_version_image_change_replaces_every_pod_one_at_a_time(e2e: E2E) -> None:
     """Invariant: a change that needs pods replaced (a rebuilt image under the same version) goes through the
     one-pod-at-a-time machinery: not Ready until every pod runs the new image, never two pods down."""
-    start(e2e)
+    start_with_exec(e2e)
     images_of(e2e.cluster).add("gitops-kd/hello:1.0.0-r2", HELLO_1, behavior=ImageBehavior(ready_delay_seconds=0.1))
     text = e2e.template("apps/hello.yaml").replace("gitops-kd/hello:1.0.0", "gitops-kd/hello:1.0.0-r2")
     assert "1.0.0-r2" in text
@@ -96,7 +85,7 @@ def test_same_version_image_change_replaces_every_pod_one_at_a_time(e2e: E2E) ->
 def test_exec_the_api_server_keeps_refusing_stalls_with_a_reason_and_status_exits_1(e2e: E2E) -> None:
     """Invariant: a failure that repeats becomes a Stall with a named reason (ExecFailed), a Warning event and a
     non-zero `gitops-kd status`, instead of a retry every 2 s forever."""
-    start(e2e)
+    start_with_exec(e2e)
     e2e.cluster.faults.add("error", verb="*", resource="pods/exec", count=10_000, message="exec refused")
     e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
 

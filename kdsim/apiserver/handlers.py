@@ -8,10 +8,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import yaml
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import admission, paths, watch
+from kdsim.apiserver import admission, paths, protobuf, watch
 from kdsim.apiserver.access import AccessEntry, user_from_authorization
 from kdsim.apiserver.faults import error_for
 from kdsim.apiserver.meta import meta
@@ -57,11 +58,24 @@ def _verb(method: str, p: paths.ApiPath, query: dict[str, str]) -> str:
             "DELETE": "delete" if p.name else "deletecollection"}.get(method, "")
 
 
-async def _json_body(request: web.Request) -> dict[str, Any]:
+BODY_TYPES = ("application/json", "application/yaml")
+
+
+async def _json_body(request: web.Request, kind: str = "") -> dict[str, Any]:
+    """The request's JSON (or YAML) object; protobuf (kubectl 1.32+ creates built-ins in it) for the kinds
+    kdsim.apiserver.protobuf decodes. Any other media type is a 415, as on a real server."""
+    ctype = request.content_type if request.headers.get("Content-Type") else "application/json"
+    if ctype == protobuf.PROTOBUF and kind in protobuf.KINDS:
+        try:
+            return protobuf.decode(await request.read(), kind)
+        except protobuf.ProtobufError as exc:
+            raise errors.bad_request(f"error decoding request body: {exc}") from None
+    if ctype not in BODY_TYPES:
+        raise errors.unsupported_media_type(BODY_TYPES)
     raw = await request.read()
     try:
-        body = json.loads(raw or b"{}")
-    except ValueError as exc:
+        body = yaml.safe_load(raw or b"{}") if ctype == "application/yaml" else json.loads(raw or b"{}")
+    except (ValueError, yaml.YAMLError) as exc:
         raise errors.bad_request(f"error decoding request body: {exc}") from None
     if not isinstance(body, dict):
         raise errors.bad_request("error decoding request body: expected a JSON object")
@@ -137,10 +151,10 @@ class ResourceHandlers:
         if verb == "create":
             if p.name:
                 raise errors.method_not_allowed()
-            return json_response(objects.create(rt, p.namespace, await _json_body(request), dry_run=dry_run,
+            return json_response(objects.create(rt, p.namespace, await _json_body(request, rt.kind), dry_run=dry_run,
                                                 strict=strict), 201)
         if verb == "update":
-            body = await _json_body(request)
+            body = await _json_body(request, rt.kind)
             return json_response(objects.update(rt, p.namespace, p.name or "", body, p.subresource, dry_run=dry_run,
                                                 strict=strict))
         if verb == "patch":

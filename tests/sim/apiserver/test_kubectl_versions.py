@@ -1,0 +1,62 @@
+"""`kubectl create configmap|secret|namespace|serviceaccount` with the oldest and newest kubectl on the machine:
+1.32+ send built-in objects in protobuf, which the embedded server decodes; a custom resource in protobuf is 415."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from apiserver_util import raw
+
+from kdsim.cluster import EmbeddedCluster
+
+SDK = Path("/usr/lib/google-cloud-sdk/bin")
+VERSIONS = ("1.27", "1.33")  # the oldest (JSON bodies) and the newest (protobuf bodies) kubectl here
+
+
+def kubectl_at(version: str) -> str:
+    path = SDK / f"kubectl.{version}"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: the tests need kubectl {version} (google-cloud-sdk's kubectl packages)")
+    return str(path)
+
+
+def run(cluster: EmbeddedCluster, version: str, *args: str) -> str:
+    done = subprocess.run([kubectl_at(version), "--kubeconfig", str(cluster.kubeconfig), *args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"kubectl {version} {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_kubectl_create_of_built_in_kinds(cluster: EmbeddedCluster, version: str, tmp_path: Path) -> None:
+    ns = f"v{version.replace('.', '')}-{uuid.uuid4().hex[:6]}"
+    run(cluster, version, "create", "namespace", ns)
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(bytes(range(256)))
+    run(cluster, version, "-n", ns, "create", "configmap", "cm", "--from-literal=greeting=hello",
+        f"--from-file=blob={blob}")
+    run(cluster, version, "-n", ns, "create", "secret", "generic", "token", "--from-literal=token=s3cret")
+    run(cluster, version, "-n", ns, "create", "serviceaccount", "robot")
+    cm = json.loads(run(cluster, version, "-n", ns, "get", "configmap", "cm", "-o", "json"))
+    assert cm["data"] == {"greeting": "hello"}
+    assert base64.b64decode(cm["binaryData"]["blob"]) == bytes(range(256))
+    secret = json.loads(run(cluster, version, "-n", ns, "get", "secret", "token", "-o", "json"))
+    assert base64.b64decode(secret["data"]["token"]) == b"s3cret" and secret["type"] == "Opaque"
+    assert json.loads(run(cluster, version, "get", "namespace", ns, "-o", "json"))["metadata"]["name"] == ns
+    assert run(cluster, version, "-n", ns, "get", "serviceaccount", "robot", "-o", "name") == "serviceaccount/robot\n"
+
+
+def test_a_body_in_a_media_type_the_server_cannot_decode_is_415(cluster: EmbeddedCluster) -> None:
+    for path, ctype in (("/api/v1/namespaces/default/configmaps", "application/xml"),
+                        ("/apis/kubedirector.hpe.com/v1beta1/namespaces/default/kubedirectorapps",
+                         "application/vnd.kubernetes.protobuf")):
+        status, body = raw(cluster, "POST", path, b"k8s\x00", content_type=ctype)
+        answer = json.loads(body)
+        assert status == 415 and answer["reason"] == "UnsupportedMediaType", (path, status, answer)
+        assert answer["message"] == ("the body of the request was in an unknown format - accepted media types "
+                                     "include: application/json, application/yaml")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gitops_kd.cli import demo, desired, history, plan, run, sim, status
+from gitops_kd.cli import demo, desired, history, plan, run, sim, status, suspend
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -15,3 +15,5 @@ def main() -> None:
 
 for _module in (desired, sim, plan, run, demo, history, status):
     main.add_command(_module.command)
+main.add_command(suspend.suspend)
+main.add_command(suspend.resume)

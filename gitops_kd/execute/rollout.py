@@ -136,18 +136,23 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
 
 
 def note_step(ctx: ExecContext, a: NoteStep) -> Outcome:
-    return _set_status(ctx, a, {"step": a.step or None}, "step noted")
+    """status.step, with observedGeneration: the note is written having seen the current spec (suspend/resume)."""
+    return _set_status(ctx, a, {"step": a.step or None}, "step noted", observed=True)
 
 
 def record_in_sync(ctx: ExecContext, a: RecordInSync) -> Outcome:
     return _set_status(ctx, a, {"syncedDigest": a.digest, "syncedCommit": a.commit}, "in sync recorded")
 
 
-def _set_status(ctx: ExecContext, a: NoteStep | RecordInSync, fields: dict[str, Any], done: str) -> Outcome:
-    """Merge-patch ``fields`` into the KDRollout's status unless it already holds them (None: absent)."""
+def _set_status(ctx: ExecContext, a: NoteStep | RecordInSync, fields: dict[str, Any], done: str, *,
+                observed: bool = False) -> Outcome:
+    """Merge-patch ``fields`` into the KDRollout's status unless it already holds them (None: absent); with
+    ``observed``, status.observedGeneration too (the fields were derived from the current spec)."""
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout to write on", failed=True, requeue_after=1.0)
+    if observed:
+        fields = {**fields, "observedGeneration": generation(obj)}
     status = obj.get("status") or {}
     if all((status.get(k) or None) == v for k, v in fields.items()):
         return Outcome(a.describe(), False, "already there", expect=_expect(obj))

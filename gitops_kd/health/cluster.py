@@ -126,11 +126,15 @@ def _role_label(obj: Obj) -> str:
 def aggregate(rows: Iterable[ObjectHealth]) -> Health:
     """The worst row's health, its message prefixed with the object ("Pod kdss-x-0: ...") and followed by
     how many other rows are as bad; on a tie the first row wins, so the KDRollout speaks for the cluster
-    when it is as bad as anything else."""
+    when it is as bad as anything else. A suspended KDRollout speaks over Progressing objects: nothing
+    progresses while an operator holds the cluster (Missing and Degraded still show)."""
     rows = tuple(rows)
     if not rows:
         return Health(HealthStatus.HEALTHY)
     target = worst(r.health for r in rows)
+    held = next((r for r in rows if r.kind == "KDRollout" and r.health.status is HealthStatus.SUSPENDED), None)
+    if held is not None and target.status is HealthStatus.PROGRESSING:
+        return held.health
     row = next(r for r in rows if r.health is target)
     others = sum(1 for r in rows if r is not row and r.health.status is target.status)
     more = f" (and {others} more {target.status.value})" if others and target.status is not HealthStatus.HEALTHY else ""

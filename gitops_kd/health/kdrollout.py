@@ -24,13 +24,18 @@ def _say(cond: Mapping[str, Any] | None, fallback: str) -> str:
 def kdrollout_health(obj: Mapping[str, Any]) -> Health:
     """Health of a gitops-kd.io KDRollout, the kstatus way.
 
-    status.observedGeneration behind metadata.generation → Progressing (the change is not seen yet);
+    spec.suspend → Suspended (gitops-kd suspend); status.observedGeneration behind metadata.generation →
+    Progressing (the change is not seen yet);
     Stalled=True (or phase Stalled) → Degraded with its reason and message; Reconciling=True → Progressing
     with its message and the current step; Ready=True observed at the current generation → Healthy;
     otherwise Progressing.
     """
     if being_deleted(obj):
         return Health(HealthStatus.PROGRESSING, "Pending deletion")
+    if section(obj, "spec").get("suspend"):
+        phase = text(section(obj, "status"), "phase")
+        return Health(HealthStatus.SUSPENDED, "suspended by an operator (`gitops-kd resume` to go on)"
+                      + (f"; rollout {phase}" if phase else ""))
     status = section(obj, "status")
     if not status:
         return Health(HealthStatus.PROGRESSING, "Waiting for gitops-kd to report status")

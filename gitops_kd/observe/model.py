@@ -196,6 +196,11 @@ class ObservedRollout:
         return str((self.raw.get("status") or {}).get("step") or "")
 
     @property
+    def suspended(self) -> bool:
+        """spec.suspend: an operator paused the cluster (gitops-kd suspend); nothing more is done until resumed."""
+        return bool((self.raw.get("spec") or {}).get("suspend"))
+
+    @property
     def synced_digest(self) -> str | None:
         """status.syncedDigest: the drift baseline digest recorded when the cluster was last seen in sync."""
         value = (self.raw.get("status") or {}).get("syncedDigest")

@@ -7,7 +7,8 @@ namespace, name): SetOnDelete and PatchTemplate of every role, member Service po
 app in a lower gitops-kd.io/wave is not Ready at the target or has not soaked yet (plan/waves.py). A
 Stalled rollout gets only its failure policy (plan/failure.py). Wait actions come last, so
 ``Plan.next()`` is real work when any exists.
-Any refusal from the diff refuses the whole plan.
+Any refusal from the diff refuses the whole plan. A suspended cluster (plan/suspend.py) gets no action
+but its note and a Wait.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from gitops_kd.plan.actions import (
 from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.prune import prune as prune_orphans
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
+from gitops_kd.plan.suspend import hold_suspended
 from gitops_kd.plan.waves import (
     SOAK_ANNOTATION, WAITING_PREFIX, WaveMember, blocked, members_by_app, ready_since, soak_seconds,
 )
@@ -123,7 +125,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
     apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version)
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
     actions = rollouts + apps + clusters + failures + steps + list(pruned.actions)
-    return Plan(waits_last(actions), kept=pruned.kept)
+    return Plan(waits_last(hold_suspended(actions, observed)), kept=pruned.kept)
 
 
 def _heading(live: ObservedCluster, target: str) -> bool:

@@ -1,0 +1,33 @@
+"""Suspended clusters (KDRollout spec.suspend, set by `gitops-kd suspend`): no action, a note and a Wait (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gitops_kd.observe.model import ObservedState
+from gitops_kd.plan.actions import Action, NoteStep, Wait
+
+SUSPENDED_STEP = "suspended by an operator: run `gitops-kd resume` to go on"
+SUSPEND_RECHECK_SECONDS = 60.0  # a resume is a watch event on the KDRollout: this is only a safety net
+
+
+def hold_suspended(actions: Iterable[Action], observed: ObservedState) -> list[Action]:
+    """``actions`` without those of suspended clusters; for each of them a NoteStep (until noted) and a Wait.
+    A cluster resumed while its note is still there gets the note cleared."""
+    out: list[Action] = []
+    suspended: set[tuple[str, str]] = set()
+    for key, live in sorted(observed.clusters.items()):
+        ro = live.rollout
+        if ro is None:
+            continue
+        if ro.suspended:
+            suspended.add(key)
+            if ro.step != SUSPENDED_STEP:
+                out.append(NoteStep(key[0], key[1], SUSPENDED_STEP))
+            out.append(Wait(f"cluster {key[0]}/{key[1]} to be resumed (gitops-kd resume)", SUSPEND_RECHECK_SECONDS,
+                            key))
+        elif ro.step == SUSPENDED_STEP:
+            out.append(NoteStep(key[0], key[1], None))
+    if not suspended and not out:
+        return list(actions)
+    return out + [a for a in actions if a.cluster_key not in suspended]

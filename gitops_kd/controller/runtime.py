@@ -23,6 +23,7 @@ from gitops_kd.plan.planner import plan as make_plan
 from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
 from gitops_kd.source import DesiredState, GitSource, PollResult, Poller
 from gitops_kd.source.revert import RevertError, push_revert_result
+from gitops_kd.constants import REQUEUE_NOT_SYNCED
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +237,7 @@ class Controller:
 
     def _reconcile_once(self) -> None:
         if not self.collector.wait_synced(0):
-            raise RequeueAfter(0.2)
+            raise RequeueAfter(REQUEUE_NOT_SYNCED)
         with self._lock:
             candidate = self._candidate
         observed = self.collector.snapshot()

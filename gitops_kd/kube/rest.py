@@ -56,17 +56,6 @@ def status_of(exc: BaseException) -> int | None:
     return status if isinstance(status, int) and status > 0 else None
 
 
-def reason_of(exc: BaseException) -> str:
-    """The metav1.Status reason of an ApiException body ("NotFound", "Conflict", ...), or ""."""
-    body = getattr(exc, "body", None)
-    if not body:
-        return ""
-    try:
-        return str(json.loads(body).get("reason", ""))
-    except (ValueError, AttributeError):
-        return ""
-
-
 def message_of(exc: BaseException) -> str:
     """The metav1.Status message of an ApiException body (what the server or an admission webhook said), or ""."""
     body = getattr(exc, "body", None)

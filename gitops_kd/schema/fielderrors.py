@@ -167,10 +167,6 @@ def duplicate(path: str, value: Any) -> FieldError:
     return FieldError(path, DUPLICATE, _body(DUPLICATE, value, ""))
 
 
-def not_found(path: str, value: Any) -> FieldError:
-    return FieldError(path, NOT_FOUND, _body(NOT_FOUND, value, ""))
-
-
 def not_supported(path: str, value: Any, valid: list[str]) -> FieldError:
     detail = ("supported values: " + ", ".join(go_quote(str(v)) for v in valid)) if valid else ""
     return FieldError(path, NOT_SUPPORTED, _body(NOT_SUPPORTED, value, detail))

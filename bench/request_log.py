@@ -1,8 +1,8 @@
-"""Count the API requests one kubernetes ApiClient sends, by wrapping its REST transport (rest_client.request).
+"""Count the API requests one kubernetes ApiClient sends, by wrapping its connection pool's request().
 
-The embedded API server has no request counter or access log, so the benchmark counts on the client
-side: every call of the official client (generated APIs, gitops_kd.kube.rest.RestClient, informers'
-LIST and WATCH) goes through `ApiClient.rest_client.request`, which this wraps on one instance only.
+The benchmark counts on the client side, for one ApiClient only: every call of the official client
+(generated APIs, gitops_kd.kube.rest.RestClient, informers' LIST and WATCH) goes through
+`ApiClient.rest_client.pool_manager.request` (urllib3), which this wraps on that one instance.
 """
 
 from __future__ import annotations
@@ -83,14 +83,14 @@ class RequestLog:
         self._original: Any = None
 
     def install(self) -> RequestLog:
-        rest_client = self.api_client.rest_client
-        self._original = rest_client.request
+        pool = self.api_client.rest_client.pool_manager
+        self._original = pool.request
 
         def counted(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-            self._record(method, url, kwargs.get("query_params"), kwargs.get("body"))
+            self._record(method, url, kwargs.get("fields"), kwargs.get("body"))
             return self._original(method, url, *args, **kwargs)
 
-        rest_client.request = counted
+        pool.request = counted
         return self
 
     def _record(self, method: str, url: str, query_params: Any, body: Any) -> None:

@@ -1,1 +1,40 @@
-"""Names defined once: API groups and versions, kinds, labels, annotations and phases gitops-kd uses (pure)."""
+"""Names defined once: gitops-kd's API group, kind, rollout phases, label and annotation keys, requeue delays (pure).
+
+Like gitops-engine's pkg/sync/common/types.go: every module that writes or reads one of these names imports
+it from here. KubeDirector's own names (its API version, kinds, plurals and labels) are facts about
+KubeDirector and live in gitops_kd/kd/layout.py.
+"""
+
+from __future__ import annotations
+
+# -- the KDRollout custom resource (gitops_kd/crds/kdrollout.yaml) ----------------------------------------
+GROUP = "gitops-kd.io"
+ROLLOUT_VERSION = "v1alpha1"
+ROLLOUT_API_VERSION = f"{GROUP}/{ROLLOUT_VERSION}"
+ROLLOUT_KIND = "KDRollout"
+ROLLOUT_PLURAL = "kdrollouts"
+
+# KDRollout status.phase: Idle when the cluster runs the target version, else the rollout's direction,
+# or Stalled when a step failed for good.
+PHASE_IDLE = "Idle"
+PHASE_UPGRADING = "Upgrading"
+PHASE_DOWNGRADING = "Downgrading"
+PHASE_STALLED = "Stalled"
+ROLLOUT_PHASES = (PHASE_IDLE, PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED)
+ACTIVE_PHASES = (PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED)
+
+# -- labels and annotations gitops-kd owns (everything under OWNED_PREFIX follows Git exactly) -----------
+OWNED_PREFIX = f"{GROUP}/"
+UPGRADE_ANNOTATION = f"{GROUP}/upgrade"  # on a KDApp: its upgrade stanza (JSON)
+WAVE_LABEL = f"{GROUP}/wave"  # on a KDCluster: its rollout wave
+APPLIED_ANNOTATION = f"{GROUP}/applied-spec"  # digest of the manifest gitops-kd applied
+APP_VERSION_ANNOTATION = f"{GROUP}/app-version"  # on a pod template: the app version it runs
+PRUNE_ANNOTATION = f"{GROUP}/prune"
+SOAK_ANNOTATION = f"{GROUP}/wave-soak-seconds"
+POLICY_ANNOTATION = f"{GROUP}/drift-policy"
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGER = "gitops-kd"
+
+# -- requeue delays (seconds) ----------------------------------------------------------------------------
+REQUEUE_NOT_CACHED = 1.0  # an object the action needs is not in the watch cache yet
+REQUEUE_NOT_SYNCED = 0.2  # the watch caches have not finished their first list

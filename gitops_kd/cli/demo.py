@@ -18,14 +18,16 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
+from gitops_kd.kd.layout import CLUSTER_LABEL, ROLE_LABEL
 from gitops_kd.kube.rest import RestClient
 
 log = logging.getLogger(__name__)
 
 NS = "default"
-ROLLOUT = "gitops-kd.io/v1alpha1"
+ROLLOUT = ROLLOUT_API_VERSION
 CLUSTER = "hello-dev"
-SELECTOR = f"kubedirector.hpe.com/kdcluster={CLUSTER}"
+SELECTOR = f"{CLUSTER_LABEL}={CLUSTER}"
 # The two image versions: different files under the persisted dirs, so data handling shows.
 IMAGES = {
     "gitops-kd/hello:1.0.0": {"/etc/hello/version": "1.0.0\n", "/var/lib/hello/data": "data of 1.0.0\n",
@@ -71,7 +73,7 @@ class Progress:
         self._seen_events: set[str] = set()
 
     def rollout(self) -> dict[str, Any]:
-        return self.rest.get_or_none(ROLLOUT, "kdrollouts", NS, CLUSTER) or {}
+        return self.rest.get_or_none(ROLLOUT, ROLLOUT_PLURAL, NS, CLUSTER) or {}
 
     def ready_at(self, version: str) -> bool:
         status = self.rollout().get("status") or {}
@@ -108,7 +110,7 @@ class Progress:
         for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
             name = pod["metadata"]["name"]
             mark = progress.get(name) or {}
-            table.add_row(name, pod["metadata"]["labels"].get("kubedirector.hpe.com/role", ""),
+            table.add_row(name, pod["metadata"]["labels"].get(ROLE_LABEL, ""),
                           pod["spec"]["containers"][0]["image"].rsplit(":", 1)[-1],
                           "[red]terminating[/]" if pod["metadata"].get("deletionTimestamp")
                           else ("[green]Ready[/]" if _ready(pod) else "[yellow]starting[/]"),

@@ -13,11 +13,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.health import ClusterHealth, HealthStatus, cluster_health
 from gitops_kd.kd import layout
 from gitops_kd.kube.rest import RestClient
 
-ROLLOUT_API, ROLLOUTS = "gitops-kd.io/v1alpha1", "kdrollouts"
+ROLLOUT_API, ROLLOUTS = ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 MEMBER_KINDS = (("statefulsets", "apps/v1", "statefulsets"), ("pods", "v1", "pods"),
                 ("services", "v1", "services"), ("pvcs", "v1", "persistentvolumeclaims"))
 FAILING = (HealthStatus.DEGRADED, HealthStatus.MISSING)

@@ -8,12 +8,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gitops_kd.execute.events import EventRecorder
+from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.plan.actions import Plan
 from gitops_kd.source import DesiredState, PollResult
 from gitops_kd.status.events import COMMIT_REFUSED, WARNING
 
 log = logging.getLogger(__name__)
-KD_API = "kubedirector.hpe.com/v1beta1"
+KD_API = API_VERSION
 
 
 class RefusalReporter:
@@ -67,15 +68,15 @@ class RefusalReporter:
 def _objects_of_file(desired: DesiredState | None, file: str) -> list[tuple[str, str, str]]:
     if desired is None:
         return []
-    found = [("KubeDirectorApp", ns, name) for (ns, name), app in desired.apps.items() if app.source == file]
-    found += [("KubeDirectorCluster", ns, name) for (ns, name), c in desired.clusters.items() if c.source == file]
+    found = [(KDAPP_KIND, ns, name) for (ns, name), app in desired.apps.items() if app.source == file]
+    found += [(KDCLUSTER_KIND, ns, name) for (ns, name), c in desired.clusters.items() if c.source == file]
     return found
 
 
 def _live(observed: Any, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
     if observed is None:
         return None
-    table = observed.apps if kind == "KubeDirectorApp" else observed.clusters
+    table = observed.apps if kind == KDAPP_KIND else observed.clusters
     obj = table.get((namespace, name))
     if obj is None:
         return None

@@ -24,6 +24,7 @@ from gitops_kd.plan.planner import plan as make_plan
 from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
 from gitops_kd.source import DesiredState, GitSource, PollResult, Poller
 from gitops_kd.source.revert import RevertError, push_revert_result
+from gitops_kd.constants import REQUEUE_NOT_SYNCED
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +247,7 @@ class Controller:
         if not self.collector.wait_synced(0) or not self._polled.is_set():
             # Before the first poll the last applied commit may be older than one already started (a commit
             # whose KDApp KubeDirector refused is accepted, not applied): planning it would flip the rollout.
-            raise RequeueAfter(0.2)
+            raise RequeueAfter(REQUEUE_NOT_SYNCED)
         with self._lock:
             candidate = self._candidate
         observed = self.collector.snapshot()

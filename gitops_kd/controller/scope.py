@@ -14,7 +14,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 
 from gitops_kd.diff.engine import app_for
-from gitops_kd.plan.actions import KDAPP_KIND, KDCLUSTER_KIND, ApplyApp
+from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
+from gitops_kd.plan.actions import ApplyApp
 from gitops_kd.plan.result import Plan
 from gitops_kd.spec.state import DesiredState, Key
 

@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from gitops_kd.constants import APPLIED_ANNOTATION, UPGRADE_ANNOTATION
 from gitops_kd.diff.fields import app_fact_changes, app_role_facts, cluster_changes, contains
 from gitops_kd.diff.memo import IdentityMemo
 from gitops_kd.diff.model import (
@@ -32,10 +33,8 @@ from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import APP_VERSION_ANNOTATION, owned_template, service_ports
 from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
-from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster, compact_json
+from gitops_kd.spec.model import KDApp, KDCluster, compact_json
 from gitops_kd.spec.state import DesiredState
-
-APPLIED_ANNOTATION = "gitops-kd.io/applied-spec"
 
 
 def spec_digest(spec: Any) -> str:

@@ -51,13 +51,9 @@ def _changes(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], fie
     return tuple(out)
 
 
-def app_changes(live_spec: Mapping[str, Any], desired_spec: Mapping[str, Any]) -> tuple[FieldChange, ...]:
-    """Role-level changes of an app: role added/removed ("role"), image, persistDirs, cardinality, ports."""
-    return app_fact_changes(app_role_facts(live_spec), app_role_facts(desired_spec))
-
-
 def app_fact_changes(live: dict[str, dict[str, Any]], desired: dict[str, dict[str, Any]]) -> tuple[FieldChange, ...]:
-    """app_changes() from the two specs' app_role_facts()."""
+    """Role-level changes of an app from the two specs' app_role_facts(): role added/removed ("role"), image,
+    persistDirs, cardinality, ports."""
     return _changes(live, desired, APP_FIELDS, "role")
 
 

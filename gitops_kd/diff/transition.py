@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
+from gitops_kd.constants import PHASE_IDLE
 from gitops_kd.diff.model import ADOPT, DOWNGRADE, REBUILD, UPGRADE, Transition
-from gitops_kd.observe.model import PHASE_IDLE, ObservedApp, ObservedPod, ObservedRollout
+from gitops_kd.observe.model import ObservedApp, ObservedPod, ObservedRollout
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.version import parse_app_version
 

@@ -15,23 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_STALLED, PHASE_UPGRADING, UPGRADE_ANNOTATION
 from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest, users_of
 from gitops_kd.diff.transition import transition
 from gitops_kd.drift import paths
 from gitops_kd.drift.compare import missing_or_changed
 from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, Drift, FieldChange
 from gitops_kd.drift.rules import IgnoreRules
-from gitops_kd.observe.model import (
-    ON_DELETE,
-    PHASE_DOWNGRADING,
-    PHASE_STALLED,
-    PHASE_UPGRADING,
-    ObservedCluster,
-    ObservedState,
-)
+from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedState
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
-from gitops_kd.spec.model import UPGRADE_ANNOTATION, KDApp, KDCluster
+from gitops_kd.spec.model import KDApp, KDCluster
 from gitops_kd.spec.state import DesiredState
 
 Key = tuple[str, str]

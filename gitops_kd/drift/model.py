@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.spec.freeze import freeze, thaw
 
-STATEFULSET, SERVICE, KDAPP, KDCLUSTER = "StatefulSet", "Service", "KubeDirectorApp", "KubeDirectorCluster"
+STATEFULSET, SERVICE, KDAPP, KDCLUSTER = "StatefulSet", "Service", KDAPP_KIND, KDCLUSTER_KIND
 KINDS = (STATEFULSET, SERVICE, KDAPP, KDCLUSTER)
-API_VERSIONS = {STATEFULSET: "apps/v1", SERVICE: "v1", KDAPP: "kubedirector.hpe.com/v1beta1",
-                KDCLUSTER: "kubedirector.hpe.com/v1beta1"}
+API_VERSIONS = {STATEFULSET: "apps/v1", SERVICE: "v1", KDAPP: API_VERSION, KDCLUSTER: API_VERSION}
 
 ObjectKey = tuple[str, str, str]
 """(kind, namespace, name) of a drifted object."""

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitops_kd.constants import POLICY_ANNOTATION
 from gitops_kd.diff.engine import app_for
 from gitops_kd.drift.model import KDAPP, Drift
 from gitops_kd.plan.actions import ApplyApp, Plan, Wait
@@ -19,7 +20,6 @@ from gitops_kd.spec.state import DesiredState
 
 log = logging.getLogger(__name__)
 
-POLICY_ANNOTATION = "gitops-kd.io/drift-policy"
 REVERT, ALERT_ONLY = "revert", "alert-only"
 MODES = (REVERT, ALERT_ONLY)
 

@@ -10,15 +10,16 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.constants import OWNED_PREFIX  # labels/annotations gitops-kd owns follow Git exactly; others are kept
 from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
+from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.kube.rest import message_of
 from gitops_kd.observe.collector import Expectation
-from gitops_kd.plan.actions import KDAPP_KIND, KDCLUSTER_KIND, ApplyApp, ApplyCluster, Prune
+from gitops_kd.plan.actions import ApplyApp, ApplyCluster, Prune
 from gitops_kd.status import events as ev
 
 log = logging.getLogger(__name__)
-OWNED_PREFIX = "gitops-kd.io/"  # labels/annotations gitops-kd owns follow Git exactly; others are kept
 REFUSED = (400, 403, 422)  # the server (or an admission webhook) said no: retrying at once will not help
 REFUSED_RETRY_SECONDS = 30.0
 WEBHOOK_HINT = ("KubeDirector's admission webhook refuses spec changes to a KubeDirectorApp that clusters use; "

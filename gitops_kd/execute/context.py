@@ -9,14 +9,16 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.podexec import PodExec
+from gitops_kd.kd.layout import API_VERSION, KDAPP_PLURAL, KDCLUSTER_PLURAL
 from gitops_kd.kube.rest import RestClient
 
-KD_API = "kubedirector.hpe.com/v1beta1"
-KDCLUSTERS, KDAPPS = "kubedirectorclusters", "kubedirectorapps"
-ROLLOUT_API = "gitops-kd.io/v1alpha1"
-ROLLOUTS = "kdrollouts"
+KD_API = API_VERSION
+KDCLUSTERS, KDAPPS = KDCLUSTER_PLURAL, KDAPP_PLURAL
+ROLLOUT_API = ROLLOUT_API_VERSION
+ROLLOUTS = ROLLOUT_PLURAL
 APP_CONTAINER = "app"
 
 

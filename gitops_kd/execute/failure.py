@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL
 from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.observe.collector import Expectation
@@ -36,7 +37,7 @@ def handle_failure(ctx: ExecContext, a: HandleFailure, reverter: Reverter | None
     message with what to do, and report it in an Event; a transient Git error is retried later."""
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
-        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=1.0)
+        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     status: dict[str, Any] = obj.get("status") or {}
     if (status.get(FAILURE_FIELD) or {}).get("commit") == a.commit:
         return Outcome(a.describe(), False, "failure already handled")
@@ -79,4 +80,4 @@ def _write(ctx: ExecContext, a: HandleFailure, obj: dict[str, Any], record: dict
     written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
     log.warning("failure policy %s for %s/%s: %s", a.policy, a.namespace, a.cluster, message)
     return Outcome(a.describe(), True, message,
-                   expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))
+                   expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))

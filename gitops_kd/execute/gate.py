@@ -6,6 +6,7 @@ import logging
 import shlex
 from typing import Any
 
+from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL
 from gitops_kd.execute.context import APP_CONTAINER, ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.observe.collector import Expectation
@@ -41,13 +42,13 @@ def _container(pod: dict[str, Any]) -> str | None:
 def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
-        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=1.0)
+        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     status = obj.get("status") or {}
     if ((status.get("pods") or {}).get(a.pod) or {}).get("gatePassed"):
         return Outcome(a.describe(), False, "gate already passed")
     pod = ctx.rest.get_or_none("v1", "pods", a.namespace, a.pod)
     if pod is None:
-        return Outcome(a.describe(), False, f"pod {a.pod} not found", failed=True, requeue_after=1.0)
+        return Outcome(a.describe(), False, f"pod {a.pod} not found", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     gate = a.gate
     command = list(gate.exec_command) if gate.exec_command else http_probe_command(gate.http_get)  # type: ignore[arg-type]
     result = ctx.pod_exec.run(a.namespace, a.pod, _container(pod), command,
@@ -59,10 +60,10 @@ def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
         written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
         ctx.event_on_cluster(a.namespace, a.cluster, ev.GATE_PASSED, f"upgrade gate passed in pod {a.pod}")
         return Outcome(a.describe(), True, "gate passed",
-                       expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))
+                       expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
     detail = result.tail(300) or result.error or f"exit code {result.exit_code}"
     written = ctx.patch_rollout_status(a.namespace, a.cluster, {
         "gateCheckedAt": rfc3339(ctx.now()), "step": f"waiting for gate in {a.pod}: {detail}"}, rv=rv(obj))
     log.info("gate in %s/%s not passed yet: %s", a.namespace, a.pod, detail)
     return Outcome(a.describe(), False, f"gate not passed yet: {detail}", requeue_after=float(gate.period_seconds),
-                   expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))
+                   expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))

@@ -13,6 +13,8 @@ from gitops_kd.history.entries import attempt_of
 from gitops_kd.plan.actions import ADOPT, DOWNGRADE, REBUILD, EnsureRollout, FinishRollout, NoteStep, RecordInSync, Stall, StartGate
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
+from gitops_kd.constants import MANAGED_BY_LABEL, MANAGER, REQUEUE_NOT_CACHED, ROLLOUT_KIND
+from gitops_kd.kd.layout import CLUSTER_LABEL, KDCLUSTER_KIND, ROLE_LABEL
 
 log = logging.getLogger(__name__)
 _ACTIVE = (rs.UPGRADING, rs.DOWNGRADING, rs.STALLED)
@@ -26,12 +28,11 @@ def _expect(obj: dict[str, Any]) -> tuple[Expectation, ...]:
 def _create(ctx: ExecContext, a: EnsureRollout) -> dict[str, Any]:
     uid = a.cluster_uid or ((ctx.cluster(a.namespace, a.cluster) or {}).get("metadata") or {}).get("uid")
     meta: dict[str, Any] = {"name": a.cluster, "namespace": a.namespace,
-                            "labels": {"kubedirector.hpe.com/kdcluster": a.cluster,
-                                       "app.kubernetes.io/managed-by": "gitops-kd"}}
+                            "labels": {CLUSTER_LABEL: a.cluster, MANAGED_BY_LABEL: MANAGER}}
     if uid:
-        meta["ownerReferences"] = [{"apiVersion": KD_API, "kind": "KubeDirectorCluster", "name": a.cluster,
+        meta["ownerReferences"] = [{"apiVersion": KD_API, "kind": KDCLUSTER_KIND, "name": a.cluster,
                                     "uid": uid, "blockOwnerDeletion": False}]
-    body = {"apiVersion": ROLLOUT_API, "kind": "KDRollout", "metadata": meta, "spec": _spec(a)}
+    body = {"apiVersion": ROLLOUT_API, "kind": ROLLOUT_KIND, "metadata": meta, "spec": _spec(a)}
     return ctx.rest.create(ROLLOUT_API, ROLLOUTS, a.namespace, body)
 
 
@@ -108,12 +109,12 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
 def start_gate(ctx: ExecContext, a: StartGate) -> Outcome:
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
-        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=1.0)
+        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     status = obj.get("status") or {}
     if status.get("currentPod") == a.pod and status.get("gateStartedAt"):
         return Outcome(a.describe(), False, "gate already started", expect=_expect(obj))
     pod = ctx.rest.get_or_none("v1", "pods", a.namespace, a.pod) or {}
-    role = ((pod.get("metadata") or {}).get("labels") or {}).get("kubedirector.hpe.com/role")
+    role = ((pod.get("metadata") or {}).get("labels") or {}).get(ROLE_LABEL)
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.gate_started(a.pod, role, ctx.now()), rv=rv(obj))
     ctx.event_on_cluster(a.namespace, a.cluster, ev.GATE_STARTED, f"waiting for the upgrade gate in pod {a.pod}")
     return Outcome(a.describe(), True, "gate started", expect=_expect(obj))
@@ -122,7 +123,7 @@ def start_gate(ctx: ExecContext, a: StartGate) -> Outcome:
 def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
-        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=1.0)
+        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     status, gen = obj.get("status") or {}, generation(obj)
     if rs.is_finished(status, a.version, gen):
         return Outcome(a.describe(), False, "already finished", expect=_expect(obj))
@@ -150,7 +151,7 @@ def _set_status(ctx: ExecContext, a: NoteStep | RecordInSync, fields: dict[str, 
     ``observed``, status.observedGeneration too (the fields were derived from the current spec)."""
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
-        return Outcome(a.describe(), False, "no KDRollout to write on", failed=True, requeue_after=1.0)
+        return Outcome(a.describe(), False, "no KDRollout to write on", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     if observed:
         fields = {**fields, "observedGeneration": generation(obj)}
     status = obj.get("status") or {}
@@ -163,7 +164,7 @@ def _set_status(ctx: ExecContext, a: NoteStep | RecordInSync, fields: dict[str, 
 def stall(ctx: ExecContext, a: Stall) -> Outcome:
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
-        return Outcome(a.describe(), False, "no KDRollout to stall", failed=True, requeue_after=1.0)
+        return Outcome(a.describe(), False, "no KDRollout to stall", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     status = obj.get("status") or {}
     if rs.is_stalled(status, a.reason, a.message):
         return Outcome(a.describe(), False, "already stalled", expect=_expect(obj))

@@ -13,6 +13,7 @@ from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import HOOK_STEP, RunStep
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
+from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL
 
 log = logging.getLogger(__name__)
 
@@ -71,13 +72,13 @@ def _progress_patch(status: dict[str, Any], a: RunStep, revision: str, output: s
 def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
-        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=1.0)
+        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     status = obj.get("status") or {}
     if _recorded(status, a):
         return Outcome(a.describe(), False, "step already recorded as done")
     pod = ctx.rest.get_or_none("v1", "pods", a.namespace, a.pod)
     if pod is None:
-        return Outcome(a.describe(), False, f"pod {a.pod} not found", failed=True, requeue_after=1.0)
+        return Outcome(a.describe(), False, f"pod {a.pod} not found", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     revision = ((pod.get("metadata") or {}).get("labels") or {}).get("controller-revision-hash", "")
     marker = marker_path(attempt_id(obj), a.step_id)
     result = ctx.pod_exec.run(a.namespace, a.pod, a.container, wrapped_command(attempt_id(obj), a.step_id, a.command),
@@ -92,7 +93,7 @@ def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
             ctx.event_on_cluster(a.namespace, a.cluster, reason,
                                  f"{a.describe()}: succeeded" + (f". Output: {output}" if output else ""))
         return Outcome(a.describe(), result.exit_code == 0, result.tail() or "done",
-                       expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))
+                       expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
     if result.exit_code is None and not result.timed_out:  # never started: nothing ran, try again later
         return _exec_refused(ctx, a, obj, result)
     return _stall(ctx, a, obj, result, marker)
@@ -111,7 +112,7 @@ def _exec_refused(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: Exe
                                        rv=rv(obj))
     return Outcome(a.describe(), True, f"exec not started ({failures}/{EXEC_ATTEMPTS}): {result.error}", failed=True,
                    requeue_after=2.0 ** failures,
-                   expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))
+                   expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
 
 
 def _stall(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult, marker: str) -> Outcome:
@@ -138,4 +139,4 @@ def _stall_with(ctx: ExecContext, a: RunStep, obj: dict[str, Any], reason: str, 
     written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
     ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STALLED, f"{reason}: {message}", warning=True)
     return Outcome(a.describe(), True, message, failed=True,
-                   expect=(Expectation("kdrollouts", a.namespace, a.cluster, rv(written)),))
+                   expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))

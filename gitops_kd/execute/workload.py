@@ -8,8 +8,10 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.constants import REQUEUE_NOT_CACHED
 from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
+from gitops_kd.kd.layout import CLUSTER_LABEL
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import DeletePod, PatchServicePorts, PatchTemplate, SetOnDelete
 from gitops_kd.status import events as ev
@@ -70,7 +72,7 @@ def patch_service_ports(ctx: ExecContext, action: PatchServicePorts) -> Outcome:
 def _others_down(ctx: ExecContext, action: DeletePod) -> str | None:
     """Fresh from the API server (not the cache): a pod of the cluster, other than action.pod, that is not
     Ready, terminating or missing — the last check before a destructive step (never two pods down)."""
-    selector = f"kubedirector.hpe.com/kdcluster={action.cluster}"
+    selector = f"{CLUSTER_LABEL}={action.cluster}"
     pods = ctx.rest.list("v1", "pods", action.namespace, label_selector=selector)["items"]
     wanted = sum(int((s.get("spec") or {}).get("replicas") or 0) for s in
                  ctx.rest.list("apps/v1", "statefulsets", action.namespace, label_selector=selector)["items"])
@@ -93,7 +95,7 @@ def delete_pod(ctx: ExecContext, action: DeletePod) -> Outcome:
     gone = (Expectation("pods", action.namespace, action.pod, gone_uid=action.uid),)
     if action.cluster and (why := _others_down(ctx, action)) is not None:
         return Outcome(action.describe(), False, f"not deleting {action.pod}: {why}", failed=True,
-                       requeue_after=1.0)
+                       requeue_after=REQUEUE_NOT_CACHED)
     try:
         answer = ctx.rest.delete("v1", "pods", action.namespace, action.pod, uid=action.uid)
     except ApiException as exc:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitops_kd.constants import ROLLOUT_KIND
 from gitops_kd.health._fields import items, section, text
 from gitops_kd.health.kdcluster import kdcluster_health
 from gitops_kd.health.kdrollout import kdrollout_health
@@ -15,6 +16,7 @@ from gitops_kd.health.pod import pod_health
 from gitops_kd.health.pvc import pvc_health
 from gitops_kd.health.service import service_health
 from gitops_kd.health.statefulset import statefulset_health
+from gitops_kd.kd.layout import KDCLUSTER_KIND, ROLE_LABEL
 
 Obj = Mapping[str, Any]
 NO_SERVICE = "n/a"  # KubeDirector's member.service when the role exposes no port
@@ -85,9 +87,9 @@ def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: 
     other object passed in (labelled with the cluster but not named in its status)."""
     name = _name(kdcluster or {}) or _name(rollout or {})
     rows = [
-        ObjectHealth("KDRollout", name, kdrollout_health(rollout) if rollout is not None
+        ObjectHealth(ROLLOUT_KIND, name, kdrollout_health(rollout) if rollout is not None
                      else Health(HealthStatus.MISSING, "no KDRollout: gitops-kd does not manage this cluster")),
-        ObjectHealth("KubeDirectorCluster", name, kdcluster_health(kdcluster) if kdcluster is not None
+        ObjectHealth(KDCLUSTER_KIND, name, kdcluster_health(kdcluster) if kdcluster is not None
                      else Health(HealthStatus.MISSING, f"KubeDirectorCluster {name} not found")),
     ]
     kinds: tuple[tuple[str, dict[str, Obj], Callable[[Obj], Health]], ...] = (
@@ -120,7 +122,7 @@ def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: 
 
 
 def _role_label(obj: Obj) -> str:
-    return text(section(section(obj, "metadata"), "labels"), "kubedirector.hpe.com/role")
+    return text(section(section(obj, "metadata"), "labels"), ROLE_LABEL)
 
 
 def aggregate(rows: Iterable[ObjectHealth]) -> Health:
@@ -138,7 +140,7 @@ def aggregate(rows: Iterable[ObjectHealth]) -> Health:
     row = next(r for r in rows if r.health is target)
     others = sum(1 for r in rows if r is not row and r.health.status is target.status)
     more = f" (and {others} more {target.status.value})" if others and target.status is not HealthStatus.HEALTHY else ""
-    if row.kind == "KDRollout":
+    if row.kind == ROLLOUT_KIND:
         return Health(row.health.status, row.health.message + more)
     message = f"{row.kind} {row.name}" + (f": {row.health.message}" if row.health.message else "")
     return Health(row.health.status, message + more)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gitops_kd.constants import GROUP, ROLLOUT_KIND
 from gitops_kd.health._fields import being_deleted, text
 from gitops_kd.health.kdcluster import kdcluster_health
 from gitops_kd.health.kdrollout import kdrollout_health
@@ -13,6 +14,7 @@ from gitops_kd.health.pod import pod_health
 from gitops_kd.health.pvc import pvc_health
 from gitops_kd.health.service import service_health
 from gitops_kd.health.statefulset import statefulset_health
+from gitops_kd.kd.layout import API_GROUP, KDCLUSTER_KIND
 
 HealthFunc = Callable[[Mapping[str, Any]], Health]
 
@@ -22,8 +24,8 @@ CHECKS: Mapping[tuple[str, str], HealthFunc] = {
     ("", "Pod"): pod_health,
     ("", "Service"): service_health,
     ("", "PersistentVolumeClaim"): pvc_health,
-    ("kubedirector.hpe.com", "KubeDirectorCluster"): kdcluster_health,
-    ("gitops-kd.io", "KDRollout"): kdrollout_health,
+    (API_GROUP, KDCLUSTER_KIND): kdcluster_health,
+    (GROUP, ROLLOUT_KIND): kdrollout_health,
 }
 
 

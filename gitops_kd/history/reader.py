@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
 from gitops_kd.kube.rest import RestClient
 
-ROLLOUT_API = "gitops-kd.io/v1alpha1"
-ROLLOUTS = "kdrollouts"
+ROLLOUT_API = ROLLOUT_API_VERSION
+ROLLOUTS = ROLLOUT_PLURAL
 
 
 def app_history(rest: RestClient, app: str, namespace: str | None) -> tuple[list[HistoryEntry], int]:

@@ -48,14 +48,6 @@ def object_key(obj: Mapping[str, Any]) -> str:
     return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
 
 
-def split_key(key: str) -> tuple[str | None, str]:
-    """Inverse of object_key: (namespace or None, name)."""
-    if "/" in key:
-        ns, name = key.split("/", 1)
-        return ns, name
-    return None, key
-
-
 def labels_match(obj: Mapping[str, Any], selector: Mapping[str, str] | None) -> bool:
     """True when every key=value of `selector` is among the object's labels."""
     if not selector:
@@ -93,10 +85,6 @@ class Informer:
         self._next_resync = 0.0
 
     # -- public surface ----------------------------------------------------------------------------
-    @property
-    def last_resource_version(self) -> str | None:
-        """The resourceVersion of the last list, event or bookmark seen."""
-        return self._rv
 
     def add_handler(self, fn: Handler) -> None:
         """Call fn(event_type, obj, old_obj) for each change; objects already cached are replayed as ADDED."""

@@ -10,7 +10,10 @@ Usage::
             ...
 
 Errors are `kubernetes.client.exceptions.ApiException` with `.status` and the metav1.Status `.body`,
-exactly as the generated client raises them; `status_of(exc)` / `reason_of(exc)` / `message_of(exc)` read them.
+as the generated client raises them; `status_of(exc)` / `reason_of(exc)` / `message_of(exc)` read them.
+Requests go through the ApiClient's configured urllib3 pool (server, CA, client certificate, proxy) with the
+headers of its `Configuration.auth_settings()` (a bearer token, refreshed by its hook): public parts that
+every supported client version (kubernetes>=29) has, unlike the generated client's internal serializers.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import logging
 import socket
 from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import urlencode
 
+import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
@@ -49,17 +54,6 @@ def status_of(exc: BaseException) -> int | None:
     """HTTP status of an ApiException (None for transport errors)."""
     status = getattr(exc, "status", None)
     return status if isinstance(status, int) and status > 0 else None
-
-
-def reason_of(exc: BaseException) -> str:
-    """The metav1.Status reason of an ApiException body ("NotFound", "Conflict", ...), or ""."""
-    body = getattr(exc, "body", None)
-    if not body:
-        return ""
-    try:
-        return str(json.loads(body).get("reason", ""))
-    except (ValueError, AttributeError):
-        return ""
 
 
 def message_of(exc: BaseException) -> str:
@@ -131,27 +125,35 @@ class RestClient:
 
     # -- transport ---------------------------------------------------------------------------------
     def _send(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
-              content_type: str = JSON, timeout: Any = None) -> Any:
-        query_params = [(k, _qv(v)) for k, v in (query or {}).items() if v is not None]
-        headers = {"Accept": JSON}
+              content_type: str = JSON, read_timeout: float | None = None) -> Any:
+        """The raw urllib3 response (not read yet)."""
+        config = self.api_client.configuration
+        params = [(k, _qv(v)) for k, v in (query or {}).items() if v is not None]
+        url = config.host + path + (f"?{urlencode(params)}" if params else "")
+        headers = {"Accept": JSON, "User-Agent": self.api_client.user_agent}
+        for auth in config.auth_settings().values():
+            if auth.get("in") == "header" and auth.get("value"):
+                headers[auth["key"]] = auth["value"]
+        data = None
         if body is not None:
             headers["Content-Type"] = content_type
-        _m, url, header_params, _b, _p = self.api_client.param_serialize(
-            method, path, query_params=query_params, header_params=headers, auth_settings=["BearerToken"])
-        # the REST layer serialises JSON (and +json) bodies itself
-        resp = self.api_client.rest_client.request(
-            method, url, headers=header_params, body=body,
-            _request_timeout=timeout if timeout is not None else self.timeout)
-        return resp
+            data = json.dumps(body).encode()
+        pool: urllib3.PoolManager = self.api_client.rest_client.pool_manager
+        return pool.request(method, url, body=data, headers=headers, preload_content=False, retries=False,
+                            timeout=urllib3.Timeout(connect=self.timeout, read=read_timeout))
 
     def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
                 content_type: str = JSON) -> dict[str, Any]:
         """One request; the decoded JSON body. Raises ApiException for a non-2xx answer."""
-        resp = self._send(method, path, query=query, body=body, content_type=content_type)
-        data = resp.read()
+        resp = self._send(method, path, query=query, body=body, content_type=content_type, read_timeout=self.timeout)
+        try:
+            data = resp.read()
+        finally:
+            resp.release_conn()
         if not 200 <= resp.status <= 299:
-            raise ApiException(http_resp=resp)
-        return json.loads(data) if data else {}
+            raise _api_error(resp, data)
+        result: dict[str, Any] = json.loads(data) if data else {}
+        return result
 
     # -- verbs -------------------------------------------------------------------------------------
     def get(self, api_version: str, plural: str, namespace: str | None, name: str,
@@ -207,12 +209,20 @@ class RestClient:
         query = {"watch": "true", "resourceVersion": resource_version, "labelSelector": label_selector,
                  "timeoutSeconds": timeout_seconds, "allowWatchBookmarks": "true" if allow_bookmarks else None}
         read_timeout = (timeout_seconds + 30) if timeout_seconds else None
-        resp = self._send("GET", resource_path(api_version, plural, namespace), query=query,
-                          timeout=(self.timeout, read_timeout) if read_timeout else (self.timeout, None))
+        resp = self._send("GET", resource_path(api_version, plural, namespace), query=query, read_timeout=read_timeout)
         if not 200 <= resp.status <= 299:
-            resp.read()
-            raise ApiException(http_resp=resp)
-        return WatchStream(resp.response)
+            data = resp.read()
+            resp.release_conn()
+            raise _api_error(resp, data)
+        return WatchStream(resp)
+
+
+def _api_error(resp: Any, data: bytes) -> ApiException:
+    """The ApiException the generated client would raise for this answer (status, reason, body, headers)."""
+    exc = ApiException(status=resp.status, reason=resp.reason)
+    exc.body = data.decode("utf-8", "replace")
+    exc.headers = resp.headers
+    return exc
 
 
 def _qv(value: Any) -> str:

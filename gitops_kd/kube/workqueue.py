@@ -87,10 +87,6 @@ class WorkQueue:
         with self._cond:
             self._failures.pop(key, None)
 
-    def num_requeues(self, key: str) -> int:
-        with self._cond:
-            return self._failures.get(key, 0)
-
     def __len__(self) -> int:
         with self._cond:
             return len(self._queue)

@@ -14,6 +14,16 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL, UPGRADE_ANNOTATION
+from gitops_kd.kd.layout import (
+    API_VERSION,
+    APP_CONTAINER,
+    CLUSTER_LABEL,
+    KDAPP_PLURAL,
+    KDCLUSTER_PLURAL,
+    REVISION_LABEL,
+    ROLE_LABEL,
+)
 from gitops_kd.kube.informer import Informer
 from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.model import (
@@ -28,26 +38,21 @@ from gitops_kd.observe.model import (
     PodProgress,
 )
 from gitops_kd.spec.errors import SpecError
-from gitops_kd.spec.model import UPGRADE_ANNOTATION
 from gitops_kd.spec.upgrade import UpgradeSpec
 
 log = logging.getLogger(__name__)
 
-KD_API = "kubedirector.hpe.com/v1beta1"
-ROLLOUT_API = "gitops-kd.io/v1alpha1"
-CLUSTER_LABEL = "kubedirector.hpe.com/kdcluster"
-ROLE_LABEL = "kubedirector.hpe.com/role"
-REVISION_LABEL = "controller-revision-hash"
-APP_CONTAINER = "app"
+KD_API = API_VERSION
+ROLLOUT_API = ROLLOUT_API_VERSION
 
 # (kind name, api version, plural, label selector)
 KINDS: tuple[tuple[str, str, str, str | None], ...] = (
-    ("apps", KD_API, "kubedirectorapps", None),
-    ("clusters", KD_API, "kubedirectorclusters", None),
+    ("apps", KD_API, KDAPP_PLURAL, None),
+    ("clusters", KD_API, KDCLUSTER_PLURAL, None),
     ("statefulsets", "apps/v1", "statefulsets", CLUSTER_LABEL),
     ("pods", "v1", "pods", CLUSTER_LABEL),
     ("services", "v1", "services", CLUSTER_LABEL),
-    ("rollouts", ROLLOUT_API, "kdrollouts", None),
+    ("rollouts", ROLLOUT_API, ROLLOUT_PLURAL, None),
 )
 
 ChangeCallback = Callable[[str, tuple[str, str]], None]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET
+from gitops_kd.kd.layout import CLUSTER_LABEL
 from gitops_kd.kube.informer import MODIFIED, Informer
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CLUSTER_LABEL = "kubedirector.hpe.com/kdcluster"
 Trigger = Callable[[str, tuple[str, str]], None]
 """trigger(kind, key): kind "cluster" (key = the KDCluster) or "app" (key = the KDApp)."""
 

@@ -15,15 +15,11 @@ from typing import Any
 
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.upgrade import UpgradeSpec
+from gitops_kd.constants import PHASE_STALLED
 
 Key = tuple[str, str]
 """(namespace, name)."""
 
-# KDRollout status.phase values.
-PHASE_IDLE = "Idle"
-PHASE_UPGRADING = "Upgrading"
-PHASE_DOWNGRADING = "Downgrading"
-PHASE_STALLED = "Stalled"
 
 ON_DELETE = "OnDelete"
 ROLLING_UPDATE = "RollingUpdate"

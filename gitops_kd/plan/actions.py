@@ -22,6 +22,7 @@ from gitops_kd.diff.model import ADOPT, DOWNGRADE, REBUILD, UPGRADE, Refusal
 from gitops_kd.plan.result import Plan
 from gitops_kd.spec.freeze import freeze, thaw
 from gitops_kd.spec.upgrade import Gate
+from gitops_kd.kd.layout import KDCLUSTER_KIND
 
 MIGRATE_STEP, HOOK_STEP = "migrate", "hook"
 
@@ -261,9 +262,6 @@ class FinishRollout(_ClusterScoped):
 
     def describe(self) -> str:
         return f"finish rollout of {self.namespace}/{self.cluster}: all members at {self.version}"
-
-
-KDCLUSTER_KIND, KDAPP_KIND = "KubeDirectorCluster", "KubeDirectorApp"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from datetime import datetime
 
 from gitops_kd.diff.engine import diff, frozen_app_manifest, frozen_cluster_manifest, memo_owned_template
 from gitops_kd.diff.model import ClusterDiff, Transition
-from gitops_kd.observe.model import ON_DELETE, PHASE_IDLE, ObservedCluster, ObservedRollout, ObservedState
+from gitops_kd.constants import PHASE_IDLE
+from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
     ADOPT,
     REBUILD,
@@ -213,7 +214,7 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
     pods, finished = pod_steps(ctx)
     out += pods
     if finished and not out and ensure is None and (
-            rollout is None or rollout.phase != "Idle" or rollout.app_version != t.target_version):
+            rollout is None or rollout.phase != PHASE_IDLE or rollout.app_version != t.target_version):
         out.append(FinishRollout(live.namespace, live.name, t.target_version))
     return out
 
@@ -221,7 +222,7 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
 def _steady(live: ObservedCluster, t: Transition, ensure: EnsureRollout | None, ctx: PodContext) -> bool:
     """True when the rollout is finished at the target and every pod runs the current template."""
     rollout: ObservedRollout | None = live.rollout
-    if ensure is not None or rollout is None or rollout.phase != "Idle" or rollout.app_version != t.target_version:
+    if ensure is not None or rollout is None or rollout.phase != PHASE_IDLE or rollout.app_version != t.target_version:
         return False
     return not any(outdated(ctx, p) for p in live.all_pods())
 

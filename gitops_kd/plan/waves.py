@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from gitops_kd.observe.model import PHASE_IDLE, ObservedCluster
+from gitops_kd.observe.model import ObservedCluster
 from gitops_kd.spec.model import KDCluster
+from gitops_kd.constants import PHASE_IDLE, SOAK_ANNOTATION
 
-SOAK_ANNOTATION = "gitops-kd.io/wave-soak-seconds"
 WAITING_PREFIX = "waiting for "  # status.step of a rollout a wave holds back
 POLL_SECONDS = 5.0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitops_kd.constants import APP_VERSION_ANNOTATION
 from gitops_kd.kd import layout
 from gitops_kd.render.init_script import (
     ENV_DIRS,
@@ -26,7 +27,6 @@ from gitops_kd.spec.freeze import thaw
 from gitops_kd.spec.model import KDApp, KDCluster
 from gitops_kd.spec.upgrade import PersistRules
 
-APP_VERSION_ANNOTATION = "gitops-kd.io/app-version"
 OWNED_ENV_PREFIX = "GITOPS_KD_"
 
 

@@ -1,5 +1,5 @@
-"""Schema helpers shared by the spec model and the embedded API server (CRD structural schemas)."""
+"""CRD structural-schema validation for the spec model: violations and unknown fields, worded as kube-apiserver does."""
 
-from gitops_kd.schema.openapi import Violation, default, prune, unknown_fields, validate
+from gitops_kd.schema.openapi import Violation, unknown_fields, validate
 
-__all__ = ["Violation", "default", "prune", "unknown_fields", "validate"]
+__all__ = ["Violation", "unknown_fields", "validate"]

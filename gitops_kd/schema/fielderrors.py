@@ -159,18 +159,6 @@ def type_invalid(path: str, value: Any, detail: str = "") -> FieldError:
     return FieldError(path, TYPE_INVALID, _body(TYPE_INVALID, value, detail))
 
 
-def forbidden(path: str, detail: str) -> FieldError:
-    return FieldError(path, FORBIDDEN, _body(FORBIDDEN, "", detail))
-
-
-def duplicate(path: str, value: Any) -> FieldError:
-    return FieldError(path, DUPLICATE, _body(DUPLICATE, value, ""))
-
-
-def not_found(path: str, value: Any) -> FieldError:
-    return FieldError(path, NOT_FOUND, _body(NOT_FOUND, value, ""))
-
-
 def not_supported(path: str, value: Any, valid: list[str]) -> FieldError:
     detail = ("supported values: " + ", ".join(go_quote(str(v)) for v in valid)) if valid else ""
     return FieldError(path, NOT_SUPPORTED, _body(NOT_SUPPORTED, value, detail))
@@ -199,6 +187,3 @@ def index(path: str, i: int) -> str:
     return f"{path}[{i}]"
 
 
-def key(path: str, k: str) -> str:
-    """field.Path.Key."""
-    return f"{path}[{k}]"

@@ -11,7 +11,8 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder
 
-ROLLOUT_PHASES = ("Idle", "Upgrading", "Downgrading", "Stalled")
+from gitops_kd.constants import ROLLOUT_PHASES
+
 POLL_RESULTS = ("changed", "unchanged", "refused", "error")
 RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 

@@ -86,6 +86,11 @@ class GitSource:
         return self._applied
 
     @property
+    def git(self) -> GitCache:
+        """The local cache of the remote: the one way git is run for this source (fetch, verify, revert, push)."""
+        return self._git
+
+    @property
     def lock(self) -> threading.RLock:
         """The source's lock (held by every public method); source/revert.py holds it while it pushes."""
         return self._lock
@@ -183,7 +188,7 @@ class GitSource:
         base_snap = self._snapshot(base) if base is not None else None
         if self._last_good is None and base_snap is not None:
             self._adopt_as_good(base_snap)
-        refusals = self.trust.check(self._git.path, head, self._applied)
+        refusals = self.trust.check(self._git, head, self._applied)
         if refusals:
             log.warning("commit %s refused: not trusted", head)
             return PollResult(head, True, self._last_good, ChangeSet(), refusals, False)

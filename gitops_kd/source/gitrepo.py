@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,15 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 REMOTE = "origin"
 _FETCH_REFSPECS = (f"+refs/heads/*:refs/remotes/{REMOTE}/*", "+refs/tags/*:refs/tags/*")
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
+
+
+@dataclass(frozen=True)
+class GitResult:
+    """What one git command said: exit status and its output (not stripped)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
 
 
 @dataclass(frozen=True)
@@ -66,6 +76,17 @@ class GitCache:
             log.info("git cache %s: remote url changed to %s", self.path, self.url)
             repo.git.remote("set-url", REMOTE, self.url)
         return repo
+
+    def run(self, *args: str, env: Mapping[str, str] | None = None, worktree: Path | None = None) -> GitResult:
+        """One git command on this repository through GitPython, in the environment every git call here has:
+        no prompt (GIT_TERMINAL_PROMPT=0, GIT_ASKPASS=true, ssh BatchMode unless GIT_SSH_COMMAND is set),
+        C locale, the fetch timeout. `env` adds variables (an identity, GNUPGHOME); `worktree` runs it in a
+        linked worktree of the repository. Never raises for a non-zero exit: the caller reads `returncode`."""
+        command = ["git", *(("-C", str(worktree)) if worktree is not None else ()), *args]
+        status, out, err = self.repo.git.execute(command, with_extended_output=True, with_exceptions=False,
+                                                 kill_after_timeout=self.timeout, env=dict(env or {}),
+                                                 strip_newline_in_stdout=False)
+        return GitResult(int(status or 0), str(out), str(err))
 
     def close(self) -> None:
         """Stop git's persistent helper processes (safe to call twice)."""

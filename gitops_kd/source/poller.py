@@ -60,10 +60,6 @@ class Poller:
         return self._polls
 
     @property
-    def last_result(self) -> PollResult | None:
-        return self._last
-
-    @property
     def running(self) -> bool:
         return bool(self._scheduler.running)
 

@@ -11,23 +11,20 @@ sha is returned and nothing is pushed.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
-import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from gitops_kd.source.errors import SourceError
-from gitops_kd.source.git_source import REPO_DIR_NAME, GitSource
+from gitops_kd.source.git_source import GitSource
+from gitops_kd.source.gitrepo import REMOTE, GitCache, GitResult
 
 log = logging.getLogger(__name__)
 
 DEFAULT_AUTHOR_NAME = "gitops-kd"
 DEFAULT_AUTHOR_EMAIL = "gitops-kd@localhost"
-REMOTE = "origin"
-GIT_TIMEOUT = 120.0
 
 
 class RevertError(SourceError):
@@ -43,10 +40,9 @@ class RevertResult:
     pushed: bool
 
 
-def _git(git_dir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    base = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    out = subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True,
-                         timeout=GIT_TIMEOUT, env=base)
+def _git(git: GitCache, *args: str, check: bool = True, env: Mapping[str, str] | None = None,
+         worktree: Path | None = None) -> GitResult:
+    out = git.run(*args, env=env, worktree=worktree)
     if check and out.returncode != 0:
         raise RevertError(f"git {' '.join(args)} failed: {(out.stderr or out.stdout).strip()}")
     return out
@@ -61,19 +57,12 @@ def revert_message(subject: str, commit: str, reason: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def find_revert(git_dir: Path, commit: str, head: str) -> str | None:
+def find_revert(git: GitCache, commit: str, head: str) -> str | None:
     """The newest commit after ``commit`` up to ``head`` saying "This reverts commit <commit>.", or None."""
-    out = _git(git_dir, "log", "--format=%H", "--fixed-strings", f"--grep=This reverts commit {commit}.",
+    out = _git(git, "log", "--format=%H", "--fixed-strings", f"--grep=This reverts commit {commit}.",
                f"{commit}..{head}")
     shas = out.stdout.split()
     return shas[0] if shas else None
-
-
-def is_gitops_kd_revert(git_dir: Path, commit: str, author_email: str = DEFAULT_AUTHOR_EMAIL) -> bool:
-    """True when ``commit`` is a revert made by gitops-kd (never reverted automatically: no revert loops)."""
-    out = _git(git_dir, "show", "-s", "--format=%ae%n%B", commit)
-    email, _, body = out.stdout.partition("\n")
-    return email.strip() == author_email and "This reverts commit " in body
 
 
 def push_revert(source: GitSource, commit: str, *, author_name: str = DEFAULT_AUTHOR_NAME,
@@ -90,21 +79,21 @@ def push_revert(source: GitSource, commit: str, *, author_name: str = DEFAULT_AU
 def push_revert_result(source: GitSource, commit: str, *, author_name: str = DEFAULT_AUTHOR_NAME,
                        author_email: str = DEFAULT_AUTHOR_EMAIL, message: str | None = None) -> RevertResult:
     """push_revert, also saying whether a push happened (False: the branch already had the revert)."""
-    git_dir = source.cache_dir / REPO_DIR_NAME
+    git = source.git
     with source.lock:
         for attempt in (1, 2):
             source.fetch()
             head = source.resolve(f"refs/remotes/{REMOTE}/{source.branch}")
             sha = source.resolve(commit)
-            if _git(git_dir, "merge-base", "--is-ancestor", sha, head, check=False).returncode != 0:
+            if _git(git, "merge-base", "--is-ancestor", sha, head, check=False).returncode != 0:
                 raise RevertError(f"{source.url}: commit {sha[:12]} is not on branch {source.branch} "
                                   f"(head {head[:12]}); not reverting it")
-            existing = find_revert(git_dir, sha, head)
+            existing = find_revert(git, sha, head)
             if existing is not None:
                 log.info("commit %s is already reverted by %s on %s", sha[:12], existing[:12], source.branch)
                 return RevertResult(existing, sha, False)
-            new = _make_revert(git_dir, sha, head, author_name, author_email, message)
-            pushed = _git(git_dir, "push", "--porcelain", REMOTE, f"{new}:refs/heads/{source.branch}",
+            new = _make_revert(git, sha, head, author_name, author_email, message)
+            pushed = _git(git, "push", "--porcelain", REMOTE, f"{new}:refs/heads/{source.branch}",
                           f"--force-with-lease=refs/heads/{source.branch}:{head}", check=False)
             if pushed.returncode == 0:
                 source.fetch()
@@ -116,15 +105,17 @@ def push_revert_result(source: GitSource, commit: str, *, author_name: str = DEF
                           f"(the branch keeps moving): {detail}")
 
 
-def _make_revert(git_dir: Path, sha: str, head: str, name: str, email: str, reason: str | None) -> str:
+def _make_revert(git: GitCache, sha: str, head: str, name: str, email: str, reason: str | None) -> str:
     """The revert commit of ``sha`` on top of ``head``, made in a temporary worktree (removed after)."""
     ident = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
              "GIT_COMMITTER_EMAIL": email}
     tmp = Path(tempfile.mkdtemp(prefix="gitops-kd-revert-"))
     tree = tmp / "wt"
     try:
-        _git(git_dir, "worktree", "add", "--detach", str(tree), head)
-        run = _in_worktree(tree, ident)
+        _git(git, "worktree", "add", "--detach", str(tree), head)
+
+        def run(*args: str) -> GitResult:
+            return _git(git, *args, check=False, env=ident, worktree=tree)
         res = run("revert", "--no-edit", "--signoff", sha)
         if res.returncode != 0:
             run("revert", "--abort")
@@ -138,21 +129,10 @@ def _make_revert(git_dir: Path, sha: str, head: str, name: str, email: str, reas
             raise RevertError(f"rewording the revert of {sha[:12]} failed: {res.stderr.strip()}")
         return run("rev-parse", "HEAD").stdout.strip()
     finally:
-        _git(git_dir, "worktree", "remove", "--force", str(tree), check=False)
-        _git(git_dir, "worktree", "prune", check=False)
+        _git(git, "worktree", "remove", "--force", str(tree), check=False)
+        _git(git, "worktree", "prune", check=False)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _in_worktree(tree: Path, env: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """A git runner inside the worktree ``tree`` with ``env`` (the identity) set."""
-    base = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
-    base.update(env, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["git", *args], capture_output=True, text=True, timeout=GIT_TIMEOUT, env=base,
-                              cwd=str(tree))
-    return run
-
-
-__all__ = ["RevertError", "RevertResult", "find_revert", "is_gitops_kd_revert", "push_revert", "push_revert_result",
-           "revert_message"]
+__all__ = ["RevertError", "RevertResult", "find_revert", "push_revert", "push_revert_result", "revert_message"]

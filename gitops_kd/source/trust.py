@@ -1,6 +1,6 @@
 """Git trust: apply a new head only if its OpenPGP signature verifies against trusted keys and it is no force push.
 
-`CommitTrust.check(git_dir, head, applied)` runs before anything of the commit is read and returns the
+`CommitTrust.check(git, head, applied)` runs before anything of the commit is read and returns the
 refusals (FieldErrors naming the commit and why; empty when the commit may be applied):
 
 - with trusted keys, the head commit must carry an OpenPGP signature that `git verify-commit` checks
@@ -14,7 +14,6 @@ refusals (FieldErrors naming the commit and why; empty when the commit may be ap
 from __future__ import annotations
 
 import logging
-import os
 import re
 import shutil
 import subprocess
@@ -23,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitops_kd.source.gitrepo import GitCache
 from gitops_kd.spec import FieldError
 
 log = logging.getLogger(__name__)
@@ -154,32 +154,32 @@ class CommitTrust:
     def verifies_signatures(self) -> bool:
         return self.keyring is not None
 
-    def check(self, git_dir: Path, head: str, applied: str | None) -> tuple[FieldError, ...]:
+    def check(self, git: GitCache, head: str, applied: str | None) -> tuple[FieldError, ...]:
         """Refusals for applying `head` when `applied` was last applied (empty tuple: trusted)."""
         errors: list[FieldError] = []
         if self.keyring is not None:
-            reason = self.signature_problem(git_dir, head)
+            reason = self.signature_problem(git, head)
             if reason:
                 errors.append(FieldError(f"commit {head}", "signature", reason))
         if not self.allow_force_push and applied is not None and applied != head:
-            reason = _force_push_problem(git_dir, head, applied)
+            reason = _force_push_problem(git, head, applied)
             if reason:
                 errors.append(FieldError(f"commit {head}", "history", reason))
         for error in errors:
             log.warning("refusing %s", error)
         return tuple(errors)
 
-    def signature_problem(self, git_dir: Path, commit: str) -> str:
+    def signature_problem(self, git: GitCache, commit: str) -> str:
         """Why `commit`'s signature is not trusted ("" when it is)."""
         assert self.keyring is not None
-        header = _git(git_dir, "cat-file", "commit", commit).stdout.split("\n\n", 1)[0]
+        header = git.run("cat-file", "commit", commit).stdout.split("\n\n", 1)[0]
         signature = re.search(r"^gpgsig(?:-sha256)? (.*)$", header, re.MULTILINE)
         if signature is None:
             return "the commit is not signed; only commits signed by a trusted key are applied"
         if "SSH SIGNATURE" in signature.group(1) or "SIGNED MESSAGE" in signature.group(1):
             return "the commit has an SSH or X.509 signature; only OpenPGP signatures are verified"
-        proc = _git(git_dir, "-c", f"gpg.program={self.keyring.gpg}", "verify-commit", "--raw", commit,
-                    env={"GNUPGHOME": str(self.keyring.home)})
+        proc = git.run("-c", f"gpg.program={self.keyring.gpg}", "verify-commit", "--raw", commit,
+                       env={"GNUPGHOME": str(self.keyring.home)})
         result = parse_status(proc.stderr)
         if not result.good:
             return result.reason
@@ -209,12 +209,12 @@ def _checked_fingerprints(values: Sequence[str]) -> list[str]:
     return out
 
 
-def _force_push_problem(git_dir: Path, head: str, applied: str) -> str:
-    known = _git(git_dir, "cat-file", "-e", f"{applied}^{{commit}}")
+def _force_push_problem(git: GitCache, head: str, applied: str) -> str:
+    known = git.run("cat-file", "-e", f"{applied}^{{commit}}")
     if known.returncode != 0:
         return (f"cannot check that it descends from the last applied commit {applied}, which is not in the "
                 "repository; refusing a possible force push (set allow_force_push to accept it)")
-    proc = _git(git_dir, "merge-base", "--is-ancestor", applied, head)
+    proc = git.run("merge-base", "--is-ancestor", applied, head)
     if proc.returncode == 1:
         return (f"does not descend from the last applied commit {applied}: the branch was force-pushed "
                 "(set allow_force_push to accept rewritten history)")
@@ -222,8 +222,3 @@ def _force_push_problem(git_dir: Path, head: str, applied: str) -> str:
         return f"could not compare with the last applied commit {applied}: {proc.stderr.strip()}"
     return ""
 
-
-def _git(git_dir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", **(env or {})}
-    return subprocess.run(["git", "--git-dir", str(git_dir), *args], capture_output=True, text=True,
-                          env=full_env, timeout=_TIMEOUT, check=False)

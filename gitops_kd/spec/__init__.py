@@ -1,12 +1,11 @@
 """Spec model: typed, immutable KDApp and KDCluster objects loaded and validated from files."""
 
+from gitops_kd.constants import UPGRADE_ANNOTATION, WAVE_LABEL
 from gitops_kd.spec.desired import check_desired_set, find_app
 from gitops_kd.spec.errors import FieldError, SpecError
 from gitops_kd.spec.freeze import FrozenMap
 from gitops_kd.spec.loader import load_manifests
 from gitops_kd.spec.model import (
-    UPGRADE_ANNOTATION,
-    WAVE_LABEL,
     ClusterRole,
     ConfigPackage,
     KDApp,

@@ -6,10 +6,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from gitops_kd.constants import UPGRADE_ANNOTATION
 from gitops_kd.spec.errors import join_path
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.metadata import read_metadata
-from gitops_kd.spec.model import UPGRADE_ANNOTATION, ConfigPackage, KDApp, Role, Service
+from gitops_kd.spec.model import ConfigPackage, KDApp, Role, Service
 from gitops_kd.spec.persist import base_dirs, effective_persist_dirs
 from gitops_kd.spec.reader import Reader
 from gitops_kd.spec.upgrade_parse import parse_stanza

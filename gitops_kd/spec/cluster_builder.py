@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gitops_kd.constants import WAVE_LABEL
 from gitops_kd.spec.errors import join_path
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.metadata import read_metadata
-from gitops_kd.spec.model import WAVE_LABEL, ClusterRole, KDCluster
+from gitops_kd.spec.model import ClusterRole, KDCluster
 from gitops_kd.spec.reader import Reader
 
 APP_CATALOGS = ("local", "system")

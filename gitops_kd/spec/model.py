@@ -8,16 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import semver
 
+from gitops_kd.constants import UPGRADE_ANNOTATION
 from gitops_kd.spec.freeze import FrozenMap, thaw
 
 if TYPE_CHECKING:
     from gitops_kd.spec.upgrade import UpgradeSpec
 
-UPGRADE_ANNOTATION = "gitops-kd.io/upgrade"
-WAVE_LABEL = "gitops-kd.io/wave"
-KDAPP_KIND = "KubeDirectorApp"
-KDCLUSTER_KIND = "KubeDirectorCluster"
-API_VERSION = "kubedirector.hpe.com/v1beta1"
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,3 @@ def order_roles(role_order: Iterable[str], role_ids: Iterable[str]) -> tuple[str
     return tuple(first + [r for r in ids if r not in first])
 
 
-def ordered_roles_default(app: KDApp) -> tuple[str, ...]:
-    """Upgrade order for an app without a stanza, or the stanza's order when present."""
-    return app.upgrade.ordered_roles(app) if app.upgrade is not None else app.role_ids

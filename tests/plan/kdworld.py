@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from gitops_kd.constants import UPGRADE_ANNOTATION
 from gitops_kd.diff import app_manifest, cluster_manifest
 from gitops_kd.observe import (
     ObservedApp,
@@ -30,7 +31,6 @@ from gitops_kd.render import owned_template, service_ports, template_patch
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec import KDApp, KDCluster, UpgradeSpec, load_manifests
 from gitops_kd.spec.freeze import thaw
-from gitops_kd.spec.model import UPGRADE_ANNOTATION
 from kdsim.kubedirector.model import parse_app, parse_cluster
 from kdsim.kubedirector.render import render_statefulset
 from kdsim.patch import strategic_merge

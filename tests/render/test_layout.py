@@ -5,21 +5,6 @@ from __future__ import annotations
 from gitops_kd.kd import layout
 
 
-def test_uid_naming_scheme_uses_kd_prefixes() -> None:
-    assert layout.statefulset_generate_name("c", "r", "UID") == "kdss-"
-    assert layout.headless_generate_name("c", "UID") == "kdhs-"
-    assert layout.member_service_name("kdss-abcde-0", "UID") == "s-kdss-abcde-0"
-    assert layout.member_pvc_name("kdss-abcde-0") == "p-kdss-abcde-0"
-
-
-def test_cr_name_role_scheme_munges_and_truncates() -> None:
-    assert layout.statefulset_generate_name("my.Cluster_x", "role", "CrNameRole") == "my-cluster-x-role-"
-    assert layout.headless_generate_name("my.Cluster_x", "CrNameRole") == "my-cluster-x"
-    assert layout.member_service_name("my-cluster-x-role-abcde-0", "CrNameRole") == "my-cluster-x-role-abcde-0"
-    long = layout.statefulset_generate_name("x" * 60, "r", "CrNameRole")
-    assert long == "x" * layout.NAME_LENGTH_LIMIT + "-"
-
-
 def test_service_port_name() -> None:
     assert layout.service_port_name("ui", "HTTP") == "http-ui"
     assert layout.service_port_name("broker", None) == layout.service_port_name("broker", "") == "generic-broker"

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from gitops_kd.crds import KDAPP_CRD, KDCLUSTER_CRD, load_crd
-from gitops_kd.schema import Violation, default, prune, unknown_fields, validate
+from gitops_kd.schema import Violation, unknown_fields, validate
 
 
 def _schema(filename: str) -> dict[str, Any]:
@@ -153,7 +153,7 @@ def test_int32_range() -> None:
     assert validate(schema, {"n": 2**31 - 1}) == []
 
 
-def test_unknown_fields_and_prune_do_not_touch_preserved_or_meta() -> None:
+def test_unknown_fields_do_not_count_preserved_or_meta() -> None:
     obj = {"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "n", "labels": {"a": "b"}, "bogus": 1},
            "spec": {"mode": "a", "extra": 1, "free": {"keep": 1}, "tags": ["x"],
                     "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "whatever": 2}},
@@ -161,10 +161,6 @@ def test_unknown_fields_and_prune_do_not_touch_preserved_or_meta() -> None:
     before = copy.deepcopy(obj)
     assert unknown_fields(SMALL, obj) == ["metadata.bogus", "spec.extra", "status"]
     assert obj == before  # unknown_fields never mutates
-    assert prune(SMALL, obj) == ["metadata.bogus", "spec.extra", "status"]
-    assert "extra" not in obj["spec"] and "status" not in obj and "bogus" not in obj["metadata"]
-    assert obj["spec"]["free"] == {"keep": 1} and obj["spec"]["pod"]["whatever"] == 2
-    assert obj["metadata"]["labels"] == {"a": "b"}
 
 
 def test_unknown_fields_in_a_real_cluster_role() -> None:
@@ -172,15 +168,3 @@ def test_unknown_fields_in_a_real_cluster_role() -> None:
     obj["spec"]["roles"][0]["bogus"] = True
     obj["spec"]["colour"] = "red"
     assert unknown_fields(CLUSTER, obj) == ["spec.roles[0].bogus", "spec.colour"]
-
-
-def test_default_applies_nested_and_is_idempotent() -> None:
-    obj: dict[str, Any] = {"spec": {"opt": None}}
-    default(SMALL, obj)
-    assert obj == {"spec": {"mode": "a", "nested": {"n": 3}, "opt": None}}
-    again = copy.deepcopy(obj)
-    default(SMALL, again)
-    assert again == obj
-    obj2: dict[str, Any] = {"spec": {"mode": None}}
-    default(SMALL, obj2)
-    assert obj2["spec"]["mode"] == "a"  # null in a non-nullable field is defaulted

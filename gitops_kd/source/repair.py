@@ -6,6 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
+CACHE_UNUSABLE = "local git cache unusable"
 # What git (fetch, cat-file, rev-parse, ls-tree) prints when an object of the LOCAL repository cannot be read;
 # an unreachable or refusing remote prints none of them.
 CORRUPTION_MARKERS: tuple[str, ...] = (
@@ -15,7 +16,7 @@ CORRUPTION_MARKERS: tuple[str, ...] = (
     "packfile",                    # "packfile .../pack-x.pack does not match index", "cannot be accessed"
     "corrupt",                     # "loose object <sha> (stored in ...) is corrupt", "corrupt tree"
     "object file",                 # "object file .../objects/ab/cd... is empty"
-    "not a git repository",        # the cache's HEAD or config destroyed
+    CACHE_UNUSABLE,                # gitpython cannot open the cache at all
     "did not send all necessary objects",  # fetch negotiated against objects the cache only thinks it has
 )
 FSCK_TIMEOUT = 300.0

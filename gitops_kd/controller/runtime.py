@@ -224,7 +224,7 @@ class Controller:
         self.queue.add(KEY)
 
     def _record_poll(self, result: PollResult, failed: bool) -> None:
-        """The poll's transition of the instance record (Git health, baseline, a refusal by the source)."""
+        """The poll's transition of the instance record (Git health, a refusal by the source)."""
         if self.record is None:
             return
         source, before = self.source, self.record.record
@@ -235,7 +235,7 @@ class Controller:
             self.record.event(GIT_UNREADABLE, f"{source.failing_polls} polls in a row could not read {source.url}: "
                               f"{source.last_error.splitlines()[0] if source.last_error else ''}", type_=WARNING)
         changes: dict[str, Any] = {"git_failures": source.failing_polls, "git_error": source.last_error,
-                                   "recoveries": source.recoveries, "baseline": source.baseline or before.baseline}
+                                   "recoveries": source.recoveries}
         if result.changed and not result.accepted and not failed:
             changes.update(attempted=result.commit, refusal="\n".join(str(e) for e in result.errors))
         self.record.update(**changes)
@@ -342,9 +342,11 @@ class Controller:
             if not plan.refused:
                 log.info("commit %s: plan accepted (%d action(s))", candidate.commit[:12], len(plan.actions))
                 self._applied = candidate
+                self.source.set_baseline(candidate.commit)
                 if self.record is not None:
                     self.record.update(applied=candidate.commit, applied_subject=self.source.subject(candidate.commit),
-                                       attempted=candidate.commit, refusal="", in_sync=plan.empty)
+                                       attempted=candidate.commit, refusal="", baseline=candidate.commit,
+                                       in_sync=plan.empty)
                 return candidate, plan
             self.refusals.plan_refused(candidate, plan, observed)
             if self.record is not None:

@@ -71,7 +71,7 @@ class GitSource:
         self._last_good_files: tuple[tuple[str, str], ...] = ()
         state = load_state(self._state_path)
         self._applied: str | None = state.applied_commit if state else None
-        self._baseline: str | None = None  # the newest head that passed the trust checks (force-push reference)
+        self._baseline: str | None = None  # the newest applied commit: a new head must descend from it
         if state and (state.url, state.branch) != (self.url, self.branch):
             log.info("%s: cache was for %s@%s, now %s@%s; keeping applied commit %s", self.cache_dir,
                      state.url, state.branch, self.url, self.branch, self._applied)
@@ -84,8 +84,14 @@ class GitSource:
 
     @property
     def baseline(self) -> str | None:
-        """The newest branch head seen that passed the trust checks: a later head must descend from it."""
-        return self._baseline
+        """The force-push baseline: the newest commit applied from the branch (set_baseline, mark_applied or
+        adopted from the cluster); a new head must descend from it."""
+        return self._baseline or self._applied
+
+    def set_baseline(self, commit: str) -> None:
+        """Record that `commit` is being applied: from now on a head must descend from it."""
+        with self._lock:
+            self._baseline = self._resolve(commit)
 
     def adopt(self, applied: str | None, baseline: str | None) -> None:
         """Take the applied commit and the force-push baseline recorded in the cluster: they replace what the
@@ -214,6 +220,7 @@ class GitSource:
         with self._lock:
             sha = self._resolve(commit)
             self._applied = sha
+            self._baseline = sha
             save_state(self._state_path, SourceState(self.url, self.branch, sha))
             log.info("git source: applied commit is now %s", sha)
 
@@ -256,11 +263,10 @@ class GitSource:
         base_snap = self._snapshot(base) if base is not None else None
         if self._last_good is None and base_snap is not None:
             self._adopt_as_good(base_snap)
-        refusals = self.trust.check(self._git.path, head, self._baseline or self._applied)
+        refusals = self.trust.check(self._git.path, head, self.baseline)
         if refusals:
             log.warning("commit %s refused: not trusted", head)
             return PollResult(head, True, self._last_good, ChangeSet(), refusals, False)
-        self._baseline = head
         raw = self._git.diff(base, head)
         snap = self._snapshot(head, base_snap, raw)
         changes = self._diff(raw, base_snap, snap)

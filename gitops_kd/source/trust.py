@@ -8,9 +8,9 @@ refusals (FieldErrors naming the commit and why; empty when the commit may be ap
   are given the signing key (primary or subkey fingerprint) must be one of them. Expired or revoked
   keys, bad signatures, unknown signers and SSH/X.509 signatures are refused. As in Flux and Argo CD
   only the head is verified: its signature covers its tree and, by hash, its whole history.
-- unless force pushes are allowed, the head must descend from the baseline: the newest head seen that passed
-  these checks (recorded in the cluster's GitOpsKDSource, so every replica uses the same one), else the
-  last applied commit.
+- unless force pushes are allowed, the head must descend from the baseline: the newest commit applied from
+  the branch (recorded in the cluster's GitOpsKDSource, so every replica uses the same one). Commits
+  refused on top of it never reached the cluster; resetting them away is not a force push.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ class CommitTrust:
         return self.keyring is not None
 
     def check(self, git_dir: Path, head: str, baseline: str | None) -> tuple[FieldError, ...]:
-        """Refusals for applying `head` after `baseline`, the newest trusted head seen (empty tuple: trusted)."""
+        """Refusals for applying `head` after `baseline`, the newest applied commit (empty tuple: trusted)."""
         errors: list[FieldError] = []
         if self.keyring is not None:
             reason = self.signature_problem(git_dir, head)
@@ -214,14 +214,14 @@ def _checked_fingerprints(values: Sequence[str]) -> list[str]:
 def _force_push_problem(git_dir: Path, head: str, baseline: str) -> str:
     known = _git(git_dir, "cat-file", "-e", f"{baseline}^{{commit}}")
     if known.returncode != 0:
-        return (f"cannot check that it descends from the last seen commit {baseline}, which is not in the "
+        return (f"cannot check that it descends from the last applied commit {baseline}, which is not in the "
                 "repository; refusing a possible force push (set allow_force_push to accept it)")
     proc = _git(git_dir, "merge-base", "--is-ancestor", baseline, head)
     if proc.returncode == 1:
-        return (f"does not descend from the last seen commit {baseline}: the branch was force-pushed "
+        return (f"does not descend from the last applied commit {baseline}: the branch was force-pushed "
                 "(set allow_force_push to accept rewritten history)")
     if proc.returncode != 0:
-        return f"could not compare with the last seen commit {baseline}: {proc.stderr.strip()}"
+        return f"could not compare with the last applied commit {baseline}: {proc.stderr.strip()}"
     return ""
 
 

@@ -180,3 +180,26 @@ def test_force_push_refused_by_a_replica_with_an_empty_cache(pair: Pair) -> None
     assert rollout is not None and rollout["spec"]["targetVersion"] == "1.0.0"
     assert not pair.events("UpgradeStarted")
     assert b.get("/healthz")[0] == 200
+
+
+def test_restart_right_after_a_rollout_starts_resumes_the_newer_commit(pair: Pair) -> None:
+    """Invariant: a controller restarted mid-rollout plans from the cluster's lastAppliedRevision (the commit
+    being rolled out), never from its cache's older one: no DowngradeStarted, the KDRollout never targets the
+    older version again, and the rollout finishes."""
+    solo = pair.replica("solo")
+    pair.leads(solo)
+    pair.world.wait_ready_at("1.0.0", timeout=120)
+    pair.ready_at(pair.head())
+    targets = RolloutTargets(pair.world)
+    try:
+        second = pair.world.commit({"apps/hello.yaml": hello_app("2.0.0")}, "hello 2.0.0")
+        solo.poll_now()
+        wait_for("the rollout started", lambda: pair.events("UpgradeStarted"), 90)
+        assert solo.stop() == 0
+        solo = pair.replica("solo", env=slow_git(pair.tmp, 3))
+        pair.world.wait_ready_at("2.0.0", timeout=180)
+        pair.ready_at(second)
+    finally:
+        targets.stop()
+    assert not pair.events("DowngradeStarted")
+    assert "1.0.0" not in targets.seen[targets.seen.index("2.0.0"):], targets.seen

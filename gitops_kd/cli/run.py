@@ -85,7 +85,8 @@ def setup_logging(level: str) -> None:
 @click.option("--listen", default="127.0.0.1:8080", show_default=True,
               help='HTTP endpoints (/webhook, /healthz, /readyz) address, "off" to disable.')
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
-              help="Where the Git clone and the applied-commit state live (default: a temp dir).")
+              help="Where the Git clone lives (default: a temp dir). Only a cache: what is applied is "
+                   "recorded in the cluster, in the GitOpsKDSource named after the Lease.")
 @click.option("--webhook-secret-file", type=click.Path(dir_okay=False, exists=True), default=None,
               help="File with the push webhook secret: /webhook then requires a valid GitHub signature "
                    "(X-Hub-Signature-256) or GitLab token. Without it any POST triggers a poll.")
@@ -124,6 +125,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import Controller
     from gitops_kd.controller.drift import drift_wiring
+    from gitops_kd.controller.instance import InstanceRecord
     from gitops_kd.server.metrics import ControllerMetrics
 
     setup_logging(log_level)
@@ -150,11 +152,13 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, on_signal)
     metrics = ControllerMetrics()
+    own_namespace = lease_namespace or _own_namespace(namespace)
+    record = InstanceRecord(api_client, namespace=own_namespace, name=lease_name, url=source.url, branch=branch)
     drift = drift_wiring(api_client, metrics=metrics, policy=drift_policy, webhook_url=drift_webhook,
                          ignore_file=drift_ignore, wave_soak_seconds=wave_soak, prune=prune)
     controller = Controller(source, api_client, namespace=scope,
                             poll_interval=interval, listen=None if leader_elect else address, planner=drift.planner,
-                            metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak)
+                            metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak, record=record)
     drift.attach(controller)
     replica = None
     lease_lost = False
@@ -163,7 +167,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             from gitops_kd.controller.replica import Replica
 
             log.info("leader election: Lease %s", lease_name)
-            replica = Replica(controller, api_client, lease_namespace=lease_namespace or _own_namespace(namespace),
+            replica = Replica(controller, api_client, lease_namespace=own_namespace,
                               lease_name=lease_name, listen=address, webhook_secret=secret, metrics=metrics,
                               on_lost=stop.set)  # losing the Lease stops reconciling at once
             replica.start()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import yaml
 
-from gitops_kd.crds import KDROLLOUT_CRD, load_crd
+from gitops_kd.crds import gitops_kd_crds
 
 if TYPE_CHECKING:
     from kdsim.cluster import EmbeddedCluster
@@ -34,7 +34,7 @@ def embedded_cluster(state_dir: Path | None, **options: Any) -> EmbeddedCluster:
         if exc.name is not None and exc.name.split(".")[0] in ("kdsim", "cryptography"):
             raise click.ClickException(MISSING) from exc
         raise
-    return EmbeddedCluster(state_dir, crds=[load_crd(KDROLLOUT_CRD)], **options)
+    return EmbeddedCluster(state_dir, crds=gitops_kd_crds(), **options)
 
 
 @click.group("sim")

@@ -12,6 +12,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from gitops_kd.controller.http import HttpServer, make_app
+from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
 from gitops_kd.controller.refusals import RefusalReporter
 from gitops_kd.controller.scope import Scope, Scoped, restrict
 from gitops_kd.controller.select import select
@@ -25,6 +26,7 @@ from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
 from gitops_kd.source import DesiredState, GitSource, PollResult, Poller
 from gitops_kd.source.revert import RevertError, push_revert_result
 from gitops_kd.constants import REQUEUE_NOT_SYNCED
+from gitops_kd.status.events import GIT_CACHE_RECOVERED, GIT_UNREADABLE, WARNING
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ IDLE_RESYNC = 30.0
 UNHEALTHY_AFTER = 15
 NOOP_HOLD = 2.0
 FENCED_RETRY = 1.0  # seconds before a reconcile whose write the fence refused looks again
+RECORD_RETRY = 1.0  # seconds between attempts to read the instance record at start
 
 
 def _utcnow() -> datetime:
@@ -50,6 +53,9 @@ class Controller:
     `webhook_secret` makes /webhook verify GitHub/GitLab push signatures. `wave_soak_seconds`: how long
     a wave must have been Ready before the next wave of the app starts. `namespace` is the scope: one
     namespace, a set of them (a shard) or None (all); Git objects outside it are skipped (controller/scope.py).
+    `record` (controller/instance.py) is the instance's GitOpsKDSource: read before the first poll and
+    reconcile (its applied commit and force-push baseline replace the local cache's), written at each
+    transition; without it the local state file alone says what was applied (tests, embedded use).
     """
 
     def __init__(self, source: GitSource, api_client: ApiClient, *,
@@ -57,8 +63,11 @@ class Controller:
                  listen: tuple[str, int] | None = None,
                  planner: Callable[..., Plan] | None = None, now: Callable[[], datetime] = _utcnow,
                  on_action: Callable[[Action, Outcome], None] | None = None, metrics: Any = None,
-                 webhook_secret: bytes | None = None, wave_soak_seconds: float = 0.0) -> None:
+                 webhook_secret: bytes | None = None, wave_soak_seconds: float = 0.0,
+                 record: InstanceRecord | None = None) -> None:
         self.source = source
+        self.record = record
+        self._stopping = threading.Event()
         self.namespace = namespace
         self.scope = Scope.of(namespace)
         self._scoped: dict[str, tuple[DesiredState, Scoped]] = {}  # by commit: desired, restricted to the scope
@@ -98,6 +107,8 @@ class Controller:
         self.collector.start()
         if not self.collector.wait_synced(sync_timeout):
             log.warning("informers not synced after %ss; continuing (reconciles wait for them)", sync_timeout)
+        if not self._load_record():
+            return self
         self._load_applied()
         self.queue.start()
         self.poller.start()
@@ -109,6 +120,7 @@ class Controller:
 
     def stop(self) -> None:
         """Graceful stop: no new polls or actions; a running action completes first."""
+        self._stopping.set()
         if not self._started:
             return
         self._started = False
@@ -138,7 +150,10 @@ class Controller:
 
     @property
     def ready(self) -> bool:
-        return self._started and self.collector.wait_synced(0) and self.poller.polls > 0
+        """Started, informers synced, Git polled, and fewer than NOT_READY_AFTER_FAILED_POLLS polls in a row
+        failed to read the repository (liveness is not affected: restarting does not fix a Git outage)."""
+        return (self._started and self.collector.wait_synced(0) and self.poller.polls > 0
+                and getattr(self.source, "failing_polls", 0) < NOT_READY_AFTER_FAILED_POLLS)
 
     @property
     def healthy(self) -> bool:
@@ -167,6 +182,28 @@ class Controller:
         self.trigger_poll()
         return result.sha, result.pushed
 
+    def _load_record(self) -> bool:
+        """Read the instance record until it works (False if stopped first) and adopt what it says was applied."""
+        if self.record is None:
+            return True
+        while not self._stopping.is_set():
+            try:
+                recorded = self.record.load()
+                break
+            except Exception as exc:  # noqa: BLE001 - nothing is planned until the cluster's record is known
+                log.warning("%s cannot be read (%s); not reconciling until it can", self.record.describe, exc)
+                self._stopping.wait(RECORD_RETRY)
+        else:
+            return False
+        if recorded is not None:
+            log.info("%s: applied %s, force-push baseline %s", self.record.describe, recorded.applied[:12] or "-",
+                     recorded.baseline[:12] or "-")
+            self.source.adopt(recorded.applied or None, recorded.baseline or None)
+        else:
+            self.source.adopt(None, None)  # no record: the local state file is not trusted either
+        self._marked = None
+        return True
+
     def _load_applied(self) -> None:
         commit = self.source.applied_commit
         if commit and self.metrics is not None:
@@ -180,9 +217,11 @@ class Controller:
 
     def _on_poll(self, result: PollResult) -> None:
         self._polled.set()
+        failed = not result.changed and not result.accepted and any(e.file == self.source.url for e in result.errors)
         if self.metrics is not None:
-            failed = not result.changed and not result.accepted and any(e.file == self.source.url for e in result.errors)
             self.metrics.record_poll(poll_result_label(changed=result.changed, accepted=result.accepted, failed=failed))
+            self.metrics.set_git_health(self.source.failing_polls, self.source.recoveries)
+        self._record_poll(result, failed)
         if not result.accepted:
             self.refusals.source_refused(result, self._collector_snapshot_or_none())
         elif result.desired is not None:
@@ -192,6 +231,23 @@ class Controller:
             if changed:
                 log.info("commit %s accepted by the Git source", result.desired.commit[:12])
         self.queue.add(KEY)
+
+    def _record_poll(self, result: PollResult, failed: bool) -> None:
+        """The poll's transition of the instance record (Git health, a refusal by the source)."""
+        if self.record is None:
+            return
+        source, before = self.source, self.record.record
+        if source.recoveries > before.recoveries:
+            self.record.event(GIT_CACHE_RECOVERED, f"the local Git cache was corrupt and was cloned again: "
+                              f"{source.last_recovery.splitlines()[0] if source.last_recovery else ''}", type_=WARNING)
+        if failed and source.failing_polls == NOT_READY_AFTER_FAILED_POLLS:
+            self.record.event(GIT_UNREADABLE, f"{source.failing_polls} polls in a row could not read {source.url}: "
+                              f"{source.last_error.splitlines()[0] if source.last_error else ''}", type_=WARNING)
+        changes: dict[str, Any] = {"git_failures": source.failing_polls, "git_error": source.last_error,
+                                   "recoveries": source.recoveries}
+        if result.changed and not result.accepted and not failed:
+            changes.update(attempted=result.commit, refusal="\n".join(str(e) for e in result.errors))
+        self.record.update(**changes)
 
     def _collector_snapshot_or_none(self) -> Any:
         try:
@@ -255,6 +311,8 @@ class Controller:
         if desired is None or plan is None:
             return
         self.last_plan = plan
+        if self.record is not None and desired.commit == self.record.record.applied:
+            self.record.update(in_sync=plan.empty)
         self._report_phases(observed)
         self._maybe_mark_applied(desired, plan)
         mono = time.monotonic()
@@ -298,8 +356,16 @@ class Controller:
             if not plan.refused:
                 log.info("commit %s: plan accepted (%d action(s))", candidate.commit[:12], len(plan.actions))
                 self._applied = candidate
+                self.source.set_baseline(candidate.commit)
+                if self.record is not None:
+                    self.record.update(applied=candidate.commit, applied_subject=self.source.subject(candidate.commit),
+                                       attempted=candidate.commit, refusal="", baseline=candidate.commit,
+                                       in_sync=plan.empty)
                 return candidate, plan
             self.refusals.plan_refused(candidate, plan, observed)
+            if self.record is not None:
+                self.record.update(attempted=candidate.commit,
+                                   refusal="\n".join(r.describe() for r in plan.refusals))
         if self._applied is None:
             return None, None
         plan = self._plan(self._applied, observed)

@@ -1,4 +1,4 @@
-"""Packaged CustomResourceDefinitions: KubeDirector's (read by the spec model) and gitops-kd's KDRollout."""
+"""Packaged CustomResourceDefinitions: KubeDirector's (read by the spec model) and gitops-kd's own."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import yaml
 KDAPP_CRD = "kubedirector.hpe.com_kubedirectorapps_crd.yaml"
 KDCLUSTER_CRD = "kubedirector.hpe.com_kubedirectorclusters_crd.yaml"
 KDROLLOUT_CRD = "kdrollout.yaml"
+SOURCE_CRD = "gitopskdsource.yaml"
 
 
 def load_crd(filename: str) -> dict[str, Any]:
@@ -19,3 +20,8 @@ def load_crd(filename: str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ValueError(f"{filename}: not a CRD document")
     return doc
+
+
+def gitops_kd_crds() -> list[dict[str, Any]]:
+    """gitops-kd's own CRDs, KDRollout and GitOpsKDSource (what `kubectl apply -k deploy/` installs)."""
+    return [load_crd(KDROLLOUT_CRD), load_crd(SOURCE_CRD)]

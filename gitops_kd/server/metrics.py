@@ -49,6 +49,11 @@ class ControllerMetrics:
                                    ["namespace", "cluster", "phase"], registry=r)
         self.refused_commits_total = Counter("gitops_kd_refused_commits_total",
                                              "Commits refused (invalid, forbidden change, untrusted).", registry=r)
+        self.git_failing_polls = Gauge("gitops_kd_git_failing_polls",
+                                       "Git polls in a row that could not read the repository (0 when the last worked).",
+                                       registry=r)
+        self.git_cache_recoveries = Gauge("gitops_kd_git_cache_recoveries",
+                                          "Times a corrupt local Git cache was removed and cloned again.", registry=r)
         self.leader = Gauge("gitops_kd_leader", "1 while this replica holds the leader lease, else 0.",
                             registry=r)
         self._lock = threading.Lock()
@@ -89,6 +94,10 @@ class ControllerMetrics:
                 self.applied_commit_info.remove(self._commit)
             self._commit = commit
             self.applied_commit_info.labels(commit=commit).set(1)
+
+    def set_git_health(self, failing_polls: int, recoveries: int) -> None:
+        self.git_failing_polls.set(failing_polls)
+        self.git_cache_recoveries.set(recoveries)
 
     def commit_refused(self) -> None:
         self.refused_commits_total.inc()

@@ -14,6 +14,7 @@ from gitops_kd.source.changes import change_set
 from gitops_kd.source.errors import SourceError
 from gitops_kd.source.gitrepo import GitCache, RawChange
 from gitops_kd.source.model import ChangeSet, DesiredState, Key, PollResult
+from gitops_kd.source.repair import CACHE_UNUSABLE, CacheCorrupt, fsck_problem, looks_corrupt
 from gitops_kd.source.snapshot import (
     ManifestCache,
     Snapshot,
@@ -70,11 +71,14 @@ class GitSource:
         self._fetched = False
         self._last_polled: str | None = None
         self._failing: tuple[str, int] | None = None  # (message, polls) of the failure going on, if any
+        self.recoveries = 0  # how many times a corrupt cache was thrown away and cloned again
+        self.last_recovery = ""  # why, the last time
         self._last_result: PollResult | None = None
         self._last_good: DesiredState | None = None
         self._last_good_files: tuple[tuple[str, str], ...] = ()
         state = load_state(self._state_path)
         self._applied: str | None = state.applied_commit if state else None
+        self._baseline: str | None = None  # the newest applied commit: a new head must descend from it
         if state and (state.url, state.branch) != (self.url, self.branch):
             log.info("%s: cache was for %s@%s, now %s@%s; keeping applied commit %s", self.cache_dir,
                      state.url, state.branch, self.url, self.branch, self._applied)
@@ -91,6 +95,37 @@ class GitSource:
         return self._git
 
     @property
+    def baseline(self) -> str | None:
+        """The force-push baseline: the newest commit applied from the branch (set_baseline, mark_applied or
+        adopted from the cluster); a new head must descend from it."""
+        return self._baseline or self._applied
+
+    def set_baseline(self, commit: str) -> None:
+        """Record that `commit` is being applied: from now on a head must descend from it."""
+        with self._lock:
+            self._baseline = self._resolve(commit)
+
+    def adopt(self, applied: str | None, baseline: str | None) -> None:
+        """Take the applied commit and the force-push baseline recorded in the cluster: they replace what the
+        local state file says (it is only a cache). Nothing is fetched here; the next read fetches first."""
+        with self._lock:
+            if applied != self._applied:
+                log.info("git source: the cluster records applied commit %s (local cache said %s); using it",
+                         applied, self._applied)
+            self._applied = applied or None
+            self._baseline = baseline or None
+            self._last_good, self._last_good_files = None, ()
+            self._last_polled, self._last_result = None, None
+
+    def subject(self, commit: str) -> str:
+        """The first line of a commit's message ("" if it cannot be read)."""
+        with self._lock:
+            try:
+                return self._git.subject(self._resolve(commit))
+            except Exception:  # noqa: BLE001 - only shown in the instance's status
+                return ""
+
+    @property
     def lock(self) -> threading.RLock:
         """The source's lock (held by every public method); source/revert.py holds it while it pushes."""
         return self._lock
@@ -105,33 +140,84 @@ class GitSource:
         """How many manifest files were parsed so far (cache misses)."""
         return self.cache.parses
 
+    @property
+    def failing_polls(self) -> int:
+        """How many polls in a row failed to read the remote or the cache (0 once one works)."""
+        return self._failing[1] if self._failing is not None else 0
+
+    @property
+    def last_error(self) -> str:
+        """The message of the failure going on ("" when the last poll worked)."""
+        return self._failing[0] if self._failing is not None else ""
+
     def fetch(self) -> None:
         """Update the local clone from the remote; raises SourceError if git fails."""
         with self._lock:
-            self._git.fetch()
-            if self._git.branch_head(self.branch) is not None:
-                self._git.point_head_at(self.branch)
+            try:
+                self._git.fetch()
+                if self._git.branch_head(self.branch) is not None:
+                    self._git.point_head_at(self.branch)
+            except SourceError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - gitpython cannot even open the cache
+                raise SourceError(f"{self.url}: {CACHE_UNUSABLE} ({self._git.path}): {exc!r}") from exc
             self._fetched = True
 
     def poll(self) -> PollResult:
-        """Fetch, and if the branch head moved build, check and report its desired state."""
+        """Fetch, and if the branch head moved build, check and report its desired state. A corrupt local
+        cache is thrown away and cloned again once per poll (source/repair.py), then the poll is retried."""
         with self._lock:
             try:
-                self.fetch()
-                head = self._git.branch_head(self.branch)
-                if head is None:
-                    raise SourceError(f"{self.url}: branch {self.branch!r} not found")
-            except SourceError as exc:
-                self._note_failure(exc.message)
-                return self._failure(exc.message)
-            if self._failing is not None:
-                log.info("git source poll works again after %d failed poll(s)", self._failing[1])
-                self._failing = None
-            if head == self._last_polled and self._last_result is not None:
-                return dataclasses.replace(self._last_result, changed=False)
+                return self._poll()
+            except CacheCorrupt as exc:
+                self._recover(str(exc))
+            try:
+                return self._poll()
+            except CacheCorrupt as exc:
+                self._note_failure(str(exc))
+                return self._failure(str(exc))
+
+    def _poll(self) -> PollResult:
+        try:
+            self.fetch()
+            head = self._git.branch_head(self.branch)
+            if head is None:
+                raise SourceError(f"{self.url}: branch {self.branch!r} not found")
+        except SourceError as exc:
+            if looks_corrupt(exc.message):
+                raise CacheCorrupt(exc.message) from exc
+            self._note_failure(exc.message)
+            return self._failure(exc.message)
+        if head == self._last_polled and self._last_result is not None:
+            self._works_again()
+            return dataclasses.replace(self._last_result, changed=False)
+        try:
             result = self._evaluate(head)
-            self._last_polled, self._last_result = head, result
-            return result
+        except Exception as exc:  # noqa: BLE001 - an object that cannot be read: find out whether the cache is sound
+            problem = str(exc) if looks_corrupt(str(exc)) else fsck_problem(self._git.path)
+            if problem:
+                raise CacheCorrupt(f"{self.url}: reading commit {head} failed: {problem}") from exc
+            raise
+        self._works_again()
+        self._last_polled, self._last_result = head, result
+        return result
+
+    def _works_again(self) -> None:
+        if self._failing is not None:
+            log.info("git source poll works again after %d failed poll(s)", self._failing[1])
+            self._failing = None
+
+    def _recover(self, reason: str) -> None:
+        """Throw the corrupt cache away; the next fetch clones it again."""
+        log.warning("git cache %s is corrupt, removing it and cloning %s again: %s", self._git.path, self.url,
+                    reason.splitlines()[0] if reason else "")
+        self._git.close()
+        shutil.rmtree(self._git.path, ignore_errors=True)
+        self._git = GitCache(self.url, self._git.path, timeout=self._git.timeout)
+        self._fetched = False
+        self._last_polled, self._last_result = None, None
+        self.recoveries += 1
+        self.last_recovery = reason
 
     def _note_failure(self, message: str) -> None:
         """A warning for a new failure (or a changed message); the same failure again only at debug level,
@@ -146,6 +232,7 @@ class GitSource:
         with self._lock:
             sha = self._resolve(commit)
             self._applied = sha
+            self._baseline = sha
             save_state(self._state_path, SourceState(self.url, self.branch, sha))
             log.info("git source: applied commit is now %s", sha)
 
@@ -188,7 +275,7 @@ class GitSource:
         base_snap = self._snapshot(base) if base is not None else None
         if self._last_good is None and base_snap is not None:
             self._adopt_as_good(base_snap)
-        refusals = self.trust.check(self._git, head, self._applied)
+        refusals = self.trust.check(self._git, head, self.baseline)
         if refusals:
             log.warning("commit %s refused: not trusted", head)
             return PollResult(head, True, self._last_good, ChangeSet(), refusals, False)

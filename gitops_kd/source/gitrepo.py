@@ -141,6 +141,10 @@ class GitCache:
             entries.append(TreeEntry(path, mode, sha, None if size == "-" else int(size)))
         return entries
 
+    def subject(self, commit: str) -> str:
+        """The first line of the commit's message."""
+        return str(self.repo.git.log("-1", "--format=%s", commit)).strip()
+
     def read_blob(self, sha: str) -> bytes:
         """The content of a blob, read from the object database."""
         return self.repo.odb.stream(bytes.fromhex(sha)).read()

@@ -7,11 +7,11 @@ import posixpath
 from dataclasses import dataclass
 
 from gitops_kd.spec import FieldError
+from gitops_kd.spec.limits import file_size_error
 
 MANIFEST_SUFFIXES: tuple[str, ...] = (".yaml", ".yml", ".json")
 MANIFEST_ROOTS: tuple[str, ...] = ("apps", "clusters")
 IGNORED_ROOTS: tuple[str, ...] = ("examples", "docs")
-MAX_FILE_BYTES: int = 1024 * 1024
 
 MODE_SYMLINK = "120000"
 MODE_SUBMODULE = "160000"
@@ -108,9 +108,9 @@ def classify(entry: TreeEntry, link_target: str | None = None) -> Placement:
         return _refuse(path, "submodules are not allowed under apps/ and clusters/")
     if not is_manifest_name(path):
         return IGNORED
-    if entry.size is not None and entry.size > MAX_FILE_BYTES:
-        return _refuse(path, f"file is {entry.size} bytes, larger than the "
-                       f"{MAX_FILE_BYTES} byte (1 MiB) limit")
+    too_big = file_size_error(path, entry.size) if entry.size is not None else None
+    if too_big is not None:
+        return _refuse(path, too_big.reason)
     return MANIFEST
 
 

@@ -95,8 +95,9 @@ class ManifestCache:
 
 
 def _parse(path: str, sha: str, read_blob: BlobReader) -> ParsedFile:
+    data = read_blob(sha)  # outside the try: an unreadable object is the cache's fault, not the file's (never cached)
     try:
-        objects = tuple(load_manifests(path, read_blob(sha)))
+        objects = tuple(load_manifests(path, data))
     except SpecError as exc:
         return ParsedFile(path, sha, (), exc.errors)
     except Exception as exc:  # a loader bug must not take the controller down; say which file

@@ -1,6 +1,6 @@
 """Git trust: apply a new head only if its OpenPGP signature verifies against trusted keys and it is no force push.
 
-`CommitTrust.check(git, head, applied)` runs before anything of the commit is read and returns the
+`CommitTrust.check(git, head, baseline)` runs before anything of the commit is read and returns the
 refusals (FieldErrors naming the commit and why; empty when the commit may be applied):
 
 - with trusted keys, the head commit must carry an OpenPGP signature that `git verify-commit` checks
@@ -8,7 +8,9 @@ refusals (FieldErrors naming the commit and why; empty when the commit may be ap
   are given the signing key (primary or subkey fingerprint) must be one of them. Expired or revoked
   keys, bad signatures, unknown signers and SSH/X.509 signatures are refused. As in Flux and Argo CD
   only the head is verified: its signature covers its tree and, by hash, its whole history.
-- unless force pushes are allowed, the head must descend from the last applied commit.
+- unless force pushes are allowed, the head must descend from the baseline: the newest commit applied from
+  the branch (recorded in the cluster's GitOpsKDSource, so every replica uses the same one). Commits
+  refused on top of it never reached the cluster; resetting them away is not a force push.
 """
 
 from __future__ import annotations
@@ -154,15 +156,15 @@ class CommitTrust:
     def verifies_signatures(self) -> bool:
         return self.keyring is not None
 
-    def check(self, git: GitCache, head: str, applied: str | None) -> tuple[FieldError, ...]:
-        """Refusals for applying `head` when `applied` was last applied (empty tuple: trusted)."""
+    def check(self, git: GitCache, head: str, baseline: str | None) -> tuple[FieldError, ...]:
+        """Refusals for applying `head` after `baseline`, the newest applied commit (empty tuple: trusted)."""
         errors: list[FieldError] = []
         if self.keyring is not None:
             reason = self.signature_problem(git, head)
             if reason:
                 errors.append(FieldError(f"commit {head}", "signature", reason))
-        if not self.allow_force_push and applied is not None and applied != head:
-            reason = _force_push_problem(git, head, applied)
+        if not self.allow_force_push and baseline is not None and baseline != head:
+            reason = _force_push_problem(git, head, baseline)
             if reason:
                 errors.append(FieldError(f"commit {head}", "history", reason))
         for error in errors:
@@ -209,16 +211,16 @@ def _checked_fingerprints(values: Sequence[str]) -> list[str]:
     return out
 
 
-def _force_push_problem(git: GitCache, head: str, applied: str) -> str:
-    known = git.run("cat-file", "-e", f"{applied}^{{commit}}")
+def _force_push_problem(git: GitCache, head: str, baseline: str) -> str:
+    known = git.run("cat-file", "-e", f"{baseline}^{{commit}}")
     if known.returncode != 0:
-        return (f"cannot check that it descends from the last applied commit {applied}, which is not in the "
+        return (f"cannot check that it descends from the last applied commit {baseline}, which is not in the "
                 "repository; refusing a possible force push (set allow_force_push to accept it)")
-    proc = git.run("merge-base", "--is-ancestor", applied, head)
+    proc = git.run("merge-base", "--is-ancestor", baseline, head)
     if proc.returncode == 1:
-        return (f"does not descend from the last applied commit {applied}: the branch was force-pushed "
+        return (f"does not descend from the last applied commit {baseline}: the branch was force-pushed "
                 "(set allow_force_push to accept rewritten history)")
     if proc.returncode != 0:
-        return f"could not compare with the last applied commit {applied}: {proc.stderr.strip()}"
+        return f"could not compare with the last applied commit {baseline}: {proc.stderr.strip()}"
     return ""
 

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from gitops_kd.spec.errors import FieldError
+from gitops_kd.spec.limits import document_count_error, file_size_error, value_errors
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,22 @@ _StrictLoader.add_constructor(
 
 
 def split_documents(path: str, data: bytes) -> tuple[list[Document], list[FieldError]]:
-    """Parse a file into its non-empty documents, or return the syntax errors found."""
+    """Parse a file into its non-empty documents, or return the syntax and input-limit errors found
+    (gitops_kd.spec.limits: file size, number of documents, nesting depth, string sizes)."""
+    too_big = file_size_error(path, len(data))
+    if too_big is not None:
+        return [], [too_big]
+    documents, errors = _parse(path, data)
+    if errors:
+        return [], errors
+    too_many = document_count_error(path, len(documents))
+    if too_many is not None:
+        return [], [too_many]
+    errors = [e for d in documents for e in value_errors(path, d.data, d.number)]
+    return ([], errors) if errors else (documents, [])
+
+
+def _parse(path: str, data: bytes) -> tuple[list[Document], list[FieldError]]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

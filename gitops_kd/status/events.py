@@ -35,6 +35,8 @@ PRUNED = "Pruned"
 APPLY_FAILED = "ApplyFailed"
 PRUNE_FAILED = "PruneFailed"
 COMMIT_REFUSED = "CommitRefused"
+GIT_CACHE_RECOVERED = "GitCacheRecovered"
+GIT_UNREADABLE = "GitUnreadable"
 
 MESSAGE_LIMIT = 1024
 

@@ -42,18 +42,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluste
         yield c
 
 
-def test_crd_copy_is_identical_to_the_packaged_crd() -> None:
-    packaged = (ROOT / "gitops_kd" / "crds" / "kdrollout.yaml").read_text()
-    assert (DEPLOY / "crds" / "kdrollout.yaml").read_text() == packaged, \
-        "deploy/crds/kdrollout.yaml differs from gitops_kd/crds/kdrollout.yaml: cp the packaged one over it"
-    assert yaml.safe_load(packaged) == load_crd("kdrollout.yaml")
+@pytest.mark.parametrize("name", ["kdrollout.yaml", "gitopskdsource.yaml"])
+def test_crd_copy_is_identical_to_the_packaged_crd(name: str) -> None:
+    packaged = (ROOT / "gitops_kd" / "crds" / name).read_text()
+    assert (DEPLOY / "crds" / name).read_text() == packaged, \
+        f"deploy/crds/{name} differs from gitops_kd/crds/{name}: cp the packaged one over it"
+    assert yaml.safe_load(packaged) == load_crd(name)
 
 
 def test_kustomization_renders_every_piece_in_its_namespace() -> None:
     docs = rendered()
     kinds = sorted((d["kind"], d["metadata"]["name"]) for d in docs)
     assert kinds == sorted([
-        ("Namespace", NS), ("CustomResourceDefinition", "kdrollouts.gitops-kd.io"), ("ServiceAccount", "gitops-kd"),
+        ("Namespace", NS), ("CustomResourceDefinition", "kdrollouts.gitops-kd.io"),
+        ("CustomResourceDefinition", "gitopskdsources.gitops-kd.io"), ("ServiceAccount", "gitops-kd"),
         ("ClusterRole", "gitops-kd"), ("ClusterRoleBinding", "gitops-kd"), ("Role", "gitops-kd-leader-election"),
         ("RoleBinding", "gitops-kd-leader-election"), ("ConfigMap", "gitops-kd-config"), ("Deployment", "gitops-kd"),
         ("Service", "gitops-kd")])

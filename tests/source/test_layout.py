@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from gitops_kd.source.layout import (
-    MAX_FILE_BYTES,
     MODE_SUBMODULE,
     MODE_SYMLINK,
     TreeEntry,
@@ -14,6 +13,7 @@ from gitops_kd.source.layout import (
     relevant,
     symlink_escapes,
 )
+from gitops_kd.spec.limits import MAX_FILE_BYTES
 
 SHA = "0" * 40
 

@@ -1,0 +1,96 @@
+"""The status of a GitOpsKDSource (one controller instance's Git source record) and its kstatus conditions (pure)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from gitops_kd.status.conditions import mark_ready, mark_reconciling, mark_stalled
+
+API_VERSION = "gitops-kd.io/v1alpha1"
+KIND = "GitOpsKDSource"
+PLURAL = "gitopskdsources"
+# kstatus reasons
+SUCCEEDED, PROGRESSING = "Succeeded", "Progressing"
+COMMIT_REFUSED, GIT_UNREADABLE = "CommitRefused", "GitUnreadable"
+SHORT_SHA = 12
+
+# status key of each SourceRecord field (the CRD's names)
+_KEYS = {"url": "url", "branch": "branch", "applied": "lastAppliedRevision", "applied_subject": "lastAppliedSubject",
+         "attempted": "lastAttemptedRevision", "refusal": "refusal", "baseline": "forcePushBaseline",
+         "git_failures": "gitFailures", "git_error": "lastGitError", "recoveries": "cacheRecoveries"}
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """What the cluster records of one instance's Git source; `in_sync` (not a status field) says whether the
+    applied commit's plan was empty at the last reconcile (Ready) or still had actions (Reconciling)."""
+
+    url: str = ""
+    branch: str = ""
+    applied: str = ""
+    applied_subject: str = ""
+    attempted: str = ""
+    refusal: str = ""
+    baseline: str = ""
+    git_failures: int = 0
+    git_error: str = ""
+    recoveries: int = 0
+    in_sync: bool = False
+
+    @classmethod
+    def from_status(cls, status: Mapping[str, Any] | None) -> SourceRecord:
+        """The record a status holds (missing or mistyped fields read as empty)."""
+        status = status or {}
+        values: dict[str, Any] = {}
+        for field in dataclasses.fields(cls):
+            key = _KEYS.get(field.name)
+            if key is None:
+                continue
+            raw = status.get(key)
+            if field.type == "int":
+                values[field.name] = raw if isinstance(raw, int) and not isinstance(raw, bool) else 0
+            else:
+                values[field.name] = raw if isinstance(raw, str) else ""
+        ready = next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), None)
+        values["in_sync"] = bool(ready and ready.get("status") == "True")
+        return cls(**values)
+
+    def with_changes(self, **changes: Any) -> SourceRecord:
+        return dataclasses.replace(self, **changes)
+
+
+def source_status(record: SourceRecord, previous: Mapping[str, Any] | None, *, generation: int | None,
+                  not_ready_after: int, now: datetime) -> dict[str, Any]:
+    """The status to write for `record`: its fields and Ready / Reconciling / Stalled conditions.
+
+    Stalled (Ready=False) when the repository could not be read in `not_ready_after` polls in a row
+    (GitUnreadable) or the newest commit was refused (CommitRefused); Reconciling while the applied commit
+    still has actions to run or none was applied yet; else Ready=True with the applied revision."""
+    status: dict[str, Any] = {key: getattr(record, name) for name, key in _KEYS.items()}
+    status["observedGeneration"] = generation
+    before = (previous or {}).get("conditions")
+    revision = f"{record.branch}@sha1:{record.applied[:SHORT_SHA]}" if record.applied else ""
+    if record.git_failures >= not_ready_after:
+        message = f"{record.git_failures} polls in a row could not read {record.url}: {_first_line(record.git_error)}"
+        conditions = mark_stalled(before, GIT_UNREADABLE, message, generation=generation, now=now)
+    elif record.refusal:
+        message = f"commit {record.attempted[:SHORT_SHA]} refused: {_first_line(record.refusal)}"
+        conditions = mark_stalled(before, COMMIT_REFUSED, message, generation=generation, now=now)
+    elif not record.applied:
+        conditions = mark_reconciling(before, PROGRESSING, "waiting for the first accepted commit",
+                                      generation=generation, now=now)
+    elif not record.in_sync:
+        conditions = mark_reconciling(before, PROGRESSING, f"applying {revision}", generation=generation, now=now)
+    else:
+        conditions = mark_ready(before, SUCCEEDED, f"Applied revision: {revision}", generation=generation, now=now)
+    status["conditions"] = conditions
+    return status
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else text

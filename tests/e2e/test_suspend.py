@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from gitops_kd.cli import main
 from gitops_kd.plan.actions import Wait
 from gitops_kd.plan.suspend import SUSPENDED_STEP
-from tests.e2e.harness import E2E, PodWatch, wait_for
+from tests.e2e.harness import E2E, PodWatch, pod_ready, wait_for
 
 
 def cli(e2e: E2E, *args: str) -> str:
@@ -39,6 +39,9 @@ def test_suspended_upgrade_stays_put_across_a_restart_then_resumes_to_the_end(e2
     e2e.stop_controller()
     e2e.start_controller()
     wait_for("the restarted controller holding the cluster", lambda: held(e2e), 60)
+    assert len(watch.deleted) == deleted, watch.deleted
+    # the member deleted before the suspend comes back (the StatefulSet controller recreates it, not gitops-kd)
+    wait_for("every member Ready", lambda: len(e2e.pods()) == 3 and all(pod_ready(p) for p in e2e.pods()), 60)
     assert len(watch.deleted) == deleted, watch.deleted
     status = CliRunner().invoke(main, ["status", "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert status.exit_code == 0 and "Suspended" in status.output, status.output

@@ -20,3 +20,22 @@ def _shared_kubedirector() -> Path:
 def kd_shared() -> Path:
     """The folder with KubeDirector's CRDs, example catalog and example clusters."""
     return _shared_kubedirector()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--backend", choices=("embedded", "real"), default="embedded",
+                     help="embedded (default): the usual suite; real: only the tests marked `real`, against a real "
+                          "kube-apiserver + kube-controller-manager built by scripts/realk8s")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "real: runs against a real control plane; selected by --backend=real")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--backend=real keeps just the `real` tests; the default backend keeps all the others."""
+    want_real = config.getoption("--backend") == "real"
+    keep = [item for item in items if (item.get_closest_marker("real") is not None) == want_real]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+        items[:] = keep

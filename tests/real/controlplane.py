@@ -143,7 +143,10 @@ class ControlPlane:
             f"--kubelet-client-key={pki.kubelet_client.key}", f"--kubelet-certificate-authority={pki.ca.cert}",
             "--kubelet-preferred-address-types=InternalIP", "--allow-privileged=true",
             f"--audit-policy-file={policy}", f"--audit-log-path={self.audit_log}",
-            f"--cert-dir={self.workdir / 'apiserver-certs'}"])
+            f"--cert-dir={self.workdir / 'apiserver-certs'}",
+            # podtemplates bypass the watch cache and etcd is compacted often, so a watch from an old
+            # resourceVersion meets 410 Gone within seconds (tests/real/diffcases.py)
+            "--watch-cache-sizes=podtemplates#0", "--etcd-compaction-interval=5s"])
         write_kubeconfig(self.kubeconfig, self.server, pki.ca.cert, cert=pki.admin.cert, key=pki.admin.key)
         self._wait("kube-apiserver /readyz", self._ready, 90)
         kcm_config = write_kubeconfig(self.workdir / "controller-manager.kubeconfig", self.server, pki.ca.cert,
@@ -186,11 +189,15 @@ class ControlPlane:
     def _spawn(self, name: str, argv: list[str]) -> None:
         self.procs.append(_Process(name, argv, self.workdir / f"{name}.log"))
 
-    def _ready(self) -> bool:
-        assert self.pki is not None
+    def ssl_context(self) -> ssl.SSLContext:
+        """TLS as the admin: trusts the cluster CA, presents the admin client cert."""
+        assert self.pki is not None, "start() first"
         ctx = ssl.create_default_context(cafile=str(self.pki.ca.cert))
         ctx.load_cert_chain(str(self.pki.admin.cert), str(self.pki.admin.key))
-        return _http_get(f"{self.server}/readyz", ctx) == b"ok"
+        return ctx
+
+    def _ready(self) -> bool:
+        return _http_get(f"{self.server}/readyz", self.ssl_context()) == b"ok"
 
     def _wait(self, what: str, probe: Callable[[], bool], timeout: float) -> None:
         """Poll `probe` until true; fail early if a child died, or after `timeout` s naming the last log."""

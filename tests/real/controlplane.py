@@ -9,6 +9,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -34,9 +35,10 @@ class ControlPlaneError(RuntimeError):
 
 def binaries() -> dict[str, Path]:
     """Paths of kube-apiserver, kube-controller-manager and etcd from scripts/realk8s (builds once, then cached)."""
-    done = subprocess.run([str(ROOT / "scripts" / "realk8s")], stdout=subprocess.PIPE, text=True)
+    done = subprocess.run([str(ROOT / "scripts" / "realk8s")], capture_output=True, text=True)
+    sys.stderr.write(done.stderr)  # build progress, if it built
     if done.returncode != 0:
-        raise ControlPlaneError("scripts/realk8s failed (its message above names the step and its log)")
+        raise ControlPlaneError(f"scripts/realk8s failed:\n{done.stderr.strip()}")
     found = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
     return {name: Path(path) for name, path in found.items()}
 
@@ -94,6 +96,7 @@ class ControlPlane:
         self.workdir = workdir
         self.bins = dict(bins) if bins is not None else None
         self.procs: list[_Process] = []
+        self.pids: dict[str, int] = {}  # every process ever started, by name (for checks after stop)
         self.port = 0
         self.kubeconfig = workdir / "admin.kubeconfig"
         self.audit_log = workdir / "audit.log"
@@ -174,7 +177,9 @@ class ControlPlane:
     def kubectl(self, *args: str, stdin: str | None = None, kubeconfig: Path | None = None,
                 check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run the real kubectl against this control plane (admin unless `kubeconfig` is given)."""
-        done = subprocess.run(["kubectl", f"--kubeconfig={kubeconfig or self.kubeconfig}", *args], input=stdin,
+        argv = ["kubectl", f"--kubeconfig={kubeconfig or self.kubeconfig}",
+                f"--cache-dir={self.workdir / 'kubectl-cache'}", *args]  # not ~/.kube/cache
+        done = subprocess.run(argv, input=stdin,
                               capture_output=True, text=True, timeout=120)
         if check and done.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({done.returncode}): {done.stderr}")
@@ -187,7 +192,9 @@ class ControlPlane:
         return [json.loads(line) for line in self.audit_log.read_text().splitlines() if line.strip()]
 
     def _spawn(self, name: str, argv: list[str]) -> None:
-        self.procs.append(_Process(name, argv, self.workdir / f"{name}.log"))
+        proc = _Process(name, argv, self.workdir / f"{name}.log")
+        self.procs.append(proc)
+        self.pids[name] = proc.popen.pid
 
     def ssl_context(self) -> ssl.SSLContext:
         """TLS as the admin: trusts the cluster CA, presents the admin client cert."""

@@ -39,3 +39,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(keep) != len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
         items[:] = keep
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """With --backend=real, build (first run, minutes, progress shown) or find the binaries before any test's
+    timeout starts."""
+    if session.config.getoption("--backend") != "real" or not session.items:
+        return
+    from tests.real.controlplane import binaries
+    capture = session.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        binaries(show_progress=True)

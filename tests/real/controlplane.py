@@ -9,7 +9,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -33,12 +32,13 @@ class ControlPlaneError(RuntimeError):
     """A step of fetching, building or starting the control plane failed; the message names it and its log."""
 
 
-def binaries() -> dict[str, Path]:
-    """Paths of kube-apiserver, kube-controller-manager and etcd from scripts/realk8s (builds once, then cached)."""
-    done = subprocess.run([str(ROOT / "scripts" / "realk8s")], capture_output=True, text=True)
-    sys.stderr.write(done.stderr)  # build progress, if it built
+def binaries(*, show_progress: bool = False) -> dict[str, Path]:
+    """Paths of kube-apiserver, kube-controller-manager and etcd from scripts/realk8s (builds once, then cached).
+    show_progress: its messages go straight to stderr as they come (else into the error, if it fails)."""
+    done = subprocess.run([str(ROOT / "scripts" / "realk8s")], stdout=subprocess.PIPE, text=True,
+                          stderr=None if show_progress else subprocess.PIPE)
     if done.returncode != 0:
-        raise ControlPlaneError(f"scripts/realk8s failed:\n{done.stderr.strip()}")
+        raise ControlPlaneError(f"scripts/realk8s failed: {(done.stderr or 'see its messages above').strip()}")
     found = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
     return {name: Path(path) for name, path in found.items()}
 

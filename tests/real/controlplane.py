@@ -131,7 +131,7 @@ class ControlPlane:
                              "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
                              "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
                              "--initial-cluster", f"etcd0=http://127.0.0.1:{peer_port}"])
-        self._wait("etcd healthy", lambda: b'"true"' in _http_get(f"{etcd}/health"), 30)
+        self._wait("etcd healthy", lambda: b'"true"' in _http_get(f"{etcd}/health"), 60)
         policy = self.workdir / "audit-policy.yaml"
         policy.write_text(AUDIT_POLICY)
         self._spawn("kube-apiserver", [
@@ -151,7 +151,7 @@ class ControlPlane:
             # resourceVersion meets 410 Gone within seconds (tests/real/diffcases.py)
             "--watch-cache-sizes=podtemplates#0", "--etcd-compaction-interval=5s"])
         write_kubeconfig(self.kubeconfig, self.server, pki.ca.cert, cert=pki.admin.cert, key=pki.admin.key)
-        self._wait("kube-apiserver /readyz", self._ready, 90)
+        self._wait("kube-apiserver /readyz", self._ready, 180)
         kcm_config = write_kubeconfig(self.workdir / "controller-manager.kubeconfig", self.server, pki.ca.cert,
                                       cert=pki.controller_manager.cert, key=pki.controller_manager.key)
         self._spawn("kube-controller-manager", [
@@ -162,7 +162,7 @@ class ControlPlane:
         core = client.CoreV1Api(self.api_client())
         self._wait("the default ServiceAccount's token (controller-manager running)",
                    lambda: any(s.type == "kubernetes.io/service-account-token"
-                               for s in core.list_namespaced_secret("default").items), 60)
+                               for s in core.list_namespaced_secret("default").items), 120)
         self.start_seconds = time.monotonic() - began
 
     def stop(self) -> None:

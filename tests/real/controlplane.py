@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONTROLLERS = "serviceaccount-token,serviceaccount,statefulset,garbagecollector,pvc-protection,namespace"
 SERVICE_CIDR = "10.96.0.0/12"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
+GITOPS_KD_USER = "system:serviceaccount:gitops-kd-system:gitops-kd"  # deploy/serviceaccount.yaml
 AUDIT_POLICY = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"
 
 
@@ -190,6 +191,13 @@ class ControlPlane:
         if not self.audit_log.exists():
             return []
         return [json.loads(line) for line in self.audit_log.read_text().splitlines() if line.strip()]
+
+    def forbidden(self, username: str, namespace: str) -> list[dict[str, Any]]:
+        """The audit log's 403 answers to `username` for objects in `namespace`."""
+        return [e for e in self.audit_events()
+                if (e.get("user") or {}).get("username") == username
+                and (e.get("responseStatus") or {}).get("code") == 403
+                and (e.get("objectRef") or {}).get("namespace") == namespace]
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         proc = _Process(name, argv, self.workdir / f"{name}.log")

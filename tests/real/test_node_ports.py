@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import config
 
 from gitops_kd.execute.executor import Executor
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.plan.actions import PatchServicePorts
-from tests.real.controlplane import ControlPlane
+from tests.real.controlplane import GITOPS_KD_USER, ControlPlane
 
 pytestmark = pytest.mark.real
 SVC = "hello-dev-controller"
@@ -42,9 +44,10 @@ def test_a_plain_merge_patch_of_spec_ports_reallocates_node_ports(real_rest: Res
 
 
 def test_the_executor_keeps_node_ports_across_two_port_changes(real_cp: ControlPlane, real_rest: RestClient,
-                                                                real_ns: str, node_port_service: dict[str, int]
-                                                                ) -> None:
-    executor = Executor(real_cp.api_client())
+                                                                real_ns: str, node_port_service: dict[str, int],
+                                                                gitops_kd_kubeconfig: Path) -> None:
+    """As the controller runs when deployed: with the gitops-kd ServiceAccount's token and deploy/ RBAC."""
+    executor = Executor(config.new_client_from_config(config_file=str(gitops_kd_kubeconfig)))
     try:
         upgrade = PatchServicePorts(real_ns, SVC, tuple(_ports(("http", 8081), ("ssh", 22))))
         assert executor.execute(upgrade).changed
@@ -63,3 +66,4 @@ def test_the_executor_keeps_node_ports_across_two_port_changes(real_cp: ControlP
         assert _node_ports(real_rest, real_ns) == after
     finally:
         executor.close()
+    assert real_cp.forbidden(GITOPS_KD_USER, real_ns) == []

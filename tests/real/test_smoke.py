@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
-from tests.real.controlplane import ROOT, ControlPlane
-from tests.real.kubeconfig import write_kubeconfig
+from tests.real.controlplane import GITOPS_KD_USER, ROOT, ControlPlane
 
 pytestmark = pytest.mark.real
 KD = "kubedirector.hpe.com/v1beta1"
@@ -76,28 +74,9 @@ def test_controller_manager_creates_statefulset_pods(real_cp: ControlPlane, real
         assert pod.status.phase == "Pending"  # no node, no scheduler
 
 
-def _sa_kubeconfig(real_cp: ControlPlane, tmp: Path) -> Path:
-    core = client.CoreV1Api(real_cp.api_client())
-
-    def token() -> str | None:
-        sa = core.read_namespaced_service_account("gitops-kd", "gitops-kd-system")
-        for ref in sa.secrets or ():
-            secret = core.read_namespaced_secret(ref.name, "gitops-kd-system")
-            if secret.data and "token" in secret.data:
-                return base64.b64decode(secret.data["token"]).decode()
-        return None
-    assert real_cp.pki is not None
-    return write_kubeconfig(tmp / "gitops-kd.kubeconfig", real_cp.server, real_cp.pki.ca.cert,
-                            token=wait_for("the gitops-kd ServiceAccount's token", token, 60))
-
-
 def test_deploy_rbac_lets_the_service_account_do_its_job_and_no_more(real_cp: ControlPlane, real_ns: str,
-                                                                    tmp_path: Path) -> None:
-    for path in CRDS:
-        real_cp.kubectl("apply", "-f", str(path))
-    real_cp.kubectl("apply", "-k", str(ROOT / "deploy"))
-    kubeconfig = _sa_kubeconfig(real_cp, tmp_path)
-    who = "system:serviceaccount:gitops-kd-system:gitops-kd"
+                                                                    gitops_kd_kubeconfig: Path) -> None:
+    kubeconfig = gitops_kd_kubeconfig
 
     def can(verb: str, resource: str) -> str:
         done = real_cp.kubectl("auth", "can-i", verb, resource, "-n", real_ns, kubeconfig=kubeconfig, check=False)
@@ -112,6 +91,5 @@ def test_deploy_rbac_lets_the_service_account_do_its_job_and_no_more(real_cp: Co
     with pytest.raises(ApiException) as refused:
         sa_api.list_namespaced_secret(real_ns)
     assert refused.value.status == 403
-    denied = [e for e in real_cp.audit_events()
-              if e.get("user", {}).get("username") == who and (e.get("responseStatus") or {}).get("code") == 403]
-    assert [(e["verb"], e["objectRef"]["resource"]) for e in denied] == [("list", "secrets")]
+    assert [(e["verb"], e["objectRef"]["resource"]) for e in real_cp.forbidden(GITOPS_KD_USER, real_ns)] == [
+        ("list", "secrets")]

@@ -14,3 +14,33 @@ KD_DATA = Path(__file__).resolve().parent / "data" / "kubedirector"
 def kd_shared() -> Path:
     """The folder with KubeDirector's example catalog (KDApps) and example clusters (KDClusters)."""
     return KD_DATA
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--backend", choices=("embedded", "real"), default="embedded",
+                     help="embedded (default): the usual suite; real: only the tests marked `real`, against a real "
+                          "kube-apiserver + kube-controller-manager built by scripts/realk8s")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "real: runs against a real control plane; selected by --backend=real")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--backend=real keeps just the `real` tests; the default backend keeps all the others."""
+    want_real = config.getoption("--backend") == "real"
+    keep = [item for item in items if (item.get_closest_marker("real") is not None) == want_real]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+        items[:] = keep
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """With --backend=real, build (first run, minutes, progress shown) or find the binaries before any test's
+    timeout starts."""
+    if session.config.getoption("--backend") != "real" or not session.items:
+        return
+    from tests.real.controlplane import binaries
+    capture = session.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        binaries(show_progress=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -51,15 +51,38 @@ def _port_key(port: Mapping[str, Any]) -> tuple[Any, ...]:
             port.get("targetPort") if port.get("targetPort") is not None else port.get("port"))
 
 
+def keep_node_ports(desired: list[dict[str, Any]], live: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """`desired` with each port that stays carrying its live nodePort (a merge patch replacing spec.ports makes a
+    real API server allocate a new nodePort for every port given without one). A desired port stays when a live
+    port has its name; the rest are matched by port number and protocol among the live ports left. A nodePort
+    the desired port gives is kept as given."""
+    unused = [p for p in live if p.get("nodePort")]
+    matched: dict[int, Mapping[str, Any]] = {}
+    rules: tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], bool], ...] = (
+        lambda want, have: bool(want.get("name")) and want.get("name") == have.get("name"),
+        lambda want, have: want.get("port") == have.get("port")
+        and (want.get("protocol") or "TCP") == (have.get("protocol") or "TCP"))
+    for same in rules:
+        for i, port in enumerate(desired):
+            if i in matched or port.get("nodePort"):
+                continue
+            if (found := next((p for p in unused if same(port, p)), None)) is not None:
+                unused.remove(found)
+                matched[i] = found
+    return [{**port, "nodePort": matched[i]["nodePort"]} if i in matched else port for i, port in enumerate(desired)]
+
+
 def patch_service_ports(ctx: ExecContext, action: PatchServicePorts) -> Outcome:
     svc = ctx.rest.get("v1", "services", action.namespace, action.service)
-    live = [_port_key(p) for p in (svc.get("spec") or {}).get("ports") or ()]
+    live_ports = (svc.get("spec") or {}).get("ports") or []
+    live = [_port_key(p) for p in live_ports]
     if live == [_port_key(p) for p in action.ports]:
         return Outcome(action.describe(), False, "ports already up to date")
     ports = []
     for p in action.ports_body:
         p.setdefault("targetPort", p.get("port"))
         ports.append(p)
+    ports = keep_node_ports(ports, live_ports)
     patched = ctx.rest.patch("v1", "services", action.namespace, action.service, {"spec": {"ports": ports}})
     if action.cluster:
         text = ", ".join(f"{p.get('name')}:{p.get('port')}" for p in ports)

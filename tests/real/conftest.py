@@ -1,0 +1,61 @@
+"""Fixtures for the real backend: one loopback control plane per session, deploy/ applied, a namespace per test."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from gitops_kd.kube.rest import RestClient
+from gitops_kd.testing import wait_for
+from tests.real.controlplane import ROOT, ControlPlane
+from tests.real.kubeconfig import write_kubeconfig
+
+
+@pytest.fixture(scope="session")
+def real_cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """etcd + kube-apiserver + kube-controller-manager v1.20.2, stopped at the end of the session."""
+    with ControlPlane(tmp_path_factory.mktemp("realk8s")) as cp:
+        yield cp
+
+
+@pytest.fixture
+def real_ns(real_cp: ControlPlane) -> Iterator[str]:
+    """A new namespace, deleted afterwards (the namespace controller empties it)."""
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    core = client.CoreV1Api(real_cp.api_client())
+    core.create_namespace({"metadata": {"name": name}})
+    yield name
+    core.delete_namespace(name)
+
+
+@pytest.fixture
+def real_rest(real_cp: ControlPlane) -> RestClient:
+    """gitops-kd's own RestClient as the admin."""
+    return RestClient(real_cp.api_client())
+
+
+@pytest.fixture(scope="session")
+def gitops_kd_kubeconfig(real_cp: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packaged CRDs and `kubectl apply -k deploy/` applied; a kubeconfig with the gitops-kd
+    ServiceAccount's token (k8s 1.20's token controller makes its Secret)."""
+    for crd in sorted((ROOT / "gitops_kd" / "crds").glob("*.yaml")):
+        real_cp.kubectl("apply", "-f", str(crd))
+    real_cp.kubectl("apply", "-k", str(ROOT / "deploy"))
+    core = client.CoreV1Api(real_cp.api_client())
+
+    def token() -> str | None:
+        sa = core.read_namespaced_service_account("gitops-kd", "gitops-kd-system")
+        for ref in sa.secrets or ():
+            secret = core.read_namespaced_secret(ref.name, "gitops-kd-system")
+            if secret.data and "token" in secret.data:
+                return base64.b64decode(secret.data["token"]).decode()
+        return None
+    assert real_cp.pki is not None
+    return write_kubeconfig(tmp_path_factory.mktemp("gitops-kd-sa") / "kubeconfig", real_cp.server,
+                            real_cp.pki.ca.cert, token=wait_for("the gitops-kd ServiceAccount's token", token, 60))
+

@@ -349,7 +349,7 @@ def alerts(events: Iterable[Obj], *, limit: int = 10) -> list[dict[str, Any]]:
 
 
 def cluster_events(events: Iterable[Obj], kdcluster: Obj | None, rollout: Obj | None,
-                   member_names: Iterable[str], *, limit: int = 20) -> list[dict[str, Any]]:
+                   member_names: Iterable[str], *, limit: int = 15) -> list[dict[str, Any]]:
     """The newest events about the cluster, its KDRollout or one of its member objects."""
     namespace = _text(_meta(kdcluster or rollout).get("namespace"))
     names = {_text(_meta(kdcluster or rollout).get("name")), *member_names}

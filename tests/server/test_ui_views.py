@@ -78,7 +78,7 @@ def test_roles_in_upgrade_order_highest_ordinal_first(ui_objects: Any) -> None:
 def test_data_rule_of_every_persisted_directory(ui_objects: Any) -> None:
     o = ui_objects
     ro = o.rollout()
-    rules, source = views.data_rules(ro, o.kdapp())
+    _rules, source = views.data_rules(ro, o.kdapp())
     assert source == "upgrade 1.0.0 -> 2.0.0"
     kd = o.kdcluster()
     objects = {"statefulsets": [o.sts("controller", 1, "ctl-new")], "pods": [], "services": [], "pvcs": []}

@@ -33,7 +33,7 @@ class UiAuth:
     realm: str = "gitops-kd"
 
     @classmethod
-    def parse(cls, text: str, source: str = "auth file") -> "UiAuth":
+    def parse(cls, text: str, source: str = "auth file") -> UiAuth:
         tokens: list[str] = []
         basic: list[tuple[str, str]] = []
         for number, raw in enumerate(text.splitlines(), 1):
@@ -56,7 +56,7 @@ class UiAuth:
         return cls(tuple(tokens), tuple(basic))
 
     @classmethod
-    def load(cls, path: str | Path) -> "UiAuth":
+    def load(cls, path: str | Path) -> UiAuth:
         try:
             text = Path(path).read_text()
         except OSError as exc:

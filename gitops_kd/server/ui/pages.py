@@ -74,7 +74,8 @@ def _table(caption: str, headers: Sequence[str], rows: Iterable[str], *, cls: st
             f"<tbody>{body}</tbody></table></div>")
 
 
-def _controller_line(info: Mapping[str, Any]) -> str:
+def controller_line(info: Mapping[str, Any]) -> str:
+    """What the controller follows in Git: repository, branch, the commit it last applied, a newer head."""
     if not info:
         return ""
     parts = []
@@ -82,9 +83,9 @@ def _controller_line(info: Mapping[str, Any]) -> str:
         parts.append(f"Git <code>{esc(info['repo'])}</code>" + (f" branch <code>{esc(info['branch'])}</code>"
                                                                  if info.get("branch") else ""))
     if info.get("appliedCommit"):
-        parts.append(f"applied {_commit(info['appliedCommit'])}")
+        parts.append(f"last applied commit {_commit(info['appliedCommit'])}")
     if info.get("headCommit") and info.get("headCommit") != info.get("appliedCommit"):
-        parts.append(f"branch head {_commit(info['headCommit'])}")
+        parts.append(f"branch head {_commit(info['headCommit'])} (not applied yet, or refused)")
     return f"<p class=\"controller\">{' &middot; '.join(parts)}</p>" if parts else ""
 
 
@@ -180,7 +181,10 @@ def cluster_fragment(view: Mapping[str, Any]) -> str:
              ("Wave", esc(view["wave"])), ("Git revision", _commit(view["commit"])),
              ("Progress", _progress(view["podsDone"], view["podsTotal"], "pods done")),
              ("Step", _or_dash(view["step"]))]
-    out.append("<dl class=\"facts\">" + "".join(f"<div><dt>{esc(k)}</dt><dd>{v}</dd></div>" for k, v in facts) + "</dl>")
+    wide = ' class="wide"'
+    out.append("<dl class=\"facts\">" + "".join(
+        f"<div{wide if k in ('Health', 'Step') else ''}><dt>{esc(k)}</dt><dd>{v}</dd></div>"
+        for k, v in facts) + "</dl>")
     if view.get("revert"):
         failure = view.get("failure") or {}
         pushed = (f"<p>gitops-kd pushed the revert {_commit(failure['revertCommit'])}.</p>"
@@ -254,7 +258,7 @@ def history_fragment(view: Mapping[str, Any]) -> str:
 
 
 def document(title: str, heading: str, fragment: str, summary: str, *, live_url: str, refresh_ms: int,
-             info: Mapping[str, Any], crumbs: Sequence[tuple[str, str]] = ()) -> str:
+             crumbs: Sequence[tuple[str, str]] = ()) -> str:
     nav = "".join(f"<li><a href=\"{esc(url)}\">{esc(text)}</a></li>" for text, url in crumbs)
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -264,7 +268,7 @@ def document(title: str, heading: str, fragment: str, summary: str, *, live_url:
         f"<body data-live=\"{esc(live_url)}\" data-refresh=\"{int(refresh_ms)}\">"
         "<a class=\"skip\" href=\"#main\">Skip to content</a>"
         "<header><nav aria-label=\"Breadcrumb\"><ol class=\"crumbs\">"
-        f"<li><a href=\"{PREFIX}/\">gitops-kd fleet</a></li>{nav}</ol></nav>{_controller_line(info)}</header>"
+        f"<li><a href=\"{PREFIX}/\">gitops-kd fleet</a></li>{nav}</ol></nav></header>"
         f"<main id=\"main\" tabindex=\"-1\"><h1>{esc(heading)}</h1>"
         f"<p id=\"announce\" class=\"announce\" aria-live=\"polite\" aria-atomic=\"true\">{esc(summary)}</p>"
         f"<div id=\"live\">{fragment}</div></main>"

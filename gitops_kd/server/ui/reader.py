@@ -41,7 +41,8 @@ def _namespaces(scope: str | Collection[str] | None) -> list[str | None]:
         return [None]
     if isinstance(scope, str):
         return [scope]
-    return sorted(scope)
+    out: list[str | None] = [*sorted(scope)]
+    return out
 
 
 def _merge(parts: Iterable[Fleet]) -> Fleet:

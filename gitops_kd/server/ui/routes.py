@@ -47,7 +47,7 @@ class UiConfig:
     reader: UiReader
     auth: UiAuth | None = None
     refresh_seconds: float = 2.0
-    info: Callable[[], Mapping[str, Any]] = field(default=lambda: {})
+    info: Callable[[], Mapping[str, Any]] = field(default=dict)
     subject: Callable[[str], str | None] = field(default=lambda _sha: None)
 
 
@@ -74,7 +74,7 @@ def auth_middleware(auth: UiAuth | None) -> Callable[..., Awaitable[web.StreamRe
 def _info(config: UiConfig) -> dict[str, Any]:
     try:
         return dict(config.info())
-    except Exception:  # noqa: BLE001 - the header line is optional
+    except Exception:
         log.debug("ui: controller info failed", exc_info=True)
         return {}
 
@@ -85,7 +85,7 @@ async def _snapshot(request: web.Request) -> Snapshot:
         return await asyncio.get_running_loop().run_in_executor(None, reader.snapshot)
     except ApiException as exc:
         raise _error(503, f"reading the cluster failed: {exc.status} {exc.reason}") from exc
-    except Exception as exc:  # noqa: BLE001 - the API server unreachable
+    except Exception as exc:
         raise _error(503, f"reading the cluster failed: {type(exc).__name__}") from exc
 
 
@@ -160,11 +160,12 @@ def _page(build: Callable[[web.Request], Awaitable[Page]]) -> Callable[[web.Requ
     async def handler(request: web.Request) -> web.Response:
         config = request.app[CONFIG_KEY]
         title, heading, _view, fragment, summary, crumbs = await build(request)
+        fragment = pages.controller_line(_info(config)) + fragment
         api = PREFIX + "/api" + request.path[len(PREFIX):]
         if api.endswith("/api/"):
             api = api[:-1] + "/fleet"
         html = pages.document(title, heading, fragment, summary, live_url=api,
-                              refresh_ms=int(config.refresh_seconds * 1000), info=_info(config), crumbs=crumbs)
+                              refresh_ms=int(config.refresh_seconds * 1000), crumbs=crumbs)
         return web.Response(text=html, content_type="text/html", charset="utf-8", headers=HEADERS)
     return handler
 
@@ -175,6 +176,7 @@ def _json(build: Callable[[web.Request], Awaitable[Page]]) -> Callable[[web.Requ
             _title, _heading, view, fragment, summary, _crumbs = await build(request)
         except web.HTTPException as exc:
             return web.json_response({"error": exc.reason, "status": exc.status}, status=exc.status, headers=HEADERS)
+        fragment = pages.controller_line(_info(request.app[CONFIG_KEY])) + fragment
         body = json.dumps({"data": view, "html": fragment, "summary": summary})
         return web.Response(text=body, content_type="application/json", headers=HEADERS)
     return handler

@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from gitops_kd.health import ClusterHealth
 from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
 from gitops_kd.kd import layout
+from gitops_kd.plan.waves import parse_time
 from gitops_kd.render.template import dir_actions
-from gitops_kd.spec.model import UPGRADE_ANNOTATION, WAVE_LABEL, KDApp
 from gitops_kd.spec.loader import load_manifests
+from gitops_kd.spec.model import UPGRADE_ANNOTATION, WAVE_LABEL, KDApp
 from gitops_kd.spec.upgrade import MIGRATE, PersistRules, UpgradeSpec, order_roles
 
 Obj = Mapping[str, Any]
@@ -127,7 +128,7 @@ def persisted_dirs(kdapp: Obj | None, role_id: str, model: KDApp | None = None) 
         except Exception:  # noqa: BLE001 - a role the app does not have
             return ()
     spec = _spec(kdapp)
-    role = next((r for r in spec.get("roles") or () if r.get("id") == role_id), {})
+    role: Mapping[str, Any] = next((r for r in spec.get("roles") or () if r.get("id") == role_id), {})
     own = role.get("persistDirs")
     return tuple(str(d) for d in (own if own is not None else spec.get("defaultPersistDirs") or ()))
 
@@ -147,18 +148,8 @@ def data_rules(rollout: Obj | None, kdapp: Obj | None) -> tuple[PersistRules | N
             if stanza is not None:
                 return stanza.rule_for_downgrade_to(target), f"downgrade {source} -> {target}"
     except Exception:  # noqa: BLE001 - a version that does not parse: no rules
-        pass
+        return None, "no upgrade rules (the versions do not parse)"
     return None, "no upgrade rules (data kept)"
-
-
-def _parse_time(text: Any) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
 
 def _ready(pod: Obj) -> bool:
@@ -184,7 +175,7 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
     active = phase in ACTIVE_PHASES
     direction = _text(status.get("direction"))
     target = _text(status.get("targetVersion") or _spec(rollout).get("targetVersion"))
-    started = _parse_time(status.get("startedAt"))
+    started = parse_time(status.get("startedAt"))
     progress_of: Mapping[str, Any] = status.get("pods") or {}
     stanza = stanza_of(kdapp) if direction == "upgrade" else None
     rules, _source = data_rules(rollout, kdapp)
@@ -243,7 +234,7 @@ def _pod_state(pod: Obj | None, *, active: bool, direction: str, target: str, st
     revision = _text(_labels(pod).get(layout.REVISION_LABEL))
     if not active:
         return (DONE, "Ready") if _ready(pod) else (RECREATED, "not Ready")
-    created = _parse_time(_meta(pod).get("creationTimestamp"))
+    created = parse_time(_meta(pod).get("creationTimestamp"))
     older = started is not None and created is not None and created < started
     if direction in ("upgrade", "downgrade") and (older or not settled or (update_revision and revision != update_revision)):
         return OUTDATED, f"revision {revision or '?'}; the target is {update_revision or 'not rendered yet'}"
@@ -260,10 +251,10 @@ def _pod_state(pod: Obj | None, *, active: bool, direction: str, target: str, st
         return MIGRATION, "migrating " + ", ".join(pending)
     if stanza is not None and stanza.post_upgrade is not None and stanza.post_upgrade.applies_to(role_id) \
             and not mine.get("hookDone"):
-        return HOOK, "post-upgrade hook not done yet"
+        return HOOK, "hookDone not yet recorded in the KDRollout"
     if stanza is not None and stanza.gate is not None and stanza.gate.applies_to(role_id) \
             and not mine.get("gatePassed"):
-        return GATE, "upgrade gate not passed yet"
+        return GATE, "gatePassed not yet recorded in the KDRollout"
     return DONE, f"Ready at revision {revision}, steps done"
 
 
@@ -449,7 +440,7 @@ def cluster_view(health: ClusterHealth, rollout: Obj | None, kdcluster: Obj | No
 
 
 def _duration(started: str | None, finished: str | None) -> str | None:
-    a, b = _parse_time(started), _parse_time(finished)
+    a, b = parse_time(started), parse_time(finished)
     if a is None or b is None:
         return None
     seconds = int((b - a).total_seconds())

@@ -96,7 +96,13 @@ def fetch(rest: RestClient, namespace: str | None, name: str | None = None, *,
     if "persistentvolumeclaims" not in forbidden:
         for key in keys:
             pvcs = members["pvcs"].setdefault(key, [])
-            pvcs.extend(_unlabelled_pvcs(rest, kdclusters.get(key), pvcs))
+            try:
+                pvcs.extend(_unlabelled_pvcs(rest, kdclusters.get(key), pvcs))
+            except ApiException as exc:
+                if not (tolerate_forbidden and _forbidden(exc)):
+                    raise
+                forbidden.append("persistentvolumeclaims (get)")
+                break
     return Fleet(keys, rollouts, kdclusters, members, forbidden)
 
 

@@ -165,10 +165,12 @@ def _track(state: str, stage: str) -> str:
 
 def cluster_summary(view: Mapping[str, Any]) -> str:
     text = (f"{view['name']}: {view['phase'] or 'no rollout'}, {view['podsDone']} of {view['podsTotal']} pods done")
-    cells = [f"{p['name']} {p['state']}" for r in view["roles"] for p in r["pods"]]
+    # only the pods on the move: a screen reader hears what changed, not the whole fleet of pods
+    cells = [f"{p['name']} {p['state']}" for r in view["roles"] for p in r["pods"]
+             if p["state"] not in ("done", "outdated")]
     if view.get("revert"):
         text += f". Stalled ({view['stalledReason']}); to roll back run {view['revert']}"
-    return text + ". " + ", ".join(cells)
+    return text + (". " + ", ".join(cells) if cells else "")
 
 
 def cluster_fragment(view: Mapping[str, Any]) -> str:

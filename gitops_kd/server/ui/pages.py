@@ -136,7 +136,7 @@ def fleet_fragment(view: Mapping[str, Any]) -> str:
                 rows.append(
                     f"<tr data-cluster=\"{esc(c['namespace'])}/{esc(c['name'])}\" data-wave=\"{wave['wave']}\">"
                     f"<th scope=\"row\"><a href=\"{esc(cluster_url(c['namespace'], c['name']))}\">{esc(c['name'])}</a></th>"
-                    f"<td>{_version(c['liveVersion'], c['targetVersion'])}</td>"
+                    f"<td class=\"ver\">{_version(c['liveVersion'], c['targetVersion'])}</td>"
                     f"<td>{_badge('sync', c['sync'])}</td>"
                     f"<td>{_badge('health', c['health'])}<span class=\"msg\">{esc(c['healthMessage'])}</span></td>"
                     f"<td>{_badge('phase', c['phase'])}</td>"

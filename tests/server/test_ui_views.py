@@ -126,3 +126,12 @@ def test_history_newest_first_with_subject_and_duration(ui_objects: Any) -> None
     assert view["entries"][0]["result"] == "InProgress" and view["entries"][0]["subject"] is None
     assert entry["subject"] == "hello 2.0.0" and entry["duration"] == "1m05s" and entry["result"] == "Succeeded"
     assert view["clusters"] == 2
+
+
+def test_a_rebuild_replaces_only_pods_running_another_image(ui_objects: Any) -> None:
+    o = ui_objects
+    stale = o.pod("controller", 0, "ctl-old")  # image gitops-kd/hello:x, the app asks for gitops-kd/hello:2.0.0
+    assert controller_state(o, stale, direction="rebuild")[0] == "outdated"
+    fresh = o.pod("controller", 0, "ctl-old")
+    fresh["spec"]["containers"][0]["image"] = "gitops-kd/hello:2.0.0"
+    assert controller_state(o, fresh, direction="rebuild")[0] == "done"

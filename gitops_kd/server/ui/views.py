@@ -199,13 +199,14 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
         names |= {n for n, p in pods_by_name.items() if _labels(p).get(layout.ROLE_LABEL) == role_id}
         migrate_dirs = [d for d, a in dir_actions(persisted_dirs(kdapp, role_id, model), rules) if a == MIGRATE] \
             if direction == "upgrade" else []
+        want_image = _role_image(model, role_id)
         cells = []
         for name in sorted(names, key=_ordinal, reverse=True):
             pod = pods_by_name.get(name)
             state, detail = _pod_state(pod, active=active, direction=direction, target=target, started=started,
                                        update_revision=update_revision, settled=settled,
                                        progress=progress_of.get(name) or {}, migrate_dirs=migrate_dirs,
-                                       stanza=stanza, role_id=role_id, name=name)
+                                       stanza=stanza, role_id=role_id, name=name, want_image=want_image)
             cells.append({"name": name, "ordinal": _ordinal(name), "state": state, "stage": state, "detail": detail,
                           "revision": _text(_labels(pod or {}).get(layout.REVISION_LABEL)) or None,
                           "ready": bool(pod is not None and _ready(pod)),
@@ -217,6 +218,13 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
     return roles
 
 
+def _role_image(model: KDApp | None, role_id: str) -> str | None:
+    try:
+        return model.role(role_id).image if model is not None else None
+    except KeyError:
+        return None
+
+
 def _image(pod: Obj | None) -> str | None:
     for c in _spec(pod).get("containers") or ():
         if c.get("name") == layout.APP_CONTAINER:
@@ -226,7 +234,7 @@ def _image(pod: Obj | None) -> str | None:
 
 def _pod_state(pod: Obj | None, *, active: bool, direction: str, target: str, started: datetime | None,
                update_revision: str, settled: bool, progress: Mapping[str, Any], migrate_dirs: Sequence[str],
-               stanza: UpgradeSpec | None, role_id: str, name: str) -> tuple[str, str]:
+               stanza: UpgradeSpec | None, role_id: str, name: str, want_image: str | None) -> tuple[str, str]:
     if pod is None:
         return DELETED, "absent: the StatefulSet recreates it"
     if _meta(pod).get("deletionTimestamp"):
@@ -235,11 +243,15 @@ def _pod_state(pod: Obj | None, *, active: bool, direction: str, target: str, st
     if not active:
         return (DONE, "Ready") if _ready(pod) else (RECREATED, "not Ready")
     created = parse_time(_meta(pod).get("creationTimestamp"))
+    # A pod created before the attempt started is outdated even while its revision still is the StatefulSet's
+    # update revision: the template is patched after the attempt starts (plan/pods.outdated sees the pending
+    # patch in the diff; the UI, which has no desired state, sees it in the times).
     older = started is not None and created is not None and created < started
     if direction in ("upgrade", "downgrade") and (older or not settled or (update_revision and revision != update_revision)):
         return OUTDATED, f"revision {revision or '?'}; the target is {update_revision or 'not rendered yet'}"
-    if direction in ("rebuild", "adopt") and update_revision and revision != update_revision:
-        return OUTDATED, f"revision {revision or '?'}"
+    image = _image(pod)
+    if direction in ("rebuild", "adopt") and image and want_image and image != want_image:
+        return OUTDATED, f"runs {image}; the app asks for {want_image}"  # as plan/pods.outdated (stale_image)
     if not _ready(pod):
         return RECREATED, f"revision {revision}, waiting for Ready"
     if direction != "upgrade":

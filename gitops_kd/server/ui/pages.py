@@ -248,7 +248,7 @@ def history_fragment(view: Mapping[str, Any]) -> str:
         result = esc(e["result"]) + (f" ({esc(e['reason'])})" if e.get("reason") else "")
         if e.get("revertCommit"):
             result += f" by {_commit(e['revertCommit'])}"
-        rows.append(f"<tr class=\"result-{esc(str(e['result']).lower())}\">"
+        rows.append(f"<tr data-result=\"{esc(e['result'])}\">"
                     f"<th scope=\"row\">{esc(e['version'])}</th><td>{_or_dash(e['fromVersion'])}</td>"
                     f"<td><a href=\"{esc(cluster_url(e['namespace'], e['cluster']))}\">{esc(e['cluster'])}</a></td>"
                     f"<td>{_commit(e['commit'])}</td><td>{_or_dash(e['subject'])}</td>"

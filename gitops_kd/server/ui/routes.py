@@ -161,7 +161,7 @@ def _page(build: Callable[[web.Request], Awaitable[Page]]) -> Callable[[web.Requ
         config = request.app[CONFIG_KEY]
         title, heading, _view, fragment, summary, crumbs = await build(request)
         fragment = pages.controller_line(_info(config)) + fragment
-        api = PREFIX + "/api" + request.path[len(PREFIX):]
+        api = PREFIX + "/api" + request.rel_url.raw_path[len(PREFIX):]
         if api.endswith("/api/"):
             api = api[:-1] + "/fleet"
         html = pages.document(title, heading, fragment, summary, live_url=api,
@@ -188,7 +188,7 @@ async def _static(request: web.Request) -> web.Response:
         raise web.HTTPNotFound()
     data = resources.files("gitops_kd.server.ui").joinpath("static", name).read_bytes()
     return web.Response(body=data, content_type=STATIC[name],
-                        headers={**HEADERS, "Cache-Control": "public, max-age=300"})
+                        headers={**HEADERS, "Cache-Control": "private, max-age=300"})
 
 
 async def _redirect(_request: web.Request) -> web.Response:

@@ -141,11 +141,17 @@ def _wait(progress: Progress, live: Live, title: str, version: str, timeout: flo
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where the cluster, repo and kubeconfig go (default: a new temp dir).")
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds allowed per phase.")
-def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: float) -> None:
-    """Start an embedded cluster, deploy hello 1.0.0 from Git, then commit 2.0.0 and watch the live upgrade."""
+@click.option("--listen", default="127.0.0.1:8080", show_default=True,
+              help='Address of the controller\'s endpoints and web UI (/ui); a busy port falls back to a free one; '
+                   '"off" for none.')
+def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: float, listen: str) -> None:
+    """Start an embedded cluster, deploy hello 1.0.0 from Git, then commit 2.0.0 and watch the live upgrade
+    (also in the web UI at http://127.0.0.1:8080/ui/ by default)."""
+    from gitops_kd.cli.run import parse_listen
     from gitops_kd.cli.sim import embedded_cluster
     from gitops_kd.controller import Controller
     from gitops_kd.execute.podexec import PodExec
+    from gitops_kd.server.ui import UiSettings
     from gitops_kd.source import GitSource
 
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
@@ -167,7 +173,11 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         repo = make_repo(template, base / "repo")
         console.print(f"[bold]embedded cluster[/] at {cluster.url}; Git repo {repo}")
         source = GitSource(f"file://{repo}", "main", base / "source-cache")
-        controller = Controller(source, cluster.api_client(), namespace=NS, poll_interval=1.0).start()
+        address = _free_or_any(parse_listen(listen))
+        controller = Controller(source, cluster.api_client(), namespace=NS, poll_interval=1.0, listen=address,
+                                ui=UiSettings(refresh_seconds=1.0)).start()
+        if controller.http is not None:
+            console.print(f"[bold]web UI[/] (read-only, live): {controller.http.url}/ui/")
         rest = RestClient(cluster.api_client())
         progress = Progress(rest, console)
 
@@ -188,6 +198,8 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         console.print(f"[bold green]done[/] in {time.monotonic() - started:.1f}s")
         console.print(f"kubeconfig: {cluster.kubeconfig}")
         console.print(f"look around:  kubectl --kubeconfig {cluster.kubeconfig} get kdro,kdc,sts,pods,svc")
+        if controller.http is not None:
+            console.print(f"web UI:       {controller.http.url}/ui/  (fleet, cluster hello-dev, history of hello)")
         if keep:
             console.print("serving until Ctrl-C ...")
             stop = threading.Event()
@@ -205,6 +217,20 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         cluster.stop()
         if state_dir is None:
             shutil.rmtree(base, ignore_errors=True)
+
+
+def _free_or_any(address: tuple[str, int] | None) -> tuple[str, int] | None:
+    """The address, or the same host with port 0 (a free port) when something already listens there."""
+    import socket
+
+    if address is None or address[1] == 0:
+        return address
+    with socket.socket() as probe:
+        try:
+            probe.bind(address)
+        except OSError:
+            return address[0], 0
+    return address
 
 
 def _show_result(console: Console, rest: RestClient, pod_exec: Any) -> None:

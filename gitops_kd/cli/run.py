@@ -83,7 +83,14 @@ def setup_logging(level: str) -> None:
                    "namespaces are skipped. Without --lease-name the Lease is gitops-kd-<hash of the set>.")
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Git poll interval in seconds.")
 @click.option("--listen", default="127.0.0.1:8080", show_default=True,
-              help='HTTP endpoints (/webhook, /healthz, /readyz) address, "off" to disable.')
+              help='HTTP endpoints (/webhook, /healthz, /readyz, /metrics, /ui) address, "off" to disable.')
+@click.option("--ui/--no-ui", "ui", default=True, show_default=True,
+              help="Serve the read-only web UI under /ui on the --listen address (docs/ui.md).")
+@click.option("--ui-auth-file", type=click.Path(dir_okay=False), default=None,
+              help="File of UI credentials ('bearer <token>' / 'basic <user>:<password>' lines, e.g. a mounted "
+                   "Secret): /ui then answers 401 without one. Without it /ui is open like /metrics.")
+@click.option("--ui-refresh", type=click.FloatRange(min=0.2), default=2.0, show_default=True,
+              help="Seconds between the UI pages' live updates.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Where the Git clone lives (default: a temp dir). Only a cache: what is applied is "
                    "recorded in the cluster, in the GitOpsKDSource named after the Lease.")
@@ -116,7 +123,8 @@ def setup_logging(level: str) -> None:
 @click.option("--log-level", default="info", show_default=True)
 def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, watch_namespaces: tuple[str, ...], interval: float,
-            listen: str, cache_dir: str | None, webhook_secret_file: str | None, wave_soak: float, prune: bool,
+            listen: str, ui: bool, ui_auth_file: str | None, ui_refresh: float, cache_dir: str | None,
+            webhook_secret_file: str | None, wave_soak: float, prune: bool,
             drift_policy: str,
             drift_webhook: str | None, drift_ignore: str | None, leader_elect: bool, lease_name: str,
             lease_namespace: str | None, trusted_keys: tuple[str, ...], allow_force_push: bool,
@@ -132,6 +140,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     scope = watch_scope(namespace, all_namespaces, watch_namespaces)
     lease_name = _lease_name(lease_name, watch_namespaces)
     address = parse_listen(listen)
+    ui_settings = _ui_settings(ui, ui_auth_file, ui_refresh)
     secret = None
     if webhook_secret_file:
         from gitops_kd.server.webhook import load_secret
@@ -158,7 +167,8 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
                          ignore_file=drift_ignore, wave_soak_seconds=wave_soak, prune=prune)
     controller = Controller(source, api_client, namespace=scope,
                             poll_interval=interval, listen=None if leader_elect else address, planner=drift.planner,
-                            metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak, record=record)
+                            metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak, record=record,
+                            ui=ui_settings)
     drift.attach(controller)
     replica = None
     lease_lost = False
@@ -201,9 +211,23 @@ def _lease_name(given: str, watch_namespaces: tuple[str, ...]) -> str:
     return shard_lease_name(watch_namespaces, given) if watch_namespaces and defaulted else given
 
 
+def _ui_settings(enabled: bool, auth_file: str | None, refresh: float) -> Any:
+    """The UiSettings of --ui/--ui-auth-file/--ui-refresh; the auth file is checked now, not at the first request."""
+    from gitops_kd.server.ui import AuthFileError, UiSettings
+
+    settings = UiSettings(enabled=enabled, auth_file=auth_file, refresh_seconds=refresh)
+    if enabled:
+        try:
+            settings.auth()
+        except AuthFileError as exc:
+            raise click.BadParameter(str(exc), param_hint="--ui-auth-file") from exc
+    return settings
+
+
 def _serving(http: Any) -> None:
     if http is not None:
-        click.echo(f"gitops-kd: serving /webhook, /healthz, /readyz, /metrics on {http.url}", err=True)
+        click.echo(f"gitops-kd: serving /webhook, /healthz, /readyz, /metrics, /ui on {http.url} "
+                   f"(web UI: {http.url}/ui/)", err=True)
 
 
 def _own_namespace(fallback: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,69 +12,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
-from gitops_kd.health import ClusterHealth, HealthStatus, cluster_health
-from gitops_kd.kd import layout
+from gitops_kd.health import ClusterHealth, HealthStatus
 from gitops_kd.kube.rest import RestClient
+from gitops_kd.observe.fleet import collect
 
-ROLLOUT_API, ROLLOUTS = ROLLOUT_API_VERSION, ROLLOUT_PLURAL
-MEMBER_KINDS = (("statefulsets", "apps/v1", "statefulsets"), ("pods", "v1", "pods"),
-                ("services", "v1", "services"), ("pvcs", "v1", "persistentvolumeclaims"))
 FAILING = (HealthStatus.DEGRADED, HealthStatus.MISSING)
 _STYLE = {HealthStatus.HEALTHY: "green", HealthStatus.PROGRESSING: "cyan", HealthStatus.SUSPENDED: "yellow",
           HealthStatus.DEGRADED: "red", HealthStatus.MISSING: "red", HealthStatus.UNKNOWN: "dim"}
 
-Obj = dict[str, Any]
-Key = tuple[str, str]  # (namespace, cluster name)
-
-
-def _key(obj: Obj) -> Key:
-    meta = obj.get("metadata") or {}
-    return meta.get("namespace") or "", meta.get("name") or ""
-
-
-def _members_by_cluster(rest: RestClient, namespace: str | None, selector: str) -> dict[str, dict[Key, list[Obj]]]:
-    """For each member kind, its objects labelled with a KDCluster, grouped by (namespace, cluster)."""
-    out: dict[str, dict[Key, list[Obj]]] = {}
-    for field, api_version, plural in MEMBER_KINDS:
-        grouped: dict[Key, list[Obj]] = defaultdict(list)
-        for obj in rest.list(api_version, plural, namespace, label_selector=selector).get("items") or []:
-            meta = obj.get("metadata") or {}
-            grouped[(meta.get("namespace") or "", (meta.get("labels") or {}).get(layout.CLUSTER_LABEL, ""))].append(obj)
-        out[field] = grouped
-    return out
-
-
-def _unlabelled_pvcs(rest: RestClient, kdcluster: Obj | None, found: list[Obj]) -> list[Obj]:
-    """PVCs KubeDirector's status names that the label selector did not return (fetched one by one)."""
-    namespace, _ = _key(kdcluster or {})
-    have = {(o.get("metadata") or {}).get("name") for o in found}
-    names = [m.get("pvc") for r in ((kdcluster or {}).get("status") or {}).get("roles") or []
-             for m in r.get("members") or [] if m.get("pvc") and m.get("pvc") not in have]
-    return [obj for n in names if (obj := rest.get_or_none("v1", "persistentvolumeclaims", namespace, n)) is not None]
-
-
-def collect(rest: RestClient, namespace: str | None, name: str | None = None) -> list[ClusterHealth]:
-    """The health of each managed KDCluster in `namespace` (None: all), or of the one named `name`
-    (also when it has no KDRollout). A fixed number of LIST calls, whatever the number of clusters."""
-    selector = f"{layout.CLUSTER_LABEL}={name}" if name else layout.CLUSTER_LABEL
-    if name:
-        rollout = rest.get_or_none(ROLLOUT_API, ROLLOUTS, namespace, name)
-        rollouts = {_key(rollout): rollout} if rollout else {}
-        found = rest.get_or_none(layout.API_VERSION, layout.KDCLUSTER_PLURAL, namespace, name)
-        kdclusters = {_key(found): found} if found else {}
-    else:
-        rollouts = {_key(o): o for o in rest.list(ROLLOUT_API, ROLLOUTS, namespace).get("items") or []}
-        kdclusters = {_key(o): o for o in
-                      rest.list(layout.API_VERSION, layout.KDCLUSTER_PLURAL, namespace).get("items") or []}
-    keys = sorted(set(rollouts) | (set(kdclusters) if name else set()))
-    members = _members_by_cluster(rest, namespace, selector)
-    out = []
-    for key in keys:
-        objects = {field: members[field].get(key, []) for field in members}
-        objects["pvcs"] = objects["pvcs"] + _unlabelled_pvcs(rest, kdclusters.get(key), objects["pvcs"])
-        out.append(cluster_health(rollouts.get(key), kdclusters.get(key), **objects))
-    return out
+__all__ = ["collect", "command", "render_clusters", "render_objects"]
 
 
 def _health_cell(status: HealthStatus) -> str:

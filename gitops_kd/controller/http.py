@@ -1,4 +1,4 @@
-"""The controller's HTTP endpoints (aiohttp): POST /webhook (poll now), GET /healthz, GET /readyz.
+"""The controller's HTTP endpoints (aiohttp): POST /webhook (poll now), GET /healthz, GET /readyz, /ui.
 
 `make_app(target)` returns a plain aiohttp Application, so more routes and middlewares (HMAC
 verification of webhooks, /metrics) can be added to it before `HttpServer(app, ...)` starts it.
@@ -48,14 +48,20 @@ async def readyz(request: web.Request) -> web.Response:
 
 
 def make_app(target: Triggerable, *, middlewares: tuple = (), webhook_secret: bytes | None = None,
-             branch: str | None = None, metrics: Any = None) -> web.Application:
+             branch: str | None = None, metrics: Any = None, ui: Any = None) -> web.Application:
     """The Application with /webhook, /healthz, /readyz (and /metrics with `metrics`); add routes before serving.
 
     With `webhook_secret`, /webhook is gitops_kd.server.webhook's handler: GitHub X-Hub-Signature-256
     (or X-Gitlab-Token) verified, push events of `branch` only; without it any POST triggers a poll.
     `metrics` is a gitops_kd.server.metrics.ControllerMetrics served on GET /metrics.
+    `ui` is a gitops_kd.server.ui.UiConfig: the read-only web UI under /ui (docs/ui.md).
     """
-    app = web.Application(middlewares=list(middlewares))
+    extra: list[Any] = []
+    if ui is not None:
+        from gitops_kd.server.ui import auth_middleware
+
+        extra.append(auth_middleware(ui.auth))
+    app = web.Application(middlewares=[*middlewares, *extra])
     app[TARGET_KEY] = target
     if webhook_secret is not None:
         from gitops_kd.server.webhook import make_webhook_handler
@@ -70,6 +76,10 @@ def make_app(target: Triggerable, *, middlewares: tuple = (), webhook_secret: by
         from gitops_kd.server.metrics import make_metrics_handler
 
         app.router.add_get("/metrics", make_metrics_handler(metrics))
+    if ui is not None:
+        from gitops_kd.server.ui import add_ui_routes
+
+        add_ui_routes(app, ui)
     return app
 
 
@@ -108,7 +118,7 @@ class HttpServer:
         started.wait(30)
         if errors:
             raise RuntimeError(f"cannot listen on {self.host}:{self.port}: {errors[0]}") from errors[0]
-        log.info("HTTP endpoints on %s (/webhook, /healthz, /readyz)", self.url)
+        log.info("HTTP endpoints on %s (/webhook, /healthz, /readyz, /metrics, /ui)", self.url)
         return self
 
     async def _start(self) -> None:

@@ -44,7 +44,8 @@ class Replica:
         controller.set_fence(lambda: self.elector.is_leader)  # a deposed or frozen leader writes and execs nothing
         self.http: HttpServer | None = None
         if listen is not None:
-            app = make_app(self, webhook_secret=webhook_secret, branch=controller.source.branch, metrics=metrics)
+            app = make_app(self, webhook_secret=webhook_secret, branch=controller.source.branch, metrics=metrics,
+                           ui=controller.ui_config())
             self.http = HttpServer(app, *listen)
         self._campaigning = False
         self._stopping = False

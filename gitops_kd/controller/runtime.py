@@ -56,6 +56,7 @@ class Controller:
     `record` (controller/instance.py) is the instance's GitOpsKDSource: read before the first poll and
     reconcile (its applied commit and force-push baseline replace the local cache's), written at each
     transition; without it the local state file alone says what was applied (tests, embedded use).
+    `ui` (a gitops_kd.server.ui.UiSettings) serves the read-only web UI under /ui next to the endpoints.
     """
 
     def __init__(self, source: GitSource, api_client: ApiClient, *,
@@ -64,10 +65,12 @@ class Controller:
                  planner: Callable[..., Plan] | None = None, now: Callable[[], datetime] = _utcnow,
                  on_action: Callable[[Action, Outcome], None] | None = None, metrics: Any = None,
                  webhook_secret: bytes | None = None, wave_soak_seconds: float = 0.0,
-                 record: InstanceRecord | None = None) -> None:
+                 record: InstanceRecord | None = None, ui: Any = None) -> None:
         self.source = source
         self.record = record
         self._stopping = threading.Event()
+        self._api_client = api_client
+        self._ui = ui  # gitops_kd.server.ui.UiSettings, or None: no /ui
         self.namespace = namespace
         self.scope = Scope.of(namespace)
         self._scoped: dict[str, tuple[DesiredState, Scoped]] = {}  # by commit: desired, restricted to the scope
@@ -113,7 +116,8 @@ class Controller:
         self.queue.start()
         self.poller.start()
         if self._listen is not None:
-            app = make_app(self, webhook_secret=self._webhook_secret, branch=self.source.branch, metrics=self.metrics)
+            app = make_app(self, webhook_secret=self._webhook_secret, branch=self.source.branch, metrics=self.metrics,
+                           ui=self.ui_config())
             self.http = HttpServer(app, *self._listen).start()
         log.info("controller started: %s@%s, %s", self.source.url, self.source.branch, self.scope.describe())
         return self
@@ -165,6 +169,15 @@ class Controller:
     def desired(self) -> DesiredState | None:
         """The desired state being reconciled (the last commit whose plan was not refused)."""
         return self._applied
+
+    def ui_config(self) -> Any:
+        """The gitops_kd.server.ui.UiConfig for the HTTP app (None when the UI is off): reads with this
+        controller's client, in its scope; Git facts from its source."""
+        if self._ui is None or not self._ui.enabled:
+            return None
+        from gitops_kd.server.ui import ui_config
+
+        return ui_config(self._ui, self._api_client, self.namespace, self.source, auth=self._ui.auth())
 
     def kick(self) -> None:
         """Re-plan now."""

@@ -227,6 +227,19 @@ class GitSource:
         log.log(logging.DEBUG if same else logging.WARNING, "git source poll failed: %s%s", message,
                 " (repeats are logged at debug level until a poll works)" if not same else "")
 
+    @property
+    def last_polled(self) -> str | None:
+        """The branch head seen by the last poll that reached Git (accepted or not), or None."""
+        return self._last_polled
+
+    def commit_subject(self, commit: str) -> str | None:
+        """The subject line of `commit` from the local clone (no fetch), or None when it is not there."""
+        try:
+            with self._lock:
+                return str(self._git.repo.commit(commit).summary)
+        except Exception:  # noqa: BLE001 - unknown commit, no clone yet: the caller shows nothing
+            return None
+
     def mark_applied(self, commit: str) -> None:
         """Record that the desired state of `commit` was applied; persisted in the state file."""
         with self._lock:

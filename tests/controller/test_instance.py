@@ -11,8 +11,9 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.sim.cluster import EmbeddedCluster
 from gitops_kd.status.source import API_VERSION, PLURAL, SourceRecord, source_status
+from kdsim.cluster import EmbeddedCluster
+from tests.kdcluster import embedded_cluster
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SHA = "a" * 40
@@ -49,7 +50,7 @@ def test_status_round_trips() -> None:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
-    with EmbeddedCluster(tmp_path_factory.mktemp("instance"), controllers=False) as c:
+    with embedded_cluster(tmp_path_factory.mktemp("instance"), controllers=False) as c:
         yield c
 
 

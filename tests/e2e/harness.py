@@ -114,10 +114,12 @@ class E2E:
         self.log: list[str] = []
 
     # -- controller ----------------------------------------------------------------------------------
-    def start_controller(self) -> Controller:
+    def start_controller(self, *, listen: tuple[str, int] | None = None, ui: Any = None) -> Controller:
+        """An in-process Controller; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, and with
+        `ui` (a gitops_kd.server.ui.UiSettings) the web UI under /ui on them."""
         source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache")
         self.controller = Controller(source, self.cluster.api_client(), namespace=NS, poll_interval=0.5,
-                                     on_action=lambda a, o: self.log.append(a.describe()))
+                                     on_action=lambda a, o: self.log.append(a.describe()), listen=listen, ui=ui)
         return self.controller.start()
 
     def stop_controller(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -26,6 +27,7 @@ def test_demo_upgrades_hello_and_exits_0(tmp_path: Path) -> None:
     assert out.index("committing examples/hello-2.0.0.yaml") < out.index("UpgradeSucceeded")
     assert out.count("PodReplaced") >= 3 and out.count("HookSucceeded") == 3 and out.count("GatePassed") == 3
     assert "kubeconfig: " in out and "kubectl --kubeconfig" in out
+    assert re.search(r"web UI:\s+http://127\.0\.0\.1:\d+/ui/", out), out[-2000:]
 
 
 def _http(url: str, method: str = "GET", body: bytes | None = None, headers: dict[str, str] | None = None) -> int:
@@ -46,9 +48,12 @@ def _fetch(url: str, method: str = "GET", body: bytes | None = None,
 def test_run_serves_signed_webhook_metrics_and_stops_gracefully(e2e: E2E) -> None:
     secret = e2e.tmp / "webhook-secret"
     secret.write_text("s3cret\n")
+    ui_auth = e2e.tmp / "ui-auth"
+    ui_auth.write_text("basic viewer:look-only\n")
     proc = subprocess.Popen([*CLI, "run", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig),
                              "--interval", "600", "--listen", "127.0.0.1:0", "--cache-dir", str(e2e.tmp / "run-cache"),
-                             "--webhook-secret-file", str(secret), "--leader-elect", "--log-level", "warning"],
+                             "--webhook-secret-file", str(secret), "--leader-elect", "--log-level", "warning",
+                             "--ui-auth-file", str(ui_auth)],
                             stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)  # type: ignore[union-attr]
@@ -71,6 +76,10 @@ def test_run_serves_signed_webhook_metrics_and_stops_gracefully(e2e: E2E) -> Non
         text = wait_for("the Idle phase in /metrics", lambda: (t := _fetch(url + "/metrics"))[0] == 200
                         and idle in t[1] and t[1], 30)
         assert "gitops_kd_leader 1.0" in text
+        assert _http(url + "/ui/") == 401  # the web UI, behind --ui-auth-file
+        viewer = {"Authorization": "Basic " + base64.b64encode(b"viewer:look-only").decode()}
+        status, page = _fetch(url + "/ui/clusters/default/hello-dev", headers=viewer)
+        assert status == 200 and "Cluster hello-dev" in page and 'data-state="done"' in page
         assert 'gitops_kd_upgrade_steps_total{result="success",step="DeletePod"} 3.0' in text
         assert e2e.rest.get("coordination.k8s.io/v1", "leases", "default", "gitops-kd")["spec"]["holderIdentity"]
     finally:

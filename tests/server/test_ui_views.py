@@ -1,0 +1,137 @@
+"""The web UI's views (pure): pod states through the upgrade sequence, waves, alerts, data rules, history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitops_kd.health import cluster_health
+from gitops_kd.server.ui import views
+
+CTL = "kdss-controller-0"
+MIGRATED = {"revision": "ctl-new", "migrationsDone": [f"2.0.0/{CTL}/migrate/var/lib/hello"]}
+
+
+def controller_state(o: Any, pod: dict[str, Any] | None, progress: dict[str, Any] | None = None,
+                     **rollout: Any) -> tuple[str, str]:
+    ro = o.rollout(pods={CTL: progress} if progress else {}, **rollout)
+    pods = [pod] if pod is not None else []
+    roles = views.pod_states(ro, o.kdapp(), o.kdcluster(), [o.sts("controller", 1, "ctl-new")], pods)
+    cell = roles[0]["pods"][0]
+    return cell["state"], cell["detail"]
+
+
+def test_a_pod_walks_the_whole_sequence(ui_objects: Any) -> None:
+    o = ui_objects
+    seen = [
+        controller_state(o, o.pod("controller", 0, "ctl-old"))[0],
+        controller_state(o, o.pod("controller", 0, "ctl-old", deleting=True))[0],
+        controller_state(o, None)[0],
+        controller_state(o, o.pod("controller", 0, "ctl-new", ready=False))[0],
+        controller_state(o, o.pod("controller", 0, "ctl-new"))[0],
+        controller_state(o, o.pod("controller", 0, "ctl-new"), MIGRATED)[0],
+        controller_state(o, o.pod("controller", 0, "ctl-new"), {**MIGRATED, "hookDone": True})[0],
+        controller_state(o, o.pod("controller", 0, "ctl-new"), {**MIGRATED, "hookDone": True, "gatePassed": True})[0],
+    ]
+    assert seen == ["outdated", "deleted", "deleted", "recreated", "migration", "hook", "gate", "done"]
+
+
+def test_progress_recorded_for_another_revision_does_not_count(ui_objects: Any) -> None:
+    o = ui_objects
+    stale = {**MIGRATED, "revision": "ctl-old", "hookDone": True, "gatePassed": True}
+    assert controller_state(o, o.pod("controller", 0, "ctl-new"), stale)[0] == "migration"
+
+
+def test_a_pod_older_than_the_attempt_is_outdated_before_the_template_patch(ui_objects: Any) -> None:
+    o = ui_objects
+    pod = o.pod("controller", 0, "ctl-new", created="2025-12-31T00:00:00Z")
+    assert controller_state(o, pod)[0] == "outdated"
+
+
+def test_outside_a_rollout_a_ready_pod_is_done(ui_objects: Any) -> None:
+    o = ui_objects
+    assert controller_state(o, o.pod("controller", 0, "ctl-old"), phase="Idle", live="2.0.0")[0] == "done"
+
+
+def test_a_downgrade_runs_no_post_steps(ui_objects: Any) -> None:
+    o = ui_objects
+    assert controller_state(o, o.pod("controller", 0, "ctl-new"), direction="downgrade")[0] == "done"
+
+
+def test_stalled_names_the_pod_and_the_step_it_stopped_at(ui_objects: Any) -> None:
+    o = ui_objects
+    state, detail = controller_state(o, o.pod("controller", 0, "ctl-new"), MIGRATED, phase="Stalled",
+                                     stalledReason="StepFailed", message=f"postUpgrade hook failed in {CTL}: exit 3")
+    assert state == "stalled"
+    assert detail == f"StepFailed at hook: postUpgrade hook failed in {CTL}: exit 3"
+
+
+def test_roles_in_upgrade_order_highest_ordinal_first(ui_objects: Any) -> None:
+    o = ui_objects
+    roles = views.pod_states(o.rollout(), o.kdapp(), o.kdcluster(),
+                             [o.sts("worker", 2, "w-new"), o.sts("controller", 1, "ctl-new")],
+                             [o.pod("worker", 0, "w-old"), o.pod("worker", 1, "w-old"), o.pod("controller", 0, "ctl-old")])
+    assert [(r["id"], [p["name"] for p in r["pods"]]) for r in roles] == [
+        ("controller", [CTL]), ("worker", ["kdss-worker-1", "kdss-worker-0"])]
+    assert views.progress_of(roles) == (0, 3)
+
+
+def test_data_rule_of_every_persisted_directory(ui_objects: Any) -> None:
+    o = ui_objects
+    ro = o.rollout()
+    _rules, source = views.data_rules(ro, o.kdapp())
+    assert source == "upgrade 1.0.0 -> 2.0.0"
+    kd = o.kdcluster()
+    objects = {"statefulsets": [o.sts("controller", 1, "ctl-new")], "pods": [], "services": [], "pvcs": []}
+    view = views.cluster_view(cluster_health(ro, kd, **objects), ro, kd, o.kdapp(), objects, [])
+    assert [(d["dir"], d["action"]) for d in view["dataRules"]["dirs"]] == [
+        ("/etc", "keep"), ("/opt/hello/cache", "discard"), ("/var/lib/hello", "migrate")]
+
+
+def test_revert_command_only_when_stalled(ui_objects: Any) -> None:
+    o = ui_objects
+    assert views.revert_command(o.rollout()) is None
+    assert views.revert_command(o.rollout(phase="Stalled")) == "git revert " + "c" * 40
+    failed = o.rollout(phase="Stalled", failure={"commit": "f" * 40})
+    assert views.revert_command(failed) == "git revert " + "f" * 40
+
+
+def test_fleet_groups_clusters_by_wave_and_puts_alerts_first(ui_objects: Any) -> None:
+    o = ui_objects
+    rows = []
+    for name, wave in (("hello-prod", 1), ("hello-dev", 0), ("hello-canary", 0)):
+        ro, kd = o.rollout(name, phase="Idle", live="2.0.0"), o.kdcluster(name, wave)
+        rows.append((cluster_health(ro, kd), ro, kd, o.kdapp(), [], []))
+    events = [o.event("CommitRefused", "commit abc refused, nothing applied: bad", time="2026-01-01T00:02:00Z"),
+              o.event("DriftDetected", "spec.roles[0].members 1 -> 3", time="2026-01-01T00:03:00Z"),
+              o.event("DriftReverted", "reverted", time="2026-01-01T00:04:00Z"),
+              o.event("PodReplaced", "not an alert", type_="Normal")]
+    view = views.fleet_view(rows, [o.kdapp()], events)
+    (app,) = view["apps"]
+    assert [(w["wave"], [c["name"] for c in w["clusters"]]) for w in app["waves"]] == [
+        (0, ["hello-canary", "hello-dev"]), (1, ["hello-prod"])]
+    assert app["desiredVersion"] == "2.0.0" and app["liveVersion"] == "2.0.0" and app["commit"] == "c" * 40
+    assert [(a["reason"], a["closed"]) for a in view["alerts"]] == [("DriftDetected", True), ("CommitRefused", False)]
+    assert app["waves"][0]["clusters"][0]["sync"] == "Synced"
+
+
+def test_history_newest_first_with_subject_and_duration(ui_objects: Any) -> None:
+    o = ui_objects
+    ro = o.rollout(phase="Idle", live="2.0.0", history=[
+        {"version": "2.0.0", "fromVersion": "1.0.0", "commit": "a" * 40, "startedAt": "2026-01-01T00:00:00Z",
+         "finishedAt": "2026-01-01T00:01:05Z", "result": "Succeeded"}])
+    view = views.history_view("hello", "default", [ro, o.rollout("other")],
+                              lambda sha: "hello 2.0.0" if sha == "a" * 40 else None)
+    assert [e["cluster"] for e in view["entries"]] == ["other", "hello-dev"]  # newest first (same start: by name)
+    entry = view["entries"][1]
+    assert view["entries"][0]["result"] == "InProgress" and view["entries"][0]["subject"] is None
+    assert entry["subject"] == "hello 2.0.0" and entry["duration"] == "1m05s" and entry["result"] == "Succeeded"
+    assert view["clusters"] == 2
+
+
+def test_a_rebuild_replaces_only_pods_running_another_image(ui_objects: Any) -> None:
+    o = ui_objects
+    stale = o.pod("controller", 0, "ctl-old")  # image gitops-kd/hello:x, the app asks for gitops-kd/hello:2.0.0
+    assert controller_state(o, stale, direction="rebuild")[0] == "outdated"
+    fresh = o.pod("controller", 0, "ctl-old")
+    fresh["spec"]["containers"][0]["image"] = "gitops-kd/hello:2.0.0"
+    assert controller_state(o, fresh, direction="rebuild")[0] == "done"

@@ -41,7 +41,7 @@ def test_leader_frozen_past_its_lease_writes_and_execs_nothing_after_thawing(tmp
         os.kill(leader.proc.pid, signal.SIGSTOP)
         try:
             wait_for("standby takes the Lease", lambda: leader_of(world, procs) is standby,
-                     LEASE_DURATION + 3 * RETRY_PERIOD + 10, interval=0.1)
+                     2 * LEASE_DURATION + 3 * RETRY_PERIOD + 30, interval=0.1)  # timing bounds: test_failover
             took_over = time.monotonic()
             # let the standby make progress with the old leader still frozen, so it is deposed for real
             wait_for("the standby acts", lambda: ACTION_LINE.search(standby.log()), 60)

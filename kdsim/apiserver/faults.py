@@ -21,7 +21,7 @@ class FaultRule:
 
     kind: str  # "error" (500), "conflict" (409) or "timeout" (sleep `delay`, then 504)
     verb: str = "*"
-    resource: str = "*"  # plural, or "plural/subresource"
+    resource: str = "*"  # plural, or "plural/subresource", or "!plural": any other
     remaining: int = 1
     delay: float = 1.0
     message: str = "injected fault"
@@ -29,12 +29,17 @@ class FaultRule:
     skip: int = 0
 
     def matches(self, verb: str, resource: str, user: str = "") -> bool:
-        """`statefulsets` matches the main resource only; `statefulsets/status` the subresource."""
+        """`statefulsets` matches the main resource only; `statefulsets/status` the subresource; `!leases`
+        every resource but leases."""
         if self.verb == WRITE:
             verb_ok = verb in _WRITE_VERBS or resource == "pods/exec"
         else:
             verb_ok = self.verb in ("*", verb)
-        return verb_ok and self.resource in ("*", resource) and self.user in ("*", user)
+        if self.resource.startswith("!"):
+            resource_ok = resource != self.resource[1:]
+        else:
+            resource_ok = self.resource in ("*", resource)
+        return verb_ok and resource_ok and self.user in ("*", user)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "verb": self.verb, "resource": self.resource, "remaining": self.remaining,

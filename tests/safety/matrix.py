@@ -2,13 +2,17 @@
 
 One run drives a real `gitops-kd run` process against the embedded cluster and a real Git repo. The fault is
 injected by the embedded API server on the k-th write or exec request of the controller (matched by its bearer
-token): a 500, a 409, a timeout (the request hangs, then 504), or a SIGKILL of the controller while that request
-hangs (a new process with an empty cache takes over). After the sequence the invariants are checked; a run that
+token; Lease renewals are not counted): a 500, a 409, a timeout (the request hangs, then 504), a SIGKILL of the
+controller while that request hangs (a new process with an empty cache takes over), or, with two replicas under
+leader election, a SIGSTOP of the leader while that request hangs, held until the standby has taken the Lease
+(then SIGCONT: the deposed leader must act no more). After the sequence the invariants are checked; a run that
 breaks one raises AssertionError naming it.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +23,12 @@ import yaml
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim.apiserver.faults import WRITE
 from tests.deploy.runner import RunProcess, token_kubeconfig
-from tests.e2e.harness import E2E, git, hello_app
+from tests.e2e.harness import E2E, NS, git, hello_app
+from tests.ha.test_failover import SYSTEM_NS, leader_of
 
 TOKEN = "gitops-kd-matrix"
-KINDS = ("error", "conflict", "timeout", "kill")
+KINDS = ("error", "conflict", "timeout", "kill", "freeze")
+HELD = ("kill", "freeze")  # kinds whose k-th request hangs while the controller is acted on
 HANG = 30.0  # seconds a "kill" request hangs at the server while the controller is killed
 HOOK_LOG, MIGRATE_LOG = "/var/lib/gitops-kd/matrix-hook.log", "/var/lib/gitops-kd/matrix-migrate.log"
 PHASE_TIMEOUT = 150.0
@@ -62,9 +68,9 @@ class Run:
 
 
 def controller_writes(world: E2E) -> int:
-    """How many write or exec requests the controller made so far."""
-    return sum(1 for e in world.cluster.access_log.entries(TOKEN)
-               if e.verb in ("create", "update", "patch", "delete", "deletecollection") or e.subresource == "exec")
+    """How many write or exec requests the controller made so far (Lease renewals not counted)."""
+    return sum(1 for e in world.cluster.access_log.entries(TOKEN) if e.resource != "leases" and (
+        e.verb in ("create", "update", "patch", "delete", "deletecollection") or e.subresource == "exec"))
 
 
 def _images(world: E2E) -> set[str]:
@@ -82,10 +88,13 @@ def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], sta
     deadline = time.monotonic() + PHASE_TIMEOUT
     while time.monotonic() < deadline:
         _record_attempt(world, run)
-        if run.fault.kind == "kill" and not run.killed and not world.cluster.faults.rules():
-            procs[-1].kill()  # the k-th request hangs at the server: the controller dies in the middle of it
-            run.killed = True
-            procs.append(start())
+        if run.fault.kind in HELD and not run.killed and not world.cluster.faults.rules():
+            run.killed = True  # the k-th request hangs at the server: act on the controller in the middle of it
+            if run.fault.kind == "kill":
+                procs[-1].kill()
+                procs.append(start())
+            else:
+                _freeze_leader(world, procs)
         status = (world.rollout() or {}).get("status") or {}
         ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
         if ready and status.get("appVersion") == version:
@@ -101,6 +110,22 @@ def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], sta
                          f"{(world.rollout() or {}).get('status')}")
 
 
+def _freeze_leader(world: E2E, procs: list[RunProcess]) -> None:
+    """SIGSTOP the leader until the standby holds the Lease, then SIGCONT it (it must then act no more)."""
+    leader = wait_for("a leader", lambda: leader_of(world, procs), 30)
+    os.kill(leader.proc.pid, signal.SIGSTOP)
+    try:
+        wait_for("the standby takes the Lease", lambda: leader_of(world, procs) not in (None, leader), 90)
+    finally:
+        os.kill(leader.proc.pid, signal.SIGCONT)
+
+
+def _poll_now(procs: list[RunProcess]) -> None:
+    for proc in procs:
+        if proc.alive:
+            proc.poll_now()  # a standby ignores it
+
+
 def run_sequence(tmp: Path, fault: Fault) -> Run:
     """Run the sequence with ``fault`` and check every invariant; returns what it saw."""
     world = E2E(tmp)
@@ -109,10 +134,17 @@ def run_sequence(tmp: Path, fault: Fault) -> Run:
     kubeconfig = token_kubeconfig(world.cluster, tmp / "matrix.kubeconfig", TOKEN)
 
     def start() -> RunProcess:
+        if fault.kind == "freeze":
+            return RunProcess(f"replica-{len(procs)}", tmp, kubeconfig, str(world.repo), "--namespace", NS,
+                              "--leader-elect", "--log-level", "info", env={"POD_NAMESPACE": SYSTEM_NS})
         return RunProcess(f"controller-{len(procs)}", tmp, kubeconfig, str(world.repo), "--no-leader-elect",
                           "--log-level", "info")
 
     try:
+        if fault.kind == "freeze":
+            world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                         "metadata": {"name": SYSTEM_NS}})
+            procs.append(start())
         procs.append(start())
         world.wait_ready_at("1.0.0", timeout=120)
         wait_for("three pods Ready", lambda: len(world.pods()) == 3 and all(pod_ready(p) for p in world.pods()), 60)
@@ -121,18 +153,18 @@ def run_sequence(tmp: Path, fault: Fault) -> Run:
             world.sh(pod, "echo user-data > /var/lib/hello/user.txt")
         before = controller_writes(world)
         if fault.k:
-            kind = "timeout" if fault.kind == "kill" else fault.kind
-            world.cluster.faults.add(kind, WRITE, user=TOKEN, skip=fault.k - 1,
-                                     delay=HANG if fault.kind == "kill" else 2.0)
+            kind = "timeout" if fault.kind in HELD else fault.kind
+            world.cluster.faults.add(kind, WRITE, "!leases", user=TOKEN, skip=fault.k - 1,
+                                     delay=HANG if fault.kind in HELD else 2.0)
         upgrade = world.commit({"apps/hello.yaml": matrix_app()}, "hello 2.0.0")
-        procs[-1].poll_now()
+        _poll_now(procs)
         _wait_ready(world, "2.0.0", run, procs, start)
         git(world.repo, "revert", "--no-edit", upgrade)
-        procs[-1].poll_now()
+        _poll_now(procs)
         _wait_ready(world, "1.0.0", run, procs, start)
         revert = git(world.repo, "rev-parse", "HEAD")
         git(world.repo, "revert", "--no-edit", revert)
-        procs[-1].poll_now()
+        _poll_now(procs)
         _wait_ready(world, "2.0.0", run, procs, start)
         run.writes = controller_writes(world) - before
         world.cluster.faults.clear()

@@ -11,7 +11,7 @@ from tests.safety.matrix import Fault, run_sequence
 
 # k spread over the sequence (N is about 130 writes and execs, Events included): the rollout start, the pod phase of the first
 # upgrade, the downgrade and the second upgrade. FAULT_MATRIX_SAMPLE="kind@k,..." overrides it.
-SAMPLE = [Fault("error", 3), Fault("conflict", 30), Fault("timeout", 70), Fault("kill", 110)]
+SAMPLE = [Fault("error", 3), Fault("conflict", 30), Fault("timeout", 70), Fault("kill", 110), Fault("freeze", 50)]
 if os.environ.get("FAULT_MATRIX_SAMPLE"):
     SAMPLE = [Fault(s.split("@")[0], int(s.split("@")[1])) for s in os.environ["FAULT_MATRIX_SAMPLE"].split(",")]
 

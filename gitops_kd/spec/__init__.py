@@ -15,6 +15,7 @@ from gitops_kd.spec.model import (
     Service,
 )
 from gitops_kd.spec.persist import effective_persist_dirs
+from gitops_kd.spec.positions import locate
 from gitops_kd.spec.upgrade import (
     Command,
     DirAction,
@@ -53,5 +54,6 @@ __all__ = [
     "effective_persist_dirs",
     "find_app",
     "load_manifests",
+    "locate",
     "parse_app_version",
 ]

@@ -12,6 +12,7 @@ _SUBCOMMAND_MODULES = (
     "gitops_kd.cli.desired",
     "gitops_kd.cli.sim",
     "gitops_kd.cli.plan",
+    "gitops_kd.cli.validate",
     "gitops_kd.cli.run",
     "gitops_kd.cli.demo",
     "gitops_kd.cli.history",

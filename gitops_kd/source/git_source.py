@@ -129,6 +129,14 @@ class GitSource:
         log.log(logging.DEBUG if same else logging.WARNING, "git source poll failed: %s%s", message,
                 " (repeats are logged at debug level until a poll works)" if not same else "")
 
+    def fetch_commit(self, sha: str) -> None:
+        """Make one commit known by its full sha, when no fetched branch or tag reaches it."""
+        with self._lock:
+            if not self._fetched:
+                self.fetch()
+            if not self._known(sha):
+                self._git.fetch_commit(sha)
+
     def mark_applied(self, commit: str) -> None:
         """Record that the desired state of `commit` was applied; persisted in the state file."""
         with self._lock:

@@ -7,7 +7,7 @@ import sys
 
 CORE = ("gitops_kd.spec", "gitops_kd.diff", "gitops_kd.plan", "gitops_kd.render", "gitops_kd.health",
         "gitops_kd.status", "gitops_kd.observe.model", "gitops_kd.kd", "gitops_kd.drift.detect",
-        "gitops_kd.drift.policy")
+        "gitops_kd.drift.policy", "gitops_kd.review")
 EDGES = ("git", "kubernetes", "aiohttp", "apscheduler", "gitops_kd.source", "gitops_kd.sim", "gitops_kd.kube",
          "gitops_kd.controller", "gitops_kd.execute", "gitops_kd.cli", "gitops_kd.server")
 

@@ -69,8 +69,7 @@ def _cluster(c: ClusterReview) -> Iterator[str]:
     if c.state != "rollout":
         yield "No rollout." + (" Spec changes: " + "; ".join(f"`{x}`" for x in c.changes) if c.changes else "")
         return
-    yield (f"{c.direction} {c.app} {c.from_version} → {c.to_version}: **{c.replaced} pod(s) replaced**, one at a "
-           f"time, roles in this order:")
+    yield (f"{_change(c)}: **{c.replaced} pod(s) replaced**, one at a time, roles in this order:")
     yield ""
     yield "| # | Role | Pods replaced | postUpgrade hook | Gate |"
     yield "| --- | --- | --- | --- | --- |"
@@ -91,6 +90,12 @@ def _cluster(c: ClusterReview) -> Iterator[str]:
     if c.changes:
         yield "- Spec changes: " + "; ".join(f"`{x}`" for x in c.changes)
     yield f"- Duration: at most {duration(c.estimate_seconds)} (upper bound)"
+
+
+def _change(c: ClusterReview) -> str:
+    if c.from_version is None or c.from_version == c.to_version:
+        return f"{c.direction} {c.app} {c.to_version} (same version, pods on another image)"
+    return f"{c.direction} {c.app} {c.from_version} → {c.to_version}"
 
 
 def _cell(value: str) -> str:

@@ -32,7 +32,8 @@ def _lines(r: Review) -> Iterator[str]:
         if c.state != "rollout":
             yield head + ("no rollout" + (f"; spec: {'; '.join(c.changes)}" if c.changes else ""))
             continue
-        yield head + (f"{c.direction} {c.from_version} -> {c.to_version}, {c.replaced} pod(s) replaced, "
+        versions = c.to_version if c.from_version in (None, c.to_version) else f"{c.from_version} -> {c.to_version}"
+        yield head + (f"{c.direction} {versions}, {c.replaced} pod(s) replaced, "
                       f"at most {duration(c.estimate_seconds)}")
         for x in c.roles:
             steps = [s for s, on in (("hook", x.hook), ("gate", x.gate)) if on]

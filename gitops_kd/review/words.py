@@ -26,6 +26,8 @@ def rule(d: DirRule) -> str:
     """keep | discard | restore | migrate: `command` (timeout Ns) | refused."""
     if d.action == "migrate" and d.command is not None:
         return f"migrate: `{shlex.join(d.command)}` (timeout {d.timeout_seconds}s)"
+    if d.action == "refused":
+        return "none: the version change is refused"
     return d.action
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import click
 
@@ -69,7 +69,7 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
             raise SystemExit(1) from exc
     observed = ObservedState() if offline else _observe(kubeconfig, context, scope)
     scoped = restrict(desired, Scope.of(scope))
-    result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(timezone.utc),
+    result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(UTC),
                                             wave_soak_seconds=wave_soak, prune=prune))
     where = "an empty cluster" if offline else scoped.scope.describe()
     click.echo(f"plan for commit {desired.commit[:12]} against {where}:")

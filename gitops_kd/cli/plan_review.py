@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import click
 
@@ -47,7 +47,7 @@ def run_review(source: GitSource, repo: str, base: str, head: str, fmt: str, sco
     against = ("the live cluster (read only)" if live is not None else
                f"the base revision `{base}` as if it were running (no cluster was read)")
     observed = live if live is not None else as_live(restrict(before, Scope.of(scope)).desired)
-    result = review(scoped.desired, observed, now=datetime.now(timezone.utc), base=base, against=against,
+    result = review(scoped.desired, observed, now=datetime.now(UTC), base=base, against=against,
                     head_label=head, wave_soak_seconds=wave_soak)
     click.echo(render(result, fmt), nl=False)
     if result.refused:

@@ -34,9 +34,11 @@ def _lines(r: Review) -> Iterator[str]:
     yield ""
     yield "### Apps"
     yield ""
-    yield "| App | File | Version | Upgrade rules |"
-    yield "| --- | --- | --- | --- |"
-    for a in r.apps:
+    shown = [a for a in r.apps if a.direction != "same version" or a.changes]
+    if shown:
+        yield "| App | File | Version | Upgrade rules |"
+        yield "| --- | --- | --- | --- |"
+    for a in shown:
         version = f"{a.before} → {a.after}" if a.before and a.before != a.after else f"{a.after}"
         verdict = a.verdict if a.allowed else f"**{a.verdict}**"
         yield f"| `{name(a.key)}` | `{a.file}` | {version} ({a.direction}) | {verdict} |"
@@ -45,11 +47,20 @@ def _lines(r: Review) -> Iterator[str]:
         yield ""
         for a in changed:
             yield f"- `{name(a.key)}` changes: " + "; ".join(f"`{c}`" for c in a.changes)
+    same = [f"`{name(a.key)}`" for a in r.apps if a not in shown]
+    if same:
+        yield ""
+        yield "Unchanged: " + ", ".join(same) + "."
     yield ""
     yield "### Clusters, in wave order"
     for c in r.clusters:
+        if c.state != "in-sync":
+            yield ""
+            yield from _cluster(c)
+    quiet = [f"`{name(c.key)}`" for c in r.clusters if c.state == "in-sync"]
+    if quiet:
         yield ""
-        yield from _cluster(c)
+        yield "Unchanged (nothing to do): " + ", ".join(quiet) + "."
     if r.notes:
         yield ""
         yield "### Left in place"

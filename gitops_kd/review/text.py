@@ -38,7 +38,7 @@ def _lines(r: Review) -> Iterator[str]:
         for x in c.roles:
             steps = [s for s, on in (("hook", x.hook), ("gate", x.gate)) if on]
             yield f"    {x.role}: {x.replaced}/{x.members} pod(s)" + (f", {' + '.join(steps)}" if steps else "")
-            yield from (f"      {d.directory}: {rule(d)}" for d in x.dirs)
+            yield from (f"      {d.directory}: {rule(d, quote='')}" for d in x.dirs)
             if not x.storage:
                 yield "      (no persistent storage)"
         if c.hook is not None:

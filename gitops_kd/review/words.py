@@ -22,10 +22,10 @@ def name(key: Key) -> str:
     return f"{key[0]}/{key[1]}"
 
 
-def rule(d: DirRule) -> str:
-    """keep | discard | restore | migrate: `command` (timeout Ns) | refused."""
+def rule(d: DirRule, quote: str = "`") -> str:
+    """keep | discard | restore | migrate: `command` (timeout Ns) | none: refused."""
     if d.action == "migrate" and d.command is not None:
-        return f"migrate: `{shlex.join(d.command)}` (timeout {d.timeout_seconds}s)"
+        return f"migrate: {quote}{shlex.join(d.command)}{quote} (timeout {d.timeout_seconds}s)"
     if d.action == "refused":
         return "none: the version change is refused"
     return d.action

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterable
-from typing import Union
 
 import yaml
 
@@ -16,7 +15,6 @@ Position = tuple[int, int]
 
 _TOKEN = re.compile(r"\[[^\]]*\]|\.?[^.\[]+")
 _NULL_TAG = "tag:yaml.org,2002:null"
-_Node = Union[yaml.MappingNode, yaml.SequenceNode, yaml.ScalarNode]
 
 
 def _mark(node: yaml.Node) -> Position:

@@ -1,9 +1,4 @@
-"""A rough upper bound of a rollout's duration, from the stanza's timeouts and the pods replaced (pure).
-
-Per replaced pod: podReadyTimeoutSeconds, plus (upgrades) each migrate command's timeout, the hook's and
-the gate's. Clusters of one app go wave after wave (plus the soak between waves); clusters of one wave and
-different apps roll out at the same time. Every step usually ends long before its timeout.
-"""
+"""A rough upper bound of a rollout's duration, from the stanza's timeouts and the pods replaced (pure)."""
 
 from __future__ import annotations
 
@@ -13,7 +8,8 @@ from gitops_kd.review.model import ClusterReview
 
 
 def cluster_seconds(cluster: ClusterReview) -> int:
-    """The upper bound for one cluster: the sum over its replaced pods of each pod's step timeouts."""
+    """The upper bound for one cluster: per replaced pod, podReadyTimeoutSeconds plus (upgrades) each migrate
+    command's timeout, the hook's and the gate's; every step usually ends long before its timeout."""
     ready = cluster.pod_ready_timeout_seconds or 0
     total = 0
     for role in cluster.roles:

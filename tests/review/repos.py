@@ -1,5 +1,4 @@
-"""Git repositories for the review tests: repo-template 1.0.0 -> examples/hello-2.0.0.yaml, and the KubeDirector
-example catalog with a change to three of its apps; the change is on branch ``pr``, checked out detached."""
+"""Git repos for the review tests: base on ``main``, the change on branch ``pr`` checked out detached."""
 
 from __future__ import annotations
 
@@ -80,7 +79,7 @@ def _centos(spec: dict[str, Any]) -> None:
 
 def catalog_repo(path: Path, kd_shared: Path) -> Path:
     """KubeDirector's example apps and clusters on main; HEAD: cassandra 3.2 -> 3.3 with a full stanza,
-    kafka 1.0 -> 2.0 without one (refused), centos7 rebuilt on a new image at the same version."""
+    centos7 rebuilt on a new image at the same version."""
     (path / "apps").mkdir(parents=True)
     (path / "clusters").mkdir()
     for f in sorted((kd_shared / "catalog").iterdir()):

@@ -19,14 +19,14 @@ _MANIFEST_ROOTS = ("apps", "clusters")
 
 
 def tree_root(path: Path) -> Path:
-    """The repository root a path belongs to: a directory is one; a file's is the directory holding the
-    nearest enclosing apps/ or clusters/ (else the file's directory)."""
+    """The repository root a path belongs to: a directory is one; for a file, the nearest enclosing
+    directory holding apps/, clusters/ or .git (else the file's directory)."""
     path = path.resolve()
     if path.is_dir():
         return path
     for parent in path.parents:
-        if parent.name in _MANIFEST_ROOTS:
-            return parent.parent
+        if any((parent / marker).exists() for marker in (*_MANIFEST_ROOTS, ".git")):
+            return parent
     return path.parent
 
 

@@ -91,6 +91,18 @@ def test_located_errors_point_at_the_field(tmp_path: Path, monkeypatch: pytest.M
         f'apps/hello.yaml:{line}:{column}: spec.upgrade.gate.periodSecond: unknown field "periodSecond"')
 
 
+def test_a_file_is_checked_with_its_whole_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "stray").mkdir()
+    (repo / "stray/app.yaml").write_text((repo / "apps/hello.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    for arg in ("repo/stray/app.yaml", "repo/clusters/hello-dev.yaml"):
+        result = cli("validate", arg)
+        assert result.exit_code == 1
+        assert result.stdout.splitlines() == ["repo/stray/app.yaml:1:1: manifest outside apps/ and clusters/",
+                                              "repo: refused: 1 error(s) in 1 file(s)"]
+
+
 def bad_repo(tmp: Path) -> Path:
     """repo-template with four kinds of error: a stanza typo, a YAML syntax error, a symlink, an unknown app."""
     repo = make_repo(tmp / "repo")

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import click
 
+from gitops_kd.cli.problems import text_line
 from gitops_kd.cli.revisions import resolve
 from gitops_kd.controller.scope import Scope, restrict
 from gitops_kd.observe.model import ObservedState
@@ -14,7 +15,6 @@ from gitops_kd.review.jsonout import as_json
 from gitops_kd.review.markdown import markdown
 from gitops_kd.review.text import text
 from gitops_kd.source import DesiredState, GitSource, SourceError
-from gitops_kd.spec import FieldError
 
 FORMATS = ("text", "markdown", "json")
 
@@ -25,12 +25,8 @@ def _desired(source: GitSource, repo: str, rev: str, which: str) -> DesiredState
     except SourceError as exc:
         click.echo(f"error: {which} {rev}: {exc.message}", err=True)
         for err in exc.errors:
-            click.echo(f"  {_located(err)}", err=True)
+            click.echo(f"  {text_line(err)}", err=True)
         raise SystemExit(1) from exc
-
-
-def _located(err: FieldError) -> str:
-    return f"{err.file}:{err.line}:{err.column}: {err.field}: {err.reason}" if err.line else str(err)
 
 
 def render(r: Review, fmt: str) -> str:

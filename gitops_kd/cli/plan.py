@@ -8,15 +8,20 @@ from datetime import UTC, datetime
 import click
 
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
+from gitops_kd.cli.plan_review import FORMATS, run_review
 from gitops_kd.cli.run import load_api_client, repo_url, watch_scope
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.source import GitSource, SourceError
 
 
 @click.command("plan")
-@click.option("--repo", required=True, help="Git URL or local path of the desired-state repository.")
+@click.option("--repo", default=".", show_default=True, help="Git URL or local path of the desired-state repository.")
 @click.option("--branch", default="main", show_default=True)
 @click.option("--rev", default=None, help="Revision to plan (default: the head of --branch).")
+@click.option("--base", default=None, help="Review a change: the revision merged into (e.g. origin/main).")
+@click.option("--head", default=None, help="With --base: the revision to merge (default HEAD).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="With --base: text, markdown (a pull-request comment) or json.")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None)
 @click.option("--context", default=None)
 @click.option("--namespace", default="default", show_default=True,
@@ -28,11 +33,15 @@ from gitops_kd.source import GitSource, SourceError
 @click.option("--wave-soak", type=float, default=0.0, show_default=True, help="As for `gitops-kd run`.")
 @click.option("--prune", is_flag=True, help="As for `gitops-kd run`: plan deleting what Git no longer has.")
 @git_credential_options
-def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, context: str | None, namespace: str,
+def command(repo: str, branch: str, rev: str | None, base: str | None, head: str | None, fmt: str,
+            kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, watch_namespaces: tuple[str, ...], offline: bool, wave_soak: float,
             prune: bool, ssh_key_file: str | None, known_hosts_file: str | None, git_token_file: str | None,
             git_credentials_dir: str | None) -> None:
     """Read the cluster (read-only) and print what `run` would do for the commit, in order.
+
+    With --base (and --head): what merging HEAD would do, per app and cluster; against the live cluster when
+    --kubeconfig is given (read only), else against the base revision's desired state as if it were running.
 
     Exit status: 0 with a plan (or in sync), 1 when the commit is invalid, 2 when it is refused.
     """
@@ -42,6 +51,13 @@ def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, con
     logging.basicConfig(level=logging.WARNING)
     scope = watch_scope(namespace, all_namespaces, watch_namespaces)
     apply_git_credentials(ssh_key_file, known_hosts_file, git_token_file, git_credentials_dir)
+    if base is not None or head is not None:
+        if base is None or rev is not None or offline or prune:
+            raise click.UsageError("--head needs --base; --rev, --offline and --prune do not go with --base")
+        with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
+            live = _observe(kubeconfig, context, scope) if kubeconfig else None
+            run_review(source, repo, base, head or "HEAD", fmt, scope, live, wave_soak)
+        return
     with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
         try:
             source.fetch()

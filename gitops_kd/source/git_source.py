@@ -240,6 +240,14 @@ class GitSource:
         except Exception:  # noqa: BLE001 - unknown commit, no clone yet: the caller shows nothing
             return None
 
+    def fetch_commit(self, sha: str) -> None:
+        """Make one commit known by its full sha, when no fetched branch or tag reaches it."""
+        with self._lock:
+            if not self._fetched:
+                self.fetch()
+            if not self._known(sha):
+                self._git.fetch_commit(sha)
+
     def mark_applied(self, commit: str) -> None:
         """Record that the desired state of `commit` was applied; persisted in the state file."""
         with self._lock:

@@ -103,6 +103,13 @@ class GitCache:
         except git.GitCommandError as exc:
             raise SourceError(f"{self.url}: git fetch failed: {_stderr(exc)}") from exc
 
+    def fetch_commit(self, sha: str) -> None:
+        """Fetch one commit by its sha (one no branch points at, e.g. a pull request's merge commit)."""
+        try:
+            self.repo.git.fetch(REMOTE, "--no-write-fetch-head", sha, kill_after_timeout=self.timeout)
+        except git.GitCommandError as exc:
+            raise SourceError(f"{self.url}: git fetch {sha} failed: {_stderr(exc)}") from exc
+
     def point_head_at(self, branch: str) -> None:
         """Make HEAD of the cache follow the remote branch, so revisions like HEAD~1 resolve."""
         self.repo.git.symbolic_ref("HEAD", f"refs/remotes/{REMOTE}/{branch}")

@@ -85,14 +85,15 @@ def needs_link_target(entry: TreeEntry) -> bool:
 def classify(entry: TreeEntry, link_target: str | None = None) -> Placement:
     """Decide what to do with one tree entry (pure; `link_target` only for symlinks under the roots).
 
-    Rules: everything under examples/ and docs/ is ignored; a manifest (*.yaml, *.yml, *.json)
-    outside apps/ and clusters/ is refused; other files outside them are ignored. Under apps/ and
+    Rules: everything under examples/ and docs/ is ignored, and so is every hidden top-level entry
+    (.github/, .gitlab-ci.yml, .pre-commit-config.yaml: CI and tool configuration); a manifest
+    (*.yaml, *.yml, *.json) outside apps/ and clusters/ is refused; other files outside them are ignored. Under apps/ and
     clusters/: every symlink and submodule is refused, non-manifest files are ignored, and a
     manifest larger than MAX_FILE_BYTES is refused.
     """
     path = entry.path
     root = _root(path)
-    if root in IGNORED_ROOTS:
+    if root in IGNORED_ROOTS or root.startswith("."):
         return IGNORED
     if root not in MANIFEST_ROOTS:
         if is_manifest_name(path):
@@ -117,7 +118,7 @@ def classify(entry: TreeEntry, link_target: str | None = None) -> Placement:
 def relevant(path: str) -> bool:
     """True if a path could matter to the desired state (used to filter change sets)."""
     root = _root(path)
-    if root in IGNORED_ROOTS:
+    if root in IGNORED_ROOTS or root.startswith("."):
         return False
     return root in MANIFEST_ROOTS or is_manifest_name(path)
 

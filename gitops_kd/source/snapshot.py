@@ -25,7 +25,7 @@ from gitops_kd.source.layout import (
     under_manifest_roots,
 )
 from gitops_kd.source.model import DesiredState, Key
-from gitops_kd.spec import FieldError, KDApp, KDCluster, SpecError, check_desired_set, load_manifests
+from gitops_kd.spec import FieldError, KDApp, KDCluster, SpecError, check_desired_set, load_manifests, locate
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ def read_snapshot(commit: str, entries: Iterable[TreeEntry], cache: ManifestCach
                   read_blob: BlobReader, default_namespace: str) -> Snapshot:
     """Apply the layout rules to a commit's tree, parse its manifests and run the cross-file checks."""
     placed = {e.path: p for e in entries if (p := _place(e, cache, read_blob)) is not None}
-    return _checked(commit, placed, default_namespace)
+    return _checked(commit, placed, default_namespace, read_blob)
 
 
 def derive_snapshot(commit: str, base: Snapshot, changes: Iterable[RawChange], cache: ManifestCache,
@@ -163,7 +163,7 @@ def derive_snapshot(commit: str, base: Snapshot, changes: Iterable[RawChange], c
         found = _place(TreeEntry(path, mode, sha, size), cache, read_blob)
         if found is not None:
             placed[path] = found
-    return _checked(commit, placed, base.default_namespace)
+    return _checked(commit, placed, base.default_namespace, read_blob)
 
 
 def _place(entry: TreeEntry, cache: ManifestCache, read_blob: BlobReader) -> ParsedFile | FieldError | None:
@@ -180,8 +180,9 @@ def _place(entry: TreeEntry, cache: ManifestCache, read_blob: BlobReader) -> Par
     return None
 
 
-def _checked(commit: str, placed: dict[str, ParsedFile | FieldError], default_namespace: str) -> Snapshot:
-    """The snapshot of placed entries in path order, with the cross-file checks."""
+def _checked(commit: str, placed: dict[str, ParsedFile | FieldError], default_namespace: str,
+             read_blob: BlobReader) -> Snapshot:
+    """The snapshot of placed entries in path order, with the cross-file checks (located in their files)."""
     errors: list[FieldError] = []
     files: list[ParsedFile] = []
     for path in sorted(placed):
@@ -193,7 +194,10 @@ def _checked(commit: str, placed: dict[str, ParsedFile | FieldError], default_na
             errors.append(found)
     apps = [o for f in files for o in f.objects if isinstance(o, KDApp)]
     clusters = [o for f in files for o in f.objects if isinstance(o, KDCluster)]
-    errors.extend(check_desired_set(apps, clusters, default_namespace=default_namespace))
+    cross = check_desired_set(apps, clusters, default_namespace=default_namespace)
+    if cross:
+        shas = {f.path: f.sha for f in files}
+        errors.extend(locate(cross, lambda path: read_blob(shas[path]) if path in shas else None))
     return Snapshot(commit, tuple(files), tuple(errors), default_namespace)
 
 

@@ -14,6 +14,7 @@ from gitops_kd.spec.model import (
     Service,
 )
 from gitops_kd.spec.persist import effective_persist_dirs
+from gitops_kd.spec.positions import locate
 from gitops_kd.spec.upgrade import (
     Command,
     DirAction,
@@ -52,5 +53,6 @@ __all__ = [
     "effective_persist_dirs",
     "find_app",
     "load_manifests",
+    "locate",
     "parse_app_version",
 ]

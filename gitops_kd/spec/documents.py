@@ -90,7 +90,8 @@ def _parse(path: str, data: bytes) -> tuple[list[Document], list[FieldError]]:
             return [Document(1, 1, doc)], []
         docs, errors = _yaml_documents(path, text)
         if errors:
-            return [], [FieldError(path, "", f"invalid JSON: {_json_reason(json_error)}")]
+            line, column = _json_position(json_error)
+            return [], [FieldError(path, "", f"invalid JSON: {_json_reason(json_error)}", None, line, column)]
         return docs, []
     return _yaml_documents(path, text)
 
@@ -102,6 +103,12 @@ def _no_duplicate_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise ValueError(f'duplicate key "{key}"')
         result[key] = value
     return result
+
+
+def _json_position(exc: Exception) -> tuple[int | None, int | None]:
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.lineno, exc.colno
+    return None, None
 
 
 def _json_reason(exc: Exception) -> str:
@@ -175,7 +182,8 @@ def _load_all(path: str, text: str) -> tuple[list[Any], list[FieldError]]:
             problem = _check_aliasing(node) if node is not None else None
             if node is not None and problem is not None:
                 mark = node.start_mark
-                return [], [FieldError(path, "", f"invalid YAML: line {mark.line + 1}: {problem}")]
+                return [], [FieldError(path, "", f"invalid YAML: line {mark.line + 1}: {problem}", None,
+                                       mark.line + 1, mark.column + 1)]
             raw.append(loader.construct_document(node))
     finally:
         loader.dispose()
@@ -186,7 +194,9 @@ def _yaml_documents(path: str, text: str) -> tuple[list[Document], list[FieldErr
     try:
         raw, errors = _load_all(path, text)
     except yaml.MarkedYAMLError as exc:
-        return [], [FieldError(path, "", f"invalid YAML: {_yaml_reason(exc)}")]
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        return [], [FieldError(path, "", f"invalid YAML: {_yaml_reason(exc)}", None, line, column)]
     except yaml.YAMLError as exc:
         return [], [FieldError(path, "", f"invalid YAML: {exc}")]
     except RecursionError:

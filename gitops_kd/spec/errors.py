@@ -12,13 +12,16 @@ class FieldError:
 
     ``file`` is the repo-relative path; ``field`` is a dotted path with indexes
     ("spec.roles[1].id"), "" for the whole document; ``document`` is the 1-based
-    index of the YAML document inside a multi-document file (None for single-document files).
+    index of the YAML document inside a multi-document file (None for single-document files);
+    ``line`` and ``column`` (1-based) say where the field is written, when known (spec/positions.py).
     """
 
     file: str
     field: str
     reason: str
     document: int | None = None
+    line: int | None = None
+    column: int | None = None
 
     def __str__(self) -> str:
         where = self.file if self.document is None else f"{self.file} (document {self.document})"

@@ -11,6 +11,7 @@ from gitops_kd.spec.cluster_builder import build_cluster
 from gitops_kd.spec.documents import Document, split_documents
 from gitops_kd.spec.errors import FieldError, SpecError
 from gitops_kd.spec.model import KDApp, KDCluster
+from gitops_kd.spec.positions import locate
 from gitops_kd.spec.reader import Reader, type_name
 from gitops_kd.spec.structural import structural_errors
 
@@ -33,7 +34,7 @@ def load_manifests(path: str, data: bytes) -> list[KDApp | KDCluster]:
         if obj is not None:
             objects.append(obj)
     if all_errors:
-        raise SpecError(all_errors)
+        raise SpecError(locate(all_errors, lambda _file: data))
     log.debug("%s: loaded %d object(s)", path, len(objects))
     return objects
 

@@ -30,6 +30,7 @@ def test_manifests_under_apps_and_clusters(path: str) -> None:
 
 @pytest.mark.parametrize("path", ["README.md", "LICENSE", ".gitignore", "examples/hello-2.0.0.yaml",
                                   "docs/app.yaml", "docs/x/y.json", "apps/README.md", "clusters/.gitkeep",
+                                  ".github/workflows/gitops-kd.yaml", ".gitlab-ci.yml", ".pre-commit-config.yaml",
                                   "scripts/run.sh"])
 def test_ignored(path: str) -> None:
     placement = classify(entry(path))

@@ -1,0 +1,66 @@
+"""Errors of a refused commit or tree as text (file:line:column: field: reason), JSON or GitHub annotations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from gitops_kd.spec import FieldError
+
+FORMATS = ("text", "json", "github")
+
+
+def _where(err: FieldError) -> tuple[int, int]:
+    """Line and column; a whole-file error (a symlink, a size limit) points at the file's start."""
+    return err.line or 1, err.column or 1
+
+
+def _message(err: FieldError) -> str:
+    doc = f"(document {err.document}) " if err.document is not None else ""
+    return f"{doc}{err.field}: {err.reason}" if err.field else f"{doc}{err.reason}"
+
+
+def text_line(err: FieldError) -> str:
+    """``file:line:column: field: reason``, the form editors and problem matchers read."""
+    line, column = _where(err)
+    return f"{err.file}:{line}:{column}: {_message(err)}"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_line(err: FieldError, title: str = "gitops-kd validate") -> str:
+    """A GitHub Actions workflow command: ``::error file=...,line=...,col=...,title=...::message``."""
+    props = [f"file={_escape_property(err.file)}"]
+    if err.line is not None:
+        props.append(f"line={err.line}")
+        if err.column is not None:
+            props.append(f"col={err.column}")
+    props.append(f"title={_escape_property(title)}")
+    return f"::error {','.join(props)}::{_escape_data(_message(err))}"
+
+
+def as_dict(err: FieldError) -> dict[str, Any]:
+    """One error as a JSON object (line/column null when unknown)."""
+    return {"file": err.file, "line": err.line, "column": err.column, "document": err.document,
+            "field": err.field, "reason": err.reason}
+
+
+def render(errors: Sequence[FieldError], fmt: str, summary: dict[str, Any]) -> Iterable[str]:
+    """The lines to print for ``errors`` in format ``fmt``; ``summary`` adds the JSON fields (source, counts)."""
+    if fmt == "json":
+        yield json.dumps({**summary, "valid": not errors, "errors": [as_dict(e) for e in errors]}, indent=2)
+        return
+    for err in errors:
+        yield github_line(err) if fmt == "github" else text_line(err)
+    files = len({e.file for e in errors})
+    if errors:
+        yield f"{summary['source']}: refused: {len(errors)} error(s) in {files} file(s)"
+    else:
+        yield f"{summary['source']}: valid: {summary['apps']} app(s), {summary['clusters']} cluster(s)"

@@ -1,0 +1,96 @@
+"""`gitops-kd validate`: the checks a commit must pass, offline, on a directory or a revision."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gitops_kd.cli.problems import FORMATS, render
+from gitops_kd.cli.revisions import resolve
+from gitops_kd.cli.run import repo_url
+from gitops_kd.source import DesiredState, GitSource, SourceError
+from gitops_kd.source.worktree import worktree_desired
+from gitops_kd.spec import FieldError
+
+_MANIFEST_ROOTS = ("apps", "clusters")
+
+
+def tree_root(path: Path) -> Path:
+    """The repository root a path belongs to: a directory is one; for a file, the nearest enclosing
+    directory holding apps/, clusters/ or .git (else the file's directory)."""
+    path = path.resolve()
+    if path.is_dir():
+        return path
+    for parent in path.parents:
+        if any((parent / marker).exists() for marker in (*_MANIFEST_ROOTS, ".git")):
+            return parent
+    return path.parent
+
+
+def _shown(root: Path, err: FieldError) -> FieldError:
+    """The error with its file relative to the current directory (how editors and CI annotations want it)."""
+    prefix = os.path.relpath(root)
+    if prefix == ".":
+        return err
+    return FieldError(Path(prefix, err.file).as_posix(), err.field, err.reason, err.document, err.line, err.column)
+
+
+def _check_tree(root: Path, namespace: str) -> tuple[list[FieldError], DesiredState | None]:
+    try:
+        return [], worktree_desired(root, namespace)
+    except SourceError as exc:
+        return [_shown(root, e) for e in exc.errors], None
+
+
+def _check_rev(repo: str, rev: str, branch: str, namespace: str) -> tuple[list[FieldError], DesiredState | None]:
+    with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
+        try:
+            return [], source.desired_at(resolve(source, repo, rev))
+        except SourceError as exc:
+            if not exc.errors:
+                click.echo(f"error: {exc.message}", err=True)
+                raise SystemExit(2) from exc
+            return list(exc.errors), None
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option("--repo", default=None, help="Validate a revision of this Git repository (URL or local path) instead.")
+@click.option("--rev", default="HEAD", show_default=True, help="With --repo: the revision to validate.")
+@click.option("--branch", default="main", show_default=True, help="With --repo: the branch fetched for HEAD.")
+@click.option("--default-namespace", "namespace", default="default", show_default=True,
+              help="Namespace for specs that name none (duplicates are found after filling it in).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text: file:line:column: field: reason; json; github: workflow-command annotations.")
+def command(paths: tuple[str, ...], repo: str | None, rev: str, branch: str, namespace: str, fmt: str) -> None:
+    """Check PATH (a repository directory, or a file in one; default .) or --repo/--rev as gitops-kd checks a
+    commit before it accepts it: layout, size limits, YAML/JSON, CRD schemas, spec rules, the upgrade stanza,
+    cross-file references. No cluster is read.
+
+    Exit status: 0 valid, 1 refused (every error listed), 2 when it cannot be read (git failure, usage).
+    """
+    if repo is not None and paths:
+        raise click.UsageError("give PATH or --repo, not both")
+    errors: list[FieldError] = []
+    states: list[DesiredState] = []
+    summary: dict[str, Any]
+    if repo is not None:
+        errors, state = _check_rev(repo, rev, branch, namespace)
+        summary = {"source": f"{repo}@{rev}", "commit": state.commit if state else None}
+        states = [state] if state else []
+    else:
+        roots = list(dict.fromkeys(tree_root(Path(p)) for p in paths or (".",)))
+        for root in roots:
+            found, state = _check_tree(root, namespace)
+            errors += found
+            states += [state] if state else []
+        summary = {"source": " ".join(os.path.relpath(r) for r in roots)}
+    summary["apps"] = sum(len(s.apps) for s in states) if not errors else None
+    summary["clusters"] = sum(len(s.clusters) for s in states) if not errors else None
+    for line in render(errors, fmt, summary):
+        click.echo(line)
+    if errors:
+        raise SystemExit(1)

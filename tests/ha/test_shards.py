@@ -89,8 +89,8 @@ def test_two_shards_each_manage_only_their_namespace(tmp_path: Path) -> None:
 
 
 def _own(entry: Any, namespace: str, lease: str) -> bool:
-    """A write in the shard's namespace, or to its own Lease."""
-    if entry.resource == "leases":
+    """A write in the shard's namespace, or to its own Lease or its own GitOpsKDSource (named after the Lease)."""
+    if entry.resource in ("leases", "gitopskdsources"):
         return entry.namespace == SYSTEM_NS and entry.name in ("", lease)
     return entry.namespace == namespace
 

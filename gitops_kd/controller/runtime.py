@@ -6,16 +6,18 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes.client import ApiClient
 
+from gitops_kd.constants import REQUEUE_NOT_SYNCED
 from gitops_kd.controller.http import HttpServer, make_app
 from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
 from gitops_kd.controller.refusals import RefusalReporter
 from gitops_kd.controller.scope import Scope, Scoped, restrict
 from gitops_kd.controller.select import select
+from gitops_kd.drift.model import KDCLUSTER, SERVICE, STATEFULSET
 from gitops_kd.execute import Executor, Outcome
 from gitops_kd.execute.fence import NotLeading
 from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
@@ -23,9 +25,8 @@ from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Prune, Wait
 from gitops_kd.plan.planner import plan as make_plan
 from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
-from gitops_kd.source import DesiredState, GitSource, PollResult, Poller
+from gitops_kd.source import DesiredState, GitSource, Poller, PollResult
 from gitops_kd.source.revert import RevertError, push_revert_result
-from gitops_kd.constants import REQUEUE_NOT_SYNCED
 from gitops_kd.status.events import GIT_CACHE_RECOVERED, GIT_UNREADABLE, WARNING
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ RECORD_RETRY = 1.0  # seconds between attempts to read the instance record at st
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Controller:
@@ -97,12 +98,13 @@ class Controller:
         self.http: HttpServer | None = None
         self._started = False
         self._errors_in_row = 0
+        self._reported: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}  # metric series per cluster
         self._polled = threading.Event()  # set by the first poll result: no plan from a stale commit before it
         self.last_plan: Plan | None = None
         self.actions_executed = 0
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def start(self, *, sync_timeout: float = 30.0) -> "Controller":
+    def start(self, *, sync_timeout: float = 30.0) -> Controller:
         if self._started:
             return self
         self._started = True
@@ -136,7 +138,7 @@ class Controller:
         self.executor.close()
         log.info("controller stopped")
 
-    def __enter__(self) -> "Controller":
+    def __enter__(self) -> Controller:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -403,9 +405,20 @@ class Controller:
             self.metrics.upgrade_step(type(action).__name__, result)
 
     def _report_phases(self, observed: Any) -> None:
+        """Rollout phase series of every cluster; the series of a cluster gone from the cluster (phase and the
+        drift series of it and its objects) are removed, not left behind at their last value."""
         if self.metrics is None:
             return
+        seen: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
         for (namespace, name), cluster in observed.clusters.items():
             phase = cluster.rollout.phase if cluster.rollout is not None else ""
             if phase in ROLLOUT_PHASES:
                 self.metrics.set_rollout_phase(namespace, name, phase)
+            seen[(namespace, name)] = frozenset(
+                [(KDCLUSTER, name)] + [(STATEFULSET, s.name) for s in cluster.statefulsets.values()]
+                + [(SERVICE, s.name) for s in cluster.services])
+        for (namespace, name) in self._reported.keys() - seen.keys():
+            self.metrics.forget_rollout(namespace, name)
+            for kind, obj in self._reported[(namespace, name)]:
+                self.metrics.forget_object(kind, namespace, obj)
+        self._reported = seen

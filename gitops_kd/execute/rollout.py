@@ -6,15 +6,25 @@ import logging
 import uuid
 from typing import Any
 
+from gitops_kd.constants import MANAGED_BY_LABEL, MANAGER, REQUEUE_NOT_CACHED, ROLLOUT_KIND
 from gitops_kd.execute.context import KD_API, ROLLOUT_API, ROLLOUTS, ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
-from gitops_kd.observe.collector import Expectation
 from gitops_kd.history.entries import attempt_of
-from gitops_kd.plan.actions import ADOPT, DOWNGRADE, REBUILD, EnsureRollout, FinishRollout, NoteStep, RecordInSync, Stall, StartGate
+from gitops_kd.kd.layout import CLUSTER_LABEL, KDCLUSTER_KIND, ROLE_LABEL
+from gitops_kd.observe.collector import Expectation
+from gitops_kd.plan.actions import (
+    ADOPT,
+    DOWNGRADE,
+    REBUILD,
+    EnsureRollout,
+    FinishRollout,
+    NoteStep,
+    RecordInSync,
+    Stall,
+    StartGate,
+)
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
-from gitops_kd.constants import MANAGED_BY_LABEL, MANAGER, REQUEUE_NOT_CACHED, ROLLOUT_KIND
-from gitops_kd.kd.layout import CLUSTER_LABEL, KDCLUSTER_KIND, ROLE_LABEL
 
 log = logging.getLogger(__name__)
 _ACTIVE = (rs.UPGRADING, rs.DOWNGRADING, rs.STALLED)

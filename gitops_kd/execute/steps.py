@@ -6,6 +6,7 @@ import logging
 import re
 from typing import Any
 
+from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL
 from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.execute.podexec import ExecResult
@@ -13,7 +14,6 @@ from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import HOOK_STEP, RunStep
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
-from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL
 
 log = logging.getLogger(__name__)
 

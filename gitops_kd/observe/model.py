@@ -13,9 +13,9 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
+from gitops_kd.constants import PHASE_STALLED
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.upgrade import UpgradeSpec
-from gitops_kd.constants import PHASE_STALLED
 
 Key = tuple[str, str]
 """(namespace, name)."""

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from gitops_kd.diff.model import ADOPT, DOWNGRADE, REBUILD, UPGRADE, Refusal
+from gitops_kd.kd.layout import KDCLUSTER_KIND
 from gitops_kd.plan.result import Plan
 from gitops_kd.spec.freeze import freeze, thaw
 from gitops_kd.spec.upgrade import Gate
-from gitops_kd.kd.layout import KDCLUSTER_KIND
 
 MIGRATE_STEP, HOOK_STEP = "migrate", "hook"
 
@@ -100,8 +100,9 @@ class EnsureRollout(_ClusterScoped):
     (a cluster whose pods already run the target that has no rollout yet: record it as Idle at
     ``target_version``). ``cluster_uid`` is for the owner reference. ``from_stanza`` is the upgrade stanza
     of the version being left (UpgradeSpec.to_annotation() JSON, None if it had none): stored in the
-    attempt's status (status.fromStanza) and reported back as ObservedRollout.from_upgrade. EnsureRollout is planned BEFORE the KDApp is
-    updated, so the rollout records ``from_version`` while the live app still shows it.
+    attempt's status (status.fromStanza) and reported back as ObservedRollout.from_upgrade. EnsureRollout
+    is planned BEFORE the KDApp is updated, so the rollout records ``from_version`` while the live app
+    still shows it.
     """
 
     namespace: str
@@ -371,9 +372,9 @@ class Wait:
         return f"wait: {where}{self.reason} (requeue after {self.requeue_after_seconds:g}s)"
 
 
-Action = Union[ApplyApp, ApplyCluster, EnsureRollout, SetOnDelete, PatchTemplate, PatchServicePorts,
-               DeletePod, RunStep, StartGate, CheckGate, FinishRollout, NoteStep, Prune, RecordInSync, Stall,
-               HandleFailure, Wait]
+Action = (ApplyApp | ApplyCluster | EnsureRollout | SetOnDelete | PatchTemplate | PatchServicePorts | DeletePod
+          | RunStep | StartGate | CheckGate | FinishRollout | NoteStep | Prune | RecordInSync | Stall | HandleFailure
+          | Wait)
 
 
 def waits_last(actions: Iterable[Action]) -> tuple[Action, ...]:

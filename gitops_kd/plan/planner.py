@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gitops_kd.constants import PHASE_IDLE
 from gitops_kd.diff.engine import diff, frozen_app_manifest, frozen_cluster_manifest, memo_owned_template
 from gitops_kd.diff.model import ClusterDiff, Transition
-from gitops_kd.constants import PHASE_IDLE
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
     ADOPT,
@@ -37,15 +37,21 @@ from gitops_kd.plan.actions import (
     waits_last,
 )
 from gitops_kd.plan.failure import failure_action
-from gitops_kd.plan.prune import prune as prune_orphans
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
+from gitops_kd.plan.prune import prune as prune_orphans
 from gitops_kd.plan.suspend import hold_suspended
 from gitops_kd.plan.waves import (
-    SOAK_ANNOTATION, WAITING_PREFIX, WaveMember, blocked, members_by_app, ready_since, soak_seconds,
+    SOAK_ANNOTATION,
+    WAITING_PREFIX,
+    WaveMember,
+    blocked,
+    members_by_app,
+    ready_since,
+    soak_seconds,
 )
 from gitops_kd.render.compare import template_patch
-from gitops_kd.spec.state import DesiredState
 from gitops_kd.spec.model import KDApp, KDCluster
+from gitops_kd.spec.state import DesiredState
 from gitops_kd.spec.upgrade import order_roles
 
 Key = tuple[str, str]

@@ -19,8 +19,8 @@ from gitops_kd.observe.model import ObservedCluster, ObservedPod, ObservedRollou
 from gitops_kd.plan.actions import (
     ADOPT,
     HOOK_STEP,
-    REBUILD,
     MIGRATE_STEP,
+    REBUILD,
     Action,
     CheckGate,
     DeletePod,

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
+from gitops_kd.constants import PHASE_IDLE, SOAK_ANNOTATION
 from gitops_kd.observe.model import ObservedCluster
 from gitops_kd.spec.model import KDCluster
-from gitops_kd.constants import PHASE_IDLE, SOAK_ANNOTATION
 
 WAITING_PREFIX = "waiting for "  # status.step of a rollout a wave holds back
 POLL_SECONDS = 5.0
@@ -30,7 +30,7 @@ def parse_time(text: object) -> datetime | None:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def soak_seconds(cluster: KDCluster, default: float) -> float:
@@ -60,7 +60,7 @@ def ready_since(live: ObservedCluster, target: str) -> datetime | None:
         return None
     if any(not p.up for p in live.all_pods()):
         return None
-    long_ago = datetime.min.replace(tzinfo=timezone.utc)
+    long_ago = datetime.min.replace(tzinfo=UTC)
     for cond in ro.conditions:
         if cond.get("type") == "Ready":
             return (parse_time(cond.get("lastTransitionTime")) or long_ago) if cond.get("status") == "True" else None
@@ -116,5 +116,6 @@ def members_by_app(members: Mapping[tuple[str, str], tuple[tuple[str, str], Wave
     return out
 
 
-__all__ = ["SOAK_ANNOTATION", "WAITING_PREFIX", "WaveBlock", "WaveMember", "blocked", "members_by_app", "parse_time", "ready_since",
+__all__ = ["SOAK_ANNOTATION", "WAITING_PREFIX", "WaveBlock", "WaveMember", "blocked", "members_by_app", "parse_time",
+           "ready_since",
            "soak_seconds"]

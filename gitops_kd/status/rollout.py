@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_IDLE, PHASE_STALLED, PHASE_UPGRADING
 from gitops_kd.history.entries import closing_entry
 from gitops_kd.status import conditions as cond
 from gitops_kd.status.conditions import rfc3339
-from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_IDLE, PHASE_STALLED, PHASE_UPGRADING
 
 IDLE, UPGRADING, DOWNGRADING, STALLED = PHASE_IDLE, PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED
 HISTORY_LIMIT = 10

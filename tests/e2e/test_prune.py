@@ -55,12 +55,16 @@ def test_files_deleted_from_git_are_pruned_cluster_first(e2e: E2E) -> None:
         e2e.wait_ready_at("1.0.0")
         wait_for("the app other applied", lambda: "other" in _names(e2e, KD, "kubedirectorapps"), 30)
         assert _names(e2e, "apps/v1", "statefulsets")
+        series = 'gitops_kd_rollout_phase{cluster="hello-dev",namespace="default",phase="Idle"} 1.0'
+        wait_for("hello-dev's phase series", lambda: series in _metrics(run), 30)
         retire = e2e.commit({"clusters/hello-dev.yaml": None, "apps/hello.yaml": None}, "retire hello")
         wait_for("hello-dev and its StatefulSets gone",
                  lambda: not _names(e2e, KD, "kubedirectorclusters") and not _names(e2e, "apps/v1", "statefulsets"),
                  90)
         wait_for("the app hello pruned once unused", lambda: _names(e2e, KD, "kubedirectorapps") == {"other"}, 60)
         _wait_applied(run, retire)
+        # the metric series of a cluster go with it (not left at their last value)
+        wait_for("hello-dev's series removed", lambda: 'cluster="hello-dev"' not in _metrics(run), 30)
         pruned = {e["involvedObject"]["name"]: e for e in _events(e2e, "Pruned")}
         assert set(pruned) == {"hello-dev", "hello"}
         assert pruned["hello-dev"]["involvedObject"]["kind"] == "KubeDirectorCluster"

@@ -105,7 +105,11 @@ def test_cluster_page_cells_advance_through_every_state(e2e: E2E, chromium: Any,
         positions = [SEQUENCE.index(s) for s in states]
         assert positions == sorted(positions), f"{name} went backwards: {seen[name]}"
         assert states[-1] == "done", (name, seen[name])
-        assert set(SEQUENCE) <= set(states), f"{name}: states seen {seen[name]}, expected all of {SEQUENCE}"
+        # The first pod is deleted right after the template patch: its "outdated" may last less than one UI
+        # refresh (under load it was missed 6 times in one CI-like run). Every later pod waits outdated for
+        # the pods before it, seconds long, so each of them must show every state.
+        expected = SEQUENCE if name != order[0] else tuple(s for s in SEQUENCE if s != "outdated")
+        assert set(expected) <= set(states), f"{name}: states seen {seen[name]}, expected all of {expected}"
     wait_for("the page saying the rollout is over", lambda: page.locator("#announce").inner_text().startswith(
         "hello-dev: Idle, 3 of 3 pods done"), 30, 0.1)
     shot(page, "cluster-done")

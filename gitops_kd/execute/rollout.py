@@ -6,7 +6,7 @@ import logging
 import uuid
 from typing import Any
 
-from gitops_kd.constants import MANAGED_BY_LABEL, MANAGER, REQUEUE_NOT_CACHED, ROLLOUT_KIND
+from gitops_kd.constants import ACTIVE_PHASES, MANAGED_BY_LABEL, MANAGER, REQUEUE_NOT_CACHED, ROLLOUT_KIND
 from gitops_kd.execute.context import KD_API, ROLLOUT_API, ROLLOUTS, ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.history.entries import attempt_of
@@ -27,7 +27,6 @@ from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
 
 log = logging.getLogger(__name__)
-_ACTIVE = (rs.UPGRADING, rs.DOWNGRADING, rs.STALLED)
 
 
 def _expect(obj: dict[str, Any]) -> tuple[Expectation, ...]:
@@ -62,7 +61,7 @@ def _is_retry(status: dict[str, Any], a: EnsureRollout) -> bool:
 
 def _same_attempt(status: dict[str, Any], a: EnsureRollout) -> bool:
     return (status.get("targetVersion") == a.target_version and status.get("direction") == a.direction
-            and status.get("phase") in _ACTIVE and status.get("fromVersion") == a.from_version)
+            and status.get("phase") in ACTIVE_PHASES and status.get("fromVersion") == a.from_version)
 
 
 def new_attempt_id() -> str:
@@ -137,7 +136,7 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
     status, gen = obj.get("status") or {}, generation(obj)
     if rs.is_finished(status, a.version, gen):
         return Outcome(a.describe(), False, "already finished", expect=_expect(obj))
-    was_active = status.get("phase") in _ACTIVE
+    was_active = status.get("phase") in ACTIVE_PHASES
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.finish(
         status, version=a.version, commit=status.get("commit"), generation=gen, now=ctx.now()), rv=rv(obj))
     if was_active:

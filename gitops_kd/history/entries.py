@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitops_kd.constants import ACTIVE_PHASES, PHASE_STALLED
+from gitops_kd.diff.model import DOWNGRADE, REBUILD, UPGRADE
 
 SUCCEEDED, STALLED, REVERTED, SUPERSEDED, IN_PROGRESS = "Succeeded", "Stalled", "Reverted", "Superseded", "InProgress"
-_ACTIVE = ACTIVE_PHASES
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def closing_entry(status: Mapping[str, Any], spec: Mapping[str, Any], *, now: st
     """The status.history entry closing the current attempt when a rollout to another target starts, or
     None when there is no unfinished attempt (Idle, adoption). ``spec`` gives the attempt's targetVersion
     and commit (see attempt_of); ``now`` is the RFC 3339 time."""
-    if status.get("phase") not in _ACTIVE or status.get("direction") not in ("upgrade", "downgrade", "rebuild"):
+    if status.get("phase") not in ACTIVE_PHASES or status.get("direction") not in (UPGRADE, DOWNGRADE, REBUILD):
         return None
     commit = spec.get("commit")
     revert = _revert_of(status, commit)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import UPGRADE_ANNOTATION, WAVE_LABEL
+from gitops_kd.constants import ACTIVE_PHASES, UPGRADE_ANNOTATION, WAVE_LABEL
 from gitops_kd.health import ClusterHealth
 from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
 from gitops_kd.kd import layout
@@ -36,7 +36,6 @@ Obj = Mapping[str, Any]
 OUTDATED, DELETED, RECREATED, MIGRATION, HOOK, GATE, DONE, STALLED = (
     "outdated", "deleted", "recreated", "migration", "hook", "gate", "done", "stalled")
 SEQUENCE = (OUTDATED, DELETED, RECREATED, MIGRATION, HOOK, GATE, DONE)
-ACTIVE_PHASES = ("Upgrading", "Downgrading", "Stalled")
 ALERT_REASONS = ("CommitRefused", "DriftDetected")
 DRIFT_CLOSED = ("DriftReverted", "DriftResolved")
 STATE_TEXT = {

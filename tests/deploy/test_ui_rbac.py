@@ -83,4 +83,7 @@ def test_ui_component_grants_exactly_what_the_ui_reads(tmp_path: Path) -> None:
     assert not {r for r in ui_reads if r[2] == "secrets"}
     extra = [r for r in cluster_rules if r not in base_rules]
     added = {(v, g, res) for rule in extra for v in rule["verbs"] for g in rule["apiGroups"] for res in rule["resources"]}
-    assert added and added <= ui_reads, f"granted but not used by the UI: {added - ui_reads}"
+    # get on a PVC happens only when KubeDirector's status names a PVC the label selector did not return (a
+    # race with PVC creation): granted for that case, not always used
+    by_name = {("get", "", "persistentvolumeclaims")}
+    assert added and added - by_name <= ui_reads, f"granted but not used by the UI: {added - by_name - ui_reads}"

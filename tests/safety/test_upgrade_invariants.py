@@ -94,9 +94,11 @@ def test_exec_the_api_server_keeps_refusing_stalls_with_a_reason_and_status_exit
         return status if status.get("stalledReason") == "ExecFailed" else None
     status = wait_for("the rollout stalled with ExecFailed", stalled, 120)
     assert "could not be started 5 times in a row" in status["message"] and "exec refused" in status["message"]
-    warnings = [e for e in e2e.rest.list("v1", "events", NS)["items"]
+    def stalled_warnings() -> list[dict[str, Any]]:  # written just after the status
+        return [e for e in e2e.rest.list("v1", "events", NS)["items"]
                 if e.get("reason") == "UpgradeStalled" and e.get("type") == "Warning"]
-    assert warnings and "ExecFailed" in warnings[0]["message"]
+    warnings = wait_for("the UpgradeStalled Warning event", stalled_warnings, 30)
+    assert "ExecFailed" in warnings[0]["message"]
     e2e.cluster.faults.clear()
     shown = CliRunner().invoke(main, ["status", "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert shown.exit_code == 1, shown.output

@@ -100,6 +100,8 @@ def setup_logging(level: str) -> None:
 @click.option("--wave-soak", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Seconds a wave must have been Ready before the next wave of the app starts "
                    "(a cluster's gitops-kd.io/wave-soak-seconds annotation overrides it).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Reconciles run in parallel, each on one KDCluster or KDApp (default: two per core, 2-8).")
 @click.option("--prune", is_flag=True,
               help="Delete the KDClusters and KDApps gitops-kd applied that Git no longer has (default: keep them).")
 @click.option("--drift-policy", type=click.Choice(["revert", "alert-only"]), default="revert", show_default=True,
@@ -124,7 +126,7 @@ def setup_logging(level: str) -> None:
 def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, watch_namespaces: tuple[str, ...], interval: float,
             listen: str, ui: bool, ui_auth_file: str | None, ui_refresh: float, cache_dir: str | None,
-            webhook_secret_file: str | None, wave_soak: float, prune: bool,
+            webhook_secret_file: str | None, wave_soak: float, workers: int | None, prune: bool,
             drift_policy: str,
             drift_webhook: str | None, drift_ignore: str | None, leader_elect: bool, lease_name: str,
             lease_namespace: str | None, trusted_keys: tuple[str, ...], allow_force_push: bool,
@@ -168,7 +170,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     controller = Controller(source, api_client, namespace=scope,
                             poll_interval=interval, listen=None if leader_elect else address, planner=drift.planner,
                             metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak, record=record,
-                            ui=ui_settings)
+                            ui=ui_settings, workers=workers)
     drift.attach(controller)
     replica = None
     lease_lost = False

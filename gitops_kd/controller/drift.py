@@ -35,7 +35,7 @@ class DriftWiring:
 
     def attach(self, controller: Any) -> None:
         """Reconcile at once when an owned field of a watched object is edited (not only on the next event)."""
-        DriftWatcher(lambda kind, key: controller.kick()).attach_collector(controller.collector)
+        DriftWatcher(controller.enqueue).attach_collector(controller.collector)
 
     def close(self) -> None:
         if self.notifier is not None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -20,9 +22,11 @@ from gitops_kd.controller.select import select
 from gitops_kd.drift.model import KDCLUSTER, SERVICE, STATEFULSET
 from gitops_kd.execute import Executor, Outcome
 from gitops_kd.execute.fence import NotLeading
+from gitops_kd.kube.informer import MODIFIED
 from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
 from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Prune, Wait
+from gitops_kd.plan.focus import APP, FLEET, FLEET_KEY, Part, WorkKey, app_key, app_part, cluster_key, cluster_part, owner
 from gitops_kd.plan.planner import plan as make_plan
 from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
 from gitops_kd.source import DesiredState, GitSource, Poller, PollResult
@@ -31,7 +35,8 @@ from gitops_kd.status.events import GIT_CACHE_RECOVERED, GIT_UNREADABLE, WARNING
 
 log = logging.getLogger(__name__)
 
-KEY = "reconcile"
+KEY = str(FLEET_KEY)  # the whole fleet: Git changes, acceptance, prune, in-sync record (and everything in fleet mode)
+FLEET_DEBOUNCE = 1.0  # seconds after a per-key action before the fleet reconcile looks again
 READ_YOUR_WRITES_TIMEOUT = 5.0
 IDLE_RESYNC = 30.0
 UNHEALTHY_AFTER = 15
@@ -42,6 +47,22 @@ RECORD_RETRY = 1.0  # seconds between attempts to read the instance record at st
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def default_workers() -> int:
+    """Reconcile workers when not given: two per core, at least 2 and at most 8 (workers mostly wait on I/O)."""
+    return max(2, min(8, 2 * (os.cpu_count() or 1)))
+
+
+def _plans_parts(planner: Callable[..., Plan] | None) -> bool:
+    """True when ``planner`` plans one key's part (takes ``partial=``): per-key reconciles; else fleet mode."""
+    if planner is None:
+        return True
+    try:
+        params = inspect.signature(planner).parameters
+    except (TypeError, ValueError):
+        return False
+    return "partial" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 class Controller:
@@ -58,6 +79,11 @@ class Controller:
     reconcile (its applied commit and force-push baseline replace the local cache's), written at each
     transition; without it the local state file alone says what was applied (tests, embedded use).
     `ui` (a gitops_kd.server.ui.UiSettings) serves the read-only web UI under /ui next to the endpoints.
+
+    Work is keyed (plan/focus.py): the fleet key plans the whole desired state when Git or the set of objects
+    changes (acceptance, prune, in-sync record, and which keys have work); each KDCluster and KDApp key plans
+    only its part, from the informers' index, on `workers` threads; two workers never hold the same key. A
+    `planner` that does not take ``partial=`` runs in fleet mode: one key, the whole plan each time.
     """
 
     def __init__(self, source: GitSource, api_client: ApiClient, *,
@@ -66,7 +92,7 @@ class Controller:
                  planner: Callable[..., Plan] | None = None, now: Callable[[], datetime] = _utcnow,
                  on_action: Callable[[Action, Outcome], None] | None = None, metrics: Any = None,
                  webhook_secret: bytes | None = None, wave_soak_seconds: float = 0.0,
-                 record: InstanceRecord | None = None, ui: Any = None) -> None:
+                 record: InstanceRecord | None = None, ui: Any = None, workers: int | None = None) -> None:
         self.source = source
         self.record = record
         self._stopping = threading.Event()
@@ -82,7 +108,11 @@ class Controller:
         self.collector = Collector(api_client, namespace=namespace)
         self.executor = Executor(api_client, now=now, reverter=self._push_revert)
         self.poller = Poller(source, self._on_poll, interval=poll_interval)
-        self.queue = WorkQueue(self._reconcile, name="gitops-kd", workers=1, base_delay=0.2, max_delay=30.0)
+        self.per_key = _plans_parts(planner)
+        self.workers = (workers or default_workers()) if self.per_key else 1
+        self.queue = WorkQueue(self._reconcile, name="gitops-kd", workers=self.workers, base_delay=0.2, max_delay=30.0)
+        self._plan_lock = threading.Lock()  # planners (the drift guard) are stateful: one plan at a time
+        self._hold_lock = threading.Lock()
         self.metrics = metrics  # gitops_kd.server.metrics.ControllerMetrics, or None
         self.wave_soak_seconds = wave_soak_seconds
         self._webhook_secret = webhook_secret
@@ -93,7 +123,7 @@ class Controller:
         self._applied: DesiredState | None = None     # last commit whose plan was not refused
         self._marked: str | None = source.applied_commit
         self._hold: dict[Action, float] = {}
-        self._noop: Action | None = None
+        self._noop: dict[str, Action] = {}  # per work key: the last action that changed nothing
         self._listen = listen
         self.http: HttpServer | None = None
         self._started = False
@@ -108,7 +138,10 @@ class Controller:
         if self._started:
             return self
         self._started = True
-        self.collector.on_change(lambda kind, key: self.queue.add(KEY))
+        self.collector.on_change(self._on_change)
+        for kind in ("apps", "clusters"):  # an object added or gone: prune and acceptance are the fleet's
+            self.collector.informers[kind].add_handler(
+                lambda event, _obj, _old: self.queue.add(KEY) if event != MODIFIED else None)
         self.collector.start()
         if not self.collector.wait_synced(sync_timeout):
             log.warning("informers not synced after %ss; continuing (reconciles wait for them)", sync_timeout)
@@ -182,8 +215,12 @@ class Controller:
         return ui_config(self._ui, self._api_client, self.namespace, self.source, auth=self._ui.auth())
 
     def kick(self) -> None:
-        """Re-plan now."""
+        """Re-plan now (the whole fleet, which queues every key with work)."""
         self.queue.add(KEY)
+
+    def enqueue(self, kind: str, key: tuple[str, str]) -> None:
+        """Reconcile what a change of the KDCluster (kind "cluster") or KDApp ("app") ``key`` touches."""
+        self._on_change(kind, key)
 
     # -- internals ---------------------------------------------------------------------------------
     def _push_revert(self, commit: str, reason: str) -> tuple[str, bool]:
@@ -295,14 +332,31 @@ class Controller:
             log.warning("%s", line)
         return scoped
 
+    def _on_change(self, kind: str, key: tuple[str, str]) -> None:
+        """A watched object changed: queue its cluster's key, or an app's key and its users' keys."""
+        if not self.per_key:
+            self.queue.add(KEY)
+            return
+        if kind != APP:
+            self.queue.add(str(cluster_key(key)))
+            return
+        self.queue.add(str(app_key(key)))
+        with self._lock:
+            desired = self._applied
+        users = set(self.collector.index.clusters_using(key[1]))
+        if desired is not None and (part := app_part(desired, key)) is not None:
+            users |= part.clusters
+        for user in users:
+            self.queue.add(str(cluster_key(user)))
+
     def _reconcile(self, key: str) -> None:
         try:
             if self.metrics is None:
-                self._reconcile_once()
+                self._reconcile_key(key)
             else:
                 with self.metrics.reconcile_timer() as result:
                     try:
-                        self._reconcile_once()
+                        self._reconcile_key(key)
                     except RequeueAfter:
                         result["result"] = "requeue"
                         raise
@@ -314,15 +368,24 @@ class Controller:
             raise
         self._errors_in_row = 0
 
-    def _reconcile_once(self) -> None:
+    def _reconcile_key(self, key: str) -> None:
         if not self.collector.wait_synced(0) or not self._polled.is_set():
             # Before the first poll the last applied commit may be older than one already started (a commit
             # whose KDApp KubeDirector refused is accepted, not applied): planning it would flip the rollout.
             raise RequeueAfter(REQUEUE_NOT_SYNCED)
+        work = WorkKey.parse(key)
+        if work.kind == FLEET:
+            self._reconcile_fleet()
+        else:
+            self._reconcile_part(work)
+
+    def _reconcile_fleet(self) -> None:
+        """Plan the whole desired state: accept a new commit, record, prune; queue every key with work."""
         with self._lock:
             candidate = self._candidate
         observed = self.collector.snapshot()
-        desired, plan = self._choose(candidate, observed)
+        with self._plan_lock:
+            desired, plan = self._choose(candidate, observed)
         if desired is None or plan is None:
             return
         self.last_plan = plan
@@ -330,11 +393,73 @@ class Controller:
             self.record.update(in_sync=plan.empty)
         self._report_phases(observed)
         self._maybe_mark_applied(desired, plan)
-        mono = time.monotonic()
-        self._hold = {a: t for a, t in self._hold.items() if t > mono}
-        choice = select(plan, self._hold, mono)
+        if self.per_key:
+            for work in {owner(a) for a in plan.actions if not isinstance(a, Wait)} - {FLEET_KEY}:
+                self.queue.add(str(work))
+            plan = Plan(tuple(a for a in plan.actions if owner(a) == FLEET_KEY), plan.refusals, plan.kept)
+        self._act(KEY, plan, IDLE_RESYNC)
+
+    def _reconcile_part(self, work: WorkKey) -> None:
+        """Plan one KDCluster or KDApp from the index and run its next action (ApplyApp is the app key's)."""
+        with self._lock:
+            desired = self._applied
+        if desired is None:
+            return
+        scoped = self._in_scope(desired)
+        part = (app_part if work.kind == APP else cluster_part)(scoped.desired, work.key)
+        if part is None:
+            return  # not in Git (or outside the scope): prune is the fleet's
+        observed = self.collector.snapshot_of(part.clusters | self.collector.index.clusters_using(part.app_name),
+                                              (part.app_name,))
+        with self._plan_lock:
+            plan = scoped.restrict_plan(self._plan_part(part, observed))
+        if plan.refused:
+            self.queue.add(KEY)  # the fleet reconcile reports refusals
+            return
+        if work.kind == APP:
+            self._act_for_app(work, plan)
+            return
+        mine = tuple(a for a in plan.actions if owner(a) == work or isinstance(a, ApplyApp))
+        self._act(str(work), Plan(mine), None)
+
+    def _act_for_app(self, work: WorkKey, plan: Plan) -> None:
+        """An app key applies its KDApp once it is the next action of its part (after each user's
+        EnsureRollout); a user's action before it is that user's: wake its key."""
+        if not any(isinstance(a, ApplyApp) and owner(a) == work for a in plan.actions):
+            return
+        choice = self._select(plan)
         if choice.action is None:
             raise RequeueAfter(choice.requeue_after if choice.requeue_after is not None else IDLE_RESYNC)
+        if owner(choice.action) != work:
+            self.queue.add(str(owner(choice.action)))
+            return
+        self._act(str(work), plan, IDLE_RESYNC)
+
+    def _plan_part(self, part: Part, observed: Any) -> Plan:
+        planner = self._planner
+        if planner is None:
+            return make_plan(part.desired, observed, now=self._now(), wave_soak_seconds=self.wave_soak_seconds,
+                             partial=True)
+        return planner(part.desired, observed, now=self._now(), partial=True)
+
+    def _select(self, plan: Plan) -> Any:
+        mono = time.monotonic()
+        with self._hold_lock:
+            self._hold = {a: t for a, t in self._hold.items() if t > mono}
+            return select(plan, dict(self._hold), mono)
+
+    def _act(self, key: str, plan: Plan, idle: float | None) -> None:
+        """Execute the next runnable action of ``plan`` for work key ``key``; with none, look again after the
+        plan's shortest wait, else ``idle`` seconds (None: only when something changes)."""
+        choice = self._select(plan)
+        if choice.action is None:
+            after = choice.requeue_after if choice.requeue_after is not None else idle
+            if after is not None:
+                raise RequeueAfter(after)
+            return
+        if self.per_key and isinstance(choice.action, ApplyApp) and owner(choice.action) != WorkKey.parse(key):
+            self.queue.add(str(owner(choice.action)))  # the app key applies it; this key waits for its change
+            raise RequeueAfter(IDLE_RESYNC)
         try:
             outcome = self.executor.execute(choice.action)
         except NotLeading as exc:
@@ -350,19 +475,22 @@ class Controller:
         if outcome.expect and not self.collector.wait_for(outcome.expect, READ_YOUR_WRITES_TIMEOUT):
             log.warning("cache did not show the effect of '%s' within %ss", choice.action.describe(),
                         READ_YOUR_WRITES_TIMEOUT)
-        if outcome.requeue_after is not None and (outcome.failed or not outcome.changed):
-            self._hold[choice.action] = time.monotonic() + outcome.requeue_after
-        elif not outcome.changed and not outcome.failed:
-            # Already done, yet planned: the cache may lag (it catches up and re-plans) or the plan and the
-            # cluster disagree. Either way do not spin on it: hold this exact action for a moment.
-            if self._noop == choice.action:
-                log.warning("'%s' planned again although its effect is there (%s)", choice.action.describe(),
-                            outcome.message)
-            self._noop = choice.action
-            self._hold[choice.action] = time.monotonic() + NOOP_HOLD
-        if outcome.changed:
-            self._noop = None
-        self.queue.add(KEY)
+        with self._hold_lock:
+            if outcome.requeue_after is not None and (outcome.failed or not outcome.changed):
+                self._hold[choice.action] = time.monotonic() + outcome.requeue_after
+            elif not outcome.changed and not outcome.failed:
+                # Already done, yet planned: the cache may lag (it catches up and re-plans) or the plan and the
+                # cluster disagree. Either way do not spin on it: hold this exact action for a moment.
+                if self._noop.get(key) == choice.action:
+                    log.warning("'%s' planned again although its effect is there (%s)", choice.action.describe(),
+                                outcome.message)
+                self._noop[key] = choice.action
+                self._hold[choice.action] = time.monotonic() + NOOP_HOLD
+            if outcome.changed:
+                self._noop.pop(key, None)
+        self.queue.add(key)
+        if key != KEY:
+            self.queue.add_after(KEY, FLEET_DEBOUNCE)
 
     def _choose(self, candidate: DesiredState | None, observed: Any) -> tuple[DesiredState | None, Plan | None]:
         """Plan the newest accepted commit; if the plan refuses it, keep reconciling the last applied one."""

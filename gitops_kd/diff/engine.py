@@ -249,10 +249,12 @@ def _diff_cluster(cluster: KDCluster, live: ObservedCluster | None, key: Key, fo
                        ports_diffs(app, live), changes), refusals
 
 
-def diff(desired: DesiredState, observed: ObservedState) -> DiffReport:
-    """Compare the desired state with the observed one. Any refusal refuses the commit as a whole."""
-    for memo in MEMOS:
-        memo.new_round()
+def diff(desired: DesiredState, observed: ObservedState, *, new_round: bool = True) -> DiffReport:
+    """Compare the desired state with the observed one. Any refusal refuses the commit as a whole.
+    ``new_round``: drop the memo entries the previous round did not use (False for a diff of a part)."""
+    if new_round:
+        for memo in MEMOS:
+            memo.new_round()
     index = _Index(desired, observed)
     apps: list[AppDiff] = []
     clusters: list[ClusterDiff] = []

@@ -38,8 +38,8 @@ Key = tuple[str, str]
 Planner = Callable[..., Plan]
 
 
-def _default_planner(desired: DesiredState, observed: ObservedState, *, now: datetime) -> Plan:
-    return plan(desired, observed, now=now)
+def _default_planner(desired: DesiredState, observed: ObservedState, *, now: datetime, partial: bool = False) -> Plan:
+    return plan(desired, observed, now=now, partial=partial)
 
 
 class DriftGuard:
@@ -62,16 +62,18 @@ class DriftGuard:
         with self._lock:
             return (self._apps if app else self._clusters).get(key)
 
-    def plan(self, desired: DesiredState, observed: ObservedState, *, now: datetime) -> Plan:
-        """The planner's plan, drift alerted and alert-only reverts removed."""
-        base = self._planner(desired, observed, now=now)
+    def plan(self, desired: DesiredState, observed: ObservedState, *, now: datetime, partial: bool = False) -> Plan:
+        """The planner's plan, drift alerted and alert-only reverts removed. ``partial``: ``desired`` is one work
+        key's part (plan/focus.py); occurrences outside it are left as they are."""
+        base = self._planner(desired, observed, now=now, partial=partial) if partial else \
+            self._planner(desired, observed, now=now)
         if base.refused:
             return base
-        drifts = self.check(desired, observed, base)
+        drifts = self.check(desired, observed, base, partial=partial)
         guarded = filter_plan(base, drifts, DriftPolicy.from_desired(desired, self.default_policy))
         return _with_records(guarded, self._records(desired, observed, base))
 
-    def check(self, desired: DesiredState, observed: ObservedState, base: Plan) -> list[Drift]:
+    def check(self, desired: DesiredState, observed: ObservedState, base: Plan, *, partial: bool = False) -> list[Drift]:
         """Update baselines from ``base``, detect, alert; the drifts found."""
         with self._lock:
             self._update_baselines(desired, observed, base)
@@ -84,7 +86,7 @@ class DriftGuard:
             return apps.get(key) != desired.commit
 
         drifts = detect(desired, observed, rules=self.rules, in_progress=busy, app_in_progress=app_busy)
-        scope = self._scope(desired, observed, busy, app_busy)
+        scope = self._scope(desired, observed, busy, app_busy, partial)
         self.alerter.process(drifts, DriftPolicy.from_desired(desired, self.default_policy), scope=scope)
         self.last_drifts = tuple(drifts)
         self.checks += 1
@@ -130,13 +132,20 @@ class DriftGuard:
         return out
 
     def _scope(self, desired: DesiredState, observed: ObservedState, busy: Callable[[Key], bool],
-               app_busy: Callable[[Key], bool]) -> list[ObjectKey]:
-        """Open occurrences detection looked at this time (others stay open)."""
+               app_busy: Callable[[Key], bool], partial: bool) -> list[ObjectKey]:
+        """Open occurrences detection looked at this time (others stay open). A partial desired state looked
+        only at its own apps and clusters."""
         out: list[ObjectKey] = []
         for key, occ in list(self.alerter.tracker.open.items()):
             d = occ.drift
             if d.kind == KDAPP:
-                looked = (d.namespace, d.name) not in desired.apps or not app_busy((d.namespace, d.name))
+                app = (d.namespace, d.name)
+                looked = app in desired.apps and not app_busy(app) if partial else \
+                    app not in desired.apps or not app_busy(app)
+            elif partial:
+                ck = d.cluster_key
+                looked = ck is not None and ck in desired.clusters and ck in observed.clusters and not busy(ck) \
+                    and not upgrade_in_progress(desired, observed, ck)
             else:
                 ck = d.cluster_key
                 looked = ck is None or ck not in desired.clusters or ck not in observed.clusters or (

@@ -26,6 +26,7 @@ from gitops_kd.kd.layout import (
 )
 from gitops_kd.kube.informer import Informer
 from gitops_kd.observe.fanout import NamespacedInformers
+from gitops_kd.observe.index import ClusterIndex
 from gitops_kd.observe.model import (
     ROLLING_UPDATE,
     ObservedApp,
@@ -89,6 +90,7 @@ class Collector:
         # (resourceVersions, model) per key from the last snapshot: unchanged objects are not rebuilt
         self._apps: dict[tuple[str, str], tuple[Any, ObservedApp]] = {}
         self._clusters: dict[tuple[str, str], tuple[Any, ObservedCluster]] = {}
+        self.index = ClusterIndex()  # per-cluster lookups for snapshot_of (a per-cluster reconcile)
         for kind, informer in self._informers.items():
             informer.add_handler(partial(self._on_informer_event, kind))
 
@@ -172,6 +174,37 @@ class Collector:
             self._apps, self._clusters = app_memo, cluster_memo  # objects gone from the caches are forgotten
             return ObservedState(apps=apps, clusters=clusters)
 
+    def snapshot_of(self, clusters: Iterable[tuple[str, str]], app_names: Iterable[str]) -> ObservedState:
+        """The observed state of just these KDClusters and the KDApps of these names, from the index: its cost
+        is that of the objects asked for, not of the fleet. Models are shared with ``snapshot()`` (same
+        resourceVersions, same objects), so the memos of diff and plan hit across both."""
+        with self._snap_lock:
+            apps: dict[tuple[str, str], ObservedApp] = {}
+            for name in app_names:
+                for key in self.index.apps_named(name):
+                    raw = self.index.app(key)
+                    if raw is None:
+                        continue
+                    rv = _rv_of(raw)
+                    known = self._apps.get(key)
+                    app = known[1] if known is not None and known[0] == rv else observed_app(raw)
+                    apps[key] = app
+                    self._apps[key] = (rv, app)
+            found: dict[tuple[str, str], ObservedCluster] = {}
+            for key in clusters:
+                parts = self.index.cluster(key)
+                if parts is None:
+                    continue
+                raw, sts, pods, svcs, rollout = parts
+                sig = (_rv_of(raw), *(tuple(_rv_of(o) for o in objs) for objs in (sts, pods, svcs)),
+                       _rv_of(rollout) if rollout is not None else None)
+                cached = self._clusters.get(key)
+                cluster = cached[1] if cached is not None and cached[0] == sig else \
+                    observed_cluster(raw, sts, pods, svcs, rollout)
+                found[key] = cluster
+                self._clusters[key] = (sig, cluster)
+            return ObservedState(apps=apps, clusters=found)
+
     # -- internals ---------------------------------------------------------------------------------
     def _met(self, e: Expectation) -> bool:
         obj = self.get(e.plural, e.namespace, e.name)
@@ -181,7 +214,8 @@ class Collector:
             return obj is not None and e.gone_uid is None
         return obj is not None and _rv_at_least(_meta(obj).get("resourceVersion"), e.resource_version)
 
-    def _on_informer_event(self, kind: str, _event: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
+    def _on_informer_event(self, kind: str, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        self.index.on_event(kind, event, obj, old)
         self._on_event(kind, obj)
 
     def _on_event(self, kind: str, obj: Mapping[str, Any]) -> None:

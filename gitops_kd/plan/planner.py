@@ -58,16 +58,17 @@ Key = tuple[str, str]
 
 
 def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_soak_seconds: float = 0.0,
-         prune: bool = False) -> Plan:
+         prune: bool = False, partial: bool = False) -> Plan:
     """The plan for the whole desired state. ``now`` is the only clock (timeouts, gate periods, soak);
     ``wave_soak_seconds`` is how long a wave must have been Ready before the next wave starts (a cluster's
     gitops-kd.io/wave-soak-seconds annotation overrides it); ``prune`` deletes what gitops-kd applied and
-    Git no longer has (plan/prune.py)."""
-    report = diff(desired, observed)
+    Git no longer has (plan/prune.py). ``partial``: ``desired`` is the part one work key needs (plan/focus.py):
+    nothing is pruned (that needs the whole state) and the diff memos keep the other parts' entries."""
+    report = diff(desired, observed, new_round=not partial)
     if report.refused:
         return Plan((), report.refusals)
     soaks, bad = _soaks(desired, wave_soak_seconds)
-    pruned = prune_orphans(desired, observed, enabled=prune)
+    pruned = prune_orphans(desired, observed, enabled=prune and not partial)
     if bad or pruned.refusals:
         return Plan((), tuple(bad) + pruned.refusals)
     rollouts: list[Action] = []

@@ -1,0 +1,101 @@
+"""Per-key reconciles (issue 14): a change of one app plans only the parts of its clusters, on several workers,
+and still records the version being left on every user's KDRollout before the KDApp changes."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitops_kd.controller import Controller
+from gitops_kd.observe.model import ObservedState
+from gitops_kd.plan.planner import plan
+from gitops_kd.plan.result import Plan
+from gitops_kd.source import GitSource
+from gitops_kd.spec.state import DesiredState
+from gitops_kd.testing import wait_for
+from tests.e2e.harness import E2E, NS, TEMPLATE, hello_app
+
+
+@pytest.fixture
+def e2e(tmp_path: Path) -> Iterator[E2E]:
+    world = E2E(tmp_path)
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+class Recording:
+    """The real planner, recording which part of the desired state each call planned."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[bool, frozenset[tuple[str, str]]]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, desired: DesiredState, observed: ObservedState, *, now: datetime, partial: bool = False) -> Plan:
+        with self.lock:
+            self.calls.append((partial, frozenset(desired.clusters)))
+        return plan(desired, observed, now=now, partial=partial)
+
+    def take(self) -> list[tuple[bool, frozenset[tuple[str, str]]]]:
+        with self.lock:
+            out, self.calls = self.calls, []
+            return out
+
+
+def _cluster(name: str, app: str) -> str:
+    text = (TEMPLATE / "clusters" / "hello-dev.yaml").read_text()
+    return text.replace("name: hello-dev", f"name: {name}").replace("app: hello", f"app: {app}") \
+        .replace("members: 2", "members: 1")
+
+
+def _rollout_ready(e2e: E2E, name: str, version: str) -> Any:
+    return e2e.wait_ready_at(version, name=name, timeout=120)
+
+
+def test_one_app_change_plans_only_its_clusters_parts_and_records_every_user_before_the_app(e2e: E2E) -> None:
+    bye = re.sub(r"(?m)^  name: hello$", "  name: bye", (TEMPLATE / "apps" / "hello.yaml").read_text())
+    assert "name: bye" in bye
+    e2e.commit({"apps/bye.yaml": bye, "clusters/bye-dev.yaml": _cluster("bye-dev", "bye"),
+                "clusters/hello-qa.yaml": _cluster("hello-qa", "hello")}, "a second app and a second hello cluster")
+    recording = Recording()
+    source = GitSource(f"file://{e2e.repo}", "main", e2e.tmp / "source-cache")
+    e2e.controller = Controller(source, e2e.cluster.api_client(), namespace=NS, poll_interval=0.5, planner=recording,
+                                workers=3, on_action=lambda a, o: e2e.log.append(a.describe()))
+    assert e2e.controller.per_key and e2e.controller.workers == 3
+    e2e.controller.start()
+    for name in ("hello-dev", "hello-qa", "bye-dev"):
+        _rollout_ready(e2e, name, "1.0.0")
+    wait_for("an empty fleet plan", lambda: (p := e2e.controller.last_plan) is not None and p.empty, 60)  # type: ignore[union-attr]
+    recording.take()
+    e2e.log.clear()
+
+    e2e.commit({"apps/hello.yaml": hello_app("2.0.0")}, "hello 2.0.0")
+    for name in ("hello-dev", "hello-qa"):
+        _rollout_ready(e2e, name, "2.0.0")
+    calls = recording.take()
+    parts = [clusters for partial, clusters in calls if partial]
+    whole = [clusters for partial, clusters in calls if not partial]
+    bye_dev = (NS, "bye-dev")
+    users = frozenset({(NS, "hello-dev"), (NS, "hello-qa")})
+    # Invariant: each per-key plan holds one cluster, or one app with its users: never the fleet, never two apps.
+    assert parts, "no per-key plan ran: the controller planned the whole fleet for every step"
+    assert all(clusters <= users or clusters == {bye_dev} for clusters in parts), [sorted(c) for c in parts]
+    assert users in parts, "the app key's part (the app with every user) was never planned"
+    for name in ("hello-dev", "hello-qa"):
+        assert frozenset({(NS, name)}) in parts, f"cluster {name} was never planned alone"
+    assert whole, "the fleet key never planned the new commit"
+    assert not any("bye" in line for line in e2e.log), [line for line in e2e.log if "bye" in line]
+    # Invariant: every user's KDRollout records the version being left before the KDApp changes.
+    apply = next(i for i, line in enumerate(e2e.log) if line.startswith("apply KubeDirectorApp default/hello"))
+    for name in ("hello-dev", "hello-qa"):
+        start = next(i for i, line in enumerate(e2e.log) if line.startswith(f"start upgrade of default/{name}:"))
+        assert start < apply, e2e.log
+    ro = e2e.rollout("bye-dev")
+    assert ro is not None and ro["status"]["appVersion"] == "1.0.0"

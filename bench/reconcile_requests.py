@@ -64,6 +64,7 @@ class PlanCall:
     mark_before: int
     mark_after: int
     seconds: float
+    partial: bool = False  # a per-key plan of one cluster or app (not the whole fleet)
 
     @property
     def only_waits(self) -> bool:
@@ -82,7 +83,8 @@ class RecordingPlanner:
         before = self.log.mark()
         start = time.perf_counter()
         result = real_plan(desired, observed, now=now, **options)
-        call = PlanCall(desired.commit, result, before, self.log.mark(), time.perf_counter() - start)
+        call = PlanCall(desired.commit, result, before, self.log.mark(), time.perf_counter() - start,
+                        bool(options.get("partial")))
         with self._lock:
             self.calls.append(call)
         return result
@@ -92,8 +94,9 @@ class RecordingPlanner:
             return len(self.calls)
 
     def last(self) -> PlanCall | None:
+        """The last plan of the whole fleet."""
         with self._lock:
-            return self.calls[-1] if self.calls else None
+            return next((c for c in reversed(self.calls) if not c.partial), None)
 
 
 def wait_for(what: str, probe: Callable[[], T | None], timeout: float) -> T:
@@ -158,8 +161,8 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
         n, mark = planner.count(), log.mark()
         t0 = time.perf_counter()
         controller.kick()
-        sync_call = wait_for("the in-sync reconcile", lambda: planner.calls[n] if planner.count() > n else None,
-                             timeout)
+        sync_call = wait_for("the in-sync reconcile", lambda: next(
+            (c for c in planner.calls[n:] if not c.partial), None), timeout)
         sync_seconds = time.perf_counter() - t0
         in_sync = log.since(mark, sync_call.mark_after)
         # 3. one app changed

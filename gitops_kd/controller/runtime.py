@@ -36,7 +36,8 @@ from gitops_kd.status.events import GIT_CACHE_RECOVERED, GIT_UNREADABLE, WARNING
 log = logging.getLogger(__name__)
 
 KEY = str(FLEET_KEY)  # the whole fleet: Git changes, acceptance, prune, in-sync record (and everything in fleet mode)
-FLEET_DEBOUNCE = 1.0  # seconds after a per-key action before the fleet reconcile looks again
+FLEET_DEBOUNCE = 1.0  # seconds after a per-key action before the fleet reconcile looks again (at least)
+FLEET_SHARE = 0.1  # ... and at most this share of the time goes to whole-fleet plans while keys are busy
 READ_YOUR_WRITES_TIMEOUT = 5.0
 IDLE_RESYNC = 30.0
 UNHEALTHY_AFTER = 15
@@ -113,6 +114,8 @@ class Controller:
         self.queue = WorkQueue(self._reconcile, name="gitops-kd", workers=self.workers, base_delay=0.2, max_delay=30.0)
         self._plan_lock = threading.Lock()  # planners (the drift guard) are stateful: one plan at a time
         self._hold_lock = threading.Lock()
+        self._fleet_due = False  # a fleet reconcile is scheduled after per-key actions
+        self._fleet_seconds = 0.0  # how long the last fleet reconcile took
         self.metrics = metrics  # gitops_kd.server.metrics.ControllerMetrics, or None
         self.wave_soak_seconds = wave_soak_seconds
         self._webhook_secret = webhook_secret
@@ -381,6 +384,24 @@ class Controller:
 
     def _reconcile_fleet(self) -> None:
         """Plan the whole desired state: accept a new commit, record, prune; queue every key with work."""
+        started = time.monotonic()
+        try:
+            self._fleet()
+        finally:
+            with self._hold_lock:
+                self._fleet_due = False
+                self._fleet_seconds = time.monotonic() - started
+
+    def _schedule_fleet(self) -> None:
+        """After a per-key action: a fleet reconcile soon, but never more than FLEET_SHARE of the time."""
+        with self._hold_lock:
+            if self._fleet_due:
+                return
+            self._fleet_due = True
+            delay = max(FLEET_DEBOUNCE, self._fleet_seconds / FLEET_SHARE)
+        self.queue.add_after(KEY, delay)
+
+    def _fleet(self) -> None:
         with self._lock:
             candidate = self._candidate
         observed = self.collector.snapshot()
@@ -414,7 +435,7 @@ class Controller:
         with self._plan_lock:
             plan = scoped.restrict_plan(self._plan_part(part, observed))
         if plan.refused:
-            self.queue.add(KEY)  # the fleet reconcile reports refusals
+            self._schedule_fleet()  # the fleet reconcile reports refusals
             return
         if work.kind == APP:
             self._act_for_app(work, plan)
@@ -490,7 +511,7 @@ class Controller:
                 self._noop.pop(key, None)
         self.queue.add(key)
         if key != KEY:
-            self.queue.add_after(KEY, FLEET_DEBOUNCE)
+            self._schedule_fleet()
 
     def _choose(self, candidate: DesiredState | None, observed: Any) -> tuple[DesiredState | None, Plan | None]:
         """Plan the newest accepted commit; if the plan refuses it, keep reconciling the last applied one."""

@@ -99,3 +99,13 @@ def test_one_app_change_plans_only_its_clusters_parts_and_records_every_user_bef
         assert start < apply, e2e.log
     ro = e2e.rollout("bye-dev")
     assert ro is not None and ro["status"]["appVersion"] == "1.0.0"
+    # The per-cluster view from the index holds what the fleet view holds (members settled: nothing moves).
+    collector = e2e.controller.collector
+    whole_view = collector.snapshot()
+    part_view = collector.snapshot_of(users | {bye_dev}, ("hello", "bye"))
+    assert set(part_view.apps) == set(whole_view.apps) == {(NS, "hello"), (NS, "bye")}
+    for key in users | {bye_dev}:
+        mine, theirs = part_view.clusters[key], whole_view.clusters[key]
+        assert {r: [p.name for p in ps] for r, ps in mine.pods.items()} == \
+            {r: [p.name for p in ps] for r, ps in theirs.pods.items()}
+        assert set(mine.statefulsets) == set(theirs.statefulsets) and mine.services == theirs.services

@@ -20,7 +20,8 @@ from aiohttp import WSMsgType, web
 
 from kdsim import errors
 
-STREAM_FLAGS = ("stdin", "stdout", "stderr", "tty")
+# the client's stream flags (pods/{name}/exec) -> the kubelet's (its /exec and /attach), as kube-apiserver maps them
+STREAM_FLAGS = {"stdin": "input", "stdout": "output", "stderr": "error", "tty": "tty"}
 LOG_OPTIONS = ("follow", "previous", "sinceSeconds", "sinceTime", "timestamps", "tailLines", "limitBytes")
 
 
@@ -55,13 +56,13 @@ def kubelet_url(node: Mapping[str, Any] | None, node_name: str) -> str:
 
 
 def stream_query(query: Mapping[str, str], commands: list[str], *, defaults: bool = True) -> str:
-    """The kubelet's query: each command, and each stream flag the client asked for as "1"."""
+    """The kubelet's query: each command, and each stream the client asked for as input/output/error/tty=1."""
     params: list[tuple[str, str]] = [("command", c) for c in commands]
-    for flag in STREAM_FLAGS:
+    for flag, kubelet_flag in STREAM_FLAGS.items():
         value = query.get(flag)
         on = (defaults and flag in ("stdout", "stderr")) if value is None else value.lower() in ("1", "true")
         if on:
-            params.append((flag, "1"))
+            params.append((kubelet_flag, "1"))
     return urlencode(params)
 
 

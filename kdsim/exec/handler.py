@@ -34,6 +34,18 @@ def _flag(query: Any, key: str, default: bool) -> bool:
     return default if value is None else value.lower() in ("1", "true", "yes")
 
 
+# stream -> (query parameter, default): the API server's pods/{name}/exec, and the kubelet's /exec, whose
+# parameters are input, output and error ("1" when on), as kube-apiserver sends them
+API_STREAMS = {"stdin": ("stdin", False), "stdout": ("stdout", True), "stderr": ("stderr", True), "tty": ("tty", False)}
+KUBELET_STREAMS = {"stdin": ("input", False), "stdout": ("output", False), "stderr": ("error", False),
+                   "tty": ("tty", False)}
+
+
+def streams_of(query: Any, names: dict[str, tuple[str, bool]]) -> dict[str, bool]:
+    """Which of stdin, stdout, stderr and tty the request turns on."""
+    return {stream: _flag(query, key, default) for stream, (key, default) in names.items()}
+
+
 ATTACH_POLL_SECONDS = 0.5  # how often an attach stream checks that its container still runs
 
 
@@ -44,8 +56,7 @@ class ExecHandler:
         self.kubelet = kubelet
 
     def _validate(self, request: web.Request, namespace: str, name: str, container: str, *,
-                  defaults: bool, uid: str | None = None, attach: bool = False) -> tuple[str, list[str]]:
-        """`defaults`: the API server's (stdout and stderr on unless turned off); else the kubelet's (all off)."""
+                  streams: dict[str, bool], uid: str | None = None, attach: bool = False) -> tuple[str, list[str]]:
         pod = self.kubelet.pod(namespace, name)
         if pod is None or (uid and (pod.get("metadata") or {}).get("uid") != uid):
             raise errors.not_found("pods", name)
@@ -65,7 +76,7 @@ class ExecHandler:
             raise errors.bad_request(f"cannot exec into a container in a completed pod; current phase is {phase}")
         if not command and not attach:
             raise errors.bad_request("you must specify at least one command for the container")
-        if not any(_flag(query, k, defaults and k != "stdin") for k in ("stdin", "stdout", "stderr")):
+        if not any(streams[k] for k in ("stdin", "stdout", "stderr")):
             raise errors.bad_request("you must specify at least 1 of stdin, stdout, stderr")
         runtime = self.kubelet.runtime(namespace, name)
         run = next((c for c in (runtime.main if runtime else []) if c.name == container), None)
@@ -76,19 +87,22 @@ class ExecHandler:
     async def handle(self, request: web.Request, namespace: str, name: str) -> web.StreamResponse:
         """pods/{name}/exec (and attach) of the embedded API server: the container from the query."""
         attach = request.path.rstrip("/").endswith("/attach")
-        return await self._serve(request, namespace, name, request.query.get("container") or "", defaults=True,
+        return await self._serve(request, namespace, name, request.query.get("container") or "",
+                                 streams=streams_of(request.query, API_STREAMS),
                                  attach=attach)
 
     async def kubelet_exec(self, request: web.Request) -> web.StreamResponse:
         """The kubelet's /exec/{namespace}/{pod}[/{uid}]/{container} (what a real API server proxies to)."""
         m = request.match_info
-        return await self._serve(request, m["namespace"], m["pod"], m["container"], defaults=False,
+        return await self._serve(request, m["namespace"], m["pod"], m["container"],
+                                 streams=streams_of(request.query, KUBELET_STREAMS),
                                  uid=m.get("uid"))
 
     async def kubelet_attach(self, request: web.Request) -> web.StreamResponse:
         """The kubelet's /attach/{namespace}/{pod}[/{uid}]/{container}."""
         m = request.match_info
-        return await self._serve(request, m["namespace"], m["pod"], m["container"], defaults=False,
+        return await self._serve(request, m["namespace"], m["pod"], m["container"],
+                                 streams=streams_of(request.query, KUBELET_STREAMS),
                                  uid=m.get("uid"), attach=True)
 
     async def kubelet_run(self, request: web.Request) -> web.StreamResponse:
@@ -114,10 +128,10 @@ class ExecHandler:
         out, err_out = await proc.communicate()
         return web.Response(body=out + err_out, content_type="text/plain")
 
-    async def _serve(self, request: web.Request, namespace: str, name: str, container: str, *, defaults: bool,
-                     uid: str | None = None, attach: bool = False) -> web.StreamResponse:
+    async def _serve(self, request: web.Request, namespace: str, name: str, container: str, *,
+                     streams: dict[str, bool], uid: str | None = None, attach: bool = False) -> web.StreamResponse:
         try:
-            container, command = self._validate(request, namespace, name, container, defaults=defaults, uid=uid,
+            container, command = self._validate(request, namespace, name, container, streams=streams, uid=uid,
                                                 attach=attach)
         except errors.ApiError as err:
             return _status_response(err)
@@ -131,9 +145,7 @@ class ExecHandler:
             await self._attach(ws, proto, namespace, name, container)
             return ws
         ctx = runtime.contexts[container] if runtime else None
-        query = request.query
-        want_stdin = _flag(query, "stdin", False)
-        tty = _flag(query, "tty", False)
+        want_stdin, tty = streams["stdin"], streams["tty"]
         try:
             if ctx is None:
                 raise runner.RunnerError("pod sandbox is gone")

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kubernetes import config
 
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
 from kdsim.crds import kubedirector_crds
-from tests.kdcluster import embedded_cluster
 from tests.simnode import SimProcess, add_tools_image, check_node, create_centos7, node_args, run_pod_checks
 
 KD = "kubedirector.hpe.com/v1beta1"
@@ -25,9 +25,15 @@ KD = "kubedirector.hpe.com/v1beta1"
 
 @pytest.fixture
 def foreign(tmp_path: Path) -> Iterator[tuple[Path, RestClient]]:
-    """An embedded cluster with no simulated controllers (no kubelet, no KubeDirector, no StatefulSet controller)."""
-    with embedded_cluster(tmp_path / "cluster", controllers=False) as cluster:
-        yield cluster.kubeconfig, RestClient(cluster.api_client())
+    """`gitops-kd sim serve --no-controllers` in its own process: an API server with no kubelet, no KubeDirector
+    and no StatefulSet controller."""
+    kubeconfig = tmp_path / "cluster.kubeconfig"
+    with SimProcess(["serve", "--state-dir", str(tmp_path / "cluster"), "--no-controllers", "--kubeconfig",
+                     str(kubeconfig)], tmp_path / "serve.log") as serve:
+        assert serve.banner.startswith("API server: https://127.0.0.1:"), serve.banner
+        wait_for("the kubeconfig written", kubeconfig.is_file, 30)
+        yield kubeconfig, RestClient(config.new_client_from_config(config_file=str(kubeconfig)))
+        assert serve.stop() == 0, (tmp_path / "serve.log").read_text()
 
 
 def test_sim_node_joins_an_api_server_without_a_kubelet(tmp_path: Path, foreign: tuple[Path, RestClient]) -> None:

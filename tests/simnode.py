@@ -83,8 +83,10 @@ def check_node(rest: RestClient, port: int) -> dict[str, Any]:
     return node
 
 
-def run_pod_checks(rest: RestClient, kubectl: Kubectl, ns: str) -> None:
-    """A pod with a claim and an init container runs on the node; exec and logs reach it through the API server."""
+def run_pod_checks(rest: RestClient, kubectl: Kubectl, ns: str,
+                   while_running: Callable[[], None] | None = None) -> None:
+    """A pod with a claim and an init container runs on the node; exec and logs reach it through the API server.
+    `while_running` is called while pod `tools` runs (before it is deleted)."""
     rest.create("v1", "persistentvolumeclaims", ns, {
         "metadata": {"name": "data"},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
@@ -120,6 +122,8 @@ def run_pod_checks(rest: RestClient, kubectl: Kubectl, ns: str) -> None:
     assert logs.returncode == 0 and logs.stdout == "seeding\n", logs.stderr
     wrong = kubectl("exec", "-n", ns, "tools", "-c", "nope", "--", "true")
     assert wrong.returncode != 0 and "container nope is not valid for pod tools" in wrong.stderr
+    if while_running is not None:
+        while_running()
 
     rest.delete("v1", "pods", ns, "tools")
     wait_for("pod tools gone (the kubelet confirmed its deletion)",

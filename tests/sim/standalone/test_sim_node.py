@@ -57,7 +57,16 @@ def test_sim_node_joins_an_api_server_without_a_kubelet(tmp_path: Path, foreign:
         def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
             return subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), *args], input=stdin,
                                   capture_output=True, text=True, timeout=60)
-        run_pod_checks(rest, kubectl, "default")
+
+        def kubelet_paths() -> None:  # /run and /pods, straight to the kubelet endpoint
+            run = urllib.request.Request(f"https://127.0.0.1:{port}/run/default/tools/app?cmd=cat%20/etc/tools/motd",
+                                         method="POST")
+            with urllib.request.urlopen(run, context=insecure, timeout=30) as answer:
+                assert answer.read() == b"hello from tools\n"
+            with urllib.request.urlopen(f"https://127.0.0.1:{port}/pods", context=insecure, timeout=10) as answer:
+                listed = json.loads(answer.read())
+            assert listed["kind"] == "PodList" and [p["metadata"]["name"] for p in listed["items"]] == ["tools"]
+        run_pod_checks(rest, kubectl, "default", kubelet_paths)
         assert node.stop() == 0, (tmp_path / "node.log").read_text()
     # with no kubelet behind the Node any more, the API server says it cannot reach it
     rest.create("v1", "pods", "default", {"metadata": {"name": "orphan"}, "spec": {

@@ -100,9 +100,13 @@ class ImageStore:
             self._materialise(ref, target)
 
     def behavior(self, ref: str) -> ImageBehavior:
-        """The image's behaviour knobs (defaults for unknown images)."""
+        """The image's behaviour knobs: as added (by this process, or by another one into the same root: its
+        image.json), else the defaults."""
         with self._lock:
-            return self._behaviors.get(ref, ImageBehavior())
+            known = self._behaviors.get(ref)
+            if known is None:
+                known = self._behaviors[ref] = _saved_behavior(self.root / _dir_name(ref) / "image.json")
+            return known
 
     def ready_delay(self, ref: str) -> float:
         delay = self.behavior(ref).ready_delay_seconds
@@ -140,6 +144,14 @@ class ImageStore:
             ref, ImageBehavior()))}))
         staging.rename(target)
         log.debug("image %s materialised at %s", ref, rootfs)
+
+
+def _saved_behavior(path: Path) -> ImageBehavior:
+    try:
+        saved = json.loads(path.read_text())["behavior"]
+        return ImageBehavior(**{k: v for k, v in saved.items() if k in ImageBehavior.__dataclass_fields__})
+    except (OSError, ValueError, KeyError, TypeError):
+        return ImageBehavior()
 
 
 def base_files(ref: str) -> dict[str, bytes]:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.real.session import gitops_kd_kubeconfig, real_cp, real_ns, real_rest  # noqa: F401 - fixtures by name
+
 ROOT = Path(__file__).resolve().parent.parent
 KD_DATA = Path(__file__).resolve().parent / "data" / "kubedirector"
 
@@ -24,12 +26,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "real: runs against a real control plane; selected by --backend=real")
+    config.addinivalue_line("markers", "backends: runs on whichever backend --backend names (fixture `world`)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """--backend=real keeps just the `real` tests; the default backend keeps all the others."""
+    """--backend=real keeps just the `real` tests; the default backend keeps all the others. Tests marked
+    `backends` run on both."""
     want_real = config.getoption("--backend") == "real"
-    keep = [item for item in items if (item.get_closest_marker("real") is not None) == want_real]
+    keep = [item for item in items if item.get_closest_marker("backends") is not None
+            or (item.get_closest_marker("real") is not None) == want_real]
     if len(keep) != len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
         items[:] = keep

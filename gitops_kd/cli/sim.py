@@ -1,4 +1,4 @@
-"""`gitops-kd sim`: run the embedded cluster in the foreground, and inject faults into a running one."""
+"""`gitops-kd sim`: run the embedded cluster, or its simulated node or KubeDirector joined to any API server."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import ssl
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,52 @@ if TYPE_CHECKING:
 
 MISSING = ("the embedded cluster (package kdsim) is not installed; it ships with the source tree, not the "
            "controller image: pip install -e '.[sim]' in a checkout of gitops-kd")
+
+
+@contextmanager
+def _kdsim_installed() -> Iterator[None]:
+    """Around a lazy import of kdsim: say how to install it when it is missing."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name.split(".")[0] in ("kdsim", "cryptography"):
+            raise click.ClickException(MISSING) from exc
+        raise
+
+
+@contextmanager
+def _until_signal() -> Iterator[threading.Event]:
+    """An Event set by SIGINT or SIGTERM while the block runs."""
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _log_level(verbose: bool) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def _run_until_signal(start: Callable[[], Any], what: str, banner: Callable[[Any], str]) -> None:
+    """Start a component, print its banner, run until SIGINT/SIGTERM, stop it."""
+    with _until_signal() as stop:
+        try:
+            running = start()
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except Exception as exc:  # the API server refused, or a port was taken: say which component failed
+            raise click.ClickException(f"cannot start {what}: {exc}") from exc
+        try:
+            click.echo(banner(running))
+            while not stop.wait(0.5):
+                pass
+        finally:
+            running.stop()
+    click.echo("stopped", err=True)
 
 
 def embedded_cluster(state_dir: Path | None, **options: Any) -> EmbeddedCluster:
@@ -88,6 +136,67 @@ def serve(state_dir: Path, port: int, kubeconfig_copy: Path | None, controllers:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     click.echo("stopped", err=True)
+
+
+KUBECONFIG_HELP = "The API server to join (any: the embedded cluster, a real kube-apiserver, ...)."
+
+
+@command.command("node")
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help=KUBECONFIG_HELP)
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Pod sandboxes, claim volumes, images (ImageStore under images/) and the kubelet's cert.")
+@click.option("--node-name", default="sim-node", show_default=True)
+@click.option("--address", default="127.0.0.1", show_default=True,
+              help="The Node's InternalIP and where the kubelet endpoint listens.")
+@click.option("--port", type=int, default=0, show_default=True,
+              help="The kubelet endpoint's port (0: ephemeral); registered as daemonEndpoints.kubeletEndpoint.")
+@click.option("--tls-cert-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The kubelet's serving cert (PEM); without it a self-signed one, as a real kubelet makes.")
+@click.option("--tls-private-key-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
+@click.option("--client-ca-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Serve only clients (the API server) with a cert from this CA.")
+@click.option("--bind-pending/--no-bind-pending", default=True, show_default=True,
+              help="Bind pods no scheduler bound to this node (pods/binding). A real node never does; a control "
+                   "plane without a scheduler needs it.")
+@click.option("-v", "--verbose", is_flag=True, help="Log at INFO level.")
+def node(kubeconfig: Path, state_dir: Path, node_name: str, address: str, port: int, tls_cert_file: Path | None,
+         tls_private_key_file: Path | None, client_ca_file: Path | None, bind_pending: bool, verbose: bool) -> None:
+    """Join a simulated node to the API server: it registers a Node on --address with its kubelet endpoint
+    (/exec, /attach, /run, /containerLogs) and runs the pods bound to it, until Ctrl-C (or SIGTERM)."""
+    if (tls_cert_file is None) != (tls_private_key_file is None):
+        raise click.BadParameter("give both --tls-cert-file and --tls-private-key-file, or neither",
+                                 param_hint="--tls-cert-file")
+    _log_level(verbose)
+    with _kdsim_installed():
+        from kdsim import standalone
+        from kdsim.kubelet.server import ServingTls
+    serving = ServingTls(tls_cert_file, tls_private_key_file, client_ca_file)
+
+    def start() -> Any:
+        api_client = standalone.api_client_from(kubeconfig)
+        return standalone.SimNode(api_client, state_dir, name=node_name, address=address, port=port,
+                                  serving=serving, bind_pending=bind_pending).start()
+    _run_until_signal(start, f"node {node_name}",
+                      lambda n: f"node {node_name} registered; kubelet endpoint: {n.endpoint}")
+
+
+@command.command("kubedirector")
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help=KUBECONFIG_HELP)
+@click.option("--install-crds/--no-install-crds", default=True, show_default=True,
+              help="Create KubeDirector's CRDs where missing (and wait until they are Established).")
+@click.option("-v", "--verbose", is_flag=True, help="Log at INFO level.")
+def kubedirector(kubeconfig: Path, install_crds: bool, verbose: bool) -> None:
+    """Run the simulated KubeDirector against the API server: KubeDirectorClusters become StatefulSets,
+    Services and status, as in the embedded cluster, until Ctrl-C (or SIGTERM)."""
+    _log_level(verbose)
+    with _kdsim_installed():
+        from kdsim import standalone
+
+    def start() -> Any:
+        return standalone.SimKubeDirector(standalone.api_client_from(kubeconfig), install_crds=install_crds).start()
+    _run_until_signal(start, "kubedirector", lambda _k: "kubedirector running")
 
 
 def _post(kubeconfig: Path, path: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import yaml
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import admission, paths, protobuf, watch
+from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, watch
 from kdsim.apiserver.access import AccessEntry, user_from_authorization
 from kdsim.apiserver.faults import error_for
 from kdsim.apiserver.meta import meta
@@ -193,11 +193,18 @@ class ResourceHandlers:
                                       else self.server.exec_handler)
         if handler is not None:
             return await handler(request, p.namespace or "", p.name or "")
-        if not (pod.get("spec") or {}).get("nodeName"):
+        # no kubelet in process: proxy to the pod's node's kubelet endpoint, as kube-apiserver does
+        ns, name = p.namespace or "", p.name or ""
+        container = kubelet_proxy.resolve_container(pod, name, request.query.get("container") or "")
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        if not node_name:
+            if p.subresource == "log":
+                return web.Response(text="", content_type="text/plain")
             raise errors.bad_request(f"pod {p.name} does not have a host assigned")
+        base = kubelet_proxy.kubelet_url(self.server.store.get("v1", "nodes", None, node_name), node_name)
         if p.subresource == "log":
-            return web.Response(text="", content_type="text/plain")
-        raise errors.ApiError(500, "InternalError", f"no kubelet is serving {p.subresource} for pod {p.name}")
+            return await kubelet_proxy.proxy_logs(request, base, ns, name, container)
+        return await kubelet_proxy.proxy_stream(request, base, p.subresource or "exec", ns, name, container)
 
     def _bind(self, rt: ResourceType, p: paths.ApiPath, binding: dict[str, Any]) -> dict[str, Any]:
         """POST pods/{name}/binding: assign the pod to a node (what the scheduler does)."""

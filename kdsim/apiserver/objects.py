@@ -95,7 +95,7 @@ class ObjectApi:
                 m["generation"] = 1
             else:
                 m.pop("generation", None)
-            if rt.has_status():
+            if rt.has_status() and rt.kind != "Node":  # nodes take all fields on create, status too (a kubelet's)
                 obj.pop("status", None)
             kinds.prepare_create(rt, obj)
             kinds.convert(rt, obj)

@@ -38,8 +38,8 @@ def _name(cn: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
-def generate(valid_days: int = 3650) -> TlsMaterial:
-    """Create a fresh CA and a server certificate signed by it."""
+def generate(valid_days: int = 3650, *, common_name: str = "kube-apiserver") -> TlsMaterial:
+    """Create a fresh CA and a server certificate (for 127.0.0.1 and localhost) signed by it."""
     now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
     until = now + datetime.timedelta(days=valid_days)
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -56,7 +56,7 @@ def generate(valid_days: int = 3650) -> TlsMaterial:
     key = ec.generate_private_key(ec.SECP256R1())
     sans = [x509.DNSName("localhost"), x509.DNSName("kubernetes"), x509.DNSName("kubernetes.default"),
             x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-    cert = (x509.CertificateBuilder().subject_name(_name("kube-apiserver")).issuer_name(ca.subject)
+    cert = (x509.CertificateBuilder().subject_name(_name(common_name)).issuer_name(ca.subject)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now).not_valid_after(until)
             .add_extension(x509.SubjectAlternativeName(sans), critical=False)

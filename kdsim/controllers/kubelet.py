@@ -1,4 +1,4 @@
-"""The simulated kubelet of node `sim-node`: binds pods, runs their sandboxes, reports status, serves exec."""
+"""The simulated kubelet of one node: registers it, binds pods, runs their sandboxes, reports status, serves exec."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import itertools
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from kdsim import images as sim_images
@@ -15,6 +17,7 @@ from kdsim.client.informer import Informer, object_key, split_key
 from kdsim.client.rest import RestClient
 from kdsim.client.workqueue import RequeueAfter, WorkQueue
 from kdsim.kubelet import sandbox
+from kdsim.kubelet.node import NodeIdentity, node_object
 from kdsim.kubelet.pods import PodRuntime
 
 if TYPE_CHECKING:
@@ -22,20 +25,25 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NODE_NAME = "sim-node"
-HOST_IP = "10.0.0.10"
+NODE_NAME = NodeIdentity().name
 TERMINATION_WAIT_CAP = 0.1  # seconds a terminating pod is kept before the kubelet confirms deletion
 
 
 class Kubelet:
-    """Level-triggered pod lifecycle for every pod bound (or bindable) to `sim-node`."""
+    """Level-triggered pod lifecycle for every pod bound to its node (and, with `bind_pending`, every pod
+    that no scheduler bound: the kubelet then binds it to its node itself, which a real kubelet never does).
 
-    def __init__(self, cluster: EmbeddedCluster) -> None:
-        api_client = cluster.api_client()
-        self.cluster = cluster
+    It talks to the API server only over HTTP (`api_client`), so it serves the embedded cluster and any
+    other API server alike; `state_dir` holds pod sandboxes and claim volumes, `images` the image store.
+    """
+
+    def __init__(self, api_client: ApiClient, *, state_dir: Path, images: sim_images.ImageStore,
+                 node: NodeIdentity | None = None, bind_pending: bool = True) -> None:
+        self.node = node or NodeIdentity()
+        self.bind_pending = bind_pending
         self.rest = RestClient(api_client)
-        self.images = sim_images.store_for(cluster)
-        self.dirs = sandbox.NodeDirs(sim_images.sim_state_dir(cluster))
+        self.images = images
+        self.dirs = sandbox.NodeDirs(state_dir)
         self.pods = Informer(api_client, "v1", "pods")
         self.claims = Informer(api_client, "v1", "persistentvolumeclaims")
         self.queue = WorkQueue(self.reconcile, name="kubelet", workers=3)
@@ -55,32 +63,35 @@ class Kubelet:
                     self.queue.add(object_key(pod))
 
     def start(self) -> Kubelet:
+        """Register the Node (with its kubelet endpoint, before any pod runs here), then run pods."""
         self._register_node()
         for inf in (self.claims, self.pods):
             inf.start()
         for inf in (self.claims, self.pods):
             inf.wait_synced(30)
         self.queue.start()
-        from kdsim.exec.handler import ExecHandler
-        from kdsim.kubelet.logs import LogHandler
-        self.cluster.set_exec_handler(ExecHandler(self).handle)
-        if hasattr(self.cluster, "set_log_handler"):
-            self.cluster.set_log_handler(LogHandler(self).handle)
         return self
 
     def stop(self) -> None:
-        self.cluster.set_exec_handler(None)
-        if hasattr(self.cluster, "set_log_handler"):
-            self.cluster.set_log_handler(None)
         self.queue.stop()
         for inf in (self.pods, self.claims):
             inf.stop()
-        sim_images.release(self.cluster)
 
     def runtime(self, namespace: str, name: str) -> PodRuntime | None:
         """The node-side state of a pod (for exec)."""
         with self._lock:
             return self._runtimes.get(f"{namespace}/{name}")
+
+    def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The pod as this kubelet last saw it (its watch cache), if it runs on this node."""
+        pod = self.pods.get(namespace, name)
+        if pod is None or (pod.get("spec") or {}).get("nodeName", self.node.name) != self.node.name:
+            return None
+        return pod
+
+    def pods_here(self) -> list[dict[str, Any]]:
+        """Every pod bound to this node (what GET /pods on a kubelet lists)."""
+        return [p for p in self.pods.list() if (p.get("spec") or {}).get("nodeName") == self.node.name]
 
     def _next_ip(self) -> str:
         with self._lock:
@@ -88,7 +99,7 @@ class Kubelet:
         used.update(str((p.get("status") or {}).get("podIP")) for p in self.pods.list())
         while True:
             n = next(self._ips)
-            ip = f"10.244.{n // 254}.{n % 254 + 1}"
+            ip = self.node.pod_ip(n)
             if ip not in used:
                 return ip
 
@@ -98,20 +109,22 @@ class Kubelet:
         return self.rest.get_or_none("v1", plural, namespace, name)
 
     def _register_node(self) -> None:
+        """Create the Node, or (a restart, maybe on another port) bring its status up to date."""
         try:
             self.rest.list("v1", "nodes")
         except ApiException as exc:
             if exc.status == 404:
-                log.debug("API server does not serve nodes; no Node object for %s", NODE_NAME)
+                log.debug("API server does not serve nodes; no Node object for %s", self.node.name)
                 return
             raise
-        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE_NAME, "labels": {
-            "kubernetes.io/hostname": NODE_NAME}}, "status": {"addresses": [{"type": "InternalIP", "address": HOST_IP}]}}
+        node = node_object(self.node)
         try:
             self.rest.create("v1", "nodes", None, node)
+            return
         except ApiException as exc:
             if exc.status != 409:
                 raise
+        self.rest.patch("v1", "nodes", None, self.node.name, {"status": node["status"]}, subresource="status")
 
     # -- reconcile ---------------------------------------------------------------------------------
     def _forget(self, key: str) -> None:
@@ -137,15 +150,19 @@ class Kubelet:
         if meta.get("deletionTimestamp"):
             self._terminate(key, pod)
             return
-        if not spec.get("nodeName") and self._bind(pod):
-            return  # the bound pod comes back as an event
-        if spec.get("nodeName", NODE_NAME) != NODE_NAME:
+        if not spec.get("nodeName"):
+            if not self.bind_pending:
+                return  # a scheduler's job
+            if self._bind(pod):
+                return  # the bound pod comes back as an event
+        if spec.get("nodeName", self.node.name) != self.node.name:
             return
+        host_ip = self.node.host_ip
         if runtime is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return
-            runtime = (PodRuntime.adopt(pod, HOST_IP) if self.dirs.pod(meta["uid"]).is_dir() else None) \
-                or PodRuntime(uid=meta["uid"], pod_ip=self._next_ip(), host_ip=HOST_IP)
+            runtime = (PodRuntime.adopt(pod, host_ip) if self.dirs.pod(meta["uid"]).is_dir() else None) \
+                or PodRuntime(uid=meta["uid"], pod_ip=self._next_ip(), host_ip=host_ip)
             with self._lock:
                 self._runtimes[key] = runtime
         if not runtime.ready_to_step:
@@ -161,7 +178,7 @@ class Kubelet:
             raise RequeueAfter(delay)
 
     def _bind(self, pod: dict[str, Any]) -> bool:
-        """Schedule the pod here through pods/{name}/binding, as the scheduler does; False if unsupported.
+        """Schedule the pod here through pods/{name}/binding, as a scheduler does; False if unsupported.
 
         Pod updates may not set spec.nodeName, so without the binding subresource the pod is run unbound
         (the API server then deletes it without a grace period, since no node is assigned).
@@ -170,7 +187,7 @@ class Kubelet:
             return False
         meta = pod["metadata"]
         binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": meta["name"]},
-                   "target": {"apiVersion": "v1", "kind": "Node", "name": NODE_NAME}}
+                   "target": {"apiVersion": "v1", "kind": "Node", "name": self.node.name}}
         try:
             self.rest.request("POST", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/binding",
                               body=binding)
@@ -178,7 +195,7 @@ class Kubelet:
             if exc.status not in (404, 405) or "could not find the requested resource" not in (exc.body or ""):
                 raise
             log.warning("API server has no pods/binding subresource: running pods on %s without spec.nodeName",
-                        NODE_NAME)
+                        self.node.name)
             self._binding_unsupported = True
             return False
         self.rest.patch("v1", "pods", meta["namespace"], meta["name"], {"status": {"conditions": [
@@ -236,6 +253,26 @@ class Kubelet:
                 raise
 
 
-def start(cluster: EmbeddedCluster) -> Kubelet:
-    """Start the kubelet of `sim-node` (and its exec handler) against the cluster."""
-    return Kubelet(cluster).start()
+class InProcessKubelet:
+    """The embedded cluster's kubelet: exec, attach and logs are served by the API server in process."""
+
+    def __init__(self, cluster: EmbeddedCluster) -> None:
+        from kdsim.exec.handler import ExecHandler
+        from kdsim.kubelet.logs import LogHandler
+        self.cluster = cluster
+        self.kubelet = Kubelet(cluster.api_client(), state_dir=sim_images.sim_state_dir(cluster),
+                               images=sim_images.store_for(cluster))
+        self.kubelet.start()
+        cluster.set_exec_handler(ExecHandler(self.kubelet).handle)
+        cluster.set_log_handler(LogHandler(self.kubelet).handle)
+
+    def stop(self) -> None:
+        self.cluster.set_exec_handler(None)
+        self.cluster.set_log_handler(None)
+        self.kubelet.stop()
+        sim_images.release(self.cluster)
+
+
+def start(cluster: EmbeddedCluster) -> InProcessKubelet:
+    """Start the kubelet of `sim-node` (and its exec and log handlers) against the embedded cluster."""
+    return InProcessKubelet(cluster)

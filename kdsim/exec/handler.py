@@ -1,4 +1,9 @@
-"""GET/POST pods/{name}/exec: validate like the apiserver, upgrade to WebSocket, stream a chroot-run command."""
+"""exec and attach: pods/{name}/exec of the embedded API server and the kubelet's /exec, /attach and /run paths.
+
+Each validates like its real counterpart, upgrades to WebSocket and streams a chroot-run command (attach:
+the simulated main container prints nothing, so the stream stays open until the client leaves or the
+container stops). The pod comes from the kubelet's own watch cache, as on a real node.
+"""
 
 from __future__ import annotations
 
@@ -29,20 +34,35 @@ def _flag(query: Any, key: str, default: bool) -> bool:
     return default if value is None else value.lower() in ("1", "true", "yes")
 
 
+# stream -> (query parameter, default): the API server's pods/{name}/exec, and the kubelet's /exec, whose
+# parameters are input, output and error ("1" when on), as kube-apiserver sends them
+API_STREAMS = {"stdin": ("stdin", False), "stdout": ("stdout", True), "stderr": ("stderr", True), "tty": ("tty", False)}
+KUBELET_STREAMS = {"stdin": ("input", False), "stdout": ("output", False), "stderr": ("error", False),
+                   "tty": ("tty", False)}
+
+
+def streams_of(query: Any, names: dict[str, tuple[str, bool]]) -> dict[str, bool]:
+    """Which of stdin, stdout, stderr and tty the request turns on."""
+    return {stream: _flag(query, key, default) for stream, (key, default) in names.items()}
+
+
+ATTACH_POLL_SECONDS = 0.5  # how often an attach stream checks that its container still runs
+
+
 class ExecHandler:
-    """Serves the exec subresource for pods of the simulated kubelet."""
+    """Serves exec and attach for pods of the simulated kubelet."""
 
     def __init__(self, kubelet: Kubelet) -> None:
         self.kubelet = kubelet
 
-    def _validate(self, request: web.Request, namespace: str, name: str) -> tuple[str, list[str]]:
-        pod = self.kubelet.cluster.store.get("v1", "pods", namespace, name)
-        if pod is None:
+    def _validate(self, request: web.Request, namespace: str, name: str, container: str, *,
+                  streams: dict[str, bool], uid: str | None = None, attach: bool = False) -> tuple[str, list[str]]:
+        pod = self.kubelet.pod(namespace, name)
+        if pod is None or (uid and (pod.get("metadata") or {}).get("uid") != uid):
             raise errors.not_found("pods", name)
         query = request.query
         command = query.getall("command", [])
         containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
-        container = query.get("container") or ""
         if not container:
             if len(containers) != 1:
                 raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
@@ -54,9 +74,9 @@ class ExecHandler:
         phase = (pod.get("status") or {}).get("phase")
         if phase in ("Succeeded", "Failed"):
             raise errors.bad_request(f"cannot exec into a container in a completed pod; current phase is {phase}")
-        if not command:
+        if not command and not attach:
             raise errors.bad_request("you must specify at least one command for the container")
-        if not any(_flag(query, k, k != "stdin") for k in ("stdin", "stdout", "stderr")):
+        if not any(streams[k] for k in ("stdin", "stdout", "stderr")):
             raise errors.bad_request("you must specify at least 1 of stdin, stdout, stderr")
         runtime = self.kubelet.runtime(namespace, name)
         run = next((c for c in (runtime.main if runtime else []) if c.name == container), None)
@@ -65,8 +85,54 @@ class ExecHandler:
         return container, command
 
     async def handle(self, request: web.Request, namespace: str, name: str) -> web.StreamResponse:
+        """pods/{name}/exec (and attach) of the embedded API server: the container from the query."""
+        attach = request.path.rstrip("/").endswith("/attach")
+        return await self._serve(request, namespace, name, request.query.get("container") or "",
+                                 streams=streams_of(request.query, API_STREAMS),
+                                 attach=attach)
+
+    async def kubelet_exec(self, request: web.Request) -> web.StreamResponse:
+        """The kubelet's /exec/{namespace}/{pod}[/{uid}]/{container} (what a real API server proxies to)."""
+        m = request.match_info
+        return await self._serve(request, m["namespace"], m["pod"], m["container"],
+                                 streams=streams_of(request.query, KUBELET_STREAMS),
+                                 uid=m.get("uid"))
+
+    async def kubelet_attach(self, request: web.Request) -> web.StreamResponse:
+        """The kubelet's /attach/{namespace}/{pod}[/{uid}]/{container}."""
+        m = request.match_info
+        return await self._serve(request, m["namespace"], m["pod"], m["container"],
+                                 streams=streams_of(request.query, KUBELET_STREAMS),
+                                 uid=m.get("uid"), attach=True)
+
+    async def kubelet_run(self, request: web.Request) -> web.StreamResponse:
+        """The kubelet's POST /run/{namespace}/{pod}[/{uid}]/{container}?cmd=...: the output, no streaming."""
+        m = request.match_info
+        form = await request.post() if request.can_read_body else {}
+        cmd = str(request.query.get("cmd") or form.get("cmd") or "")
         try:
-            container, command = self._validate(request, namespace, name)
+            pod = self.kubelet.pod(m["namespace"], m["pod"])
+            if pod is None or (m.get("uid") and pod["metadata"].get("uid") != m["uid"]):
+                raise errors.not_found("pods", m["pod"])
+            runtime = self.kubelet.runtime(m["namespace"], m["pod"])
+            ctx = runtime.contexts.get(m["container"]) if runtime else None
+            if ctx is None or not cmd:
+                raise errors.bad_request(f'container not found ("{m["container"]}")' if ctx is None
+                                         else "you must specify a command (cmd)")
+        except errors.ApiError as err:
+            return _status_response(err)
+        try:
+            proc = await runner.spawn(ctx.process(tuple(cmd.split(" "))), stdin=False)
+        except (runner.RunnerError, OSError) as exc:
+            return web.Response(status=500, text=f"error executing command in container: {exc}")
+        out, err_out = await proc.communicate()
+        return web.Response(body=out + err_out, content_type="text/plain")
+
+    async def _serve(self, request: web.Request, namespace: str, name: str, container: str, *,
+                     streams: dict[str, bool], uid: str | None = None, attach: bool = False) -> web.StreamResponse:
+        try:
+            container, command = self._validate(request, namespace, name, container, streams=streams, uid=uid,
+                                                attach=attach)
         except errors.ApiError as err:
             return _status_response(err)
         ws = web.WebSocketResponse(protocols=protocol.SUPPORTED, autoping=True)
@@ -75,10 +141,11 @@ class ExecHandler:
         await ws.prepare(request)
         proto = ws.ws_protocol or protocol.V1
         runtime = self.kubelet.runtime(namespace, name)
+        if attach:
+            await self._attach(ws, proto, namespace, name, container)
+            return ws
         ctx = runtime.contexts[container] if runtime else None
-        query = request.query
-        want_stdin = _flag(query, "stdin", False)
-        tty = _flag(query, "tty", False)
+        want_stdin, tty = streams["stdin"], streams["tty"]
         try:
             if ctx is None:
                 raise runner.RunnerError("pod sandbox is gone")
@@ -101,6 +168,22 @@ class ExecHandler:
         await self._send(ws, proto, protocol.ERROR, protocol.error_payload(proto, status))
         await ws.close()
         return ws
+
+    async def _attach(self, ws: web.WebSocketResponse, proto: str, namespace: str, name: str, container: str) -> None:
+        """Hold the stream while the (silent) container runs: until the client leaves or the container stops."""
+        runtime = self.kubelet.runtime(namespace, name)
+        reader = asyncio.create_task(_drain(ws))
+        while not reader.done():
+            run = next((c for c in (runtime.main if runtime else []) if c.name == container), None)
+            if self.kubelet.runtime(namespace, name) is not runtime or run is None or run.state != "running":
+                break
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reader), ATTACH_POLL_SECONDS)
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+        await self._send(ws, proto, protocol.ERROR, protocol.error_payload(proto, protocol.success_status()))
+        await ws.close()
 
     @staticmethod
     async def _send(ws: web.WebSocketResponse, proto: str, channel: int, data: bytes) -> None:
@@ -141,3 +224,9 @@ class ExecHandler:
             stdin.close()
         if proc.returncode is None:
             runner.kill_group(proc.pid)
+
+
+async def _drain(ws: web.WebSocketResponse) -> None:
+    """Read (and drop) what an attached client sends, until it closes the stream."""
+    async for _msg in ws:
+        pass

@@ -1,4 +1,5 @@
-"""GET pods/{name}/log: the recorded output of a pod's containers (init containers run for real; apps print nothing)."""
+"""pods/{name}/log and the kubelet's /containerLogs: the recorded output of a pod's containers (init containers
+run for real; apps print nothing)."""
 
 from __future__ import annotations
 
@@ -20,13 +21,21 @@ class LogHandler:
         self.kubelet = kubelet
 
     async def handle(self, request: web.Request, namespace: str, name: str) -> web.StreamResponse:
-        pod = self.kubelet.cluster.store.get("v1", "pods", namespace, name)
+        """pods/{name}/log of the embedded API server: the container from the query."""
+        return await self._serve(request, namespace, name, request.query.get("container") or "")
+
+    async def kubelet_logs(self, request: web.Request) -> web.StreamResponse:
+        """The kubelet's GET /containerLogs/{namespace}/{pod}/{container} (what a real API server proxies to)."""
+        m = request.match_info
+        return await self._serve(request, m["namespace"], m["pod"], m["container"])
+
+    async def _serve(self, request: web.Request, namespace: str, name: str, container: str) -> web.StreamResponse:
+        pod = self.kubelet.pod(namespace, name)
         if pod is None:
             return _error(errors.not_found("pods", name))
         spec = pod.get("spec") or {}
         containers = [c["name"] for c in spec.get("containers") or []]
         every = containers + [c["name"] for c in spec.get("initContainers") or []]
-        container = request.query.get("container") or ""
         if not container:
             if len(containers) != 1:
                 return _error(errors.bad_request(f"a container name must be specified for pod {name}, "

@@ -1,4 +1,5 @@
-"""E2E harness: an EmbeddedCluster, a file:// Git repo made from repo-template, and in-process Controllers."""
+"""E2E harness: a cluster (the embedded one, or another Backend such as tests/real's), a file:// Git repo made
+from repo-template, and in-process Controllers."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from kubernetes.client import ApiClient
 
 from gitops_kd.controller import Controller
 from gitops_kd.execute.podexec import ExecResult, PodExec
@@ -15,6 +18,7 @@ from gitops_kd.kube.rest import RestClient
 from gitops_kd.source import GitSource
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim import images
+from kdsim.cluster import EmbeddedCluster
 from kdsim.images import ImageBehavior
 from tests.kdcluster import embedded_cluster
 
@@ -54,13 +58,13 @@ class PodWatch:
     """Records, from a real watch on the API server, the order pods were deleted and the most pods of the
     cluster that were down (not Ready, terminating or missing) at once."""
 
-    def __init__(self, rest: RestClient, cluster: str, expected: int) -> None:
-        self.rest, self.cluster, self.expected = rest, cluster, expected
+    def __init__(self, rest: RestClient, cluster: str, expected: int, ns: str = NS) -> None:
+        self.rest, self.cluster, self.expected, self.ns = rest, cluster, expected, ns
         self.deleted: list[tuple[str, str, float]] = []  # (pod name, role, monotonic time) in deletion order
         self.max_down = 0
         self._pods: dict[str, dict[str, Any]] = {}
         self._stream: Any = None
-        listing = rest.list("v1", "pods", NS, label_selector=f"{CLUSTER_LABEL}={cluster}")
+        listing = rest.list("v1", "pods", ns, label_selector=f"{CLUSTER_LABEL}={cluster}")
         for p in listing["items"]:
             self._pods[p["metadata"]["name"]] = p
         self._rv = listing["metadata"]["resourceVersion"]
@@ -72,7 +76,7 @@ class PodWatch:
         return self.expected - up
 
     def _run(self) -> None:
-        self._stream = self.rest.watch("v1", "pods", NS, resource_version=self._rv,
+        self._stream = self.rest.watch("v1", "pods", self.ns, resource_version=self._rv,
                                        label_selector=f"{CLUSTER_LABEL}={self.cluster}", timeout_seconds=600)
         for event in self._stream:
             obj = event.get("object") or {}
@@ -98,18 +102,58 @@ class PodWatch:
         self._thread.join(5)
 
 
+class Backend(Protocol):
+    """Where a test's world runs: the namespace its clusters go to, the controller's identity, an admin's."""
+
+    name: str
+    ns: str
+    kubeconfig: Path  # an admin's, for kubectl
+
+    def api_client(self) -> ApiClient: ...  # the controller's identity
+
+    def admin_api_client(self) -> ApiClient: ...
+
+    def close(self) -> None: ...
+
+
+class EmbeddedBackend:
+    """The embedded cluster with its simulated controllers; the hello images in its node's image store."""
+
+    name = "embedded"
+
+    def __init__(self, folder: Path, *, kd_app_edits: str = "upgrade") -> None:
+        self.ns = NS
+        self.cluster: EmbeddedCluster = embedded_cluster(folder, controllers=True, kd_app_edits=kd_app_edits).start()
+        self.kubeconfig = self.cluster.kubeconfig
+        add_hello_images(images.store_for(self.cluster))
+
+    def api_client(self) -> ApiClient:
+        return self.cluster.api_client()
+
+    def admin_api_client(self) -> ApiClient:
+        return self.cluster.api_client()
+
+    def close(self) -> None:
+        self.cluster.stop()
+
+
+def add_hello_images(store: images.ImageStore) -> None:
+    fast = ImageBehavior(ready_delay_seconds=0.1)
+    store.add("gitops-kd/hello:1.0.0", HELLO_1, behavior=fast)
+    store.add("gitops-kd/hello:2.0.0", HELLO_2, behavior=fast)
+
+
 class E2E:
     """One test's world: cluster, repo, images; controllers started and stopped on demand."""
 
-    def __init__(self, tmp: Path, *, kd_app_edits: str = "upgrade") -> None:
+    def __init__(self, tmp: Path, *, kd_app_edits: str = "upgrade", backend: Backend | None = None) -> None:
         self.tmp = tmp
-        self.cluster = embedded_cluster(tmp / "cluster", controllers=True, kd_app_edits=kd_app_edits).start()
-        store = images.store_for(self.cluster)
-        fast = ImageBehavior(ready_delay_seconds=0.1)
-        store.add("gitops-kd/hello:1.0.0", HELLO_1, behavior=fast)
-        store.add("gitops-kd/hello:2.0.0", HELLO_2, behavior=fast)
+        embedded = EmbeddedBackend(tmp / "cluster", kd_app_edits=kd_app_edits) if backend is None else None
+        self.backend: Backend = backend or embedded  # type: ignore[assignment]
+        self.cluster: EmbeddedCluster = embedded.cluster if embedded is not None else None  # type: ignore[assignment]
+        self.ns = self.backend.ns
         self.repo = make_repo(tmp / "repo")
-        self.rest = RestClient(self.cluster.api_client())
+        self.rest = RestClient(self.backend.admin_api_client())
         self.controller: Controller | None = None
         self.log: list[str] = []
 
@@ -117,8 +161,8 @@ class E2E:
     def start_controller(self, *, listen: tuple[str, int] | None = None, ui: Any = None) -> Controller:
         """An in-process Controller; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, and with
         `ui` (a gitops_kd.server.ui.UiSettings) the web UI under /ui on them."""
-        source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache")
-        self.controller = Controller(source, self.cluster.api_client(), namespace=NS, poll_interval=0.5,
+        source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache", default_namespace=self.ns)
+        self.controller = Controller(source, self.backend.api_client(), namespace=self.ns, poll_interval=0.5,
                                      on_action=lambda a, o: self.log.append(a.describe()), listen=listen, ui=ui)
         return self.controller.start()
 
@@ -130,7 +174,7 @@ class E2E:
 
     def close(self) -> None:
         self.stop_controller()
-        self.cluster.stop()
+        self.backend.close()
 
     # -- git -----------------------------------------------------------------------------------------
     def commit(self, files: dict[str, str | None], message: str) -> str:
@@ -152,7 +196,7 @@ class E2E:
 
     # -- cluster -------------------------------------------------------------------------------------
     def rollout(self, name: str = "hello-dev") -> dict[str, Any] | None:
-        return self.rest.get_or_none(ROLLOUT, "kdrollouts", NS, name)
+        return self.rest.get_or_none(ROLLOUT, "kdrollouts", self.ns, name)
 
     def wait_ready_at(self, version: str, name: str = "hello-dev", timeout: float = 90) -> dict[str, Any]:
         def probe() -> dict[str, Any] | None:
@@ -171,7 +215,7 @@ class E2E:
         wait_for("controller settled (empty plan, pods Ready)", probe, timeout)
 
     def pods(self, cluster: str = "hello-dev") -> list[dict[str, Any]]:
-        return self.rest.list("v1", "pods", NS, label_selector=f"{CLUSTER_LABEL}={cluster}")["items"]
+        return self.rest.list("v1", "pods", self.ns, label_selector=f"{CLUSTER_LABEL}={cluster}")["items"]
 
     def pods_by_role(self, cluster: str = "hello-dev") -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -180,7 +224,7 @@ class E2E:
         return {r: sorted(v) for r, v in out.items()}
 
     def exec(self, pod: str, command: list[str], timeout: float = 30) -> ExecResult:
-        return PodExec(self.cluster.api_client()).run(NS, pod, "app", command, timeout=timeout)
+        return PodExec(self.backend.api_client()).run(self.ns, pod, "app", command, timeout=timeout)
 
     def sh(self, pod: str, script: str) -> str:
         res = self.exec(pod, ["/bin/sh", "-c", script])
@@ -188,8 +232,8 @@ class E2E:
         return res.stdout
 
     def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["kubectl", "--kubeconfig", str(self.cluster.kubeconfig), *args], capture_output=True,
-                              text=True, timeout=timeout)
+        return subprocess.run(["kubectl", "--kubeconfig", str(self.backend.kubeconfig), "-n", self.ns, *args],
+                              capture_output=True, text=True, timeout=timeout)
 
 
 def hello_app(version: str = "2.0.0", *, upgrade: dict[str, Any] | None | bool = True,

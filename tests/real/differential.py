@@ -66,19 +66,33 @@ def record(cp: ControlPlane, ns: str) -> list[dict[str, Any]]:
         cp.kubectl("apply", "-f", str(crd))
     cp.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/kdrollouts.gitops-kd.io")
     cp.kubectl("create", "namespace", ns)
-    tls = cp.ssl_context()
+    return record_on(cp.server, cp.ssl_context(), ns)
+
+
+def record_on(server: str, tls: ssl.SSLContext, ns: str, *, until_timeout: float = 60.0) -> list[dict[str, Any]]:
+    """Every case against `server` in the existing namespace `ns`. A case polled `until` a condition that never
+    comes (on a server that differs) records its last answer after `until_timeout` s, tagged "timedOut"."""
     wait_for(f"ServiceAccount default in {ns}",
-             lambda: send(cp.server, tls, Case("", "GET", "/api/v1/namespaces/{ns}/serviceaccounts/default"), ns)[0]
+             lambda: send(server, tls, Case("", "GET", "/api/v1/namespaces/{ns}/serviceaccounts/default"), ns)[0]
              == 200, 30)
     records = []
     for case in CASES:
-        def answer(case: Case = case) -> tuple[int, Any] | None:
-            got = send(cp.server, tls, case, ns)
+        last: list[tuple[int, Any]] = []
+
+        def answer(case: Case = case, last: list[tuple[int, Any]] = last) -> tuple[int, Any] | None:
+            got = send(server, tls, case, ns)
+            last[:] = [got]
             return got if case.until is None or case.until(*got) else None
-        status, body = wait_for(case.name, answer, 60, interval=0.2)
-        records.append({"case": case.name, "request": {"method": case.method, "path": case.path,
-                                                       "body": case.body}, "status": status,
-                        "body": normalize(body, ns)})
+        try:
+            status, body = wait_for(case.name, answer, until_timeout, interval=0.2)
+            timed_out = False
+        except AssertionError:
+            (status, body), timed_out = last[0], True
+        entry = {"case": case.name, "request": {"method": case.method, "path": case.path, "body": case.body},
+                 "status": status, "body": normalize(body, ns)}
+        if timed_out:
+            entry["timedOut"] = True
+        records.append(entry)
     return records
 
 

@@ -1,4 +1,5 @@
-"""Fixtures for the real backend: one loopback control plane per session, deploy/ applied, a namespace per test."""
+"""Fixtures for the real backend: one loopback control plane per session, deploy/ applied, a namespace per test.
+Registered for the whole suite by tests/conftest.py, so tests/real and tests/scenarios share one control plane."""
 
 from __future__ import annotations
 

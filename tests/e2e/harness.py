@@ -101,9 +101,13 @@ class PodWatch:
 class E2E:
     """One test's world: cluster, repo, images; controllers started and stopped on demand."""
 
-    def __init__(self, tmp: Path, *, kd_app_edits: str = "upgrade") -> None:
+    def __init__(self, tmp: Path, *, kd_app_edits: str = "upgrade", persist: bool = True,
+                 pod_grace_cap: float = 1.0) -> None:
+        """`persist`: keep the cluster's store under tmp/cluster (saved after changes; False: in memory only, for
+        worlds whose cluster is never restarted). `pod_grace_cap`: the most seconds a deleted pod terminates."""
         self.tmp = tmp
-        self.cluster = embedded_cluster(tmp / "cluster", controllers=True, kd_app_edits=kd_app_edits).start()
+        self.cluster = embedded_cluster(tmp / "cluster" if persist else None, controllers=True,
+                                        kd_app_edits=kd_app_edits, pod_grace_cap=pod_grace_cap).start()
         store = images.store_for(self.cluster)
         fast = ImageBehavior(ready_delay_seconds=0.1)
         store.add("gitops-kd/hello:1.0.0", HELLO_1, behavior=fast)

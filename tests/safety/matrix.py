@@ -1,12 +1,12 @@
 """The upgrade fault matrix: upgrade, `git revert`, revert of the revert, with one fault at the k-th write or exec.
 
-One run drives a real `gitops-kd run` process against the embedded cluster and a real Git repo. The fault is
-injected by the embedded API server on the k-th write or exec request of the controller (matched by its bearer
-token; Lease renewals are not counted): a 500, a 409, a timeout (the request hangs, then 504), a SIGKILL of the
-controller while that request hangs (a new process with an empty cache takes over), or, with two replicas under
-leader election, a SIGSTOP of the leader while that request hangs, held until the standby has taken the Lease
-(then SIGCONT: the deposed leader must act no more). After the sequence the invariants are checked; a run that
-breaks one raises AssertionError naming it.
+One run drives a real `gitops-kd run` process (forked from a preloaded fork server) against the embedded cluster
+and a real Git repo. The fault is injected by the embedded API server on the k-th write or exec request of the
+controller (matched by its bearer token; Lease renewals are not counted): a 500, a 409, a timeout (the request
+hangs, then 504), a SIGKILL of the controller while that request hangs (a new process with an empty cache takes
+over), or, with two replicas under leader election, a SIGSTOP of the leader while that request hangs, held until
+the standby has taken the Lease (then SIGCONT: the deposed leader must act no more). After the sequence the
+invariants are checked; a run that breaks one raises AssertionError naming it.
 """
 
 from __future__ import annotations

@@ -38,3 +38,8 @@ MANAGER = "gitops-kd"
 # -- requeue delays (seconds) ----------------------------------------------------------------------------
 REQUEUE_NOT_CACHED = 1.0  # an object the action needs is not in the watch cache yet
 REQUEUE_NOT_SYNCED = 0.2  # the watch caches have not finished their first list
+
+# -- leader election (seconds; client-go's defaults, `gitops-kd run --lease-duration ...` overrides them) -----------
+LEASE_DURATION = 15.0  # a Lease not renewed for this long may be taken over by a standby
+LEASE_RENEW_DEADLINE = 10.0  # the leader stops leading when no renewal succeeded for this long
+LEASE_RETRY_PERIOD = 2.0  # how often the leader renews and a standby tries to acquire

@@ -14,6 +14,7 @@ import kubernetes.client
 import kubernetes.config
 
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
+from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
 from gitops_kd.source import GitSource
 
 log = logging.getLogger(__name__)
@@ -117,6 +118,14 @@ def setup_logging(level: str) -> None:
 @click.option("--lease-namespace", default=None,
               help="Namespace of the Lease (default: $POD_NAMESPACE, else the service account's namespace when "
                    "in a cluster, else --namespace).")
+@click.option("--lease-duration", type=click.FloatRange(min=0, min_open=True), default=LEASE_DURATION,
+              show_default=True, help="Seconds a Lease not renewed may be taken over by a standby (--leader-elect).")
+@click.option("--lease-renew-deadline", type=click.FloatRange(min=0, min_open=True), default=LEASE_RENEW_DEADLINE,
+              show_default=True, help="Seconds without a successful renewal after which the leader stops leading "
+                                      "(less than --lease-duration).")
+@click.option("--lease-retry-period", type=click.FloatRange(min=0, min_open=True), default=LEASE_RETRY_PERIOD,
+              show_default=True, help="Seconds between renewals of the leader and attempts of a standby "
+                                      "(--lease-renew-deadline must exceed 1.2 times it).")
 @click.option("--trusted-key", "trusted_keys", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="ASCII-armored public key file (repeatable): only commits signed by one of them are applied.")
 @click.option("--allow-force-push", is_flag=True,
@@ -129,7 +138,8 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             webhook_secret_file: str | None, wave_soak: float, workers: int | None, prune: bool,
             drift_policy: str,
             drift_webhook: str | None, drift_ignore: str | None, leader_elect: bool, lease_name: str,
-            lease_namespace: str | None, trusted_keys: tuple[str, ...], allow_force_push: bool,
+            lease_namespace: str | None, lease_duration: float, lease_renew_deadline: float, lease_retry_period: float,
+            trusted_keys: tuple[str, ...], allow_force_push: bool,
             ssh_key_file: str | None, known_hosts_file: str | None, git_token_file: str | None,
             git_credentials_dir: str | None, log_level: str) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
@@ -141,6 +151,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     setup_logging(log_level)
     scope = watch_scope(namespace, all_namespaces, watch_namespaces)
     lease_name = _lease_name(lease_name, watch_namespaces)
+    _check_lease_timings(lease_duration, lease_renew_deadline, lease_retry_period)
     address = parse_listen(listen)
     ui_settings = _ui_settings(ui, ui_auth_file, ui_refresh)
     secret = None
@@ -181,6 +192,8 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             log.info("leader election: Lease %s", lease_name)
             replica = Replica(controller, api_client, lease_namespace=own_namespace,
                               lease_name=lease_name, listen=address, webhook_secret=secret, metrics=metrics,
+                              lease_duration=lease_duration, renew_deadline=lease_renew_deadline,
+                              retry_period=lease_retry_period,
                               on_lost=stop.set)  # losing the Lease stops reconciling at once
             replica.start()
             _serving(replica.http)
@@ -200,6 +213,18 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         source.close()
     if lease_lost:
         raise SystemExit("gitops-kd: lost the leader lease; exiting so a restart campaigns again")
+
+
+def _check_lease_timings(duration: float, renew_deadline: float, retry_period: float) -> None:
+    """client-go's rules for the three timings, as a usage error naming the flags."""
+    from gitops_kd.kube.leader import JITTER_FACTOR
+
+    if duration <= renew_deadline:
+        raise click.UsageError(f"--lease-duration ({duration:g}) must be greater than --lease-renew-deadline "
+                               f"({renew_deadline:g})")
+    if renew_deadline <= JITTER_FACTOR * retry_period:
+        raise click.UsageError(f"--lease-renew-deadline ({renew_deadline:g}) must be greater than {JITTER_FACTOR:g} "
+                               f"times --lease-retry-period ({retry_period:g})")
 
 
 def _lease_name(given: str, watch_namespaces: tuple[str, ...]) -> str:

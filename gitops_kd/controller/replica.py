@@ -9,6 +9,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
+from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
 from gitops_kd.controller.http import HttpServer, make_app
 from gitops_kd.controller.runtime import Controller
 from gitops_kd.kube.leader import LeaderElector, default_identity
@@ -30,8 +31,9 @@ class Replica:
 
     def __init__(self, controller: Controller, api_client: ApiClient, *, lease_namespace: str, lease_name: str,
                  listen: tuple[str, int] | None, webhook_secret: bytes | None = None, metrics: Any = None,
-                 identity: str | None = None, lease_duration: float = 15.0, renew_deadline: float = 10.0,
-                 retry_period: float = 2.0, on_lost: Callable[[], None] | None = None) -> None:
+                 identity: str | None = None, lease_duration: float = LEASE_DURATION,
+                 renew_deadline: float = LEASE_RENEW_DEADLINE, retry_period: float = LEASE_RETRY_PERIOD,
+                 on_lost: Callable[[], None] | None = None) -> None:
         self.controller = controller
         self.on_lost = on_lost
         self.metrics = metrics

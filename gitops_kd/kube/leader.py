@@ -39,6 +39,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
 from gitops_kd.kube.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -90,7 +91,8 @@ class LeaderElector:
     """Campaigns for the Lease `namespace/name` as `identity`; see the module docstring for semantics."""
 
     def __init__(self, api_client: ApiClient, *, namespace: str, name: str, identity: str,
-                 lease_duration: float = 15.0, renew_deadline: float = 10.0, retry_period: float = 2.0,
+                 lease_duration: float = LEASE_DURATION, renew_deadline: float = LEASE_RENEW_DEADLINE,
+                 retry_period: float = LEASE_RETRY_PERIOD,
                  on_started_leading: Callback, on_stopped_leading: Callback,
                  on_new_leader: Callable[[str], None] | None = None, release_on_cancel: bool = True) -> None:
         if lease_duration <= renew_deadline:

@@ -3,6 +3,7 @@ log file, its HTTP endpoints on an ephemeral port."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import signal
@@ -11,6 +12,7 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -31,21 +33,95 @@ def token_kubeconfig(cluster: EmbeddedCluster, path: Path, token: str) -> Path:
     return path
 
 
+def _cli_child(args: list[str], env: dict[str, str], log_path: str) -> None:
+    """In a process forked from the preloaded fork server: `gitops-kd <args>` with its output in log_path."""
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.chdir(ROOT)
+    os.environ.clear()
+    os.environ.update(env)
+    from gitops_kd.cli import main
+    main(args=args, prog_name="gitops-kd")
+
+
+class _Forked:
+    """The subprocess.Popen surface RunProcess uses, over a multiprocessing.Process."""
+
+    def __init__(self, process: Any) -> None:
+        self.process = process
+        self.pid: int = process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        code: int | None = self.process.exitcode
+        return code
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def send_signal(self, sig: int) -> None:
+        os.kill(self.pid, sig)
+
+    def wait(self, timeout: float | None = None) -> int:
+        self.process.join(timeout)
+        if self.process.exitcode is None:
+            raise subprocess.TimeoutExpired("gitops-kd run", timeout or 0)
+        code: int = self.process.exitcode
+        return code
+
+
+_PRELOADED: Any = None
+
+
+def _preloaded() -> Any:
+    """A fork server that imported gitops_kd.cli once: each process forked from it skips the imports (seconds)."""
+    global _PRELOADED
+    if _PRELOADED is None:
+        _PRELOADED = multiprocessing.get_context("forkserver")
+        # __main__ and this module too, so that a forked child has nothing left to import
+        _PRELOADED.set_forkserver_preload(["__main__", __name__, "gitops_kd.cli"])
+    return _PRELOADED
+
+
 class RunProcess:
-    """One `gitops-kd run` process; `url` is its HTTP endpoint once it serves."""
+    """One `gitops-kd run` process; `url` is its HTTP endpoint once it serves.
+
+    `preloaded`: fork it from a fork server that imported gitops_kd.cli once (still a process of its own, with its
+    own pid, signals and exit status) instead of starting a new interpreter that imports everything again."""
+
+    proc: subprocess.Popen[bytes] | _Forked
 
     def __init__(self, name: str, workdir: Path, kubeconfig: Path, repo: str, *extra: str,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, preloaded: bool = False) -> None:
         self.name = name
         workdir.mkdir(parents=True, exist_ok=True)
         self.log_path = workdir / f"{name}.log"
+        self.cpu = 0.0  # CPU seconds, as last seen by kill() or stop()
         self._log = self.log_path.open("wb")
-        args = [sys.executable, "-c", "from gitops_kd.cli import main; main()", "run", "--repo", repo,
-                "--kubeconfig", str(kubeconfig),
-                "--cache-dir", str(workdir / f"{name}-cache"), "--listen", "127.0.0.1:0", "--interval", "0.5",
-                *extra]
+        args = ["run", "--repo", repo, "--kubeconfig", str(kubeconfig), "--cache-dir", str(workdir / f"{name}-cache"),
+                "--listen", "127.0.0.1:0", "--interval", "0.5", *extra]
         full_env = {**os.environ, "POD_NAME": name, **(env or {})}
-        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=full_env)
+        if preloaded:
+            process = _preloaded().Process(target=_cli_child, args=(args, full_env, str(self.log_path)),
+                                           name=f"gitops-kd run ({name})")
+            process.start()
+            self.proc = _Forked(process)
+        else:
+            self.proc = subprocess.Popen([sys.executable, "-c", "from gitops_kd.cli import main; main()", *args],
+                                         cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=full_env)
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) the process used so far (Linux /proc; 0 once it was reaped)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -78,11 +154,13 @@ class RunProcess:
 
     def kill(self) -> None:
         """SIGKILL: no graceful stop, the Lease is not released."""
+        self.cpu = self.cpu_seconds()
         if self.alive:
             self.proc.kill()
         self.proc.wait(10)
 
     def stop(self, timeout: float = 60) -> int:
+        self.cpu = max(self.cpu, self.cpu_seconds())
         if self.alive:
             self.proc.send_signal(signal.SIGTERM)
             try:

@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gitops_kd.constants import LEASE_DURATION, LEASE_RETRY_PERIOD
 from gitops_kd.kube.leader import JITTER_FACTOR
 from gitops_kd.testing import wait_for
 from tests.deploy.runner import RunProcess, token_kubeconfig
@@ -14,8 +15,7 @@ from tests.e2e.harness import E2E, NS, hello_app
 from tests.ha.podwatch import DownTimeline
 
 SYSTEM_NS = "gitops-kd-system"
-LEASE_DURATION = 15.0   # LeaderElector default, what `gitops-kd run` uses
-RETRY_PERIOD = 2.0
+RETRY_PERIOD = LEASE_RETRY_PERIOD  # the defaults, what `gitops-kd run` uses here
 HOOK = {"command": ["/bin/sh", "-c", 'echo "upgraded-to-2.0.0 $(hostname)" >> /var/lib/hello/upgrade.log'],
         "timeoutSeconds": 60}
 

@@ -1,17 +1,18 @@
 """The upgrade fault matrix: upgrade, `git revert`, revert of the revert, with one fault at the k-th write or exec.
 
-One run drives a real `gitops-kd run` process against the embedded cluster and a real Git repo. The fault is
-injected by the embedded API server on the k-th write or exec request of the controller (matched by its bearer
-token; Lease renewals are not counted): a 500, a 409, a timeout (the request hangs, then 504), a SIGKILL of the
-controller while that request hangs (a new process with an empty cache takes over), or, with two replicas under
-leader election, a SIGSTOP of the leader while that request hangs, held until the standby has taken the Lease
-(then SIGCONT: the deposed leader must act no more). After the sequence the invariants are checked; a run that
-breaks one raises AssertionError naming it.
+One run drives a real `gitops-kd run` process (forked from a preloaded fork server) against the embedded cluster
+and a real Git repo. The fault is injected by the embedded API server on the k-th write or exec request of the
+controller (matched by its bearer token; Lease renewals are not counted): a 500, a 409, a timeout (the request
+hangs, then 504), a SIGKILL of the controller while that request hangs (a new process with an empty cache takes
+over), or, with two replicas under leader election, a SIGSTOP of the leader while that request hangs, held until
+the standby has taken the Lease (then SIGCONT: the deposed leader must act no more). After the sequence the
+invariants are checked; a run that breaks one raises AssertionError naming it.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import time
 from dataclasses import dataclass, field
@@ -30,8 +31,16 @@ TOKEN = "gitops-kd-matrix"
 KINDS = ("error", "conflict", "timeout", "kill", "freeze")
 HELD = ("kill", "freeze")  # kinds whose k-th request hangs while the controller is acted on
 HANG = 30.0  # seconds a "kill" request hangs at the server while the controller is killed
+# Leader election of the freeze kind's two replicas (`gitops-kd run --lease-*`): a standby takes over a frozen leader
+# about LEASE[0] s after its last renewal instead of the default 15 s; the fence is the same code at any duration.
+LEASE = (6.0, 4.0, 1.0)  # lease duration, renew deadline, retry period
+FREEZE_HANG = 3 * LEASE[0]  # seconds a "freeze" request hangs: the standby holds the Lease before it ends
+# The test world, not the behaviour under test: a deleted pod terminates within 0.1 s (the embedded cluster caps
+# grace periods at 1 s by default) and the store lives in memory (this cluster is never restarted).
+POD_GRACE_CAP = 0.1
 HOOK_LOG, MIGRATE_LOG = "/var/lib/gitops-kd/matrix-hook.log", "/var/lib/gitops-kd/matrix-migrate.log"
 PHASE_TIMEOUT = 150.0
+SEPARATOR = "--gitops-kd-matrix-file-end--"
 
 
 def matrix_app() -> str:
@@ -65,6 +74,7 @@ class Run:
     writes: int = 0
     attempts: dict[str, tuple[str, str]] = field(default_factory=dict)  # attempt id -> (direction, target)
     killed: bool = False
+    cpu: float = 0.0  # CPU seconds of this process (test, embedded cluster) and of the controllers, for the figures
 
 
 def controller_writes(world: E2E) -> int:
@@ -77,8 +87,7 @@ def _images(world: E2E) -> set[str]:
     return {c["image"] for p in world.pods() for c in p["spec"]["containers"] if c["name"] == "app"}
 
 
-def _record_attempt(world: E2E, run: Run) -> None:
-    status = (world.rollout() or {}).get("status") or {}
+def _record_attempt(status: dict[str, Any], run: Run) -> None:
     if status.get("attempt"):
         run.attempts[status["attempt"]] = (status.get("direction"), status.get("targetVersion"))
 
@@ -87,7 +96,6 @@ def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], sta
     """Until Ready at ``version`` (killing and replacing the controller once the injected hang fired)."""
     deadline = time.monotonic() + PHASE_TIMEOUT
     while time.monotonic() < deadline:
-        _record_attempt(world, run)
         if run.fault.kind in HELD and not run.killed and not world.cluster.faults.rules():
             run.killed = True  # the k-th request hangs at the server: act on the controller in the middle of it
             if run.fault.kind == "kill":
@@ -96,9 +104,9 @@ def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], sta
             else:
                 _freeze_leader(world, procs)
         status = (world.rollout() or {}).get("status") or {}
+        _record_attempt(status, run)
         ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
         if ready and status.get("appVersion") == version:
-            _record_attempt(world, run)
             # Invariant: Ready at a version only when every pod runs that version's image.
             assert _images(world) == {f"gitops-kd/hello:{version}"}, f"{run.fault}: Ready at {version}, pods run " \
                                                                     f"{sorted(_images(world))}"
@@ -120,6 +128,14 @@ def _freeze_leader(world: E2E, procs: list[RunProcess]) -> None:
         os.kill(leader.proc.pid, signal.SIGCONT)
 
 
+def _read_files(world: E2E, pod: str, *paths: str) -> list[str]:
+    """The contents of ``paths`` in ``pod``, read by one exec (each must exist)."""
+    script = " && ".join(f"cat {path} && echo {SEPARATOR}" for path in paths)
+    parts = world.sh(pod, script).split(f"{SEPARATOR}\n")
+    assert len(parts) == len(paths) + 1 and parts[-1] == "", f"{pod}: {script}: {parts}"
+    return parts[:-1]
+
+
 def _poll_now(procs: list[RunProcess]) -> None:
     for proc in procs:
         if proc.alive:
@@ -128,7 +144,8 @@ def _poll_now(procs: list[RunProcess]) -> None:
 
 def run_sequence(tmp: Path, fault: Fault) -> Run:
     """Run the sequence with ``fault`` and check every invariant; returns what it saw."""
-    world = E2E(tmp)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    world = E2E(tmp, persist=False, pod_grace_cap=POD_GRACE_CAP)
     run = Run(fault)
     procs: list[RunProcess] = []
     kubeconfig = token_kubeconfig(world.cluster, tmp / "matrix.kubeconfig", TOKEN)
@@ -136,9 +153,11 @@ def run_sequence(tmp: Path, fault: Fault) -> Run:
     def start() -> RunProcess:
         if fault.kind == "freeze":
             return RunProcess(f"replica-{len(procs)}", tmp, kubeconfig, str(world.repo), "--namespace", NS,
-                              "--leader-elect", "--log-level", "info", env={"POD_NAMESPACE": SYSTEM_NS})
+                              "--leader-elect", "--lease-duration", str(LEASE[0]), "--lease-renew-deadline",
+                              str(LEASE[1]), "--lease-retry-period", str(LEASE[2]), "--log-level", "info",
+                              env={"POD_NAMESPACE": SYSTEM_NS}, preloaded=True)
         return RunProcess(f"controller-{len(procs)}", tmp, kubeconfig, str(world.repo), "--no-leader-elect",
-                          "--log-level", "info")
+                          "--log-level", "info", preloaded=True)
 
     try:
         if fault.kind == "freeze":
@@ -155,7 +174,7 @@ def run_sequence(tmp: Path, fault: Fault) -> Run:
         if fault.k:
             kind = "timeout" if fault.kind in HELD else fault.kind
             world.cluster.faults.add(kind, WRITE, "!leases", user=TOKEN, skip=fault.k - 1,
-                                     delay=HANG if fault.kind in HELD else 2.0)
+                                     delay={"kill": HANG, "freeze": FREEZE_HANG}.get(fault.kind, 2.0))
         upgrade = world.commit({"apps/hello.yaml": matrix_app()}, "hello 2.0.0")
         _poll_now(procs)
         _wait_ready(world, "2.0.0", run, procs, start)
@@ -172,15 +191,19 @@ def run_sequence(tmp: Path, fault: Fault) -> Run:
         assert list(run.attempts.values()) == [("upgrade", "2.0.0"), ("downgrade", "1.0.0"), ("upgrade", "2.0.0")], \
             f"{fault}: attempts {run.attempts}"
         for pod in sorted(p["metadata"]["name"] for p in world.pods()):
+            hook, migrate, user, schema = _read_files(world, pod, HOOK_LOG, MIGRATE_LOG, "/var/lib/hello/user.txt",
+                                                      "/var/lib/hello/schema-version")
             # Invariant: each migration and hook ran exactly once per pod per upgrade attempt.
-            assert world.sh(pod, f"cat {HOOK_LOG}") == "hook\nhook\n", f"{fault}: {pod} hook runs"
-            assert world.sh(pod, f"cat {MIGRATE_LOG}") == "migrate\nmigrate\n", f"{fault}: {pod} migration runs"
+            assert hook == "hook\nhook\n", f"{fault}: {pod} hook runs"
+            assert migrate == "migrate\nmigrate\n", f"{fault}: {pod} migration runs"
             # Invariant: the user's data is where the data rules say (migrated into the live dir).
-            assert world.sh(pod, "cat /var/lib/hello/user.txt") == "user-data\n", f"{fault}: {pod} user data"
-            assert world.sh(pod, "cat /var/lib/hello/schema-version") == "2\n", f"{fault}: {pod} schema"
+            assert user == "user-data\n", f"{fault}: {pod} user data"
+            assert schema == "2\n", f"{fault}: {pod} schema"
         assert sorted(p["metadata"]["name"] for p in world.pods()) == members
         return run
     finally:
         for p in procs:
             p.stop()
         world.close()
+        end = resource.getrusage(resource.RUSAGE_SELF)
+        run.cpu = end.ru_utime + end.ru_stime - usage.ru_utime - usage.ru_stime + sum(p.cpu for p in procs)

@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from tests.safety.matrix import KINDS, Fault, run_sequence
+
+
+def run_one(tmp: str, fault: Fault) -> tuple[Fault, str, float, float]:
+    """One run in its own directory (its own cluster, ports, repo and controllers):
+    (fault, result, seconds, CPU seconds or 0 when it failed)."""
+    started = time.monotonic()
+    cpu = 0.0
+    try:
+        cpu = run_sequence(Path(tmp) / str(fault).replace("@", "-"), fault).cpu
+        result = "ok"
+    except AssertionError as exc:
+        result = f"FAILED: {str(exc).splitlines()[0][:300]}"
+    except Exception as exc:  # noqa: BLE001 - a crashed run is a failed row, the other runs go on
+        result = f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+    return fault, result, time.monotonic() - started, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,26 +34,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=1, help="first k")
     parser.add_argument("--last", type=int, default=0, help="last k (default: N, counted by a fault-free run)")
     parser.add_argument("--step", type=int, default=1, help="every STEP-th k only (a sparse sweep)")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own worker process")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fault-matrix-") as tmp:
+        began = time.monotonic()
         base = run_sequence(Path(tmp) / "none", Fault("none", 0))
         last = args.last or base.writes
-        print(f"N = {base.writes} writes and execs of the controller in the fault-free sequence", flush=True)
+        print(f"N = {base.writes} writes and execs of the controller in the fault-free sequence "
+              f"({time.monotonic() - began:.1f}s, {base.cpu:.1f} CPU s)", flush=True)
+        faults = [Fault(kind, k) for kind in args.kinds.split(",") for k in range(args.first, last + 1,
+                                                                                    max(1, args.step))]
         failures: list[str] = []
-        rows = 0
         started = time.monotonic()
-        for kind in args.kinds.split(","):
-            for k in range(args.first, last + 1, max(1, args.step)):
-                fault = Fault(kind, k)
-                try:
-                    run_sequence(Path(tmp) / str(fault).replace("@", "-"), fault)
-                    result = "ok"
-                except AssertionError as exc:
-                    result = f"FAILED: {str(exc).splitlines()[0][:300]}"
+        # spawn: a fresh interpreter per worker (the parent's embedded-cluster threads are not forked)
+        with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+            for fault, result, seconds, cpu in pool.map(run_one, [tmp] * len(faults), faults):
+                if result != "ok":
                     failures.append(f"{fault}: {result}")
-                rows += 1
-                print(f"| {kind} | {k} | {result} |", flush=True)
-        print(f"\n{rows} runs in {time.monotonic() - started:.0f}s, {len(failures)} failed", flush=True)
+                print(f"| {fault.kind} | {fault.k} | {result} | {seconds:.1f}s | {cpu:.1f} CPU s |", flush=True)
+        print(f"\n{len(faults)} runs in {time.monotonic() - started:.0f}s, {len(failures)} failed", flush=True)
         for line in failures:
             print(line)
     return 1 if failures else 0

@@ -13,11 +13,11 @@ from typing import Any
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import bootstrap, discovery, kd_webhook, openapi, persistence, tls
+from kdsim.apiserver import bootstrap, discovery, kd_webhook, openapi, persistence, tls, webhooks
 from kdsim.apiserver.access import AccessLog
 from kdsim.apiserver.deletion import Deleter
 from kdsim.apiserver.faults import FaultInjector
-from kdsim.apiserver.handlers import PodHandler, ResourceHandlers, error_response, json_response
+from kdsim.apiserver.handlers import PodHandler, ResourceHandlers, error_response, json_response, warned
 from kdsim.apiserver.objects import ObjectApi
 from kdsim.apiserver.registry import Registry
 from kdsim.apiserver.stats import RequestStats
@@ -45,6 +45,7 @@ class ApiServer:
         self.kd_webhook = kd_webhook.KdAppWebhook(self.store, kd_app_edits)
         self.objects.admit_update = self.kd_webhook.admit_update
         self.deleter.admit_delete = self.kd_webhook.admit_delete
+        self.webhooks = webhooks.Dispatcher(self.store, self.registry)
         self.hub = WatchHub()
         self.stats = RequestStats()
         self.access = AccessLog()
@@ -228,7 +229,7 @@ async def _errors_middleware(request: web.Request, handler: Any) -> web.StreamRe
     try:
         return await handler(request)
     except errors.ApiError as exc:
-        return error_response(exc)
+        return warned(error_response(exc), exc.warnings)
     except web.HTTPException:
         raise
     except Exception as exc:  # an emulator bug: answer like the apiserver would, and log it

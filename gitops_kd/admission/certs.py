@@ -26,15 +26,20 @@ class ServingCert:
     key: bytes
 
     def ssl_context(self) -> ssl.SSLContext:
-        """A server SSLContext for this certificate (ssl only loads chains from files: a private temp dir)."""
+        """A server SSLContext for this certificate."""
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.load_into(ctx)
+        return ctx
+
+    def load_into(self, ctx: ssl.SSLContext) -> None:
+        """Serve this certificate from `ctx` (new connections; a renewal reloads the running server's context).
+        ssl loads chains from files only: they go through a private temp dir."""
         with tempfile.TemporaryDirectory(prefix="gitops-kd-admission-") as tmp:
             cert, key = Path(tmp) / "tls.crt", Path(tmp) / "tls.key"
             cert.write_bytes(self.cert)
             key.touch(0o600)
             key.write_bytes(self.key)
             ctx.load_cert_chain(str(cert), str(key))
-        return ctx
 
     def needs_renewal(self, dns_names: list[str], now: datetime.datetime | None = None) -> bool:
         """True when the certificate expires within RENEW_BEFORE_DAYS or does not name every one of `dns_names`."""

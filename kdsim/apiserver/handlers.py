@@ -163,6 +163,12 @@ class ResourceHandlers:
             options = await _json_body(request) if request.can_read_body else {}
             if "propagationPolicy" in query:
                 options.setdefault("propagationPolicy", query["propagationPolicy"])
+            if self.server.webhooks.may_apply(rt):  # each item is admitted as a DELETE, as kube-apiserver does
+                listing = objects.list(rt, p.namespace, label_selector=query.get("labelSelector"),
+                                       field_selector=query.get("fieldSelector"))
+                for item in listing["items"]:
+                    await self.server.webhooks.admit(self._attributes(request, rt, p, "DELETE", None, item, dry_run,
+                                                                      dict(options)))
             items = self.server.deleter.delete_collection(
                 rt, p.namespace, label_selector=query.get("labelSelector"),
                 field_selector=query.get("fieldSelector"), options=options)

@@ -26,9 +26,6 @@ class ObjectApi:
         self.registry = registry
         # Hook called after an update removed the last finalizer of an object being deleted.
         self.on_finalized: Callable[[ResourceType, dict[str, Any]], None] = lambda rt, obj: None
-        # Admission webhooks on UPDATE (rt, old, new, subresource): raise an ApiError to refuse.
-        self.admit_update: Callable[[ResourceType, dict[str, Any], dict[str, Any], str | None], None] = \
-            lambda rt, old, new, subresource: None
 
     # -- helpers -------------------------------------------------------------------------------
     def _out(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
@@ -215,7 +212,6 @@ class ObjectApi:
                         "FieldValueForbidden", "Forbidden: no new finalizers can be added if the object is being "
                         "deleted, found new finalizers " + json.dumps(sorted(added)), "metadata.finalizers")],
                         rt.group)
-            self.admit_update(rt, old, new, subresource)
             admission.validate_object(rt, new, old)
             if same_ignoring_rv(new, old):
                 return old

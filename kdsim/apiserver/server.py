@@ -43,9 +43,8 @@ class ApiServer:
         self.objects = ObjectApi(self.store, self.registry)
         self.deleter = Deleter(self.objects, schedule=self._schedule, pod_grace_cap=pod_grace_cap)
         self.kd_webhook = kd_webhook.KdAppWebhook(self.store, kd_app_edits)
-        self.objects.admit_update = self.kd_webhook.admit_update
-        self.deleter.admit_delete = self.kd_webhook.admit_delete
-        self.webhooks = webhooks.Dispatcher(self.store, self.registry)
+        builtin = self.kd_webhook.builtin()
+        self.webhooks = webhooks.Dispatcher(self.store, self.registry, [builtin] if builtin is not None else [])
         self.hub = WatchHub()
         self.stats = RequestStats()
         self.access = AccessLog()

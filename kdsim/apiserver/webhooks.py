@@ -18,6 +18,7 @@ import json
 import logging
 import ssl
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,15 @@ class Attributes:
     patch: bool = False
 
 
+@dataclass(frozen=True)
+class Builtin:
+    """A webhook served inside the API server (an emulated component's, e.g. KubeDirector's): its defaulted
+    configuration entry and `answer(request) -> AdmissionResponse` called in place of the HTTPS call."""
+
+    webhook: dict[str, Any]
+    answer: Callable[[dict[str, Any]], dict[str, Any]]
+
+
 class CallError(Exception):
     """kube-apiserver's ErrCallingWebhook: the call failed (not a denial)."""
 
@@ -89,19 +99,24 @@ class CallError(Exception):
 class Dispatcher:
     """Finds the webhooks a request reaches and calls them; raises the denial or failure as an ApiError."""
 
-    def __init__(self, store: Store, registry: Registry) -> None:
-        self.store, self.registry = store, registry
+    def __init__(self, store: Store, registry: Registry, builtins: Sequence[Builtin] = ()) -> None:
+        self.store, self.registry, self.builtins = store, registry, tuple(builtins)
 
-    def _webhooks(self) -> list[dict[str, Any]]:
-        out = []
+    def _webhooks(self) -> list[tuple[dict[str, Any], Builtin | None]]:
+        out: list[tuple[dict[str, Any], Builtin | None]] = [(b.webhook, b) for b in self.builtins]
         for config in sorted(self.store.read_all(GROUP, PLURAL), key=lambda c: str(c["metadata"]["name"])):
             for w in config.get("webhooks") or []:
-                out.append(webhook_match.defaulted(w))
+                out.append((webhook_match.defaulted(w), None))
         return out
 
     def may_apply(self, rt: ResourceType) -> bool:
-        """Cheap pre-check: some webhook configuration exists and the resource is not exempt."""
-        return (rt.group, rt.plural) not in EXEMPT and bool(self.store.read_all(GROUP, PLURAL))
+        """Cheap pre-check: the resource is not exempt, and a webhook configuration exists or a built-in
+        webhook names the resource."""
+        if (rt.group, rt.plural) in EXEMPT:
+            return False
+        return bool(self.store.read_all(GROUP, PLURAL)) or any(
+            rt.plural in r.get("resources", ()) and rt.group in r.get("apiGroups", ())
+            for b in self.builtins for r in b.webhook.get("rules") or [])
 
     def _match_request(self, a: Attributes) -> webhook_match.Request:
         labels: dict[str, str] = {}
@@ -120,13 +135,13 @@ class Dispatcher:
         req = self._match_request(a)
         others = [t.version for t in self.registry.versions_of(a.rt.group, a.rt.plural) if t.version != a.rt.version]
         calls = []
-        for w in self._webhooks():
+        for w, builtin in self._webhooks():
             version = webhook_match.rules_match(w, req, others)
             if version is None or not webhook_match.selectors_match(w, req):
                 continue
             if a.dry_run and w.get("sideEffects") not in ("None", "NoneOnDryRun"):
                 raise errors.bad_request(f'admission webhook "{w.get("name")}" does not support dry run')
-            calls.append(self._one(w, a, version))
+            calls.append(self._one(w, a, version, builtin))
         warnings: list[str] = []
         failure: BaseException | None = None
         for result in await asyncio.gather(*calls, return_exceptions=True):
@@ -142,10 +157,11 @@ class Dispatcher:
             raise failure
         return warnings
 
-    async def _one(self, w: dict[str, Any], a: Attributes, version: str) -> list[str]:
+    async def _one(self, w: dict[str, Any], a: Attributes, version: str, builtin: Builtin | None) -> list[str]:
         name = str(w.get("name", ""))
         try:
-            response = await self._call(w, review(a, version))
+            body = review(a, version)
+            response = builtin.answer(body["request"]) if builtin is not None else await self._call(w, body)
         except CallError as exc:
             if w.get("failurePolicy") == "Ignore":
                 log.warning("Failed calling webhook, failing open %s: %s", name, exc)

@@ -114,7 +114,7 @@ class Dispatcher:
         webhook names the resource."""
         if (rt.group, rt.plural) in EXEMPT:
             return False
-        return bool(self.store.read_all(GROUP, PLURAL)) or any(
+        return self.store.count(GROUP, PLURAL) > 0 or any(
             rt.plural in r.get("resources", ()) and rt.group in r.get("apiGroups", ())
             for b in self.builtins for r in b.webhook.get("rules") or [])
 

@@ -117,7 +117,13 @@ def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_
                 'annotation gitops-kd.io/break-glass="<reason>" in this edit or a user in group '
                 f"{GLASS_GROUP}") in denied.stderr
         assert image() == "gitops-kd/hello:1.0.0"
-        # 2. a merge patch of the template, as `kubectl edit` sends it; a label outside the owned fields passes
+        # 2. `kubectl edit` (its editor a sed script) and a merge patch of the template; a label outside the
+        # owned fields passes
+        editor = {**os.environ, "KUBE_EDITOR": "sed -i -e s#gitops-kd/hello:1.0.0#gitops-kd/hello:6.6.6#"}
+        edit = subprocess.run(["kubectl", "--kubeconfig", str(world.cluster.kubeconfig), "edit", f"statefulset/{sts}"],
+                              env=editor, capture_output=True, text=True, timeout=60)
+        assert edit.returncode != 0 and f'admission webhook "{WORKLOADS}" denied the request' in edit.stderr
+        assert image() == "gitops-kd/hello:1.0.0"
         patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "gitops-kd/hello:6.6.6"}]}},
                           "updateStrategy": {"type": "RollingUpdate"}}}
         edited = world.kubectl("patch", "statefulset", sts, "--type=merge", "-p", json.dumps(patch))
@@ -130,8 +136,8 @@ def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_
                 "gitops-kd from Git: deleting it is owned by gitops-kd; change apps/hello.yaml in Git instead"
                 ) in gone.stderr
         assert world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", NS, "hello")
-        assert wait_for("EditDenied events", lambda: len(_events(world, "EditDenied")) >= 3 or None, 20)
-        assert 'gitops_kd_admission_requests_total{kind="StatefulSet",result="denied"} 2.0' in _metrics(proc)
+        assert wait_for("EditDenied events", lambda: len(_events(world, "EditDenied")) >= 4 or None, 20)
+        assert 'gitops_kd_admission_requests_total{kind="StatefulSet",result="denied"} 3.0' in _metrics(proc)
 
         # 4. the same edit as gitops-kd's ServiceAccount passes (and drift revert puts Git's value back)
         own = world.kubectl("--token", SA_USER, "set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:7.7.7")

@@ -134,6 +134,7 @@ class ApiServer:
         app.router.add_route("*", "/sim/requests", self._requests)
         self._resources = resources
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        app.on_cleanup.append(lambda _app: self.webhooks.close())
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, access_log=None,
                                      handler_cancellation=True)  # a closed watch connection ends its handler
         await self._runner.setup()

@@ -101,6 +101,14 @@ class Dispatcher:
 
     def __init__(self, store: Store, registry: Registry, builtins: Sequence[Builtin] = ()) -> None:
         self.store, self.registry, self.builtins = store, registry, tuple(builtins)
+        self._contexts: dict[str, ssl.SSLContext] = {}
+        self._session: aiohttp.ClientSession | None = None  # one per server: connections are kept alive
+
+    async def close(self) -> None:
+        """Close the client session (the API server's cleanup)."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     def _webhooks(self) -> list[tuple[dict[str, Any], Builtin | None]]:
         out: list[tuple[dict[str, Any], Builtin | None]] = [(b.webhook, b) for b in self.builtins]
@@ -192,6 +200,20 @@ class Dispatcher:
                             f'Post "{shown}": dial tcp: lookup {svc_name}.{ns}.svc: no such host')
         return shown, f"https://{address}{path}{timeout}", f"{svc_name}.{ns}.svc"
 
+    def _ssl_context(self, name: str, bundle: str) -> ssl.SSLContext:
+        """The client context trusting `bundle` (base64 PEM; the system roots when empty), built once per bundle."""
+        ctx = self._contexts.get(bundle)
+        if ctx is None:
+            try:
+                ctx = (ssl.create_default_context(cadata=base64.b64decode(bundle).decode()) if bundle
+                       else ssl.create_default_context())
+            except (ValueError, ssl.SSLError) as exc:
+                raise CallError(name, f"could not get REST client: unable to load root certificates: {exc}") from None
+            if len(self._contexts) > 64:
+                self._contexts.clear()
+            self._contexts[bundle] = ctx
+        return ctx
+
     def _resolve(self, namespace: str, name: str, port: int) -> str | None:
         service = self.store.read("", "services", namespace, name)
         if service is None:
@@ -212,21 +234,17 @@ class Dispatcher:
     async def _call(self, w: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         name = str(w.get("name", ""))
         shown, url, server_name = self._target(w)
-        ctx = ssl.create_default_context()
-        bundle = (w.get("clientConfig") or {}).get("caBundle")
-        if bundle:
-            try:
-                ctx = ssl.create_default_context(cadata=base64.b64decode(bundle).decode())
-            except (ValueError, ssl.SSLError) as exc:
-                raise CallError(name, f"could not get REST client: unable to load root certificates: {exc}") from None
+        ctx = self._ssl_context(name, str((w.get("clientConfig") or {}).get("caBundle") or ""))
         timeout = aiohttp.ClientTimeout(total=float(w.get("timeoutSeconds", 10)))
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession()
         try:
-            async with aiohttp.ClientSession(timeout=timeout) as session:
-                async with session.post(url, json=body, ssl=ctx, server_hostname=server_name) as resp:
-                    text = await resp.text()
-                    if resp.status != 200:
-                        raise CallError(name, f'an error on the server ("{text.strip()[:200]}") has prevented '
-                                        "the request from succeeding")
+            async with self._session.post(url, json=body, ssl=ctx, server_hostname=server_name,
+                                          timeout=timeout) as resp:
+                text = await resp.text()
+                if resp.status != 200:
+                    raise CallError(name, f'an error on the server ("{text.strip()[:200]}") has prevented '
+                                    "the request from succeeding")
         except CallError:
             raise
         except TimeoutError:

@@ -32,6 +32,7 @@ APP_VERSION_ANNOTATION = f"{GROUP}/app-version"  # on a pod template: the app ve
 PRUNE_ANNOTATION = f"{GROUP}/prune"
 SOAK_ANNOTATION = f"{GROUP}/wave-soak-seconds"
 POLICY_ANNOTATION = f"{GROUP}/drift-policy"
+BREAK_GLASS_ANNOTATION = f"{GROUP}/break-glass"  # on an edited object: why an owned field is changed by hand
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGER = "gitops-kd"
 

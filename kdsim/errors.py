@@ -31,6 +31,8 @@ class ApiError(Exception):
     message: str
     details: dict[str, Any] | None = None
     causes: list[Cause] = field(default_factory=list)
+    # Warning headers sent with the error (admission webhooks' warnings come back even with a denial).
+    warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         super().__init__(self.message)

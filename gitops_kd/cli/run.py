@@ -130,6 +130,25 @@ def setup_logging(level: str) -> None:
               help="ASCII-armored public key file (repeatable): only commits signed by one of them are applied.")
 @click.option("--allow-force-push", is_flag=True,
               help="Accept a branch head that does not descend from the applied commit (refused by default).")
+@click.option("--admission-listen", default="off", show_default=True,
+              help='Serve the validating admission webhook (POST /admission, HTTPS) on HOST:PORT; "off" to disable '
+                   "(docs/drift.md, deploy/optional/admission).")
+@click.option("--admission-service", default="gitops-kd-admission", show_default=True,
+              help="The Service the API server calls the webhook through (its names go into the certificate).")
+@click.option("--admission-secret", default="gitops-kd-admission-tls", show_default=True,
+              help="Secret (in the controller's namespace) holding the generated serving certificate.")
+@click.option("--admission-config", default="gitops-kd", show_default=True,
+              help="ValidatingWebhookConfiguration whose caBundle the controller keeps current.")
+@click.option("--admission-cert-dir", type=click.Path(file_okay=False), default=None,
+              help="Serve tls.crt/tls.key from this directory (e.g. a cert-manager Secret) instead of generating "
+                   "one; the caBundle is then left to cert-manager's cainjector.")
+@click.option("--admission-user", "admission_users", multiple=True, metavar="USER",
+              help="User whose edits of owned fields are gitops-kd's own (repeatable; default: "
+                   "system:serviceaccount:<namespace>:gitops-kd).")
+@click.option("--kubedirector-user", "kubedirector_users", multiple=True, metavar="USER",
+              help="KubeDirector's user (repeatable; default: system:serviceaccount:kubedirector:kubedirector).")
+@click.option("--break-glass-group", "break_glass_groups", multiple=True, metavar="GROUP",
+              help="Members of this group may change owned fields by hand (audited; repeatable).")
 @git_credential_options
 @click.option("--log-level", default="info", show_default=True)
 def command(repo: str, branch: str, kubeconfig: str | None, context: str | None, namespace: str,
@@ -140,7 +159,10 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             drift_webhook: str | None, drift_ignore: str | None, leader_elect: bool, lease_name: str,
             lease_namespace: str | None, lease_duration: float, lease_renew_deadline: float, lease_retry_period: float,
             trusted_keys: tuple[str, ...], allow_force_push: bool,
-            ssh_key_file: str | None, known_hosts_file: str | None, git_token_file: str | None,
+            admission_listen: str, admission_service: str, admission_secret: str, admission_config: str,
+            admission_cert_dir: str | None, admission_users: tuple[str, ...], kubedirector_users: tuple[str, ...],
+            break_glass_groups: tuple[str, ...], ssh_key_file: str | None, known_hosts_file: str | None,
+            git_token_file: str | None,
             git_credentials_dir: str | None, log_level: str) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import Controller
@@ -153,6 +175,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     lease_name = _lease_name(lease_name, watch_namespaces)
     _check_lease_timings(lease_duration, lease_renew_deadline, lease_retry_period)
     address = parse_listen(listen)
+    admission_address = parse_listen(admission_listen)
     ui_settings = _ui_settings(ui, ui_auth_file, ui_refresh)
     secret = None
     if webhook_secret_file:
@@ -185,7 +208,13 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     drift.attach(controller)
     replica = None
     lease_lost = False
+    admission = None
     try:
+        if admission_address is not None:
+            admission = _admission(api_client, controller, admission_address, own_namespace, metrics, drift_ignore,
+                                   service=admission_service, secret=admission_secret, config=admission_config,
+                                   cert_dir=admission_cert_dir, users=admission_users,
+                                   kubedirector_users=kubedirector_users, break_glass_groups=break_glass_groups)
         if leader_elect:
             from gitops_kd.controller.replica import Replica
 
@@ -205,6 +234,8 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         lease_lost = replica is not None and replica.lost.is_set() and not signalled.is_set()
         click.echo("gitops-kd: stopping (finishing the running action)", err=True)
     finally:
+        if admission is not None:
+            admission.stop()
         if replica is not None:
             replica.stop()
         else:
@@ -225,6 +256,33 @@ def _check_lease_timings(duration: float, renew_deadline: float, retry_period: f
     if renew_deadline <= JITTER_FACTOR * retry_period:
         raise click.UsageError(f"--lease-renew-deadline ({renew_deadline:g}) must be greater than {JITTER_FACTOR:g} "
                                f"times --lease-retry-period ({retry_period:g})")
+
+
+def _admission(api_client: Any, controller: Any, address: tuple[str, int], namespace: str, metrics: Any,
+               ignore_file: str | None, *, service: str, secret: str, config: str, cert_dir: str | None,
+               users: tuple[str, ...], kubedirector_users: tuple[str, ...],
+               break_glass_groups: tuple[str, ...]) -> Any:
+    """Start the admission webhook: verdicts from the controller's desired state and watch caches."""
+    from gitops_kd.admission.service import AdmissionServer, AdmissionSettings
+    from gitops_kd.drift.admit import Identities
+    from gitops_kd.drift.rules import IgnoreRules
+
+    def observed() -> Any:
+        try:
+            return controller.collector.snapshot() if controller.collector.wait_synced(0) else None
+        except Exception:  # noqa: BLE001 - the verdict then uses no transition facts
+            return None
+    who = Identities(controller=frozenset(users or (f"system:serviceaccount:{namespace}:gitops-kd",)),
+                     kubedirector=frozenset(kubedirector_users or ("system:serviceaccount:kubedirector:kubedirector",)),
+                     break_glass_groups=frozenset(break_glass_groups))
+    settings = AdmissionSettings(host=address[0], port=address[1], namespace=namespace, service=service,
+                                 secret=secret, config=config, cert_dir=cert_dir)
+    server = AdmissionServer(api_client, settings, desired=lambda: controller.desired, observed=observed, who=who,
+                             rules=IgnoreRules.from_file(ignore_file) if ignore_file else None,
+                             metrics=metrics).start()
+    if server.http is not None:
+        click.echo(f"gitops-kd: serving the admission webhook on {server.http.url}/admission", err=True)
+    return server
 
 
 def _lease_name(given: str, watch_namespaces: tuple[str, ...]) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import threading
 from typing import Any, Protocol
 
@@ -86,8 +87,10 @@ def make_app(target: Triggerable, *, middlewares: tuple = (), webhook_secret: by
 class HttpServer:
     """Serves an aiohttp Application on its own event-loop thread; port 0 picks a free port."""
 
-    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         self.app = app
+        self.ssl_context = ssl_context
         self.host = host
         self.port = port
         self._loop = asyncio.new_event_loop()
@@ -96,7 +99,7 @@ class HttpServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.ssl_context else 'http'}://{self.host}:{self.port}"
 
     def start(self) -> HttpServer:
         started = threading.Event()
@@ -118,13 +121,14 @@ class HttpServer:
         started.wait(30)
         if errors:
             raise RuntimeError(f"cannot listen on {self.host}:{self.port}: {errors[0]}") from errors[0]
-        log.info("HTTP endpoints on %s (/webhook, /healthz, /readyz, /metrics, /ui)", self.url)
+        log.info("HTTP endpoints on %s (%s)", self.url,
+                 ", ".join(sorted({str(r.resource.canonical) for r in self.app.router.routes() if r.resource})))
         return self
 
     async def _start(self) -> None:
         self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
         await site.start()
         sockets = getattr(site._server, "sockets", None) or ()  # noqa: SLF001 - the bound port for port 0
         if sockets:

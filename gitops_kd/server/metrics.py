@@ -54,6 +54,9 @@ class ControllerMetrics:
                                        registry=r)
         self.git_cache_recoveries = Gauge("gitops_kd_git_cache_recoveries",
                                           "Times a corrupt local Git cache was removed and cloned again.", registry=r)
+        self.admission_total = Counter("gitops_kd_admission_requests_total",
+                                       "Admission webhook answers by kind and result (allowed, denied, break-glass).",
+                                       ["kind", "result"], registry=r)
         self.leader = Gauge("gitops_kd_leader", "1 while this replica holds the leader lease, else 0.",
                             registry=r)
         self._lock = threading.Lock()

@@ -28,9 +28,6 @@ class Deleter:
         self.schedule = schedule
         self.pod_grace_cap = pod_grace_cap
         api.on_finalized = lambda rt, obj: self._remove(rt, obj)
-        # Admission webhooks on DELETE (rt, obj): raise an ApiError to refuse. Not called for the garbage
-        # collector's and namespace teardown's deletions (their controllers would retry until admitted).
-        self.admit_delete: Callable[[ResourceType, dict[str, Any]], None] = lambda rt, obj: None
         self._queue: deque[tuple[str, str, str, str]] = deque()  # removed objects' (uid, group, plural, ns)
         self._draining = False
 
@@ -40,7 +37,7 @@ class Deleter:
 
     # -- delete --------------------------------------------------------------------------------
     def delete(self, rt: ResourceType, namespace: str | None, name: str,
-               options: dict[str, Any] | None = None, *, admit: bool = True) -> tuple[dict[str, Any], bool]:
+               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
         """Delete one object; return (body, removed_now). body is the object, or a Status when removed now."""
         opts = options or {}
         with self.store.lock:
@@ -61,8 +58,6 @@ class Deleter:
                 raise errors.invalid("DeleteOptions", "", [errors.Cause(
                     "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values: "Foreground", '
                     '"Background", "Orphan", "nil"', "propagationPolicy")])
-            if admit:
-                self.admit_delete(rt, obj)
             if m.get("deletionTimestamp"):
                 return self._delete_again(rt, obj, opts)
             if policy == "Orphan":
@@ -210,8 +205,7 @@ class Deleter:
     def _safe_delete(self, rt: ResourceType, obj: dict[str, Any], policy: str | None) -> None:
         try:
             self.delete(rt, meta(obj).get("namespace"), meta(obj)["name"],
-                        {"propagationPolicy": policy, "gracePeriodSeconds": 0} if policy else {"gracePeriodSeconds": 0},
-                        admit=False)
+                        {"propagationPolicy": policy, "gracePeriodSeconds": 0} if policy else {"gracePeriodSeconds": 0})
         except errors.ApiError as exc:
             if exc.code != 404:
                 log.warning("garbage collector could not delete %s %s: %s", rt.plural, meta(obj)["name"], exc)

@@ -12,10 +12,11 @@ import yaml
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, watch
+from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, watch, webhooks
 from kdsim.apiserver.access import AccessEntry, user_from_authorization
 from kdsim.apiserver.faults import error_for
 from kdsim.apiserver.meta import meta
+from kdsim.apiserver.objects import Changed
 from kdsim.apiserver.resources import ResourceType
 from kdsim.apiserver.tables import to_table
 
@@ -80,6 +81,14 @@ async def _json_body(request: web.Request, kind: str = "") -> dict[str, Any]:
     if not isinstance(body, dict):
         raise errors.bad_request("error decoding request body: expected a JSON object")
     return body
+
+
+def warned(response: web.Response, warnings: list[str]) -> web.Response:
+    """Add the webhooks' warnings as `Warning: 299 - "text"` headers (what kubectl prints as "Warning: text")."""
+    for text in warnings:
+        quoted = text.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers.add("Warning", f'299 - "{quoted}"')
+    return response
 
 
 class ResourceHandlers:
@@ -148,37 +157,18 @@ class ResourceHandlers:
                                               list_meta=listing["metadata"]))
             return json_response(listing)
         dry_run, strict = _dry_run(query), query.get("fieldValidation") == "Strict"
-        if verb == "create":
-            if p.name:
-                raise errors.method_not_allowed()
-            return json_response(objects.create(rt, p.namespace, await _json_body(request, rt.kind), dry_run=dry_run,
-                                                strict=strict), 201)
-        if verb == "update":
-            body = await _json_body(request, rt.kind)
-            return json_response(objects.update(rt, p.namespace, p.name or "", body, p.subresource, dry_run=dry_run,
-                                                strict=strict))
-        if verb == "patch":
-            ctype = request.content_type
-            body_bytes = await request.read()
-            if ctype == "application/apply-patch+yaml" and p.subresource:
-                raise errors.bad_request("server-side apply is not supported on subresources by the embedded cluster")
-            return json_response(objects.patch(rt, p.namespace, p.name or "", body_bytes, ctype, p.subresource,
-                                               dry_run=dry_run, strict=strict))
-        if verb == "delete":
-            options = await _json_body(request) if request.can_read_body else {}
-            for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
-                if key in query and key not in options:
-                    val: Any = query[key]
-                    options[key] = int(val) if key == "gracePeriodSeconds" else (
-                        val == "true" if key == "orphanDependents" else val)
-            if dry_run:
-                return json_response(objects.read(rt, p.namespace, p.name or ""))
-            body, _ = self.server.deleter.delete(rt, p.namespace, p.name or "", options)
-            return json_response(body, 200)
+        if verb in ("create", "update", "patch", "delete"):
+            return await self._write(request, rt, p, verb, query, dry_run, strict)
         if verb == "deletecollection":
             options = await _json_body(request) if request.can_read_body else {}
             if "propagationPolicy" in query:
                 options.setdefault("propagationPolicy", query["propagationPolicy"])
+            if self.server.webhooks.may_apply(rt):  # each item is admitted as a DELETE, as kube-apiserver does
+                listing = objects.list(rt, p.namespace, label_selector=query.get("labelSelector"),
+                                       field_selector=query.get("fieldSelector"))
+                for item in listing["items"]:
+                    await self.server.webhooks.admit(self._attributes(request, rt, p, "DELETE", None, item, dry_run,
+                                                                      dict(options)))
             items = self.server.deleter.delete_collection(
                 rt, p.namespace, label_selector=query.get("labelSelector"),
                 field_selector=query.get("fieldSelector"), options=options)
@@ -186,6 +176,82 @@ class ResourceHandlers:
                                   "metadata": {"resourceVersion": str(self.server.store.resource_version)},
                                   "items": items})
         raise errors.method_not_allowed()
+
+    async def _write(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
+                     query: dict[str, str], dry_run: bool, strict: bool) -> web.StreamResponse:
+        """create / update / patch / delete, through the validating webhooks when some may apply: the result is
+        computed as a dry run, shown to the webhooks (no lock held), then written only if the object did not
+        change meanwhile (else admitted again, like GuaranteedUpdate's retry)."""
+        objects, hooks, name = self.server.objects, self.server.webhooks, p.name or ""
+        gated = hooks.may_apply(rt)
+        if verb == "create":
+            if p.name:
+                raise errors.method_not_allowed()
+            body = await _json_body(request, rt.kind)
+            warnings: list[str] = []
+            if gated:
+                new = objects.create(rt, p.namespace, body, dry_run=True, strict=strict)
+                meta(body)["name"] = meta(new)["name"]
+                warnings = await hooks.admit(self._attributes(request, rt, p, "CREATE", new, None, dry_run))
+                if dry_run:
+                    return warned(json_response(new, 201), warnings)
+            return warned(json_response(objects.create(rt, p.namespace, body, dry_run=dry_run, strict=strict),
+                                         201), warnings)
+        if verb == "delete":
+            options = await _json_body(request) if request.can_read_body else {}
+            for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
+                if key in query and key not in options:
+                    val: Any = query[key]
+                    options[key] = int(val) if key == "gracePeriodSeconds" else (
+                        val == "true" if key == "orphanDependents" else val)
+            warnings = []
+            if gated:
+                old = objects.read(rt, p.namespace, name)
+                warnings = await hooks.admit(self._attributes(request, rt, p, "DELETE", None, old, dry_run,
+                                                              dict(options)))
+            if dry_run:
+                return warned(json_response(objects.read(rt, p.namespace, name)), warnings)
+            body, _ = self.server.deleter.delete(rt, p.namespace, name, options)
+            return warned(json_response(body, 200), warnings)
+        raw = await request.read()
+        ctype = request.content_type
+        if verb == "patch" and ctype == "application/apply-patch+yaml" and p.subresource:
+            raise errors.bad_request("server-side apply is not supported on subresources by the embedded cluster")
+        update_body = await _json_body(request, rt.kind) if verb == "update" else {}
+
+        def write(dry: bool, expect_rv: str | None) -> dict[str, Any]:
+            if verb == "update":
+                return objects.update(rt, p.namespace, name, update_body, p.subresource, dry_run=dry, strict=strict,
+                                      expect_rv=expect_rv)
+            return objects.patch(rt, p.namespace, name, raw, ctype, p.subresource, dry_run=dry, strict=strict,
+                                 expect_rv=expect_rv)
+        if not gated:
+            return json_response(write(dry_run, None))
+        for _ in range(5):
+            current = objects.read(rt, p.namespace, name) if objects.exists(rt, p.namespace, name) else None
+            new = write(True, None)
+            operation = "UPDATE" if current is not None else "CREATE"
+            warnings = await hooks.admit(self._attributes(request, rt, p, operation, new, current, dry_run,
+                                                          patch=verb == "patch"))
+            if dry_run:
+                return warned(json_response(new), warnings)
+            try:
+                return warned(json_response(write(False, meta(current).get("resourceVersion") if current else None)),
+                               warnings)
+            except Changed:
+                continue
+        raise errors.conflict(rt.plural, name, rt.group)
+
+    def _attributes(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, operation: str,
+                    obj: dict[str, Any] | None, old: dict[str, Any] | None, dry_run: bool,
+                    options: dict[str, Any] | None = None, patch: bool = False) -> webhooks.Attributes:
+        user = webhooks.user_info(user_from_authorization(request.headers.get("Authorization")),
+                                  request.headers.get("Impersonate-User", ""),
+                                  tuple(request.headers.getall("Impersonate-Group", [])))
+        m = meta(obj if obj is not None else old or {})
+        return webhooks.Attributes(rt=rt, operation=operation, namespace=str(p.namespace or m.get("namespace") or ""),
+                                   name=str(m.get("name") or p.name or ""), obj=obj, old=old, user=user,
+                                   subresource=p.subresource or "", dry_run=dry_run, options=options, patch=patch)
 
     async def _pod_stream(self, request: web.Request, rt: ResourceType, p: paths.ApiPath) -> web.StreamResponse:
         pod = self.server.objects.read(rt, p.namespace, p.name or "")

@@ -26,9 +26,6 @@ class ObjectApi:
         self.registry = registry
         # Hook called after an update removed the last finalizer of an object being deleted.
         self.on_finalized: Callable[[ResourceType, dict[str, Any]], None] = lambda rt, obj: None
-        # Admission webhooks on UPDATE (rt, old, new, subresource): raise an ApiError to refuse.
-        self.admit_update: Callable[[ResourceType, dict[str, Any], dict[str, Any], str | None], None] = \
-            lambda rt, old, new, subresource: None
 
     # -- helpers -------------------------------------------------------------------------------
     def _out(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
@@ -44,6 +41,9 @@ class ObjectApi:
         if obj is None:
             raise errors.not_found(rt.plural, name, rt.group)
         return self._out(rt, obj)
+
+    def exists(self, rt: ResourceType, namespace: str | None, name: str) -> bool:
+        return self.store.read(rt.group, rt.plural, self._ns(rt, namespace), name) is not None
 
     def _check_namespace(self, rt: ResourceType, namespace: str) -> None:
         if not rt.namespaced:
@@ -157,7 +157,10 @@ class ObjectApi:
 
     # -- update / patch ------------------------------------------------------------------------
     def update(self, rt: ResourceType, namespace: str | None, name: str, body: dict[str, Any],
-               subresource: str | None = None, *, dry_run: bool = False, strict: bool = False) -> dict[str, Any]:
+               subresource: str | None = None, *, dry_run: bool = False, strict: bool = False,
+               expect_rv: str | None = None) -> dict[str, Any]:
+        """`expect_rv`: raise Changed unless the stored object is still at that resourceVersion (the object
+        admission webhooks were shown)."""
         new = copy.deepcopy(body)
         self._check_type(rt, new)
         if strict:
@@ -169,6 +172,8 @@ class ObjectApi:
         with self.store.lock:
             old = self.read(rt, namespace, name)
             om = meta(old)
+            if expect_rv is not None and om.get("resourceVersion") != expect_rv:
+                raise Changed(name)
             if nm.get("resourceVersion") and nm["resourceVersion"] != om.get("resourceVersion"):
                 raise errors.conflict(rt.plural, name, rt.group)
             if nm.get("uid") and nm["uid"] != om.get("uid"):
@@ -207,7 +212,6 @@ class ObjectApi:
                         "FieldValueForbidden", "Forbidden: no new finalizers can be added if the object is being "
                         "deleted, found new finalizers " + json.dumps(sorted(added)), "metadata.finalizers")],
                         rt.group)
-            self.admit_update(rt, old, new, subresource)
             admission.validate_object(rt, new, old)
             if same_ignoring_rv(new, old):
                 return old
@@ -223,23 +227,27 @@ class ObjectApi:
             return stored
 
     def patch(self, rt: ResourceType, namespace: str | None, name: str, body: bytes, content_type: str,
-              subresource: str | None = None, *, dry_run: bool = False, strict: bool = False) -> dict[str, Any]:
+              subresource: str | None = None, *, dry_run: bool = False, strict: bool = False,
+              expect_rv: str | None = None) -> dict[str, Any]:
         if content_type == "application/apply-patch+yaml":
-            return self._apply(rt, namespace, name, body, dry_run, strict)
+            return self._apply(rt, namespace, name, body, dry_run, strict, expect_rv)
         with self.store.lock:
             old = self.read(rt, namespace, name)
             patched = admission.patch_object(old, body, content_type, rt)
-            return self.update(rt, namespace, name, patched, subresource, dry_run=dry_run, strict=strict)
+            return self.update(rt, namespace, name, patched, subresource, dry_run=dry_run, strict=strict,
+                               expect_rv=expect_rv)
 
     def _apply(self, rt: ResourceType, namespace: str | None, name: str, body: bytes,
-               dry_run: bool, strict: bool) -> dict[str, Any]:
+               dry_run: bool, strict: bool, expect_rv: str | None = None) -> dict[str, Any]:
         """Server-side apply, approximated: create when absent, else merge the applied config (no field owners)."""
         with self.store.lock:
             if self.store.read(rt.group, rt.plural, self._ns(rt, namespace), name) is not None:
                 old = self.read(rt, namespace, name)
                 return self.update(rt, namespace, name,
                                    admission.patch_object(old, body, "application/apply-patch+yaml", rt),
-                                   dry_run=dry_run, strict=strict)
+                                   dry_run=dry_run, strict=strict, expect_rv=expect_rv)
+            if expect_rv:
+                raise Changed(name)
             try:
                 doc = yaml.safe_load(body.decode("utf-8"))
             except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -248,6 +256,10 @@ class ObjectApi:
                 raise errors.bad_request("error decoding YAML: the body is not an object")
             meta(doc)["name"] = name
             return self.create(rt, namespace, doc, dry_run=dry_run, strict=strict)
+
+
+class Changed(Exception):
+    """The object changed since admission saw it: admit again (kube-apiserver's GuaranteedUpdate retry)."""
 
 
 def matches(obj: dict[str, Any], labels: Any, fields: Any) -> bool:

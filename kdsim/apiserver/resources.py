@@ -94,6 +94,13 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _t("coordination.k8s.io", "v1", "leases", "Lease"),
     _t("events.k8s.io", "v1", "events", "Event", short=("ev",)),
+    _t("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration",
+       False, cats=("api-extensions",), gen=True),
+    # Stored only: the embedded cluster does not evaluate CEL policies.
+    _t("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", False,
+       cats=("api-extensions",), sub=("status",), gen=True),
+    _t("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings",
+       "ValidatingAdmissionPolicyBinding", False, cats=("api-extensions",), gen=True),
     _t("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
        short=("crd", "crds"), cats=("api-extensions",), sub=("status",), gen=True),
 )

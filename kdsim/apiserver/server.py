@@ -13,11 +13,11 @@ from typing import Any
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import bootstrap, discovery, kd_webhook, openapi, persistence, tls
+from kdsim.apiserver import bootstrap, discovery, kd_webhook, openapi, persistence, tls, webhooks
 from kdsim.apiserver.access import AccessLog
 from kdsim.apiserver.deletion import Deleter
 from kdsim.apiserver.faults import FaultInjector
-from kdsim.apiserver.handlers import PodHandler, ResourceHandlers, error_response, json_response
+from kdsim.apiserver.handlers import PodHandler, ResourceHandlers, error_response, json_response, warned
 from kdsim.apiserver.objects import ObjectApi
 from kdsim.apiserver.registry import Registry
 from kdsim.apiserver.stats import RequestStats
@@ -43,8 +43,8 @@ class ApiServer:
         self.objects = ObjectApi(self.store, self.registry)
         self.deleter = Deleter(self.objects, schedule=self._schedule, pod_grace_cap=pod_grace_cap)
         self.kd_webhook = kd_webhook.KdAppWebhook(self.store, kd_app_edits)
-        self.objects.admit_update = self.kd_webhook.admit_update
-        self.deleter.admit_delete = self.kd_webhook.admit_delete
+        builtin = self.kd_webhook.builtin()
+        self.webhooks = webhooks.Dispatcher(self.store, self.registry, [builtin] if builtin is not None else [])
         self.hub = WatchHub()
         self.stats = RequestStats()
         self.access = AccessLog()
@@ -134,6 +134,7 @@ class ApiServer:
         app.router.add_route("*", "/sim/requests", self._requests)
         self._resources = resources
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        app.on_cleanup.append(lambda _app: self.webhooks.close())
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, access_log=None,
                                      handler_cancellation=True)  # a closed watch connection ends its handler
         await self._runner.setup()
@@ -228,7 +229,7 @@ async def _errors_middleware(request: web.Request, handler: Any) -> web.StreamRe
     try:
         return await handler(request)
     except errors.ApiError as exc:
-        return error_response(exc)
+        return warned(error_response(exc), exc.warnings)
     except web.HTTPException:
         raise
     except Exception as exc:  # an emulator bug: answer like the apiserver would, and log it

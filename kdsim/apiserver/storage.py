@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import copy
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +41,7 @@ class Store:
     def __init__(self, history_limit: int = 5000) -> None:
         self.lock = threading.RLock()
         self._objects: dict[Key, dict[str, Any]] = {}
+        self._counts: Counter[tuple[str, str]] = Counter()  # objects per (group, plural)
         self._rv = 0
         self._history: deque[StoreEvent] = deque(maxlen=history_limit)
         self._floor = 0  # a watch may start from any rv >= floor
@@ -58,6 +59,11 @@ class Store:
         with self.lock:
             obj = self._objects.get((group, plural, namespace, name))
             return copy.deepcopy(obj) if obj is not None else None
+
+    def count(self, group: str, plural: str) -> int:
+        """How many objects of a resource are stored (constant time: for checks on every request)."""
+        with self.lock:
+            return self._counts[(group, plural)]
 
     def read_all(self, group: str, plural: str, namespace: str | None = None) -> list[dict[str, Any]]:
         """Deep copies of every object of a resource (optionally in one namespace), sorted by namespace/name."""
@@ -110,6 +116,8 @@ class Store:
             meta["resourceVersion"] = str(self._rv)
             stored = copy.deepcopy(obj)
             self._objects[key] = stored
+            if old is None:
+                self._counts[(group, plural)] += 1
             self._emit(StoreEvent(self._rv, "MODIFIED" if old is not None else "ADDED", group, plural, key[2],
                                   stored, old))
             return copy.deepcopy(stored)
@@ -121,6 +129,7 @@ class Store:
             old = self._objects.pop(key, None)
             if old is None:
                 return None
+            self._counts[(group, plural)] -= 1
             self._rv += 1
             gone_obj = copy.deepcopy(old)
             gone_obj["metadata"]["resourceVersion"] = str(self._rv)
@@ -179,6 +188,7 @@ class Store:
             for group, plural, obj in entries:
                 meta = obj["metadata"]
                 self._objects[(group, plural, meta.get("namespace", "") or "", meta["name"])] = obj
+            self._counts = Counter((k[0], k[1]) for k in self._objects)
             self._rv = rv
             self._history.clear()
             self._floor = rv

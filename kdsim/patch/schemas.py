@@ -30,6 +30,7 @@ _KIND_SCHEMAS: dict[str, Schema] = {
     "Job": {"metadata": ("", "", _OBJECT_META), "spec": ("", "", _JOB_SPEC), "status": ("", "", _CONDITIONS)},
     "Service": {"metadata": ("", "", _OBJECT_META), "spec": ("", "", {"ports": ("merge", "port", None)}),
                 "status": ("", "", _CONDITIONS)},
+    "ValidatingWebhookConfiguration": {"metadata": ("", "", _OBJECT_META), "webhooks": ("merge", "name", None)},
     "Node": {"metadata": ("", "", _OBJECT_META),
              "status": ("", "", {"conditions": ("merge", "type", None), "addresses": ("merge", "type", None)})},
 }

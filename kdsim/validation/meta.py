@@ -18,7 +18,8 @@ IMMUTABLE = "field is immutable"
 CLUSTER_SCOPED = frozenset({
     "Namespace", "Node", "PersistentVolume", "StorageClass", "ClusterRole", "ClusterRoleBinding",
     "CustomResourceDefinition", "PriorityClass", "APIService", "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration", "CSIDriver", "CSINode", "VolumeAttachment", "RuntimeClass", "IngressClass",
+    "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "CSIDriver",
+    "CSINode", "VolumeAttachment", "RuntimeClass", "IngressClass",
 })
 
 

@@ -14,6 +14,7 @@ from kdsim import images as sim_images
 from kdsim.client.informer import Informer, object_key, split_key
 from kdsim.client.rest import RestClient
 from kdsim.client.workqueue import RequeueAfter, WorkQueue
+from kdsim.controllers.events import NORMAL, EventRecorder
 from kdsim.kubelet import sandbox
 from kdsim.kubelet.pods import PodRuntime
 
@@ -34,6 +35,10 @@ class Kubelet:
         api_client = cluster.api_client()
         self.cluster = cluster
         self.rest = RestClient(api_client)
+        self.events = EventRecorder(self.rest, "kubelet", ("Pod", "v1"), host=NODE_NAME)
+        self.scheduler_events = EventRecorder(self.rest, "default-scheduler", ("Pod", "v1"), instance="default-scheduler-sim",
+                                              new_style=True)
+        self.node_images: set[str] = set()  # the images "pulled" on this node
         self.images = sim_images.store_for(cluster)
         self.dirs = sandbox.NodeDirs(sim_images.sim_state_dir(cluster))
         self.pods = Informer(api_client, "v1", "pods")
@@ -146,6 +151,7 @@ class Kubelet:
                 return
             runtime = (PodRuntime.adopt(pod, HOST_IP) if self.dirs.pod(meta["uid"]).is_dir() else None) \
                 or PodRuntime(uid=meta["uid"], pod_ip=self._next_ip(), host_ip=HOST_IP)
+            runtime.node_images = self.node_images
             with self._lock:
                 self._runtimes[key] = runtime
         if not runtime.ready_to_step:
@@ -155,7 +161,10 @@ class Kubelet:
             except sandbox.VolumeError as exc:
                 self._push_status(pod, runtime.pending_status(pod.get("status"), str(exc)))
                 raise RequeueAfter(0.5) from None
-        delay = runtime.step(pod, self.images)
+        try:
+            delay = runtime.step(pod, self.images)
+        finally:
+            self._record(pod, runtime.take_events())
         self._push_status(pod, runtime.status(pod.get("status")))
         if delay is not None:
             raise RequeueAfter(delay)
@@ -181,6 +190,9 @@ class Kubelet:
                         NODE_NAME)
             self._binding_unsupported = True
             return False
+        self.scheduler_events.event(pod, NORMAL, "Scheduled",
+                                    f"Successfully assigned {meta['namespace']}/{meta['name']} to {NODE_NAME}",
+                                    action="Binding")
         self.rest.patch("v1", "pods", meta["namespace"], meta["name"], {"status": {"conditions": [
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
              "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}}, subresource="status")
@@ -209,7 +221,11 @@ class Kubelet:
             return  # whoever owns the finalizer removes it; the API server then removes the pod
         now = time.monotonic()
         with self._lock:
+            first = key not in self._terminating_since
             since = self._terminating_since.setdefault(key, now)
+            runtime = self._runtimes.get(key)
+        if first and runtime is not None and runtime.uid == meta.get("uid"):
+            self._record(pod, runtime.stopping())
         grace = float(meta.get("deletionGracePeriodSeconds") or 0)
         wait = min(grace, TERMINATION_WAIT_CAP) - (now - since)
         if wait > 0:
@@ -221,6 +237,10 @@ class Kubelet:
         except ApiException as exc:
             if exc.status not in (404, 409):
                 raise
+
+    def _record(self, pod: dict[str, Any], events: list[tuple[str, str, str, str]]) -> None:
+        for kind, reason, message, field_path in events:
+            self.events.event(pod, kind, reason, message, field_path=field_path)
 
     def _push_status(self, pod: dict[str, Any], status: dict[str, Any]) -> None:
         old = pod.get("status") or {}

@@ -12,7 +12,7 @@ import yaml
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import admission, paths, protobuf, watch
+from kdsim.apiserver import admission, paths, protobuf, reviews, watch
 from kdsim.apiserver.access import AccessEntry, user_from_authorization
 from kdsim.apiserver.faults import error_for
 from kdsim.apiserver.meta import meta
@@ -119,6 +119,10 @@ class ResourceHandlers:
             return json_response(self._bind(rt, p, await _json_body(request)), 201)
         if p.subresource == "scale":
             return await self._scale(request, rt, p, verb)
+        if reviews.is_review(rt):
+            if verb != "create" or p.name:
+                raise errors.method_not_allowed()
+            return json_response(reviews.answer(rt, await _json_body(request, rt.kind)), 201)
         return await self._verb(request, rt, p, verb, query)
 
     async def _verb(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,

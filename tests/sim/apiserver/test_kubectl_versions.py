@@ -60,3 +60,23 @@ def test_a_body_in_a_media_type_the_server_cannot_decode_is_415(cluster: Embedde
         assert status == 415 and answer["reason"] == "UnsupportedMediaType", (path, status, answer)
         assert answer["message"] == ("the body of the request was in an unknown format - accepted media types "
                                      "include: application/json, application/yaml")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_kubectl_auth_can_i(cluster: EmbeddedCluster, version: str) -> None:
+    """The embedded server authorizes everything (no RBAC): a SelfSubjectAccessReview is allowed and the
+    SelfSubjectRulesReview lists the AlwaysAllow authorizer's wildcards."""
+    assert run(cluster, version, "auth", "can-i", "delete", "statefulsets", "-n", "default") == "yes\n"
+    assert run(cluster, version, "auth", "can-i", "create", "pods/exec", "--all-namespaces") == "yes\n"
+    assert run(cluster, version, "auth", "can-i", "get", "/healthz") == "yes\n"
+    listing = run(cluster, version, "auth", "can-i", "--list", "-n", "default").splitlines()
+    assert listing[0].split() == ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]
+    assert [line.split() for line in listing[1:]] == [["*.*", "[]", "[]", "[*]"], ["[*]", "[]", "[*]"]]
+
+
+def test_a_self_subject_access_review_without_attributes_is_422(cluster: EmbeddedCluster) -> None:
+    body = json.dumps({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": {}})
+    status, answer = raw(cluster, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body.encode())
+    assert status == 422 and json.loads(answer)["message"] == (
+        'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: null: '
+        "exactly one of nonResourceAttributes or resourceAttributes must be specified")

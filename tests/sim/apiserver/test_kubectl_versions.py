@@ -80,3 +80,36 @@ def test_a_self_subject_access_review_without_attributes_is_422(cluster: Embedde
     assert status == 422 and json.loads(answer)["message"] == (
         'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: null: '
         "exactly one of nonResourceAttributes or resourceAttributes must be specified")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_kubectl_explain_built_in_and_custom_kinds(cluster: EmbeddedCluster, version: str) -> None:
+    """Schemas from /openapi/v3 (and, for 1.27, the protobuf /openapi/v2): built-in fields with their real
+    descriptions and types, a CRD's fields from its openAPIV3Schema."""
+    ports = run(cluster, version, "explain", "pod.spec.containers.ports")
+    assert "FIELD: ports <[]ContainerPort>" in ports
+    assert "containerPort\t<integer> -required-" in ports and "Number of port to expose on the pod's IP" in ports
+    sts = run(cluster, version, "explain", "statefulsets.spec.updateStrategy")
+    assert "GROUP:      apps" in sts and "rollingUpdate\t<RollingUpdateStatefulSetStrategy>" in sts
+    kd = run(cluster, version, "explain", "kubedirectorclusters.spec")
+    assert "KIND:       KubeDirectorCluster" in kd and "app\t<string> -required-" in kd
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_kubectl_apply_diff_edit(cluster: EmbeddedCluster, version: str, tmp_path: Path) -> None:
+    """kubectl 1.27-1.28 read the protobuf /openapi/v2 for apply, diff and edit (a 404 there fails them)."""
+    ns = f"e{version.replace('.', '')}-{uuid.uuid4().hex[:6]}"
+    run(cluster, version, "create", "namespace", ns)
+    manifest = tmp_path / "cm.yaml"
+    manifest.write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: {ns}\ndata:\n  a: '1'\n")
+    assert run(cluster, version, "apply", "-f", str(manifest)) == "configmap/cm created\n"
+    manifest.write_text(manifest.read_text().replace("'1'", "'2'"))
+    diff = subprocess.run([kubectl_at(version), "--kubeconfig", str(cluster.kubeconfig), "diff", "-f", str(manifest)],
+                          capture_output=True, text=True, timeout=60)
+    assert diff.returncode == 1 and '-  a: "1"' in diff.stdout and '+  a: "2"' in diff.stdout, diff.stderr
+    edit = subprocess.run([kubectl_at(version), "--kubeconfig", str(cluster.kubeconfig), "-n", ns, "edit", "cm", "cm"],
+                          capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                               "KUBE_EDITOR": "sed -i s/^\\ \\ a:\\ .*/\\ \\ a:\\ edited/"})
+    assert edit.returncode == 0 and edit.stdout == "configmap/cm edited\n", edit.stderr
+    assert json.loads(run(cluster, version, "-n", ns, "get", "cm", "cm", "-o", "json"))["data"] == {"a": "edited"}

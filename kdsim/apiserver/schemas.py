@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from kdsim.apiserver.resources import ResourceType
+from kdsim.patch import schemas as strategic
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
@@ -157,7 +158,25 @@ def _builtin(group: str, version: str, kind: str, model_name: str) -> dict[str, 
                 pending.append(m)
     out[top]["x-kubernetes-group-version-kind"] = [{"group": group, "version": version, "kind": kind}]
     out[INT_OR_STRING] = {"type": "string", "format": "int-or-string"}
+    _patch_extensions(out, top, strategic.schema_for(kind))
     return out
+
+
+def _patch_extensions(out: dict[str, dict[str, Any]], name: str, meta: strategic.Schema) -> None:
+    """x-kubernetes-patch-strategy / -merge-key on the fields the strategic merge patch merges, as in the real
+    documents (kubectl builds apply's patch from them when it finds the kind there)."""
+    props = (out.get(name) or {}).get("properties") or {}
+    for field, (strategy, key, child) in meta.items():
+        prop = props.get(field)
+        if prop is None:
+            continue
+        if strategy:
+            prop["x-kubernetes-patch-strategy"] = strategy
+        if key:
+            prop["x-kubernetes-patch-merge-key"] = key
+        target = prop.get("$ref") or (prop.get("items") or {}).get("$ref")
+        if child and isinstance(target, str):
+            _patch_extensions(out, target, child)
 
 
 def for_type(rt: ResourceType) -> tuple[str, dict[str, dict[str, Any]]]:

@@ -113,3 +113,26 @@ def test_kubectl_apply_diff_edit(cluster: EmbeddedCluster, version: str, tmp_pat
                                "KUBE_EDITOR": "sed -i s/^\\ \\ a:\\ .*/\\ \\ a:\\ edited/"})
     assert edit.returncode == 0 and edit.stdout == "configmap/cm edited\n", edit.stderr
     assert json.loads(run(cluster, version, "-n", ns, "get", "cm", "cm", "-o", "json"))["data"] == {"a": "edited"}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_kubectl_apply_merges_lists_by_their_patch_merge_key(cluster: EmbeddedCluster, version: str,
+                                                             tmp_path: Path) -> None:
+    """A re-apply changing the image keeps the env var another client added to the container (the patch
+    merges the containers and their env by name instead of replacing the lists)."""
+    ns = f"m{version.replace('.', '')}-{uuid.uuid4().hex[:6]}"
+    run(cluster, version, "create", "namespace", ns)
+    manifest = tmp_path / "sts.yaml"
+    text = (f"apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web\n  namespace: {ns}\nspec:\n"
+            "  serviceName: web\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n"
+            "      labels: {app: web}\n    spec:\n      containers:\n      - name: app\n        image: IMAGE\n"
+            "        env:\n        - {name: A, value: '1'}\n")
+    manifest.write_text(text.replace("IMAGE", "web:1"))
+    run(cluster, version, "apply", "-f", str(manifest))
+    run(cluster, version, "-n", ns, "set", "env", "statefulset/web", "B=2")
+    manifest.write_text(text.replace("IMAGE", "web:2"))
+    run(cluster, version, "apply", "-f", str(manifest))
+    container = json.loads(run(cluster, version, "-n", ns, "get", "sts", "web", "-o", "json"))["spec"]["template"][
+        "spec"]["containers"][0]
+    assert container["image"] == "web:2" and container["env"] == [{"name": "A", "value": "1"},
+                                                                  {"name": "B", "value": "2"}]

@@ -83,6 +83,7 @@ class PodRuntime:
     events: list[tuple[str, str, str, str]] = field(default_factory=list)
     node_images: set[str] = field(default_factory=set)
     _pulls: dict[str, tuple[float, int]] = field(default_factory=dict)
+    _pod_format: str = ""
 
     # -- setup ---------------------------------------------------------------------------------------
     @classmethod
@@ -141,6 +142,8 @@ class PodRuntime:
         if self.failed:
             return None
         spec = pod.get("spec") or {}
+        meta = pod.get("metadata") or {}
+        self._pod_format = f"{meta.get('name')}_{meta.get('namespace')}({meta.get('uid')})"  # kubelet's format.Pod
         policy = spec.get("restartPolicy", "Always")
         now = time.monotonic()
         for run, c in zip(self.init, spec.get("initContainers") or []):
@@ -151,6 +154,7 @@ class PodRuntime:
                     self.failed, self.phase = True, "Failed"
                     return None
                 run.restart_waiting("CrashLoopBackOff", f"back-off restarting failed container {run.name}")
+                self._back_off(run, "initContainers")
                 self._due[run.name] = now + backoff(run.restart_count)
                 return backoff(run.restart_count)
             if now < self._due.get(run.name, 0):
@@ -194,6 +198,10 @@ class PodRuntime:
         self.events.append(("Normal", "Created", f"Created container {run.name}", path))
         self.events.append(("Normal", "Started", f"Started container {run.name}", path))
 
+    def _back_off(self, run: ContainerRun, spec_key: str) -> None:
+        self.events.append(("Warning", "BackOff", f"Back-off restarting failed container {run.name} in pod "
+                            f"{self._pod_format}", f"spec.{spec_key}{{{run.name}}}"))
+
     def stopping(self) -> list[tuple[str, str, str, str]]:
         """The Killing events of the containers running when the pod is deleted."""
         return [("Normal", "Killing", f"Stopping container {run.name}", f"spec.containers{{{run.name}}}")
@@ -233,6 +241,7 @@ class PodRuntime:
             return CRASH_AFTER
         if run.state == "terminated":
             run.restart_waiting("CrashLoopBackOff", f"back-off restarting failed container={run.name}")
+            self._back_off(run, "containers")
             self._due[run.name] = now + backoff(run.restart_count)
             return backoff(run.restart_count)
         if behavior.never_ready:
@@ -252,6 +261,9 @@ class PodRuntime:
             self._probe_failures[run.name] = 0
             run.ready = True
         else:
+            output = (result.stdout + result.stderr).decode(errors="replace")
+            self.events.append(("Warning", "Unhealthy", f"Readiness probe failed: {output}",
+                                f"spec.containers{{{run.name}}}"))
             failures = self._probe_failures.get(run.name, 0) + 1
             self._probe_failures[run.name] = failures
             if failures >= int(probe.get("failureThreshold") or 3) or not run.ready:

@@ -56,3 +56,23 @@ def test_describe_shows_the_controllers_events_and_the_pod_keeps_its_qos_class(
                       "statefulset-controller") in _events(core, namespace, "ev"), what="SuccessfulDelete")
     wait_for(lambda: ("Killing", "Stopping container app", path, "kubelet") in _events(core, namespace, "ev-0"),
              what="Killing")
+
+
+def test_crash_loop_and_failing_probe_warnings(cluster: EmbeddedCluster, apps: client.AppsV1Api,
+                                               core: client.CoreV1Api, namespace: str) -> None:
+    from kdsim.images import ImageBehavior, store_for
+    store_for(cluster).add("example.com/crashing:1", {}, behavior=ImageBehavior(crash_loop=True))
+    apps.create_namespaced_stateful_set(namespace, statefulset("crash", replicas=1, image="example.com/crashing:1"))
+    uid = wait_for(lambda: next((p.metadata.uid for p in core.list_namespaced_pod(namespace).items
+                                 if p.metadata.name == "crash-0"), None), what="crash-0 created")
+    back_off = ("BackOff", f"Back-off restarting failed container app in pod crash-0_{namespace}({uid})",
+                "spec.containers{app}", "kubelet")
+    wait_for(lambda: back_off in _events(core, namespace, "crash-0"), what="the BackOff warning")
+
+    probe = {"readinessProbe": {"exec": {"command": ["sh", "-c", "echo not yet; exit 1"]}, "periodSeconds": 1}}
+    apps.create_namespaced_stateful_set(namespace, statefulset("unready", replicas=1, container=probe))
+    unhealthy = ("Unhealthy", "Readiness probe failed: not yet\n", "spec.containers{app}", "kubelet")
+    wait_for(lambda: unhealthy in _events(core, namespace, "unready-0"), what="the Unhealthy warning")
+    event = next(e for e in core.list_namespaced_event(namespace, field_selector="involvedObject.name=unready-0").items
+                 if e.reason == "Unhealthy")
+    assert event.type == "Warning"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Mapping
@@ -50,10 +51,34 @@ class EventRecorder:
         self.new_style = new_style  # written through events.k8s.io by the real component: no source, an eventTime
         self._lock = threading.Lock()
         self._seen: dict[tuple[Any, ...], tuple[str, int]] = {}  # aggregation key -> (event name, count)
+        self._queue: queue.Queue[tuple[dict[str, Any], str, str, str, str] | None] = queue.Queue()
+        self._worker: threading.Thread | None = None
 
     def event(self, obj: Mapping[str, Any], kind: str, reason: str, message: str, *, field_path: str = "",
               action: str = "") -> None:
-        ref = reference(obj, field_path, *self.kind)
+        """Queue the event; a background thread writes the queue in order (the caller never waits on it)."""
+        self._queue.put((reference(obj, field_path, *self.kind), kind, reason, message, action))
+        with self._lock:
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._drain, name=f"events-{self.component}", daemon=True)
+                self._worker.start()
+
+    def close(self) -> None:
+        """Write what is queued, then stop the writer thread."""
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            self._queue.put(None)
+            worker.join(5)
+
+    def _drain(self) -> None:
+        while (item := self._queue.get()) is not None:
+            try:
+                self._write(*item)
+            except Exception as exc:  # noqa: BLE001 - best effort, as client-go's recorder: never the caller's failure
+                log.debug("%s: event not written: %s", self.component, exc)
+
+    def _write(self, ref: dict[str, Any], kind: str, reason: str, message: str, action: str) -> None:
         namespace = ref.get("namespace") or "default"
         key = (ref.get("uid"), ref.get("fieldPath"), kind, reason, message)
         with self._lock:

@@ -78,6 +78,8 @@ class Kubelet:
         if hasattr(self.cluster, "set_log_handler"):
             self.cluster.set_log_handler(None)
         self.queue.stop()
+        self.events.close()
+        self.scheduler_events.close()
         for inf in (self.pods, self.claims):
             inf.stop()
         sim_images.release(self.cluster)

@@ -67,6 +67,7 @@ class StatefulSetController:
 
     def stop(self) -> None:
         self.queue.stop()
+        self.events.close()
         for inf in (self.sets, self.pods, self.revisions, self.claims):
             inf.stop()
 

@@ -12,7 +12,7 @@ import yaml
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, watch, webhooks
+from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, reviews, watch, webhooks
 from kdsim.apiserver.access import AccessEntry, user_from_authorization
 from kdsim.apiserver.faults import error_for
 from kdsim.apiserver.meta import meta
@@ -128,6 +128,10 @@ class ResourceHandlers:
             return json_response(self._bind(rt, p, await _json_body(request)), 201)
         if p.subresource == "scale":
             return await self._scale(request, rt, p, verb)
+        if reviews.is_review(rt):
+            if verb != "create" or p.name:
+                raise errors.method_not_allowed()
+            return json_response(reviews.answer(rt, await _json_body(request, rt.kind)), 201)
         return await self._verb(request, rt, p, verb, query)
 
     async def _verb(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,

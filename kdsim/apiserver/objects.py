@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from kdsim import errors
-from kdsim.apiserver import admission, kinds
+from kdsim.apiserver import admission, kinds, nodeports
 from kdsim.apiserver.meta import body_of, generated_name, meta, new_uid, now, same_ignoring_rv
 from kdsim.apiserver.registry import Registry
 from kdsim.apiserver.resources import CRD_GROUP, CRD_PLURAL, ResourceType
@@ -102,7 +102,9 @@ class ObjectApi:
             admission.default_object(rt, obj)
             admission.validate_object(rt, obj, None)
             if rt.group == "" and rt.plural == "services":
-                kinds.allocate_cluster_ip(rt, obj, self.store.read_all("", "services"))
+                services = self.store.read_all("", "services")
+                kinds.allocate_cluster_ip(rt, obj, services)
+                nodeports.allocate_create(obj, nodeports.in_use(services))
             self._out(rt, obj)
             if dry_run:
                 return obj
@@ -201,6 +203,9 @@ class ObjectApi:
                         new.pop("status", None)
                 kinds.convert(rt, new)
                 admission.default_object(rt, new)
+                if rt.group == "" and rt.plural == "services":
+                    nodeports.patch_allocated(new, old)
+                    nodeports.drop_unneeded(new, old)
                 if rt.has_generation and (body_of(new, without_status=rt.has_status())
                                           != body_of(old, without_status=rt.has_status())):
                     nm["generation"] = int(om.get("generation") or 0) + 1
@@ -213,6 +218,9 @@ class ObjectApi:
                         "deleted, found new finalizers " + json.dumps(sorted(added)), "metadata.finalizers")],
                         rt.group)
             admission.validate_object(rt, new, old)
+            if rt.group == "" and rt.plural == "services" and subresource is None:
+                nodeports.allocate_update(new, old, nodeports.in_use(self.store.read_all("", "services"),
+                                                                     str(om.get("uid"))))
             if same_ignoring_rv(new, old):
                 return old
             meta(new).pop("managedFields", None)

@@ -1,10 +1,12 @@
-"""OpenAPI v3 documents just rich enough for kubectl: each PATCH operation declares fieldValidation support."""
+"""OpenAPI v3 documents (kubectl explain; each PATCH operation declares fieldValidation support) and the v2 one."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
+from kdsim.apiserver import openapi_v2, schemas
 from kdsim.apiserver.registry import Registry
 from kdsim.apiserver.resources import ResourceType
 
@@ -39,20 +41,36 @@ def group_versions(registry: Registry) -> list[tuple[str, str]]:
     return seen
 
 
+VERSION = "v1.30.4"
+
+
+def _schemas(types: list[ResourceType]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for rt in types:
+        out.update(schemas.for_type(rt)[1])
+    return out
+
+
 def gv_document(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
-    """The OpenAPI v3 document of one group-version (paths only; no schemas)."""
+    """The OpenAPI v3 document of one group-version: its paths and the schemas of its kinds."""
     types = [t for t in registry.all() if t.group == group and t.version == version]
     if not types:
         return None
     paths: dict[str, Any] = {}
     for rt in types:
         paths.update(_paths_for(rt))
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.30.4"}, "paths": paths,
-            "components": {"schemas": {}}}
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": VERSION}, "paths": paths,
+            "components": {"schemas": schemas.with_refs(_schemas(types), "#/components/schemas/", wrap=True)}}
+
+
+def v2_document(registry: Registry) -> dict[str, Any]:
+    """The Swagger 2.0 document of every served kind (definitions only)."""
+    return openapi_v2.document(schemas.with_refs(_schemas(registry.all()), "#/definitions/", wrap=False), VERSION)
 
 
 def _hash(registry: Registry, group: str, version: str) -> str:
-    kinds = ",".join(sorted(f"{t.plural}:{t.kind}" for t in registry.all() if t.group == group and t.version == version))
+    kinds = ",".join(sorted(f"{t.plural}:{t.kind}:{json.dumps(t.schema, sort_keys=True)}" for t in registry.all()
+                            if t.group == group and t.version == version))
     return hashlib.sha256(kinds.encode()).hexdigest()[:32].upper()
 
 

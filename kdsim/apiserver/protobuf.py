@@ -1,7 +1,9 @@
-"""Decoding the protobuf bodies kubectl 1.32+ sends to create ConfigMaps, Secrets, Namespaces, ServiceAccounts.
+"""Decoding the protobuf bodies kubectl 1.32+ sends to create ConfigMaps, Secrets, Namespaces, ServiceAccounts
+and to ask for self access reviews.
 
 A real API server decodes protobuf for every built-in kind. The embedded one decodes the few kinds
-`kubectl create configmap|secret|namespace|serviceaccount` send, which is what users type; any other kind
+`kubectl create configmap|secret|namespace|serviceaccount` and `kubectl auth can-i` send, which is what users
+type; any other kind
 in protobuf is a 415 (as a real server answers for a custom resource). Wire format: the magic ``k8s\\0``,
 then a runtime.Unknown message (typeMeta = 1, raw = 2) whose raw bytes are the object's message.
 """
@@ -122,8 +124,38 @@ def _serviceaccount(number: int, value: int | bytes, obj: dict[str, Any]) -> Non
         obj["automountServiceAccountToken"] = bool(value)
 
 
+def _strings(value: int | bytes, names: dict[int, str]) -> dict[str, Any]:
+    if not isinstance(value, bytes):
+        raise ProtobufError("expected a message field")
+    return {names[n]: _text(v) for n, v in _fields(value) if n in names}
+
+
+_RESOURCE_ATTRIBUTES = {1: "namespace", 2: "verb", 3: "group", 4: "version", 5: "resource", 6: "subresource",
+                        7: "name"}
+
+
+def _access_review(number: int, value: int | bytes, obj: dict[str, Any]) -> None:
+    """authorization.k8s.io/v1 SelfSubjectAccessReview: spec (2) holds resourceAttributes (1) or
+    nonResourceAttributes (2) (`kubectl auth can-i`)."""
+    if number == 2 and isinstance(value, bytes):
+        spec = obj.setdefault("spec", {})
+        for n, v in _fields(value):
+            if n == 1:
+                spec["resourceAttributes"] = _strings(v, _RESOURCE_ATTRIBUTES)
+            elif n == 2:
+                spec["nonResourceAttributes"] = _strings(v, {1: "path", 2: "verb"})
+
+
+def _rules_review(number: int, value: int | bytes, obj: dict[str, Any]) -> None:
+    """authorization.k8s.io/v1 SelfSubjectRulesReview: spec (2) holds namespace (1) (`kubectl auth can-i --list`)."""
+    if number == 2:
+        obj["spec"] = _strings(value, {1: "namespace"})
+
+
 KINDS: dict[str, Callable[[int, int | bytes, dict[str, Any]], None]] = {
-    "ConfigMap": _configmap, "Secret": _secret, "Namespace": _namespace, "ServiceAccount": _serviceaccount}
+    "ConfigMap": _configmap, "Secret": _secret, "Namespace": _namespace, "ServiceAccount": _serviceaccount,
+    "SelfSubjectAccessReview": _access_review, "SelfSubjectRulesReview": _rules_review}
+API_VERSIONS = {"SelfSubjectAccessReview": "authorization.k8s.io/v1", "SelfSubjectRulesReview": "authorization.k8s.io/v1"}
 
 
 def decode(body: bytes, kind: str) -> dict[str, Any]:
@@ -136,7 +168,7 @@ def decode(body: bytes, kind: str) -> dict[str, Any]:
     raw = next((v for n, v in _fields(body[len(MAGIC):]) if n == 2 and isinstance(v, bytes)), None)
     if raw is None:
         raise ProtobufError("the envelope carries no object")
-    obj: dict[str, Any] = {"apiVersion": "v1", "kind": kind}
+    obj: dict[str, Any] = {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind}
     for number, value in _fields(raw):
         if number == 1 and isinstance(value, bytes):
             obj["metadata"] = _metadata(value)

@@ -93,6 +93,9 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
     _t("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _t("coordination.k8s.io", "v1", "leases", "Lease"),
+    # Answered, never stored (kdsim.apiserver.reviews): `kubectl auth can-i` and `auth can-i --list`.
+    _t("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, verbs=("create",)),
+    _t("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, verbs=("create",)),
     _t("events.k8s.io", "v1", "events", "Event", short=("ev",)),
     _t("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration",
        False, cats=("api-extensions",), gen=True),

@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import bootstrap, discovery, kd_webhook, openapi, persistence, tls, webhooks
+from kdsim.apiserver import bootstrap, discovery, kd_webhook, openapi, openapi_v2, persistence, tls, webhooks
 from kdsim.apiserver.access import AccessLog
 from kdsim.apiserver.deletion import Deleter
 from kdsim.apiserver.faults import FaultInjector
@@ -130,6 +130,7 @@ class ApiServer:
             app.router.add_get(path, handler)
             app.router.add_get(path + "/", handler)
         app.router.add_get("/openapi/v3/{gv:.+}", self._openapi_gv)
+        app.router.add_get("/openapi/v2", self._openapi_v2)
         app.router.add_route("*", "/sim/faults", self._faults)
         app.router.add_route("*", "/sim/requests", self._requests)
         self._resources = resources
@@ -177,12 +178,21 @@ class ApiServer:
     async def _openapi_gv(self, request: web.Request) -> web.Response:
         parts = request.match_info["gv"].strip("/").split("/")
         doc = None
+        loop = asyncio.get_running_loop()  # the first document builds the schemas: off the event loop
         if len(parts) == 2 and parts[0] == "api":
-            doc = openapi.gv_document(self.registry, "", parts[1])
+            doc = await loop.run_in_executor(None, openapi.gv_document, self.registry, "", parts[1])
         elif len(parts) == 3 and parts[0] == "apis":
-            doc = openapi.gv_document(self.registry, parts[1], parts[2])
+            doc = await loop.run_in_executor(None, openapi.gv_document, self.registry, parts[1], parts[2])
         if doc is None:
             raise errors.ApiError(404, "NotFound", "the server could not find the requested resource")
+        return json_response(doc)
+
+    async def _openapi_v2(self, request: web.Request) -> web.Response:
+        """JSON, or gnostic protobuf when the client asks for it (kubectl only reads protobuf)."""
+        doc = await asyncio.get_running_loop().run_in_executor(None, openapi.v2_document, self.registry)
+        if openapi_v2.PROTOBUF_V2 in request.headers.get("Accept", ""):
+            body = await asyncio.get_running_loop().run_in_executor(None, openapi_v2.to_protobuf, doc)
+            return web.Response(body=body, content_type=openapi_v2.PROTOBUF_V2_ANSWER)
         return json_response(doc)
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:

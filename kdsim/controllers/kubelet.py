@@ -16,6 +16,7 @@ from kdsim import images as sim_images
 from kdsim.client.informer import Informer, object_key, split_key
 from kdsim.client.rest import RestClient
 from kdsim.client.workqueue import RequeueAfter, WorkQueue
+from kdsim.controllers.events import NORMAL, EventRecorder
 from kdsim.kubelet import sandbox
 from kdsim.kubelet.node import NodeIdentity, node_object
 from kdsim.kubelet.pods import PodRuntime
@@ -44,6 +45,10 @@ class Kubelet:
         self.rest = RestClient(api_client)
         self.images = images
         self.dirs = sandbox.NodeDirs(state_dir)
+        self.events = EventRecorder(self.rest, "kubelet", ("Pod", "v1"), host=self.node.name)
+        self.scheduler_events = EventRecorder(self.rest, "default-scheduler", ("Pod", "v1"), instance="default-scheduler-sim",
+                                              new_style=True)
+        self.node_images: set[str] = set()  # the images "pulled" on this node
         self.pods = Informer(api_client, "v1", "pods")
         self.claims = Informer(api_client, "v1", "persistentvolumeclaims")
         self.queue = WorkQueue(self.reconcile, name="kubelet", workers=3)
@@ -74,6 +79,8 @@ class Kubelet:
 
     def stop(self) -> None:
         self.queue.stop()
+        self.events.close()
+        self.scheduler_events.close()
         for inf in (self.pods, self.claims):
             inf.stop()
 
@@ -163,6 +170,7 @@ class Kubelet:
                 return
             runtime = (PodRuntime.adopt(pod, host_ip) if self.dirs.pod(meta["uid"]).is_dir() else None) \
                 or PodRuntime(uid=meta["uid"], pod_ip=self._next_ip(), host_ip=host_ip)
+            runtime.node_images = self.node_images
             with self._lock:
                 self._runtimes[key] = runtime
         if not runtime.ready_to_step:
@@ -172,7 +180,10 @@ class Kubelet:
             except sandbox.VolumeError as exc:
                 self._push_status(pod, runtime.pending_status(pod.get("status"), str(exc)))
                 raise RequeueAfter(0.5) from None
-        delay = runtime.step(pod, self.images)
+        try:
+            delay = runtime.step(pod, self.images)
+        finally:
+            self._record(pod, runtime.take_events())
         self._push_status(pod, runtime.status(pod.get("status")))
         if delay is not None:
             raise RequeueAfter(delay)
@@ -198,6 +209,9 @@ class Kubelet:
                         self.node.name)
             self._binding_unsupported = True
             return False
+        self.scheduler_events.event(pod, NORMAL, "Scheduled",
+                                    f"Successfully assigned {meta['namespace']}/{meta['name']} to {self.node.name}",
+                                    action="Binding")
         self.rest.patch("v1", "pods", meta["namespace"], meta["name"], {"status": {"conditions": [
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
              "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}}, subresource="status")
@@ -226,7 +240,11 @@ class Kubelet:
             return  # whoever owns the finalizer removes it; the API server then removes the pod
         now = time.monotonic()
         with self._lock:
+            first = key not in self._terminating_since
             since = self._terminating_since.setdefault(key, now)
+            runtime = self._runtimes.get(key)
+        if first and runtime is not None and runtime.uid == meta.get("uid"):
+            self._record(pod, runtime.stopping())
         grace = float(meta.get("deletionGracePeriodSeconds") or 0)
         wait = min(grace, TERMINATION_WAIT_CAP) - (now - since)
         if wait > 0:
@@ -238,6 +256,10 @@ class Kubelet:
         except ApiException as exc:
             if exc.status not in (404, 409):
                 raise
+
+    def _record(self, pod: dict[str, Any], events: list[tuple[str, str, str, str]]) -> None:
+        for kind, reason, message, field_path in events:
+            self.events.event(pod, kind, reason, message, field_path=field_path)
 
     def _push_status(self, pod: dict[str, Any], status: dict[str, Any]) -> None:
         old = pod.get("status") or {}

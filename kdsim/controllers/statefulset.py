@@ -12,6 +12,7 @@ from kdsim.client.informer import Informer, object_key, split_key
 from kdsim.client.rest import RestClient
 from kdsim.client.workqueue import WorkQueue
 from kdsim.controllers import revisions as rev
+from kdsim.controllers.events import NORMAL, WARNING, EventRecorder
 from kdsim.controllers.statefulset_plan import Action, plan
 
 if TYPE_CHECKING:
@@ -27,11 +28,21 @@ def _controller_ref(obj: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _claim_pod(sts: Mapping[str, Any], claim: str) -> str:
+    """The pod a claim `<template>-<pod>` is made for."""
+    for template in (sts.get("spec") or {}).get("volumeClaimTemplates") or []:
+        prefix = f"{(template.get('metadata') or {}).get('name')}-"
+        if claim.startswith(prefix):
+            return claim[len(prefix):]
+    return claim
+
+
 class StatefulSetController:
     """Level-triggered reconcile of every StatefulSet in the cluster."""
 
     def __init__(self, api_client: Any) -> None:
         self.rest = RestClient(api_client)
+        self.events = EventRecorder(self.rest, "statefulset-controller", ("StatefulSet", "apps/v1"))
         self.sets = Informer(api_client, "apps/v1", "statefulsets")
         self.pods = Informer(api_client, "v1", "pods")
         self.revisions = Informer(api_client, "apps/v1", "controllerrevisions")
@@ -56,6 +67,7 @@ class StatefulSetController:
 
     def stop(self) -> None:
         self.queue.stop()
+        self.events.close()
         for inf in (self.sets, self.pods, self.revisions, self.claims):
             inf.stop()
 
@@ -76,7 +88,7 @@ class StatefulSetController:
         claims = {c["metadata"]["name"] for c in self.claims.list(namespace)}
         result = plan(sts, pods, claims, current, update, collisions)
         for action in result.actions:
-            self._apply(action)
+            self._apply(action, sts)
         if result.status != {k: (sts.get("status") or {}).get(k) for k in result.status}:
             try:
                 self.rest.patch("apps/v1", "statefulsets", namespace, name, {"status": result.status},
@@ -118,19 +130,36 @@ class StatefulSetController:
         current = next((r for r in history if r["metadata"]["name"] == current_name), update)
         return current, update, collisions
 
-    def _apply(self, action: Action) -> None:
+    def _apply(self, action: Action, sts: dict[str, Any]) -> None:
         meta = action.obj["metadata"]
         ns, name = meta.get("namespace"), meta["name"]
         if action.verb == "create_pvc":
-            self._ignore_exists(lambda: self.rest.create("v1", "persistentvolumeclaims", ns, action.obj))
+            self._recorded(sts, "create", f"Claim {name} Pod {_claim_pod(sts, name)}", "success",
+                           lambda: self._ignore_exists(
+                               lambda: self.rest.create("v1", "persistentvolumeclaims", ns, action.obj)))
         elif action.verb == "create_pod":
             log.info("statefulset: creating pod %s/%s", ns, name)
-            self._ignore_exists(lambda: self.rest.create("v1", "pods", ns, action.obj))
+            self._recorded(sts, "create", f"Pod {name}", "successful",
+                           lambda: self._ignore_exists(lambda: self.rest.create("v1", "pods", ns, action.obj)))
         elif action.verb == "delete_pod":
             log.info("statefulset: deleting pod %s/%s", ns, name)
-            self._ignore_missing(lambda: self.rest.delete("v1", "pods", ns, name, uid=meta.get("uid")))
+            self._recorded(sts, "delete", f"Pod {name}", "successful", lambda: self._ignore_missing(
+                lambda: self.rest.delete("v1", "pods", ns, name, uid=meta.get("uid"))))
         else:
             raise ValueError(f"unknown statefulset action {action.verb!r}")
+
+    def _recorded(self, sts: dict[str, Any], verb: str, what: str, success: str, call: Any) -> None:
+        """Run `call`, then record the StatefulSet controller's event for it (recordPodEvent/recordClaimEvent):
+        `create Pod web-0 in StatefulSet web successful`, or a Failed* warning naming the error."""
+        set_name = sts["metadata"]["name"]
+        try:
+            if call() is False:
+                return
+        except ApiException as exc:
+            self.events.event(sts, WARNING, f"Failed{verb.title()}",
+                              f"{verb} {what} in StatefulSet {set_name} failed error: {exc.reason}")
+            raise
+        self.events.event(sts, NORMAL, f"Successful{verb.title()}", f"{verb} {what} in StatefulSet {set_name} {success}")
 
     def _collect_garbage(self, namespace: str, name: str) -> None:
         """The set is gone: delete the pods and revisions it controlled (the garbage collector's job)."""
@@ -145,20 +174,26 @@ class StatefulSetController:
                         v, p, namespace, o["metadata"]["name"]))
 
     @staticmethod
-    def _ignore_exists(call: Any) -> None:
+    def _ignore_exists(call: Any) -> bool:
+        """False when the object already existed."""
         try:
             call()
         except ApiException as exc:
             if exc.status != 409:
                 raise
+            return False
+        return True
 
     @staticmethod
-    def _ignore_missing(call: Any) -> None:
+    def _ignore_missing(call: Any) -> bool:
+        """False when the object was already gone (or replaced)."""
         try:
             call()
         except ApiException as exc:
             if exc.status not in (404, 409):
                 raise
+            return False
+        return True
 
 
 def start(cluster: EmbeddedCluster) -> StatefulSetController:

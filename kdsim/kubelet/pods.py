@@ -9,6 +9,7 @@ ImageBehavior can make them never ready or crash-loop. Restart back-off is short
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,21 @@ log = logging.getLogger(__name__)
 CRASH_AFTER = 0.2  # seconds a crash-looping container runs before it exits
 BACKOFF_BASE, BACKOFF_MAX = 0.5, 5.0
 INIT_TIMEOUT = 120.0
+
+
+def _tree_size(root: Path) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root) for f in files
+               if not os.path.islink(os.path.join(d, f)))
+
+
+def go_duration(seconds: float) -> str:
+    """Go's time.Duration String() truncated to the millisecond: 0s, 512ms, 1.5s, 2m3.25s."""
+    ms = int(seconds * 1000)
+    if ms < 1000:
+        return f"{ms}ms" if ms else "0s"
+    minutes, rest = divmod(ms, 60000)
+    secs = f"{rest // 1000}.{rest % 1000:03d}".rstrip("0").rstrip(".") + "s"
+    return f"{minutes}m{secs}" if minutes else secs
 
 
 def backoff(restarts: int) -> float:
@@ -62,6 +78,12 @@ class PodRuntime:
     failed: bool = False
     _due: dict[str, float] = field(default_factory=dict)
     _probe_failures: dict[str, int] = field(default_factory=dict)
+    # Events for the kubelet to write: (type, reason, message, fieldPath); node_images: the images the node
+    # has "pulled" (shared by the node's pods); _pulls: container -> (pull seconds, image bytes) when pulled
+    events: list[tuple[str, str, str, str]] = field(default_factory=list)
+    node_images: set[str] = field(default_factory=set)
+    _pulls: dict[str, tuple[float, int]] = field(default_factory=dict)
+    _pod_format: str = ""
 
     # -- setup ---------------------------------------------------------------------------------------
     @classmethod
@@ -102,7 +124,9 @@ class PodRuntime:
         volumes = sandbox.prepare_volumes(dirs, pod, lookup)
         hostname = spec.get("hostname") or (pod.get("metadata") or {}).get("name", "")
         for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+            began = time.monotonic()
             image_root = images.rootfs(c.get("image") or "none")
+            self._pulls[c["name"]] = (time.monotonic() - began, _tree_size(image_root))
             rootfs = sandbox.prepare_rootfs(dirs, self.uid, c["name"], image_root)
             self.contexts[c["name"]] = ContainerContext(
                 rootfs=rootfs, image_root=image_root, env=sandbox.container_env(pod, c, lookup),
@@ -118,6 +142,8 @@ class PodRuntime:
         if self.failed:
             return None
         spec = pod.get("spec") or {}
+        meta = pod.get("metadata") or {}
+        self._pod_format = f"{meta.get('name')}_{meta.get('namespace')}({meta.get('uid')})"  # kubelet's format.Pod
         policy = spec.get("restartPolicy", "Always")
         now = time.monotonic()
         for run, c in zip(self.init, spec.get("initContainers") or []):
@@ -128,6 +154,7 @@ class PodRuntime:
                     self.failed, self.phase = True, "Failed"
                     return None
                 run.restart_waiting("CrashLoopBackOff", f"back-off restarting failed container {run.name}")
+                self._back_off(run, "initContainers")
                 self._due[run.name] = now + backoff(run.restart_count)
                 return backoff(run.restart_count)
             if now < self._due.get(run.name, 0):
@@ -143,6 +170,7 @@ class PodRuntime:
     def _run_init(self, pod: Mapping[str, Any], run: ContainerRun, container: Mapping[str, Any]) -> None:
         ctx = self.contexts[run.name]
         argv = sandbox.container_argv(container, ctx.env)
+        self._starting(run, container, "initContainers")
         run.run()
         if not argv:
             run.terminate(0)
@@ -153,6 +181,35 @@ class PodRuntime:
         run.terminate(result.exit_code, message)
         log.info("pod %s: init container %s exited %s", (pod.get("metadata") or {}).get("name"), run.name,
                  result.exit_code)
+
+    def _starting(self, run: ContainerRun, container: Mapping[str, Any], spec_key: str) -> None:
+        """The kubelet's events for starting a container: the image pull (or that it is present), Created,
+        Started (kubelet 1.30 wording)."""
+        path = f"spec.{spec_key}{{{run.name}}}"
+        image = str(container.get("image") or "")
+        if container.get("imagePullPolicy") == "Always" or image not in self.node_images:
+            took, size = self._pulls.get(run.name, (0.0, 0))
+            self.events.append(("Normal", "Pulling", f'Pulling image "{image}"', path))
+            self.events.append(("Normal", "Pulled", f'Successfully pulled image "{image}" in {go_duration(took)} '
+                                f"({go_duration(took)} including waiting). Image size: {size} bytes.", path))
+            self.node_images.add(image)
+        else:
+            self.events.append(("Normal", "Pulled", f'Container image "{image}" already present on machine', path))
+        self.events.append(("Normal", "Created", f"Created container {run.name}", path))
+        self.events.append(("Normal", "Started", f"Started container {run.name}", path))
+
+    def _back_off(self, run: ContainerRun, spec_key: str) -> None:
+        self.events.append(("Warning", "BackOff", f"Back-off restarting failed container {run.name} in pod "
+                            f"{self._pod_format}", f"spec.{spec_key}{{{run.name}}}"))
+
+    def stopping(self) -> list[tuple[str, str, str, str]]:
+        """The Killing events of the containers running when the pod is deleted."""
+        return [("Normal", "Killing", f"Stopping container {run.name}", f"spec.containers{{{run.name}}}")
+                for run in self.main if run.state == "running"]
+
+    def take_events(self) -> list[tuple[str, str, str, str]]:
+        out, self.events = self.events, []
+        return out
 
     def _log(self, container: str, data: bytes) -> None:
         ctx = self.contexts[container]
@@ -167,6 +224,7 @@ class PodRuntime:
         if now < due:
             return due - now
         if run.state == "waiting":
+            self._starting(run, container, "containers")
             run.run()
             if behavior.crash_loop:
                 self._due[run.name] = now + CRASH_AFTER
@@ -183,6 +241,7 @@ class PodRuntime:
             return CRASH_AFTER
         if run.state == "terminated":
             run.restart_waiting("CrashLoopBackOff", f"back-off restarting failed container={run.name}")
+            self._back_off(run, "containers")
             self._due[run.name] = now + backoff(run.restart_count)
             return backoff(run.restart_count)
         if behavior.never_ready:
@@ -202,6 +261,9 @@ class PodRuntime:
             self._probe_failures[run.name] = 0
             run.ready = True
         else:
+            output = (result.stdout + result.stderr).decode(errors="replace")
+            self.events.append(("Warning", "Unhealthy", f"Readiness probe failed: {output}",
+                                f"spec.containers{{{run.name}}}"))
             failures = self._probe_failures.get(run.name, 0) + 1
             self._probe_failures[run.name] = failures
             if failures >= int(probe.get("failureThreshold") or 3) or not run.ready:

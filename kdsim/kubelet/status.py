@@ -118,7 +118,8 @@ def pod_status(*, phase: str, init: Sequence[ContainerRun], main: Sequence[Conta
     ]
     status: dict[str, Any] = {
         "phase": phase, "conditions": conditions, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
-        "podIP": pod_ip, "podIPs": [{"ip": pod_ip}], "startTime": start_time, "qosClass": "BestEffort",
+        "podIP": pod_ip, "podIPs": [{"ip": pod_ip}], "startTime": start_time,
+        "qosClass": (previous or {}).get("qosClass") or "BestEffort",  # the API server's, set on create
         "containerStatuses": [c.to_status() for c in main],
     }
     if init:

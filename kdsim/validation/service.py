@@ -61,6 +61,14 @@ def validate_spec(spec: Any, path: str = "spec") -> list[FieldError]:
         node_port = port.get("nodePort")
         if node_port and kind not in ("NodePort", "LoadBalancer"):
             errs.append(fe.forbidden(fe.child(p, "nodePort"), "may not be used when `type` is 'ClusterIP'"))
+    node_ports: set[tuple[str, int]] = set()
+    for i, port in enumerate(ports):
+        if not port.get("nodePort"):
+            continue
+        key = (str(port.get("protocol", "")), int(port["nodePort"]))
+        if key in node_ports:
+            errs.append(fe.duplicate(fe.child(fe.index(fe.child(path, "ports"), i), "nodePort"), key[1]))
+        node_ports.add(key)
     if not kind:
         errs.append(fe.required(fe.child(path, "type"), ""))
     elif kind not in TYPES:

@@ -1,0 +1,49 @@
+"""Self reviews kubectl asks for (`kubectl auth can-i`): answered as kube-apiserver with AlwaysAllow answers them."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kdsim import errors
+from kdsim import fielderrors as fe
+from kdsim.apiserver.resources import ResourceType
+
+GROUP = "authorization.k8s.io"
+ACCESS, RULES = "selfsubjectaccessreviews", "selfsubjectrulesreviews"
+
+
+def is_review(rt: ResourceType) -> bool:
+    return rt.group == GROUP and rt.plural in (ACCESS, RULES)
+
+
+def answer(rt: ResourceType, body: dict[str, Any]) -> dict[str, Any]:
+    """The review with its status filled in (nothing is stored). The embedded server authorizes every
+    request (no RBAC), so every access is allowed and the rules are the AlwaysAllow authorizer's wildcards."""
+    if body.get("kind") not in (None, rt.kind) or body.get("apiVersion") not in (None, rt.api_version):
+        raise errors.bad_request(f"the kind in the data ({body.get('kind')}) does not match the expected kind "
+                                 f"({rt.kind})")
+    out = copy.deepcopy(body)
+    out["apiVersion"], out["kind"] = rt.api_version, rt.kind
+    out.setdefault("metadata", {})
+    out["metadata"].setdefault("creationTimestamp", None)
+    spec = out.setdefault("spec", {})
+    if rt.plural == ACCESS:
+        has_resource, has_other = spec.get("resourceAttributes") is not None, \
+            spec.get("nonResourceAttributes") is not None
+        if has_resource and has_other:
+            _refuse(rt, fe.invalid("spec.nonResourceAttributes", spec["nonResourceAttributes"],
+                                   "cannot be specified in combination with resourceAttributes"))
+        if not has_resource and not has_other:
+            _refuse(rt, fe.FieldError("spec.resourceAttributes", fe.INVALID, "Invalid value: null: exactly one of "
+                                      "nonResourceAttributes or resourceAttributes must be specified"))
+        out["status"] = {"allowed": True}
+    else:
+        out["status"] = {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                         "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
+    return out
+
+
+def _refuse(rt: ResourceType, err: fe.FieldError) -> None:
+    """422 as ValidateSelfSubjectAccessReviewSpec (1.30) words it."""
+    raise errors.invalid(rt.kind, "", [errors.Cause(err.reason, err.message, err.path)], GROUP)

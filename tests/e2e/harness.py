@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gitops_kd.controller import Controller
+from gitops_kd.controller.instance import InstanceRecord
 from gitops_kd.execute.podexec import ExecResult, PodExec
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.source import GitSource
@@ -114,12 +115,17 @@ class E2E:
         self.log: list[str] = []
 
     # -- controller ----------------------------------------------------------------------------------
-    def start_controller(self, *, listen: tuple[str, int] | None = None, ui: Any = None) -> Controller:
-        """An in-process Controller; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, and with
-        `ui` (a gitops_kd.server.ui.UiSettings) the web UI under /ui on them."""
+    def start_controller(self, *, listen: tuple[str, int] | None = None, ui: Any = None,
+                         record: bool = False) -> Controller:
+        """An in-process Controller; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, with
+        `ui` (a gitops_kd.server.ui.UiSettings) the web UI under /ui on them, and with `record` its instance
+        record (the GitOpsKDSource default/gitops-kd, as `run` keeps)."""
         source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache")
+        instance = InstanceRecord(self.cluster.api_client(), namespace=NS, name="gitops-kd", url=source.url,
+                                  branch="main") if record else None
         self.controller = Controller(source, self.cluster.api_client(), namespace=NS, poll_interval=0.5,
-                                     on_action=lambda a, o: self.log.append(a.describe()), listen=listen, ui=ui)
+                                     on_action=lambda a, o: self.log.append(a.describe()), listen=listen, ui=ui,
+                                     record=instance)
         return self.controller.start()
 
     def stop_controller(self) -> None:

@@ -46,7 +46,9 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
     Exit status: 0 with a plan (or in sync), 1 when the commit is invalid, 2 when it is refused.
     """
     from gitops_kd.controller.scope import Scope, restrict
+    from gitops_kd.diff import diff
     from gitops_kd.plan.planner import plan as make_plan
+    from gitops_kd.review.sequence import sequence_lines, sequences
 
     logging.basicConfig(level=logging.WARNING)
     scope = watch_scope(namespace, all_namespaces, watch_namespaces)
@@ -55,7 +57,7 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
         if base is None or rev is not None or offline or prune:
             raise click.UsageError("--head needs --base; --rev, --offline and --prune do not go with --base")
         with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
-            live = _observe(kubeconfig, context, scope) if kubeconfig else None
+            live = observe(kubeconfig, context, scope) if kubeconfig else None
             run_review(source, repo, base, head or "HEAD", fmt, scope, live, wave_soak)
         return
     with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
@@ -67,18 +69,25 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
             for err in exc.errors:
                 click.echo(f"  {err}", err=True)
             raise SystemExit(1) from exc
-    observed = ObservedState() if offline else _observe(kubeconfig, context, scope)
+    observed = ObservedState() if offline else observe(kubeconfig, context, scope)
     scoped = restrict(desired, Scope.of(scope))
     result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(UTC),
                                             wave_soak_seconds=wave_soak, prune=prune))
     where = "an empty cluster" if offline else scoped.scope.describe()
     click.echo(f"plan for commit {desired.commit[:12]} against {where}:")
     click.echo(result.describe())
+    if not result.refused:
+        changes = diff(scoped.desired, observed)
+        if changes.apps or changes.clusters:
+            click.echo("changes (old -> new):")
+            click.echo("\n".join(f"  {line}" for line in changes.describe().splitlines()))
+        for line in sequence_lines(sequences(scoped.desired, observed, now=datetime.now(UTC)), wave_soak):
+            click.echo(line)
     if result.refused:
         raise SystemExit(2)
 
 
-def _observe(kubeconfig: str | None, context: str | None, namespace: str | frozenset[str] | None) -> ObservedState:
+def observe(kubeconfig: str | None, context: str | None, namespace: str | frozenset[str] | None) -> ObservedState:
     from gitops_kd.observe.collector import Collector
 
     collector = Collector(load_api_client(kubeconfig, context), namespace=namespace)

@@ -32,6 +32,8 @@ APP_VERSION_ANNOTATION = f"{GROUP}/app-version"  # on a pod template: the app ve
 PRUNE_ANNOTATION = f"{GROUP}/prune"
 SOAK_ANNOTATION = f"{GROUP}/wave-soak-seconds"
 POLICY_ANNOTATION = f"{GROUP}/drift-policy"
+# on a GitOpsKDSource: `gitops-kd sync` asks its controller to poll Git now (Flux: reconcile.fluxcd.io/requestedAt)
+REQUESTED_AT_ANNOTATION = f"reconcile.{GROUP}/requestedAt"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGER = "gitops-kd"
 

@@ -134,6 +134,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     from gitops_kd.controller import Controller
     from gitops_kd.controller.drift import drift_wiring
     from gitops_kd.controller.instance import InstanceRecord
+    from gitops_kd.controller.syncrequest import SyncRequests
     from gitops_kd.server.metrics import ControllerMetrics
 
     setup_logging(log_level)
@@ -170,6 +171,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
                             metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak, record=record,
                             ui=ui_settings)
     drift.attach(controller)
+    requests = SyncRequests(api_client, record, controller).start()  # `gitops-kd sync`
     replica = None
     lease_lost = False
     try:
@@ -194,6 +196,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             replica.stop()
         else:
             controller.stop()
+        requests.stop()
         drift.close()
         source.close()
     if lease_lost:

@@ -54,3 +54,26 @@ def test_status_shows_applied_revision_and_a_refused_head_with_exit_1(e2e: E2E) 
     assert one.exit_code == 1 and "sync Refused" in one.output, one.output
     usage = status(e2e, "hello-dev", "-A")
     assert usage.exit_code == 2, usage.output
+
+
+def test_sync_polls_git_now_through_the_gitopskdsource(e2e: E2E) -> None:
+    """Invariant: with an hour between polls, a new commit is seen only when `gitops-kd sync` asks: the
+    controller polls at once (status.lastHandledReconcileAt set to the request) and the head is evaluated;
+    a refused head makes `sync` exit 1 with the reason."""
+    e2e.start_controller(record=True, poll_interval=3600)
+    e2e.wait_ready_at("1.0.0")
+    first = source_status(e2e).get("lastAttemptedRevision")
+    git(e2e.repo, "commit", "-q", "--allow-empty", "-m", "nothing changes")  # no trigger: the next poll is in 1h
+    head = git(e2e.repo, "rev-parse", "HEAD")
+    assert head != first and source_status(e2e).get("lastAttemptedRevision") == first
+    done = CliRunner().invoke(main, ["sync", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig), "--timeout", "60"])
+    assert done.exit_code == 0, done.output
+    assert f"head {head[:12]}" in done.output and "sync requested on gitopskdsource default/gitops-kd" in done.output
+    assert source_status(e2e)["lastHandledReconcileAt"] and source_status(e2e)["lastAttemptedRevision"] == head
+    (e2e.repo / "apps" / "hello.yaml").write_text(hello_app("0.9.0", upgrade=None))
+    git(e2e.repo, "commit", "-q", "-am", "hello 0.9.0 without a stanza")
+    refused = CliRunner().invoke(main, ["sync", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
+    assert refused.exit_code == 1 and "refused" in refused.output and "apps/hello.yaml" in refused.output, \
+        refused.output
+    missing = CliRunner().invoke(main, ["sync", "nope", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
+    assert missing.exit_code == 1 and "no GitOpsKDSource default/nope" in missing.output, missing.output

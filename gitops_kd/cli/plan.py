@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import click
 
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
+from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.cli.plan_review import FORMATS, run_review
 from gitops_kd.cli.run import load_api_client, repo_url, watch_scope
 from gitops_kd.observe.model import ObservedState
@@ -22,11 +23,11 @@ from gitops_kd.source import GitSource, SourceError
 @click.option("--head", default=None, help="With --base: the revision to merge (default HEAD).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="With --base: text, markdown (a pull-request comment) or json.")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None)
-@click.option("--context", default=None)
-@click.option("--namespace", default="default", show_default=True,
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help=KUBECONFIG_HELP)
+@click.option("--context", default=None, help="Kubeconfig context to use (default: its current context).")
+@click.option("-n", "--namespace", default="default", show_default=True,
               help="Default namespace for manifests without one; also the namespace read (as for `run`).")
-@click.option("--all-namespaces", is_flag=True, help="As for `gitops-kd run`: read and plan every namespace.")
+@click.option("-A", "--all-namespaces", is_flag=True, help="As for `gitops-kd run`: read and plan every namespace.")
 @click.option("--watch-namespace", "watch_namespaces", multiple=True, metavar="NS",
               help="As for `gitops-kd run`: plan as the shard of these namespaces (repeatable).")
 @click.option("--offline", is_flag=True, help="Plan against an empty cluster instead of reading the live one.")

@@ -36,6 +36,14 @@ def test_status_shows_applied_revision_and_a_refused_head_with_exit_1(e2e: E2E) 
     done = wait_for("status Synced and Healthy", lambda: r if (r := status(e2e)).exit_code == 0 and
                     ["Synced", "Healthy"] == _cluster_line(r)[4:6] else None, 30)
     assert f"{applied[:12]} hello 1.0.0" in done.output, done.output
+    shown = CliRunner().invoke(main, ["history", "hello", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
+    assert shown.exit_code == 0, shown.output
+    header, first = shown.output.splitlines()[:2]
+    assert header.split() == ["CLUSTER", "VERSION", "FROM", "COMMIT", "STARTED", "DURATION", "RESULT", "SUBJECT"]
+    assert first.split()[:4] == ["default/hello-dev", "1.0.0", "-", applied[:12]], shown.output
+    assert first.split()[-3:] == ["Deployed", "hello", "1.0.0"], shown.output
+    assert [h["result"] for h in json.loads(CliRunner().invoke(main, [
+        "history", "hello", "-o", "json", "--kubeconfig", str(e2e.cluster.kubeconfig)]).output)] == ["Deployed"]
 
     head = e2e.commit({"apps/hello.yaml": hello_app("0.9.0", upgrade=None)}, "hello 0.9.0 without a stanza")
     wait_for("the head refused in the GitOpsKDSource",

@@ -199,8 +199,13 @@ def whole_sequence(ctx: PodContext) -> list[tuple[ObservedPod, list[str]]]:
     for pod in _visit_order(ctx):
         if not outdated(ctx, pod):
             continue
-        steps = [f"delete pod {pod.name} (uid {pod.uid}); the StatefulSet recreates it at the new revision",
-                 f"wait for {pod.name} Ready (podReadyTimeoutSeconds {ctx.ready_timeout}, else Stalled PodNotReady)"]
+        steps = [f"delete pod {pod.name} (uid {pod.uid}); the StatefulSet recreates it at the new revision"]
+        rules = ctx.transition.rules
+        dirs = ctx.app.role(pod.role).effective_persist_dirs if rules is not None else ()
+        if dirs:
+            steps.append("init container, persisted data: " + ", ".join(
+                f"{d} {action}" for d, action in dir_actions(dirs, rules)))
+        steps.append(f"wait for {pod.name} Ready (podReadyTimeoutSeconds {ctx.ready_timeout}, else Stalled PodNotReady)")
         if upgrade and stanza is not None:
             for step in _migrations(ctx, pod):
                 steps.append(f"migrate {step.directory}: {shlex.join(step.command)} (timeout {step.timeout_seconds}s)")

@@ -44,6 +44,8 @@ def test_plan_lists_every_pod_of_a_three_pod_upgrade_in_order_with_its_steps(e2e
                          "(timeout 60s)") == 3, section
     assert section.count("- gate: /bin/sh -c 'grep -q upgraded-to-2.0.0 /var/lib/hello/upgrade.log' every 2s") == 3
     assert "podReadyTimeoutSeconds 300" in section and "wave 0:" in section
+    assert section.count("- init container, persisted data: /etc keep, /opt/hello/cache discard, "
+                         "/var/lib/hello migrate") == 3, section
 
 
 def test_diff_exit_codes_and_field_values(e2e: E2E) -> None:

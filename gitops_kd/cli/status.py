@@ -18,13 +18,22 @@ from gitops_kd.cli.sources import read_sources, render_sources
 from gitops_kd.health import ClusterHealth, HealthStatus
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.fleet import collect, fetch, healths
-from gitops_kd.status.sync import FAILING_SYNC, SYNCED, Sync, cluster_sync, source_for
+from gitops_kd.status.sync import (
+    FAILING_SYNC,
+    OUT_OF_SYNC,
+    REFUSED,
+    SUSPENDED,
+    SYNCED,
+    Sync,
+    cluster_sync,
+    source_for,
+)
 
 FAILING = (HealthStatus.DEGRADED, HealthStatus.MISSING)
 _STYLE = {HealthStatus.HEALTHY: "green", HealthStatus.PROGRESSING: "cyan", HealthStatus.SUSPENDED: "yellow",
           HealthStatus.DEGRADED: "red", HealthStatus.MISSING: "red", HealthStatus.UNKNOWN: "dim"}
 
-_SYNC_STYLE = {SYNCED: "green", "OutOfSync": "cyan", "Refused": "red", "Suspended": "yellow"}
+_SYNC_STYLE = {SYNCED: "green", OUT_OF_SYNC: "cyan", REFUSED: "red", SUSPENDED: "yellow"}
 
 __all__ = ["collect", "command", "render_clusters", "render_objects"]
 

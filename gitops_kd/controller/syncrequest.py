@@ -3,14 +3,15 @@
 Like Flux's reconcile.fluxcd.io/requestedAt: the request lives in the cluster (RBAC `patch` on the object is the
 authentication), so it reaches whichever replica holds the Lease. The instance reads its GitOpsKDSource (the
 `get` it already has) every `interval` seconds; on a new value, if it is the one polling, it polls Git at once
-and, once that poll is done, records the value in status.lastHandledReconcileAt (Flux's field), which
-`gitops-kd sync` waits for.
+and, once that poll is done and the head it read has been evaluated (status.lastAttemptedRevision), records
+the value in status.lastHandledReconcileAt (Flux's field), which `gitops-kd sync` waits for.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from gitops_kd.constants import REQUESTED_AT_ANNOTATION
@@ -22,6 +23,7 @@ log = logging.getLogger(__name__)
 
 CHECK_INTERVAL = 2.0  # seconds between reads of the GitOpsKDSource's annotation
 POLL_WAIT = 120.0  # longest wait for the requested poll to finish
+EVALUATE_WAIT = 30.0  # then for the head it read to be evaluated (status.lastAttemptedRevision)
 
 
 class SyncRequests:
@@ -65,5 +67,9 @@ class SyncRequests:
         self._controller.trigger_poll()
         if not poller.wait_for_polls(before + 1, POLL_WAIT):
             return False
+        head = poller.last.commit if poller.last is not None else ""
+        deadline = time.monotonic() + EVALUATE_WAIT
+        while head and self._record.record.attempted != head and time.monotonic() < deadline:
+            self._stop.wait(0.05)  # the reconcile that follows the poll evaluates the head (applied or refused)
         self._record.update(handled=requested)
         return True

@@ -33,6 +33,8 @@ PRUNE_ANNOTATION = f"{GROUP}/prune"
 SOAK_ANNOTATION = f"{GROUP}/wave-soak-seconds"
 POLICY_ANNOTATION = f"{GROUP}/drift-policy"
 BREAK_GLASS_ANNOTATION = f"{GROUP}/break-glass"  # on an edited object: why an owned field is changed by hand
+# on a GitOpsKDSource: `gitops-kd sync` asks its controller to poll Git now (Flux: reconcile.fluxcd.io/requestedAt)
+REQUESTED_AT_ANNOTATION = f"reconcile.{GROUP}/requestedAt"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGER = "gitops-kd"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gitops_kd.cli import demo, desired, history, plan, run, sim, status, suspend, validate
+from gitops_kd.cli import demo, desired, history, livediff, plan, run, sim, status, suspend, sync, validate
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -13,7 +13,7 @@ def main() -> None:
     """gitops-kd: upgrade KubeDirector apps live, driven by Git."""
 
 
-for _module in (desired, sim, plan, validate, run, demo, history, status):
+for _module in (desired, sim, plan, livediff, validate, run, demo, history, status, sync):
     main.add_command(_module.command)
 main.add_command(suspend.suspend)
 main.add_command(suspend.resume)

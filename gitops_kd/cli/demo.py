@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
@@ -65,12 +66,29 @@ def _ready(pod: dict[str, Any]) -> bool:
                for c in (pod.get("status") or {}).get("conditions") or ())
 
 
+# Said of the cluster the demo itself just created: KubeDirector built it from gitops-kd's apply, so gitops-kd's
+# adoption and template patch (its init container, for the next upgrade) are part of the first deploy.
+FIRST_DEPLOY = {"Adopted": ("Deployed", "hello-dev created from Git and managed by gitops-kd at {version}"),
+                "TemplateUpdated": ("TemplatePrepared", "{object}: gitops-kd's upgrade init container added to the pod "
+                                    "template (used from the next upgrade; no pod restarted)")}
+RESOURCES = "kdrollouts,kubedirectorclusters,statefulsets,pods,services"
+
+
+def plain_console() -> Console:
+    """A console for a terminal; for a pipe or CI log, plain text lines that are never cut or wrapped."""
+    console = Console()
+    if console.is_terminal:
+        return console
+    return Console(width=250, soft_wrap=True, no_color=True, highlight=False, emoji=False)
+
+
 class Progress:
     """Reads pods, member Services, the KDRollout and Events from the API; renders them with rich."""
 
     def __init__(self, rest: RestClient, console: Console) -> None:
         self.rest, self.console = rest, console
         self._seen_events: set[str] = set()
+        self.first_deploy = True  # events of the deploy phase are about a cluster the demo created
 
     def rollout(self) -> dict[str, Any]:
         return self.rest.get_or_none(ROLLOUT, ROLLOUT_PLURAL, NS, CLUSTER) or {}
@@ -90,14 +108,22 @@ class Progress:
                 continue
             self._seen_events.add(uid)
             style = "yellow" if e.get("type") == "Warning" else "cyan"
-            self.console.print(f"[{style}]{e['reason']:<20}[/] {escape(str(e.get('message', '')))}", highlight=False)
+            reason, message = e["reason"], str(e.get("message", ""))
+            if self.first_deploy and reason in FIRST_DEPLOY:
+                reason, text = FIRST_DEPLOY[reason]
+                message = text.format(version=message.rsplit(" at ", 1)[-1], object=message.split(":", 1)[0])
+            self.console.print(f"[{style}]{reason:<20}[/] {escape(message)}", highlight=False, soft_wrap=True)
 
     def table(self, title: str) -> Table:
         status = self.rollout().get("status") or {}
         spec = self.rollout().get("spec") or {}
-        table = Table(title=f"{title}  ·  KDRollout {CLUSTER}: {status.get('phase', '-')} "
-                            f"{status.get('appVersion', '?')} → {spec.get('targetVersion', '?')}  ·  "
-                            f"{escape(str(status.get('step') or ''))}", title_justify="left")
+        live, target = status.get("appVersion") or "-", spec.get("targetVersion") or "-"
+        versions = live if live == target else f"{live} → {target}"
+        parts = [title, f"KDRollout {CLUSTER}: {status.get('phase') or 'not created yet'} {versions}"]
+        if status.get("step"):
+            parts.append(escape(str(status["step"])))
+        table = Table(title="  ·  ".join(parts), title_justify="left",
+                      box=box.HEAVY_HEAD if self.console.is_terminal else None)
         for col in ("pod", "role", "image", "ready", "hook", "gate", "service ports"):
             table.add_column(col)
         ports: dict[str, str] = {}
@@ -150,12 +176,13 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     from gitops_kd.cli.run import parse_listen
     from gitops_kd.cli.sim import embedded_cluster
     from gitops_kd.controller import Controller
+    from gitops_kd.controller.drift import drift_wiring
     from gitops_kd.execute.podexec import PodExec
     from gitops_kd.server.ui import UiSettings
     from gitops_kd.source import GitSource
 
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
-    console = Console()
+    console = plain_console()
     template = template or default_template()
     if not (template / "apps" / "hello.yaml").is_file():
         raise click.ClickException(f"{template}: not a repo-template folder (no apps/hello.yaml); pass --template")
@@ -166,6 +193,7 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     from kdsim import images  # installed: embedded_cluster said so
     from kdsim.images import ImageBehavior
     controller = None
+    drift = None
     try:
         store = images.store_for(cluster)
         for ref, files in IMAGES.items():
@@ -174,8 +202,11 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         console.print(f"[bold]embedded cluster[/] at {cluster.url}; Git repo {repo}")
         source = GitSource(f"file://{repo}", "main", base / "source-cache")
         address = _free_or_any(parse_listen(listen))
+        drift = drift_wiring(cluster.api_client())  # as `run`: DriftDetected / DriftReverted on out-of-band edits
         controller = Controller(source, cluster.api_client(), namespace=NS, poll_interval=1.0, listen=address,
-                                ui=UiSettings(refresh_seconds=1.0)).start()
+                                planner=drift.planner, ui=UiSettings(refresh_seconds=1.0))
+        drift.attach(controller)
+        controller.start()
         if controller.http is not None:
             console.print(f"[bold]web UI[/] (read-only, live): {controller.http.url}/ui/")
         rest = RestClient(cluster.api_client())
@@ -187,6 +218,7 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         with Live(console=console, refresh_per_second=8, transient=False) as live:
             _wait(progress, live, "deploying hello 1.0.0", "1.0.0", timeout, settled)
         console.print()
+        progress.first_deploy = False
         console.print("[bold]committing[/] examples/hello-2.0.0.yaml over apps/hello.yaml")
         shutil.copyfile(repo / "examples" / "hello-2.0.0.yaml", repo / "apps" / "hello.yaml")
         _git(repo, "commit", "-q", "-am", "hello 2.0.0")
@@ -196,12 +228,14 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         console.print()
         _show_result(console, rest, PodExec(cluster.api_client()))
         console.print(f"[bold green]done[/] in {time.monotonic() - started:.1f}s")
-        console.print(f"kubeconfig: {cluster.kubeconfig}")
-        console.print(f"look around:  kubectl --kubeconfig {cluster.kubeconfig} get kdro,kdc,sts,pods,svc")
-        if controller.http is not None:
-            console.print(f"web UI:       {controller.http.url}/ui/  (fleet, cluster hello-dev, history of hello)")
         if keep:
-            console.print("serving until Ctrl-C ...")
+            console.print(f"kubeconfig:   {cluster.kubeconfig}", soft_wrap=True)
+            console.print(f"look around:  kubectl --kubeconfig {cluster.kubeconfig} get {RESOURCES}", soft_wrap=True)
+            console.print(f"              gitops-kd status --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
+            if controller.http is not None:
+                console.print(f"web UI:       {controller.http.url}/ui/  (fleet, cluster hello-dev, history of hello)")
+            console.print("edit something (kubectl edit kdcluster hello-dev) to see drift reverted; "
+                          "serving until Ctrl-C ...")
             stop = threading.Event()
             try:
                 while not stop.wait(1.0):
@@ -209,11 +243,14 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
             except KeyboardInterrupt:
                 pass
         else:
-            console.print("(the cluster stops now; run with --keep to keep it serving)")
+            console.print("(the cluster stops now" + ("" if state_dir else " and its files are removed") +
+                          "; run with --keep to look around with kubectl and the web UI)")
     finally:
         if controller is not None:
             controller.stop()
             controller.source.close()
+        if drift is not None:
+            drift.close()
         cluster.stop()
         if state_dir is None:
             shutil.rmtree(base, ignore_errors=True)
@@ -235,7 +272,8 @@ def _free_or_any(address: tuple[str, int] | None) -> tuple[str, int] | None:
 
 def _show_result(console: Console, rest: RestClient, pod_exec: Any) -> None:
     """What the upgrade did inside each member: hook output and the data rules' effect."""
-    table = Table(title="inside the members after the upgrade", title_justify="left")
+    table = Table(title="inside the members after the upgrade", title_justify="left",
+                  box=box.HEAVY_HEAD if console.is_terminal else None)
     for col in ("pod", "upgrade.log (hook)", "/etc/hello/version (keep)", "cache (discard)", "schema (migrate)"):
         table.add_column(col)
     for pod in sorted(p["metadata"]["name"] for p in rest.list("v1", "pods", NS, label_selector=SELECTOR)["items"]):

@@ -3,52 +3,102 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from gitops_kd.cli.options import cluster_options
 from gitops_kd.history.entries import HistoryEntry
-from gitops_kd.history.reader import app_history
 
-_STYLE = {"Succeeded": "green", "Stalled": "red", "Reverted": "yellow", "InProgress": "cyan", "Superseded": "dim"}
+_STYLE = {"Succeeded": "green", "Deployed": "green", "Stalled": "red", "Reverted": "yellow", "InProgress": "cyan",
+          "Superseded": "dim"}
 
 
-def render_table(app: str, entries: list[HistoryEntry], console: Console) -> None:
-    table = Table(title=f"history of app {app}", title_justify="left")
-    for col in ("CLUSTER", "VERSION", "FROM", "COMMIT", "STARTED", "FINISHED", "RESULT"):
+def duration(started: str | None, finished: str | None) -> str:
+    """finished - started as 1h2m3s / 2m3s / 3s; "-" when either is unknown."""
+    if not started or not finished:
+        return "-"
+    try:
+        seconds = int((datetime.fromisoformat(finished.replace("Z", "+00:00"))
+                       - datetime.fromisoformat(started.replace("Z", "+00:00"))).total_seconds())
+    except ValueError:
+        return "-"
+    hours, rest = divmod(max(seconds, 0), 3600)
+    minutes, secs = divmod(rest, 60)
+    return (f"{hours}h" if hours else "") + (f"{minutes}m" if hours or minutes else "") + f"{secs}s"
+
+
+def render_table(entries: list[HistoryEntry], subjects: dict[str, str], console: Console) -> None:
+    """One table in `gitops-kd status`'s style: no box, upper-case headers."""
+    table = Table(box=None, pad_edge=False)
+    for col in ("CLUSTER", "VERSION", "FROM", "COMMIT", "STARTED", "DURATION", "RESULT"):
         table.add_column(col, no_wrap=True)
+    table.add_column("SUBJECT", overflow="fold")
     for e in entries:
         result = e.result + (f" ({e.reason})" if e.reason else "") + \
             (f" by {e.revert_commit[:12]}" if e.revert_commit else "")
         table.add_row(f"{e.namespace}/{e.cluster}", e.version, e.from_version or "-", (e.commit or "-")[:12],
-                      e.started or "-", e.finished or "-", f"[{_STYLE.get(e.result, 'white')}]{result}[/]")
+                      e.started or "-", duration(e.started, e.finished),
+                      f"[{_STYLE.get(e.result, 'white')}]{escape(result)}[/]",
+                      escape(subjects.get(e.commit or "", "") or "-"))
     console.print(table)
+
+
+def _subjects(rest: object, entries: list[HistoryEntry], repo: str | None, namespace: str) -> dict[str, str]:
+    """Commit subjects: from --repo (a clone or URL) when given, else the GitOpsKDSources' applied commit."""
+    from gitops_kd.cli.sources import read_sources
+
+    commits = {e.commit for e in entries if e.commit}
+    found: dict[str, str] = {}
+    sources, _note = read_sources(rest, namespace)  # type: ignore[arg-type]
+    for s in sources:
+        if s.record.applied in commits and s.record.applied_subject:
+            found[s.record.applied] = s.record.applied_subject
+    if repo is not None and commits:
+        from gitops_kd.cli.run import repo_url
+        from gitops_kd.source import GitSource, SourceError
+
+        try:
+            with GitSource(repo_url(repo), "main") as source:
+                source.fetch()
+                for commit in commits:
+                    subject = source.commit_subject(commit)
+                    if subject:
+                        found[commit] = subject
+        except SourceError as exc:
+            click.echo(f"warning: --repo {repo}: {exc.message}; subjects from the cluster only", err=True)
+    return found
 
 
 @click.command("history")
 @click.argument("app")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None)
-@click.option("--context", default=None)
-@click.option("--namespace", default="default", show_default=True)
-@click.option("--all-namespaces", "-A", "all_namespaces", is_flag=True, help="Every namespace.")
+@cluster_options
+@click.option("--repo", default=None, help="Git repository (local path or URL) to read every commit's subject "
+              "from (default: only the applied commit's, recorded in the cluster).")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def command(app: str, kubeconfig: str | None, context: str | None, namespace: str, all_namespaces: bool,
-            output: str) -> None:
-    """List each version applied to each cluster of APP: version, from version, commit, started, finished and
-    result (Succeeded / Stalled / Reverted, InProgress for the rollout under way), oldest first.
+            repo: str | None, output: str) -> None:
+    """List each version applied to each cluster of APP, oldest first, like `argocd app history`: version,
+    from version, commit, started, duration, result (Deployed for the first version gitops-kd recorded,
+    Succeeded, Stalled, Reverted, Superseded, InProgress for the rollout under way) and the commit subject.
 
-    Exit status 1 when no cluster of APP is managed by gitops-kd there.
+    Exit status 1 when no cluster of APP is managed by gitops-kd there; 2 on a usage error.
     """
     from gitops_kd.cli.run import load_api_client
+    from gitops_kd.history.reader import app_history
     from gitops_kd.kube.rest import RestClient
 
     rest = RestClient(load_api_client(kubeconfig, context))
     entries, rollouts = app_history(rest, app, None if all_namespaces else namespace)
+    subjects = _subjects(rest, entries, repo, namespace)
     if output == "json":
-        click.echo(json.dumps([e.as_dict() for e in entries], indent=2))
+        click.echo(json.dumps([{**e.as_dict(), "subject": subjects.get(e.commit or "") or None,
+                                "duration": duration(e.started, e.finished)} for e in entries], indent=2))
     else:
-        render_table(app, entries, Console(width=200))
+        render_table(entries, subjects, Console(width=200, soft_wrap=False))
     if rollouts == 0:
         where = "any namespace" if all_namespaces else f"namespace {namespace}"
         click.echo(f"no KDRollout of app {app} in {where}", err=True)

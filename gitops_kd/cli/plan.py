@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import click
 
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
+from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.cli.plan_review import FORMATS, run_review
 from gitops_kd.cli.run import load_api_client, repo_url, watch_scope
 from gitops_kd.observe.model import ObservedState
@@ -22,11 +23,11 @@ from gitops_kd.source import GitSource, SourceError
 @click.option("--head", default=None, help="With --base: the revision to merge (default HEAD).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="With --base: text, markdown (a pull-request comment) or json.")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None)
-@click.option("--context", default=None)
-@click.option("--namespace", default="default", show_default=True,
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help=KUBECONFIG_HELP)
+@click.option("--context", default=None, help="Kubeconfig context to use (default: its current context).")
+@click.option("-n", "--namespace", default="default", show_default=True,
               help="Default namespace for manifests without one; also the namespace read (as for `run`).")
-@click.option("--all-namespaces", is_flag=True, help="As for `gitops-kd run`: read and plan every namespace.")
+@click.option("-A", "--all-namespaces", is_flag=True, help="As for `gitops-kd run`: read and plan every namespace.")
 @click.option("--watch-namespace", "watch_namespaces", multiple=True, metavar="NS",
               help="As for `gitops-kd run`: plan as the shard of these namespaces (repeatable).")
 @click.option("--offline", is_flag=True, help="Plan against an empty cluster instead of reading the live one.")
@@ -46,7 +47,9 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
     Exit status: 0 with a plan (or in sync), 1 when the commit is invalid, 2 when it is refused.
     """
     from gitops_kd.controller.scope import Scope, restrict
+    from gitops_kd.diff import diff
     from gitops_kd.plan.planner import plan as make_plan
+    from gitops_kd.review.sequence import sequence_lines, sequences
 
     logging.basicConfig(level=logging.WARNING)
     scope = watch_scope(namespace, all_namespaces, watch_namespaces)
@@ -55,7 +58,7 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
         if base is None or rev is not None or offline or prune:
             raise click.UsageError("--head needs --base; --rev, --offline and --prune do not go with --base")
         with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
-            live = _observe(kubeconfig, context, scope) if kubeconfig else None
+            live = observe(kubeconfig, context, scope) if kubeconfig else None
             run_review(source, repo, base, head or "HEAD", fmt, scope, live, wave_soak)
         return
     with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
@@ -67,18 +70,25 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
             for err in exc.errors:
                 click.echo(f"  {err}", err=True)
             raise SystemExit(1) from exc
-    observed = ObservedState() if offline else _observe(kubeconfig, context, scope)
+    observed = ObservedState() if offline else observe(kubeconfig, context, scope)
     scoped = restrict(desired, Scope.of(scope))
     result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(UTC),
                                             wave_soak_seconds=wave_soak, prune=prune))
     where = "an empty cluster" if offline else scoped.scope.describe()
     click.echo(f"plan for commit {desired.commit[:12]} against {where}:")
     click.echo(result.describe())
+    if not result.refused:
+        changes = diff(scoped.desired, observed)
+        if changes.apps or changes.clusters:
+            click.echo("changes (old -> new):")
+            click.echo("\n".join(f"  {line}" for line in changes.describe().splitlines()))
+        for line in sequence_lines(sequences(scoped.desired, observed, now=datetime.now(UTC)), wave_soak):
+            click.echo(line)
     if result.refused:
         raise SystemExit(2)
 
 
-def _observe(kubeconfig: str | None, context: str | None, namespace: str | frozenset[str] | None) -> ObservedState:
+def observe(kubeconfig: str | None, context: str | None, namespace: str | frozenset[str] | None) -> ObservedState:
     from gitops_kd.observe.collector import Collector
 
     collector = Collector(load_api_client(kubeconfig, context), namespace=namespace)

@@ -14,6 +14,7 @@ import kubernetes.client
 import kubernetes.config
 
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
+from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
 from gitops_kd.source import GitSource
 
@@ -71,13 +72,12 @@ def setup_logging(level: str) -> None:
 @click.command("run")
 @click.option("--repo", required=True, help="Git URL or local path of the desired-state repository.")
 @click.option("--branch", default="main", show_default=True)
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-              help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster).")
-@click.option("--context", default=None, help="Kubeconfig context.")
-@click.option("--namespace", default="default", show_default=True,
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help=KUBECONFIG_HELP)
+@click.option("--context", default=None, help="Kubeconfig context to use (default: its current context).")
+@click.option("-n", "--namespace", default="default", show_default=True,
               help="Default namespace for manifests without one; also the namespace watched (without "
                    "--watch-namespace / --all-namespaces).")
-@click.option("--all-namespaces", is_flag=True,
+@click.option("-A", "--all-namespaces", is_flag=True,
               help="Watch every namespace (for repos whose manifests name other namespaces).")
 @click.option("--watch-namespace", "watch_namespaces", multiple=True, metavar="NS",
               help="Observe and manage exactly these namespaces (repeatable; a shard). Manifests in other "
@@ -168,6 +168,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     from gitops_kd.controller import Controller
     from gitops_kd.controller.drift import drift_wiring
     from gitops_kd.controller.instance import InstanceRecord
+    from gitops_kd.controller.syncrequest import SyncRequests
     from gitops_kd.server.metrics import ControllerMetrics
 
     setup_logging(log_level)
@@ -206,6 +207,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
                             metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak, record=record,
                             ui=ui_settings, workers=workers)
     drift.attach(controller)
+    requests = SyncRequests(api_client, record, controller).start()  # `gitops-kd sync`
     replica = None
     lease_lost = False
     admission = None
@@ -240,6 +242,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             replica.stop()
         else:
             controller.stop()
+        requests.stop()
         drift.close()
         source.close()
     if lease_lost:

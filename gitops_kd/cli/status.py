@@ -1,4 +1,5 @@
-"""`gitops-kd status [CLUSTER]`: the health of each managed KDCluster, or of every object of one."""
+"""`gitops-kd status [CLUSTER]`: applied revision and branch head, then SYNC and HEALTH of each managed KDCluster
+(or every object of one)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,27 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from gitops_kd.cli.options import cluster_options
+from gitops_kd.cli.sources import read_sources, render_sources
 from gitops_kd.health import ClusterHealth, HealthStatus
 from gitops_kd.kube.rest import RestClient
-from gitops_kd.observe.fleet import collect
+from gitops_kd.observe.fleet import collect, fetch, healths
+from gitops_kd.status.sync import (
+    FAILING_SYNC,
+    OUT_OF_SYNC,
+    REFUSED,
+    SUSPENDED,
+    SYNCED,
+    Sync,
+    cluster_sync,
+    source_for,
+)
 
 FAILING = (HealthStatus.DEGRADED, HealthStatus.MISSING)
 _STYLE = {HealthStatus.HEALTHY: "green", HealthStatus.PROGRESSING: "cyan", HealthStatus.SUSPENDED: "yellow",
           HealthStatus.DEGRADED: "red", HealthStatus.MISSING: "red", HealthStatus.UNKNOWN: "dim"}
+
+_SYNC_STYLE = {SYNCED: "green", OUT_OF_SYNC: "cyan", REFUSED: "red", SUSPENDED: "yellow"}
 
 __all__ = ["collect", "command", "render_clusters", "render_objects"]
 
@@ -33,20 +48,32 @@ def _version(c: ClusterHealth) -> str:
     return c.live_version or "-"
 
 
-def render_clusters(clusters: Iterable[ClusterHealth], console: Console) -> None:
+def _sync_cell(sync: Sync) -> str:
+    return f"[{_SYNC_STYLE.get(sync.status, 'white')}]{sync.status}[/]"
+
+
+def _message(c: ClusterHealth, sync: Sync) -> str:
+    """The sync's reason when not Synced, then the health's."""
+    parts = [sync.message] if sync.status != SYNCED and sync.message else []
+    return "; ".join([*parts, c.health.message] if c.health.message else parts)
+
+
+def render_clusters(clusters: Iterable[tuple[ClusterHealth, Sync]], console: Console) -> None:
     table = Table(box=None, pad_edge=False)
-    for col in ("CLUSTER", "APP", "VERSION", "PHASE", "HEALTH"):
+    for col in ("CLUSTER", "APP", "VERSION", "PHASE", "SYNC", "HEALTH"):
         table.add_column(col, no_wrap=True)
     table.add_column("MESSAGE", overflow="fold")
-    for c in clusters:
-        table.add_row(f"{c.namespace}/{c.name}", c.app or "-", _version(c), c.phase or "-",
-                      _health_cell(c.health.status), escape(c.health.message))
+    for c, sync in clusters:
+        table.add_row(f"{c.namespace}/{c.name}", c.app or "-", _version(c), c.phase or "-", _sync_cell(sync),
+                      _health_cell(c.health.status), escape(_message(c, sync)))
     console.print(table)
 
 
-def render_objects(c: ClusterHealth, console: Console) -> None:
+def render_objects(c: ClusterHealth, sync: Sync, console: Console) -> None:
     console.print(f"{c.namespace}/{c.name}  app {c.app or '-'}  version {_version(c)}  phase {c.phase or '-'}  "
-                  f"health {_health_cell(c.health.status)}", highlight=False)
+                  f"sync {_sync_cell(sync)}  health {_health_cell(c.health.status)}", highlight=False)
+    if sync.status != SYNCED and sync.message:
+        console.print(f"  {escape(sync.message)}", highlight=False)
     table = Table(box=None, pad_edge=False)
     for col in ("KIND", "NAME", "ROLE", "HEALTH"):
         table.add_column(col, no_wrap=True)
@@ -58,19 +85,23 @@ def render_objects(c: ClusterHealth, console: Console) -> None:
 
 @click.command("status")
 @click.argument("cluster", required=False)
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None)
-@click.option("--context", default=None)
-@click.option("-n", "--namespace", default="default", show_default=True)
-@click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help="Every namespace.")
+@cluster_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def command(cluster: str | None, kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, output: str) -> None:
-    """Show the health of each KDCluster gitops-kd manages (those with a KDRollout): app, version
-    (live → target), rollout phase and the worst health of its objects with why. With CLUSTER, every
-    object of that cluster (KDRollout, KDCluster, StatefulSets, Pods, Services, PVCs) with its health.
+    """Show what Git revision is applied and what each KDCluster gitops-kd manages (those with a KDRollout)
+    looks like against it, like `flux get kustomizations` / `argocd app get`.
 
-    Exit status 0 when everything shown is Healthy, Progressing, Suspended or Unknown; 1 when anything is
-    Degraded or Missing, or CLUSTER does not exist.
+    First the GitOpsKDSource of each controller: the applied revision (sha and subject), the branch head
+    (the newest commit evaluated) and, when the head was refused, why. Then per cluster: app, version
+    (live → target), rollout phase, SYNC (Synced; OutOfSync while a rollout runs or stalls; Refused when the
+    branch head was refused and the cluster stays at the applied revision; Suspended by `gitops-kd suspend`)
+    and HEALTH, the worst of its objects (a pod the rollout is replacing is Progressing). With CLUSTER,
+    every object of that cluster (KDRollout, KDCluster, StatefulSets, Pods, Services, PVCs) with its health.
+
+    Exit status: 0 when nothing shown is Degraded, Missing or Refused and no source is stalled (Synced,
+    OutOfSync, Progressing, Suspended and Unknown are 0); 1 when something is Degraded or Missing, a head is
+    refused, Git is unreadable, or CLUSTER does not exist; 2 on a usage error.
     """
     from gitops_kd.cli.run import load_api_client
 
@@ -78,21 +109,35 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
         raise click.UsageError("a cluster cannot be named across all namespaces (-A): use -n NAMESPACE")
     rest = RestClient(load_api_client(kubeconfig, context))
     try:
-        clusters = collect(rest, None if all_namespaces else namespace, cluster)
+        fleet = fetch(rest, None if all_namespaces else namespace, cluster)
+        sources, note = read_sources(rest, namespace)
     except ApiException as exc:
         raise click.ClickException(f"reading the cluster failed: {exc.status} {exc.reason}") from exc
+    clusters = healths(fleet)
+    matched = [(c, ro, source_for(ro, sources)) for c, ro in
+               ((c, fleet.rollouts.get((c.namespace, c.name))) for c in clusters)]
+    rows = [(c, cluster_sync(ro, src.record if src else None)) for c, ro, src in matched]
     where = "any namespace" if all_namespaces else f"namespace {namespace}"
     if cluster and not clusters:
         click.echo(f"no KDRollout or KubeDirectorCluster named {cluster} in {where}", err=True)
         raise SystemExit(1)
+    console = Console(width=200, soft_wrap=False)
     if output == "json":
-        data: Any = clusters[0].as_dict(with_objects=True) if cluster else [c.as_dict() for c in clusters]
-        click.echo(json.dumps(data, indent=2))
-    elif cluster:
-        render_objects(clusters[0], Console(width=200))
-    elif clusters:
-        render_clusters(clusters, Console(width=200))
+        data: Any = [{**c.as_dict(with_objects=bool(cluster)), "sync": sync.as_dict(),
+                      "source": src.as_dict() if src else None} for (c, sync), (_c, _r, src) in zip(rows, matched)]
+        click.echo(json.dumps(data[0] if cluster else data, indent=2))
     else:
-        click.echo(f"no KDCluster managed by gitops-kd (no KDRollout) in {where}", err=True)
-    if any(c.health.status in FAILING for c in clusters):
+        if sources:
+            render_sources(sources, console)
+            console.print()
+        elif note:
+            click.echo(note, err=True)
+        if cluster:
+            render_objects(*rows[0], console)
+        elif rows:
+            render_clusters(rows, console)
+        else:
+            click.echo(f"no KDCluster managed by gitops-kd (no KDRollout) in {where}", err=True)
+    if (any(c.health.status in FAILING or sync.status in FAILING_SYNC for c, sync in rows)
+            or any(s.failing for s in sources)):
         raise SystemExit(1)

@@ -12,6 +12,7 @@ from typing import Any
 import click
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.execute.context import ROLLOUT_API, ROLLOUTS
 
 
@@ -56,9 +57,8 @@ def _options(fn: Any) -> Any:
     for option in reversed((
             click.argument("clusters", nargs=-1),
             click.option("--app", default=None, help="Every cluster of this app instead of named clusters."),
-            click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None,
-                         help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)."),
-            click.option("--context", default=None, help="Kubeconfig context."),
+            click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help=KUBECONFIG_HELP),
+            click.option("--context", default=None, help="Kubeconfig context to use (default: its current context)."),
             click.option("-n", "--namespace", default="default", show_default=True, help="Namespace of the clusters."),
             click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True,
                          help="With --app: its clusters in every namespace."))):

@@ -7,19 +7,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitops_kd.constants import ROLLOUT_KIND
+from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_IDLE, PHASE_UPGRADING, ROLLOUT_KIND
 from gitops_kd.health._fields import items, section, text
-from gitops_kd.health.kdcluster import kdcluster_health
+from gitops_kd.health.kdcluster import MEMBERS_DOWN, kdcluster_health
 from gitops_kd.health.kdrollout import kdrollout_health
 from gitops_kd.health.model import Health, HealthStatus, worst
 from gitops_kd.health.pod import pod_health
 from gitops_kd.health.pvc import pvc_health
 from gitops_kd.health.service import service_health
-from gitops_kd.health.statefulset import statefulset_health
+from gitops_kd.health.statefulset import ON_DELETE_WAITING, statefulset_health
 from gitops_kd.kd.layout import KDCLUSTER_KIND, ROLE_LABEL
 
 Obj = Mapping[str, Any]
 NO_SERVICE = "n/a"  # KubeDirector's member.service when the role exposes no port
+REPLACING_PHASES = (PHASE_UPGRADING, PHASE_DOWNGRADING)  # a rollout replacing members one at a time
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,36 @@ def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: 
     for kind, present, check in kinds:
         for extra in sorted(n for n in present if (kind, n) not in listed):
             rows.append(ObjectHealth(kind, extra, check(present[extra]), _role_label(present[extra])))
+    phase = text(section(rollout, "status"), "phase")
+    if phase in REPLACING_PHASES:
+        return tuple(_replacing(r) for r in rows)
+    if phase == PHASE_IDLE and rows[0].health.status is HealthStatus.HEALTHY:
+        return tuple(_kept(r) for r in rows)
     return tuple(rows)
+
+
+def _kept(row: ObjectHealth) -> ObjectHealth:
+    """With the rollout Idle and Ready, OnDelete pods at an earlier template revision are kept on purpose:
+    gitops-kd replaces pods for an app version change only (e.g. its init container, added to the template
+    after KubeDirector created the pods of a first deploy). Healthy, saying so."""
+    if row.kind == "StatefulSet" and row.health.status is HealthStatus.PROGRESSING \
+            and row.health.message.endswith(ON_DELETE_WAITING):
+        return ObjectHealth(row.kind, row.name, Health(HealthStatus.HEALTHY, "pods kept at an earlier template "
+                            "revision (OnDelete; gitops-kd replaces pods when the app version changes)"), row.role)
+    return row
+
+
+def _replacing(row: ObjectHealth) -> ObjectHealth:
+    """During an upgrade or downgrade a member down or its pod missing is the planned replacement of that pod:
+    Progressing, not Degraded or Missing (a pod that exists and fails stays Degraded)."""
+    status, message = row.health.status, row.health.message
+    if row.kind == KDCLUSTER_KIND and status is HealthStatus.DEGRADED and message.startswith(MEMBERS_DOWN):
+        return ObjectHealth(row.kind, row.name, Health(HealthStatus.PROGRESSING,
+                            "members being replaced by the rollout: " + message[len(MEMBERS_DOWN):]), row.role)
+    if row.kind == "Pod" and status is HealthStatus.MISSING:
+        return ObjectHealth(row.kind, row.name, Health(HealthStatus.PROGRESSING,
+                            f"being replaced by the rollout ({message})"), row.role)
+    return row
 
 
 def _role_label(obj: Obj) -> str:

@@ -11,6 +11,7 @@ from gitops_kd.health.model import Health, HealthStatus
 # KubeDirector's cluster states (pkg/controller/kubedirectorcluster/types.go)
 CONFIGURED, CREATING, UPDATING, SPEC_MODIFIED = "configured", "creating", "updating", "spec modified"
 MEMBER_CONFIG_ERROR = "config error"
+MEMBERS_DOWN = "members down: "
 _DOWN_CONTAINER_STATES = ("terminated", "unresponsive", "absent")
 
 
@@ -73,7 +74,7 @@ def kdcluster_health(obj: Mapping[str, Any]) -> Health:
     if state == CONFIGURED:
         down = _down(status)
         if down:
-            return Health(HealthStatus.DEGRADED, "members down: " + ", ".join(down))
+            return Health(HealthStatus.DEGRADED, MEMBERS_DOWN + ", ".join(down))
         return Health(HealthStatus.HEALTHY, f"configured: {len(members)} members ready")
     if state in (CREATING, UPDATING, SPEC_MODIFIED):
         detail = "; ".join(p for p in (_progress(status), "; ".join(_unscheduled(status))) if p)

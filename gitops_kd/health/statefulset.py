@@ -10,6 +10,8 @@ from gitops_kd.health.model import Health, HealthStatus
 
 PENDING_DELETION = Health(HealthStatus.PROGRESSING, "Pending deletion")
 
+ON_DELETE_WAITING = " (OnDelete)..."  # ends the message of OnDelete pods not replaced yet
+
 
 def statefulset_health(obj: Mapping[str, Any]) -> Health:
     """Health of an apps/v1 StatefulSet.
@@ -49,7 +51,7 @@ def statefulset_health(obj: Mapping[str, Any]) -> Health:
         if updated < replicas:
             return Health(HealthStatus.PROGRESSING,
                           f"Waiting for {replicas - updated} pods to be replaced at revision "
-                          f"{text(status, 'updateRevision')} (OnDelete)...")
+                          f"{text(status, 'updateRevision')}{ON_DELETE_WAITING}")
         return Health(HealthStatus.HEALTHY, f"statefulset has {ready} ready pods")
     update_revision, current_revision = text(status, "updateRevision"), text(status, "currentRevision")
     if update_revision != current_revision:

@@ -1,7 +1,8 @@
 """History entries of one KDRollout: its finished attempts (status.history) plus the current one (pure).
 
 status.history entries are written by the executor: ``{version, fromVersion, commit, startedAt,
-finishedAt, result}``; ``result`` is Succeeded (FinishRollout), or — for an attempt closed when a new
+finishedAt, result}``; ``result`` is Deployed (the first version, recorded when the cluster is first
+Ready), Succeeded (FinishRollout), or — for an attempt closed when a new
 target started (``closing_entry``) — Stalled, Reverted (gitops-kd pushed a revert of its commit) or
 Superseded (a new commit changed the target while it was still rolling out). The attempt in progress
 is not in status.history; ``entries_of`` adds it from the status (InProgress, Stalled or Reverted).
@@ -17,6 +18,7 @@ from gitops_kd.constants import ACTIVE_PHASES, PHASE_STALLED
 from gitops_kd.diff.model import DOWNGRADE, REBUILD, UPGRADE
 
 SUCCEEDED, STALLED, REVERTED, SUPERSEDED, IN_PROGRESS = "Succeeded", "Stalled", "Reverted", "Superseded", "InProgress"
+DEPLOYED = "Deployed"  # the first version gitops-kd recorded for the cluster (created by it, or adopted)
 
 
 @dataclass(frozen=True)

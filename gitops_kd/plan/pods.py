@@ -8,6 +8,7 @@ is deleted only when every other pod of the cluster is Ready and not deleting.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
@@ -185,3 +186,37 @@ def pod_steps(ctx: PodContext) -> tuple[list[Action], bool]:
     if missing:
         return [Wait(f"pod {missing[0]} to be recreated", POLL_SECONDS, ctx.key)], False
     return [], True
+
+
+def whole_sequence(ctx: PodContext) -> list[tuple[ObservedPod, list[str]]]:
+    """Every pod the rollout will replace, in the order the planner replaces them (role order, highest ordinal
+    first), each with what follows its deletion, as text with values: Ready within the timeout, then (upgrades
+    with a stanza) each migration with its command and timeout, the postUpgrade hook and the gate. Derived from
+    the same functions `pod_steps` uses, for a reviewer: the planner itself only plans up to the next step."""
+    stanza = ctx.transition.stanza
+    upgrade = ctx.transition.direction == UPGRADE and stanza is not None
+    out: list[tuple[ObservedPod, list[str]]] = []
+    for pod in _visit_order(ctx):
+        if not outdated(ctx, pod):
+            continue
+        steps = [f"delete pod {pod.name} (uid {pod.uid}); the StatefulSet recreates it at the new revision"]
+        rules = ctx.transition.rules
+        dirs = ctx.app.role(pod.role).effective_persist_dirs if rules is not None else ()
+        if dirs:
+            steps.append("init container, persisted data: " + ", ".join(
+                f"{d} {action}" for d, action in dir_actions(dirs, rules)))
+        steps.append(f"wait for {pod.name} Ready (podReadyTimeoutSeconds {ctx.ready_timeout}, else Stalled PodNotReady)")
+        if upgrade and stanza is not None:
+            for step in _migrations(ctx, pod):
+                steps.append(f"migrate {step.directory}: {shlex.join(step.command)} (timeout {step.timeout_seconds}s)")
+            hook = stanza.post_upgrade
+            if hook is not None and hook.applies_to(pod.role):
+                steps.append(f"postUpgrade hook: {shlex.join(hook.command)} (timeout {hook.timeout_seconds}s)")
+            gate = stanza.gate
+            if gate is not None and gate.applies_to(pod.role):
+                probe = (f"HTTP GET {gate.http_get.scheme.lower()}://{pod.name}:{gate.http_get.port}{gate.http_get.path}"
+                         if gate.http_get is not None else shlex.join(gate.exec_command or ()))
+                steps.append(f"gate: {probe} every {gate.period_seconds}s until it passes "
+                             f"(timeout {gate.timeout_seconds}s, else Stalled GateTimeout)")
+        out.append((pod, steps))
+    return out

@@ -60,6 +60,11 @@ class Poller:
         return self._polls
 
     @property
+    def last(self) -> PollResult | None:
+        """The result of the newest finished poll (None before the first)."""
+        return self._last
+
+    @property
     def running(self) -> bool:
         return bool(self._scheduler.running)
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_IDLE, PHASE_STALLED, PHASE_UPGRADING
-from gitops_kd.history.entries import closing_entry
+from gitops_kd.history.entries import DEPLOYED, closing_entry
 from gitops_kd.status import conditions as cond
 from gitops_kd.status.conditions import rfc3339
 
@@ -67,9 +67,14 @@ def resume(status: Status, *, commit: str | None, generation: int, now: datetime
 
 def adopt(status: Status, *, app: str, version: str, commit: str | None, generation: int,
           now: datetime) -> dict[str, Any]:
-    """A cluster whose pods all run `version`'s image and that had no rollout: Idle and Ready."""
+    """A cluster whose pods all run `version`'s image and that had no rollout: Idle and Ready. The first time
+    (no version recorded yet) a history entry says from when gitops-kd manages it at `version` (Deployed)."""
     message = f"all members run {app} {version}"
-    return {"observedGeneration": generation, "phase": IDLE, "direction": "adopt", "appVersion": version,
+    extra: dict[str, Any] = {}
+    if not status.get("appVersion") and not status.get("history"):
+        first = {"version": version, "startedAt": rfc3339(now), "finishedAt": rfc3339(now), "result": DEPLOYED}
+        extra["history"] = [{**first, "commit": commit} if commit else first]  # no fromVersion: none before
+    return {**extra, "observedGeneration": generation, "phase": IDLE, "direction": "adopt", "appVersion": version,
             "targetVersion": version, "fromVersion": None, "commit": commit, "attempt": None, "fromStanza": None,
             "step": None, "message": message,
             "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)}

@@ -21,7 +21,8 @@ SHORT_SHA = 12
 # status key of each SourceRecord field (the CRD's names)
 _KEYS = {"url": "url", "branch": "branch", "applied": "lastAppliedRevision", "applied_subject": "lastAppliedSubject",
          "attempted": "lastAttemptedRevision", "refusal": "refusal", "baseline": "forcePushBaseline",
-         "git_failures": "gitFailures", "git_error": "lastGitError", "recoveries": "cacheRecoveries"}
+         "git_failures": "gitFailures", "git_error": "lastGitError", "recoveries": "cacheRecoveries",
+         "handled": "lastHandledReconcileAt"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class SourceRecord:
     git_failures: int = 0
     git_error: str = ""
     recoveries: int = 0
+    handled: str = ""  # the last reconcile.gitops-kd.io/requestedAt value whose poll is done
     in_sync: bool = False
 
     @classmethod

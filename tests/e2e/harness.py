@@ -13,6 +13,8 @@ from typing import Any, Protocol
 from kubernetes.client import ApiClient
 
 from gitops_kd.controller import Controller
+from gitops_kd.controller.instance import InstanceRecord
+from gitops_kd.controller.syncrequest import SyncRequests
 from gitops_kd.execute.podexec import ExecResult, PodExec
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.source import GitSource
@@ -161,18 +163,30 @@ class E2E:
         self.repo = make_repo(tmp / "repo")
         self.rest = RestClient(self.backend.admin_api_client())
         self.controller: Controller | None = None
+        self.requests: SyncRequests | None = None
         self.log: list[str] = []
 
     # -- controller ----------------------------------------------------------------------------------
-    def start_controller(self, *, listen: tuple[str, int] | None = None, ui: Any = None) -> Controller:
-        """An in-process Controller; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, and with
-        `ui` (a gitops_kd.server.ui.UiSettings) the web UI under /ui on them."""
+    def start_controller(self, *, listen: tuple[str, int] | None = None, ui: Any = None,
+                         record: bool = False, poll_interval: float = 0.5) -> Controller:
+        """An in-process Controller; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, with
+        `ui` (a gitops_kd.server.ui.UiSettings) the web UI under /ui on them, and with `record` its instance
+        record (the GitOpsKDSource <ns>/gitops-kd, as `run` keeps) and its `gitops-kd sync` requests."""
         source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache", default_namespace=self.ns)
-        self.controller = Controller(source, self.backend.api_client(), namespace=self.ns, poll_interval=0.5,
-                                     on_action=lambda a, o: self.log.append(a.describe()), listen=listen, ui=ui)
-        return self.controller.start()
+        instance = InstanceRecord(self.backend.api_client(), namespace=self.ns, name="gitops-kd", url=source.url,
+                                  branch="main") if record else None
+        self.controller = Controller(source, self.backend.api_client(), namespace=self.ns, poll_interval=poll_interval,
+                                     on_action=lambda a, o: self.log.append(a.describe()), listen=listen, ui=ui,
+                                     record=instance)
+        self.controller.start()
+        if instance is not None:
+            self.requests = SyncRequests(self.backend.api_client(), instance, self.controller, interval=0.2).start()
+        return self.controller
 
     def stop_controller(self) -> None:
+        if self.requests is not None:
+            self.requests.stop()
+            self.requests = None
         if self.controller is not None:
             self.controller.stop()
             self.controller.source.close()

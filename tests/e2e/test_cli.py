@@ -20,14 +20,31 @@ CLI = [str(Path(sys.executable).parent / "gitops-kd")]
 
 
 def test_demo_upgrades_hello_and_exits_0(tmp_path: Path) -> None:
+    """Piped (not a TTY): plain text lines never cut; the first deploy is not called an adoption; no status line
+    with an empty step; no kubeconfig printed that is gone once the demo exits (without --keep)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     done = subprocess.run([*CLI, "demo", "--state-dir", str(tmp_path / "demo")], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
+                          timeout=120, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
     assert out.index("committing examples/hello-2.0.0.yaml") < out.index("UpgradeSucceeded")
     assert out.count("PodReplaced") >= 3 and out.count("HookSucceeded") == 3 and out.count("GatePassed") == 3
-    assert "kubeconfig: " in out and "kubectl --kubeconfig" in out
-    assert re.search(r"web UI:\s+http://127\.0\.0\.1:\d+/ui/", out), out[-2000:]
+    assert re.search(r"^UpgradeSucceeded +all members run version 2\.0\.0 \(from 1\.0\.0\)$", out, re.M), out
+    assert re.search(r"^MigrationSucceeded +run migration of /var/lib/hello in pod default/\S+ \(step 2\.0\.0/\S+/"
+                     r"migrate/var/lib/hello\): succeeded$", out, re.M), out
+    assert out.count("upgraded-to-2.0.0") >= 3 and "…" not in out and "┏" not in out, out
+    assert "Adopted" not in out and "Deployed" in out and "spec.initContainers" not in out.split("committing")[0]
+    assert "1.0.0 → 1.0.0" not in out and not re.search(r"·\s*$", out, re.M), out
+    assert "kubeconfig" not in out and "run with --keep to look around" in out, out[-2000:]
+    assert re.search(r"web UI \(read-only, live\): http://127\.0\.0\.1:\d+/ui/", out), out[-2000:]
+
+
+def test_demo_hint_names_real_resources(e2e: E2E) -> None:
+    """The kubectl command `demo --keep` suggests works against the cluster (every resource name is served)."""
+    from gitops_kd.cli.demo import RESOURCES
+
+    done = e2e.kubectl("get", RESOURCES)
+    assert done.returncode == 0, done.stderr
 
 
 def _http(url: str, method: str = "GET", body: bytes | None = None, headers: dict[str, str] | None = None) -> int:

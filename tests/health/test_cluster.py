@@ -82,3 +82,35 @@ def test_aggregate_prefers_the_rollout_on_a_tie_and_names_the_worst_object() -> 
     assert aggregate([rollout, pod]) == Health(P, "upgrading hello (and 1 more Progressing)")
     assert aggregate([rollout, pod, bad]) == Health(D, "Pod kdss-w-1: CrashLoopBackOff: container app")
     assert aggregate([]) == Health(H)
+
+
+def test_a_member_replaced_by_an_upgrade_is_progressing_not_degraded() -> None:
+    """Invariant: during an upgrade or downgrade the pod the rollout deleted (its container absent for
+    KubeDirector, the pod not found) is Progressing; the same cluster Idle is Degraded / Missing."""
+    kdc = {**KDC, "status": {**KDC["status"], "roles": [{**KDC["status"]["roles"][0], "members": [
+        KDC["status"]["roles"][0]["members"][0],
+        {**KDC["status"]["roles"][0]["members"][1], "stateDetail": {"lastKnownContainerState": "absent"}}]}]}}
+    for phase, expected in (("Downgrading", P), ("Upgrading", P), ("Idle", D)):
+        rollout = {**ROLLOUT, "status": {**ROLLOUT["status"], "phase": phase}}
+        rows = {(r.kind, r.name): r.health for r in
+                object_healths(rollout, kdc, statefulsets=[STS], pods=PODS[:1], services=SERVICES, pvcs=PVCS)}
+        assert rows[("KubeDirectorCluster", "web")].status is expected, (phase, rows)
+        assert rows[("Pod", "kdss-w-1")].status is (P if expected is P else M), (phase, rows)
+    rollout = {**ROLLOUT, "status": {**ROLLOUT["status"], "phase": "Downgrading"}}
+    crashing = {"metadata": meta("kdss-w-1"), "status": {"phase": "Running", "containerStatuses": [
+        {"name": "app", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}
+    summary = cluster_health(rollout, kdc, statefulsets=[STS], pods=[PODS[0], crashing], services=SERVICES, pvcs=PVCS)
+    assert summary.health.status is D and "CrashLoopBackOff" in summary.health.message
+
+
+def test_ondelete_pods_kept_at_an_earlier_template_are_healthy_once_the_rollout_is_ready() -> None:
+    """Invariant: an Idle, Ready rollout whose StatefulSet keeps pods at an earlier template revision (gitops-kd's
+    own template patch after a first deploy) is Healthy; the same StatefulSet during an upgrade is Progressing."""
+    sts = {**STS, "status": {**STS["status"], "updatedReplicas": 0, "updateRevision": "kdss-w-2"}}
+    idle = cluster_health(ROLLOUT, KDC, statefulsets=[sts], pods=PODS, services=SERVICES, pvcs=PVCS)
+    assert idle.health.status is H, idle.health
+    upgrading = {**ROLLOUT, "status": {**ROLLOUT["status"], "phase": "Upgrading", "conditions": [
+        {"type": "Reconciling", "status": "True", "reason": "Upgrading", "message": "upgrading"}]}}
+    rows = {r.kind: r.health for r in object_healths(upgrading, KDC, statefulsets=[sts], pods=PODS,
+                                                     services=SERVICES, pvcs=PVCS)}
+    assert rows["StatefulSet"].status is P and "(OnDelete)" in rows["StatefulSet"].message

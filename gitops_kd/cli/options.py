@@ -1,0 +1,26 @@
+"""The cluster options every command spells the same way, as kubectl does: --kubeconfig, --context, -n, -A."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+KUBECONFIG_HELP = "Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account)."
+
+
+def kubeconfig_options(fn: F) -> F:
+    """--kubeconfig and --context."""
+    fn = click.option("--context", default=None, help="Kubeconfig context to use (default: its current context).")(fn)
+    return click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help=KUBECONFIG_HELP)(fn)
+
+
+def cluster_options(fn: F, *, namespace_help: str = "Namespace to read.",
+                    all_help: str = "Every namespace.") -> F:
+    """--kubeconfig, --context, -n/--namespace (default "default") and -A/--all-namespaces."""
+    fn = click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help=all_help)(fn)
+    fn = click.option("-n", "--namespace", default="default", show_default=True, help=namespace_help)(fn)
+    return kubeconfig_options(fn)

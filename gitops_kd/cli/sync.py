@@ -1,0 +1,72 @@
+"""`gitops-kd sync`: ask the running controller to poll Git now, like `flux reconcile source git`."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import click
+from kubernetes.client.exceptions import ApiException
+
+from gitops_kd.cli.options import kubeconfig_options
+from gitops_kd.constants import REQUESTED_AT_ANNOTATION
+from gitops_kd.status.source import API_VERSION, PLURAL, SHORT_SHA
+from gitops_kd.status.sync import NamedSource, refusal_lines
+
+
+@click.command("sync")
+@click.argument("source", default="gitops-kd")
+@kubeconfig_options
+@click.option("-n", "--namespace", default="gitops-kd-system", show_default=True,
+              help="Namespace of the controller (and of its GitOpsKDSource).")
+@click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait for the poll.")
+@click.option("--no-wait", is_flag=True, help="Only ask; do not wait for the poll.")
+def command(source: str, kubeconfig: str | None, context: str | None, namespace: str, timeout: float,
+            no_wait: bool) -> None:
+    """Poll Git now instead of at the next interval: sets the annotation reconcile.gitops-kd.io/requestedAt on
+    the controller's GitOpsKDSource SOURCE (named after its Lease, default gitops-kd), which the replica holding
+    the Lease notices within seconds; then waits until status.lastHandledReconcileAt shows the poll is done and
+    prints the branch head and the applied revision. Like `flux reconcile source git NAME`; needs only RBAC
+    `patch` on that GitOpsKDSource (no network path to the controller).
+
+    Exit status 0 when the poll is done and the head is not refused, 1 when the head is refused or Git cannot
+    be read, the object does not exist, or the poll did not finish within --timeout; 2 on a usage error.
+    """
+    from gitops_kd.cli.run import load_api_client
+    from gitops_kd.kube.rest import RestClient
+
+    rest = RestClient(load_api_client(kubeconfig, context))
+    requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    try:
+        rest.patch(API_VERSION, PLURAL, namespace, source,
+                   {"metadata": {"annotations": {REQUESTED_AT_ANNOTATION: requested}}})
+    except ApiException as exc:
+        if exc.status == 404:
+            raise click.ClickException(f"no GitOpsKDSource {namespace}/{source}: is the controller running there? "
+                                       "(`kubectl get kdsrc -A`)") from exc
+        raise click.ClickException(f"the API server refused: {exc.status} {exc.reason}") from exc
+    click.echo(f"► sync requested on gitopskdsource {namespace}/{source} at {requested}")
+    if no_wait:
+        return
+    deadline = time.monotonic() + timeout
+    while True:
+        obj = rest.get_or_none(API_VERSION, PLURAL, namespace, source) or {}
+        found = NamedSource.from_object(obj)
+        if found.record.handled == requested:
+            break
+        if time.monotonic() > deadline:
+            raise click.ClickException(f"the controller did not poll within {timeout:g}s (is it running, and does "
+                                       f"one replica hold the Lease {source}?)")
+        time.sleep(0.5)
+    r = found.record
+    click.echo(f"✔ polled {r.url} ({r.branch}): head {r.attempted[:SHORT_SHA] or '-'}, applied "
+               f"{r.applied[:SHORT_SHA] or '-'}" + (f" {r.applied_subject}" if r.applied_subject else ""))
+    lines = refusal_lines(r)
+    if lines:
+        click.echo(f"✗ head {r.attempted[:SHORT_SHA]} refused:", err=True)
+        for line in lines:
+            click.echo(f"  {line}", err=True)
+    if lines or found.failing:
+        if not lines:
+            click.echo(f"✗ {found.reason}: {found.message}", err=True)
+        raise SystemExit(1)

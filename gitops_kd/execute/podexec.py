@@ -7,10 +7,10 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
-from kubernetes.stream import stream
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class PodExec:
 
     def __init__(self, api_client: ApiClient) -> None:
         self._api = ApiClient(api_client.configuration)
-        self._core = CoreV1Api(self._api)
+        self._core: Any = None  # CoreV1Api, made on first use (importing it loads every client model)
 
     def run(self, namespace: str, pod: str, container: str | None, command: Sequence[str],
             timeout: float) -> ExecResult:
@@ -56,6 +56,11 @@ class PodExec:
             kwargs["container"] = container
         try:
             with _STREAM_LOCK:
+                if self._core is None:
+                    from kubernetes.client import CoreV1Api
+                    self._core = CoreV1Api(self._api)
+                from kubernetes.stream import stream
+
                 resp = stream(self._core.connect_get_namespaced_pod_exec, pod, namespace, **kwargs)
         except ApiException as exc:
             return ExecResult(None, "", "", error=f"exec in pod {namespace}/{pod} refused: "

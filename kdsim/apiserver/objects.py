@@ -24,6 +24,8 @@ class ObjectApi:
     def __init__(self, store: Store, registry: Registry) -> None:
         self.store = store
         self.registry = registry
+        self.cluster_ips = kinds.ClusterIPs()
+        store.add_index(kinds.CLUSTER_IP_INDEX, kinds.cluster_ips)
         # Hook called after an update removed the last finalizer of an object being deleted.
         self.on_finalized: Callable[[ResourceType, dict[str, Any]], None] = lambda rt, obj: None
         # Admission webhooks on UPDATE (rt, old, new, subresource): raise an ApiError to refuse.
@@ -102,7 +104,7 @@ class ObjectApi:
             admission.default_object(rt, obj)
             admission.validate_object(rt, obj, None)
             if rt.group == "" and rt.plural == "services":
-                kinds.allocate_cluster_ip(rt, obj, self.store.read_all("", "services"))
+                self.cluster_ips.allocate(rt, obj, lambda ip: self.store.indexed(kinds.CLUSTER_IP_INDEX, ip))
             self._out(rt, obj)
             if dry_run:
                 return obj

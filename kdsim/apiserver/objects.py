@@ -159,8 +159,10 @@ class ObjectApi:
 
     # -- update / patch ------------------------------------------------------------------------
     def update(self, rt: ResourceType, namespace: str | None, name: str, body: dict[str, Any],
-               subresource: str | None = None, *, dry_run: bool = False, strict: bool = False) -> dict[str, Any]:
-        new = copy.deepcopy(body)
+               subresource: str | None = None, *, dry_run: bool = False, strict: bool = False,
+               owned: bool = False) -> dict[str, Any]:
+        """Replace the object (or its status) with `body`; `owned`: `body` is the caller's to consume (no copy)."""
+        new = body if owned else copy.deepcopy(body)
         self._check_type(rt, new)
         if strict:
             admission.reject_unknown_fields(rt, new)
@@ -231,7 +233,7 @@ class ObjectApi:
         with self.store.lock:
             old = self.read(rt, namespace, name)
             patched = admission.patch_object(old, body, content_type, rt)
-            return self.update(rt, namespace, name, patched, subresource, dry_run=dry_run, strict=strict)
+            return self.update(rt, namespace, name, patched, subresource, dry_run=dry_run, strict=strict, owned=True)
 
     def _apply(self, rt: ResourceType, namespace: str | None, name: str, body: bytes,
                dry_run: bool, strict: bool) -> dict[str, Any]:
@@ -241,7 +243,7 @@ class ObjectApi:
                 old = self.read(rt, namespace, name)
                 return self.update(rt, namespace, name,
                                    admission.patch_object(old, body, "application/apply-patch+yaml", rt),
-                                   dry_run=dry_run, strict=strict)
+                                   dry_run=dry_run, strict=strict, owned=True)
             try:
                 doc = yaml.safe_load(body.decode("utf-8"))
             except (yaml.YAMLError, UnicodeDecodeError) as exc:

@@ -2,7 +2,7 @@
 
 A save appends only the objects written (or removed) since the last one to `store.journal` (one JSON
 line each, then fsync), so its cost follows the change, not the store. When the journal has grown past
-the snapshot's size (and at stop) the whole store is written to `store.json` atomically and the journal
+four times the snapshot's size (and at stop) the whole store is written to `store.json` atomically and the journal
 emptied; that rewrite is amortised over at least as many bytes of changes. Loading replays the journal
 over the snapshot; a torn last line (a crash mid-append) is ignored.
 """
@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 STATE_FILE = "store.json"
 JOURNAL_FILE = "store.journal"
 MIN_COMPACT_BYTES = 1 << 20  # journal size below which it is never folded into the snapshot
+COMPACT_RATIO = 4  # the journal is folded into the snapshot once it is this many times the snapshot's size
 
 
 def load(store: Store, state_dir: Path) -> bool:
@@ -118,7 +119,7 @@ class Saver:
                 fh.flush()
                 os.fsync(fh.fileno())
             self._journal_bytes += len(data)
-            compact = self._journal_bytes > max(self._snapshot_bytes, MIN_COMPACT_BYTES)
+            compact = self._journal_bytes > max(COMPACT_RATIO * self._snapshot_bytes, MIN_COMPACT_BYTES)
         if compact:
             self.save_snapshot()
 

@@ -155,7 +155,8 @@ class Store:
 
     # -- writes (callers hold no invariants beyond the key; semantics live in operations) -------
     def write(self, group: str, plural: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """Store `obj` (ADDED if new, else MODIFIED) with the next resourceVersion; return a copy."""
+        """Store a copy of `obj` (ADDED if new, else MODIFIED) with the next resourceVersion; return `obj`,
+        its resourceVersion set (the caller's own object, equal to the stored one)."""
         meta = obj.setdefault("metadata", {})
         key = (group, plural, meta.get("namespace", "") or "", meta["name"])
         with self.lock:
@@ -167,7 +168,7 @@ class Store:
             self._index(key, stored, old)
             self._emit(StoreEvent(self._rv, "MODIFIED" if old is not None else "ADDED", group, plural, key[2],
                                   stored, old))
-            return copy.deepcopy(stored)
+            return obj
 
     def remove(self, group: str, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
         """Delete one object; the DELETED event carries a fresh resourceVersion."""

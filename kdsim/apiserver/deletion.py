@@ -134,8 +134,7 @@ class Deleter:
         rt = self._rt("", "pods")
         if rt is None:
             return
-        for pod_rt, pod in self._load([k for k, _ in self.store.scan(
-                lambda k, o: k[1] == "pods" and k[0] == "" and (o.get("metadata") or {}).get("deletionTimestamp"))]):
+        for pod_rt, pod in self._load([k for k in self.store.deleting() if k[1] == "pods" and k[0] == ""]):
             self._schedule_pod_removal(pod_rt, pod, float(meta(pod).get("deletionGracePeriodSeconds") or 0))
 
     def delete_collection(self, rt: ResourceType, namespace: str | None, *, label_selector: str | None,
@@ -186,17 +185,16 @@ class Deleter:
         return out
 
     def _dependents(self, owner_uid: str) -> list[tuple[ResourceType, dict[str, Any]]]:
-        return self._load([k for k, _ in self.store.scan(lambda k, o: owner_uid in owner_uids(o))])
+        return self._load(self.store.dependents(owner_uid))
 
     def _collect(self, owner_uid: str) -> None:
         """Background GC: dependents of a removed owner lose the reference, or are deleted if it was the last."""
         dependents = self._dependents(owner_uid)
         if not dependents:
             return
-        live = {uid for _, uid in self.store.scan(lambda k, o: str((o.get("metadata") or {}).get("uid") or ""))}
         for rt, obj in dependents:
             uids = owner_uids(obj)
-            if any(u in live for u in uids if u != owner_uid):
+            if any(self.store.has_uid(u) for u in uids if u != owner_uid):
                 meta(obj)["ownerReferences"] = [r for r in meta(obj)["ownerReferences"] if r.get("uid") != owner_uid]
                 self.store.write(rt.group, rt.plural, obj)
             else:
@@ -223,15 +221,11 @@ class Deleter:
 
     def _release_foreground(self) -> None:
         """Owners in foreground deletion with no dependents left lose the foregroundDeletion finalizer."""
-        waiting = self._load([k for k, _ in self.store.scan(
-            lambda k, o: (o.get("metadata") or {}).get("deletionTimestamp")
-            and FOREGROUND in ((o.get("metadata") or {}).get("finalizers") or []))])
-        if not waiting:
-            return
-        referenced = {u for _, uids in self.store.scan(lambda k, o: owner_uids(o)) for u in uids}
+        waiting = [(rt, obj) for rt, obj in self._load(self.store.deleting())
+                   if FOREGROUND in (meta(obj).get("finalizers") or [])]
         for rt, obj in waiting:
             m = meta(obj)
-            if str(m.get("uid")) in referenced:
+            if self.store.dependents(str(m.get("uid"))):
                 continue
             m["finalizers"] = [f for f in m["finalizers"] if f != FOREGROUND]
             if not m["finalizers"]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import copy
 import ipaddress
+import itertools
+from collections.abc import Callable
 from typing import Any
 
 from kdsim import errors
@@ -63,26 +65,45 @@ def convert(rt: ResourceType, obj: dict[str, Any]) -> None:
         obj["data"] = data
 
 
-def allocate_cluster_ip(rt: ResourceType, obj: dict[str, Any], services: list[dict[str, Any]]) -> None:
-    """Give a new Service a free clusterIP from 10.96.0.0/12 (`services`: the existing ones)."""
-    if rt.group != "" or rt.plural != "services":
-        return
-    spec = obj.setdefault("spec", {})
-    if spec.get("type") == "ExternalName" or spec.get("clusterIP") == "None":
-        if spec.get("clusterIP") == "None":
-            spec["clusterIPs"] = ["None"]
-        return
-    if spec.get("clusterIP"):
-        spec.setdefault("clusterIPs", [spec["clusterIP"]])
-        return
-    used = {str((o.get("spec") or {}).get("clusterIP")) for o in services}
-    for host in _SERVICE_NET.hosts():
-        ip = str(host)
-        if int(host) - int(_SERVICE_NET.network_address) < 10 or ip in used:
-            continue
-        spec["clusterIP"] = ip
-        spec["clusterIPs"] = [ip]
-        spec.setdefault("ipFamilies", ["IPv4"])
-        spec.setdefault("ipFamilyPolicy", "SingleStack")
-        return
-    raise errors.internal("failed to allocate a serviceIP: range is full")
+CLUSTER_IP_INDEX = "service-cluster-ip"  # store index: Services by spec.clusterIP
+
+
+def cluster_ips(key: tuple[str, str, str, str], obj: dict[str, Any]) -> list[str]:
+    """The store index function of CLUSTER_IP_INDEX."""
+    if key[0] != "" or key[1] != "services":
+        return []
+    ip = (obj.get("spec") or {}).get("clusterIP")
+    return [str(ip)] if ip and ip != "None" else []
+
+
+class ClusterIPs:
+    """Allocates Services' clusterIPs from 10.96.0.0/12: the next free address after the last one given
+    (kube-apiserver picks a random free one; either way no two Services share an address)."""
+
+    def __init__(self) -> None:
+        self._next = int(_SERVICE_NET.network_address) + 10
+
+    def allocate(self, rt: ResourceType, obj: dict[str, Any], in_use: Callable[[str], bool]) -> None:
+        """Give a new Service a free clusterIP (`in_use(ip)`: whether an existing Service has it)."""
+        if rt.group != "" or rt.plural != "services":
+            return
+        spec = obj.setdefault("spec", {})
+        if spec.get("type") == "ExternalName" or spec.get("clusterIP") == "None":
+            if spec.get("clusterIP") == "None":
+                spec["clusterIPs"] = ["None"]
+            return
+        if spec.get("clusterIP"):
+            spec.setdefault("clusterIPs", [spec["clusterIP"]])
+            return
+        first, last = int(_SERVICE_NET.network_address) + 10, int(_SERVICE_NET.broadcast_address) - 1
+        for n in itertools.chain(range(self._next, last + 1), range(first, self._next)):
+            ip = str(ipaddress.IPv4Address(n))
+            if in_use(ip):
+                continue
+            self._next = n + 1 if n < last else first
+            spec["clusterIP"] = ip
+            spec["clusterIPs"] = [ip]
+            spec.setdefault("ipFamilies", ["IPv4"])
+            spec.setdefault("ipFamilyPolicy", "SingleStack")
+            return
+        raise errors.internal("failed to allocate a serviceIP: range is full")

@@ -24,6 +24,8 @@ class ObjectApi:
     def __init__(self, store: Store, registry: Registry) -> None:
         self.store = store
         self.registry = registry
+        self.cluster_ips = kinds.ClusterIPs()
+        store.add_index(kinds.CLUSTER_IP_INDEX, kinds.cluster_ips)
         # Hook called after an update removed the last finalizer of an object being deleted.
         self.on_finalized: Callable[[ResourceType, dict[str, Any]], None] = lambda rt, obj: None
 
@@ -102,9 +104,8 @@ class ObjectApi:
             admission.default_object(rt, obj)
             admission.validate_object(rt, obj, None)
             if rt.group == "" and rt.plural == "services":
-                services = self.store.read_all("", "services")
-                kinds.allocate_cluster_ip(rt, obj, services)
-                nodeports.allocate_create(obj, nodeports.in_use(services))
+                self.cluster_ips.allocate(rt, obj, lambda ip: self.store.indexed(kinds.CLUSTER_IP_INDEX, ip))
+                nodeports.allocate_create(obj, nodeports.in_use(self.store.read_all("", "services")))
             self._out(rt, obj)
             if dry_run:
                 return obj
@@ -160,10 +161,11 @@ class ObjectApi:
     # -- update / patch ------------------------------------------------------------------------
     def update(self, rt: ResourceType, namespace: str | None, name: str, body: dict[str, Any],
                subresource: str | None = None, *, dry_run: bool = False, strict: bool = False,
-               expect_rv: str | None = None) -> dict[str, Any]:
-        """`expect_rv`: raise Changed unless the stored object is still at that resourceVersion (the object
+               expect_rv: str | None = None, owned: bool = False) -> dict[str, Any]:
+        """Replace the object (or its status) with `body`; `owned`: `body` is the caller's to consume (no copy).
+        `expect_rv`: raise Changed unless the stored object is still at that resourceVersion (the object
         admission webhooks were shown)."""
-        new = copy.deepcopy(body)
+        new = body if owned else copy.deepcopy(body)
         self._check_type(rt, new)
         if strict:
             admission.reject_unknown_fields(rt, new)
@@ -243,7 +245,7 @@ class ObjectApi:
             old = self.read(rt, namespace, name)
             patched = admission.patch_object(old, body, content_type, rt)
             return self.update(rt, namespace, name, patched, subresource, dry_run=dry_run, strict=strict,
-                               expect_rv=expect_rv)
+                               expect_rv=expect_rv, owned=True)
 
     def _apply(self, rt: ResourceType, namespace: str | None, name: str, body: bytes,
                dry_run: bool, strict: bool, expect_rv: str | None = None) -> dict[str, Any]:
@@ -253,7 +255,7 @@ class ObjectApi:
                 old = self.read(rt, namespace, name)
                 return self.update(rt, namespace, name,
                                    admission.patch_object(old, body, "application/apply-patch+yaml", rt),
-                                   dry_run=dry_run, strict=strict, expect_rv=expect_rv)
+                                   dry_run=dry_run, strict=strict, expect_rv=expect_rv, owned=True)
             if expect_rv:
                 raise Changed(name)
             try:

@@ -1,4 +1,9 @@
-"""Thread-safe object store: objects by key, a global resourceVersion, an event history and watch subscribers."""
+"""Thread-safe object store: objects by key, a global resourceVersion, an event history and watch subscribers.
+
+Indexes kept on every write make the per-object questions O(that object): the objects of one resource,
+the dependents of an owner uid, whether a uid exists, the objects being deleted; subscribers may ask
+for one resource's events only.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +34,8 @@ class StoreEvent:
 
 
 Subscriber = Callable[[StoreEvent], None]
+WriteListener = Callable[[Key], None]
+IndexFunc = Callable[[Key, dict[str, Any]], Iterable[str]]
 
 
 def group_of(api_version: str) -> str:
@@ -46,7 +53,15 @@ class Store:
         self._history: deque[StoreEvent] = deque(maxlen=history_limit)
         self._floor = 0  # a watch may start from any rv >= floor
         self._subscribers: list[Subscriber] = []
+        self._resource_subscribers: dict[tuple[str, str], list[Subscriber]] = {}
         self._listeners: list[Callable[[], None]] = []
+        self._write_listeners: list[WriteListener] = []
+        self._by_resource: dict[tuple[str, str], dict[Key, None]] = {}
+        self._dependents: dict[str, set[Key]] = {}
+        self._uids: dict[str, Key] = {}
+        self._deleting: set[Key] = set()
+        self._field_funcs: dict[str, IndexFunc] = {}
+        self._fields: dict[str, dict[str, set[Key]]] = {}
 
     # -- reads ---------------------------------------------------------------------------------
     @property
@@ -68,9 +83,48 @@ class Store:
     def read_all(self, group: str, plural: str, namespace: str | None = None) -> list[dict[str, Any]]:
         """Deep copies of every object of a resource (optionally in one namespace), sorted by namespace/name."""
         with self.lock:
-            keys = sorted(k for k in self._objects
-                          if k[0] == group and k[1] == plural and (namespace is None or k[2] == namespace))
+            keys = sorted(k for k in self._by_resource.get((group, plural), ())
+                          if namespace is None or k[2] == namespace)
             return [copy.deepcopy(self._objects[k]) for k in keys]
+
+    def scan_resource(self, group: str, plural: str, fn: Callable[[Key, dict[str, Any]], Any]) -> list[tuple[Key, Any]]:
+        """`scan` over the objects of one resource only."""
+        with self.lock:
+            out = []
+            for key in self._by_resource.get((group, plural), ()):
+                value = fn(key, self._objects[key])
+                if value:
+                    out.append((key, value))
+            return out
+
+    def dependents(self, owner_uid: str) -> list[Key]:
+        """Keys of the objects with an ownerReference to `owner_uid`."""
+        with self.lock:
+            return sorted(self._dependents.get(owner_uid, ()))
+
+    def has_uid(self, uid: str) -> bool:
+        """Whether an object with metadata.uid `uid` is stored."""
+        with self.lock:
+            return uid in self._uids
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        """Index every object (now and after each write) by the values `fn(key, obj)` returns."""
+        with self.lock:
+            self._field_funcs[name] = fn
+            self._fields[name] = {}
+            for key, obj in self._objects.items():
+                for value in fn(key, obj):
+                    self._fields[name].setdefault(value, set()).add(key)
+
+    def indexed(self, name: str, value: str) -> bool:
+        """Whether any object's index `name` holds `value`."""
+        with self.lock:
+            return bool(self._fields[name].get(value))
+
+    def deleting(self) -> list[Key]:
+        """Keys of the objects carrying a deletionTimestamp (waiting on finalizers)."""
+        with self.lock:
+            return sorted(self._deleting)
 
     def scan(self, fn: Callable[[Key, dict[str, Any]], Any]) -> list[tuple[Key, Any]]:
         """(key, fn(key, obj)) for every object where fn returns a truthy value; `obj` must not be modified."""
@@ -107,7 +161,8 @@ class Store:
 
     # -- writes (callers hold no invariants beyond the key; semantics live in operations) -------
     def write(self, group: str, plural: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """Store `obj` (ADDED if new, else MODIFIED) with the next resourceVersion; return a copy."""
+        """Store a copy of `obj` (ADDED if new, else MODIFIED) with the next resourceVersion; return `obj`,
+        its resourceVersion set (the caller's own object, equal to the stored one)."""
         meta = obj.setdefault("metadata", {})
         key = (group, plural, meta.get("namespace", "") or "", meta["name"])
         with self.lock:
@@ -118,9 +173,10 @@ class Store:
             self._objects[key] = stored
             if old is None:
                 self._counts[(group, plural)] += 1
+            self._index(key, stored, old)
             self._emit(StoreEvent(self._rv, "MODIFIED" if old is not None else "ADDED", group, plural, key[2],
                                   stored, old))
-            return copy.deepcopy(stored)
+            return obj
 
     def remove(self, group: str, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
         """Delete one object; the DELETED event carries a fresh resourceVersion."""
@@ -130,11 +186,49 @@ class Store:
             if old is None:
                 return None
             self._counts[(group, plural)] -= 1
+            self._index(key, None, old)
             self._rv += 1
             gone_obj = copy.deepcopy(old)
             gone_obj["metadata"]["resourceVersion"] = str(self._rv)
             self._emit(StoreEvent(self._rv, "DELETED", group, plural, namespace, gone_obj, old))
             return copy.deepcopy(gone_obj)
+
+    def _index(self, key: Key, obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
+        """Move `key` from the index entries of `old` to those of `obj` (either may be None); lock held."""
+        if old is not None:
+            old_meta = old.get("metadata") or {}
+            for uid in _owner_uids(old_meta):
+                deps = self._dependents.get(uid)
+                if deps is not None:
+                    deps.discard(key)
+                    if not deps:
+                        del self._dependents[uid]
+            if self._uids.get(str(old_meta.get("uid") or "")) == key:
+                del self._uids[str(old_meta.get("uid") or "")]
+            self._deleting.discard(key)
+            for name, fn in self._field_funcs.items():
+                for value in fn(key, old):
+                    keys = self._fields[name].get(value)
+                    if keys is not None:
+                        keys.discard(key)
+                        if not keys:
+                            del self._fields[name][value]
+        if obj is None:
+            bucket = self._by_resource.get(key[:2])
+            if bucket is not None:
+                bucket.pop(key, None)
+            return
+        self._by_resource.setdefault(key[:2], {})[key] = None
+        meta = obj.get("metadata") or {}
+        for uid in _owner_uids(meta):
+            self._dependents.setdefault(uid, set()).add(key)
+        if meta.get("uid"):
+            self._uids[str(meta["uid"])] = key
+        if meta.get("deletionTimestamp"):
+            self._deleting.add(key)
+        for name, fn in self._field_funcs.items():
+            for value in fn(key, obj):
+                self._fields[name].setdefault(value, set()).add(key)
 
     def _emit(self, event: StoreEvent) -> None:
         self._history.append(event)
@@ -142,25 +236,35 @@ class Store:
             self._floor = max(self._floor, self._history[0].rv - 1)
         for sub in list(self._subscribers):
             sub(event)
+        for sub in list(self._resource_subscribers.get((event.group, event.plural), ())):
+            sub(event)
+        key = (event.group, event.plural, event.namespace, event.obj["metadata"]["name"])
+        for write_listener in self._write_listeners:
+            write_listener(key)
         for listener in self._listeners:
             listener()
 
     # -- watch ---------------------------------------------------------------------------------
-    def subscribe(self, since: int | None,
-                  callback: Subscriber) -> tuple[builtins.list[StoreEvent], Callable[[], None]]:
-        """Events after `since` (None: none) and a live subscription, atomically; 410 if `since` is compacted."""
+    def subscribe(self, since: int | None, callback: Subscriber, *,
+                  resource: tuple[str, str] | None = None) -> tuple[builtins.list[StoreEvent], Callable[[], None]]:
+        """Events after `since` (None: none) and a live subscription, atomically; 410 if `since` is compacted.
+
+        `resource` (group, plural): only that resource's events, in the backlog and live.
+        """
         with self.lock:
             backlog: builtins.list[StoreEvent] = []
             if since is not None and since < self._rv:
                 if since < self._floor:
                     raise errors.gone(f"too old resource version: {since} ({self._floor + 1})")
-                backlog = [e for e in self._history if e.rv > since]
-            self._subscribers.append(callback)
+                backlog = [e for e in self._history if e.rv > since
+                           and (resource is None or (e.group, e.plural) == resource)]
+            subscribers = self._subscribers if resource is None else self._resource_subscribers.setdefault(resource, [])
+            subscribers.append(callback)
 
         def unsubscribe() -> None:
             with self.lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
+                if callback in subscribers:
+                    subscribers.remove(callback)
 
         return backlog, unsubscribe
 
@@ -174,6 +278,10 @@ class Store:
         """Call `listener` (under the store lock, so keep it cheap) after every write."""
         self._listeners.append(listener)
 
+    def on_write(self, listener: WriteListener) -> None:
+        """Call `listener(key)` (under the store lock, so keep it cheap) after every write or removal of `key`."""
+        self._write_listeners.append(listener)
+
     # -- persistence ---------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
@@ -181,14 +289,36 @@ class Store:
                     "objects": [{"group": k[0], "plural": k[1], "object": copy.deepcopy(v)}
                                 for k, v in sorted(self._objects.items())]}
 
+    def entries(self, keys: Iterable[Key]) -> tuple[int, builtins.list[tuple[Key, dict[str, Any] | None]]]:
+        """(resourceVersion, [(key, copy of its object or None when removed)]) for `keys`, atomically."""
+        with self.lock:
+            out: builtins.list[tuple[Key, dict[str, Any] | None]] = []
+            for key in keys:
+                obj = self._objects.get(key)
+                out.append((key, copy.deepcopy(obj) if obj is not None else None))
+            return self._rv, out
+
     def restore(self, rv: int, entries: Iterable[tuple[str, str, dict[str, Any]]]) -> None:
         """Load saved objects; resourceVersions continue from `rv`; history starts empty."""
         with self.lock:
             self._objects.clear()
+            self._by_resource.clear()
+            self._dependents.clear()
+            self._uids.clear()
+            self._deleting.clear()
+            for name in self._fields:
+                self._fields[name] = {}
             for group, plural, obj in entries:
                 meta = obj["metadata"]
-                self._objects[(group, plural, meta.get("namespace", "") or "", meta["name"])] = obj
+                key = (group, plural, meta.get("namespace", "") or "", meta["name"])
+                old = self._objects.get(key)
+                self._objects[key] = obj
+                self._index(key, obj, old)
             self._counts = Counter((k[0], k[1]) for k in self._objects)
             self._rv = rv
             self._history.clear()
             self._floor = rv
+
+
+def _owner_uids(meta: dict[str, Any]) -> set[str]:
+    return {str(r.get("uid")) for r in meta.get("ownerReferences") or () if r.get("uid")}

@@ -128,7 +128,8 @@ async def serve(request: web.Request, wr: WatchRequest, store: Store, hub: Watch
             initial = [o for o in initial if matches(o, labels, fields)]
             since = store.resource_version
         try:
-            backlog, unsubscribe = store.subscribe(since, lambda ev: _deliver(loop, queue, ev))
+            backlog, unsubscribe = store.subscribe(since, lambda ev: _deliver(loop, queue, ev),
+                                                   resource=(wr.rt.group, wr.rt.plural))
         except errors.ApiError as exc:
             error, backlog = exc, []
         start_rv = store.resource_version

@@ -4,6 +4,9 @@ One daemon thread per informer: it lists (emitting ADDED/MODIFIED/DELETED agains
 watches from the list's resourceVersion with bookmarks; a watch that ends is resumed from the last seen
 resourceVersion; 410 Expired relists; other errors are retried with capped exponential backoff.
 Handlers run on the informer thread and must be quick (queue a key, do the work elsewhere).
+Indexes (client-go's Indexers) map a value computed from each object (its controller's uid, a label, a
+claim it mounts) to the objects carrying it, so a controller finds an object's dependents without
+copying or scanning the whole cache.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubernetes.client import ApiClient
@@ -22,6 +25,7 @@ from kdsim.client.rest import RestClient, WatchStream
 log = logging.getLogger(__name__)
 
 Handler = Callable[[str, dict[str, Any], "dict[str, Any] | None"], None]
+IndexFunc = Callable[[dict[str, Any]], Iterable[str]]
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 WATCH_TIMEOUT_SECONDS = 300
 MAX_BACKOFF_SECONDS = 5.0
@@ -57,6 +61,8 @@ class Informer:
         self._rest = RestClient(api_client)
         self._handlers: list[Handler] = []
         self._cache: dict[tuple[str, str], dict[str, Any]] = {}
+        self._index_funcs: dict[str, IndexFunc] = {}
+        self._indexes: dict[str, dict[str, set[tuple[str, str]]]] = {}
         self._lock = threading.RLock()
         self._synced = threading.Event()
         self._stop = threading.Event()
@@ -71,6 +77,43 @@ class Informer:
             existing = list(self._cache.values()) if self._synced.is_set() else []
         for obj in existing:
             self._call(fn, ADDED, obj, None)
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        """Index the cached objects by the values `fn(obj)` returns (call before start)."""
+        with self._lock:
+            self._index_funcs[name] = fn
+            self._indexes[name] = {}
+            for key, obj in self._cache.items():
+                self._index(key, obj, None)
+
+    def by_index(self, name: str, value: str) -> list[dict[str, Any]]:
+        """Deep copies of the cached objects whose index `name` holds `value`, sorted by key."""
+        with self._lock:
+            keys = sorted(self._indexes[name].get(value) or ())
+            return copy.deepcopy([self._cache[k] for k in keys])
+
+    def indexed(self, name: str, value: str) -> bool:
+        """Whether any cached object's index `name` holds `value`."""
+        with self._lock:
+            return bool(self._indexes[name].get(value))
+
+    def has(self, namespace: str | None, name: str) -> bool:
+        """Whether the object is cached (no copy)."""
+        with self._lock:
+            return (namespace or "", name) in self._cache
+
+    def _index(self, key: tuple[str, str], obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
+        """Move `key` from the index values of `old` to those of `obj` (either may be None); lock held."""
+        for name, fn in self._index_funcs.items():
+            index = self._indexes[name]
+            for value in set(fn(old)) if old is not None else ():
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[value]
+            for value in set(fn(obj)) if obj is not None else ():
+                index.setdefault(value, set()).add(key)
 
     def start(self) -> None:
         """Start the list+watch thread."""
@@ -140,6 +183,10 @@ class Informer:
                     events.append((MODIFIED, obj, old))
             events.extend((DELETED, old, old) for key, old in self._cache.items() if key not in fresh)
             self._cache = fresh
+            for name in self._indexes:
+                self._indexes[name] = {}
+            for key, obj in fresh.items():
+                self._index(key, obj, None)
             self._rv = (listing.get("metadata") or {}).get("resourceVersion") or self._rv
         self._synced.set()
         for event in events:
@@ -180,8 +227,10 @@ class Informer:
             old = self._cache.get(key)
             if kind == DELETED:
                 self._cache.pop(key, None)
+                self._index(key, None, old)
             else:
                 self._cache[key] = obj
+                self._index(key, obj, old)
             self._rv = _rv_of(obj) or self._rv
         if kind != DELETED:
             kind = ADDED if old is None else MODIFIED

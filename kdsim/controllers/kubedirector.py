@@ -38,6 +38,25 @@ def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
     return obj.get("metadata") or {}
 
 
+APP_INDEX = "app"  # KDClusters by spec.app
+CLUSTER_INDEX = "cluster"  # member objects by "namespace/<cluster label>"
+
+
+def _app_of(obj: dict[str, Any]) -> list[str]:
+    app = (obj.get("spec") or {}).get("app")
+    return [str(app)] if app else []
+
+
+def _cluster_of(obj: dict[str, Any]) -> list[str]:
+    cluster = (_meta(obj).get("labels") or {}).get(names.CLUSTER_LABEL)
+    return [f"{_meta(obj).get('namespace') or ''}/{cluster}"] if cluster else []
+
+
+def _has_labels(obj: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    have = _meta(obj).get("labels") or {}
+    return all(have.get(k) == v for k, v in labels.items())
+
+
 def _owned_by(obj: Mapping[str, Any], uid: str) -> bool:
     return any(r.get("uid") == uid and r.get("controller") for r in _meta(obj).get("ownerReferences") or [])
 
@@ -54,6 +73,9 @@ class KubeDirectorController:
         self.sets = Informer(api_client, "apps/v1", "statefulsets", label_selector=selector)
         self.pods = Informer(api_client, "v1", "pods", label_selector=selector)
         self.services = Informer(api_client, "v1", "services", label_selector=selector)
+        self.clusters.add_index(APP_INDEX, _app_of)
+        self.sets.add_index(CLUSTER_INDEX, _cluster_of)
+        self.services.add_index(CLUSTER_INDEX, _cluster_of)
         self.queue = WorkQueue(self.reconcile, name="kubedirector", workers=workers)
         self.clusters.add_handler(lambda _e, obj, _o: self.queue.add(object_key(obj)))
         self.apps.add_handler(self._on_app)
@@ -83,9 +105,8 @@ class KubeDirectorController:
             self.queue.add(f"{_meta(obj).get('namespace')}/{cluster}")
 
     def _on_app(self, _event: str, app: dict, _old: dict | None) -> None:
-        for obj in self.clusters.list():
-            if (obj.get("spec") or {}).get("app") == _meta(app).get("name"):
-                self.queue.add(object_key(obj))
+        for obj in self.clusters.by_index(APP_INDEX, str(_meta(app).get("name"))):
+            self.queue.add(object_key(obj))
 
     # -- reconcile ---------------------------------------------------------------------------------
     def reconcile(self, key: str) -> None:
@@ -180,6 +201,12 @@ class KubeDirectorController:
             return None
         return informer.get(ns, name) or self.rest.get_or_none(api_version, plural, ns, name)
 
+    @staticmethod
+    def _members(informer: Informer, cluster: Cluster, labels: Mapping[str, str]) -> list[dict[str, Any]]:
+        """Cached objects labelled with the cluster's name (and `labels`), from the cluster index."""
+        return [o for o in informer.by_index(CLUSTER_INDEX, f"{cluster.namespace}/{cluster.name}")
+                if _has_labels(o, labels)]
+
     def _repair_owner(self, cluster: Cluster, api_version: str, plural: str, obj: Mapping[str, Any]) -> None:
         if not _owned_by(obj, cluster.uid):
             log.info("repairing owner ref on %s{%s}", plural, _meta(obj)["name"])
@@ -190,7 +217,7 @@ class KubeDirectorController:
         name = status.get("clusterService") or ""
         svc = self._fresh(self.services, "v1", "services", cluster.namespace, name)
         if svc is None and not name:  # adopt one we created but failed to record
-            svc = next((s for s in self.services.list(cluster.namespace, {names.CLUSTER_LABEL: cluster.name})
+            svc = next((s for s in self._members(self.services, cluster, {})
                         if _owned_by(s, cluster.uid) and (s.get("spec") or {}).get("clusterIP") == "None"), None)
         if svc is None:
             svc = self.rest.create("v1", "services", cluster.namespace,
@@ -236,7 +263,7 @@ class KubeDirectorController:
     def _adopt_or_create_statefulset(self, cluster: Cluster, app: App, role: Any, rs: dict[str, Any],
                                      status: dict[str, Any]) -> dict[str, Any]:
         if not rs.get("statefulSet"):
-            for sts in self.sets.list(cluster.namespace, {names.CLUSTER_LABEL: cluster.name, names.ROLE_LABEL: role.id}):
+            for sts in self._members(self.sets, cluster, {names.ROLE_LABEL: role.id}):
                 if _owned_by(sts, cluster.uid):
                     return sts
         log.info("KubeDirectorCluster %s/%s: creating role{%s}", cluster.namespace, cluster.name, role.id)

@@ -28,6 +28,18 @@ log = logging.getLogger(__name__)
 
 NODE_NAME = NodeIdentity().name
 TERMINATION_WAIT_CAP = 0.1  # seconds a terminating pod is kept before the kubelet confirms deletion
+CLAIM_INDEX = "claim"  # pods by the "namespace/name" of each PVC they mount
+IP_INDEX = "pod-ip"  # pods by status.podIP
+
+
+def _claims_of(pod: dict[str, Any]) -> list[str]:
+    ns = pod["metadata"].get("namespace") or ""
+    return [f"{ns}/{name}" for vol in (pod.get("spec") or {}).get("volumes") or []
+            if (name := (vol.get("persistentVolumeClaim") or {}).get("claimName"))]
+
+
+def _ip_of(pod: dict[str, Any]) -> list[str]:
+    return [str((pod.get("status") or {}).get("podIP"))]
 
 
 class Kubelet:
@@ -50,6 +62,8 @@ class Kubelet:
                                               new_style=True)
         self.node_images: set[str] = set()  # the images "pulled" on this node
         self.pods = Informer(api_client, "v1", "pods")
+        self.pods.add_index(CLAIM_INDEX, _claims_of)
+        self.pods.add_index(IP_INDEX, _ip_of)
         self.claims = Informer(api_client, "v1", "persistentvolumeclaims")
         self.queue = WorkQueue(self.reconcile, name="kubelet", workers=3)
         self.pods.add_handler(lambda _e, obj, _o: self.queue.add(object_key(obj)))
@@ -61,11 +75,9 @@ class Kubelet:
         self._binding_unsupported = False
 
     def _on_claim(self, _event: str, claim: dict, _old: dict | None) -> None:
-        ns = claim["metadata"].get("namespace")
-        for pod in self.pods.list(ns):
-            for vol in (pod.get("spec") or {}).get("volumes") or []:
-                if (vol.get("persistentVolumeClaim") or {}).get("claimName") == claim["metadata"]["name"]:
-                    self.queue.add(object_key(pod))
+        for pod in self.pods.by_index(CLAIM_INDEX, f"{claim['metadata'].get('namespace') or ''}/"
+                                                   f"{claim['metadata']['name']}"):
+            self.queue.add(object_key(pod))
 
     def start(self) -> Kubelet:
         """Register the Node (with its kubelet endpoint, before any pod runs here), then run pods."""
@@ -103,11 +115,10 @@ class Kubelet:
     def _next_ip(self) -> str:
         with self._lock:
             used = {r.pod_ip for r in self._runtimes.values()}
-        used.update(str((p.get("status") or {}).get("podIP")) for p in self.pods.list())
         while True:
             n = next(self._ips)
             ip = self.node.pod_ip(n)
-            if ip not in used:
+            if ip not in used and not self.pods.indexed(IP_INDEX, ip):
                 return ip
 
     def lookup(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:

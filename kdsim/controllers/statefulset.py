@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
@@ -37,6 +37,32 @@ def _claim_pod(sts: Mapping[str, Any], claim: str) -> str:
     return claim
 
 
+OWNER_UID = "controller-uid"  # index: the uid of the StatefulSet controlling the object
+OWNER_NAME = "controller-name"  # index: "namespace/name" of the StatefulSet controlling the object
+
+
+def _owner_uid(obj: dict[str, Any]) -> Iterator[str]:
+    ref = _controller_ref(obj)
+    if ref is not None and ref.get("uid"):
+        yield str(ref["uid"])
+
+
+def _owner_name(obj: dict[str, Any]) -> Iterator[str]:
+    ref = _controller_ref(obj)
+    if ref is not None:
+        yield f"{obj['metadata'].get('namespace') or ''}/{ref.get('name')}"
+
+
+class _Claims:
+    """The PVC names of one namespace, answered from the claims informer's cache (no copy of the list)."""
+
+    def __init__(self, informer: Informer, namespace: str | None) -> None:
+        self.informer, self.namespace = informer, namespace
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.informer.has(self.namespace, name)
+
+
 class StatefulSetController:
     """Level-triggered reconcile of every StatefulSet in the cluster."""
 
@@ -47,6 +73,9 @@ class StatefulSetController:
         self.pods = Informer(api_client, "v1", "pods")
         self.revisions = Informer(api_client, "apps/v1", "controllerrevisions")
         self.claims = Informer(api_client, "v1", "persistentvolumeclaims")
+        for informer in (self.pods, self.revisions):
+            informer.add_index(OWNER_UID, _owner_uid)
+            informer.add_index(OWNER_NAME, _owner_name)
         self.queue = WorkQueue(self.reconcile, name="statefulset", workers=1)
         self.sets.add_handler(lambda _e, obj, _o: self.queue.add(object_key(obj)))
         self.pods.add_handler(self._on_owned)
@@ -74,7 +103,8 @@ class StatefulSetController:
     # -- reconcile ---------------------------------------------------------------------------------
     def _owned(self, informer: Informer, namespace: str, sts: Mapping[str, Any]) -> list[dict[str, Any]]:
         uid = sts["metadata"].get("uid")
-        return [o for o in informer.list(namespace) if (_controller_ref(o) or {}).get("uid") == uid]
+        return [o for o in informer.by_index(OWNER_UID, str(uid))
+                if (o.get("metadata") or {}).get("namespace", "") == namespace] if uid else []
 
     def reconcile(self, key: str) -> None:
         namespace, name = split_key(key)
@@ -85,8 +115,7 @@ class StatefulSetController:
         pods = self._owned(self.pods, namespace or "", sts)
         history = rev.sort_revisions(self._owned(self.revisions, namespace or "", sts))
         current, update, collisions = self._revisions(sts, history)
-        claims = {c["metadata"]["name"] for c in self.claims.list(namespace)}
-        result = plan(sts, pods, claims, current, update, collisions)
+        result = plan(sts, pods, _Claims(self.claims, namespace), current, update, collisions)
         for action in result.actions:
             self._apply(action, sts)
         if result.status != {k: (sts.get("status") or {}).get(k) for k in result.status}:
@@ -163,15 +192,19 @@ class StatefulSetController:
 
     def _collect_garbage(self, namespace: str, name: str) -> None:
         """The set is gone: delete the pods and revisions it controlled (the garbage collector's job)."""
-        live = {s["metadata"].get("uid") for s in self.sets.list(namespace)}
         for informer, api_version, plural in ((self.pods, "v1", "pods"),
                                               (self.revisions, "apps/v1", "controllerrevisions")):
-            for obj in informer.list(namespace):
+            for obj in informer.by_index(OWNER_NAME, f"{namespace}/{name}"):
                 ref = _controller_ref(obj)
-                if ref and ref.get("name") == name and ref.get("uid") not in live \
+                if ref and not self._live_set(namespace, name, ref.get("uid")) \
                         and not obj["metadata"].get("deletionTimestamp"):
                     self._ignore_missing(lambda o=obj, v=api_version, p=plural: self.rest.delete(
                         v, p, namespace, o["metadata"]["name"]))
+
+    def _live_set(self, namespace: str, name: str, uid: Any) -> bool:
+        """Whether the StatefulSet `uid` still exists (the only one that can is the cached `name`)."""
+        sts = self.sets.get(namespace, name)
+        return sts is not None and sts["metadata"].get("uid") == uid
 
     @staticmethod
     def _ignore_exists(call: Any) -> bool:

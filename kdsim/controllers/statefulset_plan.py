@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,7 +119,7 @@ def _finished(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Failed", "Succeeded")
 
 
-def plan(sts: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], existing_claims: set[str],
+def plan(sts: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], existing_claims: Container[str],
          current: Mapping[str, Any], update: Mapping[str, Any], collision_count: int) -> Plan:
     """One reconcile pass. `pods` are the pods this set owns; `existing_claims` the PVC names present."""
     spec, name = _spec(sts), _meta(sts)["name"]

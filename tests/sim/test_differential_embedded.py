@@ -46,9 +46,6 @@ KNOWN: dict[str, str] = {
                                                 "(nodeName, conditions) and carry the 1.28+ pod-index label; "
                                                 + ITEM_KIND,
     "its controller revisions": "the real revision's data keeps a null template creationTimestamp; " + ITEM_KIND,
-    "nodePort out of range: 422": "the embedded cluster neither allocates nor range-checks nodePorts (#18); "
-                                  "nodePorts are proven on the real backend (tests/real/test_node_ports.py, "
-                                  "tests/scenarios)",
 }
 
 

@@ -10,8 +10,8 @@ import click
 
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.options import cluster_options
-from gitops_kd.cli.run import repo_url, watch_scope
-from gitops_kd.source import GitSource, SourceError
+from gitops_kd.cli.plan import read_desired
+from gitops_kd.cli.run import watch_scope
 
 
 @click.command("diff")
@@ -38,15 +38,7 @@ def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, con
     logging.basicConfig(level=logging.WARNING)
     scope = watch_scope(namespace, all_namespaces, ())
     apply_git_credentials(ssh_key_file, known_hosts_file, git_token_file, git_credentials_dir)
-    with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
-        try:
-            source.fetch()
-            desired = source.desired_at(rev or "HEAD")
-        except SourceError as exc:
-            click.echo(f"error: {exc.message}", err=True)
-            for err in exc.errors:
-                click.echo(f"  {err}", err=True)
-            raise SystemExit(2) from exc
+    desired = read_desired(repo, branch, namespace, rev, exit_code=2)
     observed = observe(kubeconfig, context, scope)
     scoped = restrict(desired, Scope.of(scope))
     result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(UTC)))

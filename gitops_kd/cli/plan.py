@@ -12,7 +12,7 @@ from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.cli.plan_review import FORMATS, run_review
 from gitops_kd.cli.run import load_api_client, repo_url, watch_scope
 from gitops_kd.observe.model import ObservedState
-from gitops_kd.source import GitSource, SourceError
+from gitops_kd.source import DesiredState, GitSource, SourceError
 
 
 @click.command("plan")
@@ -61,15 +61,7 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
             live = observe(kubeconfig, context, scope) if kubeconfig else None
             run_review(source, repo, base, head or "HEAD", fmt, scope, live, wave_soak)
         return
-    with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
-        try:
-            source.fetch()
-            desired = source.desired_at(rev or "HEAD")
-        except SourceError as exc:
-            click.echo(f"error: {exc.message}", err=True)
-            for err in exc.errors:
-                click.echo(f"  {err}", err=True)
-            raise SystemExit(1) from exc
+    desired = read_desired(repo, branch, namespace, rev, exit_code=1)
     observed = ObservedState() if offline else observe(kubeconfig, context, scope)
     scoped = restrict(desired, Scope.of(scope))
     result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(UTC),
@@ -99,3 +91,17 @@ def observe(kubeconfig: str | None, context: str | None, namespace: str | frozen
         return collector.snapshot()
     finally:
         collector.stop()
+
+
+def read_desired(repo: str, branch: str, namespace: str, rev: str | None, *, exit_code: int) -> DesiredState:
+    """The desired state at `rev` (default the branch head); a commit the source refuses is printed with its
+    errors and exits with `exit_code`."""
+    with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
+        try:
+            source.fetch()
+            return source.desired_at(rev or "HEAD")
+        except SourceError as exc:
+            click.echo(f"error: {exc.message}", err=True)
+            for err in exc.errors:
+                click.echo(f"  {err}", err=True)
+            raise SystemExit(exit_code) from exc

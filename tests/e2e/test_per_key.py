@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from gitops_kd.controller import Controller
 from gitops_kd.observe.model import ObservedState
@@ -20,15 +16,6 @@ from gitops_kd.source import GitSource
 from gitops_kd.spec.state import DesiredState
 from gitops_kd.testing import wait_for
 from tests.e2e.harness import E2E, NS, TEMPLATE, hello_app
-
-
-@pytest.fixture
-def e2e(tmp_path: Path) -> Iterator[E2E]:
-    world = E2E(tmp_path)
-    try:
-        yield world
-    finally:
-        world.close()
 
 
 class Recording:

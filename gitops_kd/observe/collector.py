@@ -151,10 +151,9 @@ class Collector:
             apps: dict[tuple[str, str], ObservedApp] = {}
             app_memo: dict[tuple[str, str], tuple[Any, ObservedApp]] = {}
             for raw in self._informers["apps"].shared(self._list_ns):
-                key, rv = (_ns(raw), _name(raw)), _rv_of(raw)
-                known = self._apps.get(key)
-                app = known[1] if known is not None and known[0] == rv else observed_app(raw)
-                apps[key], app_memo[key] = app, (rv, app)
+                key = (_ns(raw), _name(raw))
+                app_memo[key] = self._app_model(key, raw)
+                apps[key] = app_memo[key][1]
             sts = _by_cluster(self._informers["statefulsets"].shared(self._list_ns))
             pods = _by_cluster(self._informers["pods"].shared(self._list_ns))
             svcs = _by_cluster(self._informers["services"].shared(self._list_ns))
@@ -163,14 +162,9 @@ class Collector:
             cluster_memo: dict[tuple[str, str], tuple[Any, ObservedCluster]] = {}
             for raw in self._informers["clusters"].shared(self._list_ns):
                 key = (_ns(raw), _name(raw))
-                parts = (sts.get(key, []), pods.get(key, []), svcs.get(key, []))
-                rollout = rollouts.get(key)
-                sig = (_rv_of(raw), *(tuple(_rv_of(o) for o in objs) for objs in parts),
-                       _rv_of(rollout) if rollout is not None else None)
-                cached = self._clusters.get(key)
-                cluster = cached[1] if cached is not None and cached[0] == sig else \
-                    observed_cluster(raw, *parts, rollout)
-                clusters[key], cluster_memo[key] = cluster, (sig, cluster)
+                cluster_memo[key] = self._cluster_model(key, raw, sts.get(key, []), pods.get(key, []),
+                                                        svcs.get(key, []), rollouts.get(key))
+                clusters[key] = cluster_memo[key][1]
             self._apps, self._clusters = app_memo, cluster_memo  # objects gone from the caches are forgotten
             return ObservedState(apps=apps, clusters=clusters)
 
@@ -185,25 +179,31 @@ class Collector:
                     raw = self.index.app(key)
                     if raw is None:
                         continue
-                    rv = _rv_of(raw)
-                    known = self._apps.get(key)
-                    app = known[1] if known is not None and known[0] == rv else observed_app(raw)
-                    apps[key] = app
-                    self._apps[key] = (rv, app)
+                    self._apps[key] = self._app_model(key, raw)
+                    apps[key] = self._apps[key][1]
             found: dict[tuple[str, str], ObservedCluster] = {}
             for key in clusters:
                 parts = self.index.cluster(key)
                 if parts is None:
                     continue
-                raw, sts, pods, svcs, rollout = parts
-                sig = (_rv_of(raw), *(tuple(_rv_of(o) for o in objs) for objs in (sts, pods, svcs)),
-                       _rv_of(rollout) if rollout is not None else None)
-                cached = self._clusters.get(key)
-                cluster = cached[1] if cached is not None and cached[0] == sig else \
-                    observed_cluster(raw, sts, pods, svcs, rollout)
-                found[key] = cluster
-                self._clusters[key] = (sig, cluster)
+                self._clusters[key] = self._cluster_model(key, *parts)
+                found[key] = self._clusters[key][1]
             return ObservedState(apps=apps, clusters=found)
+
+    def _app_model(self, key: tuple[str, str], raw: Mapping[str, Any]) -> tuple[Any, ObservedApp]:
+        """(resourceVersion, model) of a KDApp: the previous snapshot's model while its resourceVersion holds."""
+        rv = _rv_of(raw)
+        known = self._apps.get(key)
+        return rv, known[1] if known is not None and known[0] == rv else observed_app(raw)
+
+    def _cluster_model(self, key: tuple[str, str], raw: Mapping[str, Any], sts: list[Any], pods: list[Any],
+                       svcs: list[Any], rollout: Mapping[str, Any] | None) -> tuple[Any, ObservedCluster]:
+        """(resourceVersions, model) of a KDCluster and its objects: the previous model while none changed."""
+        sig = (_rv_of(raw), *(tuple(_rv_of(o) for o in objs) for objs in (sts, pods, svcs)),
+               _rv_of(rollout) if rollout is not None else None)
+        cached = self._clusters.get(key)
+        return sig, cached[1] if cached is not None and cached[0] == sig else \
+            observed_cluster(raw, sts, pods, svcs, rollout)
 
     # -- internals ---------------------------------------------------------------------------------
     def _met(self, e: Expectation) -> bool:

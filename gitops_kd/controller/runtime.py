@@ -26,7 +26,19 @@ from gitops_kd.kube.informer import MODIFIED
 from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
 from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Prune, Wait
-from gitops_kd.plan.focus import APP, FLEET, FLEET_KEY, Part, WorkKey, app_key, app_part, cluster_key, cluster_part, owner
+from gitops_kd.plan.focus import (
+    APP,
+    FLEET,
+    FLEET_KEY,
+    Part,
+    WorkKey,
+    app_key,
+    app_part,
+    cluster_key,
+    cluster_part,
+    owner,
+    users,
+)
 from gitops_kd.plan.planner import plan as make_plan
 from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
 from gitops_kd.source import DesiredState, GitSource, Poller, PollResult
@@ -346,10 +358,9 @@ class Controller:
         self.queue.add(str(app_key(key)))
         with self._lock:
             desired = self._applied
-        users = set(self.collector.index.clusters_using(key[1]))
-        if desired is not None and (part := app_part(desired, key)) is not None:
-            users |= part.clusters
-        for user in users:
+        live = self.collector.index.clusters_using(key[1])
+        wanted = users(desired, key[1]) if desired is not None and key in desired.apps else frozenset()
+        for user in live | wanted:
             self.queue.add(str(cluster_key(user)))
 
     def _reconcile(self, key: str) -> None:

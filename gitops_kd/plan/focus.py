@@ -95,11 +95,16 @@ def cluster_part(desired: DesiredState, key: Key) -> Part | None:
     return Part(_restrict(desired, cluster.app, keys), keys, cluster.app)
 
 
+def users(desired: DesiredState, app_name: str) -> frozenset[Key]:
+    """The desired clusters whose spec.app is ``app_name`` (from an index built once per desired state)."""
+    return frozenset(_index(desired).by_app.get(app_name, ()))
+
+
 def app_part(desired: DesiredState, key: Key) -> Part | None:
     """The part of ``desired`` the reconcile of app ``key`` plans: the app and every cluster using its name."""
     if key not in desired.apps:
         return None
-    keys = frozenset(_index(desired).by_app.get(key[1], ()))
+    keys = users(desired, key[1])
     return Part(_restrict(desired, key[1], keys), keys, key[1])
 
 
@@ -121,4 +126,4 @@ def owner(action: Action) -> WorkKey:
 
 
 __all__ = ["APP", "CLUSTER", "FLEET", "FLEET_KEY", "Part", "WorkKey", "app_key", "app_part", "cluster_key",
-           "cluster_part", "owner"]
+           "cluster_part", "owner", "users"]

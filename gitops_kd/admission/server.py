@@ -1,8 +1,13 @@
 """POST /admission: the validating webhook (AdmissionReview admission.k8s.io/v1) and its audit trail.
 
-The verdict is gitops_kd.drift.admit's, on the desired state being reconciled and the observed state of the
-watch caches. Denials and break-glass edits are counted (gitops_kd_admission_requests_total), logged and
-recorded as Warning Events on the object (EditDenied, BreakGlassEdit); Events are written off the event loop.
+The verdict is gitops_kd.drift.admit's, on the desired state of the revision the cluster records as applied
+(admission/applied.py: the same on every replica) and the observed state of the watch caches. A request that
+needs them while this replica cannot judge (the revision not loaded yet, the caches not synced) gets the answer
+the API server would give if the webhook were unreachable (admission/policy.py: allowed with a warning under
+failurePolicy Ignore, refused with the reason under Fail); a break-glass still passes, audited. Denials,
+break-glass edits and unjudged requests are counted (gitops_kd_admission_requests_total) and logged; denials
+and break-glass edits are recorded as Warning Events on the object (EditDenied, BreakGlassEdit), written off
+the event loop.
 """
 
 from __future__ import annotations
@@ -14,27 +19,32 @@ from typing import Any
 
 from aiohttp import web
 
-from gitops_kd.drift.admit import Identities, Verdict, decide
+from gitops_kd.admission.applied import Applied
+from gitops_kd.admission.policy import FAIL, Hook, failure_policy
+from gitops_kd.constants import BREAK_GLASS_ANNOTATION
+from gitops_kd.drift.admit import Identities, Verdict, break_glass, decide, exempt
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ObservedState
-from gitops_kd.spec.state import DesiredState
 from gitops_kd.status.events import WARNING
 
 log = logging.getLogger(__name__)
 PATH = "/admission"
 REVIEW = ("admission.k8s.io/v1", "AdmissionReview")
 DENIED_REASON, BREAK_GLASS_REASON = "EditDenied", "BreakGlassEdit"
+NOT_JUDGED = "not-judged"  # the metric's result for a request answered by the failure policy
+NOTHING_APPLIED = "gitops-kd has applied no Git revision yet: nothing is guarded"
 
 
 class AdmissionHandler:
-    """Answers reviews from `desired()` and `observed()` (None while unknown: then every request is allowed,
-    with a warning, and drift revert stays the backstop)."""
+    """Answers reviews from `applied()` (the recorded revision's desired state) and `observed()` (None until the
+    caches are synced); `hooks` are the configuration's webhooks (None: not read), for the failure policy."""
 
-    def __init__(self, desired: Callable[[], DesiredState | None], observed: Callable[[], ObservedState | None],
+    def __init__(self, applied: Callable[[], Applied], observed: Callable[[], ObservedState | None],
                  who: Identities, *, rules: IgnoreRules | None = None, metrics: Any = None,
                  record_event: Callable[[dict[str, Any], str, str], None] | None = None) -> None:
-        self.desired, self.observed, self.who, self.rules = desired, observed, who, rules
+        self.applied, self.observed, self.who, self.rules = applied, observed, who, rules
         self.metrics, self.record_event = metrics, record_event
+        self.hooks: tuple[Hook, ...] | None = None
 
     async def handle(self, request: web.Request) -> web.Response:
         try:
@@ -46,29 +56,61 @@ class AdmissionHandler:
             return web.json_response({"error": "expected an AdmissionReview admission.k8s.io/v1 with a request"},
                                      status=400)
         req = review["request"]
-        desired = self.desired()
-        warnings: list[str] = []
-        if desired is None:
-            verdict = Verdict(True)
-            warnings.append("gitops-kd has no desired state yet (starting, or not the leader): not checked")
-        else:
-            verdict = decide(req, desired, self.observed(), self.who, self.rules)
+        verdict, warnings, judged = self.judge(req)
         response: dict[str, Any] = {"uid": req.get("uid"), "allowed": verdict.allowed}
         if not verdict.allowed:
             response["status"] = {"code": 403, "reason": "Forbidden", "message": verdict.message}
-        elif verdict.break_glass:
+        elif verdict.break_glass and judged:
             warnings.append(f"gitops-kd break-glass ({verdict.break_glass}): {', '.join(verdict.fields)} changed by "
                             "hand; audited. Drift revert still applies unless the object's drift policy is "
                             "alert-only: change Git to keep it.")
         if warnings:
             response["warnings"] = warnings
         if not req.get("dryRun"):
-            await asyncio.get_running_loop().run_in_executor(None, self._audit, req, verdict)
+            await asyncio.get_running_loop().run_in_executor(None, self._audit, req, verdict, judged)
         return web.json_response({"apiVersion": REVIEW[0], "kind": REVIEW[1], "response": response})
 
-    def _audit(self, req: dict[str, Any], verdict: Verdict) -> None:
+    def judge(self, req: dict[str, Any]) -> tuple[Verdict, list[str], bool]:
+        """The verdict on one request, the warnings to return with it, and whether it was judged (False: answered
+        by the failure policy)."""
+        if exempt(req, self.who):
+            return Verdict(True), [], True
+        applied = self.applied()
+        observed = self.observed() if applied.desired is not None else None
+        if applied.desired is None and not applied.unknown:
+            return Verdict(True), [NOTHING_APPLIED], True
+        if applied.desired is not None and observed is not None:
+            return decide(req, applied.desired, observed, self.who, self.rules), [], True
+        return self._unjudged(req, applied.unknown or "the watch caches are not synced yet")
+
+    def _unjudged(self, req: dict[str, Any], why: str) -> tuple[Verdict, list[str], bool]:
+        """What the API server would answer were the webhook unreachable; a break-glass passes (audited)."""
+        kind = str((req.get("kind") or {}).get("kind", ""))
+        namespace, name = str(req.get("namespace") or ""), str(req.get("name") or "")
+        glass = break_glass(req, self.who)
+        if glass:
+            return Verdict(True, kind, namespace, name, (f"not judged ({why})",), "", glass), [], True
+        policy = failure_policy(self.hooks, req)
+        if policy == FAIL:
+            return Verdict(False, kind, namespace, name, message=(
+                f"gitops-kd cannot judge this edit of {kind} {namespace}/{name} now: {why}. The webhook's "
+                "failurePolicy is Fail, so it is refused as if gitops-kd were unreachable; retry in a moment, or "
+                f'break-glass (audited): set the annotation {BREAK_GLASS_ANNOTATION}="<reason>" in this edit')), \
+                [], False
+        return Verdict(True, kind, namespace, name), [
+            f"gitops-kd did not check this edit: {why}. Allowed, as the webhook's failurePolicy Ignore would if "
+            "gitops-kd were unreachable; drift revert still applies"], False
+
+    def _audit(self, req: dict[str, Any], verdict: Verdict, judged: bool = True) -> None:
         kind = str((req.get("kind") or {}).get("kind", ""))
         user = str((req.get("userInfo") or {}).get("username", ""))
+        if not judged:
+            if self.metrics is not None:
+                self.metrics.admission_total.labels(kind=kind, result=NOT_JUDGED).inc()
+            log.warning("admission: %s %s/%s: %s by %s not judged, %s: %s", kind, verdict.namespace, verdict.name,
+                        req.get("operation"), user, "allowed" if verdict.allowed else "refused",
+                        verdict.message or "failurePolicy Ignore")
+            return
         result = "denied" if not verdict.allowed else "break-glass" if verdict.break_glass else "allowed"
         if self.metrics is not None:
             self.metrics.admission_total.labels(kind=kind, result=result).inc()

@@ -1,4 +1,5 @@
-"""AdmissionServer: the HTTPS listener of POST /admission, its certificate (Secret or files) and caBundle upkeep."""
+"""AdmissionServer: the HTTPS listener of POST /admission, its certificate (Secret or files), caBundle upkeep and
+the failure policy of its webhooks (read from the ValidatingWebhookConfiguration at each refresh)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from gitops_kd.admission import certstore
+from gitops_kd.admission.applied import AppliedRevision
 from gitops_kd.admission.certs import ServingCert
+from gitops_kd.admission.policy import hooks_of
 from gitops_kd.admission.server import AdmissionHandler, make_app, warning_event
 from gitops_kd.controller.http import HttpServer
 from gitops_kd.drift.admit import Identities
@@ -22,7 +25,6 @@ from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.model import ObservedState
-from gitops_kd.spec.state import DesiredState
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +46,16 @@ class AdmissionSettings:
 
 
 class AdmissionServer:
-    """Serves the webhook; every `refresh_seconds` renews the certificate when due and keeps the caBundle current."""
+    """Serves the webhook, judging from `revision` (started and stopped with it); every `refresh_seconds`
+    renews the certificate when due, keeps the caBundle current and re-reads the webhooks' failure policy."""
 
     def __init__(self, api_client: ApiClient, settings: AdmissionSettings, *,
-                 desired: Callable[[], DesiredState | None], observed: Callable[[], ObservedState | None],
+                 revision: AppliedRevision, observed: Callable[[], ObservedState | None],
                  who: Identities, rules: IgnoreRules | None = None, metrics: Any = None) -> None:
         self.settings, self.rest = settings, RestClient(api_client)
         events = EventRecorder(self.rest, lambda: datetime.now(UTC))
-        self.handler = AdmissionHandler(desired, observed, who, rules=rules, metrics=metrics,
+        self.revision = revision
+        self.handler = AdmissionHandler(revision.current, observed, who, rules=rules, metrics=metrics,
                                         record_event=warning_event(events))
         self.http: HttpServer | None = None
         self._ctx: ssl.SSLContext | None = None
@@ -69,17 +73,20 @@ class AdmissionServer:
         return certstore.ensure_cert(self.rest, s.namespace, s.secret, s.service)
 
     def refresh(self) -> None:
-        """Reload the certificate if it changed, and keep the caBundle current (generated certificates only)."""
+        """Reload the certificate if it changed, keep the caBundle current (generated certificates only) and
+        re-read the webhooks' failure policy."""
         cert = self._load()
         if cert != self._cert and self._ctx is not None:
             cert.load_into(self._ctx)
             log.info("admission: serving a new certificate")
         self._cert = cert
-        if not self.settings.cert_dir:
-            certstore.sync_ca_bundle(self.rest, self.settings.config, cert.ca, self.settings.service,
-                                     self.settings.namespace)
+        s = self.settings
+        if not s.cert_dir:
+            certstore.sync_ca_bundle(self.rest, s.config, cert.ca, s.service, s.namespace)
+        self.handler.hooks = hooks_of(self.rest.get_or_none(*certstore.VWC, None, s.config), s.service, s.namespace)
 
     def start(self) -> AdmissionServer:
+        self.revision.start()
         self._cert = self._load()
         self._ctx = self._cert.ssl_context()
         self.http = HttpServer(make_app(self.handler), self.settings.host, self.settings.port,
@@ -103,3 +110,4 @@ class AdmissionServer:
             self.http.stop()
         if self._thread is not None:
             self._thread.join(5)
+        self.revision.stop()

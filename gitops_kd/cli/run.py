@@ -213,8 +213,8 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     admission = None
     try:
         if admission_address is not None:
-            admission = _admission(api_client, controller, admission_address, own_namespace, metrics, drift_ignore,
-                                   service=admission_service, secret=admission_secret, config=admission_config,
+            admission = _admission(api_client, controller, admission_address, own_namespace, lease_name, metrics,
+                                   drift_ignore, service=admission_service, secret=admission_secret, config=admission_config,
                                    cert_dir=admission_cert_dir, users=admission_users,
                                    kubedirector_users=kubedirector_users, break_glass_groups=break_glass_groups)
         if leader_elect:
@@ -242,6 +242,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             replica.stop()
         else:
             controller.stop()
+        controller.collector.stop()  # started by the admission webhook on a standby too
         requests.stop()
         drift.close()
         source.close()
@@ -261,14 +262,24 @@ def _check_lease_timings(duration: float, renew_deadline: float, retry_period: f
                                f"times --lease-retry-period ({retry_period:g})")
 
 
-def _admission(api_client: Any, controller: Any, address: tuple[str, int], namespace: str, metrics: Any,
-               ignore_file: str | None, *, service: str, secret: str, config: str, cert_dir: str | None,
-               users: tuple[str, ...], kubedirector_users: tuple[str, ...],
+def _admission(api_client: Any, controller: Any, address: tuple[str, int], namespace: str, record_name: str,
+               metrics: Any, ignore_file: str | None, *, service: str, secret: str, config: str,
+               cert_dir: str | None, users: tuple[str, ...], kubedirector_users: tuple[str, ...],
                break_glass_groups: tuple[str, ...]) -> Any:
-    """Start the admission webhook: verdicts from the controller's desired state and watch caches."""
+    """Start the admission webhook on this replica, leading or not: verdicts from the revision the GitOpsKDSource
+    `namespace/record_name` records as applied (read from Git here) and from the watch caches, which start now
+    (as controller-runtime starts its caches on every replica); they only read."""
+    from gitops_kd.admission.applied import AppliedRevision
     from gitops_kd.admission.service import AdmissionServer, AdmissionSettings
     from gitops_kd.drift.admit import Identities
     from gitops_kd.drift.rules import IgnoreRules
+
+    def leader_state(sha: str) -> Any:
+        desired = controller.desired
+        return desired if desired is not None and desired.commit == sha else None
+    controller.collector.start()
+    revision = AppliedRevision(api_client, controller.source, namespace=namespace, name=record_name,
+                               local=leader_state)
 
     def observed() -> Any:
         try:
@@ -280,7 +291,7 @@ def _admission(api_client: Any, controller: Any, address: tuple[str, int], names
                      break_glass_groups=frozenset(break_glass_groups))
     settings = AdmissionSettings(host=address[0], port=address[1], namespace=namespace, service=service,
                                  secret=secret, config=config, cert_dir=cert_dir)
-    server = AdmissionServer(api_client, settings, desired=lambda: controller.desired, observed=observed, who=who,
+    server = AdmissionServer(api_client, settings, revision=revision, observed=observed, who=who,
                              rules=IgnoreRules.from_file(ignore_file) if ignore_file else None,
                              metrics=metrics).start()
     if server.http is not None:

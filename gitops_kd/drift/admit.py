@@ -61,17 +61,29 @@ class Verdict:
 ALLOW = Verdict(True)
 
 
+def exempt(request: Mapping[str, Any], who: Identities) -> bool:
+    """True when ``request`` is allowed whatever Git says (no desired state needed): not an UPDATE/DELETE of a
+    kind judged here, a subresource, or made by gitops-kd's or KubeDirector's users."""
+    username = str((request.get("userInfo") or {}).get("username", ""))
+    return (KINDS.get(str((request.get("kind") or {}).get("kind", ""))) is None
+            or str(request.get("operation", "")) not in ("UPDATE", "DELETE") or bool(request.get("subResource"))
+            or username in who.controller or username in who.kubedirector)
+
+
+def break_glass(request: Mapping[str, Any], who: Identities) -> str:
+    """The break-glass ``request`` carries ("group G", "annotation 'reason'"), or "" (none)."""
+    groups = [str(g) for g in (request.get("userInfo") or {}).get("groups") or []]
+    return _break_glass(groups, who, str(request.get("operation", "")), request.get("object") or {},
+                        request.get("oldObject") or {})
+
+
 def decide(request: Mapping[str, Any], desired: DesiredState | None, observed: ObservedState | None,
            who: Identities, rules: IgnoreRules | None = None) -> Verdict:
     """The verdict on one AdmissionReview v1 ``request``."""
-    user = request.get("userInfo") or {}
-    username, groups = str(user.get("username", "")), [str(g) for g in user.get("groups") or []]
-    kind = KINDS.get(str((request.get("kind") or {}).get("kind", "")))
+    if desired is None or exempt(request, who):
+        return ALLOW
+    kind = KINDS[str((request.get("kind") or {}).get("kind", ""))]
     operation = str(request.get("operation", ""))
-    if desired is None or kind is None or operation not in ("UPDATE", "DELETE") or request.get("subResource"):
-        return ALLOW
-    if username in who.controller or username in who.kubedirector:
-        return ALLOW
     new, old = request.get("object") or {}, request.get("oldObject") or {}
     namespace = str(request.get("namespace") or _meta(old).get("namespace") or "")
     name = str(request.get("name") or _meta(old).get("name") or "")
@@ -80,7 +92,7 @@ def decide(request: Mapping[str, Any], desired: DesiredState | None, observed: O
     if owned is None or not owned[0]:
         return ALLOW
     changed, files = owned
-    glass = _break_glass(groups, who, operation, new, old)
+    glass = break_glass(request, who)
     if glass:
         return Verdict(True, kind, namespace, name, changed, "", glass, files)
     return Verdict(False, kind, namespace, name, changed, denial(kind, namespace, name, operation, changed, files,

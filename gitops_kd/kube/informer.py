@@ -61,15 +61,17 @@ class _Expired(Exception):
 
 
 class Informer:
-    """Watch-backed cache of one resource type (optionally one namespace and label selector)."""
+    """Watch-backed cache of one resource type (optionally one namespace, label selector and field selector)."""
 
     def __init__(self, api_client: ApiClient, api_version: str, plural: str, *, namespace: str | None = None,
-                 label_selector: str | None = None, resync_seconds: float | None = None,
-                 watch_timeout_seconds: int = 300, max_backoff_seconds: float = 5.0) -> None:
+                 label_selector: str | None = None, field_selector: str | None = None,
+                 resync_seconds: float | None = None, watch_timeout_seconds: int = 300,
+                 max_backoff_seconds: float = 5.0) -> None:
         self.api_version = api_version
         self.plural = plural
         self.namespace = namespace
         self.label_selector = label_selector
+        self.field_selector = field_selector  # e.g. metadata.name=X: one object (RBAC resourceNames allow it)
         self.resync_seconds = resync_seconds
         self._rest = RestClient(api_client)
         self._watch_timeout = watch_timeout_seconds
@@ -164,7 +166,8 @@ class Informer:
                 self._stop.wait(backoff * (0.8 + 0.4 * random.random()))
 
     def _list(self) -> None:
-        listing = self._rest.list(self.api_version, self.plural, self.namespace, label_selector=self.label_selector)
+        listing = self._rest.list(self.api_version, self.plural, self.namespace, label_selector=self.label_selector,
+                                  field_selector=self.field_selector)
         fresh = {_cache_key(o): o for o in listing.get("items") or []}
         events: list[tuple[str, dict, dict | None]] = []
         with self._lock:
@@ -194,7 +197,8 @@ class Informer:
             timeout = max(1, min(timeout, int(remaining + 0.999)))
         try:
             stream = self._rest.watch(self.api_version, self.plural, self.namespace, resource_version=self._rv,
-                                      label_selector=self.label_selector, timeout_seconds=timeout)
+                                      label_selector=self.label_selector, field_selector=self.field_selector,
+                                      timeout_seconds=timeout)
         except ApiException as exc:
             if exc.status == 410:
                 raise _Expired() from exc

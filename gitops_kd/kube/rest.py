@@ -203,10 +203,11 @@ class RestClient:
         return self.request("DELETE", resource_path(api_version, plural, namespace, name), body=options)
 
     def watch(self, api_version: str, plural: str, namespace: str | None = None, *, resource_version: str | None,
-              label_selector: str | None = None, timeout_seconds: int | None = None,
-              allow_bookmarks: bool = True) -> WatchStream:
+              label_selector: str | None = None, field_selector: str | None = None,
+              timeout_seconds: int | None = None, allow_bookmarks: bool = True) -> WatchStream:
         """Open a watch from resource_version; raises ApiException if the server refuses it outright."""
         query = {"watch": "true", "resourceVersion": resource_version, "labelSelector": label_selector,
+                 "fieldSelector": field_selector,
                  "timeoutSeconds": timeout_seconds, "allowWatchBookmarks": "true" if allow_bookmarks else None}
         read_timeout = (timeout_seconds + 30) if timeout_seconds else None
         resp = self._send("GET", resource_path(api_version, plural, namespace), query=query, read_timeout=read_timeout)

@@ -59,6 +59,18 @@ def _verb(method: str, p: paths.ApiPath, query: dict[str, str]) -> str:
             "DELETE": "delete" if p.name else "deletecollection"}.get(method, "")
 
 
+def _selected_name(verb: str, query: dict[str, str]) -> str:
+    """The name RequestInfo gives a list or watch whose fieldSelector is `metadata.name=X` (RBAC's resourceNames
+    then apply to it, as in k8s.io/apiserver/pkg/endpoints/request/requestinfo.go), else ""."""
+    selector = query.get("fieldSelector") or ""
+    if verb not in ("list", "watch") or "," in selector:
+        return ""
+    for prefix in ("metadata.name=", "metadata.name=="):
+        if selector.startswith(prefix) and "=" not in selector[len(prefix):]:
+            return selector[len(prefix):]
+    return ""
+
+
 BODY_TYPES = ("application/json", "application/yaml")
 
 
@@ -113,7 +125,8 @@ class ResourceHandlers:
         user = user_from_authorization(request.headers.get("Authorization"))
         self.server.access.record(AccessEntry(
             user=user, verb=verb, group=p.group,
-            resource=p.plural, subresource=p.subresource or "", namespace=p.namespace or "", name=p.name or ""))
+            resource=p.plural, subresource=p.subresource or "", namespace=p.namespace or "",
+            name=p.name or _selected_name(verb, query)))
         log.debug("%s %s -> %s %s", request.method, request.path_qs, verb, p.resource)
         rule = self.server.faults.take(verb, p.resource, user)
         if rule is not None:

@@ -2,10 +2,11 @@
 
 Each matching webhook gets an AdmissionReview admission.k8s.io/v1 over HTTPS, verified with its caBundle
 (the system roots when empty). clientConfig.url is used as is. clientConfig.service {namespace, name, port, path}
-has no cluster network to reach here, so the address is resolved on loopback: the Endpoints object of that name
-(its address and the port named like the Service port, else its only port), else the Service's targetPort on
-127.0.0.1. The TLS server name stays `NAME.NAMESPACE.svc` and error messages name the URL the real server
-would dial (https://NAME.NAMESPACE.svc:PORT/PATH?timeout=Ns), so certificates and wording are the real ones.
+has no cluster network to reach here, so the address is resolved on loopback: one of the ready addresses of the
+Endpoints object of that name, at random for each call as kube-proxy spreads a Service's connections (with the
+port named like the Service port, else its subset's only port), else the Service's targetPort on 127.0.0.1.
+The TLS server name stays `NAME.NAMESPACE.svc` and error messages name the URL the real server would dial
+(https://NAME.NAMESPACE.svc:PORT/PATH?timeout=Ns), so certificates and wording are the real ones.
 Answers and failures follow k8s.io/apiserver/pkg/admission/plugin/webhook (ToStatusErr, ErrCallingWebhook).
 """
 
@@ -16,6 +17,7 @@ import base64
 import errno
 import json
 import logging
+import random
 import ssl
 import uuid
 from collections.abc import Callable, Sequence
@@ -222,12 +224,15 @@ class Dispatcher:
         if svc_port is None:
             return None
         endpoints = self.store.read("", "endpoints", namespace, name) or {}
+        ready = []
         for subset in endpoints.get("subsets") or []:
             addresses, ports = subset.get("addresses") or [], subset.get("ports") or []
             chosen = next((p for p in ports if p.get("name", "") == svc_port.get("name", "")),
                           ports[0] if len(ports) == 1 else None)
-            if addresses and chosen:
-                return f"{addresses[0].get('ip')}:{chosen.get('port')}"
+            if chosen:
+                ready += [f"{a.get('ip')}:{chosen.get('port')}" for a in addresses]
+        if ready:
+            return random.choice(ready)  # kube-proxy spreads connections to a Service over its ready endpoints
         target = svc_port.get("targetPort", port)
         return f"127.0.0.1:{target}" if isinstance(target, int) else None
 

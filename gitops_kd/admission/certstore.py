@@ -60,7 +60,18 @@ def ensure_cert(rest: RestClient, namespace: str, secret: str, service: str) -> 
 
 
 def sync_ca_bundle(rest: RestClient, config: str, ca: bytes, service: str, namespace: str) -> bool:
-    """Point the caBundle of `config`'s webhooks that call Service `namespace/service` at `ca`; True if changed."""
+    """Point the caBundle of `config`'s webhooks that call Service `namespace/service` at `ca`; True if changed.
+    A write that raced another replica's (its resourceVersion test failed) is redone on the object read again."""
+    for _ in range(3):
+        try:
+            return _sync_ca_bundle(rest, config, ca, service, namespace)
+        except ApiException as exc:
+            if exc.status not in (409, 422):
+                raise
+    raise RuntimeError(f"admission: ValidatingWebhookConfiguration {config} kept changing while writing its caBundle")
+
+
+def _sync_ca_bundle(rest: RestClient, config: str, ca: bytes, service: str, namespace: str) -> bool:
     vwc = rest.get_or_none(*VWC, None, config)
     if vwc is None:
         return False

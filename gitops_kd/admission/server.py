@@ -22,7 +22,7 @@ from aiohttp import web
 from gitops_kd.admission.applied import Applied
 from gitops_kd.admission.policy import FAIL, Hook, failure_policy
 from gitops_kd.constants import BREAK_GLASS_ANNOTATION
-from gitops_kd.drift.admit import Identities, Verdict, break_glass, decide, exempt
+from gitops_kd.drift.admit import Identities, Verdict, break_glass, decide, exempt, trusted
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.status.events import WARNING
@@ -31,7 +31,9 @@ log = logging.getLogger(__name__)
 PATH = "/admission"
 REVIEW = ("admission.k8s.io/v1", "AdmissionReview")
 DENIED_REASON, BREAK_GLASS_REASON = "EditDenied", "BreakGlassEdit"
-NOT_JUDGED = "not-judged"  # the metric's result for a request answered by the failure policy
+# the metric's results: besides allowed, denied and break-glass, a request of gitops-kd's or KubeDirector's
+# users (exempt) and one answered by the failure policy (not-judged)
+EXEMPT, NOT_JUDGED = "exempt", "not-judged"
 NOTHING_APPLIED = "gitops-kd has applied no Git revision yet: nothing is guarded"
 
 
@@ -56,65 +58,61 @@ class AdmissionHandler:
             return web.json_response({"error": "expected an AdmissionReview admission.k8s.io/v1 with a request"},
                                      status=400)
         req = review["request"]
-        verdict, warnings, judged = self.judge(req)
+        verdict, warnings, result = self.judge(req)
         response: dict[str, Any] = {"uid": req.get("uid"), "allowed": verdict.allowed}
         if not verdict.allowed:
             response["status"] = {"code": 403, "reason": "Forbidden", "message": verdict.message}
-        elif verdict.break_glass and judged:
+        elif result == "break-glass":
             warnings.append(f"gitops-kd break-glass ({verdict.break_glass}): {', '.join(verdict.fields)} changed by "
                             "hand; audited. Drift revert still applies unless the object's drift policy is "
                             "alert-only: change Git to keep it.")
         if warnings:
             response["warnings"] = warnings
         if not req.get("dryRun"):
-            await asyncio.get_running_loop().run_in_executor(None, self._audit, req, verdict, judged)
+            await asyncio.get_running_loop().run_in_executor(None, self._audit, req, verdict, result)
         return web.json_response({"apiVersion": REVIEW[0], "kind": REVIEW[1], "response": response})
 
-    def judge(self, req: dict[str, Any]) -> tuple[Verdict, list[str], bool]:
-        """The verdict on one request, the warnings to return with it, and whether it was judged (False: answered
-        by the failure policy)."""
+    def judge(self, req: dict[str, Any]) -> tuple[Verdict, list[str], str]:
+        """The verdict on one request, the warnings to return with it, and the metric's result."""
         if exempt(req, self.who):
-            return Verdict(True), [], True
+            return Verdict(True), [], EXEMPT if trusted(req, self.who) else "allowed"
         applied = self.applied()
         observed = self.observed() if applied.desired is not None else None
         if applied.desired is None and not applied.unknown:
-            return Verdict(True), [NOTHING_APPLIED], True
-        if applied.desired is not None and observed is not None:
-            return decide(req, applied.desired, observed, self.who, self.rules), [], True
-        return self._unjudged(req, applied.unknown or "the watch caches are not synced yet")
+            return Verdict(True), [NOTHING_APPLIED], "allowed"
+        if applied.desired is None or observed is None:
+            return self._unjudged(req, applied.unknown or "the watch caches are not synced yet")
+        verdict = decide(req, applied.desired, observed, self.who, self.rules)
+        return verdict, [], "denied" if not verdict.allowed else "break-glass" if verdict.break_glass else "allowed"
 
-    def _unjudged(self, req: dict[str, Any], why: str) -> tuple[Verdict, list[str], bool]:
+    def _unjudged(self, req: dict[str, Any], why: str) -> tuple[Verdict, list[str], str]:
         """What the API server would answer were the webhook unreachable; a break-glass passes (audited)."""
         kind = str((req.get("kind") or {}).get("kind", ""))
         namespace, name = str(req.get("namespace") or ""), str(req.get("name") or "")
         glass = break_glass(req, self.who)
         if glass:
-            return Verdict(True, kind, namespace, name, (f"not judged ({why})",), "", glass), [], True
-        policy = failure_policy(self.hooks, req)
-        if policy == FAIL:
+            return Verdict(True, kind, namespace, name, (f"not judged ({why})",), "", glass), [], "break-glass"
+        if failure_policy(self.hooks, req) == FAIL:
             return Verdict(False, kind, namespace, name, message=(
                 f"gitops-kd cannot judge this edit of {kind} {namespace}/{name} now: {why}. The webhook's "
                 "failurePolicy is Fail, so it is refused as if gitops-kd were unreachable; retry in a moment, or "
                 f'break-glass (audited): set the annotation {BREAK_GLASS_ANNOTATION}="<reason>" in this edit')), \
-                [], False
+                [], NOT_JUDGED
         return Verdict(True, kind, namespace, name), [
             f"gitops-kd did not check this edit: {why}. Allowed, as the webhook's failurePolicy Ignore would if "
-            "gitops-kd were unreachable; drift revert still applies"], False
+            "gitops-kd were unreachable; drift revert still applies"], NOT_JUDGED
 
-    def _audit(self, req: dict[str, Any], verdict: Verdict, judged: bool = True) -> None:
+    def _audit(self, req: dict[str, Any], verdict: Verdict, result: str) -> None:
         kind = str((req.get("kind") or {}).get("kind", ""))
         user = str((req.get("userInfo") or {}).get("username", ""))
-        if not judged:
-            if self.metrics is not None:
-                self.metrics.admission_total.labels(kind=kind, result=NOT_JUDGED).inc()
+        if self.metrics is not None:
+            self.metrics.admission_total.labels(kind=kind, result=result).inc()
+        if result == NOT_JUDGED:
             log.warning("admission: %s %s/%s: %s by %s not judged, %s: %s", kind, verdict.namespace, verdict.name,
                         req.get("operation"), user, "allowed" if verdict.allowed else "refused",
                         verdict.message or "failurePolicy Ignore")
             return
-        result = "denied" if not verdict.allowed else "break-glass" if verdict.break_glass else "allowed"
-        if self.metrics is not None:
-            self.metrics.admission_total.labels(kind=kind, result=result).inc()
-        if result == "allowed":
+        if result in ("allowed", EXEMPT):
             return
         obj = req.get("oldObject") or req.get("object") or {}
         if result == "denied":

@@ -91,7 +91,7 @@ class AdmissionServer:
         self._ctx = self._cert.ssl_context()
         self.http = HttpServer(make_app(self.handler), self.settings.host, self.settings.port,
                                ssl_context=self._ctx).start()
-        self.refresh()
+        self._refresh()
         self._thread = threading.Thread(target=self._loop, name="gitops-kd-admission-certs", daemon=True)
         self._thread.start()
         log.info("admission webhook on %s/admission", self.http.url)
@@ -99,10 +99,13 @@ class AdmissionServer:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.settings.refresh_seconds):
-            try:
-                self.refresh()
-            except Exception as exc:  # noqa: BLE001 - retried at the next refresh
-                log.warning("admission: certificate/caBundle refresh failed: %s", exc)
+            self._refresh()
+
+    def _refresh(self) -> None:
+        try:
+            self.refresh()
+        except Exception as exc:  # noqa: BLE001 - retried at the next refresh
+            log.warning("admission: certificate/caBundle refresh failed: %s", exc)
 
     def stop(self) -> None:
         self._stop.set()

@@ -55,7 +55,9 @@ class ControllerMetrics:
         self.git_cache_recoveries = Gauge("gitops_kd_git_cache_recoveries",
                                           "Times a corrupt local Git cache was removed and cloned again.", registry=r)
         self.admission_total = Counter("gitops_kd_admission_requests_total",
-                                       "Admission webhook answers by kind and result (allowed, denied, break-glass).",
+                                       "Admission webhook answers by kind and result (allowed, denied, break-glass; "
+                                       "exempt: gitops-kd's or KubeDirector's users; not-judged: answered by the "
+                                       "failure policy).",
                                        ["kind", "result"], registry=r)
         self.leader = Gauge("gitops_kd_leader", "1 while this replica holds the leader lease, else 0.",
                             registry=r)

@@ -30,6 +30,7 @@ ADMISSION = re.compile(r"serving the admission webhook on https://127\.0\.0\.1:(
 WORKLOADS, SPECS = "workloads.admission.gitops-kd.io", "specs.admission.gitops-kd.io"
 VWC = "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations"
 GLASS_GROUP = "gitops-kd:break-glass"
+KD_USER = "system:serviceaccount:kubedirector:kubedirector"  # `gitops-kd run --kubedirector-user`'s default
 
 
 def overlay(tmp: Path) -> Path:
@@ -64,6 +65,12 @@ def _apply(world: E2E, body: dict[str, Any]) -> None:
 def _metrics(proc: RunProcess) -> str:
     with urllib.request.urlopen(proc.url() + "/metrics", timeout=10) as resp:
         return str(resp.read().decode())
+
+
+def _exempt(proc: RunProcess) -> float:
+    """How many StatefulSet edits by gitops-kd's or KubeDirector's users the webhook let through unjudged."""
+    m = re.search(r'gitops_kd_admission_requests_total{kind="StatefulSet",result="exempt"} ([0-9.e+]+)', _metrics(proc))
+    return float(m.group(1)) if m else 0.0
 
 
 def _events(world: E2E, reason: str) -> list[dict[str, Any]]:
@@ -143,6 +150,14 @@ def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_
         own = world.kubectl("--token", SA_USER, "set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:7.7.7")
         assert own.returncode == 0, own.stderr
         wait_for("gitops-kd's own edit reverted", lambda: image() == "gitops-kd/hello:1.0.0", 30)
+        # 4b. KubeDirector's ServiceAccount (the identity KubeDirector writes its StatefulSets with) passes too,
+        # through the webhook: counted as exempt, not judged against Git (and reverted like any drift)
+        exempt = _exempt(proc)
+        kd = world.kubectl("--token", KD_USER, "set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:7.7.8")
+        assert kd.returncode == 0, kd.stderr
+        assert _exempt(proc) > exempt
+        assert "by system:serviceaccount:kubedirector" not in proc.log()
+        wait_for("KubeDirector's edit reverted", lambda: image() == "gitops-kd/hello:1.0.0", 30)
         # 5. break-glass by group, then by annotation: allowed, audited, and reverted like any drift
         glass = world.kubectl("--as", "alice", "--as-group", GLASS_GROUP, "set", "image", f"statefulset/{sts}",
                               "app=gitops-kd/hello:8.8.8")

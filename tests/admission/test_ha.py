@@ -18,9 +18,19 @@ from pathlib import Path
 import yaml
 
 from gitops_kd.testing import wait_for
-from tests.admission.test_webhook import ADMISSION, GLASS_GROUP, SPECS, WORKLOADS, _apply, _metrics, _render, overlay
-from tests.deploy.runner import RunProcess, token_kubeconfig
-from tests.deploy.test_rbac import SA_USER, SYSTEM_NS
+from tests.admission.test_webhook import (
+    GLASS_GROUP,
+    SPECS,
+    WORKLOADS,
+    _metrics,
+    _render,
+    admission_port,
+    endpoints,
+    install,
+    overlay,
+)
+from tests.deploy.runner import RunProcess
+from tests.deploy.test_rbac import SYSTEM_NS
 from tests.e2e.harness import E2E, NS
 from tests.ha.test_failover import leader_of, lease_holder
 
@@ -33,23 +43,6 @@ def _count(proc: RunProcess, kind: str, result: str) -> float:
     m = re.search(rf'gitops_kd_admission_requests_total{{kind="{kind}",result="{result}"}} ([0-9.e+]+)',
                   _metrics(proc))
     return float(m.group(1)) if m else 0.0
-
-
-def _port(proc: RunProcess) -> int:
-    def found() -> int | None:
-        assert proc.alive, proc.log()[-3000:]
-        m = ADMISSION.search(proc.log())
-        return int(m.group(1)) if m else None
-    return wait_for(f"{proc.name} serving the admission webhook", found, 90)
-
-
-def _endpoints(world: E2E, ports: list[int]) -> None:
-    """What the endpoints controller writes for the Service when these replicas' pods are ready (one subset per
-    port: they all listen on loopback here)."""
-    _apply(world, {"apiVersion": "v1", "kind": "Endpoints",
-                   "metadata": {"name": "gitops-kd-admission", "namespace": SYSTEM_NS},
-                   "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "admission", "port": p}]}
-                               for p in ports]})
 
 
 def _applied(world: E2E) -> str:
@@ -82,11 +75,7 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
     world = E2E(tmp_path / "world")
     procs: list[RunProcess] = []
     try:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
-        _apply(world, service)
-        _apply(world, vwc)
-        kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", SA_USER)
+        kubeconfig = install(world, tmp_path, service, vwc)
 
         def replica(name: str) -> RunProcess:
             # alert-only: a break-glass edit stays, so an edit back to Git's value can be judged (step 4)
@@ -96,8 +85,8 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
             procs.append(proc)
             return proc
         a, b = replica("replica-a"), replica("replica-b")
-        ports = {a.name: _port(a), b.name: _port(b)}
-        _endpoints(world, list(ports.values()))
+        ports = {a.name: admission_port(a), b.name: admission_port(b)}
+        endpoints(world, *ports.values())
         leader = wait_for("a leader", lambda: leader_of(world, procs), 60)
         standby = b if leader is a else a
         world.wait_ready_at("1.0.0", timeout=120)
@@ -131,7 +120,7 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
         # holds the Lease (the dead leader's is not expired yet), and after it took over
         held_by = lease_holder(world)
         leader.kill()
-        _endpoints(world, [ports[standby.name]])
+        endpoints(world, ports[standby.name])
         assert _answered_by([standby], "StatefulSet", "denied", refused) is standby
         assert lease_holder(world) == held_by, "the standby led already: the Lease expired before the edit"
         wait_for("the standby leading", lambda: leader_of(world, procs) is standby, 60)
@@ -141,8 +130,8 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
 
         # 3. a replacement replica (the Deployment's new pod) and a new commit: a label Git now gives the cluster
         c = replica("replica-c")
-        ports[c.name] = _port(c)
-        _endpoints(world, [ports[standby.name], ports[c.name]])
+        ports[c.name] = admission_port(c)
+        endpoints(world, ports[standby.name], ports[c.name])
         cluster = yaml.safe_load((world.repo / "clusters/hello-dev.yaml").read_text())
         cluster["metadata"].setdefault("labels", {})["tier"] = "gold"
         second = world.commit({"clusters/hello-dev.yaml": yaml.safe_dump(cluster, sort_keys=False)}, "tier gold")

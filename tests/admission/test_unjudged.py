@@ -14,9 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from gitops_kd.testing import wait_for
-from tests.admission.test_webhook import ADMISSION, GLASS_GROUP, VWC, WORKLOADS, _apply, _events, _render, overlay
-from tests.deploy.runner import RunProcess, token_kubeconfig
-from tests.deploy.test_rbac import SA_USER, SYSTEM_NS
+from tests.admission.test_webhook import (
+    GLASS_GROUP,
+    VWC,
+    WORKLOADS,
+    _events,
+    _render,
+    admission_port,
+    endpoints,
+    install,
+    overlay,
+)
+from tests.deploy.runner import RunProcess
+from tests.deploy.test_rbac import SYSTEM_NS
 from tests.e2e.harness import E2E, NS, git
 
 SOURCE = "gitops-kd.io/v1alpha1", "gitopskdsources"
@@ -65,28 +75,14 @@ def test_a_standby_that_cannot_judge_refuses_under_fail_then_judges_from_the_rec
     world = E2E(tmp_path / "world")
     proc: RunProcess | None = None
     try:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
-        _apply(world, service)
-        _apply(world, vwc)
-        _apply(world, _statefulset())
+        kubeconfig = install(world, tmp_path, service, vwc, _statefulset())
         _lease_held_elsewhere(world)
         _record(world, UNKNOWN)
-        kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", SA_USER)
         proc = RunProcess("standby", tmp_path, kubeconfig, str(world.repo), "--namespace", NS, "--leader-elect",
                           "--admission-listen", "127.0.0.1:0", "--break-glass-group", GLASS_GROUP,
                           env={"POD_NAMESPACE": SYSTEM_NS})
         running = proc
-
-        def port() -> int | None:
-            assert running.alive, running.log()[-3000:]
-            m = ADMISSION.search(running.log())
-            return int(m.group(1)) if m else None
-        live = wait_for("the admission webhook serving", port, 90)
-        _apply(world, {"apiVersion": "v1", "kind": "Endpoints",
-                       "metadata": {"name": "gitops-kd-admission", "namespace": SYSTEM_NS},
-                       "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
-                                    "ports": [{"name": "admission", "port": live}]}]})
+        endpoints(world, admission_port(proc))
         wait_for("the caBundle filled in", lambda: all(
             w["clientConfig"].get("caBundle") for w in world.rest.get(*VWC, None, "gitops-kd")["webhooks"]), 30)
         wait_for("the recorded revision failing to load", lambda: f"cannot load the applied revision {UNKNOWN[:12]}"

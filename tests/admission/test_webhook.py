@@ -48,12 +48,33 @@ def _render(path: Path) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(out.stdout) if d]
 
 
-def _endpoints(world: E2E, port: int) -> None:
-    """What the endpoints controller writes for the Service when the gitops-kd pod serves on `port`."""
+def endpoints(world: E2E, *ports: int) -> None:
+    """What the endpoints controller writes for the Service when gitops-kd pods serve on `ports` (one subset per
+    port: every process listens on loopback here)."""
     body = {"apiVersion": "v1", "kind": "Endpoints",
             "metadata": {"name": "gitops-kd-admission", "namespace": SYSTEM_NS},
-            "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "admission", "port": port}]}]}
+            "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "admission", "port": port}]}
+                        for port in ports]}
     _apply(world, body)
+
+
+def install(world: E2E, tmp: Path, *docs: dict[str, Any]) -> Path:
+    """gitops-kd's namespace and `docs` (the webhook's Service and configuration) in the world; the kubeconfig of
+    gitops-kd's ServiceAccount."""
+    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                 "metadata": {"name": SYSTEM_NS}})
+    for doc in docs:
+        _apply(world, doc)
+    return token_kubeconfig(world.cluster, tmp / "sa.kubeconfig", SA_USER)
+
+
+def admission_port(proc: RunProcess) -> int:
+    """The port `proc` serves the admission webhook on, once it does."""
+    def found() -> int | None:
+        assert proc.alive, proc.log()[-3000:]
+        m = ADMISSION.search(proc.log())
+        return int(m.group(1)) if m else None
+    return wait_for(f"{proc.name} serving the admission webhook", found, 90)
 
 
 def _apply(world: E2E, body: dict[str, Any]) -> None:
@@ -90,21 +111,12 @@ def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_
     world = E2E(tmp_path / "world")
     proc: RunProcess | None = None
     try:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
-        _apply(world, service)
-        _apply(world, vwc)
-        kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", SA_USER)
+        kubeconfig = install(world, tmp_path, service, vwc)
         proc = RunProcess("controller", tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
                           "--no-leader-elect", "--admission-listen", "127.0.0.1:0",
                           "--break-glass-group", GLASS_GROUP, env={"POD_NAMESPACE": SYSTEM_NS})
-        running = proc
-
-        def port() -> int | None:
-            m = ADMISSION.search(running.log())
-            return int(m.group(1)) if m else None
-        live_port = wait_for("the admission webhook serving", port, 60)
-        _endpoints(world, live_port)
+        live_port = admission_port(proc)
+        endpoints(world, live_port)
         wait_for("the caBundle filled in", lambda: all(
             w["clientConfig"].get("caBundle") for w in world.rest.get(*VWC, None, "gitops-kd")["webhooks"]), 30)
         world.wait_ready_at("1.0.0", timeout=120)
@@ -179,13 +191,13 @@ def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             closed = s.getsockname()[1]
-        _endpoints(world, closed)
+        endpoints(world, closed)
         through = world.kubectl("set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:6.6.6")
         assert through.returncode == 0, through.stderr
         wait_for("the edit that got through reverted", lambda: image() == "gitops-kd/hello:1.0.0", 30)
 
         # 7. a live upgrade runs to the end with the webhook on
-        _endpoints(world, live_port)
+        endpoints(world, live_port)
         denied_before = len(_events(world, "EditDenied"))
         world.commit({"apps/hello.yaml": world.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
         world.wait_ready_at("2.0.0", timeout=120)

@@ -59,16 +59,16 @@ def _verb(method: str, p: paths.ApiPath, query: dict[str, str]) -> str:
             "DELETE": "delete" if p.name else "deletecollection"}.get(method, "")
 
 
-def _selected_name(verb: str, query: dict[str, str]) -> str:
-    """The name RequestInfo gives a list or watch whose fieldSelector is `metadata.name=X` (RBAC's resourceNames
-    then apply to it, as in k8s.io/apiserver/pkg/endpoints/request/requestinfo.go), else ""."""
-    selector = query.get("fieldSelector") or ""
-    if verb not in ("list", "watch") or "," in selector:
+def _selected_name(verb: str, query: dict[str, str], kind: str) -> str:
+    """The name RequestInfo gives a list or watch whose fieldSelector requires metadata.name=X (its first such
+    term), so RBAC's resourceNames apply to it (k8s.io/apiserver/pkg/endpoints/request/requestinfo.go), else ""."""
+    if verb not in ("list", "watch") or not query.get("fieldSelector"):
         return ""
-    for prefix in ("metadata.name=", "metadata.name=="):
-        if selector.startswith(prefix) and "=" not in selector[len(prefix):]:
-            return selector[len(prefix):]
-    return ""
+    try:
+        terms = admission.field_matcher(query["fieldSelector"], kind).terms
+    except errors.ApiError:
+        return ""  # the request itself answers 400
+    return next((t.value for t in terms if t.field == "metadata.name" and not t.negated), "")
 
 
 BODY_TYPES = ("application/json", "application/yaml")
@@ -126,7 +126,7 @@ class ResourceHandlers:
         self.server.access.record(AccessEntry(
             user=user, verb=verb, group=p.group,
             resource=p.plural, subresource=p.subresource or "", namespace=p.namespace or "",
-            name=p.name or _selected_name(verb, query)))
+            name=p.name or _selected_name(verb, query, rt.kind)))
         log.debug("%s %s -> %s %s", request.method, request.path_qs, verb, p.resource)
         rule = self.server.faults.take(verb, p.resource, user)
         if rule is not None:

@@ -31,11 +31,16 @@ class EmbeddedCluster:
     `kd_app_edits`: "upgrade" (default) admits every KDApp edit; "strict" refuses, like stock KubeDirector's
     admission webhook, spec edits and deletes of a KDApp that KDClusters use (a setting, like the others: not saved).
     `crds`: CustomResourceDefinitions to install at start besides KubeDirector's (e.g. the operator's own under test).
+    `kubedirector_user`: the simulated KubeDirector's bearer token, i.e. its user (tokens are not checked), e.g. its
+    ServiceAccount `system:serviceaccount:kubedirector:kubedirector` as admission webhooks see it; default: the
+    admin's, like the other simulated controllers.
     """
 
     def __init__(self, state_dir: Path | None = None, *, controllers: bool = True, use_tls: bool = True,
                  port: int = 0, bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0,
-                 kd_app_edits: str = "upgrade", crds: Sequence[Mapping[str, Any]] = ()) -> None:
+                 kd_app_edits: str = "upgrade", crds: Sequence[Mapping[str, Any]] = (),
+                 kubedirector_user: str | None = None) -> None:
+        self.kubedirector_user = kubedirector_user
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.controllers_enabled = controllers
@@ -114,10 +119,14 @@ class EmbeddedCluster:
     def controllers(self) -> list[Any]:
         return list(self._controllers)
 
-    def api_client(self) -> kubernetes.client.ApiClient:
-        """A fresh official-client ApiClient configured from this cluster's kubeconfig."""
+    def api_client(self, token: str | None = None) -> kubernetes.client.ApiClient:
+        """A fresh official-client ApiClient configured from this cluster's kubeconfig (presenting `token`, when
+        given, instead of the admin's)."""
         configuration = kubernetes.client.Configuration()
         kubernetes.config.load_kube_config(config_file=str(self.kubeconfig), client_configuration=configuration)
+        if token:  # the kubeconfig's refresh hook would put the admin's token back before each request
+            configuration.refresh_api_key_hook = None
+            configuration.api_key = {"authorization": f"Bearer {token}"}
         return kubernetes.client.ApiClient(configuration)
 
     def set_exec_handler(self, handler: PodHandler | None) -> None:

@@ -341,5 +341,5 @@ class KubeDirectorController:
 
 
 def start(cluster: EmbeddedCluster) -> KubeDirectorController:
-    """Start the simulated KubeDirector against the cluster's API server."""
-    return KubeDirectorController(cluster.api_client()).start()
+    """Start the simulated KubeDirector against the cluster's API server, as the cluster's `kubedirector_user`."""
+    return KubeDirectorController(cluster.api_client(token=cluster.kubedirector_user)).start()

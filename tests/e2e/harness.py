@@ -123,10 +123,12 @@ class EmbeddedBackend:
 
     name = "embedded"
 
-    def __init__(self, folder: Path | None, *, kd_app_edits: str = "upgrade", pod_grace_cap: float = 1.0) -> None:
+    def __init__(self, folder: Path | None, *, kd_app_edits: str = "upgrade", pod_grace_cap: float = 1.0,
+                 kubedirector_user: str | None = None) -> None:
         self.ns = NS
         self.cluster: EmbeddedCluster = embedded_cluster(folder, controllers=True, kd_app_edits=kd_app_edits,
-                                                         pod_grace_cap=pod_grace_cap).start()
+                                                         pod_grace_cap=pod_grace_cap,
+                                                         kubedirector_user=kubedirector_user).start()
         self.kubeconfig = self.cluster.kubeconfig
         add_hello_images(images.store_for(self.cluster))
 
@@ -150,13 +152,15 @@ class E2E:
     """One test's world: cluster, repo, images; controllers started and stopped on demand."""
 
     def __init__(self, tmp: Path, *, kd_app_edits: str = "upgrade", backend: Backend | None = None,
-                 persist: bool = True, pod_grace_cap: float = 1.0) -> None:
+                 persist: bool = True, pod_grace_cap: float = 1.0, kubedirector_user: str | None = None) -> None:
         """`backend`: where the world runs (default: a new embedded cluster). For the embedded one, `persist`
         keeps the cluster's store under tmp/cluster (saved after changes; False: in memory only, for worlds whose
-        cluster is never restarted) and `pod_grace_cap` is the most seconds a deleted pod terminates."""
+        cluster is never restarted), `pod_grace_cap` is the most seconds a deleted pod terminates and
+        `kubedirector_user` the user its KubeDirector writes as (default: the admin)."""
         self.tmp = tmp
         embedded = EmbeddedBackend(tmp / "cluster" if persist else None, kd_app_edits=kd_app_edits,
-                                   pod_grace_cap=pod_grace_cap) if backend is None else None
+                                   pod_grace_cap=pod_grace_cap,
+                                   kubedirector_user=kubedirector_user) if backend is None else None
         self.backend: Backend = backend or embedded  # type: ignore[assignment]
         self.cluster: EmbeddedCluster = embedded.cluster if embedded is not None else None  # type: ignore[assignment]
         self.ns = self.backend.ns

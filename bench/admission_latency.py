@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Benchmark: what the admission webhook adds to a write, on the embedded cluster.
+"""Benchmark: what the admission webhook adds to a write, on the embedded cluster, and how soon a standby judges.
 
 Starts the e2e world (embedded cluster, repo-template, hello-dev at 1.0.0) with an in-process controller and
 gitops-kd's admission server (HTTPS, its generated certificate, the caBundle it keeps), then times N
 StatefulSet writes through the official client: an allowed label patch without any webhook configuration,
 the same with deploy/optional/admission's configuration installed, and a denied image patch. Prints medians
-and the ratio with/without, measured in this one run.
+and the ratio with/without, measured in this one run. Then, for C commits, the time from the leader recording
+a new applied revision (GitOpsKDSource lastAppliedRevision) to a standby's judging from it (its own Git cache,
+fetching the commit): the window in which that standby answers by the failure policy.
 
-    .venv/bin/python bench/admission_latency.py --writes 50
+    .venv/bin/python bench/admission_latency.py --writes 50 --commits 5
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 from kubernetes.client.exceptions import ApiException  # noqa: E402
 
+from gitops_kd.admission.applied import AppliedRevision  # noqa: E402
 from gitops_kd.admission.service import AdmissionServer, AdmissionSettings  # noqa: E402
 from gitops_kd.drift.admit import Identities  # noqa: E402
+from gitops_kd.source import DesiredState, GitSource  # noqa: E402
 from gitops_kd.testing import wait_for  # noqa: E402
 from tests.e2e.harness import E2E, NS  # noqa: E402
 
@@ -42,18 +46,26 @@ def _median_ms(samples: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writes", type=int, default=50)
+    parser.add_argument("--commits", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-admission-") as tmp:
         world = E2E(Path(tmp))
-        server = None
+        server = standby = None
         try:
-            controller = world.start_controller()
+            controller = world.start_controller(record=True)
             world.wait_ready_at("1.0.0", timeout=120)
             world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
                                                          "metadata": {"name": SYSTEM_NS}})
+
+            def leader_state(sha: str) -> DesiredState | None:
+                return controller.desired if controller.desired is not None and controller.desired.commit == sha \
+                    else None
+            revision = AppliedRevision(world.cluster.api_client(), controller.source, namespace=world.ns,
+                                       name="gitops-kd", local=leader_state)
             server = AdmissionServer(world.cluster.api_client(), AdmissionSettings("127.0.0.1", 0, SYSTEM_NS),
-                                     desired=lambda: controller.desired, observed=controller.collector.snapshot,
+                                     revision=revision, observed=controller.collector.snapshot,
                                      who=Identities(controller=frozenset({"someone-else"}))).start()
+            wait_for("the leader judging", lambda: revision.current().desired is not None, 30)
             assert server.http is not None
             sts = next(s["metadata"]["name"] for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
                        if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker")
@@ -93,7 +105,14 @@ def main() -> None:
                 except ApiException as exc:
                     assert exc.status == 403, exc.body
                 denied.append(time.perf_counter() - start)
+            standby = AppliedRevision(world.cluster.api_client(), GitSource(
+                controller.source.url, "main", Path(tmp) / "standby-cache", default_namespace=world.ns),
+                namespace=world.ns, name="gitops-kd").start()
+            windows = [_standby_window(world, standby, i) for i in range(args.commits)]
         finally:
+            if standby is not None:
+                standby.stop()
+                standby.source.close()
             if server is not None:
                 server.stop()
             world.close()
@@ -102,6 +121,22 @@ def main() -> None:
     print(f"  allowed label patch, webhook installed:        {_median_ms(with_hook):7.1f} ms "
           f"(x{_median_ms(with_hook) / _median_ms(without):.2f})")
     print(f"  denied image patch, webhook installed:         {_median_ms(denied):7.1f} ms")
+    print(f"{args.commits} commits; a standby judging from the newly recorded revision after "
+          f"{_median_ms(windows):.1f} ms (median; max {max(windows) * 1000:.1f} ms)")
+
+
+def _standby_window(world: E2E, standby: AppliedRevision, i: int) -> float:
+    """Commit a label change; seconds from the record naming it as applied to the standby judging from it."""
+    cluster = yaml.safe_load((world.repo / "clusters/hello-dev.yaml").read_text())
+    cluster["metadata"].setdefault("labels", {})["bench"] = str(i)
+    sha = world.commit({"clusters/hello-dev.yaml": yaml.safe_dump(cluster, sort_keys=False)}, f"bench {i}")
+    recorded = wait_for("the commit recorded", lambda: (world.rest.get(
+        "gitops-kd.io/v1alpha1", "gitopskdsources", world.ns, "gitops-kd").get("status") or {}).get(
+        "lastAppliedRevision") == sha and time.perf_counter(), 60, interval=0.005)
+    judged = wait_for("the standby judging from it", lambda: (
+        standby.current().desired is not None and standby.current().revision == sha) and time.perf_counter(), 60,
+        interval=0.005)
+    return max(0.0, judged - recorded)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ That is the failurePolicy of the webhook the request came through (its rules mat
 and operation), read from the ValidatingWebhookConfiguration: Ignore lets the edit through (with a warning),
 Fail refuses it. Unset means Fail, admissionregistration.k8s.io/v1's default. When the configuration cannot be
 read, IGNORE (what deploy/optional/admission ships); when several of its webhooks match, Fail wins, as the API
-server refuses a request any one of them fails. Pure.
+server refuses a request any one of them fails (and so for a request no rule covers: any webhook's Fail). Pure.
 """
 
 from __future__ import annotations

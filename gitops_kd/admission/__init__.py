@@ -1,1 +1,2 @@
-"""The validating admission webhook gitops-kd serves: its HTTPS server, serving certificate and caBundle upkeep."""
+"""The validating admission webhook every gitops-kd replica serves: its HTTPS server, the revision it judges from
+(applied.py), its answer when it cannot judge (policy.py), serving certificate and caBundle upkeep."""

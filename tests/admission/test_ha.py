@@ -137,6 +137,7 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
         c = replica("replica-c")
         ports[c.name] = admission_port(c)
         endpoints(world, ports[standby.name], ports[c.name])
+        wait_for("the new replica judging from the first commit", lambda: _judging(c, first), 60)
         cluster = yaml.safe_load((world.repo / "clusters/hello-dev.yaml").read_text())
         cluster["metadata"].setdefault("labels", {})["tier"] = "gold"
         second = world.commit({"clusters/hello-dev.yaml": yaml.safe_dump(cluster, sort_keys=False)}, "tier gold")

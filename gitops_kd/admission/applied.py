@@ -66,9 +66,6 @@ class AppliedRevision:
         if self._thread is not None:
             self._thread.join(5)
 
-    def wait_synced(self, timeout: float) -> bool:
-        return self._informer.wait_synced(timeout)
-
     def current(self) -> Applied:
         """The revision to judge against and its desired state, or why there is none (quick: no I/O)."""
         if not self._informer.synced:

@@ -32,7 +32,7 @@ class ResourceType:
     namespaced: bool
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    subresources: tuple[str, ...] = ()  # "status", "scale", "binding", "exec", "log", "attach"
+    subresources: tuple[str, ...] = ()  # "status", "scale", "binding", "exec", "log", "attach", "portforward"
     verbs: tuple[str, ...] = ALL_VERBS
     has_generation: bool = False
     custom: bool = False
@@ -69,7 +69,7 @@ def _t(group: str, version: str, plural: str, kind: str, namespaced: bool = True
 
 
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
-    _t("", "v1", "pods", "Pod", short=("po",), cats=("all",), sub=("status", "binding", "exec", "attach", "log"),
+    _t("", "v1", "pods", "Pod", short=("po",), cats=("all",), sub=("status", "binding", "exec", "attach", "log", "portforward"),
        returns_deleted=True),
     _t("", "v1", "services", "Service", short=("svc",), cats=("all",), sub=("status",), returns_deleted=True),
     _t("", "v1", "configmaps", "ConfigMap", short=("cm",)),

@@ -131,7 +131,9 @@ class ResourceHandlers:
         if reviews.is_review(rt):
             if verb != "create" or p.name:
                 raise errors.method_not_allowed()
-            return json_response(reviews.answer(rt, await _json_body(request, rt.kind)), 201)
+            requester = webhooks.user_info(user, request.headers.get("Impersonate-User", ""),
+                                           tuple(request.headers.getall("Impersonate-Group", [])))
+            return json_response(reviews.answer(rt, await _json_body(request, rt.kind), requester), 201)
         return await self._verb(request, rt, p, verb, query)
 
     async def _verb(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,

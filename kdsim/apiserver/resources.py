@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -96,6 +96,10 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     # Answered, never stored (kdsim.apiserver.reviews): `kubectl auth can-i` and `auth can-i --list`.
     _t("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, verbs=("create",)),
     _t("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, verbs=("create",)),
+    # `kubectl auth whoami`: v1 (1.28+ ask first), v1beta1 (1.27 asks first; still served by 1.30)
+    _t("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=("create",)),
+    replace(_t("authentication.k8s.io", "v1beta1", "selfsubjectreviews", "SelfSubjectReview", False,
+               verbs=("create",)), storage=False),
     _t("events.k8s.io", "v1", "events", "Event", short=("ev",)),
     _t("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration",
        False, cats=("api-extensions",), gen=True),

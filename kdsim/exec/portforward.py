@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import os
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -48,7 +49,8 @@ def refused_message(port: int, sandbox: str, v4: OSError, v6: OSError) -> str:
 
 
 def _go_errno(exc: OSError) -> str:
-    text = exc.strerror or str(exc)
+    """Go's text of the errno ("connection refused"); asyncio's own wording names the address instead."""
+    text = os.strerror(exc.errno) if exc.errno else str(exc)
     return text[:1].lower() + text[1:]
 
 

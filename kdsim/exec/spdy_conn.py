@@ -158,8 +158,10 @@ async def wait_or_done(conn: Connection, waiter: Awaitable[object], timeout: flo
     """Wait for `waiter` unless the connection ends or `timeout` passes first; True when it completed."""
     task = asyncio.ensure_future(waiter)
     gone = asyncio.ensure_future(conn.done.wait())
-    finished, _ = await asyncio.wait({task, gone}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    for pending in (task, gone):
-        if pending not in finished:
-            pending.cancel()
+    try:
+        finished, _ = await asyncio.wait({task, gone}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:  # also when the handler itself is cancelled (the client went away)
+        for pending in (task, gone):
+            if not pending.done():
+                pending.cancel()
     return task in finished and not task.cancelled()

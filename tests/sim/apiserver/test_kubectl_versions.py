@@ -1,5 +1,6 @@
-"""`kubectl create configmap|secret|namespace|serviceaccount` with the oldest and newest kubectl on the machine:
-1.32+ send built-in objects in protobuf, which the embedded server decodes; a custom resource in protobuf is 415."""
+"""`kubectl create configmap|secret|namespace|serviceaccount` and `kubectl auth whoami` with the oldest and newest
+kubectl on the machine: 1.32+ send built-in objects in protobuf, which the embedded server decodes; a custom resource
+in protobuf is 415."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 from apiserver_util import raw
 
 from kdsim.cluster import EmbeddedCluster
@@ -136,3 +138,15 @@ def test_kubectl_apply_merges_lists_by_their_patch_merge_key(cluster: EmbeddedCl
         "spec"]["containers"][0]
     assert container["image"] == "web:2" and container["env"] == [{"name": "A", "value": "1"},
                                                                   {"name": "B", "value": "2"}]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_kubectl_auth_whoami(cluster: EmbeddedCluster, version: str) -> None:
+    """1.27 asks authentication.k8s.io/v1beta1 first, 1.28+ v1 (in protobuf from 1.32); the token is the user."""
+    token = yaml.safe_load(cluster.kubeconfig.read_text())["users"][0]["user"]["token"]
+    table = run(cluster, version, "auth", "whoami")
+    assert table.split() == ["ATTRIBUTE", "VALUE", "Username", token, "Groups", "[system:authenticated]"]
+    review = json.loads(run(cluster, version, "auth", "whoami", "--as", "jane", "--as-group", "devs", "-o", "json"))
+    assert review["apiVersion"] == ("authentication.k8s.io/v1beta1" if version == "1.27" else "authentication.k8s.io/v1")
+    assert review["kind"] == "SelfSubjectReview" and review["metadata"]["creationTimestamp"]
+    assert review["status"] == {"userInfo": {"username": "jane", "groups": ["devs", "system:authenticated"]}}

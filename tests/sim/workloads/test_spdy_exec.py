@@ -9,21 +9,21 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-from workloads_util import TRANSPORT, UPGRADED, sdk_kubectl
 
 from kdsim.cluster import EmbeddedCluster
+from tests.kubectl_streams import TRANSPORT, UPGRADED, sdk_kubectl
 
 
 @pytest.mark.parametrize("version", ["1.27", "1.33"])
 def test_exec_streams_and_exit_code(cluster: EmbeddedCluster, tools_pod: tuple[str, str], version: str) -> None:
     ns, pod = tools_pod
-    done = sdk_kubectl(cluster, version, "-v=6", "-n", ns, "exec", pod, "--", "sh", "-c",
+    done = sdk_kubectl(cluster.kubeconfig, version, "-v=6", "-n", ns, "exec", pod, "--", "sh", "-c",
                        "cat /etc/tools/motd; echo oops >&2; exit 3")
     assert done.returncode == 3, done.stderr
     assert done.stdout == "hello from tools\n"
     assert "oops\n" in done.stderr and "command terminated with exit code 3" in done.stderr
     assert UPGRADED.findall(done.stderr) == [TRANSPORT[version]], done.stderr
-    piped = sdk_kubectl(cluster, version, "-n", ns, "exec", "-i", pod, "--", "tr", "a-z", "A-Z",
+    piped = sdk_kubectl(cluster.kubeconfig, version, "-n", ns, "exec", "-i", pod, "--", "tr", "a-z", "A-Z",
                         stdin="through stdin\n")
     assert piped.returncode == 0 and piped.stdout == "THROUGH STDIN\n", piped.stderr
 
@@ -33,12 +33,12 @@ def test_cp_both_ways(cluster: EmbeddedCluster, tools_pod: tuple[str, str], vers
     ns, pod = tools_pod
     source = tmp_path / "note.txt"
     source.write_bytes(b"copied with " + version.encode() + b"\n" + bytes(range(256)))
-    into = sdk_kubectl(cluster, version, "-n", ns, "cp", str(source), f"{pod}:/tmp/note-{version}")
+    into = sdk_kubectl(cluster.kubeconfig, version, "-n", ns, "cp", str(source), f"{pod}:/tmp/note-{version}")
     assert into.returncode == 0, into.stderr
-    listed = sdk_kubectl(cluster, version, "-n", ns, "exec", pod, "--", "wc", "-c", f"/tmp/note-{version}")
+    listed = sdk_kubectl(cluster.kubeconfig, version, "-n", ns, "exec", pod, "--", "wc", "-c", f"/tmp/note-{version}")
     assert listed.stdout.split()[0] == str(source.stat().st_size), listed.stderr
     back = tmp_path / "back.txt"
-    out = sdk_kubectl(cluster, version, "-n", ns, "cp", f"{pod}:/tmp/note-{version}", str(back))
+    out = sdk_kubectl(cluster.kubeconfig, version, "-n", ns, "cp", f"{pod}:/tmp/note-{version}", str(back))
     assert out.returncode == 0, out.stderr
     assert back.read_bytes() == source.read_bytes()
 

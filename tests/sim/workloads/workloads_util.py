@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import time
 from collections.abc import Callable
@@ -12,7 +11,6 @@ from typing import Any, TypeVar
 from kubernetes import client
 
 from kdsim.cluster import EmbeddedCluster
-from tests.kubectl_matrix import SDK
 
 T = TypeVar("T")
 
@@ -78,18 +76,3 @@ def delete_pod(core: client.CoreV1Api, namespace: str, name: str) -> None:
     """Delete a pod without decoding the answer (a Status when the pod is removed at once, else the Pod)."""
     core.delete_namespaced_pod(name, namespace, _preload_content=False)
 
-
-# the method of the request kubectl -v=6 logs as "101 Switching Protocols": POST is SPDY/3.1, GET a WebSocket
-UPGRADED = re.compile(r"\b(POST|GET)\b[^\n]*?/(?:exec|portforward)\b[^\n]*?101 Switching Protocols")
-TRANSPORT = {"1.27": "POST", "1.33": "GET"}  # the oldest kubectl here speaks SPDY, the newest WebSocket first
-
-
-def sdk_kubectl(cluster: EmbeddedCluster, version: str, *args: str, stdin: str | None = None,
-                timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """kubectl `version` from the SDK's kubectl packages against the cluster."""
-    path = SDK / f"kubectl.{version}"
-    if not path.exists():
-        raise AssertionError(f"{path} is missing: the tests need kubectl {version} (google-cloud-sdk's kubectl "
-                             "packages)")
-    return subprocess.run([str(path), "--kubeconfig", str(cluster.kubeconfig), *args], input=stdin,
-                          capture_output=True, text=True, timeout=timeout)

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitops_kd.testing import wait_for
-from tests.kubectl_matrix import SDK
+
+SDK = Path("/usr/lib/google-cloud-sdk/bin")  # google-cloud-sdk's kubectl packages: kubectl.1.27 ... kubectl.1.33
 
 # the method of the request kubectl -v=6 logs as "101 Switching Protocols": POST is SPDY/3.1, GET a WebSocket
 UPGRADED = re.compile(r"\b(POST|GET)\b[^\n]*?/(?:exec|portforward)\b[^\n]*?101 Switching Protocols")

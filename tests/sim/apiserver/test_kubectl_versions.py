@@ -15,20 +15,13 @@ import yaml
 from apiserver_util import raw
 
 from kdsim.cluster import EmbeddedCluster
+from tests.kubectl_streams import kubectl_path
 
-SDK = Path("/usr/lib/google-cloud-sdk/bin")
 VERSIONS = ("1.27", "1.33")  # the oldest (JSON bodies) and the newest (protobuf bodies) kubectl here
 
 
-def kubectl_at(version: str) -> str:
-    path = SDK / f"kubectl.{version}"
-    if not path.exists():
-        pytest.fail(f"{path} is missing: the tests need kubectl {version} (google-cloud-sdk's kubectl packages)")
-    return str(path)
-
-
 def run(cluster: EmbeddedCluster, version: str, *args: str) -> str:
-    done = subprocess.run([kubectl_at(version), "--kubeconfig", str(cluster.kubeconfig), *args],
+    done = subprocess.run([kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), *args],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"kubectl {version} {' '.join(args)}: {done.stderr}"
     return done.stdout
@@ -106,10 +99,10 @@ def test_kubectl_apply_diff_edit(cluster: EmbeddedCluster, version: str, tmp_pat
     manifest.write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: {ns}\ndata:\n  a: '1'\n")
     assert run(cluster, version, "apply", "-f", str(manifest)) == "configmap/cm created\n"
     manifest.write_text(manifest.read_text().replace("'1'", "'2'"))
-    diff = subprocess.run([kubectl_at(version), "--kubeconfig", str(cluster.kubeconfig), "diff", "-f", str(manifest)],
+    diff = subprocess.run([kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), "diff", "-f", str(manifest)],
                           capture_output=True, text=True, timeout=60)
     assert diff.returncode == 1 and '-  a: "1"' in diff.stdout and '+  a: "2"' in diff.stdout, diff.stderr
-    edit = subprocess.run([kubectl_at(version), "--kubeconfig", str(cluster.kubeconfig), "-n", ns, "edit", "cm", "cm"],
+    edit = subprocess.run([kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), "-n", ns, "edit", "cm", "cm"],
                           capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
                                "KUBE_EDITOR": "sed -i s/^\\ \\ a:\\ .*/\\ \\ a:\\ edited/"})

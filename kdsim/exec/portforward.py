@@ -155,15 +155,18 @@ class PortForwardHandler:
         self.kubelet = kubelet
 
     async def handle(self, request: web.Request, namespace: str, name: str) -> web.StreamResponse:
-        """pods/{name}/portforward of the embedded API server."""
-        return await self._serve(request, namespace, name, None)
+        """pods/{name}/portforward of the embedded API server: SPDY, or the WebSocket tunnel of SPDY."""
+        return await self._serve(request, namespace, name, None, tunnel=True)
 
     async def kubelet_port_forward(self, request: web.Request) -> web.StreamResponse:
-        """The kubelet's /portForward/{namespace}/{pod}[/{uid}] (what a real API server proxies to)."""
+        """The kubelet's /portForward/{namespace}/{pod}[/{uid}] (what a real API server proxies to): SPDY only.
+        The tunnel is kube-apiserver's (1.31+); a WebSocket offering it gets the 403 of a kubelet's WebSocket
+        handshake, on which kubectl falls back to SPDY."""
         m = request.match_info
-        return await self._serve(request, m["namespace"], m["pod"], m.get("uid"))
+        return await self._serve(request, m["namespace"], m["pod"], m.get("uid"), tunnel=False)
 
-    async def _serve(self, request: web.Request, namespace: str, name: str, uid: str | None) -> web.StreamResponse:
+    async def _serve(self, request: web.Request, namespace: str, name: str, uid: str | None, *,
+                     tunnel: bool) -> web.StreamResponse:
         pod = self.kubelet.pod(namespace, name)
         if pod is None or (uid and (pod.get("metadata") or {}).get("uid") != uid):
             return upgrade.go_error(404, "pod does not exist")
@@ -176,6 +179,8 @@ class PortForwardHandler:
             await Forwarder(pipe, sandbox).run()
             return pipe.response
         ws = web.WebSocketResponse(protocols=(TUNNEL_PROTOCOL,), autoping=True)
+        if not tunnel and ws.can_prepare(request).ok:
+            return web.Response(status=403)
         if ws.can_prepare(request).ok and TUNNEL_PROTOCOL in _offered(request):
             await ws.prepare(request)
             await Forwarder(upgrade.WebSocketPipe(ws), sandbox).run()

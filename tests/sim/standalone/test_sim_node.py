@@ -67,7 +67,7 @@ def test_sim_node_joins_an_api_server_without_a_kubelet(tmp_path: Path, foreign:
             with urllib.request.urlopen(f"https://127.0.0.1:{port}/pods", context=insecure, timeout=10) as answer:
                 listed = json.loads(answer.read())
             assert listed["kind"] == "PodList" and [p["metadata"]["name"] for p in listed["items"]] == ["tools"]
-            streaming_checks(kubeconfig, "default", "tools", "app", tmp_path)
+            streaming_checks(kubeconfig, "default", "tools", "app", tmp_path, tunnel=True)
         run_pod_checks(rest, kubectl, "default", kubelet_paths)
         assert node.stop() == 0, (tmp_path / "node.log").read_text()
     # with no kubelet behind the Node any more, the API server says it cannot reach it

@@ -3,13 +3,18 @@ tests and the `sim node` tests: which transport kubectl upgraded with, a server 
 
 from __future__ import annotations
 
+import http.client
 import re
 import socket
+import ssl
 import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
 
 from gitops_kd.testing import wait_for
 
@@ -83,3 +88,30 @@ def forwarding(kubeconfig: Path, version: str, ns: str, pod: str, port: int) -> 
     finally:
         proc.kill()
         proc.wait(10)
+
+
+def spdy_upgrade(kubeconfig: Path, path: str, protocols: list[str]) -> tuple[int, dict[str, list[str]], bytes]:
+    """A SPDY/3.1 upgrade request as kubectl 1.27 sends it, with the kubeconfig's server and credentials;
+    (status, headers by lower-cased name, body unless 101)."""
+    config = yaml.safe_load(kubeconfig.read_text())
+    server = urlsplit(config["clusters"][0]["cluster"]["server"])
+    user = config["users"][0]["user"]
+    ctx = ssl.create_default_context()
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    if user.get("client-certificate"):
+        ctx.load_cert_chain(user["client-certificate"], user["client-key"])
+    conn = http.client.HTTPSConnection(server.hostname or "", server.port, context=ctx, timeout=30)
+    conn.putrequest("POST", path)
+    for name, value in (("Connection", "Upgrade"), ("Upgrade", "SPDY/3.1"), ("Content-Length", "0"),
+                        *(("X-Stream-Protocol-Version", p) for p in protocols)):
+        conn.putheader(name, value)
+    if user.get("token"):
+        conn.putheader("Authorization", f"Bearer {user['token']}")
+    conn.endheaders()
+    answer = conn.getresponse()
+    body = answer.read() if answer.status != 101 else b""
+    headers: dict[str, list[str]] = {}
+    for name, value in answer.getheaders():
+        headers.setdefault(name.lower(), []).append(value)
+    conn.close()
+    return answer.status, headers, body

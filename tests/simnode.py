@@ -18,7 +18,7 @@ from typing import Any
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim.images import ImageBehavior, ImageStore
-from tests.kubectl_streams import TRANSPORT, UPGRADED, forwarding, free_port, sdk_kubectl, served_in_pod
+from tests.kubectl_streams import TRANSPORT, UPGRADED, forwarding, free_port, sdk_kubectl, served_in_pod, spdy_upgrade
 
 TOOLS = "example.com/tools:1"
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]  # (*args) -> the finished kubectl
@@ -141,6 +141,12 @@ def streaming_checks(kubeconfig: Path, ns: str, pod: str, container: str, tmp: P
                        "/etc/tools/motd")
     assert done.returncode == 0 and done.stdout == "hello from tools\n", done.stderr
     assert UPGRADED.findall(done.stderr) == ["POST"], done.stderr
+    # a protocol the kubelet does not speak: its refusal, passed back by the API server
+    status, headers, body = spdy_upgrade(kubeconfig, f"/api/v1/namespaces/{ns}/pods/{pod}/exec?command=true&"
+                                         f"stdout=1&container={container}", ["v9.channel.k8s.io"])
+    assert status == 403 and headers["x-accepted-stream-protocol-versions"] == [
+        "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io"], (status, headers)
+    assert body.startswith(b"unable to upgrade: unable to negotiate protocol: client supports [v9.channel.k8s.io]")
     note = tmp / "note.txt"
     note.write_text("copied over SPDY\n")
     copied = sdk_kubectl(kubeconfig, "1.27", "-n", ns, "cp", str(note), f"{pod}:/tmp/note.txt", "-c", container)

@@ -12,7 +12,7 @@ import yaml
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, reviews, watch, webhooks
+from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, reviews, upgrade_proxy, watch, webhooks
 from kdsim.apiserver.access import AccessEntry, user_from_authorization
 from kdsim.apiserver.faults import error_for
 from kdsim.apiserver.meta import meta
@@ -279,7 +279,7 @@ class ResourceHandlers:
         if p.subresource == "log":
             return await kubelet_proxy.proxy_logs(request, base, ns, name, container)
         if p.subresource == "portforward":
-            return await kubelet_proxy.proxy_port_forward(request, base, ns, name)
+            return await upgrade_proxy.proxy_port_forward(request, base, ns, name)
         return await kubelet_proxy.proxy_stream(request, base, p.subresource or "exec", ns, name, container)
 
     def _bind(self, rt: ResourceType, p: paths.ApiPath, binding: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""pods/{name}/exec, attach, portforward and log proxied to the pod's node's kubelet endpoint, as a real API server does.
+"""pods/{name}/exec, attach and log proxied to the pod's node's kubelet endpoint, as a real API server does.
 
 Used when no simulated kubelet runs in process (`sim serve --no-controllers` with `gitops-kd sim node`
 joined): the Node's InternalIP and `status.daemonEndpoints.kubeletEndpoint.Port` name the kubelet, whose
@@ -11,17 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import ssl
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
 from aiohttp import WSMsgType, web
-from yarl import URL
 
 from kdsim import errors
-from kdsim.exec import portforward, spdy_conn, upgrade
+from kdsim.apiserver import upgrade_proxy
+from kdsim.apiserver.upgrade_proxy import unreachable
+from kdsim.exec import upgrade
 
 # the client's stream flags (pods/{name}/exec) -> the kubelet's (its /exec and /attach), as kube-apiserver maps them
 STREAM_FLAGS = {"stdin": "input", "stdout": "output", "stderr": "error", "tty": "tty"}
@@ -84,7 +84,7 @@ async def proxy_logs(request: web.Request, base: str, namespace: str, pod: str, 
                 await out.write_eof()
                 return out
         except aiohttp.ClientError as exc:
-            raise _unreachable(exc) from None
+            raise unreachable(exc) from None
 
 
 async def proxy_stream(request: web.Request, base: str, subresource: str, namespace: str, pod: str,
@@ -94,7 +94,7 @@ async def proxy_stream(request: web.Request, base: str, subresource: str, namesp
     commands = request.query.getall("command", []) if subresource == "exec" else []
     path = f"/{subresource}/{namespace}/{pod}/{container}?{stream_query(request.query, commands)}"
     if upgrade.is_spdy(request):
-        return await proxy_upgrade(request, base, path)
+        return await upgrade_proxy.proxy_upgrade(request, base, path)
     if not web.WebSocketResponse(protocols=_offered(request)).can_prepare(request).ok:
         raise errors.bad_request("Upgrade request required")
     url = base + path
@@ -106,7 +106,7 @@ async def proxy_stream(request: web.Request, base: str, subresource: str, namesp
                     "message": exc.message, "code": exc.status}
             return web.Response(status=exc.status, text=json.dumps(body), content_type="application/json")
         except aiohttp.ClientError as exc:
-            raise _unreachable(exc) from None
+            raise unreachable(exc) from None
         # answer the client with the subprotocol the kubelet chose
         server_ws = web.WebSocketResponse(protocols=(kubelet_ws.protocol,) if kubelet_ws.protocol else (),
                                           autoping=True)
@@ -121,18 +121,6 @@ async def proxy_stream(request: web.Request, base: str, subresource: str, namesp
                 task.cancel()
             await server_ws.close()
     return server_ws
-
-
-async def proxy_port_forward(request: web.Request, base: str, namespace: str, pod: str) -> web.StreamResponse:
-    """pods/{name}/portforward to <kubelet>/portForward/ns/pod: SPDY relayed, or the WebSocket tunnel of SPDY
-    (`SPDY/3.1+portforward.k8s.io`) translated to a SPDY upgrade, as kube-apiserver 1.31+ does."""
-    path = f"/portForward/{namespace}/{pod}"
-    if upgrade.is_spdy(request):
-        return await proxy_upgrade(request, base, path)
-    tunnel = web.WebSocketResponse(protocols=(portforward.TUNNEL_PROTOCOL,), autoping=True)
-    if tunnel.can_prepare(request).ok and tunnel.can_prepare(request).protocol:
-        return await proxy_upgrade(request, base, path, tunnel=tunnel)
-    raise errors.bad_request("Upgrade request required")
 
 
 def _offered(request: web.Request) -> tuple[str, ...]:
@@ -151,74 +139,3 @@ async def _relay(source: Any, target: Any) -> None:
     with contextlib.suppress(ConnectionError, RuntimeError):
         if not target.closed:
             await target.close()
-
-
-def _unreachable(exc: Exception) -> errors.ApiError:
-    return errors.internal(f"error dialing backend: {exc}")
-
-
-async def proxy_upgrade(request: web.Request, base: str, path: str, *,
-                        tunnel: web.WebSocketResponse | None = None) -> web.StreamResponse:
-    """A SPDY/3.1 upgrade relayed to the kubelet, as kube-apiserver's UpgradeAwareHandler does: the request
-    replayed to <kubelet>/path, a non-101 answer passed back, else the bytes copied both ways. With `tunnel`
-    (kubectl 1.31+ port-forward) the client's side is that WebSocket, whose binary messages carry the SPDY
-    frames, accepted with the protocol the kubelet chose."""
-    url = URL(base)
-    offered = request.headers.getall(upgrade.PROTOCOL_HEADER, []) if tunnel is None else list(portforward.PROTOCOLS)
-    head = [f"POST {path} HTTP/1.1", f"Host: {url.host}:{url.port}", "Connection: Upgrade",
-            f"Upgrade: {upgrade.SPDY_31}", "Content-Length: 0",
-            *(f"{upgrade.PROTOCOL_HEADER}: {p}" for p in offered)]
-    ssl_ctx = ssl.create_default_context()
-    ssl_ctx.check_hostname, ssl_ctx.verify_mode = False, ssl.CERT_NONE
-    try:
-        reader, writer = await asyncio.open_connection(url.host, url.port, ssl=ssl_ctx)
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
-        status, headers = _response_head(await reader.readuntil(b"\r\n\r\n"))
-    except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
-        raise _unreachable(exc) from None
-    if status != 101:
-        length = int(headers.get("content-length", "0") or 0)
-        body = await reader.readexactly(length) if length else b""
-        writer.close()
-        return web.Response(status=status, body=body, headers={"Content-Type": headers.get(
-            "content-type", "text/plain; charset=utf-8")})
-    chosen = headers.get(upgrade.PROTOCOL_HEADER.lower(), "")
-    client: spdy_conn.Pipe
-    response: web.StreamResponse
-    if tunnel is not None:
-        await tunnel.prepare(request)
-        client, response = upgrade.WebSocketPipe(tunnel), tunnel
-    else:
-        hijacked = await upgrade.switch(request, chosen)
-        client, response = hijacked, hijacked.response
-    pumps = [asyncio.create_task(_from_kubelet(reader, client)), asyncio.create_task(_to_kubelet(client, writer))]
-    await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
-    for task in pumps:
-        task.cancel()
-    writer.close()
-    await client.close()
-    return response
-
-
-def _response_head(raw: bytes) -> tuple[int, dict[str, str]]:
-    lines = raw.decode("latin-1").split("\r\n")
-    status = int(lines[0].split(" ")[1])
-    headers = {}
-    for line in lines[1:]:
-        if ":" in line:
-            name, value = line.split(":", 1)
-            headers[name.strip().lower()] = value.strip()
-    return status, headers
-
-
-async def _from_kubelet(reader: asyncio.StreamReader, client: spdy_conn.Pipe) -> None:
-    with contextlib.suppress(OSError, RuntimeError):
-        while chunk := await reader.read(65536):
-            await client.write(chunk)
-
-
-async def _to_kubelet(client: spdy_conn.Pipe, writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(OSError, RuntimeError):
-        while chunk := await client.read():
-            writer.write(chunk)
-            await writer.drain()

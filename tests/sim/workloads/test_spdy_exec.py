@@ -3,15 +3,12 @@ to have upgraded with its own transport; the SPDY handshake's refusals worded as
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-import yaml
 
 from kdsim.cluster import EmbeddedCluster
-from tests.kubectl_streams import TRANSPORT, UPGRADED, sdk_kubectl
+from tests.kubectl_streams import TRANSPORT, UPGRADED, sdk_kubectl, spdy_upgrade
 
 
 @pytest.mark.parametrize("version", ["1.27", "1.33"])
@@ -43,41 +40,19 @@ def test_cp_both_ways(cluster: EmbeddedCluster, tools_pod: tuple[str, str], vers
     assert back.read_bytes() == source.read_bytes()
 
 
-def _spdy_post(cluster: EmbeddedCluster, path: str, protocols: list[str]) -> tuple[int, dict[str, list[str]], bytes]:
-    """A SPDY/3.1 upgrade request as kubectl 1.27 sends it, over the kubeconfig's TLS; (status, headers, body)."""
-    import http.client
-    config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
-    server = urlsplit(config["clusters"][0]["cluster"]["server"])
-    ctx = ssl.create_default_context()
-    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
-    conn = http.client.HTTPSConnection(server.hostname or "", server.port, context=ctx, timeout=30)
-    conn.putrequest("POST", path)
-    for name, value in (("Connection", "Upgrade"), ("Upgrade", "SPDY/3.1"), ("Content-Length", "0"),
-                        *(("X-Stream-Protocol-Version", p) for p in protocols)):
-        conn.putheader(name, value)
-    conn.endheaders()
-    answer = conn.getresponse()
-    body = answer.read() if answer.status != 101 else b""
-    headers: dict[str, list[str]] = {}
-    for name, value in answer.getheaders():
-        headers.setdefault(name.lower(), []).append(value)
-    conn.close()
-    return answer.status, headers, body
-
-
 def test_spdy_handshake_refusals(cluster: EmbeddedCluster, tools_pod: tuple[str, str]) -> None:
     ns, pod = tools_pod
     path = f"/api/v1/namespaces/{ns}/pods/{pod}/exec?command=true&stdout=1"
-    status, _, body = _spdy_post(cluster, path, [])
+    status, _, body = spdy_upgrade(cluster.kubeconfig, path, [])
     assert (status, body) == (400, b"unable to upgrade: X-Stream-Protocol-Version is required\n")
-    status, headers, body = _spdy_post(cluster, path, ["v9.channel.k8s.io"])
+    status, headers, body = spdy_upgrade(cluster.kubeconfig, path, ["v9.channel.k8s.io"])
     assert status == 403 and headers["x-accepted-stream-protocol-versions"] == [
         "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io"]
     assert body == (b"unable to upgrade: unable to negotiate protocol: client supports [v9.channel.k8s.io], "
                     b"server accepts [v4.channel.k8s.io v3.channel.k8s.io v2.channel.k8s.io channel.k8s.io]\n")
-    status, headers, _ = _spdy_post(cluster, path, ["v4.channel.k8s.io", "v3.channel.k8s.io"])
+    status, headers, _ = spdy_upgrade(cluster.kubeconfig, path, ["v4.channel.k8s.io", "v3.channel.k8s.io"])
     assert status == 101 and headers["upgrade"] == ["SPDY/3.1"]
     assert headers["x-stream-protocol-version"] == ["v4.channel.k8s.io"]
     # a container the pod does not have is refused before any upgrade, as JSON
-    status, _, body = _spdy_post(cluster, path + "&container=nope", ["v4.channel.k8s.io"])
+    status, _, body = spdy_upgrade(cluster.kubeconfig, path + "&container=nope", ["v4.channel.k8s.io"])
     assert status == 400 and b"container nope is not valid for pod sh-0" in body

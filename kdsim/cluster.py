@@ -133,6 +133,10 @@ class EmbeddedCluster:
         """Route GET/POST pods/{name}/exec and /attach to `handler(request, namespace, name)`."""
         self.server.exec_handler = handler
 
+    def set_portforward_handler(self, handler: PodHandler | None) -> None:
+        """Route pods/{name}/portforward to `handler(request, namespace, name)`."""
+        self.server.portforward_handler = handler
+
     def set_log_handler(self, handler: PodHandler | None) -> None:
         """Route GET pods/{name}/log to `handler(request, namespace, name)`."""
         self.server.log_handler = handler

@@ -11,16 +11,16 @@ import json
 import re
 import subprocess
 import sys
-import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from kdsim.cluster import EmbeddedCluster
+from tests.kubectl_streams import SDK, forwarding, free_port, served_in_pod
 
-SDK = Path("/usr/lib/google-cloud-sdk/bin")
 DOC = Path(__file__).resolve().parents[1] / "docs" / "embedded-cluster.md"
 START, END = "<!-- kubectl-matrix:start -->", "<!-- kubectl-matrix:end -->"
 IMAGE = "example.com/matrix:1"
@@ -40,13 +40,14 @@ class Ctx:
     namespace: str
     tmp: Path
 
-    def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = 30,
+            stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run([self.kubectl, "--kubeconfig", str(self.kubeconfig), "-n", self.namespace, *args],
-                              capture_output=True, text=True, timeout=timeout,
+                              capture_output=True, text=True, timeout=timeout, input=stdin,
                               env={"PATH": "/usr/bin:/bin", "HOME": str(self.tmp), **(env or {})})
 
-    def ok(self, *args: str, expect: str = "", env: dict[str, str] | None = None) -> bool:
-        done = self.run(*args, env=env)
+    def ok(self, *args: str, expect: str = "", env: dict[str, str] | None = None, stdin: str | None = None) -> bool:
+        done = self.run(*args, env=env, stdin=stdin)
         return done.returncode == 0 and expect in done.stdout
 
 
@@ -76,20 +77,15 @@ def _cp(c: Ctx) -> bool:
 
 
 def _port_forward(c: Ctx) -> bool:
-    """`port-forward` reports "Forwarding from" once its stream is set up, or exits with an error."""
-    proc = subprocess.Popen([c.kubectl, "--kubeconfig", str(c.kubeconfig), "-n", c.namespace, "port-forward",
-                             "pod/p", ":8080"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={"PATH": "/usr/bin:/bin", "HOME": str(c.tmp)})
-    timer = threading.Timer(15, proc.kill)  # neither forwarding nor failing: counts as not working
-    timer.start()
+    """An HTTP round trip through `port-forward` to a server run in the pod (started with the newest kubectl)."""
+    port, version = free_port(), Path(c.kubectl).name.removeprefix("kubectl.")
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # the first line: "Forwarding from 127.0.0.1:N -> 8080" or an error
-        return line.startswith("Forwarding from")
-    finally:
-        timer.cancel()
-        proc.kill()
-        proc.wait(5)
+        with served_in_pod(c.kubeconfig, c.namespace, "p", port, "app"), \
+                forwarding(c.kubeconfig, version, c.namespace, "p", port) as (local, _log), \
+                urllib.request.urlopen(f"http://127.0.0.1:{local}/index.html", timeout=20) as answer:
+            return bool(answer.read() == b"served from the pod\n")
+    except (AssertionError, OSError):
+        return False
 
 
 COMMANDS: dict[str, Callable[[Ctx], bool]] = {
@@ -105,10 +101,13 @@ COMMANDS: dict[str, Callable[[Ctx], bool]] = {
     "label": lambda c: c.ok("label", "pod", "p", "matrix=yes", expect="labeled"),
     "logs": lambda c: c.run("logs", "p", "-c", "app").returncode == 0,
     "exec": lambda c: c.ok("exec", "p", "-c", "app", "--", "echo", "hello", expect="hello"),
+    "exec -i (stdin)": lambda c: c.ok("exec", "-i", "p", "-c", "app", "--", "tr", "a-z", "A-Z", stdin="up\n",
+                                      expect="UP"),
     "cp": _cp,
     "port-forward": _port_forward,
     "auth can-i": lambda c: c.ok("auth", "can-i", "create", "pods", expect="yes"),
     "auth can-i --list": lambda c: c.ok("auth", "can-i", "--list", expect="*.*"),
+    "auth whoami": lambda c: c.ok("auth", "whoami", expect="system:authenticated"),
     "delete": lambda c: c.ok("delete", "configmap", "made", expect="deleted"),
 }
 

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -17,6 +18,7 @@ from typing import Any
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim.images import ImageBehavior, ImageStore
+from tests.kubectl_streams import TRANSPORT, UPGRADED, forwarding, free_port, sdk_kubectl, served_in_pod, spdy_upgrade
 
 TOOLS = "example.com/tools:1"
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]  # (*args) -> the finished kubectl
@@ -128,6 +130,36 @@ def run_pod_checks(rest: RestClient, kubectl: Kubectl, ns: str,
     rest.delete("v1", "pods", ns, "tools")
     wait_for("pod tools gone (the kubelet confirmed its deletion)",
              lambda: rest.get_or_none("v1", "pods", ns, "tools") is None, 60)
+
+
+def streaming_checks(kubeconfig: Path, ns: str, pod: str, container: str, tmp: Path, *, tunnel: bool) -> None:
+    """kubectl 1.27's SPDY exec and cp, and port-forward with 1.27 (SPDY) and 1.33, through the API server to the
+    node's kubelet endpoint, to a server running in the pod. 1.33 tries the WebSocket tunnel first: an API server
+    serving it (`tunnel`: the embedded one) upgrades that, else (kube-apiserver 1.20 passes the WebSocket on to
+    the kubelet endpoint, which refuses it) kubectl falls back to SPDY."""
+    done = sdk_kubectl(kubeconfig, "1.27", "-v=6", "-n", ns, "exec", pod, "-c", container, "--", "cat",
+                       "/etc/tools/motd")
+    assert done.returncode == 0 and done.stdout == "hello from tools\n", done.stderr
+    assert UPGRADED.findall(done.stderr) == ["POST"], done.stderr
+    # a protocol the kubelet does not speak: its refusal, passed back by the API server
+    status, headers, body = spdy_upgrade(kubeconfig, f"/api/v1/namespaces/{ns}/pods/{pod}/exec?command=true&"
+                                         f"stdout=1&container={container}", ["v9.channel.k8s.io"])
+    assert status == 403 and headers["x-accepted-stream-protocol-versions"] == [
+        "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io"], (status, headers)
+    assert body.startswith(b"unable to upgrade: unable to negotiate protocol: client supports [v9.channel.k8s.io]")
+    note = tmp / "note.txt"
+    note.write_text("copied over SPDY\n")
+    copied = sdk_kubectl(kubeconfig, "1.27", "-n", ns, "cp", str(note), f"{pod}:/tmp/note.txt", "-c", container)
+    assert copied.returncode == 0, copied.stderr
+    back = sdk_kubectl(kubeconfig, "1.27", "-n", ns, "exec", pod, "-c", container, "--", "cat", "/tmp/note.txt")
+    assert back.stdout == "copied over SPDY\n", back.stderr
+    port = free_port()
+    with served_in_pod(kubeconfig, ns, pod, port, container):
+        for version in ("1.27", "1.33"):
+            with forwarding(kubeconfig, version, ns, pod, port) as (local, log):
+                with urllib.request.urlopen(f"http://127.0.0.1:{local}/index.html", timeout=20) as answer:
+                    assert answer.read() == b"served from the pod\n"
+                assert UPGRADED.findall("".join(log)) == [TRANSPORT[version] if tunnel else "POST"], log
 
 
 def create_centos7(rest: RestClient, kd_shared: Path, ns: str) -> None:

@@ -14,6 +14,7 @@ _SUBRESOURCE_VERBS = {
     "scale": ["get", "patch", "update"],
     "exec": ["create", "get"],
     "attach": ["create", "get"],
+    "portforward": ["create", "get"],
     "log": ["get"],
     "binding": ["create"],
 }
@@ -66,6 +67,7 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
         for sub in t.subresources:
             kind = "Scale" if sub == "scale" else "Binding" if sub == "binding" else ("PodExecOptions" if sub == "exec" else
                                                     "PodAttachOptions" if sub == "attach" else
+                                                    "PodPortForwardOptions" if sub == "portforward" else
                                                     "Pod" if sub == "log" else t.kind)
             item: dict[str, Any] = {"name": f"{t.plural}/{sub}", "singularName": "", "namespaced": t.namespaced,
                                     "kind": kind, "verbs": _SUBRESOURCE_VERBS[sub]}

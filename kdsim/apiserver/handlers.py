@@ -12,7 +12,7 @@ import yaml
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, reviews, watch, webhooks
+from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, reviews, upgrade_proxy, watch, webhooks
 from kdsim.apiserver.access import AccessEntry, user_from_authorization
 from kdsim.apiserver.faults import error_for
 from kdsim.apiserver.meta import meta
@@ -133,7 +133,7 @@ class ResourceHandlers:
             if rule.kind == "timeout":
                 await asyncio.sleep(rule.delay)
             raise error_for(rule, rt.plural, p.name or "", rt.group)
-        if p.subresource in ("exec", "attach", "log"):
+        if p.subresource in ("exec", "attach", "log", "portforward"):
             return await self._pod_stream(request, rt, p)
         if p.subresource == "binding":
             if verb != "create":
@@ -144,7 +144,9 @@ class ResourceHandlers:
         if reviews.is_review(rt):
             if verb != "create" or p.name:
                 raise errors.method_not_allowed()
-            return json_response(reviews.answer(rt, await _json_body(request, rt.kind)), 201)
+            requester = webhooks.user_info(user, request.headers.get("Impersonate-User", ""),
+                                           tuple(request.headers.getall("Impersonate-Group", [])))
+            return json_response(reviews.answer(rt, await _json_body(request, rt.kind), requester), 201)
         return await self._verb(request, rt, p, verb, query)
 
     async def _verb(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
@@ -272,13 +274,15 @@ class ResourceHandlers:
 
     async def _pod_stream(self, request: web.Request, rt: ResourceType, p: paths.ApiPath) -> web.StreamResponse:
         pod = self.server.objects.read(rt, p.namespace, p.name or "")
-        handler: PodHandler | None = (self.server.log_handler if p.subresource == "log"
-                                      else self.server.exec_handler)
+        handler: PodHandler | None = {"log": self.server.log_handler,
+                                      "portforward": self.server.portforward_handler}.get(p.subresource or "",
+                                                                                          self.server.exec_handler)
         if handler is not None:
             return await handler(request, p.namespace or "", p.name or "")
         # no kubelet in process: proxy to the pod's node's kubelet endpoint, as kube-apiserver does
         ns, name = p.namespace or "", p.name or ""
-        container = kubelet_proxy.resolve_container(pod, name, request.query.get("container") or "")
+        container = "" if p.subresource == "portforward" else \
+            kubelet_proxy.resolve_container(pod, name, request.query.get("container") or "")
         node_name = (pod.get("spec") or {}).get("nodeName")
         if not node_name:
             if p.subresource == "log":
@@ -287,6 +291,8 @@ class ResourceHandlers:
         base = kubelet_proxy.kubelet_url(self.server.store.get("v1", "nodes", None, node_name), node_name)
         if p.subresource == "log":
             return await kubelet_proxy.proxy_logs(request, base, ns, name, container)
+        if p.subresource == "portforward":
+            return await upgrade_proxy.proxy_port_forward(request, base, ns, name)
         return await kubelet_proxy.proxy_stream(request, base, p.subresource or "exec", ns, name, container)
 
     def _bind(self, rt: ResourceType, p: paths.ApiPath, binding: dict[str, Any]) -> dict[str, Any]:

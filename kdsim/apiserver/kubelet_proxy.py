@@ -19,6 +19,9 @@ import aiohttp
 from aiohttp import WSMsgType, web
 
 from kdsim import errors
+from kdsim.apiserver import upgrade_proxy
+from kdsim.apiserver.upgrade_proxy import unreachable
+from kdsim.exec import upgrade
 
 # the client's stream flags (pods/{name}/exec) -> the kubelet's (its /exec and /attach), as kube-apiserver maps them
 STREAM_FLAGS = {"stdin": "input", "stdout": "output", "stderr": "error", "tty": "tty"}
@@ -81,16 +84,20 @@ async def proxy_logs(request: web.Request, base: str, namespace: str, pod: str, 
                 await out.write_eof()
                 return out
         except aiohttp.ClientError as exc:
-            raise _unreachable(exc) from None
+            raise unreachable(exc) from None
 
 
 async def proxy_stream(request: web.Request, base: str, subresource: str, namespace: str, pod: str,
                        container: str) -> web.StreamResponse:
-    """exec/attach: the client's WebSocket relayed frame by frame to <kubelet>/{exec,attach}/ns/pod/container."""
+    """exec/attach: the client's WebSocket relayed frame by frame to <kubelet>/{exec,attach}/ns/pod/container
+    (a SPDY upgrade is relayed as bytes)."""
+    commands = request.query.getall("command", []) if subresource == "exec" else []
+    path = f"/{subresource}/{namespace}/{pod}/{container}?{stream_query(request.query, commands)}"
+    if upgrade.is_spdy(request):
+        return await upgrade_proxy.proxy_upgrade(request, base, path)
     if not web.WebSocketResponse(protocols=_offered(request)).can_prepare(request).ok:
         raise errors.bad_request("Upgrade request required")
-    commands = request.query.getall("command", []) if subresource == "exec" else []
-    url = f"{base}/{subresource}/{namespace}/{pod}/{container}?{stream_query(request.query, commands)}"
+    url = base + path
     async with aiohttp.ClientSession() as session:
         try:
             kubelet_ws = await session.ws_connect(url, ssl=False, protocols=_offered(request), autoping=True)
@@ -99,7 +106,7 @@ async def proxy_stream(request: web.Request, base: str, subresource: str, namesp
                     "message": exc.message, "code": exc.status}
             return web.Response(status=exc.status, text=json.dumps(body), content_type="application/json")
         except aiohttp.ClientError as exc:
-            raise _unreachable(exc) from None
+            raise unreachable(exc) from None
         # answer the client with the subprotocol the kubelet chose
         server_ws = web.WebSocketResponse(protocols=(kubelet_ws.protocol,) if kubelet_ws.protocol else (),
                                           autoping=True)
@@ -132,7 +139,3 @@ async def _relay(source: Any, target: Any) -> None:
     with contextlib.suppress(ConnectionError, RuntimeError):
         if not target.closed:
             await target.close()
-
-
-def _unreachable(exc: Exception) -> errors.ApiError:
-    return errors.internal(f"error dialing backend: {exc}")

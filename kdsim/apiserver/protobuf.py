@@ -1,5 +1,5 @@
 """Decoding the protobuf bodies kubectl 1.32+ sends to create ConfigMaps, Secrets, Namespaces, ServiceAccounts
-and to ask for self access reviews.
+and to ask for self access reviews and self reviews (`kubectl auth whoami`).
 
 A real API server decodes protobuf for every built-in kind. The embedded one decodes the few kinds
 `kubectl create configmap|secret|namespace|serviceaccount` and `kubectl auth can-i` send, which is what users
@@ -80,7 +80,8 @@ def _metadata(data: bytes) -> dict[str, Any]:
     names = {1: "name", 2: "generateName", 3: "namespace", 5: "uid", 6: "resourceVersion"}
     for number, value in _fields(data):
         if number in names:
-            meta[names[number]] = _text(value)
+            if _text(value):  # Go strings: "" is unset (omitted in JSON)
+                meta[names[number]] = _text(value)
         elif number in (11, 12):
             key, raw = _entry(value)
             meta.setdefault("labels" if number == 11 else "annotations", {})[key] = raw.decode("utf-8")
@@ -154,7 +155,8 @@ def _rules_review(number: int, value: int | bytes, obj: dict[str, Any]) -> None:
 
 KINDS: dict[str, Callable[[int, int | bytes, dict[str, Any]], None]] = {
     "ConfigMap": _configmap, "Secret": _secret, "Namespace": _namespace, "ServiceAccount": _serviceaccount,
-    "SelfSubjectAccessReview": _access_review, "SelfSubjectRulesReview": _rules_review}
+    "SelfSubjectAccessReview": _access_review, "SelfSubjectRulesReview": _rules_review,
+    "SelfSubjectReview": lambda _n, _v, _o: None}  # `kubectl auth whoami`: metadata only
 API_VERSIONS = {"SelfSubjectAccessReview": "authorization.k8s.io/v1", "SelfSubjectRulesReview": "authorization.k8s.io/v1"}
 
 
@@ -165,10 +167,13 @@ def decode(body: bytes, kind: str) -> dict[str, Any]:
         raise ProtobufError(f"{kind} in protobuf is not decoded by the embedded cluster")
     if not body.startswith(MAGIC):
         raise ProtobufError("missing the k8s protobuf magic")
-    raw = next((v for n, v in _fields(body[len(MAGIC):]) if n == 2 and isinstance(v, bytes)), None)
+    envelope = list(_fields(body[len(MAGIC):]))
+    raw = next((v for n, v in envelope if n == 2 and isinstance(v, bytes)), None)
     if raw is None:
         raise ProtobufError("the envelope carries no object")
-    obj: dict[str, Any] = {"apiVersion": API_VERSIONS.get(kind, "v1"), "kind": kind}
+    type_meta = next((v for n, v in envelope if n == 1 and isinstance(v, bytes)), b"")
+    api_version = next((_text(v) for n, v in _fields(type_meta) if n == 1), "")
+    obj: dict[str, Any] = {"apiVersion": api_version or API_VERSIONS.get(kind, "v1"), "kind": kind}
     for number, value in _fields(raw):
         if number == 1 and isinstance(value, bytes):
             obj["metadata"] = _metadata(value)

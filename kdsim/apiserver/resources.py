@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -32,7 +32,7 @@ class ResourceType:
     namespaced: bool
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    subresources: tuple[str, ...] = ()  # "status", "scale", "binding", "exec", "log", "attach"
+    subresources: tuple[str, ...] = ()  # "status", "scale", "binding", "exec", "log", "attach", "portforward"
     verbs: tuple[str, ...] = ALL_VERBS
     has_generation: bool = False
     custom: bool = False
@@ -69,7 +69,7 @@ def _t(group: str, version: str, plural: str, kind: str, namespaced: bool = True
 
 
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
-    _t("", "v1", "pods", "Pod", short=("po",), cats=("all",), sub=("status", "binding", "exec", "attach", "log"),
+    _t("", "v1", "pods", "Pod", short=("po",), cats=("all",), sub=("status", "binding", "exec", "attach", "log", "portforward"),
        returns_deleted=True),
     _t("", "v1", "services", "Service", short=("svc",), cats=("all",), sub=("status",), returns_deleted=True),
     _t("", "v1", "configmaps", "ConfigMap", short=("cm",)),
@@ -96,6 +96,10 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     # Answered, never stored (kdsim.apiserver.reviews): `kubectl auth can-i` and `auth can-i --list`.
     _t("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, verbs=("create",)),
     _t("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, verbs=("create",)),
+    # `kubectl auth whoami`: v1 (1.28+ ask first), v1beta1 (1.27 asks first; still served by 1.30)
+    _t("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=("create",)),
+    replace(_t("authentication.k8s.io", "v1beta1", "selfsubjectreviews", "SelfSubjectReview", False,
+               verbs=("create",)), storage=False),
     _t("events.k8s.io", "v1", "events", "Event", short=("ev",)),
     _t("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration",
        False, cats=("api-extensions",), gen=True),

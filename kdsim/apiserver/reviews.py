@@ -1,4 +1,5 @@
-"""Self reviews kubectl asks for (`kubectl auth can-i`): answered as kube-apiserver with AlwaysAllow answers them."""
+"""Self reviews kubectl asks for (`kubectl auth can-i`, `kubectl auth whoami`): answered as kube-apiserver with
+AlwaysAllow answers them."""
 
 from __future__ import annotations
 
@@ -7,19 +8,22 @@ from typing import Any
 
 from kdsim import errors
 from kdsim import fielderrors as fe
+from kdsim.apiserver.meta import now
 from kdsim.apiserver.resources import ResourceType
+from kdsim.apiserver.webhooks import UserInfo
 
-GROUP = "authorization.k8s.io"
-ACCESS, RULES = "selfsubjectaccessreviews", "selfsubjectrulesreviews"
+GROUP, AUTHENTICATION = "authorization.k8s.io", "authentication.k8s.io"
+ACCESS, RULES, SELF = "selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews"
 
 
 def is_review(rt: ResourceType) -> bool:
-    return rt.group == GROUP and rt.plural in (ACCESS, RULES)
+    return (rt.group, rt.plural) in ((GROUP, ACCESS), (GROUP, RULES), (AUTHENTICATION, SELF))
 
 
-def answer(rt: ResourceType, body: dict[str, Any]) -> dict[str, Any]:
+def answer(rt: ResourceType, body: dict[str, Any], user: UserInfo) -> dict[str, Any]:
     """The review with its status filled in (nothing is stored). The embedded server authorizes every
-    request (no RBAC), so every access is allowed and the rules are the AlwaysAllow authorizer's wildcards."""
+    request (no RBAC), so every access is allowed and the rules are the AlwaysAllow authorizer's wildcards;
+    a SelfSubjectReview carries the requester as admission sees it (the token is the user name)."""
     if body.get("kind") not in (None, rt.kind) or body.get("apiVersion") not in (None, rt.api_version):
         raise errors.bad_request(f"the kind in the data ({body.get('kind')}) does not match the expected kind "
                                  f"({rt.kind})")
@@ -27,6 +31,10 @@ def answer(rt: ResourceType, body: dict[str, Any]) -> dict[str, Any]:
     out["apiVersion"], out["kind"] = rt.api_version, rt.kind
     out.setdefault("metadata", {})
     out["metadata"].setdefault("creationTimestamp", None)
+    if rt.plural == SELF:
+        out["metadata"]["creationTimestamp"] = now()
+        out["status"] = {"userInfo": user.to_dict()}
+        return out
     spec = out.setdefault("spec", {})
     if rt.plural == ACCESS:
         has_resource, has_other = spec.get("resourceAttributes") is not None, \

@@ -51,6 +51,7 @@ class ApiServer:
         self.faults = FaultInjector(_drop_watches=self.hub.drop_all)
         self.exec_handler: PodHandler | None = None
         self.log_handler: PodHandler | None = None
+        self.portforward_handler: PodHandler | None = None
         self.tls: tls.TlsMaterial | None = None
         self.url = ""
         self._loop: asyncio.AbstractEventLoop | None = None

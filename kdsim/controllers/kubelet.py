@@ -287,10 +287,11 @@ class Kubelet:
 
 
 class InProcessKubelet:
-    """The embedded cluster's kubelet: exec, attach and logs are served by the API server in process."""
+    """The embedded cluster's kubelet: exec, attach, port-forward and logs are served by the API server in process."""
 
     def __init__(self, cluster: EmbeddedCluster) -> None:
         from kdsim.exec.handler import ExecHandler
+        from kdsim.exec.portforward import PortForwardHandler
         from kdsim.kubelet.logs import LogHandler
         self.cluster = cluster
         self.kubelet = Kubelet(cluster.api_client(), state_dir=sim_images.sim_state_dir(cluster),
@@ -298,10 +299,12 @@ class InProcessKubelet:
         self.kubelet.start()
         cluster.set_exec_handler(ExecHandler(self.kubelet).handle)
         cluster.set_log_handler(LogHandler(self.kubelet).handle)
+        cluster.set_portforward_handler(PortForwardHandler(self.kubelet).handle)
 
     def stop(self) -> None:
         self.cluster.set_exec_handler(None)
         self.cluster.set_log_handler(None)
+        self.cluster.set_portforward_handler(None)
         self.kubelet.stop()
         sim_images.release(self.cluster)
 

@@ -1,6 +1,6 @@
 """exec and attach: pods/{name}/exec of the embedded API server and the kubelet's /exec, /attach and /run paths.
 
-Each validates like its real counterpart, upgrades to WebSocket and streams a chroot-run command (attach:
+Each validates like its real counterpart, upgrades to WebSocket or SPDY/3.1 and streams a chroot-run command (attach:
 the simulated main container prints nothing, so the stream stays open until the client leaves or the
 container stops). The pod comes from the kubelet's own watch cache, as on a real node.
 """
@@ -13,10 +13,10 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
 from kdsim import errors
-from kdsim.exec import protocol
+from kdsim.exec import channels, protocol, upgrade
 from kdsim.kubelet import runner
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _status_response(err: errors.ApiError) -> web.Response:
+def status_response(err: errors.ApiError) -> web.Response:
     return web.Response(status=err.code, text=json.dumps(err.to_status()), content_type="application/json")
 
 
@@ -120,7 +120,7 @@ class ExecHandler:
                 raise errors.bad_request(f'container not found ("{m["container"]}")' if ctx is None
                                          else "you must specify a command (cmd)")
         except errors.ApiError as err:
-            return _status_response(err)
+            return status_response(err)
         try:
             proc = await runner.spawn(ctx.process(tuple(cmd.split(" "))), stdin=False)
         except (runner.RunnerError, OSError) as exc:
@@ -134,16 +134,14 @@ class ExecHandler:
             container, command = self._validate(request, namespace, name, container, streams=streams, uid=uid,
                                                 attach=attach)
         except errors.ApiError as err:
-            return _status_response(err)
-        ws = web.WebSocketResponse(protocols=protocol.SUPPORTED, autoping=True)
-        if not ws.can_prepare(request).ok:
-            return _status_response(errors.bad_request("Upgrade request required"))
-        await ws.prepare(request)
-        proto = ws.ws_protocol or protocol.V1
+            return status_response(err)
+        opened = await self._open(request, streams)
+        if isinstance(opened, web.StreamResponse):
+            return opened
         runtime = self.kubelet.runtime(namespace, name)
         if attach:
-            await self._attach(ws, proto, namespace, name, container)
-            return ws
+            await self._attach(opened, namespace, name, container)
+            return opened.response
         ctx = runtime.contexts[container] if runtime else None
         want_stdin, tty = streams["stdin"], streams["tty"]
         try:
@@ -151,28 +149,34 @@ class ExecHandler:
                 raise runner.RunnerError("pod sandbox is gone")
             proc = await runner.spawn(ctx.process(tuple(command)), stdin=want_stdin)
         except (runner.RunnerError, OSError) as exc:
-            await self._send(ws, proto, protocol.ERROR,
-                             protocol.error_payload(proto, protocol.internal_status(f"error executing command in "
-                                                                                   f"container: {exc}")))
-            await ws.close()
-            return ws
-        pumps = [asyncio.create_task(self._pump(proc.stdout, ws, proto, protocol.STDOUT)),
-                 asyncio.create_task(self._pump(proc.stderr, ws, proto, protocol.STDOUT if tty else protocol.STDERR))]
-        reader = asyncio.create_task(self._read_input(ws, proto, proc))
+            await opened.finish(protocol.internal_status(f"error executing command in container: {exc}"))
+            return opened.response
+        pumps = [asyncio.create_task(self._pump(proc.stdout, opened, protocol.STDOUT)),
+                 asyncio.create_task(self._pump(proc.stderr, opened, protocol.STDOUT if tty else protocol.STDERR))]
+        reader = asyncio.create_task(self._read_input(opened, proc))
         await asyncio.gather(*pumps)
         code = runner.exit_code_of(await proc.wait())
         reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await reader
-        status = protocol.success_status() if code == 0 else protocol.exit_status(command, code)
-        await self._send(ws, proto, protocol.ERROR, protocol.error_payload(proto, status))
-        await ws.close()
-        return ws
+        await opened.finish(protocol.success_status() if code == 0 else protocol.exit_status(command, code))
+        return opened.response
 
-    async def _attach(self, ws: web.WebSocketResponse, proto: str, namespace: str, name: str, container: str) -> None:
+    @staticmethod
+    async def _open(request: web.Request, streams: dict[str, bool]) -> channels.Channels | web.StreamResponse:
+        """The session's channels: SPDY/3.1 (kubectl before 1.30) or WebSocket; 400 for anything else."""
+        if upgrade.is_spdy(request):
+            return await channels.open_spdy(request, streams)
+        ws = web.WebSocketResponse(protocols=protocol.SUPPORTED, autoping=True)
+        if not ws.can_prepare(request).ok:
+            return status_response(errors.bad_request("Upgrade request required"))
+        await ws.prepare(request)
+        return channels.WebSocketChannels(ws)
+
+    async def _attach(self, opened: channels.Channels, namespace: str, name: str, container: str) -> None:
         """Hold the stream while the (silent) container runs: until the client leaves or the container stops."""
         runtime = self.kubelet.runtime(namespace, name)
-        reader = asyncio.create_task(_drain(ws))
+        reader = asyncio.create_task(_drain(opened))
         while not reader.done():
             run = next((c for c in (runtime.main if runtime else []) if c.name == container), None)
             if self.kubelet.runtime(namespace, name) is not runtime or run is None or run.state != "running":
@@ -182,41 +186,24 @@ class ExecHandler:
         reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await reader
-        await self._send(ws, proto, protocol.ERROR, protocol.error_payload(proto, protocol.success_status()))
-        await ws.close()
+        await opened.finish(protocol.success_status())
 
     @staticmethod
-    async def _send(ws: web.WebSocketResponse, proto: str, channel: int, data: bytes) -> None:
-        if ws.closed:
-            return
-        message = protocol.encode(proto, channel, data)
-        with contextlib.suppress(ConnectionError, RuntimeError):
-            if isinstance(message, str):
-                await ws.send_str(message)
-            else:
-                await ws.send_bytes(message)
-
-    async def _pump(self, stream: asyncio.StreamReader | None, ws: web.WebSocketResponse, proto: str,
-                    channel: int) -> None:
+    async def _pump(stream: asyncio.StreamReader | None, opened: channels.Channels, channel: int) -> None:
         if stream is None:
             return
         while chunk := await stream.read(32768):
-            await self._send(ws, proto, channel, chunk)
+            await opened.send(channel, chunk)
 
     @staticmethod
-    async def _read_input(ws: web.WebSocketResponse, proto: str, proc: asyncio.subprocess.Process) -> None:
+    async def _read_input(opened: channels.Channels, proc: asyncio.subprocess.Process) -> None:
         stdin = proc.stdin
-        async for msg in ws:
-            if msg.type not in (WSMsgType.BINARY, WSMsgType.TEXT):
-                continue
-            frame = protocol.decode(proto, msg.data)
-            if frame is None:
-                continue
+        async for frame in opened.input():
             if frame.channel == protocol.STDIN and stdin is not None and not stdin.is_closing():
                 with contextlib.suppress(ConnectionError):
                     stdin.write(frame.data)
                     await stdin.drain()
-            elif frame.channel == protocol.CLOSE and proto == protocol.V5 and frame.data[:1] == b"\x00":
+            elif frame.channel == protocol.CLOSE and frame.data[:1] == b"\x00":
                 if stdin is not None and not stdin.is_closing():
                     stdin.close()
         # the client went away: end its input, and stop a command nobody listens to any more
@@ -226,7 +213,7 @@ class ExecHandler:
             runner.kill_group(proc.pid)
 
 
-async def _drain(ws: web.WebSocketResponse) -> None:
+async def _drain(opened: channels.Channels) -> None:
     """Read (and drop) what an attached client sends, until it closes the stream."""
-    async for _msg in ws:
+    async for _frame in opened.input():
         pass

@@ -1,4 +1,4 @@
-"""The kubelet's HTTPS endpoint: the paths a real API server proxies exec, attach and logs to, on loopback."""
+"""The kubelet's HTTPS endpoint: the paths a real API server proxies exec, attach, port-forward and logs to."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from aiohttp import web
 
 from kdsim.apiserver import tls
 from kdsim.exec.handler import ExecHandler
+from kdsim.exec.portforward import PortForwardHandler
 from kdsim.kubelet.logs import LogHandler
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class ServingTls:
 
 
 class KubeletServer:
-    """Serves /exec, /attach, /run, /containerLogs, /pods and /healthz for one Kubelet in a background thread."""
+    """Serves /exec, /attach, /run, /portForward, /containerLogs, /pods and /healthz for one Kubelet in a background thread."""
 
     def __init__(self, kubelet: Kubelet, *, address: str = "127.0.0.1", port: int = 0,
                  serving: ServingTls | None = None, workdir: Path) -> None:
@@ -108,7 +109,10 @@ class KubeletServer:
 
     async def _serve(self) -> None:
         app = web.Application()
-        execs, logs = ExecHandler(self.kubelet), LogHandler(self.kubelet)
+        execs, logs, forwards = ExecHandler(self.kubelet), LogHandler(self.kubelet), PortForwardHandler(self.kubelet)
+        for path in (POD, POD + "/{uid}"):
+            app.router.add_route("GET", "/portForward" + path, forwards.kubelet_port_forward)
+            app.router.add_route("POST", "/portForward" + path, forwards.kubelet_port_forward)
         for path in (CONTAINER, CONTAINER_UID):
             app.router.add_route("GET", "/exec" + path, execs.kubelet_exec)
             app.router.add_route("POST", "/exec" + path, execs.kubelet_exec)

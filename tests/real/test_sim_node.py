@@ -1,7 +1,7 @@
 """`gitops-kd sim node` and `sim kubedirector` joined to the real control plane: the Node registers 127.0.0.1
 with its kubelet endpoint (serving cert from the cluster CA, clients only with a cert from it), pods run,
-and kube-apiserver proxies exec and logs to that endpoint; KubeDirector's clusters become StatefulSets that
-the real StatefulSet controller turns into pods the node runs."""
+and kube-apiserver proxies exec (WebSocket and SPDY), cp, port-forward and logs to that endpoint;
+KubeDirector's clusters become StatefulSets that the real StatefulSet controller turns into pods the node runs."""
 
 from __future__ import annotations
 
@@ -15,7 +15,15 @@ import pytest
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready, wait_for
 from tests.real.controlplane import ControlPlane
-from tests.simnode import SimProcess, add_tools_image, check_node, create_centos7, node_args, run_pod_checks
+from tests.simnode import (
+    SimProcess,
+    add_tools_image,
+    check_node,
+    create_centos7,
+    node_args,
+    run_pod_checks,
+    streaming_checks,
+)
 
 pytestmark = pytest.mark.real
 KD = "kubedirector.hpe.com/v1beta1"
@@ -42,14 +50,15 @@ def sim_node(real_cp: ControlPlane, tmp_path: Path) -> Iterator[SimProcess]:
 
 
 def test_sim_node_runs_pods_and_serves_exec_and_logs_through_kube_apiserver(
-        real_cp: ControlPlane, real_ns: str, real_rest: RestClient, sim_node: SimProcess) -> None:
+        real_cp: ControlPlane, real_ns: str, real_rest: RestClient, sim_node: SimProcess, tmp_path: Path) -> None:
     port = int(sim_node.banner.rsplit(":", 1)[1])
     check_node(real_rest, port)
     wait_for(f"the default ServiceAccount's token in {real_ns}", lambda: _token_ready(real_rest, real_ns), 60)
 
     def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return real_cp.kubectl(*args, stdin=stdin, check=False)
-    run_pod_checks(real_rest, kubectl, real_ns)
+    run_pod_checks(real_rest, kubectl, real_ns,
+                   lambda: streaming_checks(real_cp.kubeconfig, real_ns, "tools", "app", tmp_path, tunnel=False))
 
 
 def test_sim_kubedirector_and_node_run_a_kdcluster_with_the_real_statefulset_controller(

@@ -29,5 +29,5 @@ def test_the_documented_kubectl_matrix_holds(node_cluster: EmbeddedCluster, vers
     assert documented == measured, "the kubectl table differs from what kubectl does: scripts/kubectl-matrix --write"
     # what the embedded cluster is for works on every version
     for command in ("get", "describe pod", "create configmap", "apply", "diff", "edit (KUBE_EDITOR)", "explain",
-                    "logs", "auth can-i", "delete"):
+                    "logs", "exec", "exec -i (stdin)", "cp", "port-forward", "auth can-i", "auth whoami", "delete"):
         assert measured[command], f"kubectl {version} {command} fails against the embedded cluster"

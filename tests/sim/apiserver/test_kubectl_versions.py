@@ -1,5 +1,6 @@
-"""`kubectl create configmap|secret|namespace|serviceaccount` with the oldest and newest kubectl on the machine:
-1.32+ send built-in objects in protobuf, which the embedded server decodes; a custom resource in protobuf is 415."""
+"""`kubectl create configmap|secret|namespace|serviceaccount` and `kubectl auth whoami` with the oldest and newest
+kubectl on the machine: 1.32+ send built-in objects in protobuf, which the embedded server decodes; a custom resource
+in protobuf is 415."""
 
 from __future__ import annotations
 
@@ -10,23 +11,17 @@ import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 from apiserver_util import raw
 
 from kdsim.cluster import EmbeddedCluster
+from tests.kubectl_streams import kubectl_path
 
-SDK = Path("/usr/lib/google-cloud-sdk/bin")
 VERSIONS = ("1.27", "1.33")  # the oldest (JSON bodies) and the newest (protobuf bodies) kubectl here
 
 
-def kubectl_at(version: str) -> str:
-    path = SDK / f"kubectl.{version}"
-    if not path.exists():
-        pytest.fail(f"{path} is missing: the tests need kubectl {version} (google-cloud-sdk's kubectl packages)")
-    return str(path)
-
-
 def run(cluster: EmbeddedCluster, version: str, *args: str) -> str:
-    done = subprocess.run([kubectl_at(version), "--kubeconfig", str(cluster.kubeconfig), *args],
+    done = subprocess.run([kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), *args],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"kubectl {version} {' '.join(args)}: {done.stderr}"
     return done.stdout
@@ -104,10 +99,10 @@ def test_kubectl_apply_diff_edit(cluster: EmbeddedCluster, version: str, tmp_pat
     manifest.write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: {ns}\ndata:\n  a: '1'\n")
     assert run(cluster, version, "apply", "-f", str(manifest)) == "configmap/cm created\n"
     manifest.write_text(manifest.read_text().replace("'1'", "'2'"))
-    diff = subprocess.run([kubectl_at(version), "--kubeconfig", str(cluster.kubeconfig), "diff", "-f", str(manifest)],
+    diff = subprocess.run([kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), "diff", "-f", str(manifest)],
                           capture_output=True, text=True, timeout=60)
     assert diff.returncode == 1 and '-  a: "1"' in diff.stdout and '+  a: "2"' in diff.stdout, diff.stderr
-    edit = subprocess.run([kubectl_at(version), "--kubeconfig", str(cluster.kubeconfig), "-n", ns, "edit", "cm", "cm"],
+    edit = subprocess.run([kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), "-n", ns, "edit", "cm", "cm"],
                           capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
                                "KUBE_EDITOR": "sed -i s/^\\ \\ a:\\ .*/\\ \\ a:\\ edited/"})
@@ -136,3 +131,15 @@ def test_kubectl_apply_merges_lists_by_their_patch_merge_key(cluster: EmbeddedCl
         "spec"]["containers"][0]
     assert container["image"] == "web:2" and container["env"] == [{"name": "A", "value": "1"},
                                                                   {"name": "B", "value": "2"}]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_kubectl_auth_whoami(cluster: EmbeddedCluster, version: str) -> None:
+    """1.27 asks authentication.k8s.io/v1beta1 first, 1.28+ v1 (in protobuf from 1.32); the token is the user."""
+    token = yaml.safe_load(cluster.kubeconfig.read_text())["users"][0]["user"]["token"]
+    table = run(cluster, version, "auth", "whoami")
+    assert table.split() == ["ATTRIBUTE", "VALUE", "Username", token, "Groups", "[system:authenticated]"]
+    review = json.loads(run(cluster, version, "auth", "whoami", "--as", "jane", "--as-group", "devs", "-o", "json"))
+    assert review["apiVersion"] == ("authentication.k8s.io/v1beta1" if version == "1.27" else "authentication.k8s.io/v1")
+    assert review["kind"] == "SelfSubjectReview" and review["metadata"]["creationTimestamp"]
+    assert review["status"] == {"userInfo": {"username": "jane", "groups": ["devs", "system:authenticated"]}}

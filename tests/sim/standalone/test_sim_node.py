@@ -1,6 +1,7 @@
 """`gitops-kd sim node` and `sim kubedirector` joined to a second embedded cluster started with --no-controllers,
 the stand-in for a foreign API server: the node registers on 127.0.0.1 with its kubelet endpoint, runs pods,
-and exec and logs go API server -> kubelet endpoint (the API server has no kubelet in process)."""
+and exec, cp, port-forward and logs go API server -> kubelet endpoint (the API server has no kubelet in process),
+over WebSocket and over SPDY (kubectl 1.27)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from kubernetes import config
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
 from kdsim.crds import kubedirector_crds
-from tests.simnode import SimProcess, add_tools_image, check_node, create_centos7, node_args, run_pod_checks
+from tests.simnode import SimProcess, add_tools_image, check_node, create_centos7, node_args, run_pod_checks, streaming_checks
 
 KD = "kubedirector.hpe.com/v1beta1"
 
@@ -66,6 +67,7 @@ def test_sim_node_joins_an_api_server_without_a_kubelet(tmp_path: Path, foreign:
             with urllib.request.urlopen(f"https://127.0.0.1:{port}/pods", context=insecure, timeout=10) as answer:
                 listed = json.loads(answer.read())
             assert listed["kind"] == "PodList" and [p["metadata"]["name"] for p in listed["items"]] == ["tools"]
+            streaming_checks(kubeconfig, "default", "tools", "app", tmp_path, tunnel=True)
         run_pod_checks(rest, kubectl, "default", kubelet_paths)
         assert node.stop() == 0, (tmp_path / "node.log").read_text()
     # with no kubelet behind the Node any more, the API server says it cannot reach it

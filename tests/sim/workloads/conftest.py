@@ -8,8 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 from kubernetes import client
+from workloads_util import statefulset, sts_ready, wait_for
 
 from kdsim.cluster import EmbeddedCluster
+from kdsim.images import store_for
 
 _counter = itertools.count()
 
@@ -35,3 +37,14 @@ def core(cluster: EmbeddedCluster) -> client.CoreV1Api:
 @pytest.fixture
 def apps(cluster: EmbeddedCluster) -> client.AppsV1Api:
     return client.AppsV1Api(cluster.api_client())
+
+
+@pytest.fixture(scope="module")
+def tools_pod(cluster: EmbeddedCluster) -> tuple[str, str]:
+    """(namespace, pod) of a running single-container pod of image example.com/tools:3."""
+    store_for(cluster).add("example.com/tools:3", {"/etc/tools/motd": "hello from tools\n"})
+    client.CoreV1Api(cluster.api_client()).create_namespace({"metadata": {"name": "spdy"}})
+    apps = client.AppsV1Api(cluster.api_client())
+    apps.create_namespaced_stateful_set("spdy", statefulset("sh", replicas=1, image="example.com/tools:3"))
+    wait_for(sts_ready(apps, "spdy", "sh", 1))
+    return "spdy", "sh-0"

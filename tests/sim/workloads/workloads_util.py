@@ -75,3 +75,4 @@ def state_dir(cluster: EmbeddedCluster) -> Path:
 def delete_pod(core: client.CoreV1Api, namespace: str, name: str) -> None:
     """Delete a pod without decoding the answer (a Status when the pod is removed at once, else the Pod)."""
     core.delete_namespaced_pod(name, namespace, _preload_content=False)
+

@@ -140,7 +140,7 @@ class PatchTemplate(_ClusterScoped):
     """Strategic merge patch ``{"spec": {"template": patch}}`` of the role StatefulSet.
 
     ``patch`` is the body for spec.template only; ``fields`` lists the owned field paths that differ
-    (for humans and events).
+    (for events; `gitops-kd plan` shows each with its live and Git value, review/livediff.py).
     """
 
     namespace: str
@@ -160,8 +160,7 @@ class PatchTemplate(_ClusterScoped):
         return {"spec": {"template": thaw(self.patch)}}
 
     def describe(self) -> str:
-        what = f": {', '.join(self.fields)}" if self.fields else ""
-        return f"patch pod template of StatefulSet {self.namespace}/{self.statefulset} (role {self.role}){what}"
+        return f"patch pod template of StatefulSet {self.namespace}/{self.statefulset} (role {self.role})"
 
 
 @dataclass(frozen=True)

@@ -77,11 +77,13 @@ def test_sync_polls_git_now_through_the_gitopskdsource(e2e: E2E) -> None:
     done = CliRunner().invoke(main, ["sync", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig), "--timeout", "60"])
     assert done.exit_code == 0, done.output
     assert f"head {head[:12]}" in done.output and "sync requested on gitopskdsource default/gitops-kd" in done.output
+    assert f"new revision {head[:12]} accepted (was {first[:12]})" in done.output, done.output
     assert source_status(e2e)["lastHandledReconcileAt"] and source_status(e2e)["lastAttemptedRevision"] == head
     (e2e.repo / "apps" / "hello.yaml").write_text(hello_app("0.9.0", upgrade=None))
     git(e2e.repo, "commit", "-q", "-am", "hello 0.9.0 without a stanza")
     refused = CliRunner().invoke(main, ["sync", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert refused.exit_code == 1 and "refused" in refused.output and "apps/hello.yaml" in refused.output, \
         refused.output
+    assert "new revision" not in refused.output and f"applied {head[:12]}" in refused.output, refused.output
     missing = CliRunner().invoke(main, ["sync", "nope", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert missing.exit_code == 1 and "no GitOpsKDSource default/nope" in missing.output, missing.output

@@ -51,9 +51,8 @@ class Plan:
         """Human text: refusals first, then numbered actions, each followed by its ``details`` lines (indented);
         "in sync" when empty."""
         if self.refusals:
-            lines = [f"refused ({len(self.refusals)} forbidden change(s)); nothing will be applied:"]
-            lines += [f"  - {r.describe()}" for r in self.refusals]
-            return "\n".join(lines)
+            return "\n".join([f"refused ({len(self.refusals)} forbidden change(s)); nothing will be applied:"]
+                             + [f"  - {r.describe()}" for r in self.refusals])
         lines: list[str] = []
         for i, a in enumerate(self.actions, 1):
             lines.append(f"{i}. {a.describe()}")

@@ -87,3 +87,38 @@ def test_sync_polls_git_now_through_the_gitopskdsource(e2e: E2E) -> None:
     assert "new revision" not in refused.output and f"applied {head[:12]}" in refused.output, refused.output
     missing = CliRunner().invoke(main, ["sync", "nope", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert missing.exit_code == 1 and "no GitOpsKDSource default/nope" in missing.output, missing.output
+
+
+def _watch_status(e2e: E2E, version: str, timeout: float = 120) -> list[tuple[int, str, str]]:
+    """`gitops-kd status` run again and again until hello-dev is Idle, Ready and settled at `version`: each
+    (exit status, SYNC, HEALTH) seen."""
+    seen: list[tuple[int, str, str]] = []
+
+    def done() -> bool:
+        r = status(e2e, "-o", "json")
+        row = json.loads(r.output)[0]
+        seen.append((r.exit_code, row["sync"]["status"], row["status"]))
+        ro = e2e.rollout() or {}
+        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in (ro.get("status") or {}).get(
+            "conditions") or ())
+        plan = e2e.controller.last_plan if e2e.controller is not None else None
+        return ready and ro["status"].get("appVersion") == version and plan is not None and plan.empty and \
+            seen[-1][1:] == ("Synced", "Healthy")
+    wait_for(f"hello-dev settled at {version}", done, timeout, 0.1)
+    return seen
+
+
+def test_pods_replaced_by_an_upgrade_and_its_revert_are_progressing_never_degraded(e2e: E2E) -> None:
+    """Invariant: while gitops-kd replaces pods on purpose (an upgrade, then the downgrade of its `git revert`),
+    `gitops-kd status` never calls the cluster Degraded or Missing and exits 0; it shows the rollout (OutOfSync,
+    Progressing) and ends Synced and Healthy."""
+    e2e.start_controller(record=True)
+    e2e.wait_ready_at("1.0.0")
+    e2e.wait_settled()
+    upgrade = e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
+    seen = _watch_status(e2e, "2.0.0")
+    git(e2e.repo, "revert", "--no-edit", upgrade)
+    e2e.controller.trigger_poll()
+    seen += _watch_status(e2e, "1.0.0")
+    assert all(code == 0 and health not in ("Degraded", "Missing") for code, _sync, health in seen), seen
+    assert ("OutOfSync" in {s for _c, s, _h in seen} and "Progressing" in {h for _c, _s, h in seen}), seen

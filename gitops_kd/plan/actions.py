@@ -102,7 +102,7 @@ class EnsureRollout(_ClusterScoped):
     of the version being left (UpgradeSpec.to_annotation() JSON, None if it had none): stored in the
     attempt's status (status.fromStanza) and reported back as ObservedRollout.from_upgrade. EnsureRollout
     is planned BEFORE the KDApp is updated, so the rollout records ``from_version`` while the live app
-    still shows it.
+    still shows it. ``subject`` is the commit's subject line, kept with the attempt for `gitops-kd history`.
     """
 
     namespace: str
@@ -114,6 +114,7 @@ class EnsureRollout(_ClusterScoped):
     direction: str
     cluster_uid: str = ""
     from_stanza: str | None = None
+    subject: str = ""
 
     def describe(self) -> str:
         if self.direction == ADOPT:

@@ -166,7 +166,7 @@ def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition,
         return None
     left = t.left_stanza.to_annotation() if t.left_stanza is not None else None
     return EnsureRollout(live.namespace, live.name, app_name, t.target_version, t.from_version, desired.commit,
-                         t.direction, live.uid, left)
+                         t.direction, live.uid, left, desired.subject)
 
 
 def missing_role(app: KDApp, cluster: KDCluster, live: ObservedCluster) -> str | None:

@@ -122,3 +122,8 @@ def test_pods_replaced_by_an_upgrade_and_its_revert_are_progressing_never_degrad
     seen += _watch_status(e2e, "1.0.0")
     assert all(code == 0 and health not in ("Degraded", "Missing") for code, _sync, health in seen), seen
     assert ("OutOfSync" in {s for _c, s, _h in seen} and "Progressing" in {h for _c, _s, h in seen}), seen
+    # every attempt keeps its commit's subject in the cluster: `history` shows them without the Git repository
+    shown = CliRunner().invoke(main, ["history", "hello", "-o", "json", "--kubeconfig", str(e2e.cluster.kubeconfig)])
+    rows = [(h["version"], h["result"], h["subject"]) for h in json.loads(shown.output)]
+    assert rows == [("1.0.0", "Deployed", "hello 1.0.0"), ("2.0.0", "Succeeded", "hello 2.0.0"),
+                    ("1.0.0", "Succeeded", 'Revert "hello 2.0.0"')], shown.output

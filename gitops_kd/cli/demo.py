@@ -68,10 +68,9 @@ def _ready(pod: dict[str, Any]) -> bool:
 
 
 # Said of the cluster the demo itself just created: KubeDirector built it from gitops-kd's apply, so gitops-kd's
-# adoption and template patch (its init container, for the next upgrade) are part of the first deploy.
-FIRST_DEPLOY = {"Adopted": ("Deployed", "hello-dev created from Git and managed by gitops-kd at {version}"),
-                "TemplateUpdated": ("TemplatePrepared", "{object}: gitops-kd's upgrade init container added to the pod "
-                                    "template (used from the next upgrade; no pod restarted)")}
+# template patch (its init container, for the next upgrade) is part of the first deploy.
+FIRST_DEPLOY = {"TemplateUpdated": ("TemplatePrepared", "{object}: gitops-kd's upgrade init container added to the "
+                                    "pod template (used from the next upgrade; no pod restarted)")}
 SOURCE = "gitops-kd"  # the demo controller's GitOpsKDSource (`run`'s default --lease-name)
 RESOURCES = "kdrollouts,kubedirectorclusters,statefulsets,pods,services"
 
@@ -113,7 +112,7 @@ class Progress:
             reason, message = e["reason"], str(e.get("message", ""))
             if self.first_deploy and reason in FIRST_DEPLOY:
                 reason, text = FIRST_DEPLOY[reason]
-                message = text.format(version=message.rsplit(" at ", 1)[-1], object=message.split(":", 1)[0])
+                message = text.format(object=message.split(":", 1)[0])
             self.console.print(f"[{style}]{reason:<20}[/] {escape(message)}", highlight=False, soft_wrap=True)
 
     def table(self, title: str) -> Table:

@@ -91,7 +91,11 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
         obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.adopt(
             status, app=a.app, version=a.target_version, commit=a.commit, subject=a.subject, generation=gen,
             now=ctx.now()), rv=rv(obj))
-        ctx.event_on_cluster(a.namespace, a.cluster, ev.ADOPTED, f"managed by gitops-kd at {a.app} {a.target_version}")
+        if a.deployed:
+            ctx.event_on_cluster(a.namespace, a.cluster, ev.DEPLOYED,
+                                 f"created from Git and managed by gitops-kd at {a.app} {a.target_version}")
+        else:
+            ctx.event_on_cluster(a.namespace, a.cluster, ev.ADOPTED, f"managed by gitops-kd at {a.app} {a.target_version}")
         return Outcome(a.describe(), True, "adopted", expect=_expect(obj))
     if _is_retry(status, a):
         obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.resume(

@@ -103,6 +103,8 @@ class EnsureRollout(_ClusterScoped):
     attempt's status (status.fromStanza) and reported back as ObservedRollout.from_upgrade. EnsureRollout
     is planned BEFORE the KDApp is updated, so the rollout records ``from_version`` while the live app
     still shows it. ``subject`` is the commit's subject line, kept with the attempt for `gitops-kd history`.
+    ``deployed`` (adopt only): the KDCluster carries gitops-kd's applied-spec annotation, i.e. gitops-kd created
+    it from Git: recording it is its first deploy (event Deployed), not the adoption of a cluster made otherwise.
     """
 
     namespace: str
@@ -115,10 +117,12 @@ class EnsureRollout(_ClusterScoped):
     cluster_uid: str = ""
     from_stanza: str | None = None
     subject: str = ""
+    deployed: bool = False
 
     def describe(self) -> str:
         if self.direction == ADOPT:
-            return f"adopt KubeDirectorCluster {self.namespace}/{self.cluster} at {self.app} {self.target_version}"
+            verb = "record the first deploy of" if self.deployed else "adopt"
+            return f"{verb} KubeDirectorCluster {self.namespace}/{self.cluster} at {self.app} {self.target_version}"
         return (f"start {self.direction} of {self.namespace}/{self.cluster}: {self.app} "
                 f"{self.from_version or '?'} -> {self.target_version}")
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gitops_kd.constants import PHASE_IDLE
-from gitops_kd.diff.engine import diff, frozen_app_manifest, frozen_cluster_manifest, memo_owned_template
+from gitops_kd.constants import APPLIED_ANNOTATION, PHASE_IDLE
+from gitops_kd.diff.engine import annotation, diff, frozen_app_manifest, frozen_cluster_manifest, memo_owned_template
 from gitops_kd.diff.model import ClusterDiff, Transition
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
@@ -166,7 +166,8 @@ def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition,
         return None
     left = t.left_stanza.to_annotation() if t.left_stanza is not None else None
     return EnsureRollout(live.namespace, live.name, app_name, t.target_version, t.from_version, desired.commit,
-                         t.direction, live.uid, left, desired.subject)
+                         t.direction, live.uid, left, desired.subject,
+                         t.direction == ADOPT and annotation(live.raw, APPLIED_ANNOTATION) is not None)
 
 
 def missing_role(app: KDApp, cluster: KDCluster, live: ObservedCluster) -> str | None:

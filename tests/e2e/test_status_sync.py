@@ -44,6 +44,9 @@ def test_status_shows_applied_revision_and_a_refused_head_with_exit_1(e2e: E2E) 
     assert first.split()[-3:] == ["Deployed", "hello", "1.0.0"], shown.output
     assert [h["result"] for h in json.loads(CliRunner().invoke(main, [
         "history", "hello", "-o", "json", "--kubeconfig", str(e2e.cluster.kubeconfig)]).output)] == ["Deployed"]
+    reasons = {e["reason"] for e in e2e.rest.list("v1", "events", NS)["items"]
+               if e["involvedObject"]["name"] == "hello-dev" and e["involvedObject"]["kind"] == "KubeDirectorCluster"}
+    assert "Deployed" in reasons and "Adopted" not in reasons, reasons  # gitops-kd created it: a deploy
 
     head = e2e.commit({"apps/hello.yaml": hello_app("0.9.0", upgrade=None)}, "hello 0.9.0 without a stanza")
     wait_for("the head refused in the GitOpsKDSource",

@@ -273,6 +273,24 @@ def test_adoption_of_a_kubedirector_cluster_at_the_target() -> None:
     assert world.cluster(KEY).rollout.app_version == "2.0.0"
 
 
+def test_a_cluster_gitops_kd_created_is_deployed_one_made_otherwise_is_adopted() -> None:
+    """Invariant: the first record of a cluster gitops-kd itself created from Git (its applied-spec annotation) is
+    a deploy, not an adoption; a cluster without it (made by hand or by another tool) is adopted."""
+    from gitops_kd.constants import APPLIED_ANNOTATION
+    from gitops_kd.spec.freeze import thaw
+
+    created = live_cluster(HELLO1, HELLO_DEV, managed=False)
+    assert APPLIED_ANNOTATION in created.raw["metadata"]["annotations"]
+    first = plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (created,)), now=T0).next()
+    assert isinstance(first, A.EnsureRollout) and first.direction == "adopt" and first.deployed
+    assert first.describe() == "record the first deploy of KubeDirectorCluster default/hello-dev at hello 1.0.0"
+    raw = thaw(created.raw)
+    del raw["metadata"]["annotations"][APPLIED_ANNOTATION]
+    by_hand = plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (replace(created, raw=raw),)), now=T0).next()
+    assert isinstance(by_hand, A.EnsureRollout) and by_hand.direction == "adopt" and not by_hand.deployed
+    assert by_hand.describe() == "adopt KubeDirectorCluster default/hello-dev at hello 1.0.0"
+
+
 def test_managed_cluster_without_rollout_object_is_adopted() -> None:
     c = replace(live_cluster(HELLO1, HELLO_DEV), rollout=None)
     p = plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (c,)), now=T0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gitops_kd.observe.model import ObservedState
-from gitops_kd.plan.actions import Action, NoteStep, Wait
+from gitops_kd.plan.actions import Action, ApplyApp, EnsureRollout, NoteStep, Wait
 
 SUSPENDED_STEP = "suspended by an operator: run `gitops-kd resume` to go on"
 SUSPEND_RECHECK_SECONDS = 60.0  # a resume is a watch event on the KDRollout: this is only a safety net
@@ -13,7 +13,11 @@ SUSPEND_RECHECK_SECONDS = 60.0  # a resume is a watch event on the KDRollout: th
 
 def hold_suspended(actions: Iterable[Action], observed: ObservedState) -> list[Action]:
     """``actions`` without those of suspended clusters; for each of them a NoteStep (until noted) and a Wait.
-    A cluster resumed while its note is still there gets the note cleared."""
+    A cluster resumed while its note is still there gets the note cleared.
+
+    A suspended cluster whose rollout has not yet recorded the version being left (its EnsureRollout is held)
+    also holds its app's ApplyApp: the KDApp moves only after every user recorded it (the stanza being left
+    gives a downgrade its data rules), as when nothing is suspended."""
     out: list[Action] = []
     suspended: set[tuple[str, str]] = set()
     for key, live in sorted(observed.clusters.items()):
@@ -28,6 +32,14 @@ def hold_suspended(actions: Iterable[Action], observed: ObservedState) -> list[A
                             key))
         elif ro.step == SUSPENDED_STEP:
             out.append(NoteStep(key[0], key[1], None))
+    listed = list(actions)
     if not suspended and not out:
-        return list(actions)
-    return out + [a for a in actions if a.cluster_key not in suspended]
+        return listed
+    held = {(a.namespace, a.app, a.cluster) for a in listed
+            if isinstance(a, EnsureRollout) and a.cluster_key in suspended}
+    apps = {(ns, app) for ns, app, _cluster in held}
+    for ns, app, cluster in sorted(held):
+        out.append(Wait(f"KubeDirectorApp {ns}/{app} is applied once cluster {ns}/{cluster} is resumed",
+                        SUSPEND_RECHECK_SECONDS))
+    return out + [a for a in listed if a.cluster_key not in suspended
+                  and not (isinstance(a, ApplyApp) and (a.namespace, a.name) in apps)]

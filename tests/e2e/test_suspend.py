@@ -45,6 +45,7 @@ def test_suspended_upgrade_stays_put_across_a_restart_then_resumes_to_the_end(e2
     assert len(watch.deleted) == deleted, watch.deleted
     status = CliRunner().invoke(main, ["status", "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert status.exit_code == 0 and "Suspended" in status.output, status.output
+    assert status.output.count("suspended by an operator") == 1, status.output  # said once, not by SYNC and HEALTH
     ro = e2e.rollout() or {}
     assert ro["status"]["phase"] == "Upgrading" and ro["spec"]["suspend"] is True
     assert cli(e2e, "resume", "--app", "hello") == "kdrollout default/hello-dev resumed\n"

@@ -359,3 +359,18 @@ def test_cluster_kubedirector_is_still_creating_is_not_adopted_nor_in_sync() -> 
     p = plan(want, observed((HELLO1,), (managed,)), now=T0)
     assert kinds(p)[-1] == "Wait" and "FinishRollout" not in kinds(p)
     assert isinstance(plan(want, observed((HELLO1,), (full,)), now=T0).next(), A.EnsureRollout)
+
+
+def test_a_suspended_cluster_holds_its_app_until_its_rollout_records_the_version_being_left() -> None:
+    """Invariant: suspending a cluster never lets its KDApp move first: the downgrade's data rules come from the
+    stanza being left, which the cluster's EnsureRollout records (it is planned before ApplyApp); once resumed,
+    the rollout is recorded first, then the app applied."""
+    live = live_cluster(HELLO2, HELLO_DEV, from_version="1.0.0")
+    suspended = replace(live, rollout=replace(live.rollout, raw={"spec": {"suspend": True}}))
+    have = observed((HELLO2,), (suspended,))
+    held = plan(desired(HELLO1, HELLO_DEV), have, now=T0)
+    assert not [a for a in held.actions if isinstance(a, (A.ApplyApp, A.EnsureRollout))], held.describe()
+    assert "KubeDirectorApp default/hello is applied once cluster default/hello-dev is resumed" in held.describe()
+    resumed = plan(desired(HELLO1, HELLO_DEV), observed((HELLO2,), (live,)), now=T0)
+    assert kinds(resumed)[:2] == ["EnsureRollout", "ApplyApp"], resumed.describe()
+    assert resumed.actions[0].from_stanza is not None  # 2.0.0's stanza, with its downgrade.to rules

@@ -73,6 +73,12 @@ def test_diff_exit_codes_and_field_values(e2e: E2E) -> None:
     assert data.exit_code == 1
     kinds = {d["kind"] for d in json.loads(data.output)["differences"]}
     assert kinds == {"KubeDirectorApp", "StatefulSet", "Service"}, data.output
+    # a suspended cluster is held by the controller, not in sync with Git: diff still shows it
+    held = CliRunner().invoke(main, ["suspend", "hello-dev", "--kubeconfig", str(e2e.cluster.kubeconfig)])
+    assert held.exit_code == 0, held.output
+    still = run(e2e, "diff")
+    assert still.exit_code == 1 and still.output == out, still.output
+    assert CliRunner().invoke(main, ["resume", "hello-dev", "--kubeconfig", str(e2e.cluster.kubeconfig)]).exit_code == 0
     e2e.commit({"apps/hello.yaml": hello_app("0.9.0", upgrade=None)}, "a downgrade without a rule")
     refused = run(e2e, "diff")
     assert refused.exit_code == 2 and "refused" in refused.output, refused.output

@@ -184,6 +184,9 @@ def test_demo_keep_reverts_an_out_of_band_edit_and_stops_on_sigterm(tmp_path: Pa
                                 timeout=60)
         assert status.returncode == 0 and re.search(r"^default/gitops-kd +main +\w{12} hello 2\.0\.0", status.stdout,
                                                     re.M), status.stdout + status.stderr
+        synced = subprocess.run([*CLI, "sync", "-n", "default", "--kubeconfig", kubeconfig, "--timeout", "60"],
+                                capture_output=True, text=True, timeout=90)
+        assert synced.returncode == 0 and "✔ polled file://" in synced.stdout, synced.stdout + synced.stderr
         sts = next(s["metadata"]["name"] for s in rest.list("apps/v1", "statefulsets", "default")["items"]
                    if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker")
 

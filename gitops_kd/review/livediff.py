@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observe.model import ON_DELETE, ObservedState
 from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, PatchServicePorts, PatchTemplate, SetOnDelete
 from gitops_kd.spec.freeze import thaw
 
@@ -136,7 +136,7 @@ def action_diff(action: Action, observed: ObservedState) -> ObjectDiff | None:
         note = f"cluster {a.cluster}, role {a.role}"
         if isinstance(a, SetOnDelete):
             return ObjectDiff("StatefulSet", a.namespace, a.statefulset, (FieldDiff(
-                "spec.updateStrategy.type", sts.update_strategy if sts is not None else None, "OnDelete"),), note=note)
+                "spec.updateStrategy.type", sts.update_strategy if sts is not None else None, ON_DELETE),), note=note)
         fields = field_diffs(sts.template if sts is not None else None, a.patch_body["spec"]["template"],
                              "spec.template", removals=False)
         return ObjectDiff("StatefulSet", a.namespace, a.statefulset, tuple(fields), note=note)

@@ -40,6 +40,6 @@ def hold_suspended(actions: Iterable[Action], observed: ObservedState) -> list[A
     apps = {(ns, app) for ns, app, _cluster in held}
     for ns, app, cluster in sorted(held):
         out.append(Wait(f"KubeDirectorApp {ns}/{app} is applied once cluster {ns}/{cluster} is resumed",
-                        SUSPEND_RECHECK_SECONDS))
+                        SUSPEND_RECHECK_SECONDS, (ns, cluster)))
     return out + [a for a in listed if a.cluster_key not in suspended
                   and not (isinstance(a, ApplyApp) and (a.namespace, a.name) in apps)]

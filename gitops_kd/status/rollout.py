@@ -31,8 +31,8 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
           previous: Mapping[str, Any] | None = None, subject: str = "") -> dict[str, Any]:
     """A new attempt (upgrade/downgrade/rebuild) towards `target`, recorded whole in ONE status write: its id,
     direction, from and target versions, commit (and its subject) and the upgrade stanza of the version being
-    left; progress reset, Reconciling=True. `previous` is the attempt before this one: if it did not finish it is closed in
-    status.history (Stalled, Reverted or Superseded)."""
+    left; progress reset, Reconciling=True. `previous` is the attempt before this one: if it did not finish it
+    is closed in status.history (Stalled, Reverted or Superseded)."""
     phase = DOWNGRADING if direction == "downgrade" else UPGRADING
     verb = {"downgrade": "downgrading", "rebuild": "rebuilding"}.get(direction, "upgrading")
     origin = f"at {target} (the pods do not run its template)" if direction == "rebuild" else \

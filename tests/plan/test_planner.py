@@ -365,12 +365,19 @@ def test_a_suspended_cluster_holds_its_app_until_its_rollout_records_the_version
     """Invariant: suspending a cluster never lets its KDApp move first: the downgrade's data rules come from the
     stanza being left, which the cluster's EnsureRollout records (it is planned before ApplyApp); once resumed,
     the rollout is recorded first, then the app applied."""
+    from plan.kdworld import load_text
+
+    body = HELLO_DEV.body
+    body["metadata"] = {"name": "hello-prod"}
+    prod = load_text("clusters/hello-prod.yaml", body)
     live = live_cluster(HELLO2, HELLO_DEV, from_version="1.0.0")
+    other = live_cluster(HELLO2, prod, from_version="1.0.0")
     suspended = replace(live, rollout=replace(live.rollout, raw={"spec": {"suspend": True}}))
-    have = observed((HELLO2,), (suspended,))
-    held = plan(desired(HELLO1, HELLO_DEV), have, now=T0)
-    assert not [a for a in held.actions if isinstance(a, (A.ApplyApp, A.EnsureRollout))], held.describe()
+    have = observed((HELLO2,), (suspended, other))
+    held = plan(desired(HELLO1, HELLO_DEV, prod), have, now=T0)
+    assert kinds(held) == ["NoteStep", "Wait", "Wait", "Wait"], held.describe()  # nothing else of the app moves
     assert "KubeDirectorApp default/hello is applied once cluster default/hello-dev is resumed" in held.describe()
+    assert "wait: default/hello-prod: the new version of its app waits for cluster default/hello-dev" in held.describe()
     resumed = plan(desired(HELLO1, HELLO_DEV), observed((HELLO2,), (live,)), now=T0)
     assert kinds(resumed)[:2] == ["EnsureRollout", "ApplyApp"], resumed.describe()
     assert resumed.actions[0].from_stanza is not None  # 2.0.0's stanza, with its downgrade.to rules

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -67,10 +68,10 @@ def _ready(pod: dict[str, Any]) -> bool:
 
 
 # Said of the cluster the demo itself just created: KubeDirector built it from gitops-kd's apply, so gitops-kd's
-# adoption and template patch (its init container, for the next upgrade) are part of the first deploy.
-FIRST_DEPLOY = {"Adopted": ("Deployed", "hello-dev created from Git and managed by gitops-kd at {version}"),
-                "TemplateUpdated": ("TemplatePrepared", "{object}: gitops-kd's upgrade init container added to the pod "
-                                    "template (used from the next upgrade; no pod restarted)")}
+# template patch (its init container, for the next upgrade) is part of the first deploy.
+FIRST_DEPLOY = {"TemplateUpdated": ("TemplatePrepared", "{object}: gitops-kd's upgrade init container added to the "
+                                    "pod template (used from the next upgrade; no pod restarted)")}
+SOURCE = "gitops-kd"  # the demo controller's GitOpsKDSource (`run`'s default --lease-name)
 RESOURCES = "kdrollouts,kubedirectorclusters,statefulsets,pods,services"
 
 
@@ -111,7 +112,7 @@ class Progress:
             reason, message = e["reason"], str(e.get("message", ""))
             if self.first_deploy and reason in FIRST_DEPLOY:
                 reason, text = FIRST_DEPLOY[reason]
-                message = text.format(version=message.rsplit(" at ", 1)[-1], object=message.split(":", 1)[0])
+                message = text.format(object=message.split(":", 1)[0])
             self.console.print(f"[{style}]{reason:<20}[/] {escape(message)}", highlight=False, soft_wrap=True)
 
     def table(self, title: str) -> Table:
@@ -177,6 +178,8 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     from gitops_kd.cli.sim import embedded_cluster
     from gitops_kd.controller import Controller
     from gitops_kd.controller.drift import drift_wiring
+    from gitops_kd.controller.instance import InstanceRecord
+    from gitops_kd.controller.syncrequest import SyncRequests
     from gitops_kd.execute.podexec import PodExec
     from gitops_kd.server.ui import UiSettings
     from gitops_kd.source import GitSource
@@ -194,6 +197,7 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     from kdsim.images import ImageBehavior
     controller = None
     drift = None
+    requests = None
     try:
         store = images.store_for(cluster)
         for ref, files in IMAGES.items():
@@ -203,9 +207,12 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         source = GitSource(f"file://{repo}", "main", base / "source-cache")
         address = _free_or_any(parse_listen(listen))
         drift = drift_wiring(cluster.api_client())  # as `run`: DriftDetected / DriftReverted on out-of-band edits
+        # as `run`: the GitOpsKDSource (applied revision and head for `gitops-kd status`, requests of `gitops-kd sync`)
+        record = InstanceRecord(cluster.api_client(), namespace=NS, name=SOURCE, url=source.url, branch="main")
         controller = Controller(source, cluster.api_client(), namespace=NS, poll_interval=1.0, listen=address,
-                                planner=drift.planner, ui=UiSettings(refresh_seconds=1.0))
+                                planner=drift.planner, ui=UiSettings(refresh_seconds=1.0), record=record)
         drift.attach(controller)
+        requests = SyncRequests(cluster.api_client(), record, controller).start()
         controller.start()
         if controller.http is not None:
             console.print(f"[bold]web UI[/] (read-only, live): {controller.http.url}/ui/")
@@ -232,20 +239,18 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
             console.print(f"kubeconfig:   {cluster.kubeconfig}", soft_wrap=True)
             console.print(f"look around:  kubectl --kubeconfig {cluster.kubeconfig} get {RESOURCES}", soft_wrap=True)
             console.print(f"              gitops-kd status --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
+            console.print(f"              gitops-kd sync -n {NS} --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
             if controller.http is not None:
                 console.print(f"web UI:       {controller.http.url}/ui/  (fleet, cluster hello-dev, history of hello)")
             console.print("edit something (kubectl edit kdcluster hello-dev) to see drift reverted; "
                           "serving until Ctrl-C ...")
-            stop = threading.Event()
-            try:
-                while not stop.wait(1.0):
-                    pass
-            except KeyboardInterrupt:
-                pass
+            _serve(progress)
         else:
             console.print("(the cluster stops now" + ("" if state_dir else " and its files are removed") +
                           "; run with --keep to look around with kubectl and the web UI)")
     finally:
+        if requests is not None:
+            requests.stop()
         if controller is not None:
             controller.stop()
             controller.source.close()
@@ -254,6 +259,20 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         cluster.stop()
         if state_dir is None:
             shutil.rmtree(base, ignore_errors=True)
+
+
+def _serve(progress: Progress) -> None:
+    """Print the controller's new events (DriftDetected, DriftReverted, ...) until Ctrl-C or SIGTERM."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(1.0):
+            try:
+                progress.print_new_events()
+            except Exception as exc:  # noqa: BLE001 - a failed read is retried the next second; the demo goes on
+                log.warning("reading events failed: %s", exc)
+    except KeyboardInterrupt:
+        pass
 
 
 def _free_or_any(address: tuple[str, int] | None) -> tuple[str, int] | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from gitops_kd.source import DesiredState, GitSource, Key, SourceError
+from gitops_kd.spec.model import KDApp, KDCluster
 
 
 def _repo_url(repo: str) -> str:
@@ -47,6 +48,14 @@ def _show(state: DesiredState) -> Iterable[str]:
     yield from ("  " + line for line in _columns(rows)) if state.clusters else ["  (none)"]
 
 
+def _fields(before: KDApp | KDCluster, after: KDApp | KDCluster) -> list[str]:
+    """Each spec field that differs between the two revisions, `path: old -> new` (as `gitops-kd plan` shows)."""
+    from gitops_kd.review.livediff import field_diffs
+    from gitops_kd.review.values import PLAN_VALUE
+
+    return [f"  {f.describe(PLAN_VALUE)}" for f in field_diffs(before.body.get("spec"), after.body.get("spec"), "spec")]
+
+
 def _version_lines(old: DesiredState, new: DesiredState, changed: Iterable[Key], ns: str) -> list[str]:
     lines = []
     for key in sorted(changed):
@@ -58,8 +67,10 @@ def _version_lines(old: DesiredState, new: DesiredState, changed: Iterable[Key],
             lines.append(f"{label}: {before.version} -> (removed)")
         elif before is not None and after is not None and before.version != after.version:
             lines.append(f"{label}: {before.version} -> {after.version}")
-        elif after is not None:
+            lines += _fields(before, after)
+        elif before is not None and after is not None:
             lines.append(f"{label}: {after.version} (spec changed, same version)")
+            lines += _fields(before, after)
     return lines
 
 
@@ -72,10 +83,10 @@ def _cluster_lines(old: DesiredState, new: DesiredState, changed: Iterable[Key],
             lines.append(f"{label}: (new) app {after.app}")
         elif after is None and before is not None:
             lines.append(f"{label}: (removed) app {before.app}")
-        elif before is not None and after is not None and before.app != after.app:
-            lines.append(f"{label}: app {before.app} -> {after.app}")
-        elif after is not None:
-            lines.append(f"{label}: app {after.app} (spec changed)")
+        elif before is not None and after is not None:
+            lines.append(f"{label}: app {before.app} -> {after.app}" if before.app != after.app
+                         else f"{label}: app {after.app} (spec changed)")
+            lines += _fields(before, after)
     return lines
 
 
@@ -115,7 +126,8 @@ def show(repo: str, rev: str, branch: str, namespace: str) -> None:
 @_branch_opt
 @_ns_opt
 def diff(repo: str, old: str, new: str, branch: str, namespace: str) -> None:
-    """Print the change set from OLD to NEW of REPO and the per-app version changes."""
+    """Print the change set from OLD to NEW of REPO, the per-app version changes and every spec field changed
+    (old -> new)."""
     with GitSource(_repo_url(repo), branch, default_namespace=namespace) as source:
         try:
             before = source.desired_at(old)

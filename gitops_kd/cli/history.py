@@ -48,11 +48,12 @@ def render_table(entries: list[HistoryEntry], subjects: dict[str, str], console:
 
 
 def _subjects(rest: object, entries: list[HistoryEntry], repo: str | None, namespace: str) -> dict[str, str]:
-    """Commit subjects: from --repo (a clone or URL) when given, else the GitOpsKDSources' applied commit."""
+    """Commit subjects: those the KDRollouts recorded with each attempt, the GitOpsKDSources' applied commit's, and
+    with --repo (a clone or URL) every commit's from Git."""
     from gitops_kd.cli.sources import read_sources
 
     commits = {e.commit for e in entries if e.commit}
-    found: dict[str, str] = {}
+    found: dict[str, str] = {e.commit: e.subject for e in entries if e.commit and e.subject}
     sources, _note = read_sources(rest, namespace)  # type: ignore[arg-type]
     for s in sources:
         if s.record.applied in commits and s.record.applied_subject:
@@ -76,8 +77,8 @@ def _subjects(rest: object, entries: list[HistoryEntry], repo: str | None, names
 @click.command("history")
 @click.argument("app")
 @cluster_options
-@click.option("--repo", default=None, help="Git repository (local path or URL) to read every commit's subject "
-              "from (default: only the applied commit's, recorded in the cluster).")
+@click.option("--repo", default=None, help="Git repository (local path or URL) to read commit subjects from "
+              "(default: those recorded in the cluster with each rollout, and the applied commit's).")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def command(app: str, kubeconfig: str | None, context: str | None, namespace: str, all_namespaces: bool,
             repo: str | None, output: str) -> None:

@@ -41,7 +41,8 @@ def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, con
     desired = read_desired(repo, branch, namespace, rev, exit_code=2)
     observed = observe(kubeconfig, context, scope)
     scoped = restrict(desired, Scope.of(scope))
-    result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(UTC)))
+    # a suspended cluster still differs from Git: planned as if resumed (as `flux diff` of a suspended object)
+    result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(UTC), suspend=False))
     if result.refused:
         click.echo(f"commit {desired.commit[:12]} is refused; nothing of it would be applied:", err=True)
         for r in result.refusals:

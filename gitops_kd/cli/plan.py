@@ -50,6 +50,7 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
     from gitops_kd.diff import diff
     from gitops_kd.plan.planner import plan as make_plan
     from gitops_kd.review.sequence import sequence_lines, sequences
+    from gitops_kd.review.values import plan_text
 
     logging.basicConfig(level=logging.WARNING)
     scope = watch_scope(namespace, all_namespaces, watch_namespaces)
@@ -68,7 +69,7 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
                                             wave_soak_seconds=wave_soak, prune=prune))
     where = "an empty cluster" if offline else scoped.scope.describe()
     click.echo(f"plan for commit {desired.commit[:12]} against {where}:")
-    click.echo(result.describe())
+    click.echo(plan_text(result, observed))
     if not result.refused:
         changes = diff(scoped.desired, observed)
         if changes.apps or changes.clusters:

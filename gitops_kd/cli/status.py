@@ -53,9 +53,12 @@ def _sync_cell(sync: Sync) -> str:
 
 
 def _message(c: ClusterHealth, sync: Sync) -> str:
-    """The sync's reason when not Synced, then the health's."""
-    parts = [sync.message] if sync.status != SYNCED and sync.message else []
-    return "; ".join([*parts, c.health.message] if c.health.message else parts)
+    """The sync's reason when not Synced, then the health's (once when one repeats the other: a suspended cluster)."""
+    said = sync.message if sync.status != SYNCED else ""
+    health = c.health.message
+    if not said or not health:
+        return said or health
+    return health if health.startswith(said) else said if said.startswith(health) else f"{said}; {health}"
 
 
 def render_clusters(clusters: Iterable[tuple[ClusterHealth, Sync]], console: Console) -> None:

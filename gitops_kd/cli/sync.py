@@ -27,7 +27,7 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
     the controller's GitOpsKDSource SOURCE (named after its Lease, default gitops-kd), which the replica holding
     the Lease notices within seconds; then waits until status.lastHandledReconcileAt shows the poll is done and
     prints the branch head and the applied revision. Like `flux reconcile source git NAME`; needs only RBAC
-    `patch` on that GitOpsKDSource (no network path to the controller).
+    `get` and `patch` on that GitOpsKDSource (no network path to the controller; docs/operations.md says why).
 
     Exit status 0 when the poll is done and the head is not refused, 1 when the head is refused or Git cannot
     be read, the object does not exist, or the poll did not finish within --timeout; 2 on a usage error.
@@ -38,6 +38,7 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
     rest = RestClient(load_api_client(kubeconfig, context))
     requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     try:
+        before = NamedSource.from_object(rest.get_or_none(API_VERSION, PLURAL, namespace, source) or {}).record.applied
         rest.patch(API_VERSION, PLURAL, namespace, source,
                    {"metadata": {"annotations": {REQUESTED_AT_ANNOTATION: requested}}})
     except ApiException as exc:
@@ -61,6 +62,9 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
     r = found.record
     click.echo(f"✔ polled {r.url} ({r.branch}): head {r.attempted[:SHORT_SHA] or '-'}, applied "
                f"{r.applied[:SHORT_SHA] or '-'}" + (f" {r.applied_subject}" if r.applied_subject else ""))
+    if r.applied and r.applied != before:
+        click.echo(f"✔ new revision {r.applied[:SHORT_SHA]} accepted (was {before[:SHORT_SHA] or '-'}); the clusters' "
+                   f"rollouts follow: `gitops-kd status -A`")
     lines = refusal_lines(r)
     if lines:
         click.echo(f"✗ head {r.attempted[:SHORT_SHA]} refused:", err=True)

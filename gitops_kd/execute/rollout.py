@@ -89,12 +89,17 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
         if rs.is_finished(status, a.target_version, gen):
             return Outcome(a.describe(), changed, "already recorded", expect=_expect(obj))
         obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.adopt(
-            status, app=a.app, version=a.target_version, commit=a.commit, generation=gen, now=ctx.now()), rv=rv(obj))
-        ctx.event_on_cluster(a.namespace, a.cluster, ev.ADOPTED, f"managed by gitops-kd at {a.app} {a.target_version}")
+            status, app=a.app, version=a.target_version, commit=a.commit, subject=a.subject, generation=gen,
+            now=ctx.now()), rv=rv(obj))
+        if a.deployed:
+            ctx.event_on_cluster(a.namespace, a.cluster, ev.DEPLOYED,
+                                 f"created from Git and managed by gitops-kd at {a.app} {a.target_version}")
+        else:
+            ctx.event_on_cluster(a.namespace, a.cluster, ev.ADOPTED, f"managed by gitops-kd at {a.app} {a.target_version}")
         return Outcome(a.describe(), True, "adopted", expect=_expect(obj))
     if _is_retry(status, a):
         obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.resume(
-            status, commit=a.commit, generation=gen, now=ctx.now()), rv=rv(obj))
+            status, commit=a.commit, subject=a.subject, generation=gen, now=ctx.now()), rv=rv(obj))
         ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STARTED, f"retrying the {a.direction} of {a.app} "
                              f"to {a.target_version} after commit {(a.commit or '?')[:12]} (was stalled: "
                              f"{status.get('stalledReason') or '?'}); progress made so far is kept")
@@ -106,7 +111,8 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
     previous = attempt_of(status, {}) if status.get("targetVersion") else None
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.start(
         status, direction=a.direction, app=a.app, target=a.target_version, from_version=a.from_version,
-        commit=a.commit, attempt=new_attempt_id(), from_stanza=a.from_stanza, generation=gen, now=ctx.now(),
+        commit=a.commit, subject=a.subject, attempt=new_attempt_id(), from_stanza=a.from_stanza, generation=gen,
+        now=ctx.now(),
         previous=previous), rv=rv(obj))
     reason = ev.DOWNGRADE_STARTED if a.direction == DOWNGRADE else ev.UPGRADE_STARTED
     what = f"rebuild of {a.app} {a.target_version} (its pods do not run its template)" if a.direction == REBUILD \

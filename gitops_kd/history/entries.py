@@ -19,6 +19,7 @@ from gitops_kd.diff.model import DOWNGRADE, REBUILD, UPGRADE
 
 SUCCEEDED, STALLED, REVERTED, SUPERSEDED, IN_PROGRESS = "Succeeded", "Stalled", "Reverted", "Superseded", "InProgress"
 DEPLOYED = "Deployed"  # the first version gitops-kd recorded for the cluster (created by it, or adopted)
+SUBJECT = "commitSubject"  # status field: the subject line of the current attempt's commit (history entries: subject)
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,13 @@ class HistoryEntry:
     result: str
     revert_commit: str | None = None
     reason: str | None = None
+    subject: str | None = None  # the commit's subject line, as recorded when the attempt started
 
     def as_dict(self) -> dict[str, Any]:
         return {"namespace": self.namespace, "cluster": self.cluster, "app": self.app, "version": self.version,
                 "fromVersion": self.from_version, "commit": self.commit, "startedAt": self.started,
                 "finishedAt": self.finished, "result": self.result, "revertCommit": self.revert_commit,
-                "reason": self.reason}
+                "reason": self.reason, "subject": self.subject}
 
 
 def _stalled_at(status: Mapping[str, Any]) -> str | None:
@@ -78,6 +80,8 @@ def closing_entry(status: Mapping[str, Any], spec: Mapping[str, Any], *, now: st
     entry = {"version": spec.get("targetVersion"), "fromVersion": status.get("fromVersion"), "commit": commit,
              "startedAt": status.get("startedAt"), "finishedAt": (_stalled_at(status) if stalled else None) or now,
              "result": result}
+    if status.get(SUBJECT):
+        entry["subject"] = status.get(SUBJECT)
     if revert:
         entry["revertCommit"] = revert
     if stalled and status.get("stalledReason"):
@@ -93,14 +97,14 @@ def entries_of(rollout: Mapping[str, Any]) -> list[HistoryEntry]:
     ns, name, app = str(meta.get("namespace", "")), str(meta.get("name", "")), str(spec.get("app", ""))
     out = [HistoryEntry(ns, name, app, str(h.get("version", "")), h.get("fromVersion"), h.get("commit"),
                         h.get("startedAt"), h.get("finishedAt"), str(h.get("result", SUCCEEDED)),
-                        h.get("revertCommit"), h.get("reason"))
+                        h.get("revertCommit"), h.get("reason"), h.get("subject"))
            for h in status.get("history") or ()]
     current = closing_entry(status, attempt_of(status, spec), now="")
     if current is not None:
         result = current["result"] if current["result"] != SUPERSEDED else IN_PROGRESS
         out.append(HistoryEntry(ns, name, app, str(current["version"] or ""), current["fromVersion"], current["commit"],
                                 current["startedAt"], current["finishedAt"] or None, result,
-                                current.get("revertCommit"), current.get("reason")))
+                                current.get("revertCommit"), current.get("reason"), current.get("subject")))
     return out
 
 

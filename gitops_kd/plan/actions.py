@@ -102,7 +102,9 @@ class EnsureRollout(_ClusterScoped):
     of the version being left (UpgradeSpec.to_annotation() JSON, None if it had none): stored in the
     attempt's status (status.fromStanza) and reported back as ObservedRollout.from_upgrade. EnsureRollout
     is planned BEFORE the KDApp is updated, so the rollout records ``from_version`` while the live app
-    still shows it.
+    still shows it. ``subject`` is the commit's subject line, kept with the attempt for `gitops-kd history`.
+    ``deployed`` (adopt only): the KDCluster carries gitops-kd's applied-spec annotation, i.e. gitops-kd created
+    it from Git: recording it is its first deploy (event Deployed), not the adoption of a cluster made otherwise.
     """
 
     namespace: str
@@ -114,10 +116,13 @@ class EnsureRollout(_ClusterScoped):
     direction: str
     cluster_uid: str = ""
     from_stanza: str | None = None
+    subject: str = ""
+    deployed: bool = False
 
     def describe(self) -> str:
         if self.direction == ADOPT:
-            return f"adopt KubeDirectorCluster {self.namespace}/{self.cluster} at {self.app} {self.target_version}"
+            verb = "record the first deploy of" if self.deployed else "adopt"
+            return f"{verb} KubeDirectorCluster {self.namespace}/{self.cluster} at {self.app} {self.target_version}"
         return (f"start {self.direction} of {self.namespace}/{self.cluster}: {self.app} "
                 f"{self.from_version or '?'} -> {self.target_version}")
 
@@ -140,7 +145,7 @@ class PatchTemplate(_ClusterScoped):
     """Strategic merge patch ``{"spec": {"template": patch}}`` of the role StatefulSet.
 
     ``patch`` is the body for spec.template only; ``fields`` lists the owned field paths that differ
-    (for humans and events).
+    (for events; `gitops-kd plan` shows each with its live and Git value, review/livediff.py).
     """
 
     namespace: str
@@ -160,8 +165,7 @@ class PatchTemplate(_ClusterScoped):
         return {"spec": {"template": thaw(self.patch)}}
 
     def describe(self) -> str:
-        what = f": {', '.join(self.fields)}" if self.fields else ""
-        return f"patch pod template of StatefulSet {self.namespace}/{self.statefulset} (role {self.role}){what}"
+        return f"patch pod template of StatefulSet {self.namespace}/{self.statefulset} (role {self.role})"
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ def app_part(desired: DesiredState, key: Key) -> Part | None:
 
 def _restrict(desired: DesiredState, app_name: str, clusters: frozenset[Key]) -> DesiredState:
     apps = {k: desired.apps[k] for k in _index(desired).apps.get(app_name, ())}
-    return DesiredState(desired.commit, apps, {k: desired.clusters[k] for k in clusters})
+    return DesiredState(desired.commit, apps, {k: desired.clusters[k] for k in clusters}, desired.subject)
 
 
 def owner(action: Action) -> WorkKey:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gitops_kd.constants import PHASE_IDLE
-from gitops_kd.diff.engine import diff, frozen_app_manifest, frozen_cluster_manifest, memo_owned_template
+from gitops_kd.constants import APPLIED_ANNOTATION, PHASE_IDLE
+from gitops_kd.diff.engine import annotation, diff, frozen_app_manifest, frozen_cluster_manifest, memo_owned_template
 from gitops_kd.diff.model import ClusterDiff, Transition
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
@@ -58,12 +58,13 @@ Key = tuple[str, str]
 
 
 def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_soak_seconds: float = 0.0,
-         prune: bool = False, partial: bool = False) -> Plan:
+         prune: bool = False, partial: bool = False, suspend: bool = True) -> Plan:
     """The plan for the whole desired state. ``now`` is the only clock (timeouts, gate periods, soak);
     ``wave_soak_seconds`` is how long a wave must have been Ready before the next wave starts (a cluster's
     gitops-kd.io/wave-soak-seconds annotation overrides it); ``prune`` deletes what gitops-kd applied and
     Git no longer has (plan/prune.py). ``partial``: ``desired`` is the part one work key needs (plan/focus.py):
-    nothing is pruned (that needs the whole state) and the diff memos keep the other parts' entries."""
+    nothing is pruned (that needs the whole state) and the diff memos keep the other parts' entries. ``suspend``
+    False plans suspended clusters as if they were not (`gitops-kd diff`: what Git would change there)."""
     report = diff(desired, observed, new_round=not partial)
     if report.refused:
         return Plan((), report.refusals)
@@ -133,7 +134,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
     apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version)
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
     actions = rollouts + apps + clusters + failures + steps + list(pruned.actions)
-    return Plan(waits_last(hold_suspended(actions, observed)), kept=pruned.kept)
+    return Plan(waits_last(hold_suspended(actions, observed) if suspend else actions), kept=pruned.kept)
 
 
 def _heading(live: ObservedCluster, target: str) -> bool:
@@ -166,7 +167,8 @@ def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition,
         return None
     left = t.left_stanza.to_annotation() if t.left_stanza is not None else None
     return EnsureRollout(live.namespace, live.name, app_name, t.target_version, t.from_version, desired.commit,
-                         t.direction, live.uid, left)
+                         t.direction, live.uid, left, desired.subject,
+                         t.direction == ADOPT and annotation(live.raw, APPLIED_ANNOTATION) is not None)
 
 
 def missing_role(app: KDApp, cluster: KDCluster, live: ObservedCluster) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,12 +47,15 @@ class Plan:
         """The actions of one cluster, in plan order."""
         return tuple(a for a in self.actions if a.cluster_key == (namespace, name))
 
-    def describe(self) -> str:
-        """Human text: refusals first, then numbered actions; "in sync" when empty."""
+    def describe(self, details: Callable[[Action], Iterable[str]] | None = None) -> str:
+        """Human text: refusals first, then numbered actions, each followed by its ``details`` lines (indented);
+        "in sync" when empty."""
         if self.refusals:
-            lines = [f"refused ({len(self.refusals)} forbidden change(s)); nothing will be applied:"]
-            lines += [f"  - {r.describe()}" for r in self.refusals]
-            return "\n".join(lines)
-        lines = [f"{i}. {a.describe()}" for i, a in enumerate(self.actions, 1)] or ["in sync: nothing to do"]
-        return "\n".join(lines + [f"  note: {k}" for k in self.kept])
+            return "\n".join([f"refused ({len(self.refusals)} forbidden change(s)); nothing will be applied:"]
+                             + [f"  - {r.describe()}" for r in self.refusals])
+        lines: list[str] = []
+        for i, a in enumerate(self.actions, 1):
+            lines.append(f"{i}. {a.describe()}")
+            lines += [f"     {line}" for line in (details(a) if details is not None else ())]
+        return "\n".join((lines or ["in sync: nothing to do"]) + [f"  note: {k}" for k in self.kept])
 

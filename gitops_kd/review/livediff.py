@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
-from gitops_kd.observe.model import ObservedState
-from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, PatchServicePorts, PatchTemplate
+from gitops_kd.observe.model import ON_DELETE, ObservedState
+from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, PatchServicePorts, PatchTemplate, SetOnDelete
 from gitops_kd.spec.freeze import thaw
 
 LIST_KEYS = ("name", "id", "mountPath", "containerPort", "port")  # how list items are matched, first present
 MAX_VALUE = 300  # characters of one value shown
+DELETE_DIRECTIVE = ("$patch", "delete")  # a strategic merge patch list item that removes the live item
 
 
 @dataclass(frozen=True)
@@ -22,8 +23,8 @@ class FieldDiff:
     old: Any  # None: absent live
     new: Any  # None: absent in Git
 
-    def describe(self) -> str:
-        return f"{self.path}: {show(self.old)} -> {show(self.new)}"
+    def describe(self, limit: int = MAX_VALUE) -> str:
+        return f"{self.path}: {show(self.old, limit)} -> {show(self.new, limit)}"
 
 
 @dataclass(frozen=True)
@@ -43,72 +44,116 @@ class ObjectDiff:
                 "fields": [{"path": f.path, "old": thaw(f.old), "new": thaw(f.new)} for f in self.fields]}
 
 
-def show(value: Any) -> str:
+def show(value: Any, limit: int = MAX_VALUE) -> str:
+    """`value` as compact JSON, cut to `limit` characters with the full length said ("(absent)" for None)."""
     if value is None:
         return "(absent)"
     text = json.dumps(thaw(value), sort_keys=True, default=str)
-    return text if len(text) <= MAX_VALUE else f"{text[:MAX_VALUE]}… ({len(text)} characters)"
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
-def _list_key(items: Sequence[Any]) -> str | None:
-    if not items or not all(isinstance(i, Mapping) for i in items):
+def _keyed(items: Sequence[Any], key: str) -> bool:
+    """True when every item is a map with `key`, no two with the same value (volumeMounts share names)."""
+    values = [i.get(key) for i in items if isinstance(i, Mapping) and key in i]
+    return len(values) == len(items) and len({json.dumps(v, sort_keys=True, default=str) for v in values}) == len(values)
+
+
+def _list_key(desired: Sequence[Any], live: Sequence[Any]) -> str | None:
+    """The first of LIST_KEYS that tells the items of both lists apart, or None (compared as whole values)."""
+    if not desired:
         return None
-    return next((k for k in LIST_KEYS if all(k in i for i in items)), None)
+    return next((k for k in LIST_KEYS if _keyed(desired, k) and _keyed(live, k)), None)
+
+
+def _child(path: str, key: Any) -> str:
+    """`path.key`, or `path[key]` for a key that is itself dotted or has a slash (annotations, labels)."""
+    text = str(key)
+    if "." in text or "/" in text:
+        return f"{path}[{text}]"
+    return f"{path}.{text}" if path else text
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (Mapping, list, tuple)) and not value)
 
 
 def field_diffs(live: Any, desired: Any, path: str = "", *, removals: bool = True) -> list[FieldDiff]:
-    """Each leaf of `desired` whose live value differs; list items matched by name / id / mountPath / port
-    (items only live are listed as removed when `removals`); keys starting with "$" (patch directives) skipped."""
-    out: list[FieldDiff] = []
+    """Each leaf of `desired` whose live value differs. List items are matched by the first of name / id /
+    mountPath / containerPort / port that is unique in both lists; a whole item or map missing live is one value;
+    items only live are listed as removed when `removals`, and items a patch deletes (`$patch: delete`) always;
+    other "$" keys (patch directives) are skipped; absent and empty ({} / []) are the same."""
+    if _empty(live) and _empty(desired):
+        return []
     if isinstance(desired, Mapping):
+        if live is None and path:
+            return [FieldDiff(path, None, desired)]
         if live is not None and not isinstance(live, Mapping):
             return [FieldDiff(path, live, desired)]
-        have = live or {}
+        out: list[FieldDiff] = []
         for k, v in desired.items():
             if not str(k).startswith("$"):
-                out += field_diffs(have.get(k), v, f"{path}.{k}" if path else str(k), removals=removals)
+                out += field_diffs(live.get(k) if live else None, v, _child(path, k), removals=removals)
         return out
     if isinstance(desired, (list, tuple)):
-        key = _list_key(desired)
-        if key is not None and isinstance(live, (list, tuple)) and (not live or _list_key(live) == key):
-            by_key = {i.get(key): i for i in live}
-            for item in desired:
-                out += field_diffs(by_key.get(item[key]), item, f"{path}[{item[key]}]", removals=removals)
-            wanted = {i[key] for i in desired}
-            if removals:
-                out += [FieldDiff(f"{path}[{k}]", v, None) for k, v in by_key.items() if k not in wanted]
-            return out
+        key = _list_key(desired, live) if isinstance(live, (list, tuple)) else None
+        if key is not None:
+            return _list_diffs(live, desired, key, path, removals)
     if thaw(live) != thaw(desired):
-        out.append(FieldDiff(path, live, desired))
+        return [FieldDiff(path, live, desired)]
+    return []
+
+
+def _list_diffs(live: Sequence[Mapping[str, Any]], desired: Sequence[Mapping[str, Any]], key: str, path: str,
+                removals: bool) -> list[FieldDiff]:
+    by_key = {i.get(key): i for i in live}
+    out: list[FieldDiff] = []
+    for item in desired:
+        where = f"{path}[{item.get(key)}]"
+        if item.get(DELETE_DIRECTIVE[0]) == DELETE_DIRECTIVE[1]:
+            if item.get(key) in by_key:
+                out.append(FieldDiff(where, by_key[item.get(key)], None))
+            continue
+        out += field_diffs(by_key.get(item.get(key)), item, where, removals=removals)
+    if removals:
+        wanted = {i.get(key) for i in desired}
+        out += [FieldDiff(f"{path}[{k}]", v, None) for k, v in by_key.items() if k not in wanted]
     return out
+
+
+def action_diff(action: Action, observed: ObservedState) -> ObjectDiff | None:
+    """The object `action` writes and each field it changes (live and Git values) as read in `observed`; None
+    for actions that change no object field (rollout bookkeeping, pod deletions, steps, waits)."""
+    a = action
+    if isinstance(a, ApplyApp):
+        app = observed.apps.get((a.namespace, a.name))
+        return _spec_diff(KDAPP_KIND, a.namespace, a.name, app.raw if app is not None else None, a.body)
+    if isinstance(a, ApplyCluster):
+        cluster = observed.clusters.get((a.namespace, a.name))
+        return _spec_diff(KDCLUSTER_KIND, a.namespace, a.name, cluster.raw if cluster is not None else None, a.body)
+    if isinstance(a, (PatchTemplate, SetOnDelete)):
+        sts = next((s for c in observed.clusters.values() for s in c.statefulsets.values()
+                    if (s.namespace, s.name) == (a.namespace, a.statefulset)), None)
+        note = f"cluster {a.cluster}, role {a.role}"
+        if isinstance(a, SetOnDelete):
+            return ObjectDiff("StatefulSet", a.namespace, a.statefulset, (FieldDiff(
+                "spec.updateStrategy.type", sts.update_strategy if sts is not None else None, ON_DELETE),), note=note)
+        fields = field_diffs(sts.template if sts is not None else None, a.patch_body["spec"]["template"],
+                             "spec.template", removals=False)
+        return ObjectDiff("StatefulSet", a.namespace, a.statefulset, tuple(fields), note=note)
+    if isinstance(a, PatchServicePorts):
+        svc = next((s for c in observed.clusters.values() for s in c.services
+                    if (s.namespace, s.name) == (a.namespace, a.service)), None)
+        return ObjectDiff("Service", a.namespace, a.service, tuple(
+            field_diffs(list(svc.ports) if svc is not None else None, a.ports_body, "spec.ports")),
+            note=f"cluster {a.cluster}")
+    return None
 
 
 def live_diff(actions: Iterable[Action], observed: ObservedState) -> list[ObjectDiff]:
     """The objects the plan's ApplyApp / ApplyCluster / PatchTemplate / PatchServicePorts would change, with
     every field that differs (old and new values), in plan order."""
-    out: list[ObjectDiff] = []
-    for a in actions:
-        if isinstance(a, ApplyApp):
-            app = observed.apps.get((a.namespace, a.name))
-            out.append(_spec_diff(KDAPP_KIND, a.namespace, a.name, app.raw if app is not None else None, a.body))
-        elif isinstance(a, ApplyCluster):
-            cluster = observed.clusters.get((a.namespace, a.name))
-            out.append(_spec_diff(KDCLUSTER_KIND, a.namespace, a.name, cluster.raw if cluster is not None else None,
-                                  a.body))
-        elif isinstance(a, PatchTemplate):
-            sts = next((s for c in observed.clusters.values() for s in c.statefulsets.values()
-                        if (s.namespace, s.name) == (a.namespace, a.statefulset)), None)
-            fields = field_diffs(sts.template if sts is not None else None, a.patch_body["spec"]["template"],
-                                 "spec.template", removals=False)
-            out.append(ObjectDiff("StatefulSet", a.namespace, a.statefulset, tuple(fields),
-                                  note=f"cluster {a.cluster}, role {a.role}"))
-        elif isinstance(a, PatchServicePorts):
-            svc = next((s for c in observed.clusters.values() for s in c.services
-                        if (s.namespace, s.name) == (a.namespace, a.service)), None)
-            out.append(ObjectDiff("Service", a.namespace, a.service, tuple(
-                field_diffs(list(svc.ports) if svc is not None else None, a.ports_body, "spec.ports")),
-                note=f"cluster {a.cluster}"))
-    return [d for d in out if d.create or d.fields]
+    found = (action_diff(a, observed) for a in actions if not isinstance(a, SetOnDelete))
+    return [d for d in found if d is not None and (d.create or d.fields)]
 
 
 def _spec_diff(kind: str, namespace: str, name: str, live: Mapping[str, Any] | None,

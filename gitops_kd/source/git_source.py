@@ -122,7 +122,7 @@ class GitSource:
         with self._lock:
             try:
                 return self._git.subject(self._resolve(commit))
-            except Exception:  # noqa: BLE001 - only shown in the instance's status
+            except Exception:  # noqa: BLE001 - only shown in statuses and history
                 return ""
 
     @property
@@ -260,7 +260,8 @@ class GitSource:
     def desired_at(self, commit: str) -> DesiredState:
         """The desired state at any revision; raises SourceError with every error if it is refused."""
         with self._lock:
-            return desired_from(self._snapshot(self._resolve(commit)), self.default_namespace)
+            sha = self._resolve(commit)
+            return desired_from(self._snapshot(sha), self.default_namespace, self.subject(sha))
 
     def changes_between(self, old: str | None, new: str) -> ChangeSet:
         """The change set from revision `old` (None: an empty repo) to revision `new`."""
@@ -317,7 +318,7 @@ class GitSource:
         if snap.errors:
             log.warning("applied commit %s no longer passes the checks; no last good state", snap.commit)
             return
-        self._last_good = desired_from(snap, self.default_namespace)
+        self._last_good = desired_from(snap, self.default_namespace, self.subject(snap.commit))
         self._last_good_files = snap.file_keys
 
     def _changes(self, old: str | None, new: str, new_snap: Snapshot) -> ChangeSet:

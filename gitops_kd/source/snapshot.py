@@ -216,14 +216,15 @@ def keyed(snapshot: Snapshot, default_namespace: str) -> tuple[dict[Key, KDApp],
     return dict(sorted(apps.items())), dict(sorted(clusters.items()))
 
 
-def desired_from(snapshot: Snapshot, default_namespace: str) -> DesiredState:
-    """The desired state of an error-free snapshot; raises SourceError listing every error."""
+def desired_from(snapshot: Snapshot, default_namespace: str, subject: str = "") -> DesiredState:
+    """The desired state of an error-free snapshot (`subject`: its commit's); raises SourceError listing every
+    error."""
     if snapshot.errors:
         raise SourceError(f"commit {snapshot.commit} refused: {len(snapshot.errors)} error(s)",
                           snapshot.errors)
     apps, clusters = snapshot.by_key if default_namespace == snapshot.default_namespace \
         else keyed(snapshot, default_namespace)
-    return DesiredState(snapshot.commit, apps, clusters)
+    return DesiredState(snapshot.commit, apps, clusters, subject)
 
 
 def content(obj: object) -> object:

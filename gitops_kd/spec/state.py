@@ -20,11 +20,13 @@ def _frozen(mapping: Mapping[Key, object]) -> Mapping[Key, object]:
 
 @dataclass(frozen=True)
 class DesiredState:
-    """Every KDApp and KDCluster declared by one accepted commit, keyed by (namespace, name)."""
+    """Every KDApp and KDCluster declared by one accepted commit, keyed by (namespace, name); ``subject`` is the
+    first line of the commit's message ("" when not read), recorded with each rollout it starts."""
 
     commit: str
     apps: Mapping[Key, KDApp] = field(default_factory=dict)
     clusters: Mapping[Key, KDCluster] = field(default_factory=dict)
+    subject: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "apps", _frozen(self.apps))

@@ -16,6 +16,7 @@ NORMAL, WARNING = "Normal", "Warning"
 UPGRADE_STARTED = "UpgradeStarted"
 DOWNGRADE_STARTED = "DowngradeStarted"
 ADOPTED = "Adopted"
+DEPLOYED = "Deployed"  # a cluster gitops-kd created from Git, recorded at its first version
 STRATEGY_SET = "UpdateStrategySet"
 TEMPLATE_UPDATED = "TemplateUpdated"
 PORTS_UPDATED = "ServicePortsUpdated"

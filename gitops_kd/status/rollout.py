@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_IDLE, PHASE_STALLED, PHASE_UPGRADING
-from gitops_kd.history.entries import DEPLOYED, closing_entry
+from gitops_kd.history.entries import DEPLOYED, SUBJECT, closing_entry
 from gitops_kd.status import conditions as cond
 from gitops_kd.status.conditions import rfc3339
 
@@ -28,11 +28,11 @@ def _clear_pods(status: Status) -> dict[str, None]:
 
 def start(status: Status, *, direction: str, app: str, target: str, from_version: str | None, commit: str | None,
           attempt: str, from_stanza: str | None, generation: int, now: datetime,
-          previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
+          previous: Mapping[str, Any] | None = None, subject: str = "") -> dict[str, Any]:
     """A new attempt (upgrade/downgrade/rebuild) towards `target`, recorded whole in ONE status write: its id,
-    direction, from and target versions, commit and the upgrade stanza of the version being left; progress
-    reset, Reconciling=True. `previous` is the attempt before this one: if it did not finish it is closed in
-    status.history (Stalled, Reverted or Superseded)."""
+    direction, from and target versions, commit (and its subject) and the upgrade stanza of the version being
+    left; progress reset, Reconciling=True. `previous` is the attempt before this one: if it did not finish it
+    is closed in status.history (Stalled, Reverted or Superseded)."""
     phase = DOWNGRADING if direction == "downgrade" else UPGRADING
     verb = {"downgrade": "downgrading", "rebuild": "rebuilding"}.get(direction, "upgrading")
     origin = f"at {target} (the pods do not run its template)" if direction == "rebuild" else \
@@ -46,36 +46,39 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
     return {
         **extra,
         "observedGeneration": generation, "phase": phase, "direction": direction, "fromVersion": from_version,
-        "targetVersion": target, "attempt": attempt, "commit": commit, "fromStanza": from_stanza,
-        "appVersion": status.get("appVersion") or from_version, "startedAt": rfc3339(now), "pods": _clear_pods(status) or None,
+        "targetVersion": target, "attempt": attempt, "commit": commit, SUBJECT: subject or None,
+        "fromStanza": from_stanza, "appVersion": status.get("appVersion") or from_version, "startedAt": rfc3339(now),
+        "pods": _clear_pods(status) or None,
         "currentRole": None, "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None,
         "step": "started", "message": message,
         "conditions": cond.mark_reconciling(_conds(status), reason, message, generation=generation, now=now),
     }
 
 
-def resume(status: Status, *, commit: str | None, generation: int, now: datetime) -> dict[str, Any]:
+def resume(status: Status, *, commit: str | None, generation: int, now: datetime, subject: str = "") -> dict[str, Any]:
     """A stalled attempt retried by a new commit: same attempt, progress kept (done steps stay done),
     Reconciling again; the commit is the retrying one."""
     phase = DOWNGRADING if status.get("direction") == "downgrade" else UPGRADING
     message = f"retrying after commit {(commit or '?')[:12]} (was stalled: {status.get('stalledReason') or '?'})"
     return {"observedGeneration": generation, "phase": phase, "stalledReason": None, "message": message,
-            "commit": commit,
+            "commit": commit, SUBJECT: subject or None,
             "gateStartedAt": None, "gateCheckedAt": None, "step": "resumed",
             "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now)}
 
 
 def adopt(status: Status, *, app: str, version: str, commit: str | None, generation: int,
-          now: datetime) -> dict[str, Any]:
+          now: datetime, subject: str = "") -> dict[str, Any]:
     """A cluster whose pods all run `version`'s image and that had no rollout: Idle and Ready. The first time
     (no version recorded yet) a history entry says from when gitops-kd manages it at `version` (Deployed)."""
     message = f"all members run {app} {version}"
     extra: dict[str, Any] = {}
     if not status.get("appVersion") and not status.get("history"):
         first = {"version": version, "startedAt": rfc3339(now), "finishedAt": rfc3339(now), "result": DEPLOYED}
-        extra["history"] = [{**first, "commit": commit} if commit else first]  # no fromVersion: none before
+        first.update({k: v for k, v in (("commit", commit), ("subject", subject)) if v})  # no fromVersion: none before
+        extra["history"] = [first]
     return {**extra, "observedGeneration": generation, "phase": IDLE, "direction": "adopt", "appVersion": version,
-            "targetVersion": version, "fromVersion": None, "commit": commit, "attempt": None, "fromStanza": None,
+            "targetVersion": version, "fromVersion": None, "commit": commit, SUBJECT: subject or None, "attempt": None,
+            "fromStanza": None,
             "step": None, "message": message,
             "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)}
 
@@ -99,8 +102,9 @@ def finish(status: Status, *, version: str, commit: str | None, generation: int,
     message = f"all members run version {version}"
     history = [dict(h) for h in status.get("history") or ()]
     if status.get("phase") in (UPGRADING, DOWNGRADING, STALLED):
-        history.append({"version": version, "fromVersion": status.get("fromVersion") or previous, "commit": commit,
-                        "startedAt": status.get("startedAt"), "finishedAt": rfc3339(now), "result": "Succeeded"})
+        entry = {"version": version, "fromVersion": status.get("fromVersion") or previous, "commit": commit,
+                 "startedAt": status.get("startedAt"), "finishedAt": rfc3339(now), "result": "Succeeded"}
+        history.append({**entry, "subject": status[SUBJECT]} if status.get(SUBJECT) else entry)
     return {"observedGeneration": generation, "phase": IDLE, "appVersion": version, "currentRole": None,
             "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None, "step": None,
             "message": message, "history": history[-HISTORY_LIMIT:],

@@ -161,3 +161,55 @@ def test_run_reverts_an_out_of_band_edit_and_alerts(e2e: E2E) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 0
+
+
+def test_demo_keep_reverts_an_out_of_band_edit_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """Invariant: `demo --keep` leaves a controller that behaves as `run` does: an out-of-band edit (kubectl, through
+    the kubeconfig the demo prints) is reverted to Git with DriftDetected and DriftReverted events, which the demo
+    also prints; `gitops-kd status` there shows the applied revision; SIGTERM stops it cleanly (exit 0)."""
+    from kubernetes.config import new_client_from_config
+
+    from gitops_kd.kube.rest import RestClient
+
+    proc = subprocess.Popen([*CLI, "demo", "--keep", "--state-dir", str(tmp_path / "demo"), "--listen", "off"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    try:
+        wait_for("the demo serving", lambda: any("serving until Ctrl-C" in line for line in lines), 180, 0.2)
+        kubeconfig = next(m.group(1) for line in lines if (m := re.match(r"kubeconfig: +(\S+)$", line)))
+        rest = RestClient(new_client_from_config(config_file=kubeconfig))
+        status = subprocess.run([*CLI, "status", "--kubeconfig", kubeconfig], capture_output=True, text=True,
+                                timeout=60)
+        assert status.returncode == 0 and re.search(r"^default/gitops-kd +main +\w{12} hello 2\.0\.0", status.stdout,
+                                                    re.M), status.stdout + status.stderr
+        synced = subprocess.run([*CLI, "sync", "-n", "default", "--kubeconfig", kubeconfig, "--timeout", "60"],
+                                capture_output=True, text=True, timeout=90)
+        assert synced.returncode == 0 and "✔ polled file://" in synced.stdout, synced.stdout + synced.stderr
+        sts = next(s["metadata"]["name"] for s in rest.list("apps/v1", "statefulsets", "default")["items"]
+                   if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker")
+
+        def image() -> str:
+            return rest.get("apps/v1", "statefulsets", "default", sts)["spec"]["template"]["spec"]["containers"][0][
+                "image"]
+
+        def events(reason: str) -> list[dict]:
+            return [e for e in rest.list("v1", "events", "default")["items"]
+                    if e["reason"] == reason and e["involvedObject"]["name"] == sts]
+        edit = subprocess.run(["kubectl", "--kubeconfig", kubeconfig, "-n", "default", "set", "image",
+                               f"statefulset/{sts}", "app=gitops-kd/hello:6.6.6"], capture_output=True, text=True,
+                              timeout=60)
+        assert edit.returncode == 0, edit.stderr
+        wait_for("the edit reverted to Git", lambda: image() == "gitops-kd/hello:2.0.0", 60, 0.2)
+        detected = wait_for("a DriftDetected event", lambda: events("DriftDetected"), 30, 0.2)
+        assert "gitops-kd/hello:2.0.0 -> gitops-kd/hello:6.6.6" in detected[0]["message"], detected
+        wait_for("a DriftReverted event", lambda: events("DriftReverted"), 30, 0.2)
+        wait_for("both printed by the demo", lambda: any(line.startswith("DriftDetected") for line in lines)
+                 and any(line.startswith("DriftReverted") for line in lines), 30, 0.2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(90)
+        reader.join(10)
+    assert code == 0, "".join(lines)[-3000:]
+    assert "Traceback" not in "".join(lines), "".join(lines)[-3000:]

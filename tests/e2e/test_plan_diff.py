@@ -34,6 +34,12 @@ def test_plan_lists_every_pod_of_a_three_pod_upgrade_in_order_with_its_steps(e2e
     out = done.output
     assert "start upgrade of default/hello-dev: hello 1.0.0 -> 2.0.0" in out, out
     assert "role controller: image: 'gitops-kd/hello:1.0.0' -> 'gitops-kd/hello:2.0.0'" in out, out
+    actions = out[:out.index("changes (old -> new):")]
+    for head, values in re.findall(r"^\d+\. ((?:patch|apply|update|set)[^\n]*)\n((?: {5}\S[^\n]*\n)*)", actions, re.M):
+        assert values and all(" -> " in v for v in values.splitlines()), f"{head}: no old -> new values\n{out}"
+    assert actions.count('spec.template.spec.containers[app].image: "gitops-kd/hello:1.0.0" -> '
+                         '"gitops-kd/hello:2.0.0"') == 2, actions
+    assert '     spec.version: "1.0.0" -> "2.0.0"' in actions and "spec.ports[http-hello-http].port: 8080 -> 8081" in actions
     pods = re.findall(r"^\s+\d+\. pod (\S+) \(role (\w+)\)$", out, re.M)
     expected = [(p, "controller") for p in reversed(roles["controller"])] + \
         [(p, "worker") for p in reversed(roles["worker"])]
@@ -67,6 +73,12 @@ def test_diff_exit_codes_and_field_values(e2e: E2E) -> None:
     assert data.exit_code == 1
     kinds = {d["kind"] for d in json.loads(data.output)["differences"]}
     assert kinds == {"KubeDirectorApp", "StatefulSet", "Service"}, data.output
+    # a suspended cluster is held by the controller, not in sync with Git: diff still shows it
+    held = CliRunner().invoke(main, ["suspend", "hello-dev", "--kubeconfig", str(e2e.cluster.kubeconfig)])
+    assert held.exit_code == 0, held.output
+    still = run(e2e, "diff")
+    assert still.exit_code == 1 and still.output == out, still.output
+    assert CliRunner().invoke(main, ["resume", "hello-dev", "--kubeconfig", str(e2e.cluster.kubeconfig)]).exit_code == 0
     e2e.commit({"apps/hello.yaml": hello_app("0.9.0", upgrade=None)}, "a downgrade without a rule")
     refused = run(e2e, "diff")
     assert refused.exit_code == 2 and "refused" in refused.output, refused.output

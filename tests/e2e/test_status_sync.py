@@ -44,6 +44,9 @@ def test_status_shows_applied_revision_and_a_refused_head_with_exit_1(e2e: E2E) 
     assert first.split()[-3:] == ["Deployed", "hello", "1.0.0"], shown.output
     assert [h["result"] for h in json.loads(CliRunner().invoke(main, [
         "history", "hello", "-o", "json", "--kubeconfig", str(e2e.cluster.kubeconfig)]).output)] == ["Deployed"]
+    reasons = {e["reason"] for e in e2e.rest.list("v1", "events", NS)["items"]
+               if e["involvedObject"]["name"] == "hello-dev" and e["involvedObject"]["kind"] == "KubeDirectorCluster"}
+    assert "Deployed" in reasons and "Adopted" not in reasons, reasons  # gitops-kd created it: a deploy
 
     head = e2e.commit({"apps/hello.yaml": hello_app("0.9.0", upgrade=None)}, "hello 0.9.0 without a stanza")
     wait_for("the head refused in the GitOpsKDSource",
@@ -77,11 +80,53 @@ def test_sync_polls_git_now_through_the_gitopskdsource(e2e: E2E) -> None:
     done = CliRunner().invoke(main, ["sync", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig), "--timeout", "60"])
     assert done.exit_code == 0, done.output
     assert f"head {head[:12]}" in done.output and "sync requested on gitopskdsource default/gitops-kd" in done.output
+    assert f"new revision {head[:12]} accepted (was {first[:12]})" in done.output, done.output
     assert source_status(e2e)["lastHandledReconcileAt"] and source_status(e2e)["lastAttemptedRevision"] == head
     (e2e.repo / "apps" / "hello.yaml").write_text(hello_app("0.9.0", upgrade=None))
     git(e2e.repo, "commit", "-q", "-am", "hello 0.9.0 without a stanza")
     refused = CliRunner().invoke(main, ["sync", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert refused.exit_code == 1 and "refused" in refused.output and "apps/hello.yaml" in refused.output, \
         refused.output
+    assert "new revision" not in refused.output and f"applied {head[:12]}" in refused.output, refused.output
     missing = CliRunner().invoke(main, ["sync", "nope", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert missing.exit_code == 1 and "no GitOpsKDSource default/nope" in missing.output, missing.output
+
+
+def _watch_status(e2e: E2E, version: str, timeout: float = 120) -> list[tuple[int, str, str]]:
+    """`gitops-kd status` run again and again until hello-dev is Idle, Ready and settled at `version`: each
+    (exit status, SYNC, HEALTH) seen."""
+    seen: list[tuple[int, str, str]] = []
+
+    def done() -> bool:
+        r = status(e2e, "-o", "json")
+        row = json.loads(r.output)[0]
+        seen.append((r.exit_code, row["sync"]["status"], row["status"]))
+        ro = e2e.rollout() or {}
+        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in (ro.get("status") or {}).get(
+            "conditions") or ())
+        plan = e2e.controller.last_plan if e2e.controller is not None else None
+        return ready and ro["status"].get("appVersion") == version and plan is not None and plan.empty and \
+            seen[-1][1:] == ("Synced", "Healthy")
+    wait_for(f"hello-dev settled at {version}", done, timeout, 0.1)
+    return seen
+
+
+def test_pods_replaced_by_an_upgrade_and_its_revert_are_progressing_never_degraded(e2e: E2E) -> None:
+    """Invariant: while gitops-kd replaces pods on purpose (an upgrade, then the downgrade of its `git revert`),
+    `gitops-kd status` never calls the cluster Degraded or Missing and exits 0; it shows the rollout (OutOfSync,
+    Progressing) and ends Synced and Healthy."""
+    e2e.start_controller(record=True)
+    e2e.wait_ready_at("1.0.0")
+    e2e.wait_settled()
+    upgrade = e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
+    seen = _watch_status(e2e, "2.0.0")
+    git(e2e.repo, "revert", "--no-edit", upgrade)
+    e2e.controller.trigger_poll()
+    seen += _watch_status(e2e, "1.0.0")
+    assert all(code == 0 and health not in ("Degraded", "Missing") for code, _sync, health in seen), seen
+    assert ("OutOfSync" in {s for _c, s, _h in seen} and "Progressing" in {h for _c, _s, h in seen}), seen
+    # every attempt keeps its commit's subject in the cluster: `history` shows them without the Git repository
+    shown = CliRunner().invoke(main, ["history", "hello", "-o", "json", "--kubeconfig", str(e2e.cluster.kubeconfig)])
+    rows = [(h["version"], h["result"], h["subject"]) for h in json.loads(shown.output)]
+    assert rows == [("1.0.0", "Deployed", "hello 1.0.0"), ("2.0.0", "Succeeded", "hello 2.0.0"),
+                    ("1.0.0", "Succeeded", 'Revert "hello 2.0.0"')], shown.output

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from gitops_kd.cli import main
 from gitops_kd.plan.actions import Wait
 from gitops_kd.plan.suspend import SUSPENDED_STEP
-from tests.e2e.harness import E2E, PodWatch, pod_ready, wait_for
+from tests.e2e.harness import E2E, KD, PodWatch, git, pod_ready, wait_for
 
 
 def cli(e2e: E2E, *args: str) -> str:
@@ -45,6 +45,7 @@ def test_suspended_upgrade_stays_put_across_a_restart_then_resumes_to_the_end(e2
     assert len(watch.deleted) == deleted, watch.deleted
     status = CliRunner().invoke(main, ["status", "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert status.exit_code == 0 and "Suspended" in status.output, status.output
+    assert status.output.count("suspended by an operator") == 1, status.output  # said once, not by SYNC and HEALTH
     ro = e2e.rollout() or {}
     assert ro["status"]["phase"] == "Upgrading" and ro["spec"]["suspend"] is True
     assert cli(e2e, "resume", "--app", "hello") == "kdrollout default/hello-dev resumed\n"
@@ -59,3 +60,27 @@ def test_suspend_names_what_is_missing(e2e: E2E) -> None:
     assert done.exit_code == 1 and "no KDRollout for cluster(s) nope in namespace default" in done.output
     done = CliRunner().invoke(main, ["resume", "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert done.exit_code == 2 and "name one or more CLUSTERs, or --app APP" in done.output
+
+
+def test_a_downgrade_committed_while_suspended_waits_whole_and_keeps_its_data_rules(e2e: E2E) -> None:
+    """Invariant: a suspended cluster holds its app too until its rollout records the version being left: the live
+    KubeDirectorApp stays at 2.0.0 while suspended (otherwise the downgrade would lose 2.0.0's downgrade.to data
+    rules); resumed, the downgrade records 2.0.0's stanza and restores the data the upgrade set aside."""
+    e2e.start_controller()
+    e2e.wait_ready_at("1.0.0")
+    upgrade = e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
+    e2e.wait_ready_at("2.0.0", timeout=120)
+    e2e.wait_settled()
+    assert all(e2e.exec(p, ["cat", "/var/lib/hello/new-in-2"]).ok for p in e2e.pods_by_role()["worker"])
+    cli(e2e, "suspend", "hello-dev")
+    git(e2e.repo, "revert", "--no-edit", upgrade)
+    e2e.controller.trigger_poll()
+    wait_for("the app held for the suspended cluster", lambda: (plan := e2e.controller.last_plan) is not None and any(
+        isinstance(a, Wait) and "KubeDirectorApp default/hello is applied once" in a.reason for a in plan.actions), 60)
+    assert e2e.rest.get(KD, "kubedirectorapps", "default", "hello")["spec"]["version"] == "2.0.0"
+    cli(e2e, "resume", "hello-dev")
+    ro = e2e.wait_ready_at("1.0.0", timeout=120)
+    assert ro["status"]["history"][-1]["result"] == "Succeeded" and ro["status"]["direction"] == "downgrade"
+    for pod in e2e.pods_by_role()["worker"]:  # restored: the 1.0.0 copy the upgrade set aside, not 2.0.0's data
+        assert not e2e.exec(pod, ["cat", "/var/lib/hello/new-in-2"]).ok, pod
+        assert e2e.exec(pod, ["cat", "/var/lib/hello/data"]).stdout == "data-1.0.0\n", pod

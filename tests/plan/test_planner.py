@@ -273,6 +273,24 @@ def test_adoption_of_a_kubedirector_cluster_at_the_target() -> None:
     assert world.cluster(KEY).rollout.app_version == "2.0.0"
 
 
+def test_a_cluster_gitops_kd_created_is_deployed_one_made_otherwise_is_adopted() -> None:
+    """Invariant: the first record of a cluster gitops-kd itself created from Git (its applied-spec annotation) is
+    a deploy, not an adoption; a cluster without it (made by hand or by another tool) is adopted."""
+    from gitops_kd.constants import APPLIED_ANNOTATION
+    from gitops_kd.spec.freeze import thaw
+
+    created = live_cluster(HELLO1, HELLO_DEV, managed=False)
+    assert APPLIED_ANNOTATION in created.raw["metadata"]["annotations"]
+    first = plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (created,)), now=T0).next()
+    assert isinstance(first, A.EnsureRollout) and first.direction == "adopt" and first.deployed
+    assert first.describe() == "record the first deploy of KubeDirectorCluster default/hello-dev at hello 1.0.0"
+    raw = thaw(created.raw)
+    del raw["metadata"]["annotations"][APPLIED_ANNOTATION]
+    by_hand = plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (replace(created, raw=raw),)), now=T0).next()
+    assert isinstance(by_hand, A.EnsureRollout) and by_hand.direction == "adopt" and not by_hand.deployed
+    assert by_hand.describe() == "adopt KubeDirectorCluster default/hello-dev at hello 1.0.0"
+
+
 def test_managed_cluster_without_rollout_object_is_adopted() -> None:
     c = replace(live_cluster(HELLO1, HELLO_DEV), rollout=None)
     p = plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (c,)), now=T0)
@@ -341,3 +359,25 @@ def test_cluster_kubedirector_is_still_creating_is_not_adopted_nor_in_sync() -> 
     p = plan(want, observed((HELLO1,), (managed,)), now=T0)
     assert kinds(p)[-1] == "Wait" and "FinishRollout" not in kinds(p)
     assert isinstance(plan(want, observed((HELLO1,), (full,)), now=T0).next(), A.EnsureRollout)
+
+
+def test_a_suspended_cluster_holds_its_app_until_its_rollout_records_the_version_being_left() -> None:
+    """Invariant: suspending a cluster never lets its KDApp move first: the downgrade's data rules come from the
+    stanza being left, which the cluster's EnsureRollout records (it is planned before ApplyApp); once resumed,
+    the rollout is recorded first, then the app applied."""
+    from plan.kdworld import load_text
+
+    body = HELLO_DEV.body
+    body["metadata"] = {"name": "hello-prod"}
+    prod = load_text("clusters/hello-prod.yaml", body)
+    live = live_cluster(HELLO2, HELLO_DEV, from_version="1.0.0")
+    other = live_cluster(HELLO2, prod, from_version="1.0.0")
+    suspended = replace(live, rollout=replace(live.rollout, raw={"spec": {"suspend": True}}))
+    have = observed((HELLO2,), (suspended, other))
+    held = plan(desired(HELLO1, HELLO_DEV, prod), have, now=T0)
+    assert kinds(held) == ["NoteStep", "Wait", "Wait", "Wait"], held.describe()  # nothing else of the app moves
+    assert "KubeDirectorApp default/hello is applied once cluster default/hello-dev is resumed" in held.describe()
+    assert "wait: default/hello-prod: the new version of its app waits for cluster default/hello-dev" in held.describe()
+    resumed = plan(desired(HELLO1, HELLO_DEV), observed((HELLO2,), (live,)), now=T0)
+    assert kinds(resumed)[:2] == ["EnsureRollout", "ApplyApp"], resumed.describe()
+    assert resumed.actions[0].from_stanza is not None  # 2.0.0's stanza, with its downgrade.to rules

@@ -126,6 +126,11 @@ def test_history_newest_first_with_subject_and_duration(ui_objects: Any) -> None
     assert view["entries"][0]["result"] == "InProgress" and view["entries"][0]["subject"] is None
     assert entry["subject"] == "hello 2.0.0" and entry["duration"] == "1m05s" and entry["result"] == "Succeeded"
     assert view["clusters"] == 2
+    recorded = o.rollout(phase="Idle", live="2.0.0", history=[
+        {"version": "2.0.0", "fromVersion": "1.0.0", "commit": "b" * 40, "subject": "hello 2.0.0 (recorded)",
+         "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:01:05Z", "result": "Succeeded"}])
+    shown = views.history_view("hello", "default", [recorded], lambda _sha: None)  # not in the local clone
+    assert shown["entries"][0]["subject"] == "hello 2.0.0 (recorded)"
 
 
 def test_a_rebuild_replaces_only_pods_running_another_image(ui_objects: Any) -> None:

@@ -42,7 +42,7 @@ def test_show_at_rev_and_via_url(repo: WorkRepo) -> None:
 
 
 def test_diff_prints_change_set_and_versions(repo: WorkRepo) -> None:
-    repo.write("apps/hello.yaml", app_yaml("hello", "2.0.0"))
+    repo.write("apps/hello.yaml", app_yaml("hello", "2.0.0", image="docker.io/library/busybox:1.37"))
     repo.write("apps/web.yaml", app_yaml("web", "0.3.0"))
     repo.write("clusters/web-dev.yaml", cluster_yaml("web-dev", "web"))
     repo.remove("clusters/hello-dev.yaml")
@@ -54,6 +54,10 @@ def test_diff_prints_change_set_and_versions(repo: WorkRepo) -> None:
     # git's rename detection pairs the deleted and the added (similar) cluster files
     assert "R clusters/hello-dev.yaml -> clusters/web-dev.yaml" in lines
     assert "hello: 1.0.0 -> 2.0.0" in lines
+    # and every spec field changed, old -> new, right under it
+    at = lines.index("hello: 1.0.0 -> 2.0.0")
+    assert lines[at + 1:at + 3] == ['spec.version: "1.0.0" -> "2.0.0"', 'spec.defaultImageRepoTag: '
+                                    '"docker.io/library/busybox:1.36" -> "docker.io/library/busybox:1.37"'], out
     assert "web: (new) -> 0.3.0" in lines
     assert "hello-dev: (removed) app hello" in lines and "web-dev: (new) app web" in lines
 

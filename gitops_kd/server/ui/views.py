@@ -473,6 +473,6 @@ def history_view(app: str, namespace: str, rollouts: Iterable[Obj],
     for e in entries:
         if e.commit and e.commit not in subjects:
             subjects[e.commit] = subject(e.commit)
-        rows.append({**e.as_dict(), "subject": subjects.get(e.commit or "") if e.commit else None,
+        rows.append({**e.as_dict(), "subject": (subjects.get(e.commit or "") if e.commit else None) or e.subject,
                      "duration": _duration(e.started, e.finished)})
     return {"app": app, "namespace": namespace, "clusters": len(mine), "entries": rows}

@@ -146,6 +146,8 @@ class ControlPlane:
             f"--kubelet-client-certificate={pki.kubelet_client.cert}",
             f"--kubelet-client-key={pki.kubelet_client.key}", f"--kubelet-certificate-authority={pki.ca.cert}",
             "--kubelet-preferred-address-types=InternalIP", "--allow-privileged=true",
+            # admission webhooks are called at their Service's Endpoints (no cluster IP routing on loopback)
+            "--enable-aggregator-routing=true",
             f"--audit-policy-file={policy}", f"--audit-log-path={self.audit_log}",
             f"--cert-dir={self.workdir / 'apiserver-certs'}",
             # podtemplates bypass the watch cache and etcd is compacted often, so a watch from an old

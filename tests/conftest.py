@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.real.session import gitops_kd_kubeconfig, real_cp, real_ns, real_rest  # noqa: F401 - fixtures by name
+from tests.real.session import gitops_kd_kubeconfig, real_cp, real_ns, real_rest, sim_joined  # noqa: F401 - fixtures by name
 
 ROOT = Path(__file__).resolve().parent.parent
 KD_DATA = Path(__file__).resolve().parent / "data" / "kubedirector"

@@ -13,8 +13,11 @@ from kubernetes import client
 
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
+from kdsim.images import ImageStore
+from tests.e2e.harness import add_hello_images
 from tests.real.controlplane import ROOT, ControlPlane
 from tests.real.kubeconfig import write_kubeconfig
+from tests.simnode import SimProcess, node_args
 
 
 @pytest.fixture(scope="session")
@@ -60,3 +63,17 @@ def gitops_kd_kubeconfig(real_cp: ControlPlane, tmp_path_factory: pytest.TempPat
     return write_kubeconfig(tmp_path_factory.mktemp("gitops-kd-sa") / "kubeconfig", real_cp.server,
                             real_cp.pki.ca.cert, token=wait_for("the gitops-kd ServiceAccount's token", token, 60))
 
+
+@pytest.fixture(scope="session")
+def sim_joined(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """The real control plane with the simulated node (the hello images in its store) and KubeDirector joined."""
+    cp: ControlPlane = request.getfixturevalue("real_cp")
+    request.getfixturevalue("gitops_kd_kubeconfig")  # CRDs and deploy/ applied
+    assert cp.pki is not None
+    folder = tmp_path_factory.mktemp("sim-joined")
+    add_hello_images(ImageStore(folder / "node" / "images"))
+    node = node_args(cp.kubeconfig, folder / "node", "--tls-cert-file", str(cp.pki.kubelet_serving.cert),
+                     "--tls-private-key-file", str(cp.pki.kubelet_serving.key), "--client-ca-file", str(cp.pki.ca.cert))
+    with SimProcess(node, folder / "node.log"), \
+            SimProcess(["kubedirector", "--kubeconfig", str(cp.kubeconfig), "--no-install-crds"], folder / "kd.log"):
+        yield cp

@@ -6,6 +6,8 @@ KDApp Git declares is refused too; a label outside the owned fields passes."""
 
 from __future__ import annotations
 
+import re
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,13 +16,24 @@ import pytest
 import yaml
 
 from gitops_kd.testing import wait_for
-from tests.admission.test_webhook import ADMISSION, SPECS, VWC, WORKLOADS, overlay
+from tests.admission.test_webhook import SPECS, VWC, WORKLOADS, overlay
 from tests.deploy.test_rbac import ROOT, SYSTEM_NS
 from tests.e2e.harness import E2E
 from tests.scenarios.runs import clean_system_namespace, kubectl_apply, start_run
 
 pytestmark = pytest.mark.backends
 ROLE_LABEL = "kubedirector.hpe.com/role"
+SERVING = re.compile(r"serving the admission webhook on https://[0-9.]+:(\d+)/admission")
+
+
+def machine_address() -> str:
+    """This machine's own non-loopback IPv4 address: a real API server refuses an Endpoints address in 127.0.0.0/8
+    (`may not be in the loopback range`), so the webhook serves where a pod's address would be."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: only the route is looked up
+        address = str(probe.getsockname()[0])
+    assert not address.startswith("127."), f"no non-loopback IPv4 address on this machine ({address})"
+    return address
 
 
 @pytest.fixture
@@ -44,16 +57,17 @@ def admission(world: E2E, tmp_path: Path) -> Iterator[None]:
 
 def test_an_out_of_band_edit_is_refused_by_the_registered_webhook(world: E2E, admission: None,
                                                                    tmp_path: Path) -> None:
-    proc = start_run(world, tmp_path, "controller", "--no-leader-elect", "--admission-listen", "127.0.0.1:0")
+    address = machine_address()
+    proc = start_run(world, tmp_path, "controller", "--no-leader-elect", "--admission-listen", f"{address}:0")
     try:
         def port() -> int | None:
-            found = ADMISSION.search(proc.log())
+            found = SERVING.search(proc.log())
             return int(found.group(1)) if found else None
         live = wait_for("the admission webhook serving", port, 60)
         # what the endpoints controller writes for the Service when the gitops-kd pod serves on `live`
         kubectl_apply(world, {"apiVersion": "v1", "kind": "Endpoints",
                               "metadata": {"name": "gitops-kd-admission", "namespace": SYSTEM_NS},
-                              "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                              "subsets": [{"addresses": [{"ip": address}],
                                            "ports": [{"name": "admission", "port": live}]}]})
         wait_for("the caBundle filled in", lambda: all(
             w["clientConfig"].get("caBundle") for w in world.rest.get(*VWC, None, "gitops-kd")["webhooks"]), 60)

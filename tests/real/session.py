@@ -66,7 +66,9 @@ def gitops_kd_kubeconfig(real_cp: ControlPlane, tmp_path_factory: pytest.TempPat
 
 @pytest.fixture(scope="session")
 def sim_joined(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    """The real control plane with the simulated node (the hello images in its store) and KubeDirector joined."""
+    """The real control plane with the simulated node (the hello images in its store) and KubeDirector joined,
+    until the session ends. Tests that join a node or KubeDirector of their own run before its first user
+    (tests/conftest.py orders them): two nodes named sim-node would take turns at the Node's kubelet endpoint."""
     cp: ControlPlane = request.getfixturevalue("real_cp")
     request.getfixturevalue("gitops_kd_kubeconfig")  # CRDs and deploy/ applied
     assert cp.pki is not None

@@ -183,11 +183,11 @@ def sequence(world: E2E, injection: Injection, tmp: Path, fault: Fault) -> Run:
                               str(LEASE[1]), "--lease-retry-period", str(LEASE[2]), "--log-level", "info",
                               env={"POD_NAMESPACE": SYSTEM_NS}, preloaded=True)
         return RunProcess(f"controller-{len(procs)}", tmp, kubeconfig, str(world.repo), "--namespace", world.ns,
-                          "--no-leader-elect", "--log-level", "info", preloaded=True)
+                          "--no-leader-elect", "--log-level", "info", env={"POD_NAMESPACE": SYSTEM_NS}, preloaded=True)
 
     try:
+        clean_system_namespace(world)  # its record lives there, as deployed (POD_NAMESPACE)
         if fault.kind == "freeze":
-            clean_system_namespace(world)
             procs.append(start())
         procs.append(start())
         world.wait_ready_at("1.0.0", timeout=120)

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.real.session import gitops_kd_kubeconfig, real_cp, real_ns, real_rest, sim_joined  # noqa: F401 - fixtures by name
+from tests.real.session import (  # noqa: F401 - fixtures by name
+    gitops_kd_kubeconfig,
+    real_cp,
+    real_ns,
+    real_rest,
+    real_world,
+    sim_joined,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 KD_DATA = Path(__file__).resolve().parent / "data" / "kubedirector"

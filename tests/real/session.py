@@ -14,7 +14,7 @@ from kubernetes import client
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
 from kdsim.images import ImageStore
-from tests.e2e.harness import add_hello_images
+from tests.e2e.harness import E2E, add_hello_images
 from tests.real.controlplane import ROOT, ControlPlane
 from tests.real.kubeconfig import write_kubeconfig
 from tests.simnode import SimProcess, node_args
@@ -79,3 +79,19 @@ def sim_joined(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     with SimProcess(node, folder / "node.log"), \
             SimProcess(["kubedirector", "--kubeconfig", str(cp.kubeconfig), "--no-install-crds"], folder / "kd.log"):
         yield cp
+
+
+@pytest.fixture
+def real_world(sim_joined: ControlPlane, gitops_kd_kubeconfig: Path, tmp_path: Path) -> Iterator[E2E]:
+    """The e2e harness on the real backend (tests/real/world.py); a 403 to the controller fails the test."""
+    from tests.real.world import RealBackend
+
+    backend = RealBackend(sim_joined, gitops_kd_kubeconfig)
+    world = E2E(tmp_path, backend=backend)
+    try:
+        yield world
+        forbidden = backend.forbidden()
+        assert not forbidden, f"the controller (gitops-kd ServiceAccount) was refused: {forbidden}; " \
+                              f"audit log {sim_joined.audit_log}"
+    finally:
+        world.close()

@@ -9,7 +9,6 @@ the sample."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from tests.e2e.harness import E2E
 from tests.real.controlplane import ControlPlane
 from tests.real.faultproxy import FaultProxy
 from tests.real.kubeconfig import write_kubeconfig
-from tests.real.world import RealBackend
 from tests.safety.matrix import Fault, Injection, sequence
 
 pytestmark = pytest.mark.real
@@ -29,19 +27,6 @@ pytestmark = pytest.mark.real
 SAMPLE = [Fault("kill", 40), Fault("conflict", 25)]
 if os.environ.get("REAL_FAULT_MATRIX_SAMPLE"):
     SAMPLE = [Fault(s.split("@")[0], int(s.split("@")[1])) for s in os.environ["REAL_FAULT_MATRIX_SAMPLE"].split(",")]
-
-
-@pytest.fixture
-def real_world(sim_joined: ControlPlane, gitops_kd_kubeconfig: Path, tmp_path: Path) -> Iterator[E2E]:
-    backend = RealBackend(sim_joined, gitops_kd_kubeconfig)
-    world = E2E(tmp_path, backend=backend)
-    try:
-        yield world
-        forbidden = backend.forbidden()
-        assert not forbidden, f"the controller (gitops-kd ServiceAccount) was refused: {forbidden}; " \
-                              f"audit log {sim_joined.audit_log}"
-    finally:
-        world.close()
 
 
 @pytest.mark.parametrize("fault", SAMPLE, ids=str)

@@ -1,6 +1,7 @@
 """`world`: the e2e harness on the backend --backend names. embedded: a fresh embedded cluster per test; real:
-a namespace on the session's real control plane, deploy/ applied, the controller as its ServiceAccount,
-`gitops-kd sim node` and `sim kubedirector` joined once per session (a 403 to the controller fails the test)."""
+`real_world` (tests/real/session.py): a namespace on the session's real control plane, deploy/ applied, the
+controller as its ServiceAccount, `gitops-kd sim node` and `sim kubedirector` joined once per session (a 403 to
+the controller fails the test)."""
 
 from __future__ import annotations
 
@@ -21,14 +22,4 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[E2E]:
         finally:
             e2e.close()
         return
-    from tests.real.world import RealBackend
-    cp = request.getfixturevalue("sim_joined")
-    backend = RealBackend(cp, request.getfixturevalue("gitops_kd_kubeconfig"))
-    e2e = E2E(tmp_path, backend=backend)
-    try:
-        yield e2e
-        forbidden = backend.forbidden()
-        assert not forbidden, f"the controller (gitops-kd ServiceAccount) was refused: {forbidden}; " \
-                              f"audit log {cp.audit_log}"
-    finally:
-        e2e.close()
+    yield request.getfixturevalue("real_world")

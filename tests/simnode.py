@@ -19,13 +19,15 @@ from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim.images import ImageBehavior, ImageStore
 from tests.kubectl_streams import TRANSPORT, UPGRADED, forwarding, free_port, sdk_kubectl, served_in_pod, spdy_upgrade
+from tests.real.controlplane import die_with_parent
 
 TOOLS = "example.com/tools:1"
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]  # (*args) -> the finished kubectl
 
 
 class SimProcess:
-    """`gitops-kd sim <args>` in its own process group; `banner` is its first stdout line. Stopped by SIGTERM."""
+    """`gitops-kd sim <args>` in its own process group; `banner` is its first stdout line. Stopped by SIGTERM; it
+    dies with the test process."""
 
     def __init__(self, args: list[str], log: Path) -> None:
         self.args, self.log = args, log
@@ -36,7 +38,7 @@ class SimProcess:
         err = self.log.open("w")
         self.proc = subprocess.Popen([sys.executable, "-c", "from gitops_kd.cli import main; main()", "sim",
                                       *self.args], stdout=subprocess.PIPE, stderr=err, text=True,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=die_with_parent)
         lines: queue.Queue[str] = queue.Queue()
         out = self.proc.stdout
         assert out is not None

@@ -18,6 +18,7 @@ import yaml
 
 from gitops_kd.testing import wait_for
 from kdsim.cluster import EmbeddedCluster
+from tests.real.controlplane import die_with_parent
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVING = re.compile(r"serving .* on (http://[0-9.:]+)")
@@ -34,7 +35,9 @@ def token_kubeconfig(cluster: EmbeddedCluster, path: Path, token: str) -> Path:
 
 
 def _cli_child(args: list[str], env: dict[str, str], log_path: str) -> None:
-    """In a process forked from the preloaded fork server: `gitops-kd <args>` with its output in log_path."""
+    """In a process forked from the preloaded fork server: `gitops-kd <args>` with its output in log_path (it dies
+    with the fork server, which ends with the test process)."""
+    die_with_parent()
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
@@ -113,7 +116,8 @@ class RunProcess:
             self.proc = _Forked(process)
         else:
             self.proc = subprocess.Popen([sys.executable, "-c", "from gitops_kd.cli import main; main()", *args],
-                                         cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=full_env)
+                                         cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=full_env,
+                                         preexec_fn=die_with_parent)
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system) the process used so far (Linux /proc; 0 once it was reaped)."""

@@ -14,11 +14,11 @@ from tests.e2e.harness import CLUSTER_LABEL, NS
 class DownTimeline:
     """Watches the pods of one KDCluster; `max_down` is the most members not serving at once."""
 
-    def __init__(self, rest: RestClient, cluster: str, expected: int) -> None:
-        self.rest, self.cluster, self.expected = rest, cluster, expected
+    def __init__(self, rest: RestClient, cluster: str, expected: int, ns: str = NS) -> None:
+        self.rest, self.cluster, self.expected, self.ns = rest, cluster, expected, ns
         self.timeline: list[tuple[float, int, str]] = []
         self.deleted: list[str] = []
-        listing = rest.list("v1", "pods", NS, label_selector=f"{CLUSTER_LABEL}={cluster}")
+        listing = rest.list("v1", "pods", ns, label_selector=f"{CLUSTER_LABEL}={cluster}")
         self._pods: dict[str, dict[str, Any]] = {p["metadata"]["name"]: p for p in listing["items"]}
         self._stream: Any = None
         self._thread = threading.Thread(target=self._run, args=(listing["metadata"]["resourceVersion"],), daemon=True)
@@ -37,7 +37,7 @@ class DownTimeline:
         return self.expected - up
 
     def _run(self, rv: str) -> None:
-        self._stream = self.rest.watch("v1", "pods", NS, resource_version=rv, timeout_seconds=600,
+        self._stream = self.rest.watch("v1", "pods", self.ns, resource_version=rv, timeout_seconds=600,
                                        label_selector=f"{CLUSTER_LABEL}={self.cluster}")
         for event in self._stream:
             kind, obj = event.get("type"), event.get("object") or {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import ctypes
 import json
 import os
 import signal
@@ -26,6 +27,7 @@ CONTROLLERS = "serviceaccount-token,serviceaccount,statefulset,garbagecollector,
 SERVICE_CIDR = "10.96.0.0/12"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 GITOPS_KD_USER = "system:serviceaccount:gitops-kd-system:gitops-kd"  # deploy/serviceaccount.yaml
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 AUDIT_POLICY = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"
 
 
@@ -33,15 +35,37 @@ class ControlPlaneError(RuntimeError):
     """A step of fetching, building or starting the control plane failed; the message names it and its log."""
 
 
+BIN_ENV = "REALK8S_BIN"  # a folder with kube-apiserver, kube-controller-manager and etcd of another version
+NAMES = ("kube-apiserver", "kube-controller-manager", "etcd")
+BUILT_VERSION = "v1.20.2"  # what scripts/realk8s builds
+
+
 def binaries(*, show_progress: bool = False) -> dict[str, Path]:
-    """Paths of kube-apiserver, kube-controller-manager and etcd from scripts/realk8s (builds once, then cached).
-    show_progress: its messages go straight to stderr as they come (else into the error, if it fails)."""
+    """Paths of kube-apiserver, kube-controller-manager and etcd: from the folder $REALK8S_BIN when set, else from
+    scripts/realk8s (builds once, then cached). show_progress: its messages go straight to stderr as they come
+    (else into the error, if it fails)."""
+    if os.environ.get(BIN_ENV):
+        found = {name: Path(os.environ[BIN_ENV]) / name for name in NAMES}
+        missing = [str(path) for path in found.values() if not os.access(path, os.X_OK)]
+        if missing:
+            raise ControlPlaneError(f"${BIN_ENV}: no executable {', '.join(missing)}")
+        return found
     done = subprocess.run([str(ROOT / "scripts" / "realk8s")], stdout=subprocess.PIPE, text=True,
                           stderr=None if show_progress else subprocess.PIPE)
     if done.returncode != 0:
         raise ControlPlaneError(f"scripts/realk8s failed: {(done.stderr or 'see its messages above').strip()}")
-    found = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
-    return {name: Path(path) for name, path in found.items()}
+    found = {k: Path(v) for k, v in (line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)}
+    return found
+
+
+def expected_version() -> str:
+    """The version the API server must report: v1.20.2 when scripts/realk8s built it, else what $REALK8S_BIN's
+    kube-apiserver --version says."""
+    if not os.environ.get(BIN_ENV):
+        return BUILT_VERSION
+    said = subprocess.run([str(binaries()["kube-apiserver"]), "--version"], capture_output=True, text=True,
+                          timeout=60).stdout
+    return said.split()[-1]
 
 
 def free_port() -> int:
@@ -58,14 +82,20 @@ def _tail(path: Path, lines: int = 15) -> str:
         return "(no log)"
 
 
+def die_with_parent() -> None:
+    """In a child before exec (Popen's preexec_fn): the kernel SIGKILLs it when the test process dies, however
+    it dies (a CI job cancelled, a SIGKILL), so no etcd or API server outlives the tests (Linux prctl)."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 class _Process:
-    """One child in its own process group, its output in `log`."""
+    """One child in its own process group, its output in `log`; it dies with the test process."""
 
     def __init__(self, name: str, argv: list[str], log: Path) -> None:
         self.name, self.log = name, log
         with log.open("wb") as out:
             self.popen = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          start_new_session=True)
+                                          start_new_session=True, preexec_fn=die_with_parent)
 
     def check_alive(self) -> None:
         if self.popen.poll() is not None:
@@ -146,6 +176,8 @@ class ControlPlane:
             f"--kubelet-client-certificate={pki.kubelet_client.cert}",
             f"--kubelet-client-key={pki.kubelet_client.key}", f"--kubelet-certificate-authority={pki.ca.cert}",
             "--kubelet-preferred-address-types=InternalIP", "--allow-privileged=true",
+            # admission webhooks are called at their Service's Endpoints (no cluster IP routing on loopback)
+            "--enable-aggregator-routing=true",
             f"--audit-policy-file={policy}", f"--audit-log-path={self.audit_log}",
             f"--cert-dir={self.workdir / 'apiserver-certs'}",
             # podtemplates bypass the watch cache and etcd is compacted often, so a watch from an old

@@ -97,4 +97,7 @@ CASES: tuple[Case, ...] = (
     Case("nodePort out of range: 422", "POST", "/api/v1/namespaces/{ns}/services",
          {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "np"},
           "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 80}]}}),
+    Case("Endpoints with a loopback address: 422", "POST", "/api/v1/namespaces/{ns}/endpoints",
+         {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "lo"},
+          "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": 9443}]}]}),
 )

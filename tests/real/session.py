@@ -13,8 +13,11 @@ from kubernetes import client
 
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
+from kdsim.images import ImageStore
+from tests.e2e.harness import E2E, add_hello_images
 from tests.real.controlplane import ROOT, ControlPlane
 from tests.real.kubeconfig import write_kubeconfig
+from tests.simnode import SimProcess, node_args
 
 
 @pytest.fixture(scope="session")
@@ -60,3 +63,35 @@ def gitops_kd_kubeconfig(real_cp: ControlPlane, tmp_path_factory: pytest.TempPat
     return write_kubeconfig(tmp_path_factory.mktemp("gitops-kd-sa") / "kubeconfig", real_cp.server,
                             real_cp.pki.ca.cert, token=wait_for("the gitops-kd ServiceAccount's token", token, 60))
 
+
+@pytest.fixture(scope="session")
+def sim_joined(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """The real control plane with the simulated node (the hello images in its store) and KubeDirector joined,
+    until the session ends. Tests that join a node or KubeDirector of their own run before its first user
+    (tests/conftest.py orders them): two nodes named sim-node would take turns at the Node's kubelet endpoint."""
+    cp: ControlPlane = request.getfixturevalue("real_cp")
+    request.getfixturevalue("gitops_kd_kubeconfig")  # CRDs and deploy/ applied
+    assert cp.pki is not None
+    folder = tmp_path_factory.mktemp("sim-joined")
+    add_hello_images(ImageStore(folder / "node" / "images"))
+    node = node_args(cp.kubeconfig, folder / "node", "--tls-cert-file", str(cp.pki.kubelet_serving.cert),
+                     "--tls-private-key-file", str(cp.pki.kubelet_serving.key), "--client-ca-file", str(cp.pki.ca.cert))
+    with SimProcess(node, folder / "node.log"), \
+            SimProcess(["kubedirector", "--kubeconfig", str(cp.kubeconfig), "--no-install-crds"], folder / "kd.log"):
+        yield cp
+
+
+@pytest.fixture
+def real_world(sim_joined: ControlPlane, gitops_kd_kubeconfig: Path, tmp_path: Path) -> Iterator[E2E]:
+    """The e2e harness on the real backend (tests/real/world.py); a 403 to the controller fails the test."""
+    from tests.real.world import RealBackend
+
+    backend = RealBackend(sim_joined, gitops_kd_kubeconfig)
+    world = E2E(tmp_path, backend=backend)
+    try:
+        yield world
+        forbidden = backend.forbidden()
+        assert not forbidden, f"the controller (gitops-kd ServiceAccount) was refused: {forbidden}; " \
+                              f"audit log {sim_joined.audit_log}"
+    finally:
+        world.close()

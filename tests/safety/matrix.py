@@ -6,7 +6,9 @@ controller (matched by its bearer token; Lease renewals are not counted): a 500,
 hangs, then 504), a SIGKILL of the controller while that request hangs (a new process with an empty cache takes
 over), or, with two replicas under leader election, a SIGSTOP of the leader while that request hangs, held until
 the standby has taken the Lease (then SIGCONT: the deposed leader must act no more). After the sequence the
-invariants are checked; a run that breaks one raises AssertionError naming it.
+invariants are checked; a run that breaks one raises AssertionError naming it. On the real backend
+(tests/real/test_fault_matrix.py) the same sequence runs with the faults injected by a FaultProxy in front of
+kube-apiserver (tests/real/faultproxy.py), the controller's only way to the API server.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import resource
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,10 +25,11 @@ from typing import Any
 import yaml
 
 from gitops_kd.testing import pod_ready, wait_for
-from kdsim.apiserver.faults import WRITE
+from kdsim.apiserver.faults import WRITE, FaultInjector
 from tests.deploy.runner import RunProcess, token_kubeconfig
-from tests.e2e.harness import E2E, NS, git, hello_app
+from tests.e2e.harness import E2E, git, hello_app
 from tests.ha.test_failover import SYSTEM_NS, leader_of
+from tests.scenarios.runs import clean_system_namespace
 
 TOKEN = "gitops-kd-matrix"
 KINDS = ("error", "conflict", "timeout", "kill", "freeze")
@@ -77,6 +81,17 @@ class Run:
     cpu: float = 0.0  # CPU seconds of this process (test, embedded cluster) and of the controllers, for the figures
 
 
+@dataclass(frozen=True)
+class Injection:
+    """Where a run's faults are injected and its controller's writes and execs counted, and how the controller
+    reaches the API server: the embedded API server by the controller's bearer token, or a FaultProxy."""
+
+    faults: FaultInjector
+    kubeconfig: Path
+    writes: Callable[[], int]
+    user: str = "*"  # the faults' user: the controller's token on the embedded API server
+
+
 def controller_writes(world: E2E) -> int:
     """How many write or exec requests the controller made so far (Lease renewals not counted)."""
     return sum(1 for e in world.cluster.access_log.entries(TOKEN) if e.resource != "leases" and (
@@ -92,11 +107,12 @@ def _record_attempt(status: dict[str, Any], run: Run) -> None:
         run.attempts[status["attempt"]] = (status.get("direction"), status.get("targetVersion"))
 
 
-def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], start: Any) -> None:
+def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], start: Any,
+                faults: FaultInjector) -> None:
     """Until Ready at ``version`` (killing and replacing the controller once the injected hang fired)."""
     deadline = time.monotonic() + PHASE_TIMEOUT
     while time.monotonic() < deadline:
-        if run.fault.kind in HELD and not run.killed and not world.cluster.faults.rules():
+        if run.fault.kind in HELD and not run.killed and not faults.rules():
             run.killed = True  # the k-th request hangs at the server: act on the controller in the middle of it
             if run.fault.kind == "kill":
                 procs[-1].kill()
@@ -143,26 +159,35 @@ def _poll_now(procs: list[RunProcess]) -> None:
 
 
 def run_sequence(tmp: Path, fault: Fault) -> Run:
-    """Run the sequence with ``fault`` and check every invariant; returns what it saw."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
+    """Run the sequence with ``fault`` on a new embedded cluster and check every invariant; returns what it saw."""
     world = E2E(tmp, persist=False, pod_grace_cap=POD_GRACE_CAP)
+    try:
+        injection = Injection(world.cluster.faults, token_kubeconfig(world.cluster, tmp / "matrix.kubeconfig", TOKEN),
+                              lambda: controller_writes(world), user=TOKEN)
+        return sequence(world, injection, tmp, fault)
+    finally:
+        world.close()
+
+
+def sequence(world: E2E, injection: Injection, tmp: Path, fault: Fault) -> Run:
+    """The sequence with ``fault`` in ``world`` and its invariants; the controllers stopped at the end."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     run = Run(fault)
     procs: list[RunProcess] = []
-    kubeconfig = token_kubeconfig(world.cluster, tmp / "matrix.kubeconfig", TOKEN)
+    kubeconfig = injection.kubeconfig
 
     def start() -> RunProcess:
         if fault.kind == "freeze":
-            return RunProcess(f"replica-{len(procs)}", tmp, kubeconfig, str(world.repo), "--namespace", NS,
+            return RunProcess(f"replica-{len(procs)}", tmp, kubeconfig, str(world.repo), "--namespace", world.ns,
                               "--leader-elect", "--lease-duration", str(LEASE[0]), "--lease-renew-deadline",
                               str(LEASE[1]), "--lease-retry-period", str(LEASE[2]), "--log-level", "info",
                               env={"POD_NAMESPACE": SYSTEM_NS}, preloaded=True)
-        return RunProcess(f"controller-{len(procs)}", tmp, kubeconfig, str(world.repo), "--no-leader-elect",
-                          "--log-level", "info", preloaded=True)
+        return RunProcess(f"controller-{len(procs)}", tmp, kubeconfig, str(world.repo), "--namespace", world.ns,
+                          "--no-leader-elect", "--log-level", "info", env={"POD_NAMESPACE": SYSTEM_NS}, preloaded=True)
 
     try:
+        clean_system_namespace(world)  # its record lives there, as deployed (POD_NAMESPACE)
         if fault.kind == "freeze":
-            world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                         "metadata": {"name": SYSTEM_NS}})
             procs.append(start())
         procs.append(start())
         world.wait_ready_at("1.0.0", timeout=120)
@@ -170,23 +195,23 @@ def run_sequence(tmp: Path, fault: Fault) -> Run:
         members = sorted(p["metadata"]["name"] for p in world.pods())
         for pod in members:
             world.sh(pod, "echo user-data > /var/lib/hello/user.txt")
-        before = controller_writes(world)
+        before = injection.writes()
         if fault.k:
             kind = "timeout" if fault.kind in HELD else fault.kind
-            world.cluster.faults.add(kind, WRITE, "!leases", user=TOKEN, skip=fault.k - 1,
+            injection.faults.add(kind, WRITE, "!leases", user=injection.user, skip=fault.k - 1,
                                      delay={"kill": HANG, "freeze": FREEZE_HANG}.get(fault.kind, 2.0))
         upgrade = world.commit({"apps/hello.yaml": matrix_app()}, "hello 2.0.0")
         _poll_now(procs)
-        _wait_ready(world, "2.0.0", run, procs, start)
+        _wait_ready(world, "2.0.0", run, procs, start, injection.faults)
         git(world.repo, "revert", "--no-edit", upgrade)
         _poll_now(procs)
-        _wait_ready(world, "1.0.0", run, procs, start)
+        _wait_ready(world, "1.0.0", run, procs, start, injection.faults)
         revert = git(world.repo, "rev-parse", "HEAD")
         git(world.repo, "revert", "--no-edit", revert)
         _poll_now(procs)
-        _wait_ready(world, "2.0.0", run, procs, start)
-        run.writes = controller_writes(world) - before
-        world.cluster.faults.clear()
+        _wait_ready(world, "2.0.0", run, procs, start, injection.faults)
+        run.writes = injection.writes() - before
+        injection.faults.clear()
         # Invariant: exactly the attempts Git asked for, in order (no downgrade nobody asked for).
         assert list(run.attempts.values()) == [("upgrade", "2.0.0"), ("downgrade", "1.0.0"), ("upgrade", "2.0.0")], \
             f"{fault}: attempts {run.attempts}"
@@ -204,6 +229,5 @@ def run_sequence(tmp: Path, fault: Fault) -> Run:
     finally:
         for p in procs:
             p.stop()
-        world.close()
         end = resource.getrusage(resource.RUSAGE_SELF)
         run.cpu = end.ru_utime + end.ru_stime - usage.ru_utime - usage.ru_stime + sum(p.cpu for p in procs)

@@ -1,0 +1,24 @@
+"""scripts/test-real (what CI and `scripts/test --real` run): a machine that cannot build the real control plane
+fails it loudly, naming the step and its log; it never skips. Runs in the default suite (no build needed)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_failed_build_fails_the_run_naming_the_step_and_its_log(tmp_path: Path) -> None:
+    # the download step recorded as done, but no package in it: the unpack step fails (no network touched)
+    dl = tmp_path / "gitops-kd" / "realk8s" / "v1.20.2" / "dl"
+    dl.mkdir(parents=True)
+    (dl / ".done").touch()
+    done = subprocess.run([str(ROOT / "scripts" / "test-real")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "realk8s: FAILED at unpack: dpkg-deb -x" in done.stderr
+    assert f"realk8s: log: {dl.parent}/logs/unpack.log" in done.stderr
+    assert "scripts/test-real: FAILED: could not fetch or build the real control plane" in done.stderr
+    assert "pytest --backend=real" not in done.stdout  # stopped before the tests

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import shutil
 import sys
 import tempfile
 import time
@@ -13,19 +14,26 @@ from pathlib import Path
 from tests.safety.matrix import KINDS, Fault, run_sequence
 
 
-def run_one(tmp: str, fault: Fault) -> tuple[Fault, str, float, float]:
+def run_one(tmp: str, fault: Fault, keep: str) -> tuple[Fault, str, float, float]:
     """One run in its own directory (its own cluster, ports, repo and controllers):
-    (fault, result, seconds, CPU seconds or 0 when it failed)."""
+    (fault, result, seconds, CPU seconds or 0 when it failed). A failed run's directory (the controllers' logs,
+    the repo) is moved under ``keep`` with its whole message in FAILED.txt."""
     started = time.monotonic()
     cpu = 0.0
+    run_dir = Path(tmp) / str(fault).replace("@", "-")
     try:
-        cpu = run_sequence(Path(tmp) / str(fault).replace("@", "-"), fault).cpu
-        result = "ok"
+        cpu = run_sequence(run_dir, fault).cpu
+        return fault, "ok", time.monotonic() - started, cpu
     except AssertionError as exc:
-        result = f"FAILED: {str(exc).splitlines()[0][:300]}"
+        message = str(exc)
     except Exception as exc:  # noqa: BLE001 - a crashed run is a failed row, the other runs go on
-        result = f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
-    return fault, result, time.monotonic() - started, cpu
+        message = f"{type(exc).__name__}: {exc}"
+    kept = Path(keep) / run_dir.name
+    shutil.rmtree(kept, ignore_errors=True)
+    shutil.move(str(run_dir), kept)
+    (kept / "FAILED.txt").write_text(message + "\n")
+    return fault, f"FAILED: {message.splitlines()[0][:300] if message else ''} (kept in {kept})", \
+        time.monotonic() - started, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--last", type=int, default=0, help="last k (default: N, counted by a fault-free run)")
     parser.add_argument("--step", type=int, default=1, help="every STEP-th k only (a sparse sweep)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own worker process")
+    parser.add_argument("--keep", default="fault-matrix-failed",
+                        help="folder where a failed run's directory (logs, repo) and whole message are kept")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fault-matrix-") as tmp:
         began = time.monotonic()
@@ -48,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         # spawn: a fresh interpreter per worker (the parent's embedded-cluster threads are not forked)
         with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
-            for fault, result, seconds, cpu in pool.map(run_one, [tmp] * len(faults), faults):
+            keep = str(Path(args.keep).resolve())
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            for fault, result, seconds, cpu in pool.map(run_one, [tmp] * len(faults), faults, [keep] * len(faults)):
                 if result != "ok":
                     failures.append(f"{fault}: {result}")
                 print(f"| {fault.kind} | {fault.k} | {result} | {seconds:.1f}s | {cpu:.1f} CPU s |", flush=True)

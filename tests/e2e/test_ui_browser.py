@@ -5,6 +5,7 @@ order and alerts, the cluster page's pod cells advancing through every state, a 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from tests.e2e.harness import (
 
 ARTIFACTS = ROOT / "test-artifacts" / "ui"
 LIVE = UiSettings(refresh_seconds=0.25, cache_seconds=0.1)
+TERMINATING = 3.0  # seconds a deleted pod stays Terminating in the cluster page test
 
 
 def shot(page: Any, name: str) -> Path:
@@ -68,9 +70,20 @@ def need_exec(e2e: E2E) -> None:
         pytest.skip(f"embedded node cannot exec into the app container: {reason}")
 
 
-def test_cluster_page_cells_advance_through_every_state(e2e: E2E, chromium: Any,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kubelet, "TERMINATION_WAIT_CAP", 1.0)  # a deleted pod stays Terminating for a second
+@pytest.fixture
+def slow_terminating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[E2E]:
+    """A world whose deleted pods stay Terminating for TERMINATING seconds (the kubelet and the API server alike),
+    so a "deleted" cell lasts many UI refreshes even when parallel tests load the machine (at 1 s it was missed)."""
+    monkeypatch.setattr(kubelet, "TERMINATION_WAIT_CAP", TERMINATING)
+    world = E2E(tmp_path, pod_grace_cap=TERMINATING)
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+def test_cluster_page_cells_advance_through_every_state(slow_terminating: E2E, chromium: Any) -> None:
+    e2e = slow_terminating
     images.store_for(e2e.cluster).add("gitops-kd/hello:2.1.0", HELLO_2,
                                       behavior=ImageBehavior(ready_delay_seconds=1.0))
     base = start(e2e)

@@ -145,6 +145,9 @@ class Controller:
         self._errors_in_row = 0
         self._reported: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}  # metric series per cluster
         self._polled = threading.Event()  # set by the first poll result: no plan from a stale commit before it
+        # set by the first fleet reconcile after it: a part plans the commit the fleet chose, never the applied one
+        # loaded at start (older than an accepted attempt whose KDApp KubeDirector refused: planning it flips)
+        self._chosen = threading.Event()
         self.last_plan: Plan | None = None
         self.actions_executed = 0
 
@@ -283,21 +286,25 @@ class Controller:
                             commit, exc)
 
     def _on_poll(self, result: PollResult) -> None:
-        self._polled.set()
-        failed = not result.changed and not result.accepted and any(e.file == self.source.url for e in result.errors)
-        if self.metrics is not None:
-            self.metrics.record_poll(poll_result_label(changed=result.changed, accepted=result.accepted, failed=failed))
-            self.metrics.set_git_health(self.source.failing_polls, self.source.recoveries)
-        self._record_poll(result, failed)
-        if not result.accepted:
-            self.refusals.source_refused(result, self._collector_snapshot_or_none())
-        elif result.desired is not None:
-            with self._lock:
-                changed = self._candidate is None or self._candidate.commit != result.desired.commit
-                self._candidate = result.desired
-            if changed:
-                log.info("commit %s accepted by the Git source", result.desired.commit[:12])
-        self.queue.add(KEY)
+        try:
+            failed = not result.changed and not result.accepted and any(e.file == self.source.url
+                                                                        for e in result.errors)
+            if self.metrics is not None:
+                self.metrics.record_poll(poll_result_label(changed=result.changed, accepted=result.accepted,
+                                                           failed=failed))
+                self.metrics.set_git_health(self.source.failing_polls, self.source.recoveries)
+            self._record_poll(result, failed)
+            if not result.accepted:
+                self.refusals.source_refused(result, self._collector_snapshot_or_none())
+            elif result.desired is not None:
+                with self._lock:
+                    changed = self._candidate is None or self._candidate.commit != result.desired.commit
+                    self._candidate = result.desired
+                if changed:
+                    log.info("commit %s accepted by the Git source", result.desired.commit[:12])
+        finally:
+            self._polled.set()  # only now: a fleet reconcile woken before this line would miss the candidate
+            self.queue.add(KEY)
 
     def _record_poll(self, result: PollResult, failed: bool) -> None:
         """The poll's transition of the instance record (Git health, a refusal by the source)."""
@@ -390,6 +397,8 @@ class Controller:
         work = WorkKey.parse(key)
         if work.kind == FLEET:
             self._reconcile_fleet()
+        elif not self._chosen.is_set():
+            raise RequeueAfter(REQUEUE_NOT_SYNCED)
         else:
             self._reconcile_part(work)
 
@@ -418,6 +427,7 @@ class Controller:
         observed = self.collector.snapshot()
         with self._plan_lock:
             desired, plan = self._choose(candidate, observed)
+        self._chosen.set()
         if desired is None or plan is None:
             return
         self.last_plan = plan

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.bench.conftest import BenchRunner
 
 
+@pytest.mark.timeout(900)  # the script's own limit below: pytest's default 300 s cut it short on a loaded machine
 def test_fleet_scale_small(bench: BenchRunner) -> None:
     out = bench.run("fleet_scale.py", "--small", timeout=900)
     table = out.split("fleet_scale:")[1]

@@ -5,6 +5,7 @@ order and alerts, the cluster page's pod cells advancing through every state, a 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,9 @@ from tests.e2e.harness import (
 
 ARTIFACTS = ROOT / "test-artifacts" / "ui"
 LIVE = UiSettings(refresh_seconds=0.25, cache_seconds=0.1)
+# seconds each state of a pod lasts in the cluster page test (Terminating, not Ready, migration, hook, gate): at 1 s
+# a state was now and then missed while parallel tests loaded the machine
+STEP = 3.0
 
 
 def shot(page: Any, name: str) -> Path:
@@ -51,14 +55,14 @@ def pod_cells(page: Any) -> list[tuple[str, str]]:
     return page.eval_on_selector_all("tr[data-pod]", "rows => rows.map(r => [r.dataset.pod, r.dataset.state])")
 
 
-def slow_stanza(fail_hook: bool = False) -> dict[str, Any]:
-    """Every step takes about a second, so each state of a pod stays on screen for several UI refreshes."""
-    hook = "echo broken >&2; exit 3" if fail_hook else "sleep 1"
+def slow_stanza(fail_hook: bool = False, step: float = 1.0) -> dict[str, Any]:
+    """Every step takes about `step` seconds, so each state of a pod stays on screen for several UI refreshes."""
+    hook = "echo broken >&2; exit 3" if fail_hook else f"sleep {step:g}"
     return {"roleOrder": ["controller", "worker"],
             "from": [{"versions": ">=1.0.0 <2.1.0", "default": "keep",
-                      "persistDirs": {"/var/lib/hello": {"migrate": {"command": ["/bin/sh", "-c", "sleep 1"]}}}}],
+                      "persistDirs": {"/var/lib/hello": {"migrate": {"command": ["/bin/sh", "-c", f"sleep {step:g}"]}}}}],
             "hooks": {"postUpgrade": {"command": ["/bin/sh", "-c", hook], "timeoutSeconds": 30}},
-            "gate": {"exec": {"command": ["/bin/sh", "-c", "sleep 1"]}, "periodSeconds": 1, "timeoutSeconds": 60},
+            "gate": {"exec": {"command": ["/bin/sh", "-c", f"sleep {step:g}"]}, "periodSeconds": 1, "timeoutSeconds": 60},
             "failurePolicy": "halt"}
 
 
@@ -68,11 +72,21 @@ def need_exec(e2e: E2E) -> None:
         pytest.skip(f"embedded node cannot exec into the app container: {reason}")
 
 
-def test_cluster_page_cells_advance_through_every_state(e2e: E2E, chromium: Any,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kubelet, "TERMINATION_WAIT_CAP", 1.0)  # a deleted pod stays Terminating for a second
+@pytest.fixture
+def slow_terminating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[E2E]:
+    """A world whose deleted pods stay Terminating for STEP seconds (the kubelet and the API server alike)."""
+    monkeypatch.setattr(kubelet, "TERMINATION_WAIT_CAP", STEP)
+    world = E2E(tmp_path, pod_grace_cap=STEP)
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+def test_cluster_page_cells_advance_through_every_state(slow_terminating: E2E, chromium: Any) -> None:
+    e2e = slow_terminating
     images.store_for(e2e.cluster).add("gitops-kd/hello:2.1.0", HELLO_2,
-                                      behavior=ImageBehavior(ready_delay_seconds=1.0))
+                                      behavior=ImageBehavior(ready_delay_seconds=STEP))
     base = start(e2e)
     need_exec(e2e)
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
@@ -82,10 +96,10 @@ def test_cluster_page_cells_advance_through_every_state(e2e: E2E, chromium: Any,
     order = [p for p, _s in before]  # the page lists pods in upgrade order: controller, then workers 1, 0
     roles = e2e.pods_by_role()
     assert order == [roles["controller"][0], roles["worker"][1], roles["worker"][0]]
-    e2e.commit({"apps/hello.yaml": hello_app("2.1.0", upgrade=slow_stanza())}, "hello 2.1.0, slow steps")
+    e2e.commit({"apps/hello.yaml": hello_app("2.1.0", upgrade=slow_stanza(step=STEP))}, "hello 2.1.0, slow steps")
     seen: dict[str, list[str]] = {p: [] for p in order}
     shots: set[str] = set()
-    deadline = time.monotonic() + 150
+    deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         cells = pod_cells(page)
         for name, state in cells:

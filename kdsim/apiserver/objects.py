@@ -140,8 +140,9 @@ class ObjectApi:
         fields = admission.field_matcher(field_selector, rt.kind)
         with self.store.lock:
             rv = self.store.resource_version
-            items = self.store.read_all(rt.group, rt.plural, namespace if rt.namespaced and namespace else None)
-        items = [self._out(rt, o) for o in items if matches(o, labels, fields)]
+            items = self.store.read_all(rt.group, rt.plural, namespace if rt.namespaced and namespace else None,
+                                        where=lambda o: matches(o, labels, fields))  # copy the matches only
+        items = [self._out(rt, o) for o in items]
         start = 0
         if continue_token:
             try:

@@ -44,6 +44,7 @@ Handler = Callable[[str, Any, Any], None]
 """handler(event, obj, old): obj and old are cached objects (as the transform made them), old None when new."""
 Transform = Callable[[dict[str, Any]], Mapping[str, Any]]
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+LIST_PAGE = 100  # objects per LIST request (client-go pages by 500; smaller pages keep the start-up peak low)
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
@@ -71,7 +72,7 @@ class Informer:
     def __init__(self, api_client: ApiClient, api_version: str, plural: str, *, namespace: str | None = None,
                  label_selector: str | None = None, resync_seconds: float | None = None,
                  watch_timeout_seconds: int = 300, max_backoff_seconds: float = 5.0,
-                 transform: Transform | None = None) -> None:
+                 transform: Transform | None = None, list_page: int = LIST_PAGE) -> None:
         self.api_version = api_version
         self.plural = plural
         self.namespace = namespace
@@ -82,6 +83,7 @@ class Informer:
         self._max_backoff = max_backoff_seconds
         self._handlers: list[Handler] = []
         self._transform = transform
+        self._list_page = list_page
         self._cache: dict[tuple[str, str], Mapping[str, Any]] = {}
         self._lock = threading.RLock()
         self._synced = threading.Event()
@@ -172,8 +174,21 @@ class Informer:
                 self._stop.wait(backoff * (0.8 + 0.4 * random.random()))
 
     def _list(self) -> None:
-        listing = self._rest.list(self.api_version, self.plural, self.namespace, label_selector=self.label_selector)
-        fresh = {_cache_key(o): self._transformed(o) for o in listing.get("items") or []}
+        """List in pages of ``list_page`` objects (client-go's pager): the raw objects of one page at a time are in memory
+        before the transform, not those of the whole resource. The watch starts from the first page's
+        resourceVersion (every page's, on a real API server): nothing after it is missed."""
+        fresh: dict[tuple[str, str], Mapping[str, Any]] = {}
+        token, rv = None, None
+        while True:
+            page = self._rest.list(self.api_version, self.plural, self.namespace, label_selector=self.label_selector,
+                                   limit=self._list_page, continue_token=token)
+            fresh.update((_cache_key(o), self._transformed(o)) for o in page.get("items") or [])
+            meta = page.get("metadata") or {}
+            rv = rv or meta.get("resourceVersion")
+            token = meta.get("continue")
+            del page
+            if not token:
+                break
         events: list[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]] = []
         with self._lock:
             for key, obj in fresh.items():
@@ -186,7 +201,7 @@ class Informer:
                 if key not in fresh:
                     events.append((DELETED, old, old))
             self._cache = fresh
-            self._rv = (listing.get("metadata") or {}).get("resourceVersion") or self._rv
+            self._rv = rv or self._rv
         self._next_resync = time.monotonic() + (self.resync_seconds or 0)
         self._synced.set()
         for event in events:

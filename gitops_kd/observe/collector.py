@@ -25,7 +25,7 @@ from gitops_kd.kd.layout import (
     ROLE_LABEL,
 )
 from gitops_kd.kube.informer import Informer, Transform
-from gitops_kd.observe.compact import SharedStrings, transform
+from gitops_kd.observe.compact import SharedValues, transform
 from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.index import ClusterIndex
 from gitops_kd.observe.model import (
@@ -82,10 +82,10 @@ class Collector:
         self.namespace = namespace
         self.namespaces: frozenset[str] | None = watched_namespaces(namespace)
         self._list_ns = namespace if isinstance(namespace, str) else None  # a set's informers list only their own
-        self.strings = SharedStrings()  # the informers cache compact objects (observe/compact.py), strings shared
+        self.shared = SharedValues()  # the informers cache compact objects (observe/compact.py), equal values shared
         self._informers: dict[str, Informer | NamespacedInformers] = {
             kind: _informer(api_client, api, plural, namespace, selector, resync_seconds,
-                            transform(self.strings, pod=kind == "pods"))
+                            transform(self.shared, pod=kind == "pods"))
             for kind, api, plural, selector in KINDS}
         self._callbacks: list[ChangeCallback] = []
         self._changed = threading.Condition()

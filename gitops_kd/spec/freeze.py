@@ -51,25 +51,26 @@ class FrozenMap(Mapping[K, V]):
         return f"FrozenMap({self._data!r})"
 
 
-Share = Callable[[Any, str], str]
-"""share(key, text): the instance to keep for the string ``text``, found under the mapping key ``key``
-(None for a mapping key itself); equal strings of many objects can then be held once."""
+Share = Callable[[Any, Any], Any]
+"""share(key, value): the instance to keep for a frozen ``value`` (a string, FrozenMap or tuple) found under the
+mapping key ``key`` (None for a mapping key itself): equal values of many objects can then be held once."""
 
 
 def freeze(value: Any, share: Share | None = None, key: Any = None) -> Any:
     """Return a deep-immutable copy: dicts become FrozenMap, lists become tuples. A value freeze() already
     made is returned as is (it is immutable all the way down), so freezing it again copies nothing.
-    ``share`` (optional) picks the instance kept for each string, mapping keys included (see Share and
-    gitops_kd.observe.compact); ``key`` is the mapping key ``value`` was found under."""
+    ``share`` (optional) picks the instance kept for each string, mapping and sequence, innermost first
+    (see Share and gitops_kd.observe.compact); ``key`` is the mapping key ``value`` was found under."""
     if isinstance(value, FrozenMap) and value._deep:
         return value
     if isinstance(value, Mapping):
         if share is None:
             return FrozenMap._frozen({k: freeze(v) for k, v in value.items()})
-        return FrozenMap._frozen({share(None, k) if type(k) is str else k: freeze(v, share, k)
-                                  for k, v in value.items()})
+        return share(key, FrozenMap._frozen({share(None, k) if type(k) is str else k: freeze(v, share, k)
+                                             for k, v in value.items()}))
     if isinstance(value, (list, tuple)):
-        return tuple(freeze(v, share, key) for v in value)
+        frozen = tuple(freeze(v, share, key) for v in value)
+        return frozen if share is None else share(key, frozen)
     if share is not None and type(value) is str:
         return share(key, value)
     return value

@@ -1,4 +1,4 @@
-"""compact: the informers' transform (managedFields dropped, Pods cut to what is read, frozen once, strings shared)."""
+"""compact: the informers' transform (managedFields dropped, Pods cut to what is read, frozen once, values shared)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from gitops_kd.observe.collector import observed_pod
-from gitops_kd.observe.compact import SharedStrings, compact
+from gitops_kd.observe.compact import SharedValues, compact
 from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
 
 SCRIPT = "set -e\n" + "echo seeding persisted dirs\n" * 50
@@ -32,9 +32,9 @@ def pod(name: str, ordinal: int) -> dict[str, Any]:
 
 
 def test_a_compact_pod_observes_the_same_and_keeps_only_what_is_read() -> None:
-    strings = SharedStrings()
+    shared = SharedValues()
     raw = pod("c1", 0)
-    small = compact(raw, strings, pod=True)
+    small = compact(raw, shared, pod=True)
     assert observed_pod(small) == observed_pod(raw)
     assert set(small["spec"]) == {"containers"} and [c["name"] for c in small["spec"]["containers"]] == ["app"]
     assert set(small["status"]) == {"phase", "podIP", "conditions"}
@@ -44,30 +44,43 @@ def test_a_compact_pod_observes_the_same_and_keeps_only_what_is_read() -> None:
 
 def test_managed_fields_dropped_and_the_rest_kept_for_other_kinds() -> None:
     raw = pod("c1", 0)
-    full = compact(raw, SharedStrings())
+    full = compact(raw, SharedValues())
     expected = json.loads(json.dumps(raw))
     del expected["metadata"]["managedFields"]
     assert thaw(full) == expected
 
 
-def test_frozen_once_and_equal_strings_held_once() -> None:
-    strings = SharedStrings()
-    a, b = compact(pod("c1", 0), strings), compact(pod("c2", 1), strings)
+def test_frozen_once_and_equal_values_held_once() -> None:
+    shared = SharedValues()
+    a, b = compact(pod("c1", 0), shared), compact(pod("c2", 1), shared)
     assert isinstance(a, FrozenMap) and freeze(a) is a  # freezing again (the observed models) copies nothing
     script_a, script_b = a["spec"]["initContainers"][0]["args"][1], b["spec"]["initContainers"][0]["args"][1]
     assert script_a == SCRIPT and script_a is script_b
     assert next(iter(a["metadata"])) is next(iter(b["metadata"]))  # keys too
-    before = len(strings)
+    assert a["spec"]["containers"] is b["spec"]["containers"]  # equal mappings and sequences as well
+    assert a["metadata"] is not b["metadata"] and a["status"] is not b["status"]  # (their uids and times differ)
+    before = len(shared)
     compact({**pod("c3", 2), "metadata": {**pod("c3", 2)["metadata"], "uid": "fresh", "resourceVersion": "999"}},
-            strings)
-    assert "fresh" not in strings and "999" not in strings  # per-version values stay out
-    assert len(strings) > before  # (the new cluster's name did go in)
+            shared)
+    assert "fresh" not in shared and "999" not in shared  # per-version values stay out
+    assert len(shared) > before  # (the new cluster's name did go in)
 
 
 def test_the_string_table_is_bounded() -> None:
-    strings = SharedStrings(limit=10)
+    shared = SharedValues(limit=10)
     for i in range(25):
-        strings.share("name", f"value-{i}")
-        assert len(strings) <= 10
-    again = strings.share("name", "value-24")
+        shared.share("name", f"value-{i}")
+        assert len(shared) <= 10
+    again = shared.share("name", "value-24")
     assert again == "value-24"
+
+
+def test_values_equal_in_python_but_not_in_json_are_never_merged() -> None:
+    """True == 1 == 1.0 in Python: a shared mapping must still thaw to exactly the JSON it came from."""
+    shared = SharedValues()
+    docs = [{"spec": {"x": {"a": 1}, "y": [1]}}, {"spec": {"x": {"a": True}, "y": [True]}},
+            {"spec": {"x": {"a": 1.0}, "y": [1.0]}}, {"spec": {"x": {"a": 1}, "y": [1]}}]
+    made = [compact(d, shared) for d in docs]
+    for doc, frozen in zip(docs, made, strict=True):
+        assert json.dumps(thaw(frozen)) == json.dumps(doc)
+    assert made[0]["spec"] is made[3]["spec"] and made[1]["spec"] is not made[0]["spec"]

@@ -16,13 +16,15 @@ One daemon thread per informer: it lists (emitting ADDED/MODIFIED/DELETED agains
 watches from the list's resourceVersion with bookmarks; a watch that ends is resumed from the last seen
 resourceVersion; 410 Expired relists; connection errors are retried with capped exponential backoff.
 With resync_seconds, every cached object is re-delivered as MODIFIED (obj is old) at that period.
+With a ``transform`` (client-go's SetTransform), each listed or watched object is replaced by what it
+returns before it is cached and handed to handlers (e.g. fields dropped, a frozen copy: see
+gitops_kd.observe.compact); ``get``/``list`` always return plain mutable copies.
 Handlers run on the informer thread and must be quick (queue a key, do the work elsewhere).
 """
 
 from __future__ import annotations
 
 import builtins
-import copy
 import logging
 import random
 import threading
@@ -34,11 +36,15 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.kube.rest import RestClient, WatchStream, status_of
+from gitops_kd.spec.freeze import thaw
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[str, dict, "dict | None"], None]
+Handler = Callable[[str, Any, Any], None]
+"""handler(event, obj, old): obj and old are cached objects (as the transform made them), old None when new."""
+Transform = Callable[[dict[str, Any]], Mapping[str, Any]]
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+LIST_PAGE = 100  # objects per LIST request (client-go pages by 500; smaller pages keep the start-up peak low)
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
@@ -66,7 +72,8 @@ class Informer:
     def __init__(self, api_client: ApiClient, api_version: str, plural: str, *, namespace: str | None = None,
                  label_selector: str | None = None, field_selector: str | None = None,
                  resync_seconds: float | None = None, watch_timeout_seconds: int = 300,
-                 max_backoff_seconds: float = 5.0) -> None:
+                 max_backoff_seconds: float = 5.0, transform: Transform | None = None,
+                 list_page: int = LIST_PAGE) -> None:
         self.api_version = api_version
         self.plural = plural
         self.namespace = namespace
@@ -77,7 +84,9 @@ class Informer:
         self._watch_timeout = watch_timeout_seconds
         self._max_backoff = max_backoff_seconds
         self._handlers: list[Handler] = []
-        self._cache: dict[tuple[str, str], dict[str, Any]] = {}
+        self._transform = transform
+        self._list_page = list_page
+        self._cache: dict[tuple[str, str], Mapping[str, Any]] = {}
         self._lock = threading.RLock()
         self._synced = threading.Event()
         self._stop = threading.Event()
@@ -123,19 +132,20 @@ class Informer:
         return self._synced.is_set()
 
     def get(self, namespace: str | None, name: str) -> dict[str, Any] | None:
-        """A deep copy of the cached object, or None."""
+        """A deep (plain, mutable) copy of the cached object, or None."""
         with self._lock:
             obj = self._cache.get((namespace or "", name))
-            return copy.deepcopy(obj) if obj is not None else None
+        return thaw(obj) if obj is not None else None
 
     def list(self, namespace: str | None = None, label_selector: Mapping[str, str] | None = None) -> list[dict]:
-        """Deep copies of the cached objects in `namespace` (all if None) matching the labels, sorted by key."""
+        """Deep (plain, mutable) copies of the cached objects in `namespace` (all if None) matching the labels,
+        sorted by key."""
         with self._lock:
             items = [obj for (ns, _), obj in sorted(self._cache.items())
                      if (namespace is None or ns == namespace) and labels_match(obj, label_selector)]
-            return copy.deepcopy(items)
+        return [thaw(obj) for obj in items]
 
-    def shared(self, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
+    def shared(self, namespace: str | None = None) -> builtins.list[Mapping[str, Any]]:
         """The cached objects of `namespace` (all if None) themselves, sorted by key: no copy, so callers must
         not modify them (the informer never does: a change replaces the object)."""
         with self._lock:
@@ -166,10 +176,23 @@ class Informer:
                 self._stop.wait(backoff * (0.8 + 0.4 * random.random()))
 
     def _list(self) -> None:
-        listing = self._rest.list(self.api_version, self.plural, self.namespace, label_selector=self.label_selector,
-                                  field_selector=self.field_selector)
-        fresh = {_cache_key(o): o for o in listing.get("items") or []}
-        events: list[tuple[str, dict, dict | None]] = []
+        """List in pages of ``list_page`` objects (client-go's pager): the raw objects of one page at a time are in memory
+        before the transform, not those of the whole resource. The watch starts from the first page's
+        resourceVersion (every page's, on a real API server): nothing after it is missed."""
+        fresh: dict[tuple[str, str], Mapping[str, Any]] = {}
+        token, rv = None, None
+        while True:
+            page = self._rest.list(self.api_version, self.plural, self.namespace, label_selector=self.label_selector,
+                                   field_selector=self.field_selector, limit=self._list_page,
+                                   continue_token=token)
+            fresh.update((_cache_key(o), self._transformed(o)) for o in page.get("items") or [])
+            meta = page.get("metadata") or {}
+            rv = rv or meta.get("resourceVersion")
+            token = meta.get("continue")
+            del page
+            if not token:
+                break
+        events: list[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]] = []
         with self._lock:
             for key, obj in fresh.items():
                 old = self._cache.get(key)
@@ -181,7 +204,7 @@ class Informer:
                 if key not in fresh:
                     events.append((DELETED, old, old))
             self._cache = fresh
-            self._rv = (listing.get("metadata") or {}).get("resourceVersion") or self._rv
+            self._rv = rv or self._rv
         self._next_resync = time.monotonic() + (self.resync_seconds or 0)
         self._synced.set()
         for event in events:
@@ -230,6 +253,7 @@ class Informer:
             log.warning("informer %s: ignoring watch event of type %r", self.plural, kind)
             return
         key = _cache_key(obj)
+        obj = self._transformed(obj)
         with self._lock:
             old = self._cache.get(key)
             if kind == DELETED:
@@ -250,13 +274,16 @@ class Informer:
             self._dispatch(MODIFIED, obj, obj)
         self._next_resync = time.monotonic() + (self.resync_seconds or 0)
 
-    def _dispatch(self, kind: str, obj: dict, old: dict | None) -> None:
+    def _transformed(self, obj: dict[str, Any]) -> Mapping[str, Any]:
+        return obj if self._transform is None else self._transform(obj)
+
+    def _dispatch(self, kind: str, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
         with self._lock:
             handlers = list(self._handlers)
         for fn in handlers:
             self._call(fn, kind, obj, old)
 
-    def _call(self, fn: Handler, kind: str, obj: dict, old: dict | None) -> None:
+    def _call(self, fn: Handler, kind: str, obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> None:
         try:
             fn(kind, obj, old)
         except Exception:  # noqa: BLE001 - a broken handler must not stop the informer

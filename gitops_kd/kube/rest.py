@@ -171,10 +171,13 @@ class RestClient:
 
     def list(self, api_version: str, plural: str, namespace: str | None = None, *,
              label_selector: str | None = None, field_selector: str | None = None,
-             resource_version: str | None = None) -> dict[str, Any]:
-        """The List object (items + metadata.resourceVersion)."""
+             resource_version: str | None = None, limit: int | None = None,
+             continue_token: str | None = None) -> dict[str, Any]:
+        """The List object (items + metadata.resourceVersion); with ``limit``, one page of it (metadata.continue
+        names the next)."""
         return self.request("GET", resource_path(api_version, plural, namespace), query={
-            "labelSelector": label_selector, "fieldSelector": field_selector, "resourceVersion": resource_version})
+            "labelSelector": label_selector, "fieldSelector": field_selector, "resourceVersion": resource_version,
+            "limit": limit, "continue": continue_token})
 
     def create(self, api_version: str, plural: str, namespace: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
         return self.request("POST", resource_path(api_version, plural, namespace), body=dict(body))

@@ -6,7 +6,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -24,7 +24,8 @@ from gitops_kd.kd.layout import (
     REVISION_LABEL,
     ROLE_LABEL,
 )
-from gitops_kd.kube.informer import Informer
+from gitops_kd.kube.informer import Informer, Transform
+from gitops_kd.observe.compact import SharedValues, transform
 from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.index import ClusterIndex
 from gitops_kd.observe.model import (
@@ -81,8 +82,10 @@ class Collector:
         self.namespace = namespace
         self.namespaces: frozenset[str] | None = watched_namespaces(namespace)
         self._list_ns = namespace if isinstance(namespace, str) else None  # a set's informers list only their own
+        self.shared = SharedValues()  # the informers cache compact objects (observe/compact.py), equal values shared
         self._informers: dict[str, Informer | NamespacedInformers] = {
-            kind: _informer(api_client, api, plural, namespace, selector, resync_seconds)
+            kind: _informer(api_client, api, plural, namespace, selector, resync_seconds,
+                            transform(self.shared, pod=kind == "pods"))
             for kind, api, plural, selector in KINDS}
         self._callbacks: list[ChangeCallback] = []
         self._changed = threading.Condition()
@@ -246,12 +249,12 @@ def watched_namespaces(namespace: str | Collection[str] | None) -> frozenset[str
 
 
 def _informer(api_client: ApiClient, api: str, plural: str, namespace: str | Collection[str] | None,
-              selector: str | None, resync_seconds: float | None) -> Informer | NamespacedInformers:
+              selector: str | None, resync_seconds: float | None, compact: Transform) -> Informer | NamespacedInformers:
     if namespace is None or isinstance(namespace, str):
         return Informer(api_client, api, plural, namespace=namespace, label_selector=selector,
-                        resync_seconds=resync_seconds)
+                        resync_seconds=resync_seconds, transform=compact)
     return NamespacedInformers(api_client, api, plural, namespaces=namespace, label_selector=selector,
-                               resync_seconds=resync_seconds)
+                               resync_seconds=resync_seconds, transform=compact)
 
 
 # -- dict -> model (pure) --------------------------------------------------------------------------
@@ -270,7 +273,8 @@ def observed_app(raw: Mapping[str, Any]) -> ObservedApp:
                        upgrade=upgrade, resource_version=str(meta.get("resourceVersion", "")), raw=raw)
 
 
-def observed_cluster(raw: Mapping[str, Any], sts: list[dict], pods: list[dict], svcs: list[dict],
+def observed_cluster(raw: Mapping[str, Any], sts: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]],
+                     svcs: Sequence[Mapping[str, Any]],
                      rollout: Mapping[str, Any] | None) -> ObservedCluster:
     """A live KDCluster with its role StatefulSets, member pods, Services and KDRollout."""
     meta, spec = _meta(raw), raw.get("spec") or {}
@@ -373,8 +377,8 @@ def _rv_of(obj: Mapping[str, Any]) -> str | None:
     return _meta(obj).get("resourceVersion")
 
 
-def _by_cluster(items: list[dict]) -> dict[tuple[str, str], list[dict]]:
-    out: dict[tuple[str, str], list[dict]] = {}
+def _by_cluster(items: list[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    out: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for obj in items:
         cluster = (_meta(obj).get("labels") or {}).get(CLUSTER_LABEL)
         if cluster:

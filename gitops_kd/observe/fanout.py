@@ -9,7 +9,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.kube.informer import Handler, Informer
+from gitops_kd.kube.informer import Handler, Informer, Transform
 
 
 class NamespacedInformers:
@@ -17,7 +17,8 @@ class NamespacedInformers:
     `get` routes by namespace, `list` merges, handlers see every namespace's events."""
 
     def __init__(self, api_client: ApiClient, api_version: str, plural: str, *, namespaces: Iterable[str],
-                 label_selector: str | None = None, resync_seconds: float | None = None) -> None:
+                 label_selector: str | None = None, resync_seconds: float | None = None,
+                 transform: Transform | None = None) -> None:
         self.api_version = api_version
         self.plural = plural
         self.namespaces = tuple(sorted(set(namespaces)))
@@ -26,7 +27,7 @@ class NamespacedInformers:
         self.label_selector = label_selector
         self._by_ns: dict[str, Informer] = {
             ns: Informer(api_client, api_version, plural, namespace=ns, label_selector=label_selector,
-                         resync_seconds=resync_seconds)
+                         resync_seconds=resync_seconds, transform=transform)
             for ns in self.namespaces}
 
     @property
@@ -60,7 +61,7 @@ class NamespacedInformers:
         informer = self._by_ns.get(namespace or "")
         return informer.get(namespace, name) if informer is not None else None
 
-    def shared(self, namespace: str | None = None) -> builtins.list[dict[str, Any]]:
+    def shared(self, namespace: str | None = None) -> builtins.list[Mapping[str, Any]]:
         """The cached objects themselves (read-only), like Informer.shared, over the set's namespaces."""
         if namespace is not None:
             informer = self._by_ns.get(namespace)

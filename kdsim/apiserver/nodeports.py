@@ -24,6 +24,11 @@ def should_allocate(spec: dict[str, Any]) -> bool:
     return spec.get("type") == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is not False
 
 
+def holds_node_port(service: dict[str, Any]) -> bool:
+    """Whether a Service has a port with a nodePort (the only ones ``in_use`` needs: read_all's ``where``)."""
+    return any(isinstance(p, dict) and p.get("nodePort") for p in (service.get("spec") or {}).get("ports") or ())
+
+
 def in_use(services: list[dict[str, Any]], skip_uid: str | None = None) -> set[int]:
     """The nodePorts the stored Services hold (but the one with uid `skip_uid`)."""
     return {int(p["nodePort"]) for s in services if (s.get("metadata") or {}).get("uid") != skip_uid

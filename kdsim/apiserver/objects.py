@@ -105,7 +105,8 @@ class ObjectApi:
             admission.validate_object(rt, obj, None)
             if rt.group == "" and rt.plural == "services":
                 self.cluster_ips.allocate(rt, obj, lambda ip: self.store.indexed(kinds.CLUSTER_IP_INDEX, ip))
-                nodeports.allocate_create(obj, nodeports.in_use(self.store.read_all("", "services")))
+                held = self.store.read_all("", "services", where=nodeports.holds_node_port)
+                nodeports.allocate_create(obj, nodeports.in_use(held))
             self._out(rt, obj)
             if dry_run:
                 return obj
@@ -140,8 +141,9 @@ class ObjectApi:
         fields = admission.field_matcher(field_selector, rt.kind)
         with self.store.lock:
             rv = self.store.resource_version
-            items = self.store.read_all(rt.group, rt.plural, namespace if rt.namespaced and namespace else None)
-        items = [self._out(rt, o) for o in items if matches(o, labels, fields)]
+            items = self.store.read_all(rt.group, rt.plural, namespace if rt.namespaced and namespace else None,
+                                        where=lambda o: matches(o, labels, fields))  # copy the matches only
+        items = [self._out(rt, o) for o in items]
         start = 0
         if continue_token:
             try:
@@ -221,8 +223,8 @@ class ObjectApi:
                         rt.group)
             admission.validate_object(rt, new, old)
             if rt.group == "" and rt.plural == "services" and subresource is None:
-                nodeports.allocate_update(new, old, nodeports.in_use(self.store.read_all("", "services"),
-                                                                     str(om.get("uid"))))
+                nodeports.allocate_update(new, old, nodeports.in_use(
+                    self.store.read_all("", "services", where=nodeports.holds_node_port), str(om.get("uid"))))
             if same_ignoring_rv(new, old):
                 return old
             meta(new).pop("managedFields", None)

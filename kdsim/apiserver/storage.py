@@ -80,12 +80,14 @@ class Store:
         with self.lock:
             return self._counts[(group, plural)]
 
-    def read_all(self, group: str, plural: str, namespace: str | None = None) -> list[dict[str, Any]]:
-        """Deep copies of every object of a resource (optionally in one namespace), sorted by namespace/name."""
+    def read_all(self, group: str, plural: str, namespace: str | None = None, *,
+                 where: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
+        """Deep copies of every object of a resource (optionally in one namespace), sorted by namespace/name;
+        with `where`, only of the objects it accepts (it reads the stored object: copies are made for matches only)."""
         with self.lock:
             keys = sorted(k for k in self._by_resource.get((group, plural), ())
                           if namespace is None or k[2] == namespace)
-            return [copy.deepcopy(self._objects[k]) for k in keys]
+            return [copy.deepcopy(obj) for obj in (self._objects[k] for k in keys) if where is None or where(obj)]
 
     def scan_resource(self, group: str, plural: str, fn: Callable[[Key, dict[str, Any]], Any]) -> list[tuple[Key, Any]]:
         """`scan` over the objects of one resource only."""

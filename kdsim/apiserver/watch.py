@@ -124,8 +124,8 @@ async def serve(request: web.Request, wr: WatchRequest, store: Store, hub: Watch
         if since is None or wr.send_initial_events:
             ns = wr.namespace if wr.rt.namespaced and wr.namespace else None
             initial = [dict(o, apiVersion=wr.rt.api_version, kind=wr.rt.kind)
-                       for o in store.read_all(wr.rt.group, wr.rt.plural, ns)]
-            initial = [o for o in initial if matches(o, labels, fields)]
+                       for o in store.read_all(wr.rt.group, wr.rt.plural, ns,
+                                               where=lambda o: matches(o, labels, fields))]
             since = store.resource_version
         try:
             backlog, unsubscribe = store.subscribe(since, lambda ev: _deliver(loop, queue, ev),

@@ -6,7 +6,8 @@ import threading
 from typing import Any
 
 from gitops_kd.execute import Executor
-from gitops_kd.observe.collector import Collector, Expectation
+from gitops_kd.kd.layout import CLUSTER_LABEL
+from gitops_kd.observe.collector import Collector, Expectation, observed_pod
 from gitops_kd.plan.actions import EnsureRollout
 from tests.execute.conftest import NS, wait_for
 
@@ -47,3 +48,37 @@ def test_snapshot_groups_a_cluster_and_reports_changes(hello: Any) -> None:
     finally:
         collector.stop()
     wait_for("callbacks recorded", lambda: seen)
+
+
+def test_informers_hold_one_compact_frozen_copy_that_the_models_share(hello: Any) -> None:
+    """Memory (issue 14): a cached Pod keeps only what the observed model reads, yet observes the same as the
+    whole Pod; the models reference the informers' frozen objects (no second copy); equal strings of
+    different objects are one object; get() still hands out plain mutable copies."""
+    cluster, rest, _obj = hello
+    collector = Collector(cluster.api_client(), namespace=NS)
+    collector.start()
+    try:
+        assert collector.wait_synced(20)
+        live = collector.snapshot().clusters[(NS, "hello-dev")]
+        pod = live.role_pods("worker")[0]
+        full = rest.get("v1", "pods", NS, pod.name)
+        cached = next(p for p in collector.informers["pods"].shared(NS) if p["metadata"]["name"] == pod.name)
+        assert full["spec"].get("initContainers") and full["spec"].get("volumes")
+        assert set(cached["spec"]) == {"containers"} and "initContainers" not in cached["spec"]
+        assert set(cached["status"]) <= {"phase", "conditions", "podIP"}
+        if full["metadata"]["resourceVersion"] == cached["metadata"]["resourceVersion"]:
+            assert observed_pod(full) == observed_pod(cached) == pod
+        kd = next(c for c in collector.informers["clusters"].shared(NS) if c["metadata"]["name"] == "hello-dev")
+        assert live.raw is kd
+        sts = {s["metadata"]["name"]: s for s in collector.informers["statefulsets"].shared(NS)}
+        for role, model in live.statefulsets.items():
+            assert model.raw is sts[model.name] and model.template is sts[model.name]["spec"]["template"], role
+        labels = [s.raw["metadata"]["labels"] for s in live.statefulsets.values()]
+        keys = [next(k for k in lab if k == CLUSTER_LABEL) for lab in labels]
+        assert keys[0] is keys[1] and labels[0][CLUSTER_LABEL] is labels[1][CLUSTER_LABEL]
+        copy = collector.get("pods", NS, pod.name)
+        assert type(copy) is dict and type(copy["metadata"]) is dict
+        copy["metadata"]["name"] = "changed"
+        assert collector.get("pods", NS, pod.name)["metadata"]["name"] == pod.name  # type: ignore[index]
+    finally:
+        collector.stop()

@@ -137,3 +137,25 @@ def test_workqueue_dedupes_and_retries_with_backoff() -> None:
 def test_object_key() -> None:
     assert object_key({"metadata": {"namespace": "ns", "name": "x"}}) == "ns/x"
     assert object_key({"metadata": {"name": "node"}}) == "node"
+
+
+def test_lists_in_pages_and_transforms_each_object(cluster: EmbeddedCluster, namespace: str) -> None:
+    """A list longer than one page (here 2 objects) is read whole, page by page, and the watch that follows
+    misses nothing; every cached object and every handler sees what the transform made of it."""
+    core = client.CoreV1Api(cluster.api_client())
+    for i in range(5):
+        core.create_namespaced_config_map(namespace, _cm(f"p{i}", str(i)))
+    informer = Informer(cluster.api_client(), "v1", "configmaps", namespace=namespace, label_selector="team=a",
+                        list_page=2, transform=lambda o: {"metadata": o["metadata"], "data": {"v": o["data"]["v"] * 2}})
+    rec = Recorder()
+    informer.add_handler(rec)
+    informer.start()
+    try:
+        assert informer.wait_synced(10)
+        assert [(o["metadata"]["name"], o["data"]["v"]) for o in informer.list(namespace)] == \
+            [(f"p{i}", str(i) * 2) for i in range(5)]
+        core.patch_namespaced_config_map("p4", namespace, {"data": {"v": "9"}})
+        wait_for(lambda: rec.seen(("MODIFIED", "p4", "99")), what="MODIFIED p4 transformed")
+        assert rec.seen(("ADDED", "p0", "00"))
+    finally:
+        informer.stop()

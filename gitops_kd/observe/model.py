@@ -253,6 +253,7 @@ class ObservedCluster:
     pods: Mapping[str, tuple[ObservedPod, ...]] = field(default_factory=dict)
     services: tuple[ObservedService, ...] = ()
     rollout: ObservedRollout | None = None
+    _all_pods: tuple[ObservedPod, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "raw", _frozen(self.raw))
@@ -261,6 +262,7 @@ class ObservedCluster:
             self, "pods", _readonly({r: tuple(sorted(p, key=lambda x: x.ordinal)) for r, p in self.pods.items()})
         )
         object.__setattr__(self, "services", tuple(self.services))
+        object.__setattr__(self, "_all_pods", tuple(p for role in sorted(self.pods) for p in self.pods[role]))
 
     @property
     def key(self) -> Key:
@@ -271,8 +273,8 @@ class ObservedCluster:
         return self.raw.get("spec") or FrozenMap()
 
     def all_pods(self) -> tuple[ObservedPod, ...]:
-        """Every member pod, sorted by (role id, ordinal)."""
-        return tuple(p for role in sorted(self.pods) for p in self.pods[role])
+        """Every member pod, sorted by (role id, ordinal) (computed once: the model is immutable)."""
+        return self._all_pods
 
     def pod(self, name: str) -> ObservedPod | None:
         """The pod with this name, or None."""

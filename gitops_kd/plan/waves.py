@@ -38,7 +38,7 @@ def soak_seconds(cluster: KDCluster, default: float) -> float:
 
     Raises ValueError naming the file and annotation for a value that is not a number >= 0.
     """
-    annotations = (cluster.body.get("metadata") or {}).get("annotations") or {}
+    annotations = (cluster.frozen_body.get("metadata") or {}).get("annotations") or {}  # read, not thawed
     raw = annotations.get(SOAK_ANNOTATION)
     if raw is None:
         return default

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, TypeVar
 
 K = TypeVar("K")
@@ -34,6 +34,22 @@ class FrozenMap(Mapping[K, V]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+    # The Mapping mixins go through __getitem__/__iter__ in Python; these read the dict directly (hot paths).
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def get(self, key: K, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def keys(self) -> KeysView[K]:
+        return self._data.keys()
+
+    def values(self) -> ValuesView[V]:
+        return self._data.values()
+
+    def items(self) -> ItemsView[K, V]:
+        return self._data.items()
 
     def __hash__(self) -> int:
         if self._hash is None:

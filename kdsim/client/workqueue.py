@@ -15,10 +15,13 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from kubernetes.client.exceptions import ApiException
+
 log = logging.getLogger(__name__)
 
 BASE_DELAY = 0.005
 MAX_DELAY = 30.0
+ROUTINE_STATUSES = frozenset({404, 409})  # conflicts and objects deleted meanwhile: retried, not tracebacks
 
 
 class RequeueAfter(Exception):
@@ -121,6 +124,12 @@ class WorkQueue:
                 self._reconcile(key)
             except RequeueAfter as req:
                 retry_after = req.seconds
+            except ApiException as exc:
+                if exc.status not in ROUTINE_STATUSES:
+                    log.exception("%s: reconcile of %s failed; retrying with backoff", self.name, key)
+                else:  # a stale read or a vanished object: a line, as controller-runtime's "Reconciler error"
+                    log.info("%s: reconcile of %s: %s %s; retrying with backoff", self.name, key, exc.status, exc.reason)
+                failed = True
             except Exception:  # noqa: BLE001 - a reconcile failure must never kill the worker
                 log.exception("%s: reconcile of %s failed; retrying with backoff", self.name, key)
                 failed = True

@@ -127,14 +127,17 @@ def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: 
     return tuple(rows)
 
 
+KEPT_MESSAGE = ("pods kept at an earlier template revision (OnDelete; gitops-kd replaces pods when the app version "
+                "or image changes)")
+
+
 def _kept(row: ObjectHealth) -> ObjectHealth:
     """With the rollout Idle and Ready, OnDelete pods at an earlier template revision are kept on purpose:
-    gitops-kd replaces pods for an app version change only (e.g. its init container, added to the template
-    after KubeDirector created the pods of a first deploy). Healthy, saying so."""
+    gitops-kd replaces pods when the app's version or image changes, not for its own additions to the template
+    (e.g. its init container, added after KubeDirector created the pods of a first deploy). Healthy, saying so."""
     if row.kind == "StatefulSet" and row.health.status is HealthStatus.PROGRESSING \
             and row.health.message.endswith(ON_DELETE_WAITING):
-        return ObjectHealth(row.kind, row.name, Health(HealthStatus.HEALTHY, "pods kept at an earlier template "
-                            "revision (OnDelete; gitops-kd replaces pods when the app version changes)"), row.role)
+        return ObjectHealth(row.kind, row.name, Health(HealthStatus.HEALTHY, KEPT_MESSAGE), row.role)
     return row
 
 

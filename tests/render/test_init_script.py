@@ -144,6 +144,30 @@ def test_downgrade_restores_the_kept_copy(tmp_path: Path, images) -> None:
     assert snap[".gitops-kd/version"] == "1.0.0\n"
 
 
+def test_repeated_up_down_cycles_set_aside_each_attempts_data_and_hide_none(tmp_path: Path, images) -> None:
+    """Invariant: any number of upgrade/downgrade attempts each set aside the data they replace exactly once:
+    after every upgrade the old copy is the data 1.0.0 wrote last (not an earlier attempt's), after every
+    downgrade the live data is that copy again and the 2.0.0 data is the one old generation; no attempt's work
+    dir survives it, so the next attempt to the same version starts afresh."""
+    mnt = seeded(tmp_path, images[0])
+    for cycle in range(1, 4):
+        v1_data = f"user data, cycle {cycle}\n"
+        (mnt / "var/lib/hello/data").write_text(v1_data)
+        ok(run(mnt, images[1], "2.0.0", UP_DIRS, from_version="1.0.0"))
+        snap = snapshot(mnt)
+        assert snap[".gitops-kd/old/var/lib/hello/data"] == v1_data, cycle
+        assert snap["var/lib/hello/data"] == "seed 2\n" and snap[".gitops-kd/version"] == "2.0.0\n", cycle
+        v2_data = f"migrated by 2.0.0, cycle {cycle}\n"
+        (mnt / "var/lib/hello/data").write_text(v2_data)  # what the migration and the app write
+        ok(run(mnt, images[0], "1.0.0", DOWN_DIRS, from_version="2.0.0"))
+        snap = snapshot(mnt)
+        assert snap["var/lib/hello/data"] == v1_data, cycle
+        assert snap[".gitops-kd/old/var/lib/hello/data"] == v2_data, cycle
+        assert snap[".gitops-kd/version"] == "1.0.0\n", cycle
+        assert not any(k.startswith(".gitops-kd/work") for k in snap), cycle
+        assert sorted(v for v in snap.values() if v.startswith(("user data", "migrated"))) == sorted([v1_data, v2_data])
+
+
 def test_restore_without_kept_copy_keeps_current(tmp_path: Path, images) -> None:
     mnt = seeded(tmp_path, images[0])
     ok(run(mnt, images[1], "2.0.0", (("/etc", "keep"), ("/var/lib/hello", "keep"), ("/opt/hello/cache", "keep")),

@@ -223,3 +223,5 @@ def test_hook_with_a_10_kb_command_runs_once_per_pod(e2e: E2E) -> None:
         assert e2e.sh(pod, f"cat {HOOK_LOG} {MIGRATE_LOG}") == "hook\nmigrate\n", f"{pod}: steps run"
         assert e2e.sh(pod, "cat /var/lib/hello/upgrade.log") == "upgraded-to-2.0.0\n"
     assert "ExecFailed" not in str(ro["status"]) and reasons(e2e).count("HookSucceeded") == 3
+    shown = CliRunner().invoke(main, ["status", "--kubeconfig", str(e2e.cluster.kubeconfig)])
+    assert shown.exit_code == 0, shown.output

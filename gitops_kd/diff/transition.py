@@ -58,13 +58,20 @@ def _rebuilding(rollout: ObservedRollout | None, target: str) -> bool:
             and rollout.phase != PHASE_IDLE)
 
 
+def _finished_at(rollout: ObservedRollout | None, target: str) -> bool:
+    """True when the rollout's last attempt finished at ``target`` (Idle there): the cluster is at ``target``."""
+    return (rollout is not None and rollout.target_version == target and rollout.app_version == target
+            and rollout.phase == PHASE_IDLE)
+
+
 def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollout | None,
                reached: Collection[str] = (), pods: Iterable[ObservedPod] = ()) -> Transition:
     """The transition of a cluster of ``app`` towards ``app.version``.
 
     At the same version, it is an adoption only when the ``pods`` prove it (each runs the image the app asks
     for its role); otherwise (a rebuilt image, ``+build`` metadata with a new image, pods that a lost record
-    left behind) a rebuild: every such pod is replaced one at a time, with no migration and no hook.
+    left behind) a rebuild: every such pod is replaced one at a time, with no migration and no hook. That holds
+    after an upgrade to the version finished too: its record (from the old version) no longer applies.
 
     Upgrade rules come from the target's ``from`` rule for the old version; downgrade rules from the
     ``downgrade.to`` rule of the stanza being left: the rollout's record (``from_upgrade``), else the
@@ -72,6 +79,9 @@ def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollou
     """
     target = app.version
     old = from_version_of(target, live_app, rollout, reached)
+    pods = tuple(pods)
+    if old != target and _finished_at(rollout, target) and any(stale_image(app, p) for p in pods):
+        old = target  # an upgrade that finished here is not run again for a new image: the pods are rebuilt
     if old is None or compare_versions(old, target) == 0:
         if _rebuilding(rollout, target) or any(stale_image(app, p) for p in pods):
             return Transition(REBUILD, old, target, None, app.upgrade)

@@ -23,6 +23,7 @@ from kdsim.apiserver.registry import Registry
 from kdsim.apiserver.stats import RequestStats
 from kdsim.apiserver.storage import Store
 from kdsim.apiserver.watch import WatchHub
+from kdsim.httplimits import request_limits
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +138,9 @@ class ApiServer:
         self._resources = resources
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         app.on_cleanup.append(lambda _app: self.webhooks.close())
+        # handler_cancellation: a closed watch connection ends its handler
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, access_log=None,
-                                     handler_cancellation=True)  # a closed watch connection ends its handler
+                                     handler_cancellation=True, **request_limits())
         await self._runner.setup()
         ssl_ctx = self.tls.server_context(self._pki_dir()) if self.tls is not None else None
         site = web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=ssl_ctx)

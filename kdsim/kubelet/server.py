@@ -16,6 +16,7 @@ from aiohttp import web
 from kdsim.apiserver import tls
 from kdsim.exec.handler import ExecHandler
 from kdsim.exec.portforward import PortForwardHandler
+from kdsim.httplimits import request_limits
 from kdsim.kubelet.logs import LogHandler
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class KubeletServer:
         app.router.add_get("/pods/", self._pods)
         app.router.add_get("/healthz", self._healthz)
         self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, access_log=None,
-                                     handler_cancellation=True)
+                                     handler_cancellation=True, **request_limits())
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.address, self.port,
                            ssl_context=self.serving.context(self.workdir))

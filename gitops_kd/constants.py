@@ -23,6 +23,20 @@ PHASE_STALLED = "Stalled"
 ROLLOUT_PHASES = (PHASE_IDLE, PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED)
 ACTIVE_PHASES = (PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED)
 
+# -- failures that repeat (docs/operations.md, "Failures that repeat") ------------------------------------
+# The same action failing this many times in a row stalls the cluster's KDRollout with a named reason:
+# an exec the API server will not start (ExecFailed), or a KDApp / KDCluster write it refuses (ApplyRefused:
+# a 4xx such as an admission webhook's denial) or fails (ApplyFailed: 5xx, 429, timeouts). 404 and 409 are
+# races, not counted. Retries back off 2, 4, 8, 16 s, then every FAILURE_RETRY_CAP seconds.
+STALL_AFTER_FAILURES = 5
+FAILURE_RETRY_CAP = 30.0
+STALL_APPLY_REFUSED = "ApplyRefused"
+STALL_APPLY_FAILED = "ApplyFailed"
+APPLY_STALL_REASONS = (STALL_APPLY_REFUSED, STALL_APPLY_FAILED)
+# KDRollout status.applyFailure: the last KDApp / KDCluster write that failed (kind, namespace, name, digest of
+# the manifest, failures in a row, HTTP code, the server's message, the phase before the stall)
+APPLY_FAILURE_FIELD = "applyFailure"
+
 # -- labels and annotations gitops-kd owns (everything under OWNED_PREFIX follows Git exactly) -----------
 OWNED_PREFIX = f"{GROUP}/"
 UPGRADE_ANNOTATION = f"{GROUP}/upgrade"  # on a KDApp: its upgrade stanza (JSON)

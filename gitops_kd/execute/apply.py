@@ -1,18 +1,28 @@
 """ApplyApp / ApplyCluster / Prune: create or update a KDApp / KDCluster from Git (skipping when already there),
-or delete one Git no longer has. A change the API server refuses (validation, an admission webhook such as
-KubeDirector's, RBAC) is a failed Outcome with a Warning Event naming the server's message, retried later."""
+or delete one Git no longer has. A write the API server refuses (validation, an admission webhook such as
+KubeDirector's, RBAC) or fails is a failed Outcome with a Warning Event naming the server's message, retried
+later; an apply's failures in a row are counted in the KDRollouts concerned and stall them when they repeat."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.constants import OWNED_PREFIX  # labels/annotations gitops-kd owns follow Git exactly; others are kept
+from gitops_kd.constants import (
+    FAILURE_RETRY_CAP,
+    OWNED_PREFIX,  # labels/annotations gitops-kd owns follow Git exactly; others are kept
+    STALL_AFTER_FAILURES,
+)
+from gitops_kd.diff.engine import spec_digest
+from gitops_kd.execute import apply_failures as failures
 from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
+from gitops_kd.execute.repeat import retry_after
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.kube.rest import message_of
 from gitops_kd.observe.collector import Expectation
@@ -21,7 +31,8 @@ from gitops_kd.status import events as ev
 
 log = logging.getLogger(__name__)
 REFUSED = (400, 403, 422)  # the server (or an admission webhook) said no: retrying at once will not help
-REFUSED_RETRY_SECONDS = 30.0
+RACES = (404, 409)  # the object went or changed meanwhile: the runtime re-plans and retries at once
+REFUSED_RETRY_SECONDS = FAILURE_RETRY_CAP
 WEBHOOK_HINT = ("KubeDirector's admission webhook refuses spec changes to a KubeDirectorApp that clusters use; "
                 "live upgrades need that check relaxed (docs/design/live-upgrade.md)")
 
@@ -64,23 +75,59 @@ def _refusable(ctx: ExecContext, kind: str, namespace: str, name: str, descripti
     except ApiException as exc:
         if exc.status not in REFUSED:
             raise
-        message = message_of(exc) or str(exc.reason or f"HTTP {exc.status}")
-        hint = f" ({WEBHOOK_HINT})" if kind == KDAPP_KIND and "admission webhook" in message else ""
-        ctx.events.record_ref(KD_API, kind, namespace, name, reason,
-                              f"the API server refused the change ({exc.status}): {message}{hint}", type_=ev.WARNING)
-        log.error("%s: refused by the API server (%s): %s", description, exc.status, message)
-        return Outcome(description, False, f"refused by the API server ({exc.status}): {message}", failed=True,
-                       requeue_after=REFUSED_RETRY_SECONDS)
+        said = _say(kind, exc.status, message_of(exc) or str(exc.reason or f"HTTP {exc.status}"))
+        ctx.events.record_ref(KD_API, kind, namespace, name, reason, said, type_=ev.WARNING)
+        log.error("%s: %s", description, said)
+        return Outcome(description, False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
+
+
+def _say(kind: str, code: int, message: str) -> str:
+    """What the Warning Event (and the stall) says of a write the server refused (4xx) or failed (5xx, timeout)."""
+    hint = f" ({WEBHOOK_HINT})" if kind == KDAPP_KIND and "admission webhook" in message else ""
+    verb = "refused" if 400 <= code < 500 else "failed"
+    return f"the API server {verb} the change ({code or 'timeout'}): {message}{hint}"
+
+
+def _counted(ctx: ExecContext, kind: str, namespace: str, name: str, description: str, manifest: Any,
+             rollouts: tuple[tuple[str, str], ...], call: Callable[[], Outcome]) -> Outcome:
+    """``call()``, its failures in a row counted in the KDRollouts of ``rollouts`` (apply_failures.py): a 4xx (but 404
+    and 409, races the runtime retries at once), a 5xx or a timeout is a Warning Event and a failed Outcome retried
+    with backoff; the STALL_AFTER_FAILURES-th in a row stalls those rollouts. A success lifts the count."""
+    digest = spec_digest(manifest)
+    write = failures.Write(kind, namespace, name, digest, description)
+    error: Exception
+    try:
+        outcome = call()
+    except ApiException as exc:
+        if exc.status in RACES or not exc.status:
+            raise
+        code, message, error = int(exc.status), message_of(exc) or str(exc.reason or f"HTTP {exc.status}"), exc
+    except urllib3.exceptions.TimeoutError as exc:
+        code, message, error = 0, f"no answer within the client's timeout ({exc})", exc
+    else:
+        expect = failures.succeeded(ctx, write, rollouts)
+        return replace(outcome, expect=outcome.expect + expect) if expect else outcome
+    said = _say(kind, code, message)
+    ctx.events.record_ref(KD_API, kind, namespace, name, ev.APPLY_FAILED, said, type_=ev.WARNING)
+    log.error("%s: %s", description, said)
+    counted, expect = failures.failed(ctx, write, rollouts, code, message, said)
+    short = f"{'refused by' if 400 <= code < 500 else 'failed at'} the API server ({code or 'timeout'}): {message}"
+    if not counted:  # no KDRollout keeps the count (a KDCluster being created, a KDApp no cluster uses yet)
+        if code not in REFUSED:
+            raise error
+        return Outcome(description, False, short, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
+    return Outcome(description, False, f"{short} ({counted}/{STALL_AFTER_FAILURES} in a row)", failed=True,
+                   requeue_after=retry_after(counted), expect=expect)
 
 
 def apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
-    return _refusable(ctx, KDAPP_KIND, action.namespace, action.name, action.describe(), ev.APPLY_FAILED,
-                      lambda: _apply_app(ctx, action))
+    return _counted(ctx, KDAPP_KIND, action.namespace, action.name, action.describe(), action.body,
+                    action.users, lambda: _apply_app(ctx, action))
 
 
 def apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
-    return _refusable(ctx, KDCLUSTER_KIND, action.namespace, action.name, action.describe(),
-                      ev.APPLY_FAILED, lambda: _apply_cluster(ctx, action))
+    return _counted(ctx, KDCLUSTER_KIND, action.namespace, action.name, action.describe(), action.body,
+                    ((action.namespace, action.name),), lambda: _apply_cluster(ctx, action))
 
 
 def prune(ctx: ExecContext, action: Prune) -> Outcome:

@@ -34,6 +34,7 @@ _HANDLERS: dict[type, Callable[[ExecContext, Any], Outcome]] = {
     A.NoteStep: rollout.note_step,
     A.RecordInSync: rollout.record_in_sync,
     A.Stall: rollout.stall,
+    A.LiftStall: rollout.lift_stall,
 }
 
 

@@ -1,4 +1,4 @@
-"""EnsureRollout, StartGate, FinishRollout, Stall: the KDRollout object and its status transitions."""
+"""EnsureRollout, StartGate, FinishRollout, Stall, LiftStall: the KDRollout object and its status transitions."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from gitops_kd.plan.actions import (
     REBUILD,
     EnsureRollout,
     FinishRollout,
+    LiftStall,
     NoteStep,
     RecordInSync,
     Stall,
@@ -187,3 +188,17 @@ def stall(ctx: ExecContext, a: Stall) -> Outcome:
         status, reason=a.reason, message=a.message, generation=generation(obj), now=ctx.now()), rv=rv(obj))
     ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STALLED, f"{a.reason}: {a.message}", warning=True)
     return Outcome(a.describe(), True, "rollout stalled", expect=_expect(obj))
+
+
+def lift_stall(ctx: ExecContext, a: LiftStall) -> Outcome:
+    """End an apply stall Git no longer asks for (status.applyFailure dropped, Reconciling) in one guarded write."""
+    obj = ctx.rollout(a.namespace, a.cluster)
+    if obj is None:
+        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
+    status = obj.get("status") or {}
+    if not rs.apply_stalled(status):
+        return Outcome(a.describe(), False, "not stalled by a write", expect=_expect(obj))
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.lift_apply_stall(
+        status, a.message, generation=generation(obj), now=ctx.now()), rv=rv(obj))
+    ctx.event_on_cluster(a.namespace, a.cluster, ev.STALL_LIFTED, a.message)
+    return Outcome(a.describe(), True, "stall lifted", expect=_expect(obj))

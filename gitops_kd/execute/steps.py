@@ -6,10 +6,11 @@ import logging
 import re
 from typing import Any
 
-from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL
-from gitops_kd.execute.context import ExecContext, generation, rv
+from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL, STALL_AFTER_FAILURES
+from gitops_kd.execute.context import ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.execute.podexec import ExecResult
+from gitops_kd.execute.repeat import retry_after, stall_rollout
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import HOOK_STEP, RunStep
 from gitops_kd.status import events as ev
@@ -19,7 +20,6 @@ log = logging.getLogger(__name__)
 
 STEPS_DIR = "/var/lib/gitops-kd/steps"
 ALREADY_DONE, INTERRUPTED = 96, 97
-EXEC_ATTEMPTS = 5  # an exec the API server refuses this many times in a row stalls the rollout (ExecFailed)
 
 # $1 = marker path (without suffix); the step's argv follows. mkdir is atomic: a second run of a step
 # that started (and maybe died half way) fails here instead of running the command again.
@@ -100,18 +100,18 @@ def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
 
 
 def _exec_refused(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult) -> Outcome:
-    """Count an exec that never started in status.pods[pod].execFailures; the EXEC_ATTEMPTS-th in a row stalls
-    the rollout (ExecFailed) with a Warning event. Retries back off: 2, 4, 8, ... seconds."""
+    """Count an exec that never started in status.pods[pod].execFailures; the STALL_AFTER_FAILURES-th in a row
+    stalls the rollout (ExecFailed) with a Warning event. Retries back off (repeat.retry_after)."""
     progress = ((obj.get("status") or {}).get("pods") or {}).get(a.pod) or {}
     failures = int(progress.get("execFailures") or 0) + 1
-    if failures >= EXEC_ATTEMPTS:
+    if failures >= STALL_AFTER_FAILURES:
         message = (f"{a.describe()}: the exec could not be started {failures} times in a row; last error: "
                    f"{result.error or result.tail(300)}")
         return _stall_with(ctx, a, obj, "ExecFailed", message, {"execFailures": failures})
     written = ctx.patch_rollout_status(a.namespace, a.cluster, rs.pod_progress(a.pod, execFailures=failures),
                                        rv=rv(obj))
-    return Outcome(a.describe(), True, f"exec not started ({failures}/{EXEC_ATTEMPTS}): {result.error}", failed=True,
-                   requeue_after=2.0 ** failures,
+    return Outcome(a.describe(), True, f"exec not started ({failures}/{STALL_AFTER_FAILURES}): {result.error}",
+                   failed=True, requeue_after=retry_after(failures),
                    expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
 
 
@@ -132,11 +132,6 @@ def _stall(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult
 def _stall_with(ctx: ExecContext, a: RunStep, obj: dict[str, Any], reason: str, message: str,
                 progress: dict[str, Any]) -> Outcome:
     """Stall the rollout (one status write with the pod's progress fields) and say so in two Warning events."""
-    ctx.event_on_cluster(a.namespace, a.cluster, ev.STEP_FAILED, message, warning=True)
-    patch = rs.stall(obj.get("status") or {}, reason=reason, message=message, generation=generation(obj),
-                     now=ctx.now())
-    patch.update(rs.pod_progress(a.pod, **progress))
-    written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
-    ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STALLED, f"{reason}: {message}", warning=True)
+    written = stall_rollout(ctx, a.namespace, a.cluster, obj, reason, message, rs.pod_progress(a.pod, **progress))
     return Outcome(a.describe(), True, message, failed=True,
                    expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))

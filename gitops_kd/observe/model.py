@@ -13,7 +13,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from gitops_kd.constants import PHASE_STALLED
+from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, PHASE_STALLED
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.upgrade import UpgradeSpec
 
@@ -185,6 +185,24 @@ class ObservedRollout:
     @property
     def stalled(self) -> bool:
         return self.phase == PHASE_STALLED
+
+    @property
+    def apply_stalled(self) -> bool:
+        """Stalled by a KDApp / KDCluster write that failed again and again, not by a step of the attempt."""
+        return self.stalled and self.stalled_reason in APPLY_STALL_REASONS
+
+    @property
+    def apply_failure_of(self) -> tuple[str, str, str] | None:
+        """(kind, namespace, name) of the write status.applyFailure counts failures of, or None."""
+        record = (self.raw.get("status") or {}).get(APPLY_FAILURE_FIELD) or {}
+        if not record.get("kind"):
+            return None
+        return str(record["kind"]), str(record.get("namespace") or ""), str(record.get("name") or "")
+
+    @property
+    def reconciling(self) -> bool:
+        """The Reconciling condition is True (Idle and Reconciling: an apply stall lifted, not Ready again yet)."""
+        return any(c.get("type") == "Reconciling" and c.get("status") == "True" for c in self.conditions)
 
     @property
     def step(self) -> str:

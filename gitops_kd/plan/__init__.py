@@ -9,6 +9,7 @@ from gitops_kd.plan.actions import (
     EnsureRollout,
     FinishRollout,
     HandleFailure,
+    LiftStall,
     NoteStep,
     PatchServicePorts,
     PatchTemplate,
@@ -25,7 +26,8 @@ from gitops_kd.plan.actions import (
 from gitops_kd.plan.planner import plan
 
 __all__ = [
-    "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout", "HandleFailure", "NoteStep",
+    "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout", "HandleFailure",
+    "LiftStall", "NoteStep",
     "PatchServicePorts", "PatchTemplate", "Plan", "Prune", "RecordInSync", "Refusal", "RunStep", "SetOnDelete", "Stall",
     "StartGate", "Wait", "plan",
 ]

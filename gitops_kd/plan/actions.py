@@ -44,12 +44,14 @@ class _ClusterScoped:
 
 @dataclass(frozen=True)
 class ApplyApp:
-    """Create or update the live KDApp with ``manifest`` (KDApp.cluster_manifest())."""
+    """Create or update the live KDApp with ``manifest`` (KDApp.cluster_manifest()). ``users``: the clusters
+    using it, whose KDRollouts count its failures in a row (and stall when they repeat)."""
 
     namespace: str
     name: str
     manifest: Mapping[str, Any] = field(compare=True, repr=False)
     version: str = ""
+    users: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "manifest", freeze(self.manifest))
@@ -327,6 +329,19 @@ class Stall(_ClusterScoped):
 
 
 @dataclass(frozen=True)
+class LiftStall(_ClusterScoped):
+    """End an apply stall (ApplyRefused / ApplyFailed) whose write Git no longer asks for: the phase from before
+    it, Reconciling=True with ``message``; the cluster is planned as usual again."""
+
+    namespace: str
+    cluster: str
+    message: str
+
+    def describe(self) -> str:
+        return f"lift the stall of {self.namespace}/{self.cluster}: {self.message}"
+
+
+@dataclass(frozen=True)
 class HandleFailure(_ClusterScoped):
     """Apply the app's failurePolicy to a Stalled rollout, once per offending ``commit``.
 
@@ -377,8 +392,8 @@ class Wait:
 
 
 Action = (ApplyApp | ApplyCluster | EnsureRollout | SetOnDelete | PatchTemplate | PatchServicePorts | DeletePod
-          | RunStep | StartGate | CheckGate | FinishRollout | NoteStep | Prune | RecordInSync | Stall | HandleFailure
-          | Wait)
+          | RunStep | StartGate | CheckGate | FinishRollout | NoteStep | Prune | RecordInSync | Stall | LiftStall
+          | HandleFailure | Wait)
 
 
 def waits_last(actions: Iterable[Action]) -> tuple[Action, ...]:

@@ -5,8 +5,9 @@ live KDApp still shows it), the KDApps, KDCluster creations and spec updates, th
 namespace, name): SetOnDelete and PatchTemplate of every role, member Service ports, then the pod phase
 (plan/pods.py) and FinishRollout. A cluster heading for a new version waits while a cluster of the same
 app in a lower gitops-kd.io/wave is not Ready at the target or has not soaked yet (plan/waves.py). A
-Stalled rollout gets only its failure policy (plan/failure.py). Wait actions come last, so
-``Plan.next()`` is real work when any exists.
+Stalled rollout gets only its failure policy (plan/failure.py); one stalled by a KDApp / KDCluster write that
+keeps failing (ApplyRefused / ApplyFailed) gets that write, and a LiftStall once Git no longer asks for it.
+Wait actions come last, so ``Plan.next()`` is real work when any exists.
 Any refusal from the diff refuses the whole plan. A suspended cluster (plan/suspend.py) gets no action
 but its note and a Wait.
 """
@@ -17,7 +18,8 @@ from datetime import datetime
 
 from gitops_kd.constants import APPLIED_ANNOTATION, PHASE_IDLE
 from gitops_kd.diff.engine import annotation, diff, frozen_app_manifest, frozen_cluster_manifest, memo_owned_template
-from gitops_kd.diff.model import ClusterDiff, Transition
+from gitops_kd.diff.model import AppDiff, ClusterDiff, Transition
+from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
     ADOPT,
@@ -27,6 +29,7 @@ from gitops_kd.plan.actions import (
     ApplyCluster,
     EnsureRollout,
     FinishRollout,
+    LiftStall,
     NoteStep,
     PatchServicePorts,
     PatchTemplate,
@@ -78,6 +81,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
     found_steps: dict[Key, list[Action]] = {}
     moving: set[Key] = set()  # clusters heading for a version they are not Ready at yet (wave-gated)
     members: dict[Key, tuple[Key, WaveMember]] = {}
+    users: dict[Key, list[Key]] = {}  # per app: the live clusters using it (their KDRollouts count its failures)
     for key in sorted(desired.clusters, key=lambda k: (desired.clusters[k].wave, k)):
         cdiff = report.cluster(key)
         if cdiff is None:
@@ -89,6 +93,8 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             continue
         wave = desired.clusters[key].wave
         live = observed.clusters.get(key)
+        if live is not None:
+            users.setdefault(cdiff.app, []).append(key)
         if live is None or cdiff.transition is None:
             members[key] = (cdiff.app, WaveMember(key, wave, None, soaks[key]))
             continue
@@ -106,6 +112,11 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             rollouts.append(ensure)
         elif live.rollout is not None and live.rollout.stalled:
             members[key] = (cdiff.app, WaveMember(key, wave, None, soaks[key]))
+            if live.rollout.apply_stalled:  # a write failing again and again: the executor retries it
+                lift = _lift_apply_stall(live, cdiff, report.app(cdiff.app))
+                if lift is not None:
+                    failures.append(lift)
+                continue
             handle = failure_action(app_name, live, t)
             if handle is not None:
                 failures.append(handle)
@@ -131,7 +142,8 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         elif found and noted is not None and noted.startswith(WAITING_PREFIX):
             found = [NoteStep(key[0], key[1], None)] + found  # the wave let it go: clear the note
         steps += found
-    apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version)
+    apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version,
+                     tuple(users.get(k, ())))
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
     actions = rollouts + apps + clusters + failures + steps + list(pruned.actions)
     return Plan(waits_last(hold_suspended(actions, observed) if suspend else actions), kept=pruned.kept)
@@ -159,16 +171,29 @@ def _soaks(desired: DesiredState, default: float) -> tuple[dict[Key, float], lis
 
 def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition, app_name: str) -> EnsureRollout | None:
     """EnsureRollout when the cluster has no rollout, or one for another target, or a stalled one from an
-    older commit (a new commit retries)."""
+    older commit (a new commit retries; an apply stall is lifted by its write instead: _lift_apply_stall)."""
     rollout = live.rollout
     if rollout is not None and rollout.target_version == t.target_version and not (
-            rollout.stalled and rollout.commit != desired.commit) and not (
+            rollout.stalled and not rollout.apply_stalled and rollout.commit != desired.commit) and not (
             t.direction == REBUILD and (rollout.direction != REBUILD or rollout.phase == PHASE_IDLE)):
         return None
     left = t.left_stanza.to_annotation() if t.left_stanza is not None else None
     return EnsureRollout(live.namespace, live.name, app_name, t.target_version, t.from_version, desired.commit,
                          t.direction, live.uid, left, desired.subject,
                          t.direction == ADOPT and annotation(live.raw, APPLIED_ANNOTATION) is not None)
+
+
+def _lift_apply_stall(live: ObservedCluster, cdiff: ClusterDiff, app: AppDiff | None) -> LiftStall | None:
+    """LiftStall for a rollout stalled by a write (status.applyFailure) that Git no longer asks for: a new commit
+    made the object match the live one, or the write is another object's. None while it is still planned (its
+    executor retries it: success lifts the stall, a changed manifest starts the count again)."""
+    recorded = live.rollout.apply_failure_of if live.rollout is not None else None
+    if recorded == (KDCLUSTER_KIND, *live.key) and (not cdiff.exists or cdiff.needs_apply):
+        return None
+    if app is not None and cdiff.app is not None and recorded == (KDAPP_KIND, *cdiff.app) and app.needs_apply:
+        return None
+    what = f"{recorded[0]} {recorded[1]}/{recorded[2]}" if recorded else "the failing write"
+    return LiftStall(live.namespace, live.name, f"Git no longer asks for the write of {what} that stalled it")
 
 
 def missing_role(app: KDApp, cluster: KDCluster, live: ObservedCluster) -> str | None:
@@ -222,8 +247,8 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
         return out + [Wait(f"StatefulSet {unsettled[0]} to observe its new spec", POLL_SECONDS, live.key)]
     pods, finished = pod_steps(ctx)
     out += pods
-    if finished and not out and ensure is None and (
-            rollout is None or rollout.phase != PHASE_IDLE or rollout.app_version != t.target_version):
+    if finished and not out and ensure is None and (rollout is None or rollout.phase != PHASE_IDLE
+                                                    or rollout.app_version != t.target_version or rollout.reconciling):
         out.append(FinishRollout(live.namespace, live.name, t.target_version))
     return out
 
@@ -231,7 +256,8 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
 def _steady(live: ObservedCluster, t: Transition, ensure: EnsureRollout | None, ctx: PodContext) -> bool:
     """True when the rollout is finished at the target and every pod runs the current template."""
     rollout: ObservedRollout | None = live.rollout
-    if ensure is not None or rollout is None or rollout.phase != PHASE_IDLE or rollout.app_version != t.target_version:
+    if (ensure is not None or rollout is None or rollout.phase != PHASE_IDLE or rollout.app_version != t.target_version
+            or rollout.reconciling):  # an apply stall lifted: Ready again once steady (FinishRollout)
         return False
     return not any(outdated(ctx, p) for p in live.all_pods())
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from gitops_kd.constants import STALL_APPLY_FAILED
 from gitops_kd.status.conditions import rfc3339
 
 COMPONENT = "gitops-kd"
@@ -28,12 +29,13 @@ GATE_STARTED = "GateStarted"
 GATE_PASSED = "GatePassed"
 UPGRADE_SUCCEEDED = "UpgradeSucceeded"
 UPGRADE_STALLED = "UpgradeStalled"
+STALL_LIFTED = "StallLifted"  # an apply stall ended: the write went through, or Git no longer asks for it
 ROLLOUT_HALTED = "RolloutHalted"
 REVERT_PUSHED = "RevertPushed"
 REVERT_FAILED = "RevertFailed"
 APPLIED = "Applied"
 PRUNED = "Pruned"
-APPLY_FAILED = "ApplyFailed"
+APPLY_FAILED = STALL_APPLY_FAILED  # a KDApp / KDCluster write refused or failed (also the stall reason)
 PRUNE_FAILED = "PruneFailed"
 COMMIT_REFUSED = "CommitRefused"
 GIT_CACHE_RECOVERED = "GitCacheRecovered"

@@ -6,7 +6,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_IDLE, PHASE_STALLED, PHASE_UPGRADING
+from gitops_kd.constants import (
+    APPLY_FAILURE_FIELD,
+    APPLY_STALL_REASONS,
+    PHASE_DOWNGRADING,
+    PHASE_IDLE,
+    PHASE_STALLED,
+    PHASE_UPGRADING,
+)
 from gitops_kd.history.entries import DEPLOYED, SUBJECT, closing_entry
 from gitops_kd.status import conditions as cond
 from gitops_kd.status.conditions import rfc3339
@@ -32,7 +39,8 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
     """A new attempt (upgrade/downgrade/rebuild) towards `target`, recorded whole in ONE status write: its id,
     direction, from and target versions, commit (and its subject) and the upgrade stanza of the version being
     left; progress reset, Reconciling=True. `previous` is the attempt before this one: if it did not finish it
-    is closed in status.history (Stalled, Reverted or Superseded)."""
+    is closed in status.history (Stalled, Reverted or Superseded). A write's failures counted before are dropped
+    (status.applyFailure): the new commit asks for new writes."""
     phase = DOWNGRADING if direction == "downgrade" else UPGRADING
     verb = {"downgrade": "downgrading", "rebuild": "rebuilding"}.get(direction, "upgrading")
     origin = f"at {target} (the pods do not run its template)" if direction == "rebuild" else \
@@ -50,7 +58,7 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
         "fromStanza": from_stanza, "appVersion": status.get("appVersion") or from_version, "startedAt": rfc3339(now),
         "pods": _clear_pods(status) or None,
         "currentRole": None, "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None,
-        "step": "started", "message": message,
+        APPLY_FAILURE_FIELD: None, "step": "started", "message": message,
         "conditions": cond.mark_reconciling(_conds(status), reason, message, generation=generation, now=now),
     }
 
@@ -78,7 +86,7 @@ def adopt(status: Status, *, app: str, version: str, commit: str | None, generat
         extra["history"] = [first]
     return {**extra, "observedGeneration": generation, "phase": IDLE, "direction": "adopt", "appVersion": version,
             "targetVersion": version, "fromVersion": None, "commit": commit, SUBJECT: subject or None, "attempt": None,
-            "fromStanza": None,
+            "fromStanza": None, "stalledReason": None, APPLY_FAILURE_FIELD: None,
             "step": None, "message": message,
             "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)}
 
@@ -124,3 +132,45 @@ def stall(status: Status, *, reason: str, message: str, generation: int, now: da
 
 def is_stalled(status: Status, reason: str, message: str) -> bool:
     return status.get("phase") == STALLED and status.get("stalledReason") == reason and status.get("message") == message
+
+
+def apply_stalled(status: Status) -> bool:
+    """Stalled because a KDApp / KDCluster write failed STALL_AFTER_FAILURES times in a row (not by a step)."""
+    return status.get("phase") == STALLED and status.get("stalledReason") in APPLY_STALL_REASONS
+
+
+def apply_failure(status: Status) -> Mapping[str, Any]:
+    """status.applyFailure ({} when none)."""
+    value = status.get(APPLY_FAILURE_FIELD)
+    return value if isinstance(value, Mapping) else {}
+
+
+def same_write(record: Mapping[str, Any], kind: str, namespace: str, name: str, digest: str) -> bool:
+    """True when ``record`` counts failures of this very write (same object, same manifest)."""
+    return (record.get("kind"), record.get("namespace"), record.get("name"), record.get("digest")) == (
+        kind, namespace, name, digest)
+
+
+def count_apply_failure(status: Status, record: dict[str, Any], *, generation: int, now: datetime) -> dict[str, Any]:
+    """One more failure of a write (``record``: kind, namespace, name, digest, failures, code, message): the
+    record, and when the rollout is Stalled by an earlier, other write (Git changed the object since), the stall
+    lifted. The phase before any apply stall is kept in the record, to go back to when the write succeeds."""
+    previous = apply_failure(status)
+    record = {**record, "phase": previous.get("phase") if apply_stalled(status) else status.get("phase")}
+    if apply_stalled(status) and record.get("failures") == 1:
+        return {**lift_apply_stall(status, f"{record['kind']} {record['namespace']}/{record['name']} changed in Git "
+                                           f"since the stall; retrying", generation=generation, now=now),
+                APPLY_FAILURE_FIELD: record}
+    return {APPLY_FAILURE_FIELD: record}
+
+
+def lift_apply_stall(status: Status, message: str, *, generation: int, now: datetime) -> dict[str, Any]:
+    """The write of an apply stall succeeded or Git no longer asks for it: the record dropped and, when Stalled
+    by it, the phase from before the stall with Reconciling=True (Ready comes when the cluster is steady)."""
+    if not apply_stalled(status):
+        return {APPLY_FAILURE_FIELD: None}
+    phase = apply_failure(status).get("phase")
+    return {APPLY_FAILURE_FIELD: None, "observedGeneration": generation,
+            "phase": phase if phase in (IDLE, UPGRADING, DOWNGRADING) else IDLE, "stalledReason": None,
+            "message": message,
+            "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now)}

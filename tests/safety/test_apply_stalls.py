@@ -1,0 +1,151 @@
+"""A KDApp or KDCluster write that keeps failing stalls the cluster's KDRollout, visibly, and recovers.
+
+Each test names the invariant it checks. They run the real controller against the embedded cluster (KubeDirector's
+admission webhook in strict mode, or the API server's fault injection) with a real Git repo and the real CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gitops_kd.cli import main
+from gitops_kd.constants import STALL_AFTER_FAILURES
+from tests.e2e.harness import E2E, KD, NS, git, wait_for
+from tests.e2e.test_kd_webhook import DENIED
+
+
+@pytest.fixture
+def strict(tmp_path: Path) -> Iterator[E2E]:
+    world = E2E(tmp_path, kd_app_edits="strict")
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+def status_of(e2e: E2E) -> dict[str, Any]:
+    return (e2e.rollout() or {}).get("status") or {}
+
+
+def condition(status: dict[str, Any], type_: str) -> dict[str, Any]:
+    return next((c for c in status.get("conditions") or () if c["type"] == type_), {})
+
+
+def events(e2e: E2E, reason: str, kind: str, name: str) -> list[dict[str, Any]]:
+    return [e for e in e2e.rest.list("v1", "events", NS)["items"] if e.get("reason") == reason
+            and e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name]
+
+
+def cli_status(e2e: E2E) -> Result:
+    return CliRunner().invoke(main, ["status", "--kubeconfig", str(e2e.cluster.kubeconfig)])
+
+
+def wait_stalled(e2e: E2E, reason: str, timeout: float = 120) -> dict[str, Any]:
+    def stalled() -> dict[str, Any] | None:
+        status = status_of(e2e)
+        return status if status.get("stalledReason") == reason else None
+    return wait_for(f"the KDRollout Stalled with {reason}", stalled, timeout)
+
+
+def wait_recovered(e2e: E2E, version: str, timeout: float = 120) -> dict[str, Any]:
+    def recovered() -> dict[str, Any] | None:
+        status = status_of(e2e)
+        ready = condition(status, "Ready").get("status") == "True"
+        fine = ready and status.get("phase") == "Idle" and not condition(status, "Stalled")
+        return status if fine and status.get("appVersion") == version and not status.get("applyFailure") else None
+    return wait_for(f"the KDRollout Idle and Ready at {version}, no apply failure recorded", recovered, timeout)
+
+
+def test_kdapp_write_kubedirector_keeps_refusing_stalls_with_its_message_and_a_revert_recovers(strict: E2E) -> None:
+    """Invariant: a KDApp write that KubeDirector's admission webhook refuses STALL_AFTER_FAILURES times in a row
+    stalls the cluster's KDRollout (Stalled=True, reason ApplyRefused, the webhook's denial) with a Warning event on
+    the KDCluster and on the KDApp, and `gitops-kd status` exits 1 naming it, instead of a retry every 30 s forever;
+    the count lives in the cluster (a restarted controller goes on from it, not from 1); the commit reverting the
+    change lifts the stall and the cluster is Ready again, no pod touched."""
+    strict.start_controller()
+    strict.wait_ready_at("1.0.0")
+    strict.wait_settled()
+    pods_before = sorted((p["metadata"]["name"], p["metadata"]["uid"]) for p in strict.pods())
+    upgrade = strict.commit({"apps/hello.yaml": strict.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
+
+    status = wait_stalled(strict, "ApplyRefused")
+    assert status["phase"] == "Stalled" and DENIED in status["message"], status
+    assert f"{STALL_AFTER_FAILURES} times in a row" in status["message"]
+    stalled = condition(status, "Stalled")
+    assert stalled["status"] == "True" and stalled["reason"] == "ApplyRefused" and DENIED in stalled["message"]
+    record = status["applyFailure"]
+    assert (record["kind"], record["name"], record["failures"], record["code"]) == (
+        "KubeDirectorApp", "hello", STALL_AFTER_FAILURES, 400), record
+    [warning] = wait_for("the UpgradeStalled Warning on the KDCluster",
+                         lambda: events(strict, "UpgradeStalled", "KubeDirectorCluster", "hello-dev"), 30)
+    assert warning["type"] == "Warning" and warning["message"].startswith("ApplyRefused: ")
+    assert DENIED in warning["message"]
+    refused = events(strict, "ApplyFailed", "KubeDirectorApp", "hello")
+    assert sum(e.get("count") or 1 for e in refused) >= STALL_AFTER_FAILURES
+    assert all(e["type"] == "Warning" and DENIED in e["message"] for e in refused)
+    shown = cli_status(strict)
+    assert shown.exit_code == 1, shown.output
+    assert "Stalled" in shown.output and "ApplyRefused" in shown.output, shown.output
+
+    strict.stop_controller()  # another process reads the count from the KDRollout
+    logged = len(strict.log)
+    strict.start_controller()
+    wait_for("the KDApp written (and refused) again after the restart",
+             lambda: "apply KubeDirectorApp default/hello at version 2.0.0" in strict.log[logged:], 60)
+    status = status_of(strict)
+    assert status["stalledReason"] == "ApplyRefused" and status["applyFailure"]["failures"] >= STALL_AFTER_FAILURES
+
+    git(strict.repo, "revert", "--no-edit", upgrade)
+    assert strict.controller is not None
+    strict.controller.trigger_poll()
+    status = wait_recovered(strict, "1.0.0")
+    assert condition(status, "Ready")["status"] == "True"
+    assert strict.rest.get(KD, "kubedirectorapps", NS, "hello")["spec"]["version"] == "1.0.0"
+    assert sorted((p["metadata"]["name"], p["metadata"]["uid"]) for p in strict.pods()) == pods_before
+    shown = cli_status(strict)
+    assert shown.exit_code == 0, shown.output
+
+
+def test_kdcluster_write_the_api_server_keeps_failing_stalls_then_the_write_succeeding_recovers(e2e: E2E) -> None:
+    """Invariant: a KDCluster write the API server answers with 500 STALL_AFTER_FAILURES times in a row stalls the
+    cluster's KDRollout (Stalled=True, reason ApplyFailed, the server's message) with Warning events on the KDCluster
+    and a non-zero `gitops-kd status`; once the server takes the write, the stall is lifted (StallLifted,
+    Reconciling) and the cluster is Ready again with the change from Git applied."""
+    e2e.start_controller()
+    e2e.wait_ready_at("1.0.0")
+    e2e.wait_settled()
+    e2e.cluster.faults.add("error", verb="update", resource="kubedirectorclusters", count=10_000,
+                           message="etcdserver: request timed out")
+    text = e2e.template("clusters/hello-dev.yaml").replace('gitops-kd.io/wave: "0"\n',
+                                                          'gitops-kd.io/wave: "0"\n    team: blue\n')
+    assert "team: blue" in text
+    e2e.commit({"clusters/hello-dev.yaml": text}, "hello-dev: team label")
+
+    status = wait_stalled(e2e, "ApplyFailed")
+    assert "(500): Internal error occurred: etcdserver: request timed out" in status["message"], status
+    stalled = condition(status, "Stalled")
+    assert stalled["status"] == "True" and stalled["reason"] == "ApplyFailed"
+    assert status["applyFailure"]["code"] == 500 and status["applyFailure"]["phase"] == "Idle"
+    failed = events(e2e, "ApplyFailed", "KubeDirectorCluster", "hello-dev")
+    assert failed and all(e["type"] == "Warning" for e in failed)
+    [warning] = wait_for("the UpgradeStalled Warning on the KDCluster",
+                         lambda: events(e2e, "UpgradeStalled", "KubeDirectorCluster", "hello-dev"), 30)
+    assert warning["type"] == "Warning" and warning["message"].startswith("ApplyFailed: ")
+    shown = cli_status(e2e)
+    assert shown.exit_code == 1, shown.output
+    assert "ApplyFailed" in shown.output, shown.output
+
+    e2e.cluster.faults.clear()
+    [lifted] = wait_for("the StallLifted event", lambda: events(e2e, "StallLifted", "KubeDirectorCluster",
+                                                                "hello-dev"), 90)
+    assert lifted["type"] == "Normal" and f"succeeded after {STALL_AFTER_FAILURES}" in lifted["message"]
+    wait_recovered(e2e, "1.0.0")
+    live = e2e.rest.get(KD, "kubedirectorclusters", NS, "hello-dev")
+    assert live["metadata"]["labels"]["team"] == "blue"
+    shown = cli_status(e2e)
+    assert shown.exit_code == 0, shown.output

@@ -89,10 +89,12 @@ def _say(kind: str, code: int, message: str) -> str:
 
 
 def _counted(ctx: ExecContext, kind: str, namespace: str, name: str, description: str, manifest: Any,
-             rollouts: tuple[tuple[str, str], ...], call: Callable[[], Outcome]) -> Outcome:
-    """``call()``, its failures in a row counted in the KDRollouts of ``rollouts`` (apply_failures.py): a 4xx (but 404
-    and 409, races the runtime retries at once), a 5xx or a timeout is a Warning Event and a failed Outcome retried
-    with backoff; the STALL_AFTER_FAILURES-th in a row stalls those rollouts. A success lifts the count."""
+             rollouts: tuple[tuple[str, str], ...], counted: tuple[tuple[str, str], ...],
+             call: Callable[[], Outcome]) -> Outcome:
+    """``call()``, its failures in a row counted in the KDRollouts of ``rollouts`` (apply_failures.py): a 4xx (but
+    404 and 409, races the runtime retries at once), a 5xx or a timeout is a Warning Event and a failed Outcome
+    retried with backoff; the STALL_AFTER_FAILURES-th in a row stalls those rollouts. A success drops the count
+    from those of ``counted`` (the ones the planner saw counting: no read of the others)."""
     digest = spec_digest(manifest)
     write = failures.Write(kind, namespace, name, digest, description)
     error: Exception
@@ -105,29 +107,30 @@ def _counted(ctx: ExecContext, kind: str, namespace: str, name: str, description
     except urllib3.exceptions.TimeoutError as exc:
         code, message, error = 0, f"no answer within the client's timeout ({exc})", exc
     else:
-        expect = failures.succeeded(ctx, write, rollouts)
+        expect = failures.succeeded(ctx, write, counted)
         return replace(outcome, expect=outcome.expect + expect) if expect else outcome
     said = _say(kind, code, message)
     ctx.events.record_ref(KD_API, kind, namespace, name, ev.APPLY_FAILED, said, type_=ev.WARNING)
     log.error("%s: %s", description, said)
-    counted, expect = failures.failed(ctx, write, rollouts, code, message, said)
+    in_row, expect = failures.failed(ctx, write, rollouts, code, message, said)
     short = f"{'refused by' if 400 <= code < 500 else 'failed at'} the API server ({code or 'timeout'}): {message}"
-    if not counted:  # no KDRollout keeps the count (a KDCluster being created, a KDApp no cluster uses yet)
+    if not in_row:  # no KDRollout keeps the count (a KDCluster being created, a KDApp no cluster uses yet)
         if code not in REFUSED:
             raise error
         return Outcome(description, False, short, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
-    return Outcome(description, False, f"{short} ({counted}/{STALL_AFTER_FAILURES} in a row)", failed=True,
-                   requeue_after=retry_after(counted), expect=expect)
+    return Outcome(description, False, f"{short} ({in_row}/{STALL_AFTER_FAILURES} in a row)", failed=True,
+                   requeue_after=retry_after(in_row), expect=expect)
 
 
 def apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
     return _counted(ctx, KDAPP_KIND, action.namespace, action.name, action.describe(), action.body,
-                    action.users, lambda: _apply_app(ctx, action))
+                    action.users, action.counted, lambda: _apply_app(ctx, action))
 
 
 def apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
+    cluster = ((action.namespace, action.name),)
     return _counted(ctx, KDCLUSTER_KIND, action.namespace, action.name, action.describe(), action.body,
-                    ((action.namespace, action.name),), lambda: _apply_cluster(ctx, action))
+                    cluster, cluster if action.counted else (), lambda: _apply_cluster(ctx, action))
 
 
 def prune(ctx: ExecContext, action: Prune) -> Outcome:

@@ -45,13 +45,15 @@ class _ClusterScoped:
 @dataclass(frozen=True)
 class ApplyApp:
     """Create or update the live KDApp with ``manifest`` (KDApp.cluster_manifest()). ``users``: the clusters
-    using it, whose KDRollouts count its failures in a row (and stall when they repeat)."""
+    using it, whose KDRollouts count its failures in a row (and stall when they repeat); ``counted``: those whose
+    KDRollout counts failures of it already (status.applyFailure, dropped when the write succeeds)."""
 
     namespace: str
     name: str
     manifest: Mapping[str, Any] = field(compare=True, repr=False)
     version: str = ""
     users: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    counted: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "manifest", freeze(self.manifest))
@@ -71,12 +73,14 @@ class ApplyApp:
 
 @dataclass(frozen=True)
 class ApplyCluster:
-    """Create the KDCluster from ``manifest``, or update the live one's spec to it."""
+    """Create the KDCluster from ``manifest``, or update the live one's spec to it. ``counted``: its KDRollout
+    counts failures of this write already (status.applyFailure, dropped when the write succeeds)."""
 
     namespace: str
     name: str
     manifest: Mapping[str, Any] = field(compare=True, repr=False)
     create: bool = False
+    counted: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "manifest", freeze(self.manifest))

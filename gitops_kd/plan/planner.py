@@ -88,7 +88,8 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             continue
         if not cdiff.exists or cdiff.needs_apply:
             clusters.append(ApplyCluster(key[0], key[1], frozen_cluster_manifest(desired.clusters[key], key),
-                                         create=not cdiff.exists))
+                                         create=not cdiff.exists,
+                                         counted=_counts(observed.clusters.get(key), (KDCLUSTER_KIND, *key))))
         if cdiff.app is None:
             continue
         wave = desired.clusters[key].wave
@@ -143,7 +144,8 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             found = [NoteStep(key[0], key[1], None)] + found  # the wave let it go: clear the note
         steps += found
     apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version,
-                     tuple(users.get(k, ())))
+                     tuple(users.get(k, ())),
+                     tuple(u for u in users.get(k, ()) if _counts(observed.clusters.get(u), (KDAPP_KIND, *k))))
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
     actions = rollouts + apps + clusters + failures + steps + list(pruned.actions)
     return Plan(waits_last(hold_suspended(actions, observed) if suspend else actions), kept=pruned.kept)
@@ -181,6 +183,11 @@ def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition,
     return EnsureRollout(live.namespace, live.name, app_name, t.target_version, t.from_version, desired.commit,
                          t.direction, live.uid, left, desired.subject,
                          t.direction == ADOPT and annotation(live.raw, APPLIED_ANNOTATION) is not None)
+
+
+def _counts(live: ObservedCluster | None, what: tuple[str, str, str]) -> bool:
+    """True when the cluster's KDRollout counts failures of the write of ``what`` (kind, namespace, name)."""
+    return live is not None and live.rollout is not None and live.rollout.apply_failure_of == what
 
 
 def _lift_apply_stall(live: ObservedCluster, cdiff: ClusterDiff, app: AppDiff | None) -> LiftStall | None:

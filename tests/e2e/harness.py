@@ -172,16 +172,17 @@ class E2E:
 
     # -- controller ----------------------------------------------------------------------------------
     def start_controller(self, *, listen: tuple[str, int] | None = None, ui: Any = None,
-                         record: bool = False, poll_interval: float = 0.5) -> Controller:
+                         record: bool = False, poll_interval: float = 0.5, metrics: Any = None) -> Controller:
         """An in-process Controller; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, with
         `ui` (a gitops_kd.server.ui.UiSettings) the web UI under /ui on them, and with `record` its instance
-        record (the GitOpsKDSource <ns>/gitops-kd, as `run` keeps) and its `gitops-kd sync` requests."""
+        record (the GitOpsKDSource <ns>/gitops-kd, as `run` keeps) and its `gitops-kd sync` requests; `metrics` (a
+        gitops_kd.server.metrics.ControllerMetrics) is updated as `run` serves it on /metrics."""
         source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache", default_namespace=self.ns)
         instance = InstanceRecord(self.backend.api_client(), namespace=self.ns, name="gitops-kd", url=source.url,
                                   branch="main") if record else None
         self.controller = Controller(source, self.backend.api_client(), namespace=self.ns, poll_interval=poll_interval,
                                      on_action=lambda a, o: self.log.append(a.describe()), listen=listen, ui=ui,
-                                     record=instance)
+                                     record=instance, metrics=metrics)
         self.controller.start()
         if instance is not None:
             self.requests = SyncRequests(self.backend.api_client(), instance, self.controller, interval=0.2).start()

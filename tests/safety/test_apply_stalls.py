@@ -6,26 +6,17 @@ admission webhook in strict mode, or the API server's fault injection) with a re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import CliRunner, Result
 
 from gitops_kd.cli import main
-from gitops_kd.constants import STALL_AFTER_FAILURES
+from gitops_kd.constants import ROLLOUT_PHASES, STALL_AFTER_FAILURES
+from gitops_kd.server.metrics import ControllerMetrics
 from tests.e2e.harness import E2E, KD, NS, git, wait_for
-from tests.e2e.test_kd_webhook import DENIED
+from tests.e2e.test_kd_webhook import DENIED, strict
 
-
-@pytest.fixture
-def strict(tmp_path: Path) -> Iterator[E2E]:
-    world = E2E(tmp_path, kd_app_edits="strict")
-    try:
-        yield world
-    finally:
-        world.close()
+__all__ = ["strict"]  # the fixture: a world whose KubeDirector refuses KDApp edits as stock KubeDirector does
 
 
 def status_of(e2e: E2E) -> dict[str, Any]:
@@ -43,6 +34,18 @@ def events(e2e: E2E, reason: str, kind: str, name: str) -> list[dict[str, Any]]:
 
 def cli_status(e2e: E2E) -> Result:
     return CliRunner().invoke(main, ["status", "--kubeconfig", str(e2e.cluster.kubeconfig)])
+
+
+def phase_metric(metrics: ControllerMetrics) -> dict[str, float | None]:
+    """gitops_kd_rollout_phase of hello-dev, per phase."""
+    return {p: metrics.registry.get_sample_value("gitops_kd_rollout_phase",
+                                                 {"namespace": NS, "cluster": "hello-dev", "phase": p})
+            for p in ROLLOUT_PHASES}
+
+
+def wait_phase_metric(metrics: ControllerMetrics, phase: str) -> None:
+    wait_for(f"gitops_kd_rollout_phase of hello-dev 1 for {phase} only",
+             lambda: phase_metric(metrics) == {p: float(p == phase) for p in ROLLOUT_PHASES} or None, 60)
 
 
 def wait_stalled(e2e: E2E, reason: str, timeout: float = 120) -> dict[str, Any]:
@@ -115,8 +118,10 @@ def test_kdcluster_write_the_api_server_keeps_failing_stalls_then_the_write_succ
     """Invariant: a KDCluster write the API server answers with 500 STALL_AFTER_FAILURES times in a row stalls the
     cluster's KDRollout (Stalled=True, reason ApplyFailed, the server's message) with Warning events on the KDCluster
     and a non-zero `gitops-kd status`; once the server takes the write, the stall is lifted (StallLifted,
-    Reconciling) and the cluster is Ready again with the change from Git applied."""
-    e2e.start_controller()
+    Reconciling) and the cluster is Ready again with the change from Git applied. The phase metric says Stalled,
+    then Idle."""
+    metrics = ControllerMetrics()
+    e2e.start_controller(metrics=metrics)
     e2e.wait_ready_at("1.0.0")
     e2e.wait_settled()
     e2e.cluster.faults.add("error", verb="update", resource="kubedirectorclusters", count=10_000,
@@ -139,13 +144,43 @@ def test_kdcluster_write_the_api_server_keeps_failing_stalls_then_the_write_succ
     shown = cli_status(e2e)
     assert shown.exit_code == 1, shown.output
     assert "ApplyFailed" in shown.output, shown.output
+    wait_phase_metric(metrics, "Stalled")
 
     e2e.cluster.faults.clear()
     [lifted] = wait_for("the StallLifted event", lambda: events(e2e, "StallLifted", "KubeDirectorCluster",
                                                                 "hello-dev"), 90)
     assert lifted["type"] == "Normal" and f"succeeded after {STALL_AFTER_FAILURES}" in lifted["message"]
     wait_recovered(e2e, "1.0.0")
+    wait_phase_metric(metrics, "Idle")
     live = e2e.rest.get(KD, "kubedirectorclusters", NS, "hello-dev")
     assert live["metadata"]["labels"]["team"] == "blue"
+    shown = cli_status(e2e)
+    assert shown.exit_code == 0, shown.output
+
+
+def test_kdcluster_write_stalled_by_500s_is_lifted_by_a_revert_without_any_write(e2e: E2E) -> None:
+    """Invariant: an apply stall ends when Git no longer asks for the failing write: after a `git revert` of the
+    KDCluster change the stall is lifted (StallLifted, Reconciling, then Ready) although the API server still fails
+    every KDCluster update, and `gitops-kd status` exits 0 again."""
+    e2e.start_controller()
+    e2e.wait_ready_at("1.0.0")
+    e2e.wait_settled()
+    e2e.cluster.faults.add("error", verb="update", resource="kubedirectorclusters", count=10_000,
+                           message="etcdserver: request timed out")
+    text = e2e.template("clusters/hello-dev.yaml").replace('gitops-kd.io/wave: "0"\n',
+                                                          'gitops-kd.io/wave: "0"\n    team: blue\n')
+    change = e2e.commit({"clusters/hello-dev.yaml": text}, "hello-dev: team label")
+    wait_stalled(e2e, "ApplyFailed")
+    assert cli_status(e2e).exit_code == 1
+
+    git(e2e.repo, "revert", "--no-edit", change)
+    assert e2e.controller is not None
+    e2e.controller.trigger_poll()
+    [lifted] = wait_for("the StallLifted event", lambda: events(e2e, "StallLifted", "KubeDirectorCluster",
+                                                                "hello-dev"), 60)
+    assert "Git no longer asks for the write of KubeDirectorCluster default/hello-dev" in lifted["message"]
+    wait_recovered(e2e, "1.0.0")
+    assert e2e.cluster.faults.rules(), "the API server still fails KDCluster updates"
+    assert "team" not in (e2e.rest.get(KD, "kubedirectorclusters", NS, "hello-dev")["metadata"].get("labels") or {})
     shown = cli_status(e2e)
     assert shown.exit_code == 0, shown.output

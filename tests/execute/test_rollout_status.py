@@ -53,3 +53,29 @@ def test_event_body() -> None:
     assert body["firstTimestamp"] == "2026-01-02T03:04:05Z" and body["type"] == "Normal"
     with pytest.raises(ValueError, match="Normal or Warning"):
         events.event_body(ref, "R", "m", type_="Error", now=T0)
+
+
+def test_apply_stall_is_lifted_back_to_the_phase_before_it_with_reconciling() -> None:
+    record = {"kind": "KubeDirectorCluster", "namespace": "default", "name": "c", "digest": "d1", "failures": 5}
+    stalled = {**rollout.stall({"phase": "Upgrading"}, reason="ApplyFailed", message="no", generation=1, now=T0),
+               "applyFailure": {**record, "phase": "Upgrading"}}
+    assert rollout.apply_stalled(stalled)
+    lifted = rollout.lift_apply_stall(stalled, "went through", generation=1, now=T0)
+    assert (lifted["phase"], lifted["stalledReason"], lifted["applyFailure"]) == ("Upgrading", None, None)
+    assert {c["type"]: c["status"] for c in lifted["conditions"]} == {"Ready": "False", "Reconciling": "True"}
+    assert rollout.lift_apply_stall({"phase": "Idle", "applyFailure": record}, "x", generation=1, now=T0) == {
+        "applyFailure": None}
+
+
+def test_a_changed_write_counts_from_one_and_lifts_the_stall_of_the_old_one() -> None:
+    old = {"kind": "KubeDirectorCluster", "namespace": "default", "name": "c", "digest": "d1", "failures": 5,
+           "phase": "Idle"}
+    stalled = {**rollout.stall({"phase": "Idle"}, reason="ApplyRefused", message="no", generation=1, now=T0),
+               "applyFailure": old}
+    new = {**old, "digest": "d2", "failures": 1}
+    assert not rollout.same_write(old, "KubeDirectorCluster", "default", "c", "d2")
+    patch = rollout.count_apply_failure(stalled, new, generation=2, now=T0)
+    assert patch["phase"] == "Idle" and patch["stalledReason"] is None
+    assert patch["applyFailure"] == {**new, "phase": "Idle"}
+    counting = rollout.count_apply_failure({"phase": "Upgrading"}, new, generation=2, now=T0)
+    assert counting == {"applyFailure": {**new, "phase": "Upgrading"}}

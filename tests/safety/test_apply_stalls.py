@@ -64,6 +64,20 @@ def wait_recovered(e2e: E2E, version: str, timeout: float = 120) -> dict[str, An
     return wait_for(f"the KDRollout Idle and Ready at {version}, no apply failure recorded", recovered, timeout)
 
 
+def label_while_updates_fail(e2e: E2E, metrics: ControllerMetrics | None = None) -> str:
+    """hello-dev Ready at 1.0.0, then every KDCluster update answered with 500, then a commit adding a label to
+    hello-dev (a KDCluster write). Returns the commit."""
+    e2e.start_controller(metrics=metrics)
+    e2e.wait_ready_at("1.0.0")
+    e2e.wait_settled()
+    e2e.cluster.faults.add("error", verb="update", resource="kubedirectorclusters", count=10_000,
+                           message="etcdserver: request timed out")
+    text = e2e.template("clusters/hello-dev.yaml").replace('gitops-kd.io/wave: "0"\n',
+                                                          'gitops-kd.io/wave: "0"\n    team: blue\n')
+    assert "team: blue" in text
+    return e2e.commit({"clusters/hello-dev.yaml": text}, "hello-dev: team label")
+
+
 def test_kdapp_write_kubedirector_keeps_refusing_stalls_with_its_message_and_a_revert_recovers(strict: E2E) -> None:
     """Invariant: a KDApp write that KubeDirector's admission webhook refuses STALL_AFTER_FAILURES times in a row
     stalls the cluster's KDRollout (Stalled=True, reason ApplyRefused, the webhook's denial) with a Warning event on
@@ -121,15 +135,7 @@ def test_kdcluster_write_the_api_server_keeps_failing_stalls_then_the_write_succ
     Reconciling) and the cluster is Ready again with the change from Git applied. The phase metric says Stalled,
     then Idle."""
     metrics = ControllerMetrics()
-    e2e.start_controller(metrics=metrics)
-    e2e.wait_ready_at("1.0.0")
-    e2e.wait_settled()
-    e2e.cluster.faults.add("error", verb="update", resource="kubedirectorclusters", count=10_000,
-                           message="etcdserver: request timed out")
-    text = e2e.template("clusters/hello-dev.yaml").replace('gitops-kd.io/wave: "0"\n',
-                                                          'gitops-kd.io/wave: "0"\n    team: blue\n')
-    assert "team: blue" in text
-    e2e.commit({"clusters/hello-dev.yaml": text}, "hello-dev: team label")
+    label_while_updates_fail(e2e, metrics)
 
     status = wait_stalled(e2e, "ApplyFailed")
     assert "(500): Internal error occurred: etcdserver: request timed out" in status["message"], status
@@ -162,14 +168,7 @@ def test_kdcluster_write_stalled_by_500s_is_lifted_by_a_revert_without_any_write
     """Invariant: an apply stall ends when Git no longer asks for the failing write: after a `git revert` of the
     KDCluster change the stall is lifted (StallLifted, Reconciling, then Ready) although the API server still fails
     every KDCluster update, and `gitops-kd status` exits 0 again."""
-    e2e.start_controller()
-    e2e.wait_ready_at("1.0.0")
-    e2e.wait_settled()
-    e2e.cluster.faults.add("error", verb="update", resource="kubedirectorclusters", count=10_000,
-                           message="etcdserver: request timed out")
-    text = e2e.template("clusters/hello-dev.yaml").replace('gitops-kd.io/wave: "0"\n',
-                                                          'gitops-kd.io/wave: "0"\n    team: blue\n')
-    change = e2e.commit({"clusters/hello-dev.yaml": text}, "hello-dev: team label")
+    change = label_while_updates_fail(e2e)
     wait_stalled(e2e, "ApplyFailed")
     assert cli_status(e2e).exit_code == 1
 

@@ -84,7 +84,7 @@ def _refusable(ctx: ExecContext, kind: str, namespace: str, name: str, descripti
 def _say(kind: str, code: int, message: str) -> str:
     """What the Warning Event (and the stall) says of a write the server refused (4xx) or failed (5xx, timeout)."""
     hint = f" ({WEBHOOK_HINT})" if kind == KDAPP_KIND and "admission webhook" in message else ""
-    verb = "refused" if 400 <= code < 500 else "failed"
+    verb = "refused" if failures.refused(code) else "failed"
     return f"the API server {verb} the change ({code or 'timeout'}): {message}{hint}"
 
 
@@ -113,7 +113,7 @@ def _counted(ctx: ExecContext, kind: str, namespace: str, name: str, description
     ctx.events.record_ref(KD_API, kind, namespace, name, ev.APPLY_FAILED, said, type_=ev.WARNING)
     log.error("%s: %s", description, said)
     in_row, expect = failures.failed(ctx, write, rollouts, code, message, said)
-    short = f"{'refused by' if 400 <= code < 500 else 'failed at'} the API server ({code or 'timeout'}): {message}"
+    short = f"{'refused by' if failures.refused(code) else 'failed at'} the API server ({code or 'timeout'}): {message}"
     if not in_row:  # no KDRollout keeps the count (a KDCluster being created, a KDApp no cluster uses yet)
         if code not in REFUSED:
             raise error

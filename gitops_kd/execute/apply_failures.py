@@ -21,6 +21,12 @@ from gitops_kd.status import rollout as rs
 
 log = logging.getLogger(__name__)
 MESSAGE_LIMIT = 1000  # characters of the server's message kept in the record
+TOO_MANY_REQUESTS = 429
+
+
+def refused(code: int) -> bool:
+    """A 4xx but 429: the server said no (ApplyRefused); a 429, a 5xx or no answer (0) is a failure (ApplyFailed)."""
+    return 400 <= code < 500 and code != TOO_MANY_REQUESTS
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,7 @@ def failed(ctx: ExecContext, write: Write, rollouts: tuple[tuple[str, str], ...]
         if count >= STALL_AFTER_FAILURES and rs.apply_stalled(status) and same:
             continue  # stalled by this very write already: the status says it all
         if count >= STALL_AFTER_FAILURES and not status.get("phase") == rs.STALLED:
-            reason = STALL_APPLY_REFUSED if 400 <= code < 500 else STALL_APPLY_FAILED
+            reason = STALL_APPLY_REFUSED if refused(code) else STALL_APPLY_FAILED
             text = f"{write.description} failed {count} times in a row; last: {said}"
             written = stall_rollout(ctx, namespace, cluster, obj, reason, text,
                                     {APPLY_FAILURE_FIELD: {**record, "phase": status.get("phase")}}, failed_reason=None)

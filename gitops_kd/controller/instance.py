@@ -13,7 +13,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.execute.events import EventRecorder
-from gitops_kd.kube.rest import RestClient
+from gitops_kd.execute.fence import Fence, FencedRest, NotLeading
 from gitops_kd.status.events import NORMAL
 from gitops_kd.status.source import API_VERSION, KIND, PLURAL, SourceRecord, source_status
 
@@ -32,14 +32,18 @@ class InstanceRecord:
 
     load() reads it (creating it empty on first use). update(**changes) is one transition: the record
     changes and, if it did, exactly one write of the status with the last seen resourceVersion as
-    precondition (a 409 re-reads the object and writes the same record on top of it). A failed write is
-    logged and retried at the next update or flush(). Thread-safe.
+    precondition (a 409 re-reads the object and, while this replica still leads, writes the same record on top
+    of it). A failed write is logged and retried at the next update or flush(). Thread-safe.
+
+    Fenced like the executor (execute/fence.py): every write, the record's Events included, first checks
+    ``fence()`` (set_fence; leader election: a Lease renewed within the renew deadline). A deposed or thawed
+    replica writes nothing: after a 409 it re-reads and stops, never putting its view on top.
     """
 
     def __init__(self, api_client: ApiClient, *, namespace: str, name: str, url: str, branch: str,
                  now: Callable[[], datetime] = _utcnow) -> None:
         self.namespace, self.name = namespace, name
-        self._rest = RestClient(api_client)
+        self._rest = FencedRest(api_client)
         self._now = now
         self.events = EventRecorder(self._rest, now)
         self._lock = threading.RLock()
@@ -48,6 +52,10 @@ class InstanceRecord:
         self._url, self._branch = url, branch
         self.writes = 0
         self.recorded: SourceRecord | None = None  # what load() found (None: the object was new)
+
+    def set_fence(self, fence: Fence) -> None:
+        """Check ``fence()`` right before each write (execute.fence.NotLeading is logged, nothing written)."""
+        self._rest.fence = fence
 
     @property
     def record(self) -> SourceRecord:
@@ -124,12 +132,12 @@ class InstanceRecord:
                                                   subresource="status")
                 self.writes += 1
                 return
+            except NotLeading as exc:
+                log.warning("%s", exc)
+                return
             except ApiException as exc:
-                if exc.status == 409:  # someone wrote since our read: take its resourceVersion, write ours on top
-                    try:
-                        self._object = self._rest.get(API_VERSION, PLURAL, self.namespace, self.name)
-                    except ApiException as again:
-                        log.warning("%s: cannot re-read after a conflict: %s", self.describe, again)
+                if exc.status == 409:  # someone wrote since our read: the leader writes on top, a deposed one stops
+                    if not self._reread_after_conflict():
                         return
                     continue
                 log.warning("%s: status write failed (%s); retried at the next change", self.describe, exc.reason)
@@ -139,3 +147,17 @@ class InstanceRecord:
                 return
         log.warning("%s: status write conflicted %d times; retried at the next change", self.describe,
                     CONFLICT_RETRIES)
+
+    def _reread_after_conflict(self) -> bool:
+        """After a 409: re-read the object; True if this replica still leads and may write its record on top.
+        A deposed replica writes nothing (its record stays pending: written only if it leads again)."""
+        try:
+            self._object = self._rest.get(API_VERSION, PLURAL, self.namespace, self.name)
+        except ApiException as exc:
+            log.warning("%s: cannot re-read after a conflict: %s", self.describe, exc)
+            return False
+        if self._rest.fence():
+            return True
+        log.warning("%s was written by another replica and this one no longer holds a fresh Lease: not writing "
+                    "its record on top", self.describe)
+        return False

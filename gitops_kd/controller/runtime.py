@@ -197,8 +197,11 @@ class Controller:
 
     # -- surface for the HTTP endpoints and tests --------------------------------------------------
     def set_fence(self, fence: Callable[[], bool]) -> None:
-        """Only act while ``fence()`` is True: checked right before each write and exec (leader election)."""
+        """Only act while ``fence()`` is True: checked right before each write and exec of the executor and of
+        the instance record (leader election)."""
         self.executor.set_fence(fence)
+        if self.record is not None:
+            self.record.set_fence(fence)
 
     def trigger_poll(self) -> None:
         """Poll Git now (push webhook)."""

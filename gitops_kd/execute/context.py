@@ -54,10 +54,20 @@ class ExecContext:
         """Merge-patch the KDRollout's status subresource, on condition that the object is still at
         resourceVersion ``rv`` (the one the caller read): a write based on a stale read, such as a deposed
         leader's, fails with 409 Conflict instead of overwriting newer progress."""
-        body: dict[str, Any] = {"status": patch}
-        if rv:
-            body["metadata"] = {"resourceVersion": rv}
-        return self.rest.patch(ROLLOUT_API, ROLLOUTS, namespace, name, body, subresource="status")
+        return self.rest.patch(ROLLOUT_API, ROLLOUTS, namespace, name, _guarded("status", patch, rv),
+                               subresource="status")
+
+    def patch_rollout_spec(self, namespace: str, name: str, spec: dict[str, Any], *, rv: str | None) -> dict[str, Any]:
+        """Merge-patch the KDRollout's spec, on the same resourceVersion condition as patch_rollout_status."""
+        return self.rest.patch(ROLLOUT_API, ROLLOUTS, namespace, name, _guarded("spec", spec, rv))
+
+
+def _guarded(part: str, patch: dict[str, Any], rv: str | None) -> dict[str, Any]:
+    """A merge patch of ``part`` conditional on resourceVersion ``rv`` (None: unconditional)."""
+    body: dict[str, Any] = {part: patch}
+    if rv:
+        body["metadata"] = {"resourceVersion": rv}
+    return body
 
 
 def rv(obj: dict[str, Any]) -> str | None:

@@ -71,9 +71,10 @@ def new_attempt_id() -> str:
 
 
 def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
-    """The spec (what Git asks: app, targetVersion, commit), then the attempt in ONE status write guarded by
-    the resourceVersion just read: a failure between the two leaves the previous attempt in force (the
-    planner reads the attempt from the status only), never a half-started one.
+    """The spec (what Git asks: app, targetVersion, commit), then the attempt in ONE status write, each guarded
+    by the resourceVersion just read (a deposed leader's write fails with 409; the next reconcile re-reads and
+    re-plans): a failure between the two leaves the previous attempt in force (the planner reads the attempt
+    from the status only), never a half-started one.
 
     A new commit with the same target and direction as a Stalled attempt resumes it, keeping its progress.
     """
@@ -83,7 +84,7 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
         obj = _create(ctx, a)
         changed = True
     elif (obj.get("spec") or {}) != {**(obj.get("spec") or {}), **_spec(a)}:
-        obj = ctx.rest.patch(ROLLOUT_API, ROLLOUTS, a.namespace, a.cluster, {"spec": _spec(a)})
+        obj = ctx.patch_rollout_spec(a.namespace, a.cluster, _spec(a), rv=rv(obj))
         changed = True
     status, gen = obj.get("status") or {}, generation(obj)
     if a.direction == ADOPT:

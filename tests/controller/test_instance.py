@@ -88,3 +88,59 @@ def test_writes_carry_the_resource_version_precondition(cluster: EmbeddedCluster
     assert mine.update(attempted="b" * 40)
     final = rest.get(API_VERSION, PLURAL, "default", "two")["status"]
     assert (final["lastAppliedRevision"], final["lastAttemptedRevision"], final["refusal"]) == (SHA, "b" * 40, "")
+
+
+def _status_writes(cluster: EmbeddedCluster, name: str) -> int:
+    """Status writes of the GitOpsKDSource ``name`` the API server received (from any client)."""
+    return sum(1 for e in cluster.access_log.entries() if e.resource == PLURAL and e.name == name
+               and e.subresource == "status" and e.verb in ("update", "patch"))
+
+
+class LeaseLostInFlight:
+    """A fence that lets ``allowed`` writes pass its check, then is down (the Lease lost while they were sent)."""
+
+    def __init__(self, allowed: int) -> None:
+        self.allowed = allowed
+
+    def __call__(self) -> bool:
+        self.allowed -= 1
+        return self.allowed >= 0
+
+
+def test_a_replica_whose_fence_is_down_writes_no_record(cluster: EmbeddedCluster) -> None:
+    """Invariant: the instance record is fenced like the executor: with the fence down (a deposed or frozen
+    leader) no status write and no Event reach the API server; the record stays pending, written once it leads."""
+    mine = record(cluster, "three")
+    mine.load()
+    leading = [False]
+    mine.set_fence(lambda: leading[0])
+    before, events = _status_writes(cluster, "three"), len(cluster.access_log.entries())
+    assert mine.update(applied=SHA)
+    mine.event("Probe", "not sent")
+    assert _status_writes(cluster, "three") == before
+    assert not [e for e in cluster.access_log.entries()[events:] if e.verb != "get"]
+    rest = RestClient(cluster.api_client())
+    assert not rest.get(API_VERSION, PLURAL, "default", "three")["status"]["lastAppliedRevision"]
+    leading[0] = True
+    mine.flush()
+    assert rest.get(API_VERSION, PLURAL, "default", "three")["status"]["lastAppliedRevision"] == SHA
+
+
+def test_after_a_conflict_a_deposed_replica_rereads_and_does_not_write_on_top(cluster: EmbeddedCluster) -> None:
+    """Invariant: a replica that lost the Lease while its status write was on its way gets 409 (the new leader
+    wrote since its read), re-reads and stops: the new leader's lastAppliedRevision and forcePushBaseline stay;
+    the API server received exactly that one write from it."""
+    rest = RestClient(cluster.api_client())
+    old = record(cluster, "four")
+    old.load()
+    old.update(applied=SHA, baseline=SHA)
+    new_leader = record(cluster, "four")
+    new_leader.load()
+    assert new_leader.update(applied="c" * 40, baseline="c" * 40)
+    old.set_fence(LeaseLostInFlight(1))
+    before = _status_writes(cluster, "four")
+    assert old.update(attempted="d" * 40, refusal="stale view")  # sent on a stale resourceVersion: 409
+    assert _status_writes(cluster, "four") == before + 1
+    status = rest.get(API_VERSION, PLURAL, "default", "four")["status"]
+    assert (status["lastAppliedRevision"], status["forcePushBaseline"]) == ("c" * 40, "c" * 40)
+    assert status.get("lastAttemptedRevision") != "d" * 40

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gitops_kd.constants import LEASE_DURATION, LEASE_RETRY_PERIOD  # noqa: F401 - LEASE_DURATION: test_fencing's
+from gitops_kd.constants import LEASE_RETRY_PERIOD
 from tests.deploy.runner import RunProcess, token_kubeconfig
 from tests.e2e.harness import E2E, NS, hello_app
 
@@ -51,11 +51,17 @@ def events(world: E2E, reason: str) -> list[dict[str, Any]]:
             if e["involvedObject"].get("name") == "hello-dev" and e.get("reason") == reason]
 
 
+def token_of(name: str) -> str:
+    """The bearer token replica ``name`` of start_replicas presents: the API server's access log user for it."""
+    return f"gitops-kd-sa-{name}"  # tokens are not checked: a token is how the embedded server tells clients apart
+
+
 def start_replicas(world: E2E, tmp_path: Path, procs: list[RunProcess], *extra: str) -> None:
-    """Two `gitops-kd run --leader-elect` replicas (appended to ``procs``) on ``world``, as its ServiceAccount."""
+    """Two `gitops-kd run --leader-elect` replicas (appended to ``procs``) on ``world``, as its ServiceAccount,
+    each with its own token (token_of) so the API server's access log tells their requests apart."""
     world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
                                                  "metadata": {"name": SYSTEM_NS}})
-    kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", "gitops-kd-sa")
     for name in ("replica-a", "replica-b"):
+        kubeconfig = token_kubeconfig(world.cluster, tmp_path / f"{name}.kubeconfig", token_of(name))
         procs.append(RunProcess(name, tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
                                 "--leader-elect", *extra, env={"POD_NAMESPACE": SYSTEM_NS}))

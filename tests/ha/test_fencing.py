@@ -25,8 +25,8 @@ LEASE_FLAGS = ("--lease-duration", str(LEASE[0]), "--lease-renew-deadline", str(
                "--lease-retry-period", str(LEASE[2]))  # the fence is the same code at the default durations
 TAKEOVER_TIMEOUT = 90.0
 WRITE_OR_EXEC = FaultRule("error", WRITE)  # the embedded server's one definition of "a write or an exec"
-RECORD = "gitops-kd"
-IN_FLIGHT_HANG = 2.0  # seconds the frozen leader's last write or exec hangs: it ends while the leader is frozen  # the GitOpsKDSource is named after the Lease
+RECORD = "gitops-kd"  # the GitOpsKDSource is named after the Lease
+IN_FLIGHT_HANG = 2.0  # seconds the frozen leader's last write or exec hangs: it ends while the leader is frozen
 
 
 def writes_of(world: E2E, proc: RunProcess) -> list[AccessEntry]:

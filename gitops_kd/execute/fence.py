@@ -1,4 +1,4 @@
-"""Fencing: every write and exec of the executor first checks that this replica still holds a fresh Lease."""
+"""Fencing: each write and exec (executor, instance record) first checks that this replica holds a fresh Lease."""
 
 from __future__ import annotations
 

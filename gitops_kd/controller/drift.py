@@ -13,7 +13,7 @@ from kubernetes.client import ApiClient
 
 from gitops_kd.drift import DriftAlerter, DriftGuard, IgnoreRules
 from gitops_kd.execute.events import EventRecorder
-from gitops_kd.kube.rest import RestClient
+from gitops_kd.execute.fence import FencedRest
 from gitops_kd.observe.drift_watcher import DriftWatcher
 from gitops_kd.plan.planner import plan
 from gitops_kd.plan.result import Plan
@@ -28,13 +28,16 @@ class DriftWiring:
 
     guard: DriftGuard
     notifier: WebhookNotifier | None
+    rest: FencedRest  # the drift Events' client: fenced by the controller it is attached to
 
     @property
     def planner(self) -> Callable[..., Plan]:
         return self.guard.plan
 
     def attach(self, controller: Any) -> None:
-        """Reconcile at once when an owned field of a watched object is edited (not only on the next event)."""
+        """Reconcile at once when an owned field of a watched object is edited (not only on the next event); drift
+        Events are written only while ``controller.may_act()`` (a deposed leader's planning alerts nobody)."""
+        self.rest.fence = controller.may_act
         DriftWatcher(controller.enqueue).attach_collector(controller.collector)
 
     def close(self) -> None:
@@ -50,10 +53,10 @@ def drift_wiring(api_client: ApiClient, *, metrics: Any = None, policy: str = "r
     as for the planner."""
     now: Callable[[], datetime] = lambda: datetime.now(UTC)  # noqa: E731
     notifier = WebhookNotifier(webhook_url) if webhook_url else None
-    alerter = DriftAlerter(events=EventRecorder(RestClient(api_client), now), metrics=metrics, notifier=notifier,
-                           now=now)
+    rest = FencedRest(api_client)
+    alerter = DriftAlerter(events=EventRecorder(rest, now), metrics=metrics, notifier=notifier, now=now)
     rules = IgnoreRules.from_file(ignore_file) if ignore_file else None
     guard = DriftGuard(alerter, rules=rules, default_policy=policy,
                        planner=partial(plan, wave_soak_seconds=wave_soak_seconds, prune=prune))
     log.info("drift guard on: default policy %s%s", policy, f", webhook {webhook_url}" if webhook_url else "")
-    return DriftWiring(guard, notifier)
+    return DriftWiring(guard, notifier, rest)

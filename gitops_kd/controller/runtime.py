@@ -150,6 +150,7 @@ class Controller:
         self._chosen = threading.Event()
         self.last_plan: Plan | None = None
         self.actions_executed = 0
+        self._fence: Callable[[], bool] = lambda: True  # set_fence
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self, *, sync_timeout: float = 30.0) -> Controller:
@@ -199,9 +200,14 @@ class Controller:
     def set_fence(self, fence: Callable[[], bool]) -> None:
         """Only act while ``fence()`` is True: checked right before each write and exec of the executor and of
         the instance record (leader election)."""
+        self._fence = fence
         self.executor.set_fence(fence)
         if self.record is not None:
             self.record.set_fence(fence)
+
+    def may_act(self) -> bool:
+        """The fence (set_fence; always True without one): others that write for this controller check it too."""
+        return self._fence()
 
     def trigger_poll(self) -> None:
         """Poll Git now (push webhook)."""

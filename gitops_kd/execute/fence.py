@@ -1,4 +1,4 @@
-"""Fencing: each write and exec (executor, instance record) first checks that this replica holds a fresh Lease."""
+"""Fencing: each write and exec (executor, instance record, drift Events) first checks that the Lease is fresh."""
 
 from __future__ import annotations
 

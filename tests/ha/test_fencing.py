@@ -47,6 +47,13 @@ def block_lease_reads(world: E2E, leader: RunProcess) -> None:
     world.cluster.faults.add("timeout", "get", "leases", user=token_of(leader.name), delay=FREEZE_HANG)
 
 
+def in_sync_at(world: E2E, commit: str) -> bool:
+    """The record says ``commit`` is applied and the cluster in sync with it (Ready): the leader has nothing to do."""
+    status = record_status(world)
+    return status.get("lastAppliedRevision") == commit and any(
+        c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
+
+
 @dataclass
 class Replicas:
     """Two `gitops-kd run --leader-elect` replicas with short leases on one embedded cluster and repo."""
@@ -126,8 +133,7 @@ def test_a_deposed_leader_never_writes_the_instance_record(replicas: Replicas) -
     leader = replicas.leader()
     world.wait_ready_at("1.0.0", timeout=120)
     first = git(world.repo, "rev-parse", "HEAD")
-    wait_for("the record names the first commit", lambda: record_status(world).get("lastAppliedRevision") == first,
-             60)
+    wait_for("the leader idle: the record Ready at the first commit", lambda: in_sync_at(world, first), 60)
     try:
         standby, at_takeover = replicas.freeze_until_taken_over(leader)
         (world.repo / "README.md").write_text("applied by the new leader\n")

@@ -225,8 +225,9 @@ def _post(kubeconfig: Path, path: str, body: dict[str, Any]) -> dict[str, Any]:
 
 @command.command("fault")
 @click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
-@click.option("--kind", type=click.Choice(["error", "conflict", "timeout"]), default="error", show_default=True,
-              help="error: 500; conflict: 409; timeout: wait --delay seconds, then 504.")
+@click.option("--kind", type=click.Choice(["error", "conflict", "timeout", "lost"]), default="error", show_default=True,
+              help="error: 500; conflict: 409; timeout: wait --delay seconds, then 504; lost: carry the request out, "
+                   "then 504 after --delay seconds (an exec runs, then its connection drops).")
 @click.option("--verb", default="*", show_default=True, help="get, list, watch, create, update, patch, delete, ...")
 @click.option("--resource", default="*", show_default=True, help="Plural, or plural/subresource.")
 @click.option("--count", type=int, default=1, show_default=True)

@@ -20,13 +20,15 @@ _STREAM_LOCK = threading.Lock()  # kubernetes.stream swaps ApiClient.call_api wh
 
 @dataclass(frozen=True)
 class ExecResult:
-    """Exit code (None when it timed out or could not start), output, and an error text if any."""
+    """Exit code (None when it timed out, could not start or its answer was lost), output, and an error text if
+    any. ``lost``: the exec started but its exit status never came (the connection dropped): it may have run."""
 
     exit_code: int | None
     stdout: str
     stderr: str
     error: str = ""
     timed_out: bool = False
+    lost: bool = False
 
     @property
     def ok(self) -> bool:
@@ -70,6 +72,7 @@ class PodExec:
         out: list[str] = []
         err: list[str] = []
         deadline = time.monotonic() + timeout
+        dropped = ""
         try:
             while resp.is_open() and time.monotonic() < deadline:
                 resp.update(timeout=min(1.0, max(0.05, deadline - time.monotonic())))
@@ -82,11 +85,16 @@ class PodExec:
                 out.append(resp.read_stdout() or "")
                 err.append(resp.read_stderr() or "")
             code = None if timed_out else _returncode(resp)
+        except Exception as exc:  # noqa: BLE001 - the connection dropped mid-stream: a result, not a crash
+            timed_out, code, dropped = False, None, f": {exc}"
         finally:
             resp.close()
         stdout, stderr = "".join(out)[-OUTPUT_LIMIT:], "".join(err)[-OUTPUT_LIMIT:]
         if timed_out:
             return ExecResult(None, stdout, stderr, error=f"timed out after {timeout:g}s", timed_out=True)
+        if code is None:
+            return ExecResult(None, stdout, stderr, error=f"exec in pod {namespace}/{pod}: no answer (the connection "
+                                                          f"ended before the command's exit status){dropped}", lost=True)
         return ExecResult(code, stdout, stderr)
 
     def close(self) -> None:

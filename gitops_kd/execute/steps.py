@@ -94,24 +94,26 @@ def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
                                  f"{a.describe()}: succeeded" + (f". Output: {output}" if output else ""))
         return Outcome(a.describe(), result.exit_code == 0, result.tail() or "done",
                        expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
-    if result.exit_code is None and not result.timed_out:  # never started: nothing ran, try again later
+    if result.exit_code is None and not result.timed_out:  # refused, or no answer: the marker makes a retry safe
         return _exec_refused(ctx, a, obj, result)
     return _stall(ctx, a, obj, result, marker)
 
 
 def _exec_refused(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult) -> Outcome:
-    """Count an exec that never started in status.pods[pod].execFailures; the STALL_AFTER_FAILURES-th in a row
-    stalls the rollout (ExecFailed) with a Warning event. Retries back off (repeat.retry_after)."""
+    """Count an exec that never started, or whose answer was lost (the step may have run: its retry finds the
+    marker), in status.pods[pod].execFailures; the STALL_AFTER_FAILURES-th in a row stalls the rollout
+    (ExecFailed) with a Warning event. Retries back off (repeat.retry_after)."""
     progress = ((obj.get("status") or {}).get("pods") or {}).get(a.pod) or {}
     failures = int(progress.get("execFailures") or 0) + 1
     if failures >= STALL_AFTER_FAILURES:
-        message = (f"{a.describe()}: the exec could not be started {failures} times in a row; last error: "
-                   f"{result.error or result.tail(300)}")
+        message = (f"{a.describe()}: the exec could not be started or gave no answer {failures} times in a row; "
+                   f"last error: {result.error or result.tail(300)}")
         return _stall_with(ctx, a, obj, "ExecFailed", message, {"execFailures": failures})
     written = ctx.patch_rollout_status(a.namespace, a.cluster, rs.pod_progress(a.pod, execFailures=failures),
                                        rv=rv(obj))
-    return Outcome(a.describe(), True, f"exec not started ({failures}/{STALL_AFTER_FAILURES}): {result.error}",
-                   failed=True, requeue_after=retry_after(failures),
+    what = "exec gave no answer" if result.lost else "exec not started"
+    return Outcome(a.describe(), True, f"{what} ({failures}/{STALL_AFTER_FAILURES}): {result.error}", failed=True,
+                   requeue_after=retry_after(failures),
                    expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
 
 

@@ -1,15 +1,20 @@
-"""Fault injection: fail the next N matching requests (500, 409, or delay then 504) and drop all watches."""
+"""Fault injection: fail the next N matching requests (500, 409, delay then 504, or apply then lose the answer)
+and drop all watches."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kdsim import errors
 
-KINDS = ("error", "conflict", "timeout")
+KINDS = ("error", "conflict", "timeout", "lost")
+LOST = "lost"  # the request is carried out, then its answer is lost (504, or an exec's connection dropped)
+# True while the exec request being served must run, then lose its answer (set by the API server for the request's task)
+ANSWER_LOST: ContextVar[bool] = ContextVar("kdsim_answer_lost", default=False)
 WRITE = "write"  # verb class: create, update, patch, delete, deletecollection, and every pods/exec request
 _WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
@@ -19,7 +24,8 @@ class FaultRule:
     """Fail `remaining` requests whose verb, resource and user match (`*` matches anything; verb `write` matches
     every write and exec), after letting the first `skip` matching ones through."""
 
-    kind: str  # "error" (500), "conflict" (409) or "timeout" (sleep `delay`, then 504)
+    kind: str  # "error" (500), "conflict" (409), "timeout" (sleep `delay`, then 504, not applied) or "lost" (applied,
+    # then after `delay` answered 504; an exec runs, then its connection is closed before its output and status)
     verb: str = "*"
     resource: str = "*"  # plural, or "plural/subresource", or "!plural": any other
     remaining: int = 1
@@ -78,6 +84,11 @@ class FaultInjector:
         """Shorthand: the next `count` matching requests hang for `delay` seconds, then get 504."""
         return self.add("timeout", verb, resource, count, delay=delay)
 
+    def lose_next(self, count: int = 1, verb: str = "*", resource: str = "*", delay: float = 0.0) -> FaultRule:
+        """Shorthand: the next `count` matching requests are carried out, then answered 504 after `delay` seconds
+        (an exec: the command runs, then the connection is closed before its output and exit status)."""
+        return self.add(LOST, verb, resource, count, delay=delay)
+
     def clear(self) -> None:
         with self._lock:
             self._rules.clear()
@@ -127,9 +138,9 @@ class FaultInjector:
 
 
 def error_for(rule: FaultRule, resource: str, name: str, group: str) -> errors.ApiError:
-    """The ApiError an injected rule produces (after the delay, for timeouts)."""
+    """The ApiError an injected rule produces (after the delay, for timeouts; after the request, for a lost answer)."""
     if rule.kind == "conflict":
         return errors.conflict(resource, name or "unknown", group)
-    if rule.kind == "timeout":
+    if rule.kind in ("timeout", LOST):
         return errors.timeout()
     return errors.internal(rule.message)

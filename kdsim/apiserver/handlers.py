@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -14,7 +15,7 @@ from aiohttp import web
 from kdsim import errors
 from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, reviews, upgrade_proxy, watch, webhooks
 from kdsim.apiserver.access import AccessEntry, user_from_authorization
-from kdsim.apiserver.faults import error_for
+from kdsim.apiserver.faults import ANSWER_LOST, LOST, FaultRule, error_for
 from kdsim.apiserver.meta import meta
 from kdsim.apiserver.objects import Changed
 from kdsim.apiserver.resources import ResourceType
@@ -129,10 +130,37 @@ class ResourceHandlers:
             name=p.name or _selected_name(verb, query, rt.kind)))
         log.debug("%s %s -> %s %s", request.method, request.path_qs, verb, p.resource)
         rule = self.server.faults.take(verb, p.resource, user)
+        if rule is not None and rule.kind == LOST:
+            return await self._lose_answer(request, rt, p, verb, query, rule)
         if rule is not None:
             if rule.kind == "timeout":
                 await asyncio.sleep(rule.delay)
             raise error_for(rule, rt.plural, p.name or "", rt.group)
+        return await self._serve(request, rt, p, verb, query, user)
+
+    async def _lose_answer(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
+                           query: dict[str, str], rule: FaultRule) -> web.StreamResponse:
+        """Carry the request out, then lose its answer: 504 after the rule's delay (what a client whose own timeout
+        fired sees of a write the server applied); an exec runs, then its connection is closed before its output
+        and exit status (by the in-process exec handler: a proxied one cannot be cut after its command)."""
+        user = user_from_authorization(request.headers.get("Authorization"))
+        if p.subresource == "exec":
+            if self.server.exec_handler is None:
+                raise errors.bad_request(f'injected fault "{LOST}" on pods/exec: only the in-process kubelet can '
+                                         "lose an exec's answer (this pod's exec is proxied to its node)")
+            token = ANSWER_LOST.set(True)
+            try:
+                return await self._serve(request, rt, p, verb, query, user)
+            finally:
+                ANSWER_LOST.reset(token)
+        with contextlib.suppress(errors.ApiError):
+            await self._serve(request, rt, p, verb, query, user)
+        await asyncio.sleep(rule.delay)
+        raise error_for(rule, rt.plural, p.name or "", rt.group)
+
+    async def _serve(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
+                     query: dict[str, str], user: str) -> web.StreamResponse:
+        """The request past authentication and fault injection: streams, subresources, reviews, then the verb."""
         if p.subresource in ("exec", "attach", "log", "portforward"):
             return await self._pod_stream(request, rt, p)
         if p.subresource == "binding":

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from kdsim import errors
+from kdsim.apiserver.faults import ANSWER_LOST
 from kdsim.exec import channels, protocol, upgrade
 from kdsim.kubelet import runner
 
@@ -150,6 +151,11 @@ class ExecHandler:
             proc = await runner.spawn(ctx.process(tuple(command)), stdin=want_stdin)
         except (runner.RunnerError, OSError) as exc:
             await opened.finish(protocol.internal_status(f"error executing command in container: {exc}"))
+            return opened.response
+        if ANSWER_LOST.get():
+            await proc.communicate()  # it runs to its end; its output and exit status never reach the client
+            if request.transport is not None:
+                request.transport.abort()  # the connection drops: no status frame, no close frame
             return opened.response
         pumps = [asyncio.create_task(self._pump(proc.stdout, opened, protocol.STDOUT)),
                  asyncio.create_task(self._pump(proc.stderr, opened, protocol.STDOUT if tty else protocol.STDERR))]

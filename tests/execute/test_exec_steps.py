@@ -124,3 +124,26 @@ def test_http_gate_passes_on_a_2xx_answer_inside_the_pod(hello: Any) -> None:
         assert rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]["pods"][pod]["gatePassed"] is True
     finally:
         server.shutdown()
+
+
+def test_step_whose_exec_answer_is_lost_runs_once(hello: Any) -> None:
+    """Invariant: a migration runs once per pod per attempt even when it ran but its exec's answer was lost (the
+    API server cut the connection after the command): the retry finds the step's marker, records it, runs nothing."""
+    cluster, rest, obj = hello
+    ex = Executor(cluster.api_client())
+    ex.execute(EnsureRollout(NS, "hello-dev", "hello", "7.0.0", "6.0.0", "abcf" * 10, "upgrade"))
+    pod = worker_pod(obj, 1)
+    step = RunStep(NS, "hello-dev", pod, "app", f"7.0.0/{pod}/migrate//var/lib/hello", "migrate",
+                   ("/bin/sh", "-c", "echo ran >> /var/lib/hello/lost.log"), 30, "/var/lib/hello")
+    cluster.faults.lose_next(1, verb="*", resource="pods/exec")
+    lost = ex.execute(step)
+    assert lost.failed and lost.requeue_after and "no answer" in lost.message, lost.message
+    assert cluster.faults.rules() == []
+    assert cat(cluster, pod, "/var/lib/hello/lost.log") == "ran\n"
+    status = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]
+    assert status["phase"] != "Stalled" and step.step_id not in (status["pods"][pod].get("migrationsDone") or ())
+    retried = ex.execute(step)
+    assert not retried.failed, retried.message
+    status = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]
+    assert step.step_id in status["pods"][pod]["migrationsDone"] and not status["pods"][pod].get("execFailures")
+    assert cat(cluster, pod, "/var/lib/hello/lost.log") == "ran\n"

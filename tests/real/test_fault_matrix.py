@@ -27,6 +27,8 @@ pytestmark = pytest.mark.real
 SAMPLE = [Fault("kill", 40), Fault("conflict", 25)]
 if os.environ.get("REAL_FAULT_MATRIX_SAMPLE"):
     SAMPLE = [Fault(s.split("@")[0], int(s.split("@")[1])) for s in os.environ["REAL_FAULT_MATRIX_SAMPLE"].split(",")]
+if any(f.kind == "lost" for f in SAMPLE):  # the proxy forwards a request or answers it itself, never both
+    raise ValueError('REAL_FAULT_MATRIX_SAMPLE: kind "lost" is not injected by the FaultProxy (embedded cluster only)')
 
 
 @pytest.mark.parametrize("fault", SAMPLE, ids=str)

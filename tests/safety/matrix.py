@@ -3,10 +3,11 @@
 One run drives a real `gitops-kd run` process (forked from a preloaded fork server) against the embedded cluster
 and a real Git repo. The fault is injected by the embedded API server on the k-th write or exec request of the
 controller (matched by its bearer token; Lease renewals are not counted): a 500, a 409, a timeout (the request
-hangs, then 504), a SIGKILL of the controller while that request hangs (a new process with an empty cache takes
-over), or, with two replicas under leader election, a SIGSTOP of the leader while that request hangs, held until
-the standby has taken the Lease (then SIGCONT: the deposed leader must act no more). After the sequence the
-invariants are checked; a run that breaks one raises AssertionError naming it. On the real backend
+hangs, then 504, not applied), a lost answer (the request is carried out, then answered 504; an exec runs, then its
+connection drops before its exit status), a SIGKILL of the controller while that request hangs (a new process with
+an empty cache takes over), or, with two replicas under leader election, a SIGSTOP of the leader while that request
+hangs, held until the standby has taken the Lease (then SIGCONT: the deposed leader must act no more). After the
+sequence the invariants are checked; a run that breaks one raises AssertionError naming it. On the real backend
 (tests/real/test_fault_matrix.py) the same sequence runs with the faults injected by a FaultProxy in front of
 kube-apiserver (tests/real/faultproxy.py), the controller's only way to the API server.
 """
@@ -32,7 +33,7 @@ from tests.ha.test_failover import SYSTEM_NS, leader_of
 from tests.scenarios.runs import clean_system_namespace
 
 TOKEN = "gitops-kd-matrix"
-KINDS = ("error", "conflict", "timeout", "kill", "freeze")
+KINDS = ("error", "conflict", "timeout", "lost", "kill", "freeze")
 HELD = ("kill", "freeze")  # kinds whose k-th request hangs while the controller is acted on
 HANG = 30.0  # seconds a "kill" request hangs at the server while the controller is killed
 # Leader election of the freeze kind's two replicas (`gitops-kd run --lease-*`): a standby takes over a frozen leader
@@ -43,6 +44,7 @@ FREEZE_HANG = 3 * LEASE[0]  # seconds a "freeze" request hangs: the standby hold
 # grace periods at 1 s by default) and the store lives in memory (this cluster is never restarted).
 POD_GRACE_CAP = 0.1
 HOOK_LOG, MIGRATE_LOG = "/var/lib/gitops-kd/matrix-hook.log", "/var/lib/gitops-kd/matrix-migrate.log"
+LOST_DELAY = 0.0  # seconds between carrying out a "lost" request and its 504: the controller's retry races its watch
 PHASE_TIMEOUT = 150.0
 SEPARATOR = "--gitops-kd-matrix-file-end--"
 
@@ -76,6 +78,9 @@ class Run:
 
     fault: Fault
     writes: int = 0
+    requests: list[str] = field(default_factory=list)  # the controller's writes and execs in order (k = index + 1)
+    fired: bool = False  # the fault hit a request (its rule was used up before the end)
+    ready_checks: int = 0  # how many times a Ready KDRollout was checked against its pods' images
     attempts: dict[str, tuple[str, str]] = field(default_factory=dict)  # attempt id -> (direction, target)
     killed: bool = False
     cpu: float = 0.0  # CPU seconds of this process (test, embedded cluster) and of the controllers, for the figures
@@ -90,16 +95,46 @@ class Injection:
     kubeconfig: Path
     writes: Callable[[], int]
     user: str = "*"  # the faults' user: the controller's token on the embedded API server
+    requests: Callable[[], list[str]] | None = None  # the write and exec requests so far, where they can be listed
 
 
-def controller_writes(world: E2E) -> int:
-    """How many write or exec requests the controller made so far (Lease renewals not counted)."""
-    return sum(1 for e in world.cluster.access_log.entries(TOKEN) if e.resource != "leases" and (
-        e.verb in ("create", "update", "patch", "delete", "deletecollection") or e.subresource == "exec"))
+def controller_requests(world: E2E) -> list[str]:
+    """The controller's write and exec requests so far, in order, as "verb resource[/subresource] name" (Lease
+    renewals not counted)."""
+    return [f"{e.verb} {e.resource}{'/' + e.subresource if e.subresource else ''} {e.name}"
+            for e in world.cluster.access_log.entries(TOKEN) if e.resource != "leases" and (
+                e.verb in ("create", "update", "patch", "delete", "deletecollection") or e.subresource == "exec")]
 
 
 def _images(world: E2E) -> set[str]:
     return {c["image"] for p in world.pods() for c in p["spec"]["containers"] if c["name"] == "app"}
+
+
+def _ready_at(rollout: dict[str, Any] | None) -> str | None:
+    """The version the KDRollout says it is Ready at, or None."""
+    status = (rollout or {}).get("status") or {}
+    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
+    return str(status.get("appVersion")) if ready else None
+
+
+def _check_ready_claim(world: E2E, run: Run, rollout: dict[str, Any] | None) -> tuple[str, set[str]] | None:
+    """Invariant: Ready at a version only when every pod runs that version's image, at ANY version, each time it
+    is seen. The pods are listed between two reads of the KDRollout at the same resourceVersion, so the claim
+    stood while they were read. Returns (the version it is Ready at, the pods' images), or None when it is not
+    Ready or changed while the pods were read."""
+    version = _ready_at(rollout)
+    if version is None:
+        return None
+    images = _images(world)
+    if _rv(world.rollout()) != _rv(rollout):
+        return None
+    run.ready_checks += 1
+    assert images <= {f"gitops-kd/hello:{version}"}, f"{run.fault}: Ready at {version} while pods run {sorted(images)}"
+    return version, images
+
+
+def _rv(obj: dict[str, Any] | None) -> str | None:
+    return ((obj or {}).get("metadata") or {}).get("resourceVersion")
 
 
 def _record_attempt(status: dict[str, Any], run: Run) -> None:
@@ -108,24 +143,27 @@ def _record_attempt(status: dict[str, Any], run: Run) -> None:
 
 
 def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], start: Any,
-                faults: FaultInjector) -> None:
-    """Until Ready at ``version`` (killing and replacing the controller once the injected hang fired)."""
+                faults: FaultInjector | None) -> None:
+    """Until Ready at ``version`` (killing and replacing the controller once the injected hang fired). faults None:
+    the first deploy, before any fault: it is recorded Ready at its first version as soon as the KDCluster is
+    created, before its pods exist (no pod runs another image: the claim holds), so its pods are waited for after."""
     deadline = time.monotonic() + PHASE_TIMEOUT
     while time.monotonic() < deadline:
-        if run.fault.kind in HELD and not run.killed and not faults.rules():
+        if faults is not None and run.fault.kind in HELD and not run.killed and not faults.rules():
             run.killed = True  # the k-th request hangs at the server: act on the controller in the middle of it
             if run.fault.kind == "kill":
                 procs[-1].kill()
                 procs.append(start())
             else:
                 _freeze_leader(world, procs)
-        status = (world.rollout() or {}).get("status") or {}
+        rollout = world.rollout()
+        status = (rollout or {}).get("status") or {}
         _record_attempt(status, run)
-        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
-        if ready and status.get("appVersion") == version:
-            # Invariant: Ready at a version only when every pod runs that version's image.
-            assert _images(world) == {f"gitops-kd/hello:{version}"}, f"{run.fault}: Ready at {version}, pods run " \
-                                                                    f"{sorted(_images(world))}"
+        claim = _check_ready_claim(world, run, rollout)
+        if claim is not None and claim[0] == version:
+            # Invariant, at the end of a phase: the pods exist and every one runs the target's image.
+            assert faults is None or claim[1] == {f"gitops-kd/hello:{version}"}, \
+                f"{run.fault}: Ready at {version}, pods run {sorted(claim[1])}"
             return
         if status.get("phase") == "Stalled":
             raise AssertionError(f"{run.fault}: Stalled ({status.get('stalledReason')}): {status.get('message')}")
@@ -163,7 +201,8 @@ def run_sequence(tmp: Path, fault: Fault) -> Run:
     world = E2E(tmp, persist=False, pod_grace_cap=POD_GRACE_CAP)
     try:
         injection = Injection(world.cluster.faults, token_kubeconfig(world.cluster, tmp / "matrix.kubeconfig", TOKEN),
-                              lambda: controller_writes(world), user=TOKEN)
+                              lambda: len(controller_requests(world)), user=TOKEN,
+                              requests=lambda: controller_requests(world))
         return sequence(world, injection, tmp, fault)
     finally:
         world.close()
@@ -190,7 +229,7 @@ def sequence(world: E2E, injection: Injection, tmp: Path, fault: Fault) -> Run:
         if fault.kind == "freeze":
             procs.append(start())
         procs.append(start())
-        world.wait_ready_at("1.0.0", timeout=120)
+        _wait_ready(world, "1.0.0", run, procs, start, None)
         wait_for("three pods Ready", lambda: len(world.pods()) == 3 and all(pod_ready(p) for p in world.pods()), 60)
         members = sorted(p["metadata"]["name"] for p in world.pods())
         for pod in members:
@@ -199,7 +238,7 @@ def sequence(world: E2E, injection: Injection, tmp: Path, fault: Fault) -> Run:
         if fault.k:
             kind = "timeout" if fault.kind in HELD else fault.kind
             injection.faults.add(kind, WRITE, "!leases", user=injection.user, skip=fault.k - 1,
-                                     delay={"kill": HANG, "freeze": FREEZE_HANG}.get(fault.kind, 2.0))
+                                     delay={"kill": HANG, "freeze": FREEZE_HANG, "lost": LOST_DELAY}.get(fault.kind, 2.0))
         upgrade = world.commit({"apps/hello.yaml": matrix_app()}, "hello 2.0.0")
         _poll_now(procs)
         _wait_ready(world, "2.0.0", run, procs, start, injection.faults)
@@ -211,6 +250,9 @@ def sequence(world: E2E, injection: Injection, tmp: Path, fault: Fault) -> Run:
         _poll_now(procs)
         _wait_ready(world, "2.0.0", run, procs, start, injection.faults)
         run.writes = injection.writes() - before
+        if injection.requests is not None:
+            run.requests = injection.requests()[before:]
+        run.fired = bool(fault.k) and not injection.faults.rules()
         injection.faults.clear()
         # Invariant: exactly the attempts Git asked for, in order (no downgrade nobody asked for).
         assert list(run.attempts.values()) == [("upgrade", "2.0.0"), ("downgrade", "1.0.0"), ("upgrade", "2.0.0")], \

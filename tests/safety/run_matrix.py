@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--last", type=int, default=0, help="last k (default: N, counted by a fault-free run)")
     parser.add_argument("--step", type=int, default=1, help="every STEP-th k only (a sparse sweep)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own worker process")
+    parser.add_argument("--requests", action="store_true",
+                        help="list the fault-free run's writes and execs (k: verb resource name) and stop")
     parser.add_argument("--keep", default="fault-matrix-failed",
                         help="folder where a failed run's directory (logs, repo) and whole message are kept")
     args = parser.parse_args(argv)
@@ -52,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         last = args.last or base.writes
         print(f"N = {base.writes} writes and execs of the controller in the fault-free sequence "
               f"({time.monotonic() - began:.1f}s, {base.cpu:.1f} CPU s)", flush=True)
+        if args.requests:
+            for k, request in enumerate(base.requests, 1):
+                print(f"{k:4} {request}")
+            return 0
         faults = [Fault(kind, k) for kind in args.kinds.split(",") for k in range(args.first, last + 1,
                                                                                     max(1, args.step))]
         failures: list[str] = []

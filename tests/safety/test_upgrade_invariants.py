@@ -192,7 +192,7 @@ def test_exec_the_api_server_keeps_refusing_stalls_with_a_reason_and_status_exit
         status = (e2e.rollout() or {}).get("status") or {}
         return status if status.get("stalledReason") == "ExecFailed" else None
     status = wait_for("the rollout stalled with ExecFailed", stalled, 120)
-    assert "could not be started 5 times in a row" in status["message"] and "exec refused" in status["message"]
+    assert "could not be started or gave no answer 5 times in a row" in status["message"] and "exec refused" in status["message"]
     def stalled_warnings() -> list[dict[str, Any]]:  # written just after the status
         return [e for e in e2e.rest.list("v1", "events", NS)["items"]
                 if e.get("reason") == "UpgradeStalled" and e.get("type") == "Warning"]

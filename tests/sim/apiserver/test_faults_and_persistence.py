@@ -53,6 +53,25 @@ def test_timeout_fault_delays_then_504(cluster: EmbeddedCluster, api: kubernetes
     core.list_namespaced_config_map(ns)
 
 
+def test_lost_fault_applies_the_write_then_answers_504(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient,
+                                                       ns: str) -> None:
+    """The write is carried out; only its answer is lost (a 504 that says the server may still process it)."""
+    core = kubernetes.client.CoreV1Api(api)
+    status, body = raw(cluster, "POST", "/sim/faults", {"kind": "lost", "verb": "create", "resource": "configmaps",
+                                                        "delay": 0.2})
+    assert status == 200 and json.loads(body)["kind"] == "lost"
+    started = time.monotonic()
+    with pytest.raises(ApiException) as exc:
+        core.create_namespaced_config_map(ns, {"metadata": {"name": "applied"}, "data": {"k": "v"}})
+    assert exc.value.status == 504 and time.monotonic() - started >= 0.2
+    assert "may still be processing the request" in json.loads(exc.value.body)["message"]
+    assert core.read_namespaced_config_map("applied", ns).data == {"k": "v"}
+    cluster.faults.lose_next(1, verb="create", resource="configmaps")
+    with pytest.raises(ApiException) as exc:  # a write refused by the server: its answer is lost all the same
+        core.create_namespaced_config_map(ns, {"metadata": {"name": "applied"}})
+    assert exc.value.status == 504 and cluster.faults.rules() == []
+
+
 def test_subresource_faults_are_separate(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:
     apps = kubernetes.client.AppsV1Api(api)
     apps.create_namespaced_stateful_set(ns, {

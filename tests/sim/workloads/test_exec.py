@@ -79,3 +79,21 @@ def test_exec_errors_worded_like_the_apiserver(cluster: EmbeddedCluster, shell_p
     assert wrong.returncode != 0 and "container sidecar is not valid for pod sh-0" in wrong.stderr
     absent = kubectl(cluster, "-n", ns, "exec", pod, "--", "no-such-binary")
     assert absent.returncode == 127
+
+
+def test_lost_fault_runs_the_command_then_drops_the_connection(cluster: EmbeddedCluster,
+                                                               shell_pod: tuple[str, str]) -> None:
+    """Fault "lost" on pods/exec: the command runs to its end, then the connection drops before its output and exit
+    status (the client sees the connection lost, never an exit code)."""
+    ns, pod = shell_pod
+    core = client.CoreV1Api(cluster.api_client())
+    cluster.faults.lose_next(1, verb="*", resource="pods/exec")
+    ws = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["sh", "-c", "echo ran > /tmp/lost; echo out"],
+                stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+    with pytest.raises(Exception, match="Connection to remote host was lost"):
+        while ws.is_open():
+            ws.update(timeout=5)
+    assert ws.read_stdout() == "" and cluster.faults.rules() == []
+    ran = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["cat", "/tmp/lost"], stderr=True,
+                 stdin=False, stdout=True, tty=False)
+    assert ran == "ran\n"

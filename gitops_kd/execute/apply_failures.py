@@ -66,7 +66,7 @@ def failed(ctx: ExecContext, write: Write, rollouts: tuple[tuple[str, str], ...]
         record = write.record(count, code, message)
         if count >= STALL_AFTER_FAILURES and rs.apply_stalled(status) and same:
             continue  # stalled by this very write already: the status says it all
-        if count >= STALL_AFTER_FAILURES and not status.get("phase") == rs.STALLED:
+        if count >= STALL_AFTER_FAILURES and status.get("phase") != rs.STALLED:
             reason = STALL_APPLY_REFUSED if refused(code) else STALL_APPLY_FAILED
             text = f"{write.description} failed {count} times in a row; last: {said}"
             written = stall_rollout(ctx, namespace, cluster, obj, reason, text,
@@ -85,8 +85,7 @@ def succeeded(ctx: ExecContext, write: Write, rollouts: tuple[tuple[str, str], .
         obj = ctx.rollout(namespace, cluster)
         status = (obj or {}).get("status") or {}
         previous = rs.apply_failure(status)
-        if obj is None or (previous.get("kind"), previous.get("namespace"), previous.get("name")) != (
-                write.kind, write.namespace, write.name):
+        if obj is None or not rs.same_object(previous, write.kind, write.namespace, write.name):
             continue
         message = f"{write.description}: succeeded after {previous.get('failures')} failure(s) in a row"
         written = ctx.patch_rollout_status(namespace, cluster, rs.lift_apply_stall(

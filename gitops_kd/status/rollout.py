@@ -145,10 +145,14 @@ def apply_failure(status: Status) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def same_object(record: Mapping[str, Any], kind: str, namespace: str, name: str) -> bool:
+    """True when ``record`` counts failures of a write of this object (whatever its manifest)."""
+    return (record.get("kind"), record.get("namespace"), record.get("name")) == (kind, namespace, name)
+
+
 def same_write(record: Mapping[str, Any], kind: str, namespace: str, name: str, digest: str) -> bool:
     """True when ``record`` counts failures of this very write (same object, same manifest)."""
-    return (record.get("kind"), record.get("namespace"), record.get("name"), record.get("digest")) == (
-        kind, namespace, name, digest)
+    return same_object(record, kind, namespace, name) and record.get("digest") == digest
 
 
 def count_apply_failure(status: Status, record: dict[str, Any], *, generation: int, now: datetime) -> dict[str, Any]:

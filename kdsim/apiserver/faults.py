@@ -11,8 +11,8 @@ from typing import Any
 
 from kdsim import errors
 
-KINDS = ("error", "conflict", "timeout", "lost")
 LOST = "lost"  # the request is carried out, then its answer is lost (504, or an exec's connection dropped)
+KINDS = ("error", "conflict", "timeout", LOST)
 # True while the exec request being served must run, then lose its answer (set by the API server for the request's task)
 ANSWER_LOST: ContextVar[bool] = ContextVar("kdsim_answer_lost", default=False)
 WRITE = "write"  # verb class: create, update, patch, delete, deletecollection, and every pods/exec request

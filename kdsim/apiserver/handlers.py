@@ -131,7 +131,7 @@ class ResourceHandlers:
         log.debug("%s %s -> %s %s", request.method, request.path_qs, verb, p.resource)
         rule = self.server.faults.take(verb, p.resource, user)
         if rule is not None and rule.kind == LOST:
-            return await self._lose_answer(request, rt, p, verb, query, rule)
+            return await self._lose_answer(request, rt, p, verb, query, user, rule)
         if rule is not None:
             if rule.kind == "timeout":
                 await asyncio.sleep(rule.delay)
@@ -139,11 +139,10 @@ class ResourceHandlers:
         return await self._serve(request, rt, p, verb, query, user)
 
     async def _lose_answer(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
-                           query: dict[str, str], rule: FaultRule) -> web.StreamResponse:
+                           query: dict[str, str], user: str, rule: FaultRule) -> web.StreamResponse:
         """Carry the request out, then lose its answer: 504 after the rule's delay (what a client whose own timeout
         fired sees of a write the server applied); an exec runs, then its connection is closed before its output
         and exit status (by the in-process exec handler: a proxied one cannot be cut after its command)."""
-        user = user_from_authorization(request.headers.get("Authorization"))
         if p.subresource == "exec":
             if self.server.exec_handler is None:
                 raise errors.bad_request(f'injected fault "{LOST}" on pods/exec: only the in-process kubelet can '

@@ -11,10 +11,11 @@ of copying them (``freeze`` returns an already frozen value as is): one immutabl
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.kd.layout import APP_CONTAINER
+from gitops_kd.kube.informer import Transform
 from gitops_kd.spec.freeze import FrozenMap, freeze
 
 POD_STATUS_FIELDS = ("phase", "conditions", "podIP")
@@ -28,8 +29,6 @@ each write would add entries)."""
 
 MAX_SHARED = 1 << 17
 """Values a SharedValues table holds before it starts over (bounds its memory)."""
-
-Transform = Callable[[dict[str, Any]], Mapping[str, Any]]
 
 
 class SharedValues:

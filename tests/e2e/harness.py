@@ -104,6 +104,38 @@ class PodWatch:
         self._thread.join(5)
 
 
+class WriteLog:
+    """Records, from a real watch on the API server, every write to one resource in a namespace as
+    (resourceVersion, object): the server's order of writes, whatever order the writers logged them in."""
+
+    def __init__(self, rest: RestClient, api: str, plural: str, ns: str = NS) -> None:
+        self.rest, self.api, self.plural, self.ns = rest, api, plural, ns
+        self.writes: list[tuple[int, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+        self._stream: Any = None
+        self._rv = rest.list(api, plural, ns)["metadata"]["resourceVersion"]
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        self._stream = self.rest.watch(self.api, self.plural, self.ns, resource_version=self._rv, timeout_seconds=600)
+        for event in self._stream:
+            obj = event.get("object") or {}
+            if event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                with self._lock:
+                    self.writes.append((int(obj["metadata"]["resourceVersion"]), obj))
+
+    def first(self, name: str, test: Any) -> int | None:
+        """The resourceVersion of the first write to ``name`` whose object passes ``test`` (None: none yet)."""
+        with self._lock:
+            return next((rv for rv, obj in self.writes if obj["metadata"]["name"] == name and test(obj)), None)
+
+    def stop(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+        self._thread.join(5)
+
+
 class Backend(Protocol):
     """Where a test's world runs: the namespace its clusters go to, the controller's identity, an admin's."""
 

@@ -8,14 +8,16 @@ import threading
 from datetime import datetime
 from typing import Any
 
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.controller import Controller
+from gitops_kd.kd.layout import API_VERSION as KD_API
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.plan.planner import plan
 from gitops_kd.plan.result import Plan
 from gitops_kd.source import GitSource
 from gitops_kd.spec.state import DesiredState
 from gitops_kd.testing import wait_for
-from tests.e2e.harness import E2E, NS, TEMPLATE, hello_app
+from tests.e2e.harness import E2E, NS, TEMPLATE, WriteLog, hello_app
 
 
 class Recording:
@@ -62,10 +64,14 @@ def test_one_app_change_plans_only_its_clusters_parts_and_records_every_user_bef
     wait_for("an empty fleet plan", lambda: (p := e2e.controller.last_plan) is not None and p.empty, 60)  # type: ignore[union-attr]
     recording.take()
     e2e.log.clear()
+    rollout_writes = WriteLog(e2e.rest, ROLLOUT_API_VERSION, ROLLOUT_PLURAL)
+    app_writes = WriteLog(e2e.rest, KD_API, "kubedirectorapps")
 
     e2e.commit({"apps/hello.yaml": hello_app("2.0.0")}, "hello 2.0.0")
     for name in ("hello-dev", "hello-qa"):
         _rollout_ready(e2e, name, "2.0.0")
+    rollout_writes.stop()
+    app_writes.stop()
     calls = recording.take()
     parts = [clusters for partial, clusters in calls if partial]
     whole = [clusters for partial, clusters in calls if not partial]
@@ -79,11 +85,15 @@ def test_one_app_change_plans_only_its_clusters_parts_and_records_every_user_bef
         assert frozenset({(NS, name)}) in parts, f"cluster {name} was never planned alone"
     assert whole, "the fleet key never planned the new commit"
     assert not any("bye" in line for line in e2e.log), [line for line in e2e.log if "bye" in line]
-    # Invariant: every user's KDRollout records the version being left before the KDApp changes.
-    apply = next(i for i, line in enumerate(e2e.log) if line.startswith("apply KubeDirectorApp default/hello"))
+    # Invariant: every user's KDRollout records the version being left before the KDApp changes. Judged by the
+    # server's order of writes (resourceVersions, one counter for every resource like etcd's revision), not by
+    # the order the workers logged their actions in: a worker logs its start only after its Event is posted.
+    applied = app_writes.first("hello", lambda o: o["spec"]["version"] == "2.0.0")
+    assert applied is not None, "the KubeDirectorApp was never written at 2.0.0"
     for name in ("hello-dev", "hello-qa"):
-        start = next(i for i, line in enumerate(e2e.log) if line.startswith(f"start upgrade of default/{name}:"))
-        assert start < apply, e2e.log
+        started = rollout_writes.first(name, lambda o: (o.get("status") or {}).get("targetVersion") == "2.0.0")
+        assert started is not None and started < applied, (name, started, applied, e2e.log)
+        assert [obj["status"]["fromVersion"] for rv, obj in rollout_writes.writes if rv == started] == ["1.0.0"]
     ro = e2e.rollout("bye-dev")
     assert ro is not None and ro["status"]["appVersion"] == "1.0.0"
     # The per-cluster view from the index holds what the fleet view holds (members settled: nothing moves).

@@ -24,15 +24,20 @@ def should_allocate(spec: dict[str, Any]) -> bool:
     return spec.get("type") == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is not False
 
 
-def holds_node_port(service: dict[str, Any]) -> bool:
-    """Whether a Service has a port with a nodePort (the only ones ``in_use`` needs: read_all's ``where``)."""
-    return any(isinstance(p, dict) and p.get("nodePort") for p in (service.get("spec") or {}).get("ports") or ())
+NODE_PORT_INDEX = "service-node-port"  # store index: Services by each spec.ports[].nodePort
 
 
-def in_use(services: list[dict[str, Any]], skip_uid: str | None = None) -> set[int]:
-    """The nodePorts the stored Services hold (but the one with uid `skip_uid`)."""
-    return {int(p["nodePort"]) for s in services if (s.get("metadata") or {}).get("uid") != skip_uid
-            for p in (s.get("spec") or {}).get("ports") or () if isinstance(p, dict) and p.get("nodePort")}
+def node_ports(key: tuple[str, str, str, str], obj: dict[str, Any]) -> list[str]:
+    """The store index function of NODE_PORT_INDEX: the nodePorts a stored Service holds."""
+    if key[0] != "" or key[1] != "services":
+        return []
+    return [str(p["nodePort"]) for p in (obj.get("spec") or {}).get("ports") or ()
+            if isinstance(p, dict) and p.get("nodePort")]
+
+
+def in_use(held: set[str]) -> set[int]:
+    """The nodePorts in use, from the index's values (``Store.index_values(NODE_PORT_INDEX, skip=...)``)."""
+    return {int(v) for v in held}
 
 
 def patch_allocated(new: dict[str, Any], old: dict[str, Any]) -> None:

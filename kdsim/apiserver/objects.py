@@ -26,6 +26,7 @@ class ObjectApi:
         self.registry = registry
         self.cluster_ips = kinds.ClusterIPs()
         store.add_index(kinds.CLUSTER_IP_INDEX, kinds.cluster_ips)
+        store.add_index(nodeports.NODE_PORT_INDEX, nodeports.node_ports)
         # Hook called after an update removed the last finalizer of an object being deleted.
         self.on_finalized: Callable[[ResourceType, dict[str, Any]], None] = lambda rt, obj: None
 
@@ -105,8 +106,7 @@ class ObjectApi:
             admission.validate_object(rt, obj, None)
             if rt.group == "" and rt.plural == "services":
                 self.cluster_ips.allocate(rt, obj, lambda ip: self.store.indexed(kinds.CLUSTER_IP_INDEX, ip))
-                held = self.store.read_all("", "services", where=nodeports.holds_node_port)
-                nodeports.allocate_create(obj, nodeports.in_use(held))
+                nodeports.allocate_create(obj, nodeports.in_use(self.store.index_values(nodeports.NODE_PORT_INDEX)))
             self._out(rt, obj)
             if dry_run:
                 return obj
@@ -223,8 +223,8 @@ class ObjectApi:
                         rt.group)
             admission.validate_object(rt, new, old)
             if rt.group == "" and rt.plural == "services" and subresource is None:
-                nodeports.allocate_update(new, old, nodeports.in_use(
-                    self.store.read_all("", "services", where=nodeports.holds_node_port), str(om.get("uid"))))
+                nodeports.allocate_update(new, old, nodeports.in_use(self.store.index_values(
+                    nodeports.NODE_PORT_INDEX, skip=(rt.group, rt.plural, namespace or "", name))))
             if same_ignoring_rv(new, old):
                 return old
             meta(new).pop("managedFields", None)

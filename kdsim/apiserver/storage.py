@@ -123,6 +123,11 @@ class Store:
         with self.lock:
             return bool(self._fields[name].get(value))
 
+    def index_values(self, name: str, *, skip: Key | None = None) -> set[str]:
+        """Every value index `name` holds for some object (but the object `skip`)."""
+        with self.lock:
+            return {value for value, keys in self._fields[name].items() if keys and keys != {skip}}
+
     def deleting(self) -> list[Key]:
         """Keys of the objects carrying a deletionTimestamp (waiting on finalizers)."""
         with self.lock:

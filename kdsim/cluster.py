@@ -33,19 +33,21 @@ class EmbeddedCluster:
     `crds`: CustomResourceDefinitions to install at start besides KubeDirector's (e.g. the operator's own under test).
     `kubedirector_user`: the simulated KubeDirector's bearer token, i.e. its user (tokens are not checked), e.g. its
     ServiceAccount `system:serviceaccount:kubedirector:kubedirector` as admission webhooks see it; default: the
-    admin's, like the other simulated controllers.
+    admin's, like the other simulated controllers. `history_limit`: the watch history kept per resource (older
+    resourceVersions get 410 Expired).
     """
 
     def __init__(self, state_dir: Path | None = None, *, controllers: bool = True, use_tls: bool = True,
                  port: int = 0, bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0,
                  kd_app_edits: str = "upgrade", crds: Sequence[Mapping[str, Any]] = (),
-                 kubedirector_user: str | None = None) -> None:
+                 kubedirector_user: str | None = None, history_limit: int = 5000) -> None:
         self.kubedirector_user = kubedirector_user
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.controllers_enabled = controllers
         self.server = ApiServer(self.state_dir, port=port, use_tls=use_tls, bookmark_interval=bookmark_interval,
-                                pod_grace_cap=pod_grace_cap, kd_app_edits=kd_app_edits, crds=crds)
+                                pod_grace_cap=pod_grace_cap, kd_app_edits=kd_app_edits, crds=crds,
+                                history_limit=history_limit)
         self._controllers: list[Any] = []
         self.kubeconfig = Path()
         self._started = False

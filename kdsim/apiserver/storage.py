@@ -1,4 +1,7 @@
-"""Thread-safe object store: objects by key, a global resourceVersion, an event history and watch subscribers.
+"""Thread-safe object store: objects by key, a global resourceVersion, event histories and watch subscribers.
+
+Like kube-apiserver's watch cache, the event history is kept per resource (each of `history_limit` events):
+a watch of a resource written seldom can resume from an old resourceVersion however busy the others are.
 
 Indexes kept on every write make the per-object questions O(that object): the objects of one resource,
 the dependents of an owner uid, whether a uid exists, the objects being deleted; subscribers may ask
@@ -50,8 +53,10 @@ class Store:
         self._objects: dict[Key, dict[str, Any]] = {}
         self._counts: Counter[tuple[str, str]] = Counter()  # objects per (group, plural)
         self._rv = 0
-        self._history: deque[StoreEvent] = deque(maxlen=history_limit)
-        self._floor = 0  # a watch may start from any rv >= floor
+        self._history_limit = history_limit
+        self._history: dict[tuple[str, str], deque[StoreEvent]] = {}  # per resource
+        self._floor = 0  # a watch may start from any rv >= floor (after compaction or a restart)
+        self._floors: dict[tuple[str, str], int] = {}  # per resource, once its history is full
         self._subscribers: list[Subscriber] = []
         self._resource_subscribers: dict[tuple[str, str], list[Subscriber]] = {}
         self._listeners: list[Callable[[], None]] = []
@@ -238,9 +243,13 @@ class Store:
                 self._fields[name].setdefault(value, set()).add(key)
 
     def _emit(self, event: StoreEvent) -> None:
-        self._history.append(event)
-        if len(self._history) == self._history.maxlen:
-            self._floor = max(self._floor, self._history[0].rv - 1)
+        resource = (event.group, event.plural)
+        history = self._history.get(resource)
+        if history is None:
+            history = self._history[resource] = deque(maxlen=self._history_limit)
+        history.append(event)
+        if len(history) == history.maxlen:
+            self._floors[resource] = max(self._floor_of(resource), history[0].rv - 1)
         for sub in list(self._subscribers):
             sub(event)
         for sub in list(self._resource_subscribers.get((event.group, event.plural), ())):
@@ -261,10 +270,11 @@ class Store:
         with self.lock:
             backlog: builtins.list[StoreEvent] = []
             if since is not None and since < self._rv:
-                if since < self._floor:
-                    raise errors.gone(f"too old resource version: {since} ({self._floor + 1})")
-                backlog = [e for e in self._history if e.rv > since
-                           and (resource is None or (e.group, e.plural) == resource)]
+                floor = self._floor_of(resource) if resource is not None else max([self._floor, *self._floors.values()])
+                if since < floor:
+                    raise errors.gone(f"too old resource version: {since} ({floor + 1})")
+                histories = [self._history.get(resource, ())] if resource is not None else list(self._history.values())
+                backlog = sorted((e for h in histories for e in h if e.rv > since), key=lambda e: e.rv)
             subscribers = self._subscribers if resource is None else self._resource_subscribers.setdefault(resource, [])
             subscribers.append(callback)
 
@@ -275,10 +285,14 @@ class Store:
 
         return backlog, unsubscribe
 
+    def _floor_of(self, resource: tuple[str, str]) -> int:
+        return self._floors.get(resource, self._floor)
+
     def compact(self) -> None:
         """Forget the event history (like etcd compaction): watches from older versions get 410 Expired."""
         with self.lock:
             self._history.clear()
+            self._floors.clear()
             self._floor = self._rv
 
     def on_change(self, listener: Callable[[], None]) -> None:
@@ -324,6 +338,7 @@ class Store:
             self._counts = Counter((k[0], k[1]) for k in self._objects)
             self._rv = rv
             self._history.clear()
+            self._floors.clear()
             self._floor = rv
 
 

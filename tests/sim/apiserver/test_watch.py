@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+from pathlib import Path
 from typing import Any
 
 import kubernetes.client
@@ -14,6 +15,7 @@ from apiserver_util import raw, wait_for
 from kubernetes.client.rest import ApiException
 
 from kdsim.cluster import EmbeddedCluster
+from tests.kdcluster import embedded_cluster
 
 
 def _collect(stream: Any, out: list[tuple[str, str]], stop_after: int) -> None:
@@ -99,6 +101,27 @@ def test_too_old_resource_version_is_410(cluster: EmbeddedCluster, api: kubernet
             pass
     assert exc.value.status == 410
     assert f"Expired: too old resource version: {old_rv} ({floor + 1})" in str(exc.value.reason)
+
+
+def test_the_history_is_per_resource_so_a_quiet_resource_resumes_after_a_busy_one(tmp_path: Path) -> None:
+    """Invariant (kube-apiserver's watch cache is per resource): writes to one resource never expire the
+    resourceVersion a watch of another resource resumes from; its own writes past the history do."""
+    with embedded_cluster(tmp_path, controllers=False, history_limit=5) as c:
+        core = kubernetes.client.CoreV1Api(c.api_client())
+        core.create_namespace({"metadata": {"name": "w"}})
+        core.create_namespaced_config_map("w", {"metadata": {"name": "quiet"}})
+        old_rv = core.list_namespaced_config_map("w").metadata.resource_version
+        for i in range(10):
+            core.create_namespaced_secret("w", {"metadata": {"name": f"busy-{i}"}})
+        core.create_namespaced_config_map("w", {"metadata": {"name": "after"}})
+        events = [(e["type"], e["object"].metadata.name) for e in kubernetes.watch.Watch().stream(
+            core.list_namespaced_config_map, "w", resource_version=old_rv, timeout_seconds=1)]
+        assert events == [("ADDED", "after")]
+        with pytest.raises(ApiException) as exc:
+            for _ in kubernetes.watch.Watch().stream(core.list_namespaced_secret, "w", resource_version=old_rv,
+                                                     timeout_seconds=5):
+                pass
+        assert exc.value.status == 410 and "too old resource version" in str(exc.value.reason)
 
 
 def test_deprecated_watch_path_and_timeout(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:

@@ -11,6 +11,7 @@ controller and kubelet. `wait_settled` polls the store until every KDCluster is 
 pod Ready.
 
     .venv/bin/python bench/sim_fleet.py --clusters 100            # seed time, then idle CPU over 20 s
+    .venv/bin/python bench/sim_fleet.py --clusters 1000 --idle 300  # idle CPU per minute over 5 min
     .venv/bin/python bench/sim_fleet.py --clusters 500 --idle 30
 """
 
@@ -40,6 +41,7 @@ from gitops_kd.source.model import DesiredState  # noqa: E402
 from gitops_kd.spec import KDApp, KDCluster  # noqa: E402
 from kdsim.cluster import EmbeddedCluster  # noqa: E402
 
+IDLE_WINDOW = 60.0  # seconds: the idle CPU is printed per window (a watch times out and resumes every 300 s)
 KD = "kubedirector.hpe.com/v1beta1"
 ROLLOUT = "gitops-kd.io/v1alpha1"
 
@@ -149,7 +151,11 @@ def run(clusters: int, per_app: int, workers: int, idle: float, timeout: float, 
         print(f"sim_fleet: {clusters} KDClusters ({1 + workers} pods each), {len(desired.apps)} KDApps")
         print(f"created through the API: {created:.1f} s; settled: {total:.1f} s after start "
               f"({settle:.1f} s after the last create)")
-        print(f"idle CPU over {idle:.0f} s (API server + simulated controllers): {idle_cpu(idle):.1f} % of a core")
+        spans = [min(IDLE_WINDOW, idle - start) for start in range(0, int(idle), int(IDLE_WINDOW))]
+        windows = [idle_cpu(span) for span in spans]
+        mean = sum(w * span for w, span in zip(windows, spans, strict=True)) / sum(spans)
+        print(f"idle CPU (API server + simulated controllers), % of a core per {IDLE_WINDOW:.0f} s from settled: "
+              + ", ".join(f"{w:.1f}" for w in windows) + f" (over all {idle:.0f} s: {mean:.1f})")
     finally:
         cluster.stop()
     return 0

@@ -14,11 +14,12 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.health import ClusterHealth, cluster_health
 from gitops_kd.kd import layout
 from gitops_kd.kube.rest import RestClient
 
-ROLLOUT_API, ROLLOUTS = "gitops-kd.io/v1alpha1", "kdrollouts"
+ROLLOUT_API, ROLLOUTS = ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 MEMBER_KINDS = (("statefulsets", "apps/v1", "statefulsets"), ("pods", "v1", "pods"),
                 ("services", "v1", "services"), ("pvcs", "v1", "persistentvolumeclaims"))
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.status.conditions import mark_ready, mark_reconciling, mark_stalled
 
-API_VERSION = "gitops-kd.io/v1alpha1"
+API_VERSION = ROLLOUT_API_VERSION  # the group and version of every gitops-kd kind
 KIND = "GitOpsKDSource"
 PLURAL = "gitopskdsources"
 # kstatus reasons

@@ -92,7 +92,7 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
             return Outcome(a.describe(), changed, "already recorded", expect=_expect(obj))
         obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.adopt(
             status, app=a.app, version=a.target_version, commit=a.commit, subject=a.subject, generation=gen,
-            now=ctx.now()), rv=rv(obj))
+            now=ctx.now(), ready=a.members_ready), rv=rv(obj))
         if a.deployed:
             ctx.event_on_cluster(a.namespace, a.cluster, ev.DEPLOYED,
                                  f"created from Git and managed by gitops-kd at {a.app} {a.target_version}")

@@ -111,6 +111,8 @@ class EnsureRollout(_ClusterScoped):
     still shows it. ``subject`` is the commit's subject line, kept with the attempt for `gitops-kd history`.
     ``deployed`` (adopt only): the KDCluster carries gitops-kd's applied-spec annotation, i.e. gitops-kd created
     it from Git: recording it is its first deploy (event Deployed), not the adoption of a cluster made otherwise.
+    ``members_ready`` (adopt only): every member Git asks for exists and is Ready; when False the adoption is
+    recorded Reconciling, and Ready only once they are (FinishRollout), else Stalled PodNotReady.
     """
 
     namespace: str
@@ -124,6 +126,7 @@ class EnsureRollout(_ClusterScoped):
     from_stanza: str | None = None
     subject: str = ""
     deployed: bool = False
+    members_ready: bool = True
 
     def describe(self) -> str:
         if self.direction == ADOPT:

@@ -7,9 +7,10 @@ namespace, name): SetOnDelete and PatchTemplate of every role, member Service po
 app in a lower gitops-kd.io/wave is not Ready at the target or has not soaked yet (plan/waves.py). A
 Stalled rollout gets only its failure policy (plan/failure.py); one stalled by a KDApp / KDCluster write that
 keeps failing (ApplyRefused / ApplyFailed) gets that write, and a LiftStall once Git no longer asks for it.
-Wait actions come last, so ``Plan.next()`` is real work when any exists.
-Any refusal from the diff refuses the whole plan. A suspended cluster (plan/suspend.py) gets no action
-but its note and a Wait.
+An adoption (a cluster whose pods already run the target) is recorded Ready only when every member Git asks
+for is Ready, else Reconciling until FinishRollout. Wait actions come last, so ``Plan.next()`` is real work
+when any exists. Any refusal from the diff refuses the whole plan. A suspended cluster (plan/suspend.py) gets
+no action but its note and a Wait.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             continue
         t = cdiff.transition
         app_name = desired.apps[cdiff.app].name
-        ensure = _ensure_rollout(desired, live, t, app_name)
+        ensure = _ensure_rollout(desired, live, t, desired.apps[cdiff.app], desired.clusters[key])
         missing = missing_role(desired.apps[cdiff.app], desired.clusters[key], live)
         if missing is not None and ensure is not None and ensure.direction == ADOPT:
             # KubeDirector is still creating the cluster: adopting it now would mark it Ready too early
@@ -171,18 +172,22 @@ def _soaks(desired: DesiredState, default: float) -> tuple[dict[Key, float], lis
     return soaks, bad
 
 
-def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition, app_name: str) -> EnsureRollout | None:
+def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition, app: KDApp,
+                    cluster: KDCluster) -> EnsureRollout | None:
     """EnsureRollout when the cluster has no rollout, or one for another target, or a stalled one from an
-    older commit (a new commit retries; an apply stall is lifted by its write instead: _lift_apply_stall)."""
+    older commit (a new commit retries; an apply stall is lifted by its write instead: _lift_apply_stall).
+    An adoption is recorded Ready only when every member Git asks for is Ready (``members_ready``)."""
     rollout = live.rollout
     if rollout is not None and rollout.target_version == t.target_version and not (
             rollout.stalled and not rollout.apply_stalled and rollout.commit != desired.commit) and not (
             t.direction == REBUILD and (rollout.direction != REBUILD or rollout.phase == PHASE_IDLE)):
         return None
     left = t.left_stanza.to_annotation() if t.left_stanza is not None else None
-    return EnsureRollout(live.namespace, live.name, app_name, t.target_version, t.from_version, desired.commit,
+    adopt = t.direction == ADOPT
+    return EnsureRollout(live.namespace, live.name, app.name, t.target_version, t.from_version, desired.commit,
                          t.direction, live.uid, left, desired.subject,
-                         t.direction == ADOPT and annotation(live.raw, APPLIED_ANNOTATION) is not None)
+                         adopt and annotation(live.raw, APPLIED_ANNOTATION) is not None,
+                         not adopt or unready_role(app, cluster, live) is None)
 
 
 def _counts(live: ObservedCluster | None, what: tuple[str, str, str]) -> bool:
@@ -208,6 +213,16 @@ def missing_role(app: KDApp, cluster: KDCluster, live: ObservedCluster) -> str |
     app_roles = set(app.role_ids)
     for role in cluster.roles:
         if role.id in app_roles and role.members_for(app.role(role.id)) and live.statefulset(role.id) is None:
+            return role.id
+    return None
+
+
+def unready_role(app: KDApp, cluster: KDCluster, live: ObservedCluster) -> str | None:
+    """The first role with fewer Ready members (not being deleted) than Git asks for, or None."""
+    app_roles = set(app.role_ids)
+    for role in cluster.roles:
+        if role.id in app_roles and sum(1 for p in live.pods.get(role.id, ()) if p.up) < role.members_for(
+                app.role(role.id)):
             return role.id
     return None
 
@@ -269,4 +284,4 @@ def _steady(live: ObservedCluster, t: Transition, ensure: EnsureRollout | None, 
     return not any(outdated(ctx, p) for p in live.all_pods())
 
 
-__all__ = ["cluster_steps", "missing_role", "plan", "role_order"]
+__all__ = ["cluster_steps", "missing_role", "plan", "role_order", "unready_role"]

@@ -20,6 +20,7 @@ from gitops_kd.status.conditions import rfc3339
 
 IDLE, UPGRADING, DOWNGRADING, STALLED = PHASE_IDLE, PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED
 HISTORY_LIMIT = 10
+MEMBERS_NOT_READY = "MembersNotReady"  # Reconciling reason of an adoption whose members are not all Ready yet
 
 Status = Mapping[str, Any]
 
@@ -75,10 +76,12 @@ def resume(status: Status, *, commit: str | None, generation: int, now: datetime
 
 
 def adopt(status: Status, *, app: str, version: str, commit: str | None, generation: int,
-          now: datetime, subject: str = "") -> dict[str, Any]:
-    """A cluster whose pods all run `version`'s image and that had no rollout: Idle and Ready. The first time
+          now: datetime, subject: str = "", ready: bool = True) -> dict[str, Any]:
+    """A cluster whose pods all run `version`'s image and that had no rollout: Idle and Ready, or, while a member
+    Git asks for is missing or not Ready (`ready` False), Idle and Reconciling until FinishRollout. The first time
     (no version recorded yet) a history entry says from when gitops-kd manages it at `version` (Deployed)."""
-    message = f"all members run {app} {version}"
+    message = f"all members run {app} {version}" if ready else \
+        f"the members run {app} {version}; waiting for every member to be Ready"
     extra: dict[str, Any] = {}
     if not status.get("appVersion") and not status.get("history"):
         first = {"version": version, "startedAt": rfc3339(now), "finishedAt": rfc3339(now), "result": DEPLOYED}
@@ -88,7 +91,9 @@ def adopt(status: Status, *, app: str, version: str, commit: str | None, generat
             "targetVersion": version, "fromVersion": None, "commit": commit, SUBJECT: subject or None, "attempt": None,
             "fromStanza": None, "stalledReason": None, APPLY_FAILURE_FIELD: None,
             "step": None, "message": message,
-            "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)}
+            "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)
+            if ready else cond.mark_reconciling(_conds(status), MEMBERS_NOT_READY, message, generation=generation,
+                                                now=now)}
 
 
 def pod_progress(pod: str, **fields: Any) -> dict[str, Any]:

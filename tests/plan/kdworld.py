@@ -182,8 +182,9 @@ class FakeCluster:
             a.from_version, a.commit, a.target_version if adopt else (old.app_version if old else a.from_version),
             phase, from_upgrade=UpgradeSpec.from_annotation(a.from_stanza) if a.from_stanza else None,
             direction=a.direction,
-            conditions=({"type": "Ready", "status": "True" if adopt else "False",
-                         "lastTransitionTime": self.now.strftime("%Y-%m-%dT%H:%M:%SZ")},))))
+            conditions=({"type": "Ready", "status": "True" if adopt and a.members_ready else "False",
+                         "lastTransitionTime": self.now.strftime("%Y-%m-%dT%H:%M:%SZ")},
+                        *(({"type": "Reconciling", "status": "True"},) if adopt and not a.members_ready else ())))))
 
     def _SetOnDelete(self, a: A.SetOnDelete) -> None:
         c = self.cluster(a.cluster_key)

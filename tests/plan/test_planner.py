@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from gitops_kd.observe import ObservedState, PodProgress
+from gitops_kd.observe import ObservedRollout, ObservedState, PodProgress
 from gitops_kd.plan import actions as A
 from gitops_kd.plan import plan
 from gitops_kd.spec.upgrade import UpgradeSpec
@@ -295,6 +295,40 @@ def test_managed_cluster_without_rollout_object_is_adopted() -> None:
     c = replace(live_cluster(HELLO1, HELLO_DEV), rollout=None)
     p = plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (c,)), now=T0)
     assert kinds(p) == ["EnsureRollout"] and p.actions[0].direction == "adopt"
+
+
+def _ready(rollout: ObservedRollout | None) -> bool:
+    return rollout is not None and any(c.get("type") == "Ready" and c.get("status") == "True" for c in rollout.conditions)
+
+
+def test_an_adoption_is_ready_only_once_every_member_git_asks_for_is_ready() -> None:
+    """Invariant: a first deploy or adoption never says Ready at a version while a member Git asks for is missing,
+    not Ready or being deleted (the pods prove the version only once they run): it is recorded Reconciling, and
+    FinishRollout makes it Ready once every member is."""
+    want = desired(HELLO1, HELLO_DEV)
+    fresh = replace(live_cluster(HELLO1, HELLO_DEV), rollout=None)
+    starting = with_pod(fresh, "kdss-worker-0", ready=False, ready_since=None, created_at=T0)
+    missing = replace(fresh, pods={**fresh.pods, "worker": fresh.pods["worker"][1:]})
+    deleting = with_pod(fresh, "kdss-worker-0", deleting=True)
+    for live in (starting, missing, deleting):
+        world = FakeCluster(observed((HELLO1,), (live,)))
+        first = plan(want, world.state, now=world.now).next()
+        assert isinstance(first, A.EnsureRollout) and first.direction == "adopt" and not first.members_ready
+        world.apply(first)
+        ro = world.cluster(KEY).rollout
+        assert ro is not None and ro.app_version == "1.0.0" and ro.reconciling and not _ready(ro)
+        p = plan(want, world.state, now=world.now)
+        assert p.actions and not any(isinstance(a, A.FinishRollout) for a in p.actions), p.describe()
+        if live is missing:  # KubeDirector's StatefulSet controller creates it
+            world.put(replace(world.cluster(KEY), pods=fresh.pods))
+        world.tick(1)  # the pod comes up (a deleted one is recreated)
+        world.tick(1)  # ... and is Ready
+        assert kinds(plan(want, world.state, now=world.now)) == ["FinishRollout"]
+        world.apply(plan(want, world.state, now=world.now).next())
+        assert _ready(world.cluster(KEY).rollout)
+        assert plan(want, world.state, now=world.now).empty
+    every = plan(want, observed((HELLO1,), (fresh,)), now=T0)
+    assert kinds(every) == ["EnsureRollout"] and every.actions[0].members_ready
 
 
 def test_missing_cluster_is_created_and_missing_app_applied() -> None:

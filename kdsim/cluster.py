@@ -18,7 +18,7 @@ from kdsim.apiserver.faults import FaultInjector
 from kdsim.apiserver.handlers import PodHandler
 from kdsim.apiserver.server import ApiServer
 from kdsim.apiserver.stats import RequestStats
-from kdsim.apiserver.storage import Store
+from kdsim.apiserver.storage import HISTORY_LIMIT, Store
 from kdsim.controllers import start_all as start_controllers
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class EmbeddedCluster:
     def __init__(self, state_dir: Path | None = None, *, controllers: bool = True, use_tls: bool = True,
                  port: int = 0, bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0,
                  kd_app_edits: str = "upgrade", crds: Sequence[Mapping[str, Any]] = (),
-                 kubedirector_user: str | None = None, history_limit: int = 5000) -> None:
+                 kubedirector_user: str | None = None, history_limit: int = HISTORY_LIMIT) -> None:
         self.kubedirector_user = kubedirector_user
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.state_dir = Path(state_dir) if state_dir is not None else None

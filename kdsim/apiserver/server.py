@@ -21,7 +21,7 @@ from kdsim.apiserver.handlers import PodHandler, ResourceHandlers, error_respons
 from kdsim.apiserver.objects import ObjectApi
 from kdsim.apiserver.registry import Registry
 from kdsim.apiserver.stats import RequestStats
-from kdsim.apiserver.storage import Store
+from kdsim.apiserver.storage import HISTORY_LIMIT, Store
 from kdsim.apiserver.watch import WatchHub
 from kdsim.httplimits import request_limits
 
@@ -32,7 +32,7 @@ class ApiServer:
     """A Kubernetes API server emulator bound to 127.0.0.1 (port 0 = ephemeral), HTTPS by default."""
 
     def __init__(self, state_dir: Path | None = None, *, port: int = 0, use_tls: bool = True,
-                 bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0, history_limit: int = 5000,
+                 bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0, history_limit: int = HISTORY_LIMIT,
                  kd_app_edits: str = kd_webhook.UPGRADE, crds: Sequence[Mapping[str, Any]] = ()) -> None:
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.port = port

@@ -21,6 +21,7 @@ from typing import Any
 from kdsim import errors
 
 Key = tuple[str, str, str, str]  # group, plural, namespace ("" when cluster-scoped), name
+HISTORY_LIMIT = 5000  # watch events kept per resource: a watch from an older resourceVersion gets 410 Expired
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def group_of(api_version: str) -> str:
 class Store:
     """The cluster state. Every write gets the next global resourceVersion and is broadcast to subscribers."""
 
-    def __init__(self, history_limit: int = 5000) -> None:
+    def __init__(self, history_limit: int = HISTORY_LIMIT) -> None:
         self.lock = threading.RLock()
         self._objects: dict[Key, dict[str, Any]] = {}
         self._counts: Counter[tuple[str, str]] = Counter()  # objects per (group, plural)

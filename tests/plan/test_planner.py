@@ -329,6 +329,11 @@ def test_an_adoption_is_ready_only_once_every_member_git_asks_for_is_ready() -> 
         assert plan(want, world.state, now=world.now).empty
     every = plan(want, observed((HELLO1,), (fresh,)), now=T0)
     assert kinds(every) == ["EnsureRollout"] and every.actions[0].members_ready
+    # a member still not Ready podReadyTimeoutSeconds after its creation stalls the adoption, as in an upgrade
+    stuck = FakeCluster(observed((HELLO1,), (with_pod(fresh, "kdss-worker-0", ready=False, ready_since=None),)))
+    stuck.apply(plan(want, stuck.state, now=stuck.now).next())
+    stall = plan(want, stuck.state, now=stuck.now).next()
+    assert isinstance(stall, A.Stall) and stall.reason == "PodNotReady", stall
 
 
 def test_missing_cluster_is_created_and_missing_app_applied() -> None:

@@ -271,7 +271,10 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
     out += pods
     if finished and not out and ensure is None and (rollout is None or rollout.phase != PHASE_IDLE
                                                     or rollout.app_version != t.target_version or rollout.reconciling):
-        out.append(FinishRollout(live.namespace, live.name, t.target_version))
+        # an adoption counts Git's members: KubeDirector raises a StatefulSet's replicas as it adds them
+        down = unready_role(app, cluster, live) if rollout is not None and rollout.direction == ADOPT else None
+        out.append(FinishRollout(live.namespace, live.name, t.target_version) if down is None else
+                   Wait(f"the members of role {down} to be Ready", POLL_SECONDS, live.key))
     return out
 
 

@@ -13,6 +13,7 @@ from gitops_kd.observe import ObservedRollout, ObservedState, PodProgress
 from gitops_kd.plan import actions as A
 from gitops_kd.plan import plan
 from gitops_kd.spec.upgrade import UpgradeSpec
+from gitops_kd.status import conditions as cond
 from plan.kdworld import (
     HELLO1,
     HELLO2,
@@ -298,7 +299,7 @@ def test_managed_cluster_without_rollout_object_is_adopted() -> None:
 
 
 def _ready(rollout: ObservedRollout | None) -> bool:
-    return rollout is not None and any(c.get("type") == "Ready" and c.get("status") == "True" for c in rollout.conditions)
+    return rollout is not None and cond.is_true(rollout.conditions, cond.READY)
 
 
 def test_an_adoption_is_ready_only_once_every_member_git_asks_for_is_ready() -> None:
@@ -329,6 +330,16 @@ def test_an_adoption_is_ready_only_once_every_member_git_asks_for_is_ready() -> 
         assert plan(want, world.state, now=world.now).empty
     every = plan(want, observed((HELLO1,), (fresh,)), now=T0)
     assert kinds(every) == ["EnsureRollout"] and every.actions[0].members_ready
+    # a role whose StatefulSet KubeDirector has not sized yet (replicas 0, no pod): Git's members count
+    unsized = replace(fresh, statefulsets={**fresh.statefulsets, "worker": replace(fresh.statefulsets["worker"],
+                                                                                   replicas=0)},
+                      pods={**fresh.pods, "worker": ()})
+    world = FakeCluster(observed((HELLO1,), (unsized,)))
+    world.apply(plan(want, world.state, now=world.now).next())
+    waiting = plan(want, world.state, now=world.now)
+    assert kinds(waiting) == ["Wait"] and waiting.actions[0].reason == "the members of role worker to be Ready"
+    world.put(replace(world.cluster(KEY), statefulsets=fresh.statefulsets, pods=fresh.pods))
+    assert kinds(plan(want, world.state, now=world.now)) == ["FinishRollout"]
     # a member still not Ready podReadyTimeoutSeconds after its creation stalls the adoption, as in an upgrade
     stuck = FakeCluster(observed((HELLO1,), (with_pod(fresh, "kdss-worker-0", ready=False, ready_since=None),)))
     stuck.apply(plan(want, stuck.state, now=stuck.now).next())

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
+from gitops_kd.status import conditions as cond
 from gitops_kd.status.rollout import MEMBERS_NOT_READY
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim import images
@@ -16,7 +17,7 @@ from tests.e2e.harness import E2E, HELLO_1, WriteLog
 
 
 def _condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
-    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == kind), {})
+    return cond.get((obj.get("status") or {}).get("conditions"), kind) or {}
 
 
 def test_a_first_deploy_says_ready_only_after_every_member_is_ready(e2e: E2E) -> None:
@@ -34,7 +35,7 @@ def test_a_first_deploy_says_ready_only_after_every_member_is_ready(e2e: E2E) ->
     assert len(names) == 3, names
     became_ready = [pods.first(name, pod_ready) for name in names]
     assert all(rv is not None for rv in became_ready), dict(zip(names, became_ready, strict=True))
-    said_ready = rollouts.first("hello-dev", lambda o: _condition(o, "Ready").get("status") == "True")
+    said_ready = rollouts.first("hello-dev", lambda o: _condition(o, cond.READY).get("status") == cond.TRUE)
     assert said_ready is not None and said_ready > max(rv for rv in became_ready if rv is not None)
 
 

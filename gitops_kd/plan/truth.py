@@ -32,7 +32,7 @@ def claimed_images(live: ObservedCluster, desired: DesiredState | None = None) -
         return ro.images
     if desired is not None:
         for key, app in desired.apps.items():
-            if app.name == live.app and app.version == ro.app_version and key[0] == live.namespace:
+            if app.name == (ro.app or live.app) and app.version == ro.app_version and key[0] == live.namespace:
                 return dict(role_images(app))
     return {}
 
@@ -60,8 +60,8 @@ def pods_off_version(clusters: Iterable[ObservedCluster], desired: DesiredState 
             pod = wrong[0]
             more = f" (and {len(wrong) - 1} more pod(s))" if len(wrong) > 1 else ""
             out.append(Stall(live.namespace, live.name, STALL_PODS_OFF_VERSION, (
-                f"pod {pod.name} runs {pod.image}, not {images[pod.role]} of {live.app} {live.rollout.app_version}"
-                f"{more}; the plan is refused, so gitops-kd cannot bring it back")))
+                f"pod {pod.name} runs {pod.image}, not {images[pod.role]} of {live.rollout.app or live.app} "
+                f"{live.rollout.app_version}{more}; the plan is refused, so gitops-kd cannot bring it back")))
     return out
 
 

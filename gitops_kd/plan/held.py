@@ -14,7 +14,7 @@ from typing import Any
 
 from gitops_kd.constants import APPLIED_ANNOTATION
 from gitops_kd.diff.engine import annotation, desired_app_facts, frozen_app_manifest
-from gitops_kd.diff.fields import app_fact_changes, app_role_facts
+from gitops_kd.diff.fields import app_fact_changes, app_role_facts, contains
 from gitops_kd.diff.model import Refusal
 from gitops_kd.observe.model import ObservedApp, ObservedCluster
 from gitops_kd.spec.model import KDApp
@@ -45,11 +45,13 @@ class Held:
 
 def spec_changed(app: KDApp, key: Key, live: ObservedApp) -> bool:
     """True when Git's spec of the app is not the one the live KDApp was applied from (the applied-spec digest);
-    for a KDApp gitops-kd did not apply, when the versions differ (anything else KubeDirector decides)."""
+    for a KDApp gitops-kd did not apply, when the versions differ or the live spec lacks part of Git's (a write
+    KubeDirector would refuse while clusters use it is never tried: it would only stall)."""
+    manifest = frozen_app_manifest(app, key)
     digest = annotation(live.raw, APPLIED_ANNOTATION)
     if digest is not None:
-        return bool(digest != annotation(frozen_app_manifest(app, key), APPLIED_ANNOTATION))
-    return live.version != app.version
+        return bool(digest != annotation(manifest, APPLIED_ANNOTATION))
+    return live.version != app.version or not contains(live.spec, manifest.get("spec") or {})
 
 
 def held(app: KDApp, key: Key, live: ObservedApp | None, users: Iterable[ObservedCluster],

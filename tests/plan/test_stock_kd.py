@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gitops_kd.observe import ObservedApp, ObservedState
 from gitops_kd.plan import actions as A
 from gitops_kd.plan import plan
+from gitops_kd.spec.freeze import thaw
 from plan.kdworld import (
     HELLO1,
     HELLO2,
@@ -17,6 +19,7 @@ from plan.kdworld import (
     FakeCluster,
     desired,
     kd_template,
+    live_app,
     live_cluster,
     load_text,
     observed,
@@ -125,3 +128,19 @@ def test_what_the_held_kdapp_cannot_carry_is_refused_before_anything_is_written(
 def test_nothing_holds_an_app_no_cluster_uses() -> None:
     p = plan(desired(HELLO2), observed((HELLO1,), ()), now=T0)
     assert [type(a).__name__ for a in p.actions] == ["ApplyApp"] and p.kept == ()
+
+
+def test_a_kdapp_made_without_gitops_kd_is_held_only_when_git_changes_its_spec() -> None:
+    """A KDApp created by hand (no applied-spec digest) that a cluster uses: the same spec gets its annotations
+    (KubeDirector admits metadata edits); another spec is held, never a write KubeDirector would refuse."""
+    raw = thaw(live_app(HELLO1).raw)
+    raw["metadata"]["annotations"] = {}
+    hand = ObservedApp(NS, "hello", "1.0.0", None, "1", raw)
+    cluster = live_cluster(HELLO1, HELLO_DEV)
+    same = plan(desired(HELLO1, HELLO_DEV), ObservedState({(NS, "hello"): hand}, {KEY: cluster}), now=T0)
+    assert [type(a).__name__ for a in same.actions] == ["ApplyApp"] and same.kept == (), same.describe()
+    body = HELLO1.body
+    body["spec"]["label"]["description"] = "changed in Git"
+    changed = load_text("apps/hello.yaml", body)
+    held = plan(desired(changed, HELLO_DEV), ObservedState({(NS, "hello"): hand}, {KEY: cluster}), now=T0)
+    assert held.actions == () and "KDApp hello held at 1.0.0 by KubeDirector" in held.kept[0], held.describe()

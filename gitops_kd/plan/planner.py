@@ -173,8 +173,9 @@ def _holds(desired: DesiredState, observed: ObservedState, report: DiffReport) -
     out: dict[Key, Held] = {}
     for k in desired.apps:
         d = report.app(k)
-        found = held(desired.apps[k], k, observed.apps.get(k), users_of(desired, observed, k),
-                     d is not None and d.needs_apply)
+        if d is None or not d.needs_apply or k not in observed.apps:
+            continue  # nothing to write (steady state: no lookup of users)
+        found = held(desired.apps[k], k, observed.apps.get(k), users_of(desired, observed, k), True)
         if found is not None:
             out[k] = found
     return out

@@ -37,6 +37,15 @@ APPLY_STALL_REASONS = (STALL_APPLY_REFUSED, STALL_APPLY_FAILED)
 # the manifest, failures in a row, HTTP code, the server's message, the phase before the stall)
 APPLY_FAILURE_FIELD = "applyFailure"
 
+# -- stock KubeDirector (docs/design/stock-kubedirector.md) ------------------------------------------------
+# KDRollout status.images: role id -> the app image of the version the rollout is Ready at (written with Ready);
+# status.targetStanza: the upgrade stanza (JSON) of the attempt's target (the held KDApp does not carry it).
+ROLLOUT_IMAGES_FIELD = "images"
+TARGET_STANZA_FIELD = "targetStanza"
+# Stall reason: member pods run another image than the version the rollout records, and the plan is refused
+# (nothing gitops-kd may do brings them back): Ready is never claimed over them.
+STALL_PODS_OFF_VERSION = "PodsOffVersion"
+
 # -- labels and annotations gitops-kd owns (everything under OWNED_PREFIX follows Git exactly) -----------
 OWNED_PREFIX = f"{GROUP}/"
 UPGRADE_ANNOTATION = f"{GROUP}/upgrade"  # on a KDApp: its upgrade stanza (JSON)

@@ -28,8 +28,9 @@ class EmbeddedCluster:
     """A Kubernetes-compatible cluster on loopback: `with EmbeddedCluster() as c: c.api_client()`.
 
     `state_dir` keeps the store, TLS material and kubeconfig across restarts (a temporary directory when None).
-    `kd_app_edits`: "upgrade" (default) admits every KDApp edit; "strict" refuses, like stock KubeDirector's
-    admission webhook, spec edits and deletes of a KDApp that KDClusters use (a setting, like the others: not saved).
+    `kd_app_edits`: "strict" (default) admits like stock KubeDirector's webhook (spec edits and deletes of a KDApp
+    that KDClusters use are refused, a KDCluster's app is read-only); "upgrade" admits every KDApp edit (a setting,
+    like the others: not saved).
     `crds`: CustomResourceDefinitions to install at start besides KubeDirector's (e.g. the operator's own under test).
     `kubedirector_user`: the simulated KubeDirector's bearer token, i.e. its user (tokens are not checked), e.g. its
     ServiceAccount `system:serviceaccount:kubedirector:kubedirector` as admission webhooks see it; default: the
@@ -39,7 +40,7 @@ class EmbeddedCluster:
 
     def __init__(self, state_dir: Path | None = None, *, controllers: bool = True, use_tls: bool = True,
                  port: int = 0, bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0,
-                 kd_app_edits: str = "upgrade", crds: Sequence[Mapping[str, Any]] = (),
+                 kd_app_edits: str = "strict", crds: Sequence[Mapping[str, Any]] = (),
                  kubedirector_user: str | None = None, history_limit: int = HISTORY_LIMIT) -> None:
         self.kubedirector_user = kubedirector_user
         self._tmp: tempfile.TemporaryDirectory[str] | None = None

@@ -62,5 +62,7 @@ def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, con
                 click.echo(f"    {f.describe()}")
         click.echo(f"{len(found)} object(s) differ from commit {desired.commit[:12]}" if found
                    else f"no differences from commit {desired.commit[:12]}")
+        for kept in result.kept:  # e.g. a KDApp stock KubeDirector holds while clusters use it: not a difference
+            click.echo(f"note: {kept}")
     if found:
         raise SystemExit(1)

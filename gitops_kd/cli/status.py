@@ -18,6 +18,7 @@ from gitops_kd.cli.sources import read_sources, render_sources
 from gitops_kd.health import ClusterHealth, HealthStatus
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.fleet import collect, fetch, healths
+from gitops_kd.observe.kdflavour import detect
 from gitops_kd.status.sync import (
     FAILING_SYNC,
     OUT_OF_SYNC,
@@ -95,7 +96,8 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
     """Show what Git revision is applied and what each KDCluster gitops-kd manages (those with a KDRollout)
     looks like against it, like `flux get kustomizations` / `argocd app get`.
 
-    First the GitOpsKDSource of each controller: the applied revision (sha and subject), the branch head
+    First which KubeDirector is installed (its CRDs' schemas: stock, or the live-app-upgrade branch), then the
+    GitOpsKDSource of each controller: the applied revision (sha and subject), the branch head
     (the newest commit evaluated) and, when the head was refused, why. Then per cluster: app, version
     (live → target), rollout phase, SYNC (Synced; OutOfSync while a rollout runs or stalls; Refused when the
     branch head was refused and the cluster stays at the applied revision; Suspended by `gitops-kd suspend`)
@@ -130,6 +132,7 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
                       "source": src.as_dict() if src else None} for (c, sync), (_c, _r, src) in zip(rows, matched)]
         click.echo(json.dumps(data[0] if cluster else data, indent=2))
     else:
+        click.echo(f"KubeDirector: {detect(rest).describe()}")
         if sources:
             render_sources(sources, console)
             console.print()

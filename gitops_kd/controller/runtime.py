@@ -437,6 +437,9 @@ class Controller:
         with self._plan_lock:
             desired, plan = self._choose(candidate, observed)
         self._chosen.set()
+        if desired is None and plan is not None:  # refused: the fleet stalls rollouts Ready over pods off version
+            self._act(KEY, plan, IDLE_RESYNC)
+            return
         if desired is None or plan is None:
             return
         self.last_plan = plan
@@ -544,7 +547,8 @@ class Controller:
             self._schedule_fleet()
 
     def _choose(self, candidate: DesiredState | None, observed: Any) -> tuple[DesiredState | None, Plan | None]:
-        """Plan the newest accepted commit; if the plan refuses it, keep reconciling the last applied one."""
+        """Plan the newest accepted commit; if the plan refuses it, keep reconciling the last applied one; if that
+        is refused too, (None, the Stalls of rollouts Ready over pods of another version) or (None, None)."""
         if candidate is not None and (self._applied is None or candidate.commit != self._applied.commit):
             plan = self._plan(candidate, observed)
             if not plan.refused:
@@ -563,9 +567,9 @@ class Controller:
         if self._applied is None:
             return None, None
         plan = self._plan(self._applied, observed)
-        if plan.refused:  # the live cluster moved under us: report, do nothing
+        if plan.refused:  # the live cluster moved under us: report, write nothing but plan/truth.py's Stalls
             self.refusals.plan_refused(self._applied, plan, observed)
-            return None, None
+            return None, (Plan(plan.actions) if plan.actions else None)
         return self._applied, plan
 
     def _maybe_mark_applied(self, desired: DesiredState, plan: Plan) -> None:

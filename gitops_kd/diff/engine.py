@@ -28,10 +28,10 @@ from gitops_kd.diff.model import (
     Transition,
 )
 from gitops_kd.diff.refusals import app_refusals, cluster_refusals
-from gitops_kd.diff.transition import compare_versions, transition
+from gitops_kd.diff.transition import compare_versions, template_versions, transition
 from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.render.compare import owned_differences
-from gitops_kd.render.template import APP_VERSION_ANNOTATION, owned_template, service_ports
+from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
 from gitops_kd.spec.model import KDApp, KDCluster, compact_json
 from gitops_kd.spec.state import DesiredState
@@ -209,16 +209,6 @@ def ports_diffs(app: KDApp, live: ObservedCluster) -> tuple[PortsDiff, ...]:
         if want and want != have:
             out.append(PortsDiff(svc.name, svc.role, want))
     return tuple(out)
-
-
-def template_versions(live: ObservedCluster) -> frozenset[str]:
-    """The app versions (gitops-kd.io/app-version) the cluster's role StatefulSet templates carry."""
-    out: set[str] = set()
-    for sts in live.statefulsets.values():
-        value = ((sts.template.get("metadata") or {}).get("annotations") or {}).get(APP_VERSION_ANNOTATION)
-        if value:
-            out.add(str(value))
-    return frozenset(out)
 
 
 def diff_cluster(desired: DesiredState, observed: ObservedState, key: Key,

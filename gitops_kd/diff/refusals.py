@@ -7,7 +7,7 @@ from typing import Any
 
 from gitops_kd.diff.fields import app_role_facts
 from gitops_kd.diff.model import Refusal
-from gitops_kd.diff.transition import compare_versions
+from gitops_kd.diff.transition import compare_versions, running_version, stanza_of
 from gitops_kd.kd.layout import STATEFULSET_MUTABLE_FIELDS
 from gitops_kd.observe.model import ObservedApp, ObservedCluster
 from gitops_kd.spec.freeze import thaw
@@ -36,22 +36,35 @@ def app_refusals(app: KDApp, live: ObservedApp | None, users: Iterable[ObservedC
                 out.append(Refusal(app.source, f"spec.roles[{rid}]", (
                     f'role "{rid}" is removed but KubeDirectorCluster {cluster.namespace}/{cluster.name} has '
                     f'{members} member(s) in it; remove the role from the cluster first')))
-    if not users:
-        return out
-    try:
-        order = compare_versions(app.version, live.version)
-    except ValueError:
-        return out  # a live version that is not semver: nothing to compare against
-    names = ", ".join(f"{c.namespace}/{c.name}" for c in users)
-    if order > 0 and (app.upgrade is None or app.upgrade.rule_for_upgrade_from(live.version) is None):
-        out.append(Refusal(app.source, "spec.upgrade.from", (
-            f'no from[] rule matches the live version {live.version}: upgrading {live.version} -> {app.version} '
-            f'is refused while clusters use the app ({names})')))
-    if order < 0 and (live.upgrade is None or live.upgrade.rule_for_downgrade_to(app.version) is None):
-        out.append(Refusal(app.source, "spec.version", (
-            f'downgrade {live.version} -> {app.version} is refused: the live version\'s upgrade.downgrade.to '
-            f'lists no rule for {app.version} (clusters use the app: {names})')))
+    # the version each cluster runs comes from what it shows (stock KubeDirector holds the KDApp at its old spec)
+    by_version: dict[str, list[ObservedCluster]] = {}
+    for cluster in users:
+        by_version.setdefault(running_version(app.version, live, cluster) or live.version, []).append(cluster)
+    for version in sorted(by_version):
+        out += _version_refusals(app, live, version, by_version[version])
     return out
+
+
+def _version_refusals(app: KDApp, live: ObservedApp, version: str, users: list[ObservedCluster]) -> list[Refusal]:
+    """The in-use rules for clusters running ``version``: an upgrade needs a from[] rule of Git's app for it, a
+    downgrade a downgrade.to rule in the stanza of ``version`` (the live KDApp's, or the one the KDRollout
+    recorded when the KDApp is held)."""
+    try:
+        order = compare_versions(app.version, version)
+    except ValueError:
+        return []  # a live version that is not semver: nothing to compare against
+    names = ", ".join(f"{c.namespace}/{c.name}" for c in users)
+    if order > 0 and (app.upgrade is None or app.upgrade.rule_for_upgrade_from(version) is None):
+        return [Refusal(app.source, "spec.upgrade.from", (
+            f'no from[] rule matches the live version {version}: upgrading {version} -> {app.version} '
+            f'is refused while clusters use the app ({names})'))]
+    if order < 0:
+        stanzas = [stanza_of(version, live, c.rollout) for c in users]
+        if any(s is None or s.rule_for_downgrade_to(app.version) is None for s in stanzas):
+            return [Refusal(app.source, "spec.version", (
+                f'downgrade {version} -> {app.version} is refused: the live version\'s upgrade.downgrade.to '
+                f'lists no rule for {app.version} (clusters use the app: {names})'))]
+    return []
 
 
 def _members(cluster: ObservedCluster, role_id: str) -> int:

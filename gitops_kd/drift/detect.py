@@ -23,6 +23,7 @@ from gitops_kd.drift.compare import missing_or_changed
 from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, Drift, FieldChange
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedState
+from gitops_kd.plan.held import spec_changed
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.model import KDApp, KDCluster
@@ -86,9 +87,12 @@ def detect(desired: DesiredState, observed: ObservedState, *, rules: IgnoreRules
         live_app = observed.apps.get(app_key)
         if live_app is None or (app_in_progress is not None and app_in_progress(app_key)):
             continue
-        if any(c.key in converging for c in users_of(desired, observed, app_key)):
+        users = users_of(desired, observed, app_key)
+        if any(c.key in converging for c in users):
             continue
         app = desired.apps[app_key]
+        if users and spec_changed(app, app_key, live_app):
+            continue  # held by stock KubeDirector while clusters use it (plan/held.py): not drift
         changes = _metadata_and_spec(live_app.raw, app_manifest(app, app_key))
         stray = ((live_app.raw.get("metadata") or {}).get("annotations") or {}).get(UPGRADE_ANNOTATION)
         if app.upgrade is None and stray is not None:  # Git has no stanza: the planner removes it

@@ -34,7 +34,8 @@ REFUSED = (400, 403, 422)  # the server (or an admission webhook) said no: retry
 RACES = (404, 409)  # the object went or changed meanwhile: the runtime re-plans and retries at once
 REFUSED_RETRY_SECONDS = FAILURE_RETRY_CAP
 WEBHOOK_HINT = ("KubeDirector's admission webhook refuses spec changes to a KubeDirectorApp that clusters use; "
-                "live upgrades need that check relaxed (docs/design/live-upgrade.md)")
+                "gitops-kd writes none its clusters use, so a cluster it does not watch must use this one "
+                "(docs/design/stock-kubedirector.md)")
 
 
 def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[str, Any], description: str,

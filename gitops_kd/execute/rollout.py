@@ -6,7 +6,14 @@ import logging
 import uuid
 from typing import Any
 
-from gitops_kd.constants import ACTIVE_PHASES, MANAGED_BY_LABEL, MANAGER, REQUEUE_NOT_CACHED, ROLLOUT_KIND
+from gitops_kd.constants import (
+    ACTIVE_PHASES,
+    MANAGED_BY_LABEL,
+    MANAGER,
+    REQUEUE_NOT_CACHED,
+    ROLLOUT_IMAGES_FIELD,
+    ROLLOUT_KIND,
+)
 from gitops_kd.execute.context import KD_API, ROLLOUT_API, ROLLOUTS, ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.history.entries import attempt_of
@@ -92,7 +99,8 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
             return Outcome(a.describe(), changed, "already recorded", expect=_expect(obj))
         obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.adopt(
             status, app=a.app, version=a.target_version, commit=a.commit, subject=a.subject, generation=gen,
-            now=ctx.now(), ready=a.members_ready), rv=rv(obj))
+            now=ctx.now(), ready=a.members_ready, target_stanza=a.target_stanza, images=dict(a.images),
+            note=a.note), rv=rv(obj))
         if a.deployed:
             ctx.event_on_cluster(a.namespace, a.cluster, ev.DEPLOYED,
                                  f"created from Git and managed by gitops-kd at {a.app} {a.target_version}")
@@ -114,8 +122,7 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.start(
         status, direction=a.direction, app=a.app, target=a.target_version, from_version=a.from_version,
         commit=a.commit, subject=a.subject, attempt=new_attempt_id(), from_stanza=a.from_stanza, generation=gen,
-        now=ctx.now(),
-        previous=previous), rv=rv(obj))
+        now=ctx.now(), previous=previous, target_stanza=a.target_stanza), rv=rv(obj))
     reason = ev.DOWNGRADE_STARTED if a.direction == DOWNGRADE else ev.UPGRADE_STARTED
     what = f"rebuild of {a.app} {a.target_version} (its pods do not run its template)" if a.direction == REBUILD \
         else f"{a.direction} of {a.app} from {a.from_version or 'unknown'} to {a.target_version}"
@@ -142,11 +149,12 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     status, gen = obj.get("status") or {}, generation(obj)
-    if rs.is_finished(status, a.version, gen):
+    if rs.is_finished(status, a.version, gen) and dict(status.get(ROLLOUT_IMAGES_FIELD) or {}) == dict(a.images):
         return Outcome(a.describe(), False, "already finished", expect=_expect(obj))
     was_active = status.get("phase") in ACTIVE_PHASES
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.finish(
-        status, version=a.version, commit=status.get("commit"), generation=gen, now=ctx.now()), rv=rv(obj))
+        status, version=a.version, commit=status.get("commit"), generation=gen, now=ctx.now(), images=dict(a.images),
+        note=a.note), rv=rv(obj))
     if was_active:
         ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_SUCCEEDED,
                              f"all members run version {a.version} (from {status.get('fromVersion') or 'unknown'})")

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_IDLE, PHASE_UPGRADING, ROLLOUT_KIND
+from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_IDLE, PHASE_UPGRADING, ROLLOUT_IMAGES_FIELD, ROLLOUT_KIND
 from gitops_kd.health._fields import items, section, text
 from gitops_kd.health.kdcluster import MEMBERS_DOWN, kdcluster_health
 from gitops_kd.health.kdrollout import kdrollout_health
@@ -16,7 +16,7 @@ from gitops_kd.health.pod import pod_health
 from gitops_kd.health.pvc import pvc_health
 from gitops_kd.health.service import service_health
 from gitops_kd.health.statefulset import ON_DELETE_WAITING, statefulset_health
-from gitops_kd.kd.layout import KDCLUSTER_KIND, ROLE_LABEL
+from gitops_kd.kd.layout import APP_CONTAINER, KDCLUSTER_KIND, ROLE_LABEL
 
 Obj = Mapping[str, Any]
 NO_SERVICE = "n/a"  # KubeDirector's member.service when the role exposes no port
@@ -119,12 +119,39 @@ def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: 
     for kind, present, check in kinds:
         for extra in sorted(n for n in present if (kind, n) not in listed):
             rows.append(ObjectHealth(kind, extra, check(present[extra]), _role_label(present[extra])))
+    rows = _held_to_version(rows, rollout, kinds[1][1])
     phase = text(section(rollout, "status"), "phase")
     if phase in REPLACING_PHASES:
         return tuple(_replacing(r) for r in rows)
     if phase == PHASE_IDLE and rows[0].health.status is HealthStatus.HEALTHY:
         return tuple(_kept(r) for r in rows)
     return tuple(rows)
+
+
+def _app_image(pod: Obj) -> str:
+    for container in items(section(pod, "spec"), "containers"):
+        if text(container, "name") == APP_CONTAINER:
+            return text(container, "image")
+    return ""
+
+
+def _held_to_version(rows: list[ObjectHealth], rollout: Obj | None, pods: dict[str, Obj]) -> list[ObjectHealth]:
+    """Ready is what the pods run: with the KDRollout Idle at a version whose images it records (status.images), a
+    member pod whose app container runs another image is Degraded, whatever the KDRollout says."""
+    status = section(rollout, "status")
+    images = section(status, ROLLOUT_IMAGES_FIELD)
+    if not images or text(status, "phase") != PHASE_IDLE:
+        return rows
+    out: list[ObjectHealth] = []
+    for row in rows:
+        pod = pods.get(row.name) if row.kind == "Pod" else None
+        want = text(images, row.role) if pod is not None else ""
+        have = _app_image(pod) if pod is not None else ""
+        if want and have and have != want:
+            row = ObjectHealth(row.kind, row.name, Health(HealthStatus.DEGRADED, (
+                f"runs {have}, not {want} of version {text(status, 'appVersion')} the KDRollout is at")), row.role)
+        out.append(row)
+    return out
 
 
 KEPT_MESSAGE = ("pods kept at an earlier template revision (OnDelete; gitops-kd replaces pods when the app version "

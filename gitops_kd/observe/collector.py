@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL, UPGRADE_ANNOTATION
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL, TARGET_STANZA_FIELD, UPGRADE_ANNOTATION
 from gitops_kd.kd.layout import (
     API_VERSION,
     APP_CONTAINER,
@@ -342,12 +342,7 @@ def observed_service(raw: Mapping[str, Any]) -> ObservedService:
 
 def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
     meta, spec, status = _meta(raw), raw.get("spec") or {}, raw.get("status") or {}
-    from_upgrade: UpgradeSpec | None = None
-    if text := status.get("fromStanza"):
-        try:
-            from_upgrade = UpgradeSpec.from_annotation(text, f"KDRollout {_ns(raw)}/{_name(raw)}: status.fromStanza")
-        except SpecError as exc:
-            log.warning("%s", exc)
+    from_upgrade, target_upgrade = _stanza(raw, "fromStanza"), _stanza(raw, TARGET_STANZA_FIELD)
     pods = {}
     for name, p in (status.get("pods") or {}).items():
         pods[name] = PodProgress(revision=str(p.get("revision") or ""), hook_done=bool(p.get("hookDone")),
@@ -360,7 +355,20 @@ def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
         gate_started_at=parse_time(status.get("gateStartedAt")), stalled_reason=status.get("stalledReason"),
         conditions=tuple(status.get("conditions") or ()), raw=raw, current_pod=status.get("currentPod"),
         gate_checked_at=parse_time(status.get("gateCheckedAt")), direction=status.get("direction"),
-        app=spec.get("app"), observed_generation=status.get("observedGeneration"), from_upgrade=from_upgrade)
+        app=spec.get("app"), observed_generation=status.get("observedGeneration"), from_upgrade=from_upgrade,
+        target_upgrade=target_upgrade)
+
+
+def _stanza(raw: Mapping[str, Any], field: str) -> UpgradeSpec | None:
+    """An upgrade stanza the KDRollout's status records (JSON) under ``field``; None when absent or unreadable."""
+    text = (raw.get("status") or {}).get(field)
+    if not text:
+        return None
+    try:
+        return UpgradeSpec.from_annotation(text, f"KDRollout {_ns(raw)}/{_name(raw)}: status.{field}")
+    except SpecError as exc:
+        log.warning("%s", exc)
+        return None
 
 
 def parse_time(value: Any) -> datetime | None:

@@ -13,7 +13,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, PHASE_STALLED
+from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, PHASE_STALLED, ROLLOUT_IMAGES_FIELD
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.upgrade import UpgradeSpec
 
@@ -153,7 +153,9 @@ class ObservedRollout:
     ``direction`` ("upgrade" | "downgrade" | "rebuild" | "adopt"), ``app`` (spec.app), ``observed_generation``,
     ``from_upgrade``: the upgrade stanza of the version being left, as recorded by EnsureRollout
     (status.fromStanza, parsed back with UpgradeSpec.from_annotation) — a downgrade's data rules come
-    from it once the live KDApp already carries the older version.
+    from it once the live KDApp already carries the older version. ``target_upgrade``: the stanza of the
+    attempt's target (status.targetStanza): on stock KubeDirector the KDApp clusters use is held at its old
+    spec, so the stanza of the version a cluster runs is read here (docs/design/stock-kubedirector.md).
     """
 
     name: str
@@ -176,6 +178,7 @@ class ObservedRollout:
     app: str | None = None
     observed_generation: int | None = None
     from_upgrade: UpgradeSpec | None = None
+    target_upgrade: UpgradeSpec | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pods", _readonly(self.pods))
@@ -219,6 +222,12 @@ class ObservedRollout:
         """status.syncedDigest: the drift baseline digest recorded when the cluster was last seen in sync."""
         value = (self.raw.get("status") or {}).get("syncedDigest")
         return str(value) if value else None
+
+    @property
+    def images(self) -> Mapping[str, str]:
+        """status.images: role id -> the app image the version it is Ready at renders (recorded with Ready)."""
+        found = (self.raw.get("status") or {}).get(ROLLOUT_IMAGES_FIELD) or {}
+        return {str(k): str(v) for k, v in found.items() if v}
 
     def progress(self, pod: str) -> PodProgress | None:
         """The progress entry of a pod, or None."""

@@ -113,6 +113,10 @@ class EnsureRollout(_ClusterScoped):
     it from Git: recording it is its first deploy (event Deployed), not the adoption of a cluster made otherwise.
     ``members_ready`` (adopt only): every member Git asks for exists and is Ready; when False the adoption is
     recorded Reconciling, and Ready only once they are (FinishRollout), else Stalled PodNotReady.
+    ``target_stanza``: the target's upgrade stanza (JSON, status.targetStanza): stock KubeDirector holds the KDApp,
+    so a later attempt leaving this version reads its stanza here. ``images`` (adopt only): role id -> app image
+    of the version (status.images, what the pods are held to while Ready); ``note``: added to the Ready message
+    (the KDApp held by KubeDirector, plan/held.py).
     """
 
     namespace: str
@@ -127,6 +131,9 @@ class EnsureRollout(_ClusterScoped):
     subject: str = ""
     deployed: bool = False
     members_ready: bool = True
+    target_stanza: str | None = None
+    images: tuple[tuple[str, str], ...] = ()
+    note: str = field(default="", compare=False)
 
     def describe(self) -> str:
         if self.direction == ADOPT:
@@ -268,11 +275,15 @@ class CheckGate(_ClusterScoped):
 
 @dataclass(frozen=True)
 class FinishRollout(_ClusterScoped):
-    """Every pod runs ``version``: status appVersion=version, phase Idle, Ready=True, history entry."""
+    """Every pod runs ``version``: status appVersion=version, phase Idle, Ready=True, history entry; ``images``
+    (role id -> app image of the version, status.images) is what the pods are held to while Ready; ``note`` is
+    added to the Ready message (the KDApp held by KubeDirector, plan/held.py)."""
 
     namespace: str
     cluster: str
     version: str
+    images: tuple[tuple[str, str], ...] = ()
+    note: str = field(default="", compare=False)
 
     def describe(self) -> str:
         return f"finish rollout of {self.namespace}/{self.cluster}: all members at {self.version}"

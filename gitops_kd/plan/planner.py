@@ -9,7 +9,10 @@ Stalled rollout gets only its failure policy (plan/failure.py); one stalled by a
 keeps failing (ApplyRefused / ApplyFailed) gets that write, and a LiftStall once Git no longer asks for it.
 An adoption (a cluster whose pods already run the target) is recorded Ready only when every member Git asks
 for is Ready, else Reconciling until FinishRollout. Wait actions come last, so ``Plan.next()`` is real work
-when any exists. Any refusal from the diff refuses the whole plan. A suspended cluster (plan/suspend.py) gets
+when any exists. A KDApp that clusters use is not applied while Git changes its spec: stock KubeDirector holds
+it (plan/held.py; the plan's notes say so) and the clusters move at the StatefulSet level. Any refusal from the
+diff refuses the whole plan: its only actions then stall rollouts that say Ready over pods running another
+version (plan/truth.py). A suspended cluster (plan/suspend.py) gets
 no action but its note and a Wait.
 """
 
@@ -18,8 +21,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from gitops_kd.constants import APPLIED_ANNOTATION, PHASE_IDLE
-from gitops_kd.diff.engine import annotation, diff, frozen_app_manifest, frozen_cluster_manifest, memo_owned_template
-from gitops_kd.diff.model import AppDiff, ClusterDiff, Transition
+from gitops_kd.diff.engine import (
+    annotation,
+    diff,
+    frozen_app_manifest,
+    frozen_cluster_manifest,
+    memo_owned_template,
+    users_of,
+)
+from gitops_kd.diff.model import AppDiff, ClusterDiff, DiffReport, Transition
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
@@ -41,9 +51,11 @@ from gitops_kd.plan.actions import (
     waits_last,
 )
 from gitops_kd.plan.failure import failure_action
+from gitops_kd.plan.held import Held, held, held_refusals
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
 from gitops_kd.plan.prune import prune as prune_orphans
 from gitops_kd.plan.suspend import hold_suspended
+from gitops_kd.plan.truth import pods_off_version, role_images
 from gitops_kd.plan.waves import (
     SOAK_ANNOTATION,
     WAITING_PREFIX,
@@ -70,12 +82,14 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
     nothing is pruned (that needs the whole state) and the diff memos keep the other parts' entries. ``suspend``
     False plans suspended clusters as if they were not (`gitops-kd diff`: what Git would change there)."""
     report = diff(desired, observed, new_round=not partial)
-    if report.refused:
-        return Plan((), report.refusals)
+    if report.refused:  # nothing is written, but Ready is never left standing over pods of another version
+        return Plan(tuple(pods_off_version(observed.clusters.values(), desired)), report.refusals)
+    holds = _holds(desired, observed, report)
     soaks, bad = _soaks(desired, wave_soak_seconds)
+    bad += [r for k in sorted(holds) for r in held_refusals(desired.apps[k], holds[k], observed.apps[k])]
     pruned = prune_orphans(desired, observed, enabled=prune and not partial)
     if bad or pruned.refusals:
-        return Plan((), tuple(bad) + pruned.refusals)
+        return Plan(tuple(pods_off_version(observed.clusters.values(), desired)), tuple(bad) + pruned.refusals)
     rollouts: list[Action] = []
     clusters: list[Action] = []
     failures: list[Action] = []
@@ -102,7 +116,8 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             continue
         t = cdiff.transition
         app_name = desired.apps[cdiff.app].name
-        ensure = _ensure_rollout(desired, live, t, desired.apps[cdiff.app], desired.clusters[key])
+        held_note = holds[cdiff.app].note if cdiff.app in holds else ""
+        ensure = _ensure_rollout(desired, live, t, desired.apps[cdiff.app], desired.clusters[key], held_note)
         missing = missing_role(desired.apps[cdiff.app], desired.clusters[key], live)
         if missing is not None and ensure is not None and ensure.direction == ADOPT:
             # KubeDirector is still creating the cluster: adopting it now would mark it Ready too early
@@ -115,7 +130,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         elif live.rollout is not None and live.rollout.stalled:
             members[key] = (cdiff.app, WaveMember(key, wave, None, soaks[key]))
             if live.rollout.apply_stalled:  # a write failing again and again: the executor retries it
-                lift = _lift_apply_stall(live, cdiff, report.app(cdiff.app))
+                lift = _lift_apply_stall(live, cdiff, report.app(cdiff.app), cdiff.app in holds)
                 if lift is not None:
                     failures.append(lift)
                 continue
@@ -123,7 +138,7 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             if handle is not None:
                 failures.append(handle)
             continue  # stalled until the desired state changes (new target or commit)
-        found = cluster_steps(desired.apps[cdiff.app], desired.clusters[key], live, cdiff, ensure, now)
+        found = cluster_steps(desired.apps[cdiff.app], desired.clusters[key], live, cdiff, ensure, now, held_note)
         if missing is not None:  # not finished (nor in sync) while a role's StatefulSet is still to come
             found = [*filter(lambda a: not isinstance(a, FinishRollout), found), _kd_wait(live, missing)]
         settled = ready_since(live, t.target_version) if not found and ensure is None else None
@@ -147,9 +162,23 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
     apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version,
                      tuple(users.get(k, ())),
                      tuple(u for u in users.get(k, ()) if _counts(observed.clusters.get(u), (KDAPP_KIND, *k))))
-            for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply]
+            for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply and k not in holds]
     actions = rollouts + apps + clusters + failures + steps + list(pruned.actions)
-    return Plan(waits_last(hold_suspended(actions, observed) if suspend else actions), kept=pruned.kept)
+    kept = pruned.kept + tuple(holds[k].describe() for k in sorted(holds))
+    return Plan(waits_last(hold_suspended(actions, observed) if suspend else actions), kept=kept)
+
+
+def _holds(desired: DesiredState, observed: ObservedState, report: DiffReport) -> dict[Key, Held]:
+    """The KDApps stock KubeDirector holds at their live spec (clusters use them and Git changes it): plan/held.py."""
+    out: dict[Key, Held] = {}
+    for k in desired.apps:
+        d = report.app(k)
+        if d is None or not d.needs_apply or k not in observed.apps:
+            continue  # nothing to write (steady state: no lookup of users)
+        found = held(desired.apps[k], k, observed.apps.get(k), users_of(desired, observed, k), True)
+        if found is not None:
+            out[k] = found
+    return out
 
 
 def _heading(live: ObservedCluster, target: str) -> bool:
@@ -173,7 +202,7 @@ def _soaks(desired: DesiredState, default: float) -> tuple[dict[Key, float], lis
 
 
 def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition, app: KDApp,
-                    cluster: KDCluster) -> EnsureRollout | None:
+                    cluster: KDCluster, note: str = "") -> EnsureRollout | None:
     """EnsureRollout when the cluster has no rollout, or one for another target, or a stalled one from an
     older commit (a new commit retries; an apply stall is lifted by its write instead: _lift_apply_stall).
     An adoption is recorded Ready only when every member Git asks for is Ready (``members_ready``)."""
@@ -187,7 +216,9 @@ def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition,
     return EnsureRollout(live.namespace, live.name, app.name, t.target_version, t.from_version, desired.commit,
                          t.direction, live.uid, left, desired.subject,
                          adopt and annotation(live.raw, APPLIED_ANNOTATION) is not None,
-                         not adopt or unready_role(app, cluster, live) is None)
+                         not adopt or unready_role(app, cluster, live) is None,
+                         app.upgrade.to_annotation() if app.upgrade is not None else None,
+                         role_images(app) if adopt else (), note)
 
 
 def _counts(live: ObservedCluster | None, what: tuple[str, str, str]) -> bool:
@@ -195,16 +226,23 @@ def _counts(live: ObservedCluster | None, what: tuple[str, str, str]) -> bool:
     return live is not None and live.rollout is not None and live.rollout.apply_failure_of == what
 
 
-def _lift_apply_stall(live: ObservedCluster, cdiff: ClusterDiff, app: AppDiff | None) -> LiftStall | None:
+def _lift_apply_stall(live: ObservedCluster, cdiff: ClusterDiff, app: AppDiff | None,
+                      app_held: bool = False) -> LiftStall | None:
     """LiftStall for a rollout stalled by a write (status.applyFailure) that Git no longer asks for: a new commit
-    made the object match the live one, or the write is another object's. None while it is still planned (its
+    made the object match the live one, the write is another object's, or it is the KDApp's and stock KubeDirector
+    holds it (``app_held``: the upgrade goes on at the StatefulSet level). None while it is still planned (its
     executor retries it: success lifts the stall, a changed manifest starts the count again)."""
     recorded = live.rollout.apply_failure_of if live.rollout is not None else None
     if recorded == (KDCLUSTER_KIND, *live.key) and (not cdiff.exists or cdiff.needs_apply):
         return None
-    if app is not None and cdiff.app is not None and recorded == (KDAPP_KIND, *cdiff.app) and app.needs_apply:
+    is_app = app is not None and cdiff.app is not None and recorded == (KDAPP_KIND, *cdiff.app)
+    if is_app and app is not None and app.needs_apply and not app_held:
         return None
     what = f"{recorded[0]} {recorded[1]}/{recorded[2]}" if recorded else "the failing write"
+    if is_app and app_held:
+        return LiftStall(live.namespace, live.name, f"the write of {what} is no longer made: KubeDirector holds the "
+                                                    "KDApp while clusters use it; the upgrade goes on at the "
+                                                    "StatefulSet level")
     return LiftStall(live.namespace, live.name, f"Git no longer asks for the write of {what} that stalled it")
 
 
@@ -238,8 +276,9 @@ def role_order(app: KDApp, t: Transition, live: ObservedCluster) -> tuple[str, .
 
 
 def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: ClusterDiff,
-                  ensure: EnsureRollout | None, now: datetime) -> list[Action]:
-    """SetOnDelete, PatchTemplate, PatchServicePorts, then the pod phase and FinishRollout of one cluster."""
+                  ensure: EnsureRollout | None, now: datetime, note: str = "") -> list[Action]:
+    """SetOnDelete, PatchTemplate, PatchServicePorts, then the pod phase and FinishRollout of one cluster
+    (``note``: what its Ready message adds, e.g. the KDApp held by KubeDirector)."""
     t = cdiff.transition
     assert t is not None
     order = role_order(app, t, live)
@@ -273,7 +312,7 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
                                                     or rollout.app_version != t.target_version or rollout.reconciling):
         # an adoption counts Git's members: KubeDirector raises a StatefulSet's replicas as it adds them
         down = unready_role(app, cluster, live) if rollout is not None and rollout.direction == ADOPT else None
-        out.append(FinishRollout(live.namespace, live.name, t.target_version) if down is None else
+        out.append(FinishRollout(live.namespace, live.name, t.target_version, role_images(app), note) if down is None else
                    Wait(f"the members of role {down} to be Ready", POLL_SECONDS, live.key))
     return out
 

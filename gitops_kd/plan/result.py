@@ -16,9 +16,11 @@ if TYPE_CHECKING:
 class Plan:
     """The ordered actions (the first one is executed now) and the refusals.
 
-    With any refusal the plan has no action: the commit is refused as a whole. ``kept`` notes objects left
-    alone: applied by gitops-kd but no longer in Git with prune off (plan/prune.py), or in Git but outside the
-    controller's namespaces (controller/scope.py); notes do not make a plan non-empty.
+    With any refusal the commit is refused as a whole: nothing of it is written, and the only actions are the
+    Stalls of rollouts that say Ready while their pods run another version (plan/truth.py). ``kept`` notes
+    objects left alone: applied by gitops-kd but no longer in Git with prune off (plan/prune.py), in Git but
+    outside the controller's namespaces (controller/scope.py), or a KDApp stock KubeDirector holds while clusters
+    use it (plan/held.py); notes do not make a plan non-empty.
     """
 
     actions: tuple[Action, ...] = ()
@@ -52,7 +54,8 @@ class Plan:
         "in sync" when empty."""
         if self.refusals:
             return "\n".join([f"refused ({len(self.refusals)} forbidden change(s)); nothing will be applied:"]
-                             + [f"  - {r.describe()}" for r in self.refusals])
+                             + [f"  - {r.describe()}" for r in self.refusals]
+                             + [f"  then: {a.describe()}" for a in self.actions])
         lines: list[str] = []
         for i, a in enumerate(self.actions, 1):
             lines.append(f"{i}. {a.describe()}")

@@ -13,6 +13,8 @@ from gitops_kd.constants import (
     PHASE_IDLE,
     PHASE_STALLED,
     PHASE_UPGRADING,
+    ROLLOUT_IMAGES_FIELD,
+    TARGET_STANZA_FIELD,
 )
 from gitops_kd.history.entries import DEPLOYED, SUBJECT, closing_entry
 from gitops_kd.status import conditions as cond
@@ -36,7 +38,8 @@ def _clear_pods(status: Status) -> dict[str, None]:
 
 def start(status: Status, *, direction: str, app: str, target: str, from_version: str | None, commit: str | None,
           attempt: str, from_stanza: str | None, generation: int, now: datetime,
-          previous: Mapping[str, Any] | None = None, subject: str = "") -> dict[str, Any]:
+          previous: Mapping[str, Any] | None = None, subject: str = "",
+          target_stanza: str | None = None) -> dict[str, Any]:
     """A new attempt (upgrade/downgrade/rebuild) towards `target`, recorded whole in ONE status write: its id,
     direction, from and target versions, commit (and its subject) and the upgrade stanza of the version being
     left; progress reset, Reconciling=True. `previous` is the attempt before this one: if it did not finish it
@@ -56,7 +59,8 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
         **extra,
         "observedGeneration": generation, "phase": phase, "direction": direction, "fromVersion": from_version,
         "targetVersion": target, "attempt": attempt, "commit": commit, SUBJECT: subject or None,
-        "fromStanza": from_stanza, "appVersion": status.get("appVersion") or from_version, "startedAt": rfc3339(now),
+        "fromStanza": from_stanza, TARGET_STANZA_FIELD: target_stanza,
+        "appVersion": status.get("appVersion") or from_version, "startedAt": rfc3339(now), ROLLOUT_IMAGES_FIELD: None,
         "pods": _clear_pods(status) or None,
         "currentRole": None, "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None,
         APPLY_FAILURE_FIELD: None, "step": "started", "message": message,
@@ -76,12 +80,13 @@ def resume(status: Status, *, commit: str | None, generation: int, now: datetime
 
 
 def adopt(status: Status, *, app: str, version: str, commit: str | None, generation: int,
-          now: datetime, subject: str = "", ready: bool = True) -> dict[str, Any]:
+          now: datetime, subject: str = "", ready: bool = True, target_stanza: str | None = None,
+          images: Mapping[str, str] | None = None, note: str = "") -> dict[str, Any]:
     """A cluster whose pods all run `version`'s image and that had no rollout: Idle and Ready, or, while a member
     Git asks for is missing or not Ready (`ready` False), Idle and Reconciling until FinishRollout. The first time
     (no version recorded yet) a history entry says from when gitops-kd manages it at `version` (Deployed)."""
-    message = f"all members run {app} {version}" if ready else \
-        f"the members run {app} {version}; waiting for every member to be Ready"
+    message = (f"all members run {app} {version}" if ready else
+               f"the members run {app} {version}; waiting for every member to be Ready") + (f"; {note}" if note else "")
     extra: dict[str, Any] = {}
     if not status.get("appVersion") and not status.get("history"):
         first = {"version": version, "startedAt": rfc3339(now), "finishedAt": rfc3339(now), "result": DEPLOYED}
@@ -89,7 +94,8 @@ def adopt(status: Status, *, app: str, version: str, commit: str | None, generat
         extra["history"] = [first]
     return {**extra, "observedGeneration": generation, "phase": IDLE, "direction": "adopt", "appVersion": version,
             "targetVersion": version, "fromVersion": None, "commit": commit, SUBJECT: subject or None, "attempt": None,
-            "fromStanza": None, "stalledReason": None, APPLY_FAILURE_FIELD: None,
+            "fromStanza": None, TARGET_STANZA_FIELD: target_stanza, "stalledReason": None, APPLY_FAILURE_FIELD: None,
+            ROLLOUT_IMAGES_FIELD: _images(status, images) if ready else None,
             "step": None, "message": message,
             "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)
             if ready else cond.mark_reconciling(_conds(status), MEMBERS_NOT_READY, message, generation=generation,
@@ -109,10 +115,20 @@ def gate_started(pod: str, role: str | None, now: datetime) -> dict[str, Any]:
     return patch
 
 
-def finish(status: Status, *, version: str, commit: str | None, generation: int, now: datetime) -> dict[str, Any]:
-    """Every member at `version`: Idle, Ready=True, a history entry (newest last, capped)."""
+def _images(status: Status, images: Mapping[str, str] | None) -> dict[str, Any] | None:
+    """A merge patch making status.images exactly ``images`` (role -> image the version renders)."""
+    if not images:
+        return None
+    return {**{k: None for k in status.get(ROLLOUT_IMAGES_FIELD) or {}}, **dict(images)}
+
+
+def finish(status: Status, *, version: str, commit: str | None, generation: int, now: datetime,
+           images: Mapping[str, str] | None = None, note: str = "") -> dict[str, Any]:
+    """Every member at `version`: Idle, Ready=True, a history entry (newest last, capped); ``images`` (role -> the
+    app image `version` renders) is what the pods are held to while Ready; ``note`` is added to the message (the
+    KDApp held by KubeDirector)."""
     previous = status.get("appVersion")
-    message = f"all members run version {version}"
+    message = f"all members run version {version}" + (f"; {note}" if note else "")
     history = [dict(h) for h in status.get("history") or ()]
     if status.get("phase") in (UPGRADING, DOWNGRADING, STALLED):
         entry = {"version": version, "fromVersion": status.get("fromVersion") or previous, "commit": commit,
@@ -120,7 +136,7 @@ def finish(status: Status, *, version: str, commit: str | None, generation: int,
         history.append({**entry, "subject": status[SUBJECT]} if status.get(SUBJECT) else entry)
     return {"observedGeneration": generation, "phase": IDLE, "appVersion": version, "currentRole": None,
             "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None, "step": None,
-            "message": message, "history": history[-HISTORY_LIMIT:],
+            "message": message, "history": history[-HISTORY_LIMIT:], ROLLOUT_IMAGES_FIELD: _images(status, images),
             "conditions": cond.mark_ready(_conds(status), "UpgradeSucceeded", message, generation=generation, now=now)}
 
 

@@ -1,9 +1,11 @@
 """KubeDirector's admission webhook for KDApp edits, as the embedded API server's option `kd_app_edits`.
 
-"upgrade" (the default) admits every edit: KubeDirector with the relaxed in-use rule live upgrades need.
-"strict" refuses what stock KubeDirector refuses (UPDATE changing the spec, or DELETE, of a KDApp that
-KDClusters use; see sim/kubedirector/app_in_use.py): its answer carries no code, so the dispatcher answers
-like kube-apiserver: 400, status Failure, no reason, `admission webhook "<name>" denied the request: ...`.
+"strict" (the default) refuses what stock KubeDirector refuses: an UPDATE changing the spec, or a DELETE, of a
+KDApp that KDClusters use (kdsim/kubedirector/app_in_use.py), and an UPDATE of a KDCluster changing `app` or
+`appCatalog`, or a property other than `members` of a role with members (kdsim/kubedirector/cluster_changes.py).
+"upgrade" admits every edit: KubeDirector with the relaxed in-use rule the seed's live upgrade proposed.
+Its answer carries no code, so the dispatcher answers like kube-apiserver: 400, status Failure, no reason,
+`admission webhook "<name>" denied the request: ...`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from kdsim.apiserver import webhook_match
 from kdsim.apiserver.storage import Store
 from kdsim.apiserver.webhooks import Builtin
 from kdsim.controllers.kubedirector import SYSTEM_NAMESPACE
-from kdsim.kubedirector import app_in_use, names
+from kdsim.kubedirector import app_in_use, cluster_changes, names
 
 UPGRADE, STRICT = "upgrade", "strict"
 MODES = (UPGRADE, STRICT)
@@ -26,7 +28,7 @@ class KdAppWebhook:
     """KubeDirector's validating webhook, served inside the API server: the dispatcher (webhooks.py) calls it
     with the same AdmissionReview request, matching and denial wording as a webhook it reaches over HTTPS."""
 
-    def __init__(self, store: Store, mode: str = UPGRADE, system_namespace: str = SYSTEM_NAMESPACE) -> None:
+    def __init__(self, store: Store, mode: str = STRICT, system_namespace: str = SYSTEM_NAMESPACE) -> None:
         if mode not in MODES:
             raise ValueError(f"kd_app_edits must be one of {', '.join(MODES)}, not {mode!r}")
         self.store, self.mode, self.system_namespace = store, mode, system_namespace
@@ -38,12 +40,18 @@ class KdAppWebhook:
         config = {"name": WEBHOOK_NAME, "sideEffects": "None", "admissionReviewVersions": ["v1"],
                   "failurePolicy": "Fail", "rules": [{"operations": ["UPDATE", "DELETE"],
                                                       "apiGroups": [names.API_GROUP], "apiVersions": ["*"],
-                                                      "resources": [names.KDAPP_PLURAL]}]}
+                                                      "resources": [names.KDAPP_PLURAL, names.KDCLUSTER_PLURAL]}]}
         return Builtin(webhook_match.defaulted(config), self.answer)
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The AdmissionResponse: refused when KD would refuse (spec changed, or deleted, while in use)."""
+        """The AdmissionResponse: refused when KD would refuse (an app's spec changed, or the app deleted, while in
+        use; a cluster's read-only properties changed)."""
         old = request.get("oldObject") or {}
+        if (request.get("resource") or {}).get("resource") == names.KDCLUSTER_PLURAL:
+            errors = cluster_changes.change_errors(old, request.get("object") or {}) \
+                if request.get("operation") == "UPDATE" else []
+            return {"allowed": False, "status": {"message": cluster_changes.denial(errors)}} if errors \
+                else {"allowed": True}
         references = self._references(old)
         if references and (request.get("operation") == "DELETE"
                            or app_in_use.spec_changed(old.get("spec"), (request.get("object") or {}).get("spec"))):

@@ -33,7 +33,7 @@ class ApiServer:
 
     def __init__(self, state_dir: Path | None = None, *, port: int = 0, use_tls: bool = True,
                  bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0, history_limit: int = HISTORY_LIMIT,
-                 kd_app_edits: str = kd_webhook.UPGRADE, crds: Sequence[Mapping[str, Any]] = ()) -> None:
+                 kd_app_edits: str = kd_webhook.STRICT, crds: Sequence[Mapping[str, Any]] = ()) -> None:
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.port = port
         self.use_tls = use_tls

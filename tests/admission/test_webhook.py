@@ -148,13 +148,13 @@ def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_
         edited = world.kubectl("patch", "statefulset", sts, "--type=merge", "-p", json.dumps(patch))
         assert edited.returncode != 0 and "spec.updateStrategy.type" in edited.stderr
         assert world.kubectl("label", "statefulset", sts, "team=blue").returncode == 0
-        # 3. kubectl delete kdapp: denied
-        gone = world.kubectl("delete", "kdapp", "hello")
+        # 3. kubectl delete kdcluster: denied (deleting the KDApp is refused by stock KubeDirector first: in use)
+        gone = world.kubectl("delete", "kdcluster", "hello-dev", "--wait=false")
         assert gone.returncode != 0
-        assert (f'admission webhook "{SPECS}" denied the request: KubeDirectorApp {NS}/hello is managed by '
-                "gitops-kd from Git: deleting it is owned by gitops-kd; change apps/hello.yaml in Git instead"
-                ) in gone.stderr
-        assert world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", NS, "hello")
+        assert (f'admission webhook "{SPECS}" denied the request: KubeDirectorCluster {NS}/hello-dev is managed by '
+                "gitops-kd from Git: deleting it is owned by gitops-kd; change clusters/hello-dev.yaml in Git "
+                "instead") in gone.stderr, gone.stderr
+        assert world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorclusters", NS, "hello-dev")
         assert wait_for("EditDenied events", lambda: len(_events(world, "EditDenied")) >= 4 or None, 20)
         assert 'gitops_kd_admission_requests_total{kind="StatefulSet",result="denied"} 3.0' in _metrics(proc)
 

@@ -57,7 +57,8 @@ def granted(cluster_rules: list[dict[str, Any]], role_rules: list[dict[str, Any]
 @pytest.fixture(scope="module")
 def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]]:
     """Every request the controller's service account made: start (leader election), 1.0.0 applied,
-    upgrade to 2.0.0, an out-of-band `kubectl set image` reverted, graceful stop (Lease released)."""
+    upgrade to 2.0.0, a KDCluster scaled, a KDApp no cluster uses created and updated, an out-of-band
+    `kubectl set image` reverted, graceful stop (Lease released)."""
     tmp = tmp_path_factory.mktemp("rbac")
     world = E2E(tmp)
     proc: RunProcess | None = None
@@ -77,6 +78,19 @@ def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]
         proc.poll_now()
         wait_for("KDCluster scaled", lambda: world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorclusters",
                                                             NS, "hello-dev")["spec"]["roles"][1]["members"] == 3, 60)
+        # a KDApp no cluster uses is created, then updated (stock KubeDirector holds only the ones in use)
+        spare = yaml.safe_load(world.template("apps/hello.yaml"))
+        spare["metadata"]["name"] = "spare"
+        world.commit({"apps/spare.yaml": yaml.safe_dump(spare, sort_keys=False)}, "a spare app")
+        proc.poll_now()
+        wait_for("KDApp spare", lambda: world.rest.get_or_none("kubedirector.hpe.com/v1beta1", "kubedirectorapps",
+                                                                NS, "spare"), 60)
+        spare["spec"]["label"]["description"] = "a spare app, changed"
+        world.commit({"apps/spare.yaml": yaml.safe_dump(spare, sort_keys=False)}, "the spare app changed")
+        proc.poll_now()
+        wait_for("KDApp spare updated", lambda: world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", NS,
+                                                               "spare")["spec"]["label"]["description"] ==
+                 "a spare app, changed", 60)
         sts = world.rest.list("apps/v1", "statefulsets", NS, label_selector="kubedirector.hpe.com/role=worker")
         name = sts["items"][0]["metadata"]["name"]
         out = world.kubectl("set", "image", f"statefulset/{name}", "app=gitops-kd/hello:9.9.9")

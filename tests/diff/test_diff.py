@@ -233,7 +233,9 @@ def test_a_field_removed_in_git_is_applied() -> None:
     smaller = app_variant(HELLO1, lambda b: b["spec"]["label"].pop("description"))
     report = diff(desired(smaller, HELLO_DEV), at_1_0())
     assert report.app((NS, "hello")).needs_apply and report.app((NS, "hello")).direction == "equal"
-    p = plan(desired(smaller, HELLO_DEV), at_1_0(), now=T0)
+    held = plan(desired(smaller, HELLO_DEV), at_1_0(), now=T0)  # stock KubeDirector refuses it while in use
+    assert held.actions == () and "KDApp hello held at 1.0.0 by KubeDirector" in held.kept[0]
+    p = plan(desired(smaller), observed((HELLO1,), ()), now=T0)
     assert [type(a).__name__ for a in p.actions] == ["ApplyApp"]
     annotations = p.actions[0].body["metadata"]["annotations"]
     assert annotations["gitops-kd.io/applied-spec"] != live_app(HELLO1).raw["metadata"]["annotations"][

@@ -10,7 +10,7 @@ from gitops_kd.diff import app_manifest, diff
 from gitops_kd.diff.engine import frozen_app_manifest, memo_owned_template
 from gitops_kd.diff.memo import IdentityMemo
 from gitops_kd.observe import ObservedApp, ObservedState
-from gitops_kd.plan import ApplyApp, ApplyCluster, PatchTemplate, plan
+from gitops_kd.plan import ApplyApp, ApplyCluster, EnsureRollout, PatchTemplate, plan
 from gitops_kd.spec.freeze import thaw
 
 APP = (NS, "hello")
@@ -80,8 +80,11 @@ def test_a_live_app_edited_out_of_band_is_not_served_from_the_memo() -> None:
 def test_a_changed_desired_app_is_not_served_from_the_memo() -> None:
     have = observed((HELLO1,), (live_cluster(HELLO1, HELLO_DEV),))
     assert plan(desired(HELLO1, HELLO_DEV), have, now=T0).empty
-    bumped = plan(desired(HELLO2, HELLO_DEV), have, now=T0)
-    apply = [a for a in bumped.actions if isinstance(a, ApplyApp)]
+    bumped = plan(desired(HELLO2, HELLO_DEV), have, now=T0)  # the KDApp is held (in use): the rollout moves
+    assert [a.target_version for a in bumped.actions if isinstance(a, EnsureRollout)] == ["2.0.0"]
+    unused = observed((HELLO1,), ())
+    assert plan(desired(HELLO1), unused, now=T0).empty
+    apply = [a for a in plan(desired(HELLO2), unused, now=T0).actions if isinstance(a, ApplyApp)]
     assert [a.version for a in apply] == ["2.0.0"] and apply[0].body == app_manifest(HELLO2, APP)
 
 

@@ -155,7 +155,7 @@ class EmbeddedBackend:
 
     name = "embedded"
 
-    def __init__(self, folder: Path | None, *, kd_app_edits: str = "upgrade", pod_grace_cap: float = 1.0,
+    def __init__(self, folder: Path | None, *, kd_app_edits: str = "strict", pod_grace_cap: float = 1.0,
                  kubedirector_user: str | None = None) -> None:
         self.ns = NS
         self.cluster: EmbeddedCluster = embedded_cluster(folder, controllers=True, kd_app_edits=kd_app_edits,
@@ -183,7 +183,7 @@ def add_hello_images(store: images.ImageStore) -> None:
 class E2E:
     """One test's world: cluster, repo, images; controllers started and stopped on demand."""
 
-    def __init__(self, tmp: Path, *, kd_app_edits: str = "upgrade", backend: Backend | None = None,
+    def __init__(self, tmp: Path, *, kd_app_edits: str = "strict", backend: Backend | None = None,
                  persist: bool = True, pod_grace_cap: float = 1.0, kubedirector_user: str | None = None) -> None:
         """`backend`: where the world runs (default: a new embedded cluster). For the embedded one, `persist`
         keeps the cluster's store under tmp/cluster (saved after changes; False: in memory only, for worlds whose

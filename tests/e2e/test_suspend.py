@@ -63,9 +63,9 @@ def test_suspend_names_what_is_missing(e2e: E2E) -> None:
 
 
 def test_a_downgrade_committed_while_suspended_waits_whole_and_keeps_its_data_rules(e2e: E2E) -> None:
-    """Invariant: a suspended cluster holds its app too until its rollout records the version being left: the live
-    KubeDirectorApp stays at 2.0.0 while suspended (otherwise the downgrade would lose 2.0.0's downgrade.to data
-    rules); resumed, the downgrade records 2.0.0's stanza and restores the data the upgrade set aside."""
+    """Invariant: a downgrade committed while the cluster is suspended waits whole; resumed, it finds 2.0.0's
+    downgrade.to data rules (recorded by the upgrade in the KDRollout, status.targetStanza: stock KubeDirector held
+    the KDApp at 1.0.0 all along) and restores the data the upgrade set aside."""
     e2e.start_controller()
     e2e.wait_ready_at("1.0.0")
     upgrade = e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
@@ -75,9 +75,10 @@ def test_a_downgrade_committed_while_suspended_waits_whole_and_keeps_its_data_ru
     cli(e2e, "suspend", "hello-dev")
     git(e2e.repo, "revert", "--no-edit", upgrade)
     e2e.controller.trigger_poll()
-    wait_for("the app held for the suspended cluster", lambda: (plan := e2e.controller.last_plan) is not None and any(
-        isinstance(a, Wait) and "KubeDirectorApp default/hello is applied once" in a.reason for a in plan.actions), 60)
-    assert e2e.rest.get(KD, "kubedirectorapps", "default", "hello")["spec"]["version"] == "2.0.0"
+    wait_for("the suspended cluster held", lambda: (plan := e2e.controller.last_plan) is not None and any(
+        isinstance(a, Wait) and "cluster default/hello-dev to be resumed" in a.reason for a in plan.actions), 60)
+    assert (e2e.rollout() or {})["status"]["appVersion"] == "2.0.0"
+    assert e2e.rest.get(KD, "kubedirectorapps", "default", "hello")["spec"]["version"] == "1.0.0"  # held by KD
     cli(e2e, "resume", "hello-dev")
     ro = e2e.wait_ready_at("1.0.0", timeout=120)
     assert ro["status"]["history"][-1]["result"] == "Succeeded" and ro["status"]["direction"] == "downgrade"

@@ -114,3 +114,16 @@ def test_ondelete_pods_kept_at_an_earlier_template_are_healthy_once_the_rollout_
     rows = {r.kind: r.health for r in object_healths(upgrading, KDC, statefulsets=[sts], pods=PODS,
                                                      services=SERVICES, pvcs=PVCS)}
     assert rows["StatefulSet"].status is P and "(OnDelete)" in rows["StatefulSet"].message
+
+
+def test_a_pod_running_another_image_than_the_ready_version_is_degraded() -> None:
+    """Invariant: Ready is what the pods run. A KDRollout Ready at 1.0.0 (status.images) does not make the cluster
+    Healthy while a member runs 2.0.0's image: the pod row is Degraded and speaks for the cluster."""
+    rollout = {**ROLLOUT, "status": {**ROLLOUT["status"], "images": {"worker": "hello:1.0.0"}}}
+    pods = [{**p, "spec": {"containers": [{"name": "app", "image": image}]}}
+            for p, image in zip(PODS, ("hello:1.0.0", "hello:2.0.0"))]
+    summary = cluster_health(rollout, KDC, statefulsets=[STS], pods=pods, services=SERVICES, pvcs=PVCS)
+    assert summary.health == Health(D, "Pod kdss-w-1: runs hello:2.0.0, not hello:1.0.0 of version 1.0.0 the "
+                                       "KDRollout is at")
+    same = [{**p, "spec": {"containers": [{"name": "app", "image": "hello:1.0.0"}]}} for p in PODS]
+    assert cluster_health(rollout, KDC, statefulsets=[STS], pods=same, services=SERVICES, pvcs=PVCS).health.status is H

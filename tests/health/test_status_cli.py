@@ -116,6 +116,7 @@ def test_healthy_cluster(cluster: EmbeddedCluster, rest: RestClient, centos_app:
     line = line_of(r, "centos7")
     for word in ("centos7x", "1.1", "Idle", "Healthy", "all members run centos7x 1.1"):
         assert word in line, r.output
+    assert "KubeDirector: stock KubeDirector" in r.output.splitlines()[0], r.output  # its CRDs are master's
 
     r = status(cluster, "centos7")
     assert r.exit_code == 0, r.output

@@ -181,6 +181,7 @@ class FakeCluster:
             a.cluster, a.namespace, old.uid if old else "uid-ro", (old.generation + 1) if old else 1, a.target_version,
             a.from_version, a.commit, a.target_version if adopt else (old.app_version if old else a.from_version),
             phase, from_upgrade=UpgradeSpec.from_annotation(a.from_stanza) if a.from_stanza else None,
+            target_upgrade=UpgradeSpec.from_annotation(a.target_stanza) if a.target_stanza else None,
             direction=a.direction,
             conditions=({"type": "Ready", "status": "True" if adopt and a.members_ready else "False",
                          "lastTransitionTime": self.now.strftime("%Y-%m-%dT%H:%M:%SZ")},

@@ -51,12 +51,21 @@ def test_the_stall_is_lifted_when_git_no_longer_asks_for_the_write() -> None:
     assert isinstance(lift, A.LiftStall) and "KubeDirectorCluster default/hello-dev" in lift.message
 
 
-def test_an_app_write_stall_holds_while_the_app_write_is_planned() -> None:
+def test_an_app_write_no_cluster_uses_is_planned() -> None:
+    unused = observed((HELLO1,), ())  # no cluster uses the app: KubeDirector admits the write
+    p = plan(desired(HELLO2, commit="c2"), unused, now=T0)
+    assert [type(a).__name__ for a in p.actions] == ["ApplyApp"], p.describe()
+
+
+def test_an_app_write_stall_of_a_kdapp_kubedirector_holds_is_lifted() -> None:
+    """Invariant (stock KubeDirector): a rollout stalled ApplyRefused by the KDApp write an older gitops-kd made
+    while clusters use the app is lifted, the KDApp is not written again, and the upgrade goes on at the
+    StatefulSet level (docs/design/stock-kubedirector.md)."""
     state = stalled_by("KubeDirectorApp", "hello", reason="ApplyRefused", phase="Upgrading", target="2.0.0")
     p = plan(desired(HELLO2, HELLO_DEV, commit="c2"), state, now=T0)
-    assert [type(a).__name__ for a in p.actions] == ["ApplyApp"], p.describe()
-    [app] = [a for a in p.actions if isinstance(a, A.ApplyApp)]
-    assert app.users == (KEY,) and app.counted == (KEY,)
+    assert [type(a).__name__ for a in p.actions] == ["LiftStall"], p.describe()
+    assert "KubeDirector holds the KDApp" in p.actions[0].message
+    assert any("held at 1.0.0 by KubeDirector" in note for note in p.kept), p.kept
 
 
 def test_idle_and_reconciling_after_a_lifted_stall_becomes_ready_once_steady() -> None:

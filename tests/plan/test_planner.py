@@ -74,12 +74,16 @@ def test_steady_state_ignores_a_pod_that_is_down_on_its_own() -> None:
 def test_version_bump_plans_the_whole_sequence() -> None:
     live = live_cluster(HELLO1, HELLO_DEV, managed=False)
     p = plan(desired(HELLO2, HELLO_DEV), observed((HELLO1,), (live,)), now=T0)
-    assert kinds(p) == ["EnsureRollout", "ApplyApp", "SetOnDelete", "SetOnDelete", "PatchTemplate", "PatchTemplate",
+    # stock KubeDirector holds the KDApp the cluster uses: no ApplyApp, the upgrade is at the StatefulSet level
+    assert kinds(p) == ["EnsureRollout", "SetOnDelete", "SetOnDelete", "PatchTemplate", "PatchTemplate",
                         "PatchServicePorts", "PatchServicePorts", "DeletePod"]
-    ensure, apply_app = p.actions[0], p.actions[1]
+    ensure = p.actions[0]
     assert (ensure.direction, ensure.from_version, ensure.target_version, ensure.commit) == ("upgrade", "1.0.0",
                                                                                               "2.0.0", "c1")
-    assert apply_app.body["spec"]["version"] == "2.0.0" and "upgrade" not in apply_app.body["spec"]
+    assert UpgradeSpec.from_annotation(ensure.target_stanza) == HELLO2.upgrade  # kept where no KDApp holds it
+    assert p.kept == ("KubeDirectorApp default/hello not applied: KDApp hello held at 1.0.0 by KubeDirector while in "
+                      "use; clusters run 2.0.0 at the StatefulSet level (used by default/hello-dev; applied once no "
+                      "cluster uses it)",)
     assert [a.role for a in p.actions if isinstance(a, A.PatchTemplate)] == ["controller", "worker"]
     assert [a.service for a in p.actions if isinstance(a, A.PatchServicePorts)] == ["s-kdss-worker-0", "s-kdss-worker-1"]
     assert p.actions[-1].pod == "kdss-controller-0"  # roleOrder: controller first
@@ -246,7 +250,7 @@ def test_downgrade_restores_and_runs_no_hooks() -> None:
     assert (ensure.from_version, ensure.target_version) == ("2.0.0", "1.0.0")
     assert UpgradeSpec.from_annotation(ensure.from_stanza).rule_for_downgrade_to("1.0.0") is not None
     world.apply(ensure)
-    world.apply(plan(back, world.state, now=world.now).next())  # ApplyApp 1.0.0: the live app forgets 2.0's stanza
+    assert world.state.apps[(NS, "hello")].version == "1.0.0"  # held by KubeDirector: 2.0.0's stanza is the rollout's
     patch = next(a for a in plan(back, world.state, now=world.now).actions if isinstance(a, A.PatchTemplate))
     env = {e["name"]: e["value"] for e in patch.patch_body["spec"]["template"]["spec"]["initContainers"][0]["env"]}
     assert env["GITOPS_KD_DIRS"] == "keep=/etc discard=/opt/hello/cache restore=/var/lib/hello"
@@ -429,5 +433,5 @@ def test_a_suspended_cluster_holds_its_app_until_its_rollout_records_the_version
     assert "KubeDirectorApp default/hello is applied once cluster default/hello-dev is resumed" in held.describe()
     assert "wait: default/hello-prod: the new version of its app waits for cluster default/hello-dev" in held.describe()
     resumed = plan(desired(HELLO1, HELLO_DEV), observed((HELLO2,), (live,)), now=T0)
-    assert kinds(resumed)[:2] == ["EnsureRollout", "ApplyApp"], resumed.describe()
+    assert kinds(resumed)[0] == "EnsureRollout" and "ApplyApp" not in kinds(resumed), resumed.describe()
     assert resumed.actions[0].from_stanza is not None  # 2.0.0's stanza, with its downgrade.to rules

@@ -1,7 +1,8 @@
 """A KDApp or KDCluster write that keeps failing stalls the cluster's KDRollout, visibly, and recovers.
 
-Each test names the invariant it checks. They run the real controller against the embedded cluster (KubeDirector's
-admission webhook in strict mode, or the API server's fault injection) with a real Git repo and the real CLI.
+Each test names the invariant it checks. They run the real controller against the embedded cluster (a denying
+admission webhook served like KubeDirector's, or the API server's fault injection) with a real Git repo and the CLI.
+
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from click.testing import CliRunner, Result
 from gitops_kd.cli import main
 from gitops_kd.constants import ROLLOUT_PHASES, STALL_AFTER_FAILURES
 from gitops_kd.server.metrics import ControllerMetrics
+from kdsim.apiserver import webhook_match
+from kdsim.apiserver.webhooks import Builtin
 from tests.e2e.harness import E2E, KD, NS, git, wait_for
-from tests.e2e.test_kd_webhook import DENIED, strict
+from tests.e2e.test_kd_webhook import strict
 
 __all__ = ["strict"]  # the fixture: a world whose KubeDirector refuses KDApp edits as stock KubeDirector does
 
@@ -78,17 +81,36 @@ def label_while_updates_fail(e2e: E2E, metrics: ControllerMetrics | None = None)
     return e2e.commit({"clusters/hello-dev.yaml": text}, "hello-dev: team label")
 
 
-def test_kdapp_write_kubedirector_keeps_refusing_stalls_with_its_message_and_a_revert_recovers(strict: E2E) -> None:
-    """Invariant: a KDApp write that KubeDirector's admission webhook refuses STALL_AFTER_FAILURES times in a row
-    stalls the cluster's KDRollout (Stalled=True, reason ApplyRefused, the webhook's denial) with a Warning event on
-    the KDCluster and on the KDApp, and `gitops-kd status` exits 1 naming it, instead of a retry every 30 s forever;
-    the count lives in the cluster (a restarted controller goes on from it, not from 1); the commit reverting the
-    change lifts the stall and the cluster is Ready again, no pod touched."""
+def refuse_cluster_updates(e2e: E2E) -> None:
+    """A validating webhook, served inside the embedded API server like KubeDirector's, denying every KDCluster
+    update with DENIED_MESSAGE (stock KubeDirector no longer refuses gitops-kd's KDApp writes: it never makes them
+    while clusters use the app, docs/design/stock-kubedirector.md)."""
+    config = {"name": "deny.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+              "failurePolicy": "Fail", "rules": [{"operations": ["UPDATE"], "apiGroups": ["kubedirector.hpe.com"],
+                                                  "apiVersions": ["*"], "resources": ["kubedirectorclusters"]}]}
+    dispatcher = e2e.cluster.server.webhooks
+    dispatcher.builtins = (*dispatcher.builtins, Builtin(webhook_match.defaulted(config), lambda request: {
+        "allowed": False, "status": {"message": DENIED_MESSAGE}}))
+
+
+DENIED_MESSAGE = "KubeDirectorCluster edits are frozen"
+DENIED = f'admission webhook "deny.example.com" denied the request: {DENIED_MESSAGE}'
+
+
+def test_kdcluster_write_a_webhook_keeps_refusing_stalls_with_its_message_and_a_revert_recovers(strict: E2E) -> None:
+    """Invariant: a KDCluster write that an admission webhook refuses STALL_AFTER_FAILURES times in a row stalls the
+    cluster's KDRollout (Stalled=True, reason ApplyRefused, the webhook's denial) with a Warning event on the
+    KDCluster, and `gitops-kd status` exits 1 naming it, instead of a retry every 30 s forever; the count lives in
+    the cluster (a restarted controller goes on from it, not from 1); the commit reverting the change lifts the
+    stall and the cluster is Ready again, no pod touched."""
     strict.start_controller()
     strict.wait_ready_at("1.0.0")
     strict.wait_settled()
     pods_before = sorted((p["metadata"]["name"], p["metadata"]["uid"]) for p in strict.pods())
-    upgrade = strict.commit({"apps/hello.yaml": strict.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
+    refuse_cluster_updates(strict)
+    text = strict.template("clusters/hello-dev.yaml").replace('gitops-kd.io/wave: "0"\n',
+                                                             'gitops-kd.io/wave: "0"\n    team: blue\n')
+    change = strict.commit({"clusters/hello-dev.yaml": text}, "hello-dev: team label")
 
     status = wait_stalled(strict, "ApplyRefused")
     assert status["phase"] == "Stalled" and DENIED in status["message"], status
@@ -97,12 +119,12 @@ def test_kdapp_write_kubedirector_keeps_refusing_stalls_with_its_message_and_a_r
     assert stalled["status"] == "True" and stalled["reason"] == "ApplyRefused" and DENIED in stalled["message"]
     record = status["applyFailure"]
     assert (record["kind"], record["name"], record["failures"], record["code"]) == (
-        "KubeDirectorApp", "hello", STALL_AFTER_FAILURES, 400), record
+        "KubeDirectorCluster", "hello-dev", STALL_AFTER_FAILURES, 400), record
     [warning] = wait_for("the UpgradeStalled Warning on the KDCluster",
                          lambda: events(strict, "UpgradeStalled", "KubeDirectorCluster", "hello-dev"), 30)
     assert warning["type"] == "Warning" and warning["message"].startswith("ApplyRefused: ")
     assert DENIED in warning["message"]
-    refused = events(strict, "ApplyFailed", "KubeDirectorApp", "hello")
+    refused = events(strict, "ApplyFailed", "KubeDirectorCluster", "hello-dev")
     assert sum(e.get("count") or 1 for e in refused) >= STALL_AFTER_FAILURES
     assert all(e["type"] == "Warning" and DENIED in e["message"] for e in refused)
     shown = cli_status(strict)
@@ -112,17 +134,17 @@ def test_kdapp_write_kubedirector_keeps_refusing_stalls_with_its_message_and_a_r
     strict.stop_controller()  # another process reads the count from the KDRollout
     logged = len(strict.log)
     strict.start_controller()
-    wait_for("the KDApp written (and refused) again after the restart",
-             lambda: "apply KubeDirectorApp default/hello at version 2.0.0" in strict.log[logged:], 60)
+    wait_for("the KDCluster written (and refused) again after the restart",
+             lambda: "update spec of KubeDirectorCluster default/hello-dev" in strict.log[logged:], 60)
     status = status_of(strict)
     assert status["stalledReason"] == "ApplyRefused" and status["applyFailure"]["failures"] >= STALL_AFTER_FAILURES
 
-    git(strict.repo, "revert", "--no-edit", upgrade)
+    git(strict.repo, "revert", "--no-edit", change)
     assert strict.controller is not None
     strict.controller.trigger_poll()
     status = wait_recovered(strict, "1.0.0")
     assert condition(status, "Ready")["status"] == "True"
-    assert strict.rest.get(KD, "kubedirectorapps", NS, "hello")["spec"]["version"] == "1.0.0"
+    assert "team" not in (strict.rest.get(KD, "kubedirectorclusters", NS, "hello-dev")["metadata"].get("labels") or {})
     assert sorted((p["metadata"]["name"], p["metadata"]["uid"]) for p in strict.pods()) == pods_before
     shown = cli_status(strict)
     assert shown.exit_code == 0, shown.output

@@ -85,12 +85,13 @@ def test_an_out_of_band_edit_is_refused_by_the_registered_webhook(world: E2E, ad
                 "apps/hello.yaml or clusters/hello-dev.yaml in Git instead.") in denied.stderr, denied.stderr
         assert image() == "gitops-kd/hello:1.0.0"
         assert world.kubectl("label", "statefulset", sts, "team=blue").returncode == 0
-        gone = world.kubectl("delete", "kdapp", "hello")
+        # a KDCluster: stock KubeDirector's own webhook refuses deleting a KDApp clusters use before gitops-kd's
+        gone = world.kubectl("delete", "kdcluster", "hello-dev", "--wait=false")
         assert gone.returncode != 0
-        assert (f'admission webhook "{SPECS}" denied the request: KubeDirectorApp {world.ns}/hello is managed by '
-                "gitops-kd from Git: deleting it is owned by gitops-kd; change apps/hello.yaml in Git instead"
-                ) in gone.stderr, gone.stderr
-        assert world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", world.ns, "hello")
+        assert (f'admission webhook "{SPECS}" denied the request: KubeDirectorCluster {world.ns}/hello-dev is managed '
+                "by gitops-kd from Git: deleting it is owned by gitops-kd; change clusters/hello-dev.yaml in Git "
+                "instead") in gone.stderr, gone.stderr
+        assert world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorclusters", world.ns, "hello-dev")
         assert yaml.safe_load(world.kubectl("get", "statefulset", sts, "-o", "yaml").stdout)[
             "metadata"]["labels"]["team"] == "blue"
     finally:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import ACTIVE_PHASES, UPGRADE_ANNOTATION, WAVE_LABEL
+from gitops_kd.constants import ACTIVE_PHASES, TARGET_STANZA_FIELD, UPGRADE_ANNOTATION, WAVE_LABEL
 from gitops_kd.health import ClusterHealth
 from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
 from gitops_kd.kd import layout
@@ -87,14 +87,21 @@ def stanza_of(kdapp: Obj | None) -> UpgradeSpec | None:
         return None
 
 
-def _from_stanza(rollout: Obj | None) -> UpgradeSpec | None:
-    text = _status(rollout).get("fromStanza")
+def _from_stanza(rollout: Obj | None, field: str = "fromStanza") -> UpgradeSpec | None:
+    text = _status(rollout).get(field)
     if not text:
         return None
     try:
-        return UpgradeSpec.from_annotation(str(text), "KDRollout status.fromStanza")
+        return UpgradeSpec.from_annotation(str(text), f"KDRollout status.{field}")
     except Exception:  # noqa: BLE001
         return None
+
+
+def target_stanza(rollout: Obj | None, kdapp: Obj | None) -> UpgradeSpec | None:
+    """The stanza of the attempt's target: the KDRollout's record (status.targetStanza; stock KubeDirector holds the
+    KDApp clusters use at its old spec), else the live KDApp's."""
+    found = _from_stanza(rollout, TARGET_STANZA_FIELD)
+    return found if found is not None else stanza_of(kdapp)
 
 
 def role_ids(kdapp: Obj | None, kdcluster: Obj | None) -> list[str]:
@@ -140,7 +147,7 @@ def data_rules(rollout: Obj | None, kdapp: Obj | None) -> tuple[PersistRules | N
     target = _text(status.get("targetVersion") or _spec(rollout).get("targetVersion"))
     try:
         if direction == "upgrade" and source:
-            stanza = stanza_of(kdapp)
+            stanza = target_stanza(rollout, kdapp)
             if stanza is not None:
                 return stanza.rule_for_upgrade_from(source), f"upgrade {source} -> {target}"
         if direction == "downgrade" and target:
@@ -177,13 +184,13 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
     target = _text(status.get("targetVersion") or _spec(rollout).get("targetVersion"))
     started = parse_time(status.get("startedAt"))
     progress_of: Mapping[str, Any] = status.get("pods") or {}
-    stanza = stanza_of(kdapp) if direction == "upgrade" else None
+    stanza = target_stanza(rollout, kdapp) if direction == "upgrade" else None
     rules, _source = data_rules(rollout, kdapp)
     sts_by_role = {_text(_labels(s).get(layout.ROLE_LABEL)): s for s in statefulsets}
     pods_by_name = {_text(_meta(p).get("name")): p for p in pods}
     ids = role_ids(kdapp, kdcluster)
     ids += [r for r in sorted(sts_by_role) if r and r not in ids]
-    declared = stanza if stanza is not None else stanza_of(kdapp)
+    declared = stanza if stanza is not None else target_stanza(rollout, kdapp)
     order = order_roles(declared.role_order if declared is not None else (), ids)
     model = app_model(kdapp)
     roles: list[dict[str, Any]] = []

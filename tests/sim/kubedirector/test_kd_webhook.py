@@ -1,5 +1,6 @@
-"""kd_app_edits="strict": kubectl against the embedded cluster is refused, like stock KubeDirector's webhook,
-every edit and delete of a KDApp a running KDCluster uses; "upgrade" (the default) admits them."""
+"""kd_app_edits="strict" (the default): kubectl against the embedded cluster is refused, like stock KubeDirector's
+webhook, every edit and delete of a KDApp a running KDCluster uses, and a KDCluster's app, appCatalog and role
+properties of a role with members (pkg/validator/cluster.go); "upgrade" admits the KDApp edits."""
 
 from __future__ import annotations
 
@@ -115,7 +116,7 @@ def test_an_app_no_cluster_uses_is_edited_and_deleted(strict: EmbeddedCluster) -
 
 
 def test_upgrade_mode_admits_the_edit_and_the_delete(tmp_path: Path) -> None:
-    with EmbeddedCluster(tmp_path / "c", controllers=False) as c:  # kd_app_edits="upgrade" is the default
+    with EmbeddedCluster(tmp_path / "c", controllers=False, kd_app_edits="upgrade") as c:
         kubectl = _kubectl(c.kubeconfig)
         for path in (APP, CLUSTER):
             assert kubectl("apply", "-f", str(path)).returncode == 0
@@ -123,6 +124,34 @@ def test_upgrade_mode_admits_the_edit_and_the_delete(tmp_path: Path) -> None:
         assert out.returncode == 0, out.stderr
         assert _app(c)["spec"]["version"] == "2.0.0"
         assert kubectl("delete", "kdapp", "hello").returncode == 0
+
+
+CLUSTER_DENIED = 'admission webhook "hard-validate-cr.kubedirector.hpe.com" denied the request: \n{}'
+
+
+@pytest.mark.parametrize(("patch", "message"), [
+    ('{"spec":{"app":"other"}}', "The app property is read-only."),
+    ('{"spec":{"appCatalog":"system"}}', "The appCatalog property is read-only."),
+])
+def test_a_clusters_app_is_read_only(strict: EmbeddedCluster, patch: str, message: str) -> None:
+    before = strict.store.get(KD, "kubedirectorclusters", NS, "hello-dev")
+    out = _kubectl(strict.kubeconfig)("patch", "kdcluster", "hello-dev", "--type=merge", "-p", patch)
+    assert out.returncode == 1 and out.stderr == f"Error from server: {CLUSTER_DENIED.format(message)}\n", out.stderr
+    assert strict.store.get(KD, "kubedirectorclusters", NS, "hello-dev") == before
+
+
+def test_a_role_with_members_changes_only_its_members(strict: EmbeddedCluster) -> None:
+    kubectl = _kubectl(strict.kubeconfig)
+    cluster = dict(strict.store.get(KD, "kubedirectorclusters", NS, "hello-dev") or {})
+    roles = [dict(r) for r in cluster["spec"]["roles"]]
+    worker = next(i for i, r in enumerate(roles) if r["id"] == "worker")
+    changed = [{**r, "podLabels": {"team": "blue"}} if i == worker else r for i, r in enumerate(roles)]
+    out = kubectl("patch", "kdcluster", "hello-dev", "--type=merge", "-p", json.dumps({"spec": {"roles": changed}}))
+    message = "Role(worker) properties other than the members count cannot be modified while role members exist."
+    assert out.returncode == 1 and out.stderr == f"Error from server: {CLUSTER_DENIED.format(message)}\n", out.stderr
+    members = [{**r, "members": 1} if i == worker else r for i, r in enumerate(roles)]
+    out = kubectl("patch", "kdcluster", "hello-dev", "--type=merge", "-p", json.dumps({"spec": {"roles": members}}))
+    assert out.returncode == 0, out.stderr
 
 
 def test_sim_serve_kd_app_edits_strict(tmp_path: Path) -> None:

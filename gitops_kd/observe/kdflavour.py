@@ -1,0 +1,31 @@
+"""Detect the installed KubeDirector flavour by reading its two CRDs (the observe edge of gitops_kd.kd.flavour)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+from gitops_kd.kd.flavour import Flavour, flavour_of
+from gitops_kd.kd.layout import API_GROUP, KDAPP_PLURAL, KDCLUSTER_PLURAL
+from gitops_kd.kube.rest import RestClient
+
+CRD_API = "apiextensions.k8s.io/v1"
+CRD_PLURAL = "customresourcedefinitions"
+
+
+def _crd(rest: RestClient, plural: str) -> dict[str, Any] | None:
+    try:
+        return rest.get_or_none(CRD_API, CRD_PLURAL, None, f"{plural}.{API_GROUP}")
+    except ApiException as exc:
+        if exc.status in (401, 403):
+            return None  # not allowed to read CRDs: unknown
+        raise
+
+
+def detect(rest: RestClient) -> Flavour:
+    """The flavour the API server's KubeDirector CRDs show (UNKNOWN when one is missing or unreadable)."""
+    return flavour_of(_crd(rest, KDAPP_PLURAL), _crd(rest, KDCLUSTER_PLURAL))
+
+
+__all__ = ["detect"]

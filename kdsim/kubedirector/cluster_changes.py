@@ -1,0 +1,53 @@
+"""KubeDirector's rules for an update of a KDCluster's spec (pkg/validator/cluster.go admitClusterCR), pure.
+
+`validateGeneralClusterChanges` refuses a changed `app` or `appCatalog` ("The %s property is read-only.") and
+`validateRoleChanges` refuses, for a role with status (members exist or are going away), any property but
+`members`, or a role with status but no spec (deleted, not gone yet); when any of those fire they replace every
+other error. The compare is after KD's own defaulting (storageClassName, members), so a value KD filled in and
+the request leaves out is not a change. The answer's message is KD's: "\n" + the errors joined by "\n".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+MODIFIED_PROPERTY = "The %s property is read-only."  # pkg/validator/types.go modifiedProperty
+MODIFIED_ROLE = "Role(%s) properties other than the members count cannot be modified while role members exist."
+
+
+def _role_view(role: Mapping[str, Any], other: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A role as KD compares it: members left out; a storage class the other side lacks is KD's default."""
+    out = {k: v for k, v in role.items() if k != "members"}
+    storage = out.get("storage")
+    other_storage = (other or {}).get("storage") or {}
+    if isinstance(storage, Mapping) and "storageClassName" not in other_storage:
+        out["storage"] = {k: v for k, v in storage.items() if k != "storageClassName"}
+    return out
+
+
+def change_errors(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """validateGeneralClusterChanges + validateRoleChanges for an update of ``old`` into ``new`` (objects); an
+    unchanged spec gives none (KD's shortcut admits it before)."""
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    errors: list[str] = []
+    if new_spec.get("app") != old_spec.get("app"):
+        errors.append(MODIFIED_PROPERTY % "app")
+    new_catalog = new_spec.get("appCatalog", old_spec.get("appCatalog"))  # KD fills in a missing one first
+    if new_catalog != old_spec.get("appCatalog"):
+        errors.append(MODIFIED_PROPERTY % "appCatalog")
+    prev_roles = {str(r.get("id")): r for r in old_spec.get("roles") or ()}
+    with_status = {str(r.get("id")) for r in (old.get("status") or {}).get("roles") or ()}
+    for role in new_spec.get("roles") or ():
+        rid = str(role.get("id"))
+        if rid not in with_status:
+            continue
+        prev = prev_roles.get(rid)
+        if prev is None or _role_view(role, prev) != _role_view(prev, role):
+            errors.append(MODIFIED_ROLE % rid)
+    return errors
+
+
+def denial(errors: list[str]) -> str:
+    """The message KD's webhook answers with (its leading newline included)."""
+    return "\n" + "\n".join(errors)

@@ -91,11 +91,11 @@ def die_with_parent() -> None:
 class _Process:
     """One child in its own process group, its output in `log`; it dies with the test process."""
 
-    def __init__(self, name: str, argv: list[str], log: Path) -> None:
+    def __init__(self, name: str, argv: list[str], log: Path, env: Mapping[str, str] | None = None) -> None:
         self.name, self.log = name, log
         with log.open("wb") as out:
             self.popen = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          start_new_session=True, preexec_fn=die_with_parent)
+                                          start_new_session=True, preexec_fn=die_with_parent, env=env)
 
     def check_alive(self) -> None:
         if self.popen.poll() is not None:

@@ -17,6 +17,7 @@ from kdsim.images import ImageStore
 from tests.e2e.harness import E2E, add_hello_images
 from tests.real.controlplane import ROOT, ControlPlane
 from tests.real.kubeconfig import write_kubeconfig
+from tests.real.kubedirector import FLAVOURS, RealKubeDirector
 from tests.simnode import SimProcess, node_args
 
 
@@ -43,11 +44,20 @@ def real_rest(real_cp: ControlPlane) -> RestClient:
     return RestClient(real_cp.api_client())
 
 
+def real_kd_backend(config: pytest.Config) -> bool:
+    """True when --backend names a real KubeDirector (kd, kd-upgrade): KubeDirector installs its own CRDs."""
+    return str(config.getoption("--backend")) in FLAVOURS
+
+
 @pytest.fixture(scope="session")
-def gitops_kd_kubeconfig(real_cp: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The packaged CRDs and `kubectl apply -k deploy/` applied; a kubeconfig with the gitops-kd
-    ServiceAccount's token (k8s 1.20's token controller makes its Secret)."""
+def gitops_kd_kubeconfig(request: pytest.FixtureRequest, real_cp: ControlPlane,
+                         tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packaged CRDs (gitops-kd's own only, when a real KubeDirector installs its CRDs) and `kubectl apply -k
+    deploy/` applied; a kubeconfig with the gitops-kd ServiceAccount's token (k8s 1.20's token controller makes
+    its Secret)."""
     for crd in sorted((ROOT / "gitops_kd" / "crds").glob("*.yaml")):
+        if real_kd_backend(request.config) and crd.name.startswith("kubedirector.hpe.com_"):
+            continue
         real_cp.kubectl("apply", "-f", str(crd))
     real_cp.kubectl("apply", "-k", str(ROOT / "deploy"))
     core = client.CoreV1Api(real_cp.api_client())
@@ -74,24 +84,52 @@ def sim_joined(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     assert cp.pki is not None
     folder = tmp_path_factory.mktemp("sim-joined")
     add_hello_images(ImageStore(folder / "node" / "images"))
-    node = node_args(cp.kubeconfig, folder / "node", "--tls-cert-file", str(cp.pki.kubelet_serving.cert),
-                     "--tls-private-key-file", str(cp.pki.kubelet_serving.key), "--client-ca-file", str(cp.pki.ca.cert))
-    with SimProcess(node, folder / "node.log"), \
+    with SimProcess(_node(cp, folder), folder / "node.log"), \
             SimProcess(["kubedirector", "--kubeconfig", str(cp.kubeconfig), "--no-install-crds"], folder / "kd.log"):
         yield cp
+
+
+def _node(cp: ControlPlane, folder: Path) -> list[str]:
+    """`gitops-kd sim node` arguments for `cp`, the hello images in its store."""
+    assert cp.pki is not None
+    add_hello_images(ImageStore(folder / "node" / "images"))
+    return node_args(cp.kubeconfig, folder / "node", "--tls-cert-file", str(cp.pki.kubelet_serving.cert),
+                     "--tls-private-key-file", str(cp.pki.kubelet_serving.key), "--client-ca-file", str(cp.pki.ca.cert))
+
+
+@pytest.fixture(scope="session")
+def kd_joined(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealKubeDirector]:
+    """The real control plane with the real KubeDirector of --backend's flavour (its CRDs, RBAC and webhook) and
+    the simulated node as the only kubelet, until the session ends."""
+    cp: ControlPlane = request.getfixturevalue("real_cp")
+    folder = tmp_path_factory.mktemp("kd-joined")
+    with RealKubeDirector(cp, str(request.config.getoption("--backend")), folder / "kubedirector") as kd:
+        request.getfixturevalue("gitops_kd_kubeconfig")  # gitops-kd's CRDs and deploy/ applied
+        with SimProcess(_node(cp, folder), folder / "node.log"):
+            yield kd
+
+
+@pytest.fixture
+def kd_world(kd_joined: RealKubeDirector, gitops_kd_kubeconfig: Path, tmp_path: Path) -> Iterator[E2E]:
+    """The e2e harness on a real KubeDirector backend; a 403 to the controller fails the test."""
+    yield from _world(kd_joined.cp, gitops_kd_kubeconfig, tmp_path, kd_joined.backend)
 
 
 @pytest.fixture
 def real_world(sim_joined: ControlPlane, gitops_kd_kubeconfig: Path, tmp_path: Path) -> Iterator[E2E]:
     """The e2e harness on the real backend (tests/real/world.py); a 403 to the controller fails the test."""
+    yield from _world(sim_joined, gitops_kd_kubeconfig, tmp_path, "real")
+
+
+def _world(cp: ControlPlane, kubeconfig: Path, tmp_path: Path, name: str) -> Iterator[E2E]:
     from tests.real.world import RealBackend
 
-    backend = RealBackend(sim_joined, gitops_kd_kubeconfig)
+    backend = RealBackend(cp, kubeconfig, name)
     world = E2E(tmp_path, backend=backend)
     try:
         yield world
         forbidden = backend.forbidden()
         assert not forbidden, f"the controller (gitops-kd ServiceAccount) was refused: {forbidden}; " \
-                              f"audit log {sim_joined.audit_log}"
+                              f"audit log {cp.audit_log}"
     finally:
         world.close()

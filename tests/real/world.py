@@ -17,9 +17,8 @@ from tests.real.controlplane import GITOPS_KD_USER, ControlPlane
 class RealBackend:
     """A fresh namespace on `cp` (deleted on close); the controller's identity is the gitops-kd ServiceAccount."""
 
-    name = "real"
-
-    def __init__(self, cp: ControlPlane, controller_kubeconfig: Path) -> None:
+    def __init__(self, cp: ControlPlane, controller_kubeconfig: Path, name: str = "real") -> None:
+        self.name = name  # the backend: real (simulated KubeDirector), kd, kd-upgrade (the real one)
         self.cp = cp
         self.controller_kubeconfig = controller_kubeconfig
         self.kubeconfig = cp.kubeconfig

@@ -1,7 +1,8 @@
 """`world`: the e2e harness on the backend --backend names. embedded: a fresh embedded cluster per test; real:
 `real_world` (tests/real/session.py): a namespace on the session's real control plane, deploy/ applied, the
 controller as its ServiceAccount, `gitops-kd sim node` and `sim kubedirector` joined once per session (a 403 to
-the controller fails the test)."""
+the controller fails the test); kd, kd-upgrade: `kd_world`, the same with the real KubeDirector (stock, or its
+live-app-upgrade branch) in place of `sim kubedirector`."""
 
 from __future__ import annotations
 
@@ -22,4 +23,5 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[E2E]:
         finally:
             e2e.close()
         return
-    yield request.getfixturevalue("real_world")
+    backend = request.config.getoption("--backend")
+    yield request.getfixturevalue("real_world" if backend == "real" else "kd_world")

@@ -1,0 +1,74 @@
+"""The real KubeDirector backends (--backend=kd|kd-upgrade) are what they claim: KubeDirector's own webhook stores
+a KDApp in its normalised form, a hello KDCluster comes up through the simulated node, and stock KubeDirector
+refuses an edit of a KDApp a cluster uses (the facts gitops-kd and the embedded KubeDirector are held to)."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes.client.exceptions import ApiException
+
+from gitops_kd.kube.rest import RestClient
+from gitops_kd.testing import pod_ready, wait_for
+from tests.real.controlplane import ROOT
+from tests.real.kubedirector import RealKubeDirector
+
+pytestmark = pytest.mark.kd
+KD = "kubedirector.hpe.com/v1beta1"
+IN_USE = "KubeDirectorApp resource cannot be deleted or modified while referenced by the following " \
+         "KubeDirectorCluster resources"
+
+
+def _doc(path: str) -> dict[str, Any]:
+    return dict(yaml.safe_load((ROOT / "repo-template" / path).read_text()))
+
+
+@pytest.fixture
+def kd_ns(kd_joined: RealKubeDirector) -> Iterator[tuple[RestClient, str]]:
+    rest = RestClient(kd_joined.cp.api_client())
+    ns = f"kd-{uuid.uuid4().hex[:8]}"
+    rest.create("v1", "namespaces", None, {"metadata": {"name": ns}})
+    wait_for(f"the default ServiceAccount's token in {ns}", lambda: bool(
+        (rest.get_or_none("v1", "serviceaccounts", ns, "default") or {}).get("secrets")), 60)
+    yield rest, ns
+    rest.delete("v1", "namespaces", None, ns)
+
+
+def test_kubedirectors_webhook_stores_the_kdapp_with_its_defaults_in_every_role(kd_ns: tuple[RestClient, str]) -> None:
+    rest, ns = kd_ns
+    app = _doc("apps/hello.yaml")
+    rest.create(KD, "kubedirectorapps", ns, {**app, "metadata": {**app["metadata"], "namespace": ns}})
+    stored = rest.get(KD, "kubedirectorapps", ns, app["metadata"]["name"])["spec"]
+    assert "defaultImageRepoTag" not in stored and "defaultPersistDirs" not in stored
+    for role in stored["roles"]:
+        assert role["imageRepoTag"] == app["spec"]["defaultImageRepoTag"]
+        assert role["persistDirs"] == app["spec"]["defaultPersistDirs"]
+        assert role["maxLogSizeDump"] == 256
+
+
+def test_a_hello_cluster_comes_up_and_stock_kubedirector_holds_its_kdapp(kd_joined: RealKubeDirector,
+                                                                         kd_ns: tuple[RestClient, str]) -> None:
+    rest, ns = kd_ns
+    app, cluster = _doc("apps/hello.yaml"), _doc("clusters/hello-dev.yaml")
+    rest.create(KD, "kubedirectorapps", ns, {**app, "metadata": {**app["metadata"], "namespace": ns}})
+    meta = {k: v for k, v in cluster["metadata"].items() if k != "labels"}
+    rest.create(KD, "kubedirectorclusters", ns, {**cluster, "metadata": {**meta, "namespace": ns}})
+    members = sum(role["members"] for role in cluster["spec"]["roles"])
+
+    def running() -> bool:
+        pods = rest.list("v1", "pods", ns)["items"]
+        return len(pods) == members and all(pod_ready(p) for p in pods)
+    wait_for(f"{members} hello pods Ready", running, 180)
+    wait_for("the KDCluster configured", lambda: (rest.get(KD, "kubedirectorclusters", ns, "hello-dev")
+                                                  .get("status") or {}).get("state") == "configured", 120)
+    edited = copy.deepcopy(rest.get(KD, "kubedirectorapps", ns, "hello"))
+    edited["spec"]["version"] = "2.0.0"
+    if kd_joined.backend == "kd":
+        with pytest.raises(ApiException) as refused:
+            rest.replace(KD, "kubedirectorapps", ns, "hello", edited)
+        assert IN_USE in str(refused.value.body)

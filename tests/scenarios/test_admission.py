@@ -45,7 +45,7 @@ def admission(world: E2E, tmp_path: Path) -> Iterator[None]:
                               str(overlay(tmp_path))], capture_output=True, text=True, timeout=120)
     assert applied.returncode == 0, applied.stderr
     yield
-    if world.backend.name == "real":
+    if world.backend.name != "embedded":
         for api, plural, ns, name in (VWC + (None, "gitops-kd"), ("v1", "services", SYSTEM_NS, "gitops-kd-admission"),
                                       ("v1", "endpoints", SYSTEM_NS, "gitops-kd-admission")):
             if world.rest.get_or_none(api, plural, ns, name) is not None:

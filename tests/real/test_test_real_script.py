@@ -22,3 +22,12 @@ def test_a_failed_build_fails_the_run_naming_the_step_and_its_log(tmp_path: Path
     assert f"realk8s: log: {dl.parent}/logs/unpack.log" in done.stderr
     assert "scripts/test-real: FAILED: could not fetch or build the real control plane" in done.stderr
     assert "pytest --backend=real" not in done.stdout  # stopped before the tests
+
+
+def test_realkd_without_the_shared_source_fails_naming_what_is_missing(tmp_path: Path) -> None:
+    missing = tmp_path / "no-shared" / "realkd"
+    done = subprocess.run([str(ROOT / "scripts" / "realkd")], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "XDG_CACHE_HOME": str(tmp_path), "REALKD_SHARED": str(missing)})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"realkd: FAILED: KubeDirector's source archive is missing: {missing}/kubedirector-src.tar.xz" in done.stderr
+    assert done.stdout == ""  # no paths printed for the backends to use

@@ -19,7 +19,7 @@ from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_STALLED, PHASE_UPGRADIN
 from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest, users_of
 from gitops_kd.diff.transition import transition
 from gitops_kd.drift import paths
-from gitops_kd.drift.compare import missing_or_changed
+from gitops_kd.drift.compare import missing_or_changed, missing_or_changed_stored
 from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, Drift, FieldChange
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedState
@@ -108,7 +108,7 @@ def _metadata_and_spec(live: Mapping[str, Any], want: Mapping[str, Any]) -> list
     meta = want.get("metadata") or {}
     wanted = {"spec": want.get("spec") or {},
               "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}
-    return missing_or_changed(live, wanted)
+    return missing_or_changed_stored(live, wanted, str(want.get("kind", "")))
 
 
 def _workloads(app: KDApp, cluster: KDCluster, live: ObservedCluster, observed: ObservedState, app_key: Key,

@@ -1,0 +1,50 @@
+"""KubeDirector's webhook rewrites what gitops-kd writes (issue 27): the embedded KubeDirector stores a KDApp with
+its defaults moved into the roles and a KDCluster with members, storageClassName, ... filled in, as real KD does.
+gitops-kd compares Git with that stored form, so a first deploy completes and nothing is written twice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitops_kd.kd.layout import KDAPP_PLURAL, KDCLUSTER_PLURAL
+from gitops_kd.testing import wait_for
+from tests.e2e.harness import E2E
+
+KD = "kubedirector.hpe.com/v1beta1"
+WRITES = ("update", "patch")
+
+
+def _writes(e2e: E2E, plural: str) -> int:
+    stats = e2e.cluster.server.stats
+    return sum(stats.total(verb, plural) for verb in WRITES)
+
+
+def _idle_rounds(e2e: E2E, rounds: int) -> None:
+    """Let the controller plan the whole fleet ``rounds`` more times (each kicked, each a new plan)."""
+    controller = e2e.controller
+    assert controller is not None
+    for i in range(rounds):
+        before = controller.last_plan
+        controller.kick()
+        wait_for(f"fleet round {i + 1} planned", lambda seen=before: controller.last_plan is not seen, 30)
+
+
+def test_a_first_deploy_on_kubedirectors_mutations_completes_writing_each_object_once(e2e: E2E) -> None:
+    """Invariant: no write loop. With KubeDirector's webhook mutations applied for real (the stored KDApp has no
+    defaultImageRepoTag/defaultPersistDirs, its roles carry them plus configPackage: null, maxLogSizeDump: 256),
+    the first deploy of repo-template completes (KDCluster created, KDRollout Ready at 1.0.0), the KDApp and
+    the KDCluster are created once and never updated while Git does not change, and the plan ends empty."""
+    e2e.start_controller()
+    e2e.wait_ready_at("1.0.0")
+    app: dict[str, Any] = e2e.rest.get(KD, KDAPP_PLURAL, e2e.ns, "hello")
+    assert "defaultImageRepoTag" not in app["spec"] and "defaultPersistDirs" not in app["spec"]
+    assert all(r["imageRepoTag"] == "gitops-kd/hello:1.0.0" and r["maxLogSizeDump"] == 256
+               and r["configPackage"] is None for r in app["spec"]["roles"])
+    cluster = e2e.rest.get(KD, KDCLUSTER_PLURAL, e2e.ns, "hello-dev")
+    assert {r["storage"].get("storageClassName") for r in cluster["spec"]["roles"] if r.get("storage")} == {"standard"}
+    _idle_rounds(e2e, 5)
+    assert e2e.controller is not None and e2e.controller.last_plan is not None
+    assert not e2e.controller.last_plan.actions, e2e.controller.last_plan.actions
+    assert e2e.cluster.server.stats.total("create", KDAPP_PLURAL) == 1
+    assert _writes(e2e, KDAPP_PLURAL) == 0, e2e.cluster.server.stats.to_dict()
+    assert app["metadata"]["generation"] == e2e.rest.get(KD, KDAPP_PLURAL, e2e.ns, "hello")["metadata"]["generation"]

@@ -48,3 +48,40 @@ def test_a_first_deploy_on_kubedirectors_mutations_completes_writing_each_object
     assert e2e.cluster.server.stats.total("create", KDAPP_PLURAL) == 1
     assert _writes(e2e, KDAPP_PLURAL) == 0, e2e.cluster.server.stats.to_dict()
     assert app["metadata"]["generation"] == e2e.rest.get(KD, KDAPP_PLURAL, e2e.ns, "hello")["metadata"]["generation"]
+
+
+def _drop_label_description(e2e: E2E) -> None:
+    """The server also drops spec.label.description of every KDApp (as a CRD that prunes a field would): a
+    rewrite gitops-kd's model of KubeDirector does not know."""
+    server = e2e.cluster.server
+    kd = server.objects.mutate
+
+    def mutate(rt: Any, new: dict[str, Any], old: dict[str, Any] | None) -> bool:
+        changed = kd(rt, new, old)
+        label = (new.get("spec") or {}).get("label") if rt.plural == KDAPP_PLURAL else None
+        if isinstance(label, dict) and "description" in label:
+            del label["description"]
+            return True
+        return changed
+    server.objects.mutate = mutate
+
+
+def test_a_field_the_server_keeps_different_is_written_once_per_revision_even_across_restarts(e2e: E2E) -> None:
+    """Invariant: a write that leaves the server's object different from Git is not repeated for the same Git
+    revision (not by this controller, not after a restart): the KDApp is created once, marked once
+    (gitops-kd.io/server-kept, metadata only) and a Warning Event names the field the server keeps."""
+    _drop_label_description(e2e)
+    e2e.start_controller()
+    e2e.wait_ready_at("1.0.0")
+    _idle_rounds(e2e, 5)
+    stats = e2e.cluster.server.stats
+    assert stats.total("create", KDAPP_PLURAL) == 1 and _writes(e2e, KDAPP_PLURAL) == 1, stats.to_dict()
+    app = e2e.rest.get(KD, KDAPP_PLURAL, e2e.ns, "hello")
+    assert app["metadata"]["annotations"]["gitops-kd.io/server-kept"].endswith("@1")
+    events = e2e.rest.list("v1", "events", e2e.ns, field_selector="involvedObject.name=hello")["items"]
+    kept = [ev for ev in events if ev["reason"] == "ServerKeptFields"]
+    assert kept and "spec.label.description" in kept[0]["message"], [ev["reason"] for ev in events]
+    e2e.stop_controller()
+    e2e.start_controller()
+    _idle_rounds(e2e, 5)
+    assert _writes(e2e, KDAPP_PLURAL) == 1, stats.to_dict()

@@ -49,6 +49,9 @@ KD_KEPT_ANNOTATION = f"{GROUP}/server-kept"
 SERVER_KEPT_FIELDS = "ServerKeptFields"
 APP_VERSION_ANNOTATION = f"{GROUP}/app-version"  # on a pod template: the app version it runs
 PRUNE_ANNOTATION = f"{GROUP}/prune"
+# on a KDCluster: "true" = its roles' storage relies on the target cluster's default StorageClass (validate accepts
+# a role's storage without storageClassName; the controller still checks the class exists before creating it)
+DEFAULT_STORAGE_CLASS_ANNOTATION = f"{GROUP}/default-storage-class"
 SOAK_ANNOTATION = f"{GROUP}/wave-soak-seconds"
 POLICY_ANNOTATION = f"{GROUP}/drift-policy"
 BREAK_GLASS_ANNOTATION = f"{GROUP}/break-glass"  # on an edited object: why an owned field is changed by hand

@@ -20,7 +20,7 @@ from gitops_kd.constants import (
 )
 from gitops_kd.diff.engine import spec_digest
 from gitops_kd.execute import apply_failures as failures
-from gitops_kd.execute import server_kept
+from gitops_kd.execute import server_kept, storage_class
 from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.execute.repeat import retry_after
@@ -154,6 +154,14 @@ def _apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
 
 
 def _apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
+    if ctx.rest.get_or_none(KD_API, KDCLUSTERS, action.namespace, action.name) is None:
+        reason = storage_class.refusal(ctx, action.body)
+        if reason is not None:  # KubeDirector would refuse the create: say why, write nothing
+            said = f"not created: KubeDirector would refuse it: {reason}"
+            ctx.events.record_ref(KD_API, KDCLUSTER_KIND, action.namespace, action.name, ev.APPLY_FAILED, said,
+                                  type_=ev.WARNING)
+            log.error("%s: %s", action.describe(), said)
+            return Outcome(action.describe(), False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
     outcome, obj = _apply(ctx, KDCLUSTERS, action.namespace, action.name, action.body, action.describe())
     outcome = replace(outcome, message=outcome.message + server_kept.guard(ctx, KDCLUSTERS, obj, action.body))
     if obj is not None and outcome.changed:

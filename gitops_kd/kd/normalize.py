@@ -73,3 +73,17 @@ def stored_manifest(manifest: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("spec"), dict):
         out["spec"] = stored_spec(str(out.get("kind", "")), out["spec"])
     return out
+
+
+def without_kd_defaults(live_role: Mapping[str, Any], desired_role: Mapping[str, Any]) -> dict[str, Any]:
+    """A live KDCluster role without what KD's webhook filled in where Git's role leaves it out (members:
+    validateCardinality; storage.storageClassName: validateRoleStorageClass; secret: validateSecrets), so a
+    comparison of roles shows Git's changes only."""
+    out: dict[str, Any] = thaw(live_role)
+    for field in ("members", "secret"):
+        if desired_role.get(field) is None:
+            out.pop(field, None)
+    storage, wanted = out.get("storage"), desired_role.get("storage")
+    if isinstance(storage, dict) and isinstance(wanted, Mapping) and wanted.get("storageClassName") is None:
+        storage.pop("storageClassName", None)
+    return out

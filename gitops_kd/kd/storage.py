@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gitops_kd.constants import DEFAULT_STORAGE_CLASS_ANNOTATION
+
 NO_DEFAULT_STORAGE_CLASS = ("storageClassName is not specified for one or more roles, and no default storage class "
                             "is available.")  # pkg/validator/types.go noDefaultStorageClass
 DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
@@ -33,3 +35,17 @@ def default_class(classes: Iterable[Mapping[str, Any]]) -> str | None:
         if any((meta.get("annotations") or {}).get(a) == "true" for a in DEFAULT_CLASS_ANNOTATIONS):
             return str(meta.get("name", ""))
     return None
+
+
+def storage_class_reason(role: str) -> str:
+    """Why `gitops-kd validate` refuses a role's storage without storageClassName (KD's own words included)."""
+    return (f'role "{role}" has storage but no storageClassName: KubeDirector then needs a default StorageClass in '
+            f'the cluster and refuses the KubeDirectorCluster without one ("{NO_DEFAULT_STORAGE_CLASS}"); name the '
+            f'class, or annotate the KDCluster {DEFAULT_STORAGE_CLASS_ANNOTATION}: "true" (or pass '
+            "--default-storage-class) when the target cluster has a default one")
+
+
+def relies_on_default_class(body: Mapping[str, Any]) -> bool:
+    """True when a KDCluster document says its roles rely on the cluster's default StorageClass."""
+    annotations = (body.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(DEFAULT_STORAGE_CLASS_ANNOTATION, "")).lower() == "true"

@@ -85,3 +85,27 @@ def test_a_field_the_server_keeps_different_is_written_once_per_revision_even_ac
     e2e.start_controller()
     _idle_rounds(e2e, 5)
     assert _writes(e2e, KDAPP_PLURAL) == 1, stats.to_dict()
+
+
+def test_a_cluster_kubedirector_would_refuse_for_want_of_a_default_storage_class_is_not_written(e2e: E2E) -> None:
+    """Invariant: never a half-applied change. Without a default StorageClass (KubeDirector refuses a role's storage
+    without storageClassName then), the controller does not send the KDCluster at all: a Warning Event gives KD's
+    reason; once a default class exists the same revision deploys."""
+    e2e.rest.delete("storage.k8s.io/v1", "storageclasses", None, "standard")
+    e2e.start_controller()
+    reason = "no default storage class is available."
+
+    def refused() -> list[dict[str, Any]]:
+        events = e2e.rest.list("v1", "events", e2e.ns, field_selector="involvedObject.name=hello-dev")["items"]
+        return [ev for ev in events if ev["reason"] == "ApplyFailed" and reason in ev["message"]]
+    wait_for("the KDCluster refused with KubeDirector's reason", refused, 60)
+    assert e2e.rest.get_or_none(KD, KDCLUSTER_PLURAL, e2e.ns, "hello-dev") is None
+    assert e2e.cluster.server.stats.total("create", KDCLUSTER_PLURAL) == 0, e2e.cluster.server.stats.to_dict()
+    e2e.rest.create("storage.k8s.io/v1", "storageclasses", None, {
+        "metadata": {"name": "local", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": "kubernetes.io/no-provisioner"})
+    assert e2e.controller is not None
+    e2e.controller.kick()
+    e2e.wait_ready_at("1.0.0", timeout=120)
+    cluster = e2e.rest.get(KD, KDCLUSTER_PLURAL, e2e.ns, "hello-dev")
+    assert {r["storage"]["storageClassName"] for r in cluster["spec"]["roles"]} == {"local"}

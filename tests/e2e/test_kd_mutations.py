@@ -47,6 +47,7 @@ def test_a_first_deploy_on_kubedirectors_mutations_completes_writing_each_object
     assert not e2e.controller.last_plan.actions, e2e.controller.last_plan.actions
     assert e2e.cluster.server.stats.total("create", KDAPP_PLURAL) == 1
     assert _writes(e2e, KDAPP_PLURAL) == 0, e2e.cluster.server.stats.to_dict()
+    assert e2e.cluster.server.stats.total("update", KDCLUSTER_PLURAL) == 0  # (KD's own finalizer is a patch)
     assert app["metadata"]["generation"] == e2e.rest.get(KD, KDAPP_PLURAL, e2e.ns, "hello")["metadata"]["generation"]
 
 

@@ -1,5 +1,5 @@
 """KubeDirector's admission webhook: its mutations of every KDApp / KDCluster write (KdMutations, always on,
-sim/kubedirector/mutate.py), and its in-use rule for KDApp edits as the embedded API server's option `kd_app_edits`.
+kdsim/kubedirector/mutate.py), and its in-use rule for KDApp edits as the embedded API server's option `kd_app_edits`.
 
 "upgrade" (the default) admits every edit: KubeDirector with the relaxed in-use rule live upgrades need.
 "strict" refuses what stock KubeDirector refuses (UPDATE changing the spec, or DELETE, of a KDApp that

@@ -44,7 +44,7 @@ WAVE_LABEL = f"{GROUP}/wave"  # on a KDCluster: its rollout wave
 APPLIED_ANNOTATION = f"{GROUP}/applied-spec"  # digest of the manifest gitops-kd applied
 # "<applied-spec digest>@<generation>": gitops-kd wrote that revision and the server (KubeDirector's webhook, a
 # pruning CRD) stored a spec that still differs from Git's; while the generation stays, the write is not repeated
-KD_KEPT_ANNOTATION = f"{GROUP}/server-kept"
+SERVER_KEPT_ANNOTATION = f"{GROUP}/server-kept"
 # the Warning Event on such an object: the fields the server keeps different from Git
 SERVER_KEPT_FIELDS = "ServerKeptFields"
 APP_VERSION_ANNOTATION = f"{GROUP}/app-version"  # on a pod template: the app version it runs

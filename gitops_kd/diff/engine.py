@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from gitops_kd.constants import APPLIED_ANNOTATION, KD_KEPT_ANNOTATION, UPGRADE_ANNOTATION
+from gitops_kd.constants import APPLIED_ANNOTATION, SERVER_KEPT_ANNOTATION, UPGRADE_ANNOTATION
 from gitops_kd.diff.fields import app_fact_changes, app_role_facts, cluster_changes, contains
 from gitops_kd.diff.memo import IdentityMemo
 from gitops_kd.diff.model import (
@@ -129,14 +129,14 @@ def applied(live_raw: Any, manifest: Mapping[str, Any]) -> bool:
 
 
 def kept_marker(digest: Any, live_raw: Any) -> str:
-    """KD_KEPT_ANNOTATION's value for a write of the manifest with ``digest`` that left ``live_raw`` stored."""
+    """SERVER_KEPT_ANNOTATION's value for a write of the manifest with ``digest`` that left ``live_raw`` stored."""
     return f"{digest}@{(live_raw.get('metadata') or {}).get('generation', 0)}"
 
 
 def kept_by_server(live_raw: Any, digest: Any) -> bool:
     """True when gitops-kd already wrote the manifest with ``digest`` and the server kept a spec that differs
-    (KD_KEPT_ANNOTATION), and the spec has not changed since (same generation): writing again changes nothing."""
-    return digest is not None and annotation(live_raw, KD_KEPT_ANNOTATION) == kept_marker(digest, live_raw)
+    (SERVER_KEPT_ANNOTATION), and the spec has not changed since (same generation): writing again changes nothing."""
+    return digest is not None and annotation(live_raw, SERVER_KEPT_ANNOTATION) == kept_marker(digest, live_raw)
 
 
 def app_for(desired: DesiredState, key: Key, cluster: KDCluster) -> tuple[Key, KDApp] | None:

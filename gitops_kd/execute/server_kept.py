@@ -2,7 +2,7 @@
 
 After a write, when the stored object still fails diff.engine.applied (KubeDirector's webhook or a pruning CRD
 kept fields that neither Git's spelling nor KD's known normalisation (kd/normalize.py) explains), the object
-gets KD_KEPT_ANNOTATION = "<digest>@<generation>" (one metadata-only patch; no generation change) and a Warning
+gets SERVER_KEPT_ANNOTATION = "<digest>@<generation>" (one metadata-only patch; no generation change) and a Warning
 Event SERVER_KEPT_FIELDS naming the fields. `applied` then holds for that Git revision while the spec stays
 (same generation), so the planner does not write it again, across restarts too (the memory is on the object).
 """
@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from gitops_kd.constants import APPLIED_ANNOTATION, KD_KEPT_ANNOTATION, SERVER_KEPT_FIELDS
+from gitops_kd.constants import APPLIED_ANNOTATION, SERVER_KEPT_ANNOTATION, SERVER_KEPT_FIELDS
 from gitops_kd.diff.engine import applied, kept_marker
 from gitops_kd.drift.compare import missing_or_changed_stored
 from gitops_kd.execute.context import KD_API, ExecContext
@@ -41,7 +41,7 @@ def guard(ctx: ExecContext, plural: str, stored: dict[str, Any] | None, manifest
     namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
     ctx.rest.patch(KD_API, plural, namespace, name, {"metadata": {
         "resourceVersion": meta.get("resourceVersion"),
-        "annotations": {KD_KEPT_ANNOTATION: kept_marker(digest, stored)}}})
+        "annotations": {SERVER_KEPT_ANNOTATION: kept_marker(digest, stored)}}})
     said = (f"the API server stored {', '.join(fields)} differently from Git (KubeDirector's admission webhook "
             f"or the CRD schema keeps them): not written again for this Git revision")
     ctx.events.record(stored, SERVER_KEPT_FIELDS, said, type_=ev.WARNING)

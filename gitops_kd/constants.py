@@ -51,8 +51,16 @@ OWNED_PREFIX = f"{GROUP}/"
 UPGRADE_ANNOTATION = f"{GROUP}/upgrade"  # on a KDApp: its upgrade stanza (JSON)
 WAVE_LABEL = f"{GROUP}/wave"  # on a KDCluster: its rollout wave
 APPLIED_ANNOTATION = f"{GROUP}/applied-spec"  # digest of the manifest gitops-kd applied
+# "<applied-spec digest>@<generation>": gitops-kd wrote that revision and the server (KubeDirector's webhook, a
+# pruning CRD) stored a spec that still differs from Git's; while the generation stays, the write is not repeated
+SERVER_KEPT_ANNOTATION = f"{GROUP}/server-kept"
+# the Warning Event on such an object: the fields the server keeps different from Git
+SERVER_KEPT_FIELDS = "ServerKeptFields"
 APP_VERSION_ANNOTATION = f"{GROUP}/app-version"  # on a pod template: the app version it runs
 PRUNE_ANNOTATION = f"{GROUP}/prune"
+# on a KDCluster: "true" = its roles' storage relies on the target cluster's default StorageClass (validate accepts
+# a role's storage without storageClassName; the controller still checks the class exists before creating it)
+DEFAULT_STORAGE_CLASS_ANNOTATION = f"{GROUP}/default-storage-class"
 SOAK_ANNOTATION = f"{GROUP}/wave-soak-seconds"
 POLICY_ANNOTATION = f"{GROUP}/drift-policy"
 BREAK_GLASS_ANNOTATION = f"{GROUP}/break-glass"  # on an edited object: why an owned field is changed by hand

@@ -11,9 +11,11 @@ import click
 from gitops_kd.cli.problems import FORMATS, render
 from gitops_kd.cli.revisions import resolve
 from gitops_kd.cli.run import repo_url
+from gitops_kd.kd.storage import relies_on_default_class, roles_without_class, storage_class_reason
 from gitops_kd.source import DesiredState, GitSource, SourceError
 from gitops_kd.source.worktree import worktree_desired
 from gitops_kd.spec import FieldError
+from gitops_kd.spec.positions import locate
 
 _MANIFEST_ROOTS = ("apps", "clusters")
 
@@ -38,6 +40,10 @@ def _shown(root: Path, err: FieldError) -> FieldError:
     return FieldError(Path(prefix, err.file).as_posix(), err.field, err.reason, err.document, err.line, err.column)
 
 
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
 def _check_tree(root: Path, namespace: str) -> tuple[list[FieldError], DesiredState | None]:
     try:
         return [], worktree_desired(root, namespace)
@@ -56,6 +62,16 @@ def _check_rev(repo: str, rev: str, branch: str, namespace: str) -> tuple[list[F
             return list(exc.errors), None
 
 
+def storage_class_errors(state: DesiredState, read: Any) -> list[FieldError]:
+    """A role with storage and no storageClassName, in a KDCluster not annotated as relying on the target
+    cluster's default StorageClass (kd/storage.py); ``read(file) -> bytes | None`` locates the field."""
+    found = [FieldError(c.source, f"spec.roles[{i}].storage.storageClassName", storage_class_reason(role),
+                        c.document)
+             for _, c in sorted(state.clusters.items()) if not relies_on_default_class(c.body)
+             for i, role in roles_without_class(c.body.get("spec") or {})]
+    return list(locate(found, read))
+
+
 @click.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--repo", default=None, help="Validate a revision of this Git repository (URL or local path) instead.")
@@ -65,10 +81,18 @@ def _check_rev(repo: str, rev: str, branch: str, namespace: str) -> tuple[list[F
               help="Namespace for specs that name none (duplicates are found after filling it in).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: file:line:column: field: reason; json; github: workflow-command annotations.")
-def command(paths: tuple[str, ...], repo: str | None, rev: str, branch: str, namespace: str, fmt: str) -> None:
+@click.option("--default-storage-class/--no-default-storage-class", "default_class", default=False,
+              envvar="GITOPS_KD_DEFAULT_STORAGE_CLASS", show_default=True,
+              help="The target cluster has a default StorageClass, so a role's storage may leave storageClassName "
+                   "out (KubeDirector fills it in); without it such a role is refused, as KubeDirector refuses it "
+                   "on a cluster without one.")
+def command(paths: tuple[str, ...], repo: str | None, rev: str, branch: str, namespace: str, fmt: str,
+            default_class: bool) -> None:
     """Check PATH (a repository directory, or a file in one; default .) or --repo/--rev as gitops-kd checks a
     commit before it accepts it: layout, size limits, YAML/JSON, CRD schemas, spec rules, the upgrade stanza,
-    cross-file references. No cluster is read.
+    cross-file references; and what KubeDirector would refuse that is known offline: a role's storage without
+    storageClassName unless --default-storage-class (or the KDCluster's annotation gitops-kd.io/default-storage-class:
+    "true") says the cluster has a default class. No cluster is read.
 
     Exit status: 0 valid, 1 refused (every error listed), 2 when it cannot be read (git failure, usage).
     """
@@ -81,10 +105,14 @@ def command(paths: tuple[str, ...], repo: str | None, rev: str, branch: str, nam
         errors, state = _check_rev(repo, rev, branch, namespace)
         summary = {"source": f"{repo}@{rev}", "commit": state.commit if state else None}
         states = [state] if state else []
+        if state is not None and not default_class:
+            errors += storage_class_errors(state, lambda _file: None)
     else:
         roots = list(dict.fromkeys(tree_root(Path(p)) for p in paths or (".",)))
         for root in roots:
             found, state = _check_tree(root, namespace)
+            if state is not None and not default_class:
+                found += [_shown(root, e) for e in storage_class_errors(state, lambda f, r=root: _read(r / f))]
             errors += found
             states += [state] if state else []
         summary = {"source": " ".join(os.path.relpath(r) for r in roots)}

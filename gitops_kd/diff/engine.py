@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from gitops_kd.constants import APPLIED_ANNOTATION, UPGRADE_ANNOTATION
+from gitops_kd.constants import APPLIED_ANNOTATION, SERVER_KEPT_ANNOTATION, UPGRADE_ANNOTATION
 from gitops_kd.diff.fields import app_fact_changes, app_role_facts, cluster_changes, contains
 from gitops_kd.diff.memo import IdentityMemo
 from gitops_kd.diff.model import (
@@ -29,6 +29,7 @@ from gitops_kd.diff.model import (
 )
 from gitops_kd.diff.refusals import app_refusals, cluster_refusals
 from gitops_kd.diff.transition import compare_versions, template_versions, transition
+from gitops_kd.kd.normalize import stored_spec
 from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
@@ -55,7 +56,8 @@ _CLUSTER_DIFFS: IdentityMemo[tuple[ClusterDiff, tuple[Refusal, ...]]] = Identity
 _OWNED: IdentityMemo[Any] = IdentityMemo("owned templates")
 _FACTS: IdentityMemo[dict[str, dict[str, Any]]] = IdentityMemo("app role facts")
 _DIGESTS: IdentityMemo[str] = IdentityMemo("manifest digests")
-MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED, _FACTS, _DIGESTS)
+_STORED: IdentityMemo[Any] = IdentityMemo("stored specs")
+MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED, _FACTS, _DIGESTS, _STORED)
 
 
 def frozen_app_manifest(app: KDApp, key: Key) -> FrozenMap[str, Any]:
@@ -103,16 +105,38 @@ def annotation(raw: Any, name: str) -> Any:
     return ((raw.get("metadata") or {}).get("annotations") or {}).get(name)
 
 
+def stored_manifest_spec(manifest: Mapping[str, Any]) -> Any:
+    """The manifest's spec in KubeDirector's stored form (kd/normalize.py), frozen, memoised per manifest."""
+    return _STORED.get((manifest,), None, lambda: freeze(stored_spec(str(manifest.get("kind", "")),
+                                                                     manifest.get("spec") or {})))
+
+
 def applied(live_raw: Any, manifest: Mapping[str, Any]) -> bool:
     """True when the live object was applied from this manifest (digest annotation) and still carries its
-    labels, annotations and spec (server-side defaults, other labels and annotations, status are ignored)."""
+    labels, annotations and spec, as written or as KubeDirector stores it (kd/normalize.py: its webhook moves
+    a KDApp's defaults into the roles); server-side defaults, other labels and annotations, status are ignored."""
     meta = manifest.get("metadata", {})
     labels = (live_raw.get("metadata") or {}).get("labels") or {}
     if any(labels.get(k) != v for k, v in (meta.get("labels") or {}).items()):
         return False
     want = meta.get("annotations") or {}
-    return all(annotation(live_raw, k) == v for k, v in want.items()) and contains(
-        live_raw.get("spec") or {}, manifest.get("spec") or {})
+    if not all(annotation(live_raw, k) == v for k, v in want.items()):
+        return False
+    if kept_by_server(live_raw, want.get(APPLIED_ANNOTATION)):
+        return True
+    live_spec = live_raw.get("spec") or {}
+    return contains(live_spec, stored_manifest_spec(manifest)) or contains(live_spec, manifest.get("spec") or {})
+
+
+def kept_marker(digest: Any, live_raw: Any) -> str:
+    """SERVER_KEPT_ANNOTATION's value for a write of the manifest with ``digest`` that left ``live_raw`` stored."""
+    return f"{digest}@{(live_raw.get('metadata') or {}).get('generation', 0)}"
+
+
+def kept_by_server(live_raw: Any, digest: Any) -> bool:
+    """True when gitops-kd already wrote the manifest with ``digest`` and the server kept a spec that differs
+    (SERVER_KEPT_ANNOTATION), and the spec has not changed since (same generation): writing again changes nothing."""
+    return digest is not None and annotation(live_raw, SERVER_KEPT_ANNOTATION) == kept_marker(digest, live_raw)
 
 
 def app_for(desired: DesiredState, key: Key, cluster: KDCluster) -> tuple[Key, KDApp] | None:

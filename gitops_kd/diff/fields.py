@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.diff.model import FieldChange
+from gitops_kd.kd.normalize import without_kd_defaults
 from gitops_kd.spec.freeze import thaw
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -63,8 +64,12 @@ def cluster_role_facts(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def cluster_changes(live_spec: Mapping[str, Any], desired_spec: Mapping[str, Any]) -> tuple[FieldChange, ...]:
-    """Role-level changes of a cluster: role added/removed ("role"), members, resources, env, storage, podLabels."""
-    return _changes(cluster_role_facts(live_spec), cluster_role_facts(desired_spec), CLUSTER_FIELDS, "role")
+    """Role-level changes of a cluster: role added/removed ("role"), members, resources, env, storage, podLabels;
+    what KubeDirector filled in where Git leaves it out (kd/normalize.py) is not a change."""
+    desired = _roles(desired_spec)
+    live = {**live_spec, "roles": [without_kd_defaults(r, desired[rid]) if rid in desired else r
+                                   for rid, r in _roles(live_spec).items()]}
+    return _changes(cluster_role_facts(live), cluster_role_facts(desired_spec), CLUSTER_FIELDS, "role")
 
 
 def contains(live: Any, want: Any) -> bool:

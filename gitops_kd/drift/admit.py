@@ -20,7 +20,7 @@ from gitops_kd.constants import BREAK_GLASS_ANNOTATION
 from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest
 from gitops_kd.diff.transition import transition
 from gitops_kd.drift import paths
-from gitops_kd.drift.compare import missing_or_changed
+from gitops_kd.drift.compare import missing_or_changed_stored
 from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.kd import layout
@@ -148,7 +148,7 @@ def _owned_changes(kind: str, namespace: str, name: str, operation: str, new: Ma
         meta = manifest.get("metadata") or {}
         wanted = {"spec": manifest.get("spec") or {},
                   "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}
-        return _changed_away(kind, [c.path for c in missing_or_changed(new, wanted)], new, old, rules), files
+        return _changed_away(kind, [c.path for c in missing_or_changed_stored(new, wanted, kind)], new, old, rules), files
     if operation != "UPDATE":
         return None
     labels = _meta(old).get("labels") or {}

@@ -2,6 +2,8 @@
 
 ``missing_or_changed(live, want)`` mirrors the executor's ``contains`` test: every field Git writes must be
 in the live object with the same value; extra live fields (server defaults, status) are not compared.
+``missing_or_changed_stored`` mirrors diff.engine.applied: Git's spec as written or as KubeDirector stores it
+(kd/normalize.py), whichever the live object is closer to.
 Lists of items with a key (name, id, port, ...) are compared item by item, so a path names the item.
 """
 
@@ -12,6 +14,7 @@ from typing import Any
 
 from gitops_kd.drift import paths
 from gitops_kd.drift.model import FieldChange
+from gitops_kd.kd.normalize import stored_spec
 from gitops_kd.spec.freeze import thaw
 
 
@@ -20,6 +23,16 @@ def missing_or_changed(live: Any, want: Any, prefix: tuple[str, ...] = ()) -> li
     out: list[FieldChange] = []
     _walk(thaw(live), thaw(want), prefix, out)
     return out
+
+
+def missing_or_changed_stored(live: Any, want: Mapping[str, Any], kind: str) -> list[FieldChange]:
+    """missing_or_changed of ``want`` ({"spec": Git's spec, "metadata": ...}) against ``live``, with the spec as
+    written and as KubeDirector stores it: none when either holds, else the shorter list of changes."""
+    written = missing_or_changed(live, want)
+    if not written or not isinstance(want.get("spec"), Mapping):
+        return written
+    stored = missing_or_changed(live, {**want, "spec": stored_spec(kind, want["spec"])})
+    return stored if len(stored) < len(written) else written
 
 
 def _is_list(value: Any) -> bool:

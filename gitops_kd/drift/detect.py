@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_STALLED, PHASE_UPGRADING, UPGRADE_ANNOTATION
-from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest, users_of
+from gitops_kd.constants import APPLIED_ANNOTATION, PHASE_DOWNGRADING, PHASE_STALLED, PHASE_UPGRADING, UPGRADE_ANNOTATION
+from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest, kept_by_server, users_of
 from gitops_kd.diff.transition import transition
 from gitops_kd.drift import paths
-from gitops_kd.drift.compare import missing_or_changed
+from gitops_kd.drift.compare import missing_or_changed, missing_or_changed_stored
 from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, Drift, FieldChange
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedState
@@ -110,9 +110,11 @@ def _object(kind: str, namespace: str, name: str, cluster: str | None, commit: s
 
 def _metadata_and_spec(live: Mapping[str, Any], want: Mapping[str, Any]) -> list[FieldChange]:
     meta = want.get("metadata") or {}
+    if kept_by_server(live, (meta.get("annotations") or {}).get(APPLIED_ANNOTATION)):  # execute/server_kept.py
+        return missing_or_changed(live, {"metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}})
     wanted = {"spec": want.get("spec") or {},
               "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}
-    return missing_or_changed(live, wanted)
+    return missing_or_changed_stored(live, wanted, str(want.get("kind", "")))
 
 
 def _workloads(app: KDApp, cluster: KDCluster, live: ObservedCluster, observed: ObservedState, app_key: Key,

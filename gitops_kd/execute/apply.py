@@ -20,10 +20,12 @@ from gitops_kd.constants import (
 )
 from gitops_kd.diff.engine import spec_digest
 from gitops_kd.execute import apply_failures as failures
+from gitops_kd.execute import server_kept, storage_class
 from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.execute.repeat import retry_after
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
+from gitops_kd.kd.normalize import stored_spec
 from gitops_kd.kube.rest import message_of
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import ApplyApp, ApplyCluster, Prune
@@ -56,7 +58,9 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
         merged.update(meta.get(key) or {})
         new_meta[key] = merged
     live_meta = live.get("metadata") or {}
-    if (live.get("spec") == body.get("spec") and (live_meta.get("labels") or {}) == new_meta["labels"]
+    live_spec = live.get("spec")
+    if (live_spec in (body.get("spec"), stored_spec(str(body.get("kind", "")), body.get("spec") or {}))
+            and (live_meta.get("labels") or {}) == new_meta["labels"]
             and (live_meta.get("annotations") or {}) == new_meta["annotations"]):
         return Outcome(description, False, f"{plural} {namespace}/{name} already up to date"), None
     new = dict(body)
@@ -64,6 +68,8 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
     if "status" in live:
         new["status"] = live["status"]
     updated = ctx.rest.replace(KD_API, plural, namespace, name, new)
+    if rv(updated) == rv(live):  # the server (after KubeDirector's webhook) stored nothing new: a no-op
+        return Outcome(description, False, f"{plural} {namespace}/{name} unchanged by the server"), updated
     return (Outcome(description, True, f"updated {plural} {namespace}/{name}",
                     expect=(Expectation(plural, namespace, name, rv(updated)),)), updated)
 
@@ -141,15 +147,25 @@ def prune(ctx: ExecContext, action: Prune) -> Outcome:
 
 def _apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
     outcome, obj = _apply(ctx, KDAPPS, action.namespace, action.name, action.body, action.describe())
-    if obj is not None:
+    outcome = replace(outcome, message=outcome.message + server_kept.guard(ctx, KDAPPS, obj, action.body))
+    if obj is not None and outcome.changed:
         ctx.events.record(obj, ev.APPLIED, f"KubeDirectorApp {action.name} applied"
                           + (f" at version {action.version}" if action.version else ""))
     return outcome
 
 
 def _apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
+    if ctx.rest.get_or_none(KD_API, KDCLUSTERS, action.namespace, action.name) is None:
+        reason = storage_class.refusal(ctx, action.body)
+        if reason is not None:  # KubeDirector would refuse the create: say why, write nothing
+            said = f"not created: KubeDirector would refuse it: {reason}"
+            ctx.events.record_ref(KD_API, KDCLUSTER_KIND, action.namespace, action.name, ev.APPLY_FAILED, said,
+                                  type_=ev.WARNING)
+            log.error("%s: %s", action.describe(), said)
+            return Outcome(action.describe(), False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
     outcome, obj = _apply(ctx, KDCLUSTERS, action.namespace, action.name, action.body, action.describe())
-    if obj is not None:
+    outcome = replace(outcome, message=outcome.message + server_kept.guard(ctx, KDCLUSTERS, obj, action.body))
+    if obj is not None and outcome.changed:
         ctx.events.record(obj, ev.APPLIED, outcome.message)
     return outcome
 

@@ -1,4 +1,5 @@
-"""Cluster seeding at start: the default namespaces (with their service accounts), KubeDirector's CRDs and any others."""
+"""Cluster seeding at start: the default namespaces (with their service accounts), a default StorageClass,
+KubeDirector's CRDs and any others."""
 
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ from kdsim.crds import kubedirector_crds
 
 log = logging.getLogger(__name__)
 NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# A fresh cluster has a default StorageClass, as most real ones do (kind's "standard"): KubeDirector defaults a
+# role's storageClassName to it and refuses a KDCluster needing one when there is none.
+DEFAULT_STORAGE_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {
+    "name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+    "provisioner": "kubernetes.io/no-provisioner", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}
 
 
 def seed(api: ObjectApi, extra_crds: Sequence[Mapping[str, Any]] = ()) -> None:
@@ -24,7 +30,10 @@ def seed(api: ObjectApi, extra_crds: Sequence[Mapping[str, Any]] = ()) -> None:
         registry.set_crd(crd)
     ns_type = registry.lookup("", "v1", "namespaces")
     crd_type = registry.lookup(CRD_GROUP, "v1", CRD_PLURAL)
-    assert ns_type is not None and crd_type is not None
+    sc_type = registry.lookup("storage.k8s.io", "v1", "storageclasses")
+    assert ns_type is not None and crd_type is not None and sc_type is not None
+    if store.read("", "namespaces", "", NAMESPACES[0]) is None:  # a fresh cluster (not a restart)
+        api.create(sc_type, None, dict(DEFAULT_STORAGE_CLASS))
     for name in NAMESPACES:
         if store.read("", "namespaces", "", name) is None:
             api.create(ns_type, None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})

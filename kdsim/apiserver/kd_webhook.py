@@ -1,4 +1,5 @@
-"""KubeDirector's admission webhook for KDApp edits, as the embedded API server's option `kd_app_edits`.
+"""KubeDirector's admission webhook: its mutations of every KDApp / KDCluster write (KdMutations, always on,
+kdsim/kubedirector/mutate.py), and its change rules as the embedded API server's option `kd_app_edits`.
 
 "strict" (the default) refuses what stock KubeDirector refuses: an UPDATE changing the spec, or a DELETE, of a
 KDApp that KDClusters use (kdsim/kubedirector/app_in_use.py), and an UPDATE of a KDCluster changing `app` or
@@ -13,11 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from kdsim.apiserver import webhook_match
+from kdsim.apiserver.resources import ResourceType
 from kdsim.apiserver.storage import Store
-from kdsim.apiserver.webhooks import Builtin
+from kdsim.apiserver.webhooks import Builtin, denial
 from kdsim.controllers.kubedirector import SYSTEM_NAMESPACE
-from kdsim.kubedirector import app_in_use, cluster_changes, names
+from kdsim.kubedirector import app_in_use, cluster_changes, mutate, names
 
+STORAGE_GROUP, STORAGE_CLASSES = "storage.k8s.io", "storageclasses"
 UPGRADE, STRICT = "upgrade", "strict"
 MODES = (UPGRADE, STRICT)
 # KD registers its handler as "hard-" + webhookHandlerName (pkg/validator/util.go, since 2021).
@@ -64,3 +67,49 @@ class KdAppWebhook:
             str(meta.get("namespace", "")), str(meta.get("name", "")),
             self.store.read_all(names.API_GROUP, names.KDCLUSTER_PLURAL), system_namespace=self.system_namespace,
             app_exists=lambda ns, name: self.store.read(names.API_GROUP, names.KDAPP_PLURAL, ns, name) is not None)
+
+
+class KdMutations:
+    """KubeDirector's mutating webhook (pkg/validator app.go admitAppCR, cluster.go admitClusterCR) as the API
+    server's `ObjectApi.mutate` hook: the KDApp / KDCluster stored is the one real KubeDirector would store,
+    and a KDCluster needing a default StorageClass when none exists is denied with KD's message."""
+
+    def __init__(self, store: Store, system_namespace: str = SYSTEM_NAMESPACE) -> None:
+        self.store, self.system_namespace = store, system_namespace
+
+    def __call__(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any] | None) -> bool:
+        if rt.group != names.API_GROUP or not isinstance(new.get("spec"), dict):
+            return False
+        if rt.plural == names.KDAPP_PLURAL:
+            spec = mutate.app_spec(new["spec"])
+        elif rt.plural == names.KDCLUSTER_PLURAL:
+            if old is not None and old.get("spec") == new.get("spec"):
+                return False  # admitClusterCR's shortcut: an update not changing the spec is not validated
+            spec = self._cluster_spec(new)
+        else:
+            return False
+        if spec == new["spec"]:
+            return False
+        new["spec"] = spec
+        return True
+
+    def _cluster_spec(self, obj: dict[str, Any]) -> dict[str, Any]:
+        meta = obj.get("metadata") or {}
+        namespace = str(meta.get("namespace", ""))
+        classes = self.store.read_all(STORAGE_GROUP, STORAGE_CLASSES)
+        spec, errors = mutate.cluster_spec(
+            obj["spec"], namespace=namespace, app=self._find_app(namespace, obj["spec"]),
+            storage_class=mutate.default_storage_class(classes),
+            classes=frozenset(str((c.get("metadata") or {}).get("name")) for c in classes))
+        if errors:  # KD answers "\n" + its errors joined by "\n" (admitClusterCR's deferred response)
+            raise denial(WEBHOOK_NAME, {"message": "\n" + "\n".join(errors)})
+        return spec
+
+    def _find_app(self, namespace: str, spec: dict[str, Any]) -> dict[str, Any] | None:
+        """catalog.FindApp: the cluster's namespace first (unless appCatalog is "system"), then KD's."""
+        app_id, catalog = str(spec.get("app", "")), spec.get("appCatalog")
+        if catalog in (None, names.CATALOG_LOCAL):
+            found = self.store.read(names.API_GROUP, names.KDAPP_PLURAL, namespace, app_id)
+            if found is not None or catalog is not None:
+                return found
+        return self.store.read(names.API_GROUP, names.KDAPP_PLURAL, self.system_namespace, app_id)

@@ -29,6 +29,11 @@ class ObjectApi:
         store.add_index(nodeports.NODE_PORT_INDEX, nodeports.node_ports)
         # Hook called after an update removed the last finalizer of an object being deleted.
         self.on_finalized: Callable[[ResourceType, dict[str, Any]], None] = lambda rt, obj: None
+        # Mutating admission (an emulated component's webhook, e.g. KubeDirector's): (rt, new, old or None)
+        # changes `new` in place (True when it did) or raises the denial; runs after defaulting, before
+        # validation, as in kube-apiserver, and a changed object is pruned and defaulted again after it.
+        self.mutate: Callable[[ResourceType, dict[str, Any], dict[str, Any] | None], bool] = \
+            lambda rt, new, old: False
 
     # -- helpers -------------------------------------------------------------------------------
     def _out(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
@@ -103,6 +108,8 @@ class ObjectApi:
             kinds.prepare_create(rt, obj)
             kinds.convert(rt, obj)
             admission.default_object(rt, obj)
+            if self.mutate(rt, obj, None):
+                admission.default_object(rt, obj)
             admission.validate_object(rt, obj, None)
             if rt.group == "" and rt.plural == "services":
                 self.cluster_ips.allocate(rt, obj, lambda ip: self.store.indexed(kinds.CLUSTER_IP_INDEX, ip))
@@ -207,6 +214,8 @@ class ObjectApi:
                         new.pop("status", None)
                 kinds.convert(rt, new)
                 admission.default_object(rt, new)
+                if self.mutate(rt, new, old):
+                    admission.default_object(rt, new)
                 if rt.group == "" and rt.plural == "services":
                     nodeports.patch_allocated(new, old)
                     nodeports.drop_unneeded(new, old)

@@ -44,6 +44,7 @@ class ApiServer:
         self.objects = ObjectApi(self.store, self.registry)
         self.deleter = Deleter(self.objects, schedule=self._schedule, pod_grace_cap=pod_grace_cap)
         self.kd_webhook = kd_webhook.KdAppWebhook(self.store, kd_app_edits)
+        self.objects.mutate = kd_webhook.KdMutations(self.store)
         builtin = self.kd_webhook.builtin()
         self.webhooks = webhooks.Dispatcher(self.store, self.registry, [builtin] if builtin is not None else [])
         self.hub = WatchHub()

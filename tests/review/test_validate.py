@@ -147,9 +147,32 @@ def test_valid_catalog(kd_shared: Path, tmp_path: Path, monkeypatch: pytest.Monk
         for f in (kd_shared / sub).iterdir():
             (tmp_path / target / f.name).write_bytes(f.read_bytes())
     monkeypatch.chdir(tmp_path)
-    result = cli("validate", "--format", "json")
+    refused = cli("validate", "--format", "json")  # KD's example clusters rely on a default StorageClass
+    assert refused.exit_code == 1 and {e["field"].rsplit(".", 1)[-1] for e in json.loads(refused.stdout)["errors"]} \
+        == {"storageClassName"}, refused.stdout
+    result = cli("validate", "--format", "json", "--default-storage-class")
     assert result.exit_code == 0, result.stdout
     check_golden("validate-catalog.json", result.stdout.replace(os.path.basename(tmp_path), "catalog"))
+
+
+def test_a_role_storage_without_a_class_is_refused_unless_the_cluster_has_a_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Invariant: validate refuses what KubeDirector refuses on a cluster without a default StorageClass (a role's
+    storage without storageClassName), naming file, field and reason, unless the KDCluster's annotation or the
+    --default-storage-class flag says the target cluster has a default class."""
+    repo = make_repo(tmp_path / "repo")
+    path = repo / "clusters" / "hello-dev.yaml"
+    path.write_text(path.read_text().replace('gitops-kd.io/default-storage-class: "true"', 'team: demo'))
+    monkeypatch.chdir(repo)
+    code, errors = validated()
+    assert code == 1
+    assert [(e["file"], e["field"]) for e in errors] == [
+        ("clusters/hello-dev.yaml", "spec.roles[0].storage.storageClassName"),
+        ("clusters/hello-dev.yaml", "spec.roles[1].storage.storageClassName")]
+    assert all("no default storage class is available." in str(e["reason"]) for e in errors)
+    assert validated("--default-storage-class")[0] == 0
+    path.write_text(path.read_text().replace("size: 1Gi", "size: 1Gi\n        storageClassName: fast"))
+    assert validated()[0] == 0
 
 
 def test_unreadable_revision_exits_2(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def _app(cluster: EmbeddedCluster, name: str = "hello") -> dict[str, Any]:
 EDITS = {
     "patch-merge": ("patch", "kdapp", "hello", "--type=merge", "-p", '{"spec":{"version":"1.0.1"}}'),
     "patch-json": ("patch", "kdapp", "hello", "--type=json",
-                   "-p", '[{"op":"replace","path":"/spec/defaultImageRepoTag","value":"gitops-kd/hello:2.0.0"}]'),
+                   "-p", '[{"op":"replace","path":"/spec/roles/0/imageRepoTag","value":"gitops-kd/hello:2.0.0"}]'),
     "apply": ("apply", "-f", str(NEXT)),
     "apply-server-side": ("apply", "--server-side", "--force-conflicts", "-f", str(NEXT)),
     "replace": ("replace", "-f", str(NEXT)),

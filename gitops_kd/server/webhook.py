@@ -143,6 +143,8 @@ def make_webhook_handler(secret: bytes | None, trigger: Callable[[], str | None]
             payload = _payload(request, body)
         except ValueError as exc:
             return _reply(400, f"bad push payload: {exc}")
+        except RecursionError:
+            return _reply(400, "bad push payload: nested too deeply")
         ref = payload.get("ref")
         if wanted_ref is not None and ref != wanted_ref:
             log.info("webhook: push to %s ignored, following %s (delivery %s)", ref, wanted_ref, delivery)

@@ -140,12 +140,15 @@ class FaultInjector:
 
 
 def error_for(rule: FaultRule, resource: str, name: str, group: str, *, verb: str = "", user: str = "",
-              namespace: str = "") -> errors.ApiError:
-    """The ApiError an injected rule produces (after the delay, for timeouts; after the request, for a lost answer)."""
+              namespace: str = "", rbac_resource: str = "") -> errors.ApiError:
+    """The ApiError an injected rule produces (after the delay, for timeouts; after the request, for a lost answer);
+    a "forbidden" one is worded as RBAC's 403 (`rbac_resource`: the plural, or plural/subresource)."""
     if rule.kind == FORBIDDEN:
+        what = f'{resource} "{name}"' if name else resource
         where = f' in the namespace "{namespace}"' if namespace else ""
-        return errors.ApiError(403, "Forbidden", f'{resource} is forbidden: User "{user}" cannot {verb} resource '
-                               f'"{resource}" in API group "{group}"{where}', {"kind": resource, "group": group})
+        return errors.ApiError(403, "Forbidden", f'{what} is forbidden: User "{user}" cannot {verb} resource '
+                               f'"{rbac_resource or resource}" in API group "{group}"{where}',
+                               {"name": name, "kind": resource, "group": group})
     if rule.kind == "conflict":
         return errors.conflict(resource, name or "unknown", group)
     if rule.kind in ("timeout", LOST):

@@ -126,7 +126,8 @@ class ResourceHandlers:
         if rule is not None:
             if rule.kind == "timeout":
                 await asyncio.sleep(rule.delay)
-            raise error_for(rule, rt.plural, p.name or "", rt.group, verb=verb, user=user, namespace=p.namespace or "")
+            raise error_for(rule, rt.plural, p.name or "", rt.group, verb=verb, user=user,
+                            namespace=p.namespace or "", rbac_resource=p.resource)
         return await self._serve(request, rt, p, verb, query, user)
 
     async def _lose_answer(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
 from gitops_kd.controller.http import HttpServer, make_app
@@ -62,7 +63,11 @@ class Replica:
         if self.leading.is_set():
             self.controller.trigger_poll()
             return None
-        request_poll(self._rest, self._lease[0], self._lease[1])
+        try:
+            request_poll(self._rest, self._lease[0], self._lease[1])
+        except ApiException as exc:  # one line for the webhook's 503, not the client's raw response
+            raise RuntimeError(f"standby: recording the request on gitopskdsource {self._lease[0]}/{self._lease[1]} "
+                               f"failed: {exc.status} {exc.reason}") from None
         log.info("replica %s is standby: poll requested from the leader on gitopskdsource %s/%s",
                  self.elector.identity, *self._lease)
         return f"standby: poll requested from the leader (gitopskdsource {self._lease[0]}/{self._lease[1]})"

@@ -1,12 +1,13 @@
 """Least privilege, checked both ways: the (verb, group, resource) requests a real `gitops-kd run` makes
-during an upgrade, a drift revert, leader election, a push to its standby and a read of every web UI route are
-exactly what deploy/rbac.yaml grants."""
+during an upgrade, a drift revert, leader election, a push to its standby, a read of every web UI route and
+`gitops-kd status` are exactly what deploy/rbac.yaml grants."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import replace
@@ -64,7 +65,8 @@ def granted(cluster_rules: list[dict[str, Any]], role_rules: list[dict[str, Any]
 def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]]:
     """Every request the controller's service account made: start (leader election), 1.0.0 applied,
     upgrade to 2.0.0, an out-of-band `kubectl set image` reverted, a push webhook to a standby replica, a read
-    of every web UI route (from the UI's router), graceful stop (Lease released)."""
+    of every web UI route (from the UI's router), `gitops-kd status` (the fleet and one cluster) as the
+    ServiceAccount, graceful stop (Lease released)."""
     tmp = tmp_path_factory.mktemp("rbac")
     world = E2E(tmp)
     proc: RunProcess | None = None
@@ -97,6 +99,10 @@ def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]
         for path in ui_paths(NS, "hello-dev", "hello"):
             with urllib.request.urlopen(proc.url() + path, timeout=30) as page:
                 assert page.status == 200, path
+        for args in (("status", "-n", NS), ("status", "-n", NS, "hello-dev")):
+            shown = subprocess.run([sys.executable, "-c", "from gitops_kd.cli import main; main()", *args,
+                                    "--kubeconfig", str(kubeconfig)], capture_output=True, text=True, timeout=120)
+            assert shown.returncode == 0 and "hello-dev" in shown.stdout, shown.stdout + shown.stderr
         standby = RunProcess("standby", tmp, kubeconfig, str(world.repo), "--namespace", NS, "--leader-elect",
                              env={"POD_NAMESPACE": SYSTEM_NS})
         try:
@@ -116,8 +122,8 @@ def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]
 
 
 def test_every_request_the_controller_makes_is_granted(used: list[AccessEntry]) -> None:
-    """Invariant: as deploy/'s ServiceAccount no request of the controller, its standby or its web UI (every route)
-    would get a 403: deploy/rbac.yaml grants each one."""
+    """Invariant: as deploy/'s ServiceAccount no request of the controller, its standby, its web UI (every route) or
+    `gitops-kd status` would get a 403: deploy/rbac.yaml grants each one."""
     cluster_rules, role_rules = rules()
     assert used, "no request recorded for the controller's token"
     denied = sorted({(c.verb, c.group, c.rbac_resource, c.namespace, c.name if c.resource == "leases" else "")

@@ -63,7 +63,8 @@ def _qualified(resource: str, group: str) -> str:
 
 
 def _details(name: str, group: str, kind: str) -> dict[str, Any]:
-    d: dict[str, Any] = {"name": name, "kind": kind}
+    """StatusDetails; an empty name is left out, as Go's omitempty does."""
+    d: dict[str, Any] = {"name": name, "kind": kind} if name else {"kind": kind}
     if group:
         d["group"] = group
     return d

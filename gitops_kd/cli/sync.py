@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 
 import click
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.cli.options import kubeconfig_options
-from gitops_kd.constants import REQUESTED_AT_ANNOTATION
+from gitops_kd.controller.pollrequest import request_poll
 from gitops_kd.status.source import API_VERSION, PLURAL, SHORT_SHA
 from gitops_kd.status.sync import NamedSource, refusal_lines
 
@@ -36,11 +35,9 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
     from gitops_kd.kube.rest import RestClient
 
     rest = RestClient(load_api_client(kubeconfig, context))
-    requested = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     try:
         before = NamedSource.from_object(rest.get_or_none(API_VERSION, PLURAL, namespace, source) or {}).record.applied
-        rest.patch(API_VERSION, PLURAL, namespace, source,
-                   {"metadata": {"annotations": {REQUESTED_AT_ANNOTATION: requested}}})
+        requested = request_poll(rest, namespace, source)
     except ApiException as exc:
         if exc.status == 404:
             raise click.ClickException(f"no GitOpsKDSource {namespace}/{source}: is the controller running there? "

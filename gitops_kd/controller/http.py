@@ -22,7 +22,7 @@ TARGET_KEY: web.AppKey[Triggerable] = web.AppKey("gitops_kd_controller")
 class Triggerable(Protocol):
     """What the endpoints need from the controller."""
 
-    def trigger_poll(self) -> None: ...
+    def trigger_poll(self) -> str | None: ...
 
     @property
     def ready(self) -> bool: ...
@@ -32,10 +32,11 @@ class Triggerable(Protocol):
 
 
 async def webhook(request: web.Request) -> web.Response:
-    """Any POST triggers an immediate poll of the Git source (the body is not needed)."""
+    """Any POST triggers an immediate poll of the Git source (the body is not needed); the answer says what was
+    done (a standby asks the leader: Replica.trigger_poll)."""
     await request.read()
-    request.app[TARGET_KEY].trigger_poll()
-    return web.json_response({"status": "poll triggered"}, status=202)
+    done = await asyncio.get_running_loop().run_in_executor(None, request.app[TARGET_KEY].trigger_poll)
+    return web.json_response({"status": done or "poll triggered"}, status=202)
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -8,11 +8,14 @@ from collections.abc import Callable
 from typing import Any
 
 from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
 from gitops_kd.controller.http import HttpServer, make_app
+from gitops_kd.controller.pollrequest import request_poll
 from gitops_kd.controller.runtime import Controller
 from gitops_kd.kube.leader import LeaderElector, default_identity
+from gitops_kd.kube.rest import RestClient
 
 log = logging.getLogger(__name__)
 
@@ -23,10 +26,10 @@ class Replica:
     The HTTP endpoints (from `listen`) are served from the start, leading or not, so liveness and
     readiness probes and /metrics (`gitops_kd_leader` 0 or 1) work on a standby: /healthz is the
     controller's health; /readyz is the controller's readiness while leading and ok on a standby that
-    is campaigning (it is ready to take over). A /webhook on a standby is accepted and ignored (the
-    leader polls on its own interval). Losing the Lease sets `lost` at once: the caller stops the
-    controller (no new action starts; a running one finishes) and exits so a restart campaigns again;
-    `on_lost` is called then.
+    is campaigning (it is ready to take over). A /webhook on a standby is recorded on the GitOpsKDSource
+    named after the Lease (as `gitops-kd sync` does), so the leader polls within seconds. Losing the Lease
+    sets `lost` at once: the caller stops the controller (no new action starts; a running one finishes) and
+    exits so a restart campaigns again; `on_lost` is called then.
     """
 
     def __init__(self, controller: Controller, api_client: ApiClient, *, lease_namespace: str, lease_name: str,
@@ -38,6 +41,7 @@ class Replica:
         self.on_lost = on_lost
         self.metrics = metrics
         self.lost = threading.Event()
+        self._rest, self._lease = RestClient(api_client), (lease_namespace, lease_name)  # the GitOpsKDSource's name
         self.leading = threading.Event()
         self.elector = LeaderElector(api_client, namespace=lease_namespace, name=lease_name,
                                      identity=identity or default_identity(), lease_duration=lease_duration,
@@ -53,9 +57,20 @@ class Replica:
         self._stopping = False
 
     # -- endpoints (gitops_kd.controller.http.Triggerable) --------------------------------------------
-    def trigger_poll(self) -> None:
+    def trigger_poll(self) -> str | None:
+        """The leader polls at once; a standby records the request on the GitOpsKDSource, which the leader polls
+        for within seconds (pollrequest.py); returns what was done, for the /webhook answer."""
         if self.leading.is_set():
             self.controller.trigger_poll()
+            return None
+        try:
+            request_poll(self._rest, self._lease[0], self._lease[1])
+        except ApiException as exc:  # one line for the webhook's 503, not the client's raw response
+            raise RuntimeError(f"standby: recording the request on gitopskdsource {self._lease[0]}/{self._lease[1]} "
+                               f"failed: {exc.status} {exc.reason}") from None
+        log.info("replica %s is standby: poll requested from the leader on gitopskdsource %s/%s",
+                 self.elector.identity, *self._lease)
+        return f"standby: poll requested from the leader (gitopskdsource {self._lease[0]}/{self._lease[1]})"
 
     @property
     def ready(self) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -65,8 +67,7 @@ class PodExec:
 
                 resp = stream(self._core.connect_get_namespaced_pod_exec, pod, namespace, **kwargs)
         except ApiException as exc:
-            return ExecResult(None, "", "", error=f"exec in pod {namespace}/{pod} refused: "
-                                                  f"{exc.status} {exc.reason}: {_body(exc)}")
+            return ExecResult(None, "", "", error=f"exec in pod {namespace}/{pod} refused: {refusal(exc)}")
         except Exception as exc:  # noqa: BLE001 - transport failures become a result, not a crash
             return ExecResult(None, "", "", error=f"exec in pod {namespace}/{pod} failed: {exc}")
         out: list[str] = []
@@ -109,5 +110,24 @@ def _returncode(resp: object) -> int | None:
     return int(code) if code is not None else None
 
 
-def _body(exc: ApiException) -> str:
-    return (exc.body or "").strip()[:500] if isinstance(exc.body, str) else ""
+_HANDSHAKE = re.compile(r"^Handshake status (\d+) ([^-]*?)\s*-\+-\+-.*-\+-\+-\s*(.*)$", re.DOTALL)
+
+
+def refusal(exc: ApiException) -> str:
+    """One clean line for a refused exec: `<code> <reason>: <message>` from the API server's Status. The
+    WebSocket client reports a refused upgrade as status 0 with the raw response (headers and body) in its reason;
+    those headers are never shown."""
+    code, reason, body = exc.status, str(exc.reason or ""), exc.body if isinstance(exc.body, str) else ""
+    handshake = _HANDSHAKE.match(reason)
+    if handshake is not None:
+        code, reason, body = int(handshake.group(1)), handshake.group(2).strip(), handshake.group(3)
+        if body.startswith(("b'", 'b"')) and body[-1:] == body[1]:
+            body = body[2:-1]  # the client prints the body as a bytes literal
+    try:
+        status = json.loads(body) if body.strip() else {}
+    except ValueError:
+        status = {}
+    if isinstance(status, dict) and status.get("message"):
+        reason, body = str(status.get("reason") or reason), str(status["message"])
+    text = " ".join(f"{code} {reason}: {body}".split())
+    return text if len(text) <= 500 else text[:500] + "..."

@@ -3,7 +3,7 @@ member Services, PVCs) and their aggregate, from already-fetched objects (pure).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,25 +67,32 @@ def _by_name(objs: Iterable[Obj]) -> dict[str, Obj]:
 
 
 def _rows(kind: str, wanted: Sequence[tuple[str, str]], present: dict[str, Obj],
-          check: Callable[[Obj], Health]) -> list[ObjectHealth]:
-    """A row per wanted (name, role): its health, or Missing; names listed twice appear once."""
+          check: Callable[[Obj], Health], unreadable: str = "") -> list[ObjectHealth]:
+    """A row per wanted (name, role): its health, or Missing; names listed twice appear once. `unreadable`: the
+    kind's plural when the reader may not list it (RBAC 403): an absent object is then Unknown, never Missing."""
     rows, seen = [], set()
     for name, role in wanted:
         if not name or name in seen:
             continue
         seen.add(name)
         obj = present.get(name)
-        health = check(obj) if obj is not None else Health(HealthStatus.MISSING, f"{kind} {name} not found")
+        if obj is not None:
+            health = check(obj)
+        elif unreadable:
+            health = Health(HealthStatus.UNKNOWN, f"not readable: RBAC does not allow listing {unreadable}")
+        else:
+            health = Health(HealthStatus.MISSING, f"{kind} {name} not found")
         rows.append(ObjectHealth(kind, name, health, role))
     return rows
 
 
 def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: Iterable[Obj] = (),
                    pods: Iterable[Obj] = (), services: Iterable[Obj] = (),
-                   pvcs: Iterable[Obj] = ()) -> tuple[ObjectHealth, ...]:
+                   pvcs: Iterable[Obj] = (), unreadable: Collection[str] = ()) -> tuple[ObjectHealth, ...]:
     """Rows for the KDRollout, the KDCluster, then per role its StatefulSet, member Pods, member Services and
-    PVCs (Missing when KubeDirector's status names one that is absent), the headless Service, and last any
-    other object passed in (labelled with the cluster but not named in its status)."""
+    PVCs (Missing when KubeDirector's status names one that is absent, Unknown when its kind's plural is in
+    `unreadable`: the reader may not list it), the headless Service, and last any other object passed in
+    (labelled with the cluster but not named in its status)."""
     name = _name(kdcluster or {}) or _name(rollout or {})
     rows = [
         ObjectHealth(ROLLOUT_KIND, name, kdrollout_health(rollout) if rollout is not None
@@ -99,6 +106,7 @@ def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: 
         ("Service", _by_name(services), service_health),
         ("PersistentVolumeClaim", _by_name(pvcs), pvc_health),
     )
+    plurals = ("statefulsets", "pods", "services", "persistentvolumeclaims")
     sts: list[tuple[str, str]] = []
     pod: list[tuple[str, str]] = []
     svc: list[tuple[str, str]] = []
@@ -113,8 +121,8 @@ def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: 
                 svc.append((text(member, "service"), role_id))
             pvc.append((text(member, "pvc"), role_id))
     svc.append((text(status, "clusterService"), ""))
-    for (kind, present, check), wanted in zip(kinds, (sts, pod, svc, pvc)):
-        rows.extend(_rows(kind, wanted, present, check))
+    for (kind, present, check), wanted, plural in zip(kinds, (sts, pod, svc, pvc), plurals):
+        rows.extend(_rows(kind, wanted, present, check, plural if plural in unreadable else ""))
     listed = {(r.kind, r.name) for r in rows}
     for kind, present, check in kinds:
         for extra in sorted(n for n in present if (kind, n) not in listed):
@@ -206,10 +214,11 @@ def aggregate(rows: Iterable[ObjectHealth]) -> Health:
     return Health(row.health.status, message + more)
 
 
-def cluster_health(rollout: Obj | None, kdcluster: Obj | None, **objects: Iterable[Obj]) -> ClusterHealth:
+def cluster_health(rollout: Obj | None, kdcluster: Obj | None, unreadable: Collection[str] = (),
+                   **objects: Iterable[Obj]) -> ClusterHealth:
     """The ClusterHealth of a KDCluster and its KDRollout (either may be None) from its objects
-    (keyword lists statefulsets, pods, services, pvcs, as in object_healths)."""
-    rows = object_healths(rollout, kdcluster, **objects)
+    (keyword lists statefulsets, pods, services, pvcs, as in object_healths; `unreadable` as there)."""
+    rows = object_healths(rollout, kdcluster, unreadable=unreadable, **objects)
     meta = section(rollout or kdcluster, "metadata")
     r_spec, r_status = section(rollout, "spec"), section(rollout, "status")
     return ClusterHealth(

@@ -108,8 +108,10 @@ def fetch(rest: RestClient, namespace: str | None, name: str | None = None, *,
 
 
 def healths(fleet: Fleet) -> list[ClusterHealth]:
-    """The ClusterHealth of each cluster of the fleet, in key order (pure)."""
-    return [cluster_health(fleet.rollouts.get(key), fleet.kdclusters.get(key), **fleet.objects(key))
+    """The ClusterHealth of each cluster of the fleet, in key order (pure); a member kind the reader may not list
+    is Unknown there, never Missing."""
+    unreadable = {f.split(" ")[0] for f in fleet.forbidden}
+    return [cluster_health(fleet.rollouts.get(key), fleet.kdclusters.get(key), unreadable, **fleet.objects(key))
             for key in fleet.keys]
 
 

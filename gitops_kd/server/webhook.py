@@ -6,6 +6,7 @@ state always comes from the repository itself. The secret is never logged.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -98,7 +99,7 @@ def _payload(request: web.Request, body: bytes) -> dict[str, Any]:
     return data
 
 
-def make_webhook_handler(secret: bytes | None, trigger: Callable[[], None], *, max_body: int = MAX_BODY,
+def make_webhook_handler(secret: bytes | None, trigger: Callable[[], str | None], *, max_body: int = MAX_BODY,
                          branch: str | None = None, allow_gitlab_token: bool = False) -> Handler:
     """An aiohttp handler for POST /webhook.
 
@@ -107,7 +108,8 @@ def make_webhook_handler(secret: bytes | None, trigger: Callable[[], None], *, m
     only for local use). Answers: 405 for non-POST, 413 above `max_body` bytes, 400 for a missing event
     header or a bad push payload, 200 for ``ping`` and for ignored events or other branches, 202 when a
     push triggered a poll, 503 when `trigger` raised. With `branch`, only pushes whose ``ref`` is
-    ``refs/heads/<branch>`` trigger.
+    ``refs/heads/<branch>`` trigger. `trigger` returns what it did when that is not a poll here (a standby
+    replica records the request for the leader), said in the 202's message.
     """
     if secret is not None and not secret:
         raise ValueError("webhook secret must not be empty (use None to disable verification)")
@@ -141,17 +143,19 @@ def make_webhook_handler(secret: bytes | None, trigger: Callable[[], None], *, m
             payload = _payload(request, body)
         except ValueError as exc:
             return _reply(400, f"bad push payload: {exc}")
+        except RecursionError:
+            return _reply(400, "bad push payload: nested too deeply")
         ref = payload.get("ref")
         if wanted_ref is not None and ref != wanted_ref:
             log.info("webhook: push to %s ignored, following %s (delivery %s)", ref, wanted_ref, delivery)
             return _reply(200, f"push to {ref} ignored", triggered=False)
         try:
-            trigger()
+            done = await asyncio.get_running_loop().run_in_executor(None, trigger)
         except Exception as exc:
             log.exception("webhook: triggering a poll failed (delivery %s)", delivery)
             return _reply(503, f"could not trigger a poll: {exc}")
-        log.info("webhook: push to %s, poll triggered (delivery %s)", ref, delivery)
-        return _reply(202, "poll triggered", triggered=True)
+        log.info("webhook: push to %s, %s (delivery %s)", ref, done or "poll triggered", delivery)
+        return _reply(202, done or "poll triggered", triggered=True)
 
     def _authentic(request: web.Request, body: bytes) -> bool:
         assert secret is not None

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from gitops_kd.spec.errors import FieldError
-from gitops_kd.spec.limits import document_count_error, file_size_error, value_errors
+from gitops_kd.spec.limits import document_count_error, expanded_size_error, file_size_error, value_errors
 
 
 @dataclass(frozen=True)
@@ -131,10 +131,11 @@ def _allowed_alias_ratio(decoded: int) -> float:
     return 0.99 - 0.89 * (decoded - ALIAS_RATIO_LOW) / (ALIAS_RATIO_HIGH - ALIAS_RATIO_LOW)
 
 
-def _expansion(root: yaml.Node) -> tuple[int, int]:
-    """(nodes after expanding every alias, of which produced by aliases), in time linear in the distinct
-    nodes: PyYAML composes an alias as the anchored node object itself, so sizes are memoized by identity."""
-    size: dict[int, int] = {}
+def _expansion(root: yaml.Node) -> tuple[int, int, int]:
+    """(nodes after expanding every alias, of which produced by aliases, bytes of scalars after expanding every
+    alias), in time linear in the distinct nodes: PyYAML composes an alias as the anchored node object itself,
+    so sizes are memoized by identity."""
+    size: dict[int, tuple[int, int]] = {}  # node id -> (nodes, scalar bytes) of its expanded subtree
     first_seen: set[int] = set()
     aliased = 0
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -143,16 +144,19 @@ def _expansion(root: yaml.Node) -> tuple[int, int]:
         key = id(node)
         if done:
             children = _children(node)
-            size[key] = 1 + sum(size[id(c)] for c in children)
+            own = len(str(node.value).encode("utf-8", "surrogatepass")) if isinstance(node, yaml.ScalarNode) else 0
+            sizes = [size.get(id(c), (0, 0)) for c in children]  # (0, 0): a recursive alias, not yet sized
+            size[key] = (1 + sum(n for n, _ in sizes), own + sum(b for _, b in sizes))
             continue
         if key in first_seen:  # a later occurrence is an alias: its whole subtree is decoded again
-            aliased += size.get(key, 0)
+            aliased += size.get(key, (0, 0))[0]
             continue
         first_seen.add(key)
         stack.append((node, True))
         for child in reversed(_children(node)):
             stack.append((child, False))
-    return size[id(root)] + aliased, aliased
+    nodes, data = size[id(root)]  # a parent sums its children as they occur: aliases already expanded
+    return nodes, aliased, data
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -163,13 +167,17 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _check_aliasing(node: yaml.Node) -> str | None:
-    decoded, aliased = _expansion(node)
+def _check_aliasing(path: str, node: yaml.Node) -> FieldError | None:
+    """The refusal of a composed document whose alias expansion is too large (in nodes, or in bytes: aliases of a
+    large string count its size each time), decided before the document is constructed."""
+    decoded, aliased, expanded_bytes = _expansion(node)
+    line, column = node.start_mark.line + 1, node.start_mark.column + 1
     if decoded > MAX_EXPANDED_NODES or (aliased > 100 and decoded > 1000
                                         and aliased / decoded > _allowed_alias_ratio(decoded)):
-        return (f"document contains excessive aliasing ({decoded} nodes once aliases are expanded, {aliased} of "
-                f"them from aliases); refused")
-    return None
+        return FieldError(path, "", f"invalid YAML: line {line}: document contains excessive aliasing ({decoded} "
+                          f"nodes once aliases are expanded, {aliased} of them from aliases); refused", None,
+                          line, column)
+    return expanded_size_error(path, expanded_bytes, None, line, column)
 
 
 def _load_all(path: str, text: str) -> tuple[list[Any], list[FieldError]]:
@@ -179,11 +187,9 @@ def _load_all(path: str, text: str) -> tuple[list[Any], list[FieldError]]:
     try:
         while loader.check_node():
             node = loader.get_node()
-            problem = _check_aliasing(node) if node is not None else None
-            if node is not None and problem is not None:
-                mark = node.start_mark
-                return [], [FieldError(path, "", f"invalid YAML: line {mark.line + 1}: {problem}", None,
-                                       mark.line + 1, mark.column + 1)]
+            problem = _check_aliasing(path, node) if node is not None else None
+            if problem is not None:
+                return [], [problem]
             raw.append(loader.construct_document(node))
     finally:
         loader.dispose()

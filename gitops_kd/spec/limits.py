@@ -16,6 +16,11 @@ cluster would refuse, and no accepted object is deep or large enough to break a 
   together (``TotalAnnotationSizeLimitB`` in k8s.io/apimachinery/pkg/api/validation/objectmeta.go), the
   largest free-form text Kubernetes keeps in metadata.
 - Documents: at most MAX_DOCUMENTS in one file (a file declares a few apps or clusters).
+- A document once its YAML aliases are expanded (what the controller would build, serialize and send) is at
+  most MAX_REQUEST_BODY_BYTES = 3 MiB, the API server's request body limit above: a small file whose aliases
+  repeat a large string thousands of times is refused before it is built in memory.
+- metadata.annotations: keys and values together at most MAX_ANNOTATIONS_BYTES = 256 KiB, as the API
+  server's ValidateAnnotationsSize (``metadata.annotations: Too long: must have at most 262144 bytes``).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ MAX_FILE_BYTES: int = 1024 * 1024
 MAX_DEPTH: int = 100
 MAX_STRING_BYTES: int = 256 * 1024
 MAX_DOCUMENTS: int = 100
+MAX_REQUEST_BODY_BYTES: int = 3 * 1024 * 1024
+MAX_ANNOTATIONS_BYTES: int = 256 * 1024
 SHOWN_FIELD_CHARS = 120  # a too-deep field path is shown up to here (Event messages are short)
 
 
@@ -46,11 +53,41 @@ def document_count_error(path: str, count: int) -> FieldError | None:
     return FieldError(path, "", f"file holds {count} documents, over the limit of {MAX_DOCUMENTS}")
 
 
+def expanded_size_error(path: str, size: int, document: int | None = None, line: int | None = None,
+                        column: int | None = None) -> FieldError | None:
+    """The refusal of a document whose scalars total `size` bytes once aliases are expanded, or None."""
+    if size <= MAX_REQUEST_BODY_BYTES:
+        return None
+    return FieldError(path, "", f"document is {size} bytes once its YAML aliases are expanded, over the API "
+                      f"server's {MAX_REQUEST_BODY_BYTES} byte (3 MiB) request limit; refused", document, line, column)
+
+
+def annotations_error(path: str, data: Any, document: int | None = None) -> FieldError | None:
+    """The refusal of metadata.annotations over MAX_ANNOTATIONS_BYTES (keys and values), worded as the API
+    server's; a value shared by several keys (a YAML alias) is counted each time, as the server would."""
+    annotations = (data.get("metadata") or {}).get("annotations") if isinstance(data, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return None
+    sizes: dict[int, int] = {}
+    total = 0
+    for key, value in annotations.items():
+        for text in (key, value):
+            if isinstance(text, str):
+                if id(text) not in sizes:
+                    sizes[id(text)] = len(text.encode("utf-8", "surrogatepass"))
+                total += sizes[id(text)]
+    if total <= MAX_ANNOTATIONS_BYTES:
+        return None
+    return FieldError(path, "metadata.annotations", f"Too long: must have at most {MAX_ANNOTATIONS_BYTES} bytes "
+                      f"(these are {total})", document)
+
+
 def value_errors(path: str, data: Any, document: int | None = None) -> list[FieldError]:
-    """Refusals for one parsed document: the first field nested deeper than MAX_DEPTH and every string
-    (key or value) longer than MAX_STRING_BYTES, each named by its field path. Iterative, so a document
-    of any depth is checked without recursion."""
-    errors: list[FieldError] = []
+    """Refusals for one parsed document: annotations over MAX_ANNOTATIONS_BYTES, the first field nested deeper
+    than MAX_DEPTH and every string (key or value) longer than MAX_STRING_BYTES, each named by its field path.
+    Iterative, so a document of any depth is checked without recursion."""
+    too_long = annotations_error(path, data, document)
+    errors: list[FieldError] = [too_long] if too_long is not None else []
     stack: list[tuple[Any, str, int]] = [(data, "", 0)]
     deep_reported = False
     while stack:

@@ -37,8 +37,9 @@ class Deleter:
 
     # -- delete --------------------------------------------------------------------------------
     def delete(self, rt: ResourceType, namespace: str | None, name: str,
-               options: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
-        """Delete one object; return (body, removed_now). body is the object, or a Status when removed now."""
+               options: dict[str, Any] | None = None, *, dry_run: bool = False) -> tuple[dict[str, Any], bool]:
+        """Delete one object; return (body, removed_now). body is the object, or a Status when removed now.
+        `dry_run`: check and answer the same, but store nothing (no write, no watch event, no resourceVersion)."""
         opts = options or {}
         with self.store.lock:
             obj = self.api.read(rt, namespace, name)
@@ -58,6 +59,8 @@ class Deleter:
                 raise errors.invalid("DeleteOptions", "", [errors.Cause(
                     "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values: "Foreground", '
                     '"Background", "Orphan", "nil"', "propagationPolicy")])
+            if dry_run:
+                return self._dry_run_body(rt, obj, opts, policy)
             if m.get("deletionTimestamp"):
                 return self._delete_again(rt, obj, opts)
             if policy == "Orphan":
@@ -85,6 +88,27 @@ class Deleter:
                 return stored, False
             self._remove(rt, obj)
             return self._deleted_body(rt, obj), True
+
+    def _dry_run_body(self, rt: ResourceType, obj: dict[str, Any], opts: dict[str, Any],
+                      policy: str | None) -> tuple[dict[str, Any], bool]:
+        """What delete would answer, computed on the copy `obj` alone."""
+        m = meta(obj)
+        if m.get("deletionTimestamp"):
+            return obj, False
+        finalizers = list(m.get("finalizers") or [])
+        if policy == "Foreground" and FOREGROUND not in finalizers:
+            finalizers.append(FOREGROUND)
+        grace = self._pod_grace(rt, obj, opts)
+        namespace = rt.group == "" and rt.plural == "namespaces"
+        if not (finalizers or grace > 0 or namespace):
+            return self._deleted_body(rt, obj), False
+        if finalizers:
+            m["finalizers"] = finalizers
+        m["deletionTimestamp"] = now()
+        m["deletionGracePeriodSeconds"] = int(grace)
+        if namespace:
+            obj["status"] = {"phase": "Terminating"}
+        return obj, False
 
     def _deleted_body(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
         if rt.returns_deleted:
@@ -138,13 +162,14 @@ class Deleter:
             self._schedule_pod_removal(pod_rt, pod, float(meta(pod).get("deletionGracePeriodSeconds") or 0))
 
     def delete_collection(self, rt: ResourceType, namespace: str | None, *, label_selector: str | None,
-                          field_selector: str | None, options: dict[str, Any] | None) -> list[dict[str, Any]]:
+                          field_selector: str | None, options: dict[str, Any] | None,
+                          dry_run: bool = False) -> list[dict[str, Any]]:
         listing = self.api.list(rt, namespace, label_selector=label_selector, field_selector=field_selector)
         out = []
         for item in listing["items"]:
             m = meta(item)
             try:
-                body, _ = self.delete(rt, m.get("namespace"), m["name"], options)
+                body, _ = self.delete(rt, m.get("namespace"), m["name"], options, dry_run=dry_run)
             except errors.ApiError as exc:
                 if exc.code == 404:
                     continue

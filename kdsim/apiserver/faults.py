@@ -12,7 +12,8 @@ from typing import Any
 from kdsim import errors
 
 LOST = "lost"  # the request is carried out, then its answer is lost (504, or an exec's connection dropped)
-KINDS = ("error", "conflict", "timeout", LOST)
+FORBIDDEN = "forbidden"  # 403 as RBAC answers it (what a client missing a permission sees)
+KINDS = ("error", "conflict", "timeout", LOST, FORBIDDEN)
 # True while the exec request being served must run, then lose its answer (set by the API server for the request's task)
 ANSWER_LOST: ContextVar[bool] = ContextVar("kdsim_answer_lost", default=False)
 WRITE = "write"  # verb class: create, update, patch, delete, deletecollection, and every pods/exec request
@@ -24,8 +25,9 @@ class FaultRule:
     """Fail `remaining` requests whose verb, resource and user match (`*` matches anything; verb `write` matches
     every write and exec), after letting the first `skip` matching ones through."""
 
-    kind: str  # "error" (500), "conflict" (409), "timeout" (sleep `delay`, then 504, not applied) or "lost" (applied,
-    # then after `delay` answered 504; an exec runs, then its connection is closed before its output and status)
+    kind: str  # "error" (500), "conflict" (409), "forbidden" (RBAC's 403), "timeout" (sleep `delay`, then 504, not
+    # applied) or "lost" (applied, then after `delay` answered 504; an exec runs, then its connection is closed before
+    # its output and status)
     verb: str = "*"
     resource: str = "*"  # plural, or "plural/subresource", or "!plural": any other
     remaining: int = 1
@@ -137,8 +139,16 @@ class FaultInjector:
         raise errors.bad_request(f'/sim/faults: unknown action "{action}" (add, clear, drop-watches)')
 
 
-def error_for(rule: FaultRule, resource: str, name: str, group: str) -> errors.ApiError:
-    """The ApiError an injected rule produces (after the delay, for timeouts; after the request, for a lost answer)."""
+def error_for(rule: FaultRule, resource: str, name: str, group: str, *, verb: str = "", user: str = "",
+              namespace: str = "", rbac_resource: str = "") -> errors.ApiError:
+    """The ApiError an injected rule produces (after the delay, for timeouts; after the request, for a lost answer);
+    a "forbidden" one is worded as RBAC's 403 (`rbac_resource`: the plural, or plural/subresource)."""
+    if rule.kind == FORBIDDEN:
+        what = f'{resource} "{name}"' if name else resource
+        where = f' in the namespace "{namespace}"' if namespace else ""
+        return errors.ApiError(403, "Forbidden", f'{what} is forbidden: User "{user}" cannot {verb} resource '
+                               f'"{rbac_resource or resource}" in API group "{group}"{where}',
+                               {"name": name, "kind": resource, "group": group})
     if rule.kind == "conflict":
         return errors.conflict(resource, name or "unknown", group)
     if rule.kind in ("timeout", LOST):

@@ -13,7 +13,7 @@ import yaml
 from aiohttp import web
 
 from kdsim import errors
-from kdsim.apiserver import admission, kubelet_proxy, paths, protobuf, reviews, upgrade_proxy, watch, webhooks
+from kdsim.apiserver import admission, dryrun, kubelet_proxy, paths, protobuf, reviews, upgrade_proxy, watch, webhooks
 from kdsim.apiserver.access import AccessEntry, user_from_authorization
 from kdsim.apiserver.faults import ANSWER_LOST, LOST, FaultRule, error_for
 from kdsim.apiserver.meta import meta
@@ -40,15 +40,6 @@ def error_response(err: errors.ApiError) -> web.Response:
 def _wants_table(request: web.Request) -> bool:
     accept = request.headers.get("Accept", "")
     return "as=Table" in accept and "g=meta.k8s.io" in accept
-
-
-def _dry_run(query: dict[str, str]) -> bool:
-    value = query.get("dryRun")
-    if value in (None, ""):
-        return False
-    if value != "All":
-        raise errors.bad_request(f'Invalid dry run value: "{value}" (supported: "All")')
-    return True
 
 
 def _verb(method: str, p: paths.ApiPath, query: dict[str, str]) -> str:
@@ -135,7 +126,8 @@ class ResourceHandlers:
         if rule is not None:
             if rule.kind == "timeout":
                 await asyncio.sleep(rule.delay)
-            raise error_for(rule, rt.plural, p.name or "", rt.group)
+            raise error_for(rule, rt.plural, p.name or "", rt.group, verb=verb, user=user,
+                            namespace=p.namespace or "", rbac_resource=p.resource)
         return await self._serve(request, rt, p, verb, query, user)
 
     async def _lose_answer(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
@@ -165,9 +157,11 @@ class ResourceHandlers:
         if p.subresource == "binding":
             if verb != "create":
                 raise errors.method_not_allowed()
-            return json_response(self._bind(rt, p, await _json_body(request)), 201)
+            return json_response(self._bind(rt, p, await _json_body(request),
+                                            dryrun.requested(verb, request.query.getall("dryRun", []))), 201)
         if p.subresource == "scale":
-            return await self._scale(request, rt, p, verb)
+            return await self._scale(request, rt, p, verb,
+                                     verb != "get" and dryrun.requested(verb, request.query.getall("dryRun", [])))
         if reviews.is_review(rt):
             if verb != "create" or p.name:
                 raise errors.method_not_allowed()
@@ -202,11 +196,14 @@ class ResourceHandlers:
                 return json_response(to_table(rt, listing["items"], include_object=include,
                                               list_meta=listing["metadata"]))
             return json_response(listing)
-        dry_run, strict = _dry_run(query), query.get("fieldValidation") == "Strict"
-        if verb in ("create", "update", "patch", "delete"):
-            return await self._write(request, rt, p, verb, query, dry_run, strict)
+        dry_values, strict = request.query.getall("dryRun", []), query.get("fieldValidation") == "Strict"
+        if verb in ("create", "update", "patch"):
+            return await self._write(request, rt, p, verb, query, dryrun.requested(verb, dry_values), strict)
+        if verb == "delete":
+            return await self._delete(request, rt, p, query, dry_values)
         if verb == "deletecollection":
             options = await _json_body(request) if request.can_read_body else {}
+            dry_run = dryrun.of_delete(verb, options, dry_values)
             if "propagationPolicy" in query:
                 options.setdefault("propagationPolicy", query["propagationPolicy"])
             if self.server.webhooks.may_apply(rt):  # each item is admitted as a DELETE, as kube-apiserver does
@@ -217,7 +214,7 @@ class ResourceHandlers:
                                                                       dict(options)))
             items = self.server.deleter.delete_collection(
                 rt, p.namespace, label_selector=query.get("labelSelector"),
-                field_selector=query.get("fieldSelector"), options=options)
+                field_selector=query.get("fieldSelector"), options=options, dry_run=dry_run)
             return json_response({"kind": rt.list_kind, "apiVersion": rt.api_version,
                                   "metadata": {"resourceVersion": str(self.server.store.resource_version)},
                                   "items": items})
@@ -225,7 +222,7 @@ class ResourceHandlers:
 
     async def _write(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
                      query: dict[str, str], dry_run: bool, strict: bool) -> web.StreamResponse:
-        """create / update / patch / delete, through the validating webhooks when some may apply: the result is
+        """create / update / patch, through the validating webhooks when some may apply: the result is
         computed as a dry run, shown to the webhooks (no lock held), then written only if the object did not
         change meanwhile (else admitted again, like GuaranteedUpdate's retry)."""
         objects, hooks, name = self.server.objects, self.server.webhooks, p.name or ""
@@ -243,22 +240,6 @@ class ResourceHandlers:
                     return warned(json_response(new, 201), warnings)
             return warned(json_response(objects.create(rt, p.namespace, body, dry_run=dry_run, strict=strict),
                                          201), warnings)
-        if verb == "delete":
-            options = await _json_body(request) if request.can_read_body else {}
-            for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
-                if key in query and key not in options:
-                    val: Any = query[key]
-                    options[key] = int(val) if key == "gracePeriodSeconds" else (
-                        val == "true" if key == "orphanDependents" else val)
-            warnings = []
-            if gated:
-                old = objects.read(rt, p.namespace, name)
-                warnings = await hooks.admit(self._attributes(request, rt, p, "DELETE", None, old, dry_run,
-                                                              dict(options)))
-            if dry_run:
-                return warned(json_response(objects.read(rt, p.namespace, name)), warnings)
-            body, _ = self.server.deleter.delete(rt, p.namespace, name, options)
-            return warned(json_response(body, 200), warnings)
         raw = await request.read()
         ctype = request.content_type
         if verb == "patch" and ctype == "application/apply-patch+yaml" and p.subresource:
@@ -287,6 +268,26 @@ class ResourceHandlers:
             except Changed:
                 continue
         raise errors.conflict(rt.plural, name, rt.group)
+
+    async def _delete(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, query: dict[str, str],
+                      dry_values: list[str]) -> web.StreamResponse:
+        """DELETE of one object, its options from the body or else the query; a dry run is admitted (dryRun true)
+        and answers what the delete would, leaving the object as it is."""
+        objects, hooks, name = self.server.objects, self.server.webhooks, p.name or ""
+        options = await _json_body(request) if request.can_read_body else {}
+        dry_run = dryrun.of_delete("delete", options, dry_values)
+        for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
+            if key in query and key not in options:
+                val: Any = query[key]
+                options[key] = int(val) if key == "gracePeriodSeconds" else (
+                    val == "true" if key == "orphanDependents" else val)
+        warnings: list[str] = []
+        if hooks.may_apply(rt):
+            old = objects.read(rt, p.namespace, name)
+            warnings = await hooks.admit(self._attributes(request, rt, p, "DELETE", None, old, dry_run,
+                                                          dict(options)))
+        body, _ = self.server.deleter.delete(rt, p.namespace, name, options, dry_run=dry_run)
+        return warned(json_response(body, 200), warnings)
 
     def _attributes(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, operation: str,
                     obj: dict[str, Any] | None, old: dict[str, Any] | None, dry_run: bool,
@@ -322,8 +323,8 @@ class ResourceHandlers:
             return await upgrade_proxy.proxy_port_forward(request, base, ns, name)
         return await kubelet_proxy.proxy_stream(request, base, p.subresource or "exec", ns, name, container)
 
-    def _bind(self, rt: ResourceType, p: paths.ApiPath, binding: dict[str, Any]) -> dict[str, Any]:
-        """POST pods/{name}/binding: assign the pod to a node (what the scheduler does)."""
+    def _bind(self, rt: ResourceType, p: paths.ApiPath, binding: dict[str, Any], dry_run: bool) -> dict[str, Any]:
+        """POST pods/{name}/binding: assign the pod to a node (what the scheduler does); a dry run only checks."""
         node = str((binding.get("target") or {}).get("name") or "")
         if not node:
             raise errors.invalid("Binding", p.name or "", [errors.Cause("FieldValueRequired", "Required value",
@@ -338,10 +339,12 @@ class ResourceHandlers:
                 raise errors.conflict("pods/binding", p.name or "", "", f'pod {p.name} is already assigned to node '
                                       f'"{current}"')
             pod.setdefault("spec", {})["nodeName"] = node
-            self.server.store.write(rt.group, rt.plural, pod)
+            if not dry_run:
+                self.server.store.write(rt.group, rt.plural, pod)
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
-    async def _scale(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str) -> web.Response:
+    async def _scale(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
+                     dry_run: bool) -> web.Response:
         objects = self.server.objects
         if verb == "get":
             return json_response(scale_of(objects.read(rt, p.namespace, p.name or "")))
@@ -364,7 +367,7 @@ class ResourceHandlers:
                 raise errors.conflict(rt.plural, p.name or "", rt.group)
             current.setdefault("spec", {})["replicas"] = replicas
             meta(current).pop("resourceVersion", None)
-            updated = objects.update(rt, p.namespace, p.name or "", current)
+            updated = objects.update(rt, p.namespace, p.name or "", current, dry_run=dry_run)
         return json_response(scale_of(updated))
 
 

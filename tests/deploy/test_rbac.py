@@ -1,10 +1,14 @@
 """Least privilege, checked both ways: the (verb, group, resource) requests a real `gitops-kd run` makes
-during an upgrade, a drift revert and leader election are exactly what deploy/rbac.yaml grants."""
+during an upgrade, a drift revert, leader election, a push to its standby, a read of every web UI route and
+`gitops-kd status` are exactly what deploy/rbac.yaml grants."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -16,12 +20,15 @@ import yaml
 from gitops_kd.testing import wait_for
 from kdsim.apiserver.access import AccessEntry
 from tests.deploy.runner import RunProcess, token_kubeconfig
+from tests.deploy.uiroutes import ui_paths
 from tests.e2e.harness import E2E, NS, hello_app
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_NS = "gitops-kd-system"
 SA_USER = f"system:serviceaccount:{SYSTEM_NS}:gitops-kd"
 LEASE = "gitops-kd"
+# granted for a race only (a PVC KubeDirector's status names before the label selector returns it): not always used
+RACE_ONLY = {("get", "", "persistentvolumeclaims")}
 
 
 def rules(kustomization: Path = ROOT / "deploy") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -58,7 +65,8 @@ def granted(cluster_rules: list[dict[str, Any]], role_rules: list[dict[str, Any]
 def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]]:
     """Every request the controller's service account made: start (leader election), 1.0.0 applied,
     upgrade to 2.0.0, a KDCluster scaled, a KDApp no cluster uses created and updated, an out-of-band
-    `kubectl set image` reverted, graceful stop (Lease released)."""
+    `kubectl set image` reverted, a push webhook to a standby replica, a read of every web UI route (from the UI's
+    router), `gitops-kd status` (the fleet and one cluster) as the ServiceAccount, graceful stop (Lease released)."""
     tmp = tmp_path_factory.mktemp("rbac")
     world = E2E(tmp)
     proc: RunProcess | None = None
@@ -101,6 +109,21 @@ def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]
             images = [c["image"] for c in got["spec"]["template"]["spec"]["containers"] if c["name"] == "app"]
             return images == ["gitops-kd/hello:2.0.0"]
         wait_for("drift reverted", reverted, 60)
+        for path in ui_paths(NS, "hello-dev", "hello"):
+            with urllib.request.urlopen(proc.url() + path, timeout=30) as page:
+                assert page.status == 200, path
+        for args in (("status", "-n", NS), ("status", "-n", NS, "hello-dev")):
+            shown = subprocess.run([sys.executable, "-c", "from gitops_kd.cli import main; main()", *args,
+                                    "--kubeconfig", str(kubeconfig)], capture_output=True, text=True, timeout=120)
+            assert shown.returncode == 0 and "hello-dev" in shown.stdout, shown.stdout + shown.stderr
+        standby = RunProcess("standby", tmp, kubeconfig, str(world.repo), "--namespace", NS, "--leader-elect",
+                             env={"POD_NAMESPACE": SYSTEM_NS})
+        try:
+            push = urllib.request.Request(standby.url() + "/webhook", data=b"{}", method="POST")
+            with urllib.request.urlopen(push, timeout=30) as answer:
+                assert "standby" in json.loads(answer.read())["status"]
+        finally:
+            standby.stop()
         assert proc.stop() == 0, proc.log()[-3000:]
         lease = world.rest.get("coordination.k8s.io/v1", "leases", SYSTEM_NS, LEASE)
         assert not lease["spec"].get("holderIdentity"), "a graceful stop releases the Lease"
@@ -112,6 +135,8 @@ def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]
 
 
 def test_every_request_the_controller_makes_is_granted(used: list[AccessEntry]) -> None:
+    """Invariant: as deploy/'s ServiceAccount no request of the controller, its standby, its web UI (every route) or
+    `gitops-kd status` would get a 403: deploy/rbac.yaml grants each one."""
     cluster_rules, role_rules = rules()
     assert used, "no request recorded for the controller's token"
     denied = sorted({(c.verb, c.group, c.rbac_resource, c.namespace, c.name if c.resource == "leases" else "")
@@ -120,6 +145,7 @@ def test_every_request_the_controller_makes_is_granted(used: list[AccessEntry]) 
 
 
 def test_every_granted_permission_is_used(used: list[AccessEntry]) -> None:
+    """Least privilege: each (verb, group, resource) deploy/ grants is used by the run above (RACE_ONLY aside)."""
     cluster_rules, role_rules = rules()
     unused = []
     for where, rule_list in (("ClusterRole", cluster_rules), ("Role", role_rules)):
@@ -128,8 +154,9 @@ def test_every_granted_permission_is_used(used: list[AccessEntry]) -> None:
                 for resource in rule["resources"]:
                     for verb in rule["verbs"]:
                         one = {**rule, "apiGroups": [group], "resources": [resource], "verbs": [verb]}
-                        if not any(allows(one, c) and (where == "ClusterRole" or c.namespace == SYSTEM_NS)
-                                   for e in used for c in checks(e)):
+                        if (verb, group, resource) not in RACE_ONLY and not any(
+                                allows(one, c) and (where == "ClusterRole" or c.namespace == SYSTEM_NS)
+                                for e in used for c in checks(e)):
                             unused.append((where, verb, group, resource))
     assert not unused, f"granted but never used (not least privilege): {unused}"
 

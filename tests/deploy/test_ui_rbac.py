@@ -1,9 +1,10 @@
-"""The web UI reads only what the controller's RBAC grants: with deploy/ alone it says what it cannot show; with
-the optional ui component every request the UI makes is granted, and each permission the component adds is used."""
+"""The web UI and RBAC: deploy/ alone grants every read the UI makes (tests/deploy/test_rbac.py reads every route);
+the optional ui component adds only the UI's credentials; a kind the UI may not read is never shown as Missing."""
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import subprocess
 import urllib.error
@@ -12,12 +13,11 @@ from pathlib import Path
 
 import yaml
 
+from kdsim.apiserver.faults import FORBIDDEN
 from tests.deploy.runner import RunProcess, token_kubeconfig
 from tests.deploy.test_rbac import ROOT, SA_USER, SYSTEM_NS, checks, granted, rules
+from tests.deploy.uiroutes import ui_paths
 from tests.e2e.harness import E2E, NS
-
-PAGES = ("/ui/", "/ui/api/fleet", "/ui/clusters/default/hello-dev", "/ui/api/clusters/default/hello-dev",
-         "/ui/apps/default/hello/history")
 
 
 def ui_overlay(tmp: Path) -> Path:
@@ -38,7 +38,7 @@ def get(url: str, auth: str) -> tuple[int, str]:
         return exc.code, exc.read().decode()
 
 
-def test_ui_component_grants_exactly_what_the_ui_reads(tmp_path: Path) -> None:
+def test_ui_component_adds_credentials_only_and_every_ui_read_is_granted(tmp_path: Path) -> None:
     overlay = ui_overlay(tmp_path)
     rendered = subprocess.run(["kubectl", "kustomize", str(overlay)], capture_output=True, text=True, timeout=60,
                               check=False)
@@ -62,9 +62,8 @@ def test_ui_component_grants_exactly_what_the_ui_reads(tmp_path: Path) -> None:
         proc = RunProcess("controller", tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
                           "--no-leader-elect", "--ui-auth-file", str(auth_file), env={"POD_NAMESPACE": SYSTEM_NS})
         world.wait_ready_at("1.0.0", timeout=120)
-        before = len(world.cluster.access_log.entries(SA_USER))
         url = proc.url()
-        for path in PAGES:
+        for path in ui_paths(NS, "hello-dev", "hello"):
             assert get(url + path, "Basic eDp5")[0] == 401, path
             status, body = get(url + path, auth)
             assert status == 200, (path, body[-500:])
@@ -78,12 +77,31 @@ def test_ui_component_grants_exactly_what_the_ui_reads(tmp_path: Path) -> None:
     denied = sorted({(c.verb, c.group, c.rbac_resource) for e in entries for c in checks(e)
                      if not granted(cluster_rules, role_rules, c)})
     assert not denied, f"deploy/ with optional/ui does not grant: {denied}"
-    # (the controller keeps reconciling meanwhile, under the same user: these are its requests and the UI's)
-    ui_reads = {(e.verb, e.group, e.rbac_resource) for e in entries[before:]}
-    assert not {r for r in ui_reads if r[2] == "secrets"}
-    extra = [r for r in cluster_rules if r not in base_rules]
-    added = {(v, g, res) for rule in extra for v in rule["verbs"] for g in rule["apiGroups"] for res in rule["resources"]}
-    # get on a PVC happens only when KubeDirector's status names a PVC the label selector did not return (a
-    # race with PVC creation): granted for that case, not always used
-    by_name = {("get", "", "persistentvolumeclaims")}
-    assert added and added - by_name <= ui_reads, f"granted but not used by the UI: {added - by_name - ui_reads}"
+    assert cluster_rules == base_rules, "the ui component grants nothing deploy/ does not"
+    assert not {e for e in entries if e.resource == "secrets"}, "the UI never reads Secrets"
+
+
+def test_a_kind_the_ui_may_not_list_is_not_readable_never_missing(tmp_path: Path) -> None:
+    """Invariant: an object the UI could not read (RBAC 403 on listing its kind) is shown Unknown, "not readable",
+    and the kind is named as not shown; never Missing (a Bound PVC must not look lost)."""
+    world = E2E(tmp_path / "world")
+    proc: RunProcess | None = None
+    try:
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                     "metadata": {"name": SYSTEM_NS}})
+        kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", SA_USER)
+        proc = RunProcess("controller", tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
+                          "--no-leader-elect", env={"POD_NAMESPACE": SYSTEM_NS})
+        world.wait_ready_at("1.0.0", timeout=120)
+        world.cluster.faults.add(FORBIDDEN, "list", "persistentvolumeclaims", 1000, user=SA_USER)
+        status, body = get(proc.url() + f"/ui/api/clusters/{NS}/hello-dev", "")
+        assert status == 200, body
+        view = json.loads(body)["data"]
+        pvcs = [o for o in view["objects"] if o["kind"] == "PersistentVolumeClaim"]
+        assert pvcs and all(o["status"] == "Unknown" and "not readable" in o["message"] for o in pvcs), pvcs
+        assert not [o for o in view["objects"] if o["status"] == "Missing"], view["objects"]
+        assert "persistentvolumeclaims" in view["forbidden"]
+    finally:
+        if proc is not None:
+            proc.stop()
+        world.close()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+import pytest
 
 from gitops_kd.execute import Executor
 from gitops_kd.execute.podexec import PodExec
 from gitops_kd.plan.actions import CheckGate, EnsureRollout, RunStep
 from gitops_kd.spec.upgrade import Gate, HttpGet
+from kdsim.apiserver.faults import FORBIDDEN
 from tests.execute.conftest import NS, events
 
 ROLLOUT = "gitops-kd.io/v1alpha1"
@@ -147,3 +151,24 @@ def test_step_whose_exec_answer_is_lost_runs_once(hello: Any) -> None:
     status = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]
     assert step.step_id in status["pods"][pod]["migrationsDone"] and not status["pods"][pod].get("execFailures")
     assert cat(cluster, pod, "/var/lib/hello/lost.log") == "ran\n"
+
+
+def test_a_refused_gate_exec_is_logged_as_one_clean_line(hello: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """Invariant: when the API server refuses a gate's exec (RBAC 403 on pods/exec), the log line and the rollout's
+    step say so in one line with the server's own reason, never the raw HTTP response (headers) of the refused
+    WebSocket upgrade."""
+    cluster, rest, obj = hello
+    ex = Executor(cluster.api_client())
+    ex.execute(EnsureRollout(NS, "hello-dev", "hello", "5.0.0", "4.0.0", "abcd" * 10, "upgrade"))
+    pod = worker_pod(obj, 0)
+    check = CheckGate(NS, "hello-dev", pod, "worker", Gate(("/bin/true",), None, period_seconds=1, timeout_seconds=30))
+    cluster.faults.add(FORBIDDEN, "*", "pods/exec", 1)
+    with caplog.at_level(logging.INFO, logger="gitops_kd.execute.gate"):
+        outcome = ex.execute(check)
+    assert not outcome.changed
+    [line] = [r.getMessage() for r in caplog.records if r.name == "gitops_kd.execute.gate"]
+    assert f'exec in pod {NS}/{pod} refused: 403 Forbidden: pods "{pod}" is forbidden: User' in line, line
+    assert 'resource "pods/exec"' in line, line
+    assert "\n" not in line and "-+-+-" not in line and "content-type" not in line.lower(), line
+    step = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]["step"]
+    assert "403 Forbidden" in step and "content-type" not in step.lower(), step

@@ -140,3 +140,24 @@ def test_a_rebuild_replaces_only_pods_running_another_image(ui_objects: Any) -> 
     fresh = o.pod("controller", 0, "ctl-old")
     fresh["spec"]["containers"][0]["image"] = "gitops-kd/hello:2.0.0"
     assert controller_state(o, fresh, direction="rebuild")[0] == "done"
+
+
+def test_the_pod_count_holds_every_member_even_when_a_statefulset_is_not_listed(ui_objects: Any) -> None:
+    """Invariant: the fleet summary's "N of M pods" counts every member KubeDirector's status names: a role whose
+    StatefulSet the UI does not list (its cluster label removed, as `kubectl label sts ... kdcluster-` does) is
+    not dropped (it said "Upgrading 1 of 1 pods" for a 3-pod cluster)."""
+    from gitops_kd.server.ui import pages
+
+    o = ui_objects
+    kdcluster = o.kdcluster()
+    kdcluster["status"]["roles"] = [
+        {"id": "controller", "statefulSet": "kdss-controller", "members": [{"pod": CTL}]},
+        {"id": "worker", "statefulSet": "kdss-worker", "members": [{"pod": "kdss-worker-0"}, {"pod": "kdss-worker-1"}]}]
+    rollout = o.rollout(pods={CTL: {**MIGRATED, "revision": "ctl-new", "hookDone": True, "gatePassed": True}})
+    statefulsets = [o.sts("controller", 1, "ctl-new")]  # the worker StatefulSet lost its cluster label
+    pods = [o.pod("controller", 0, "ctl-new"), o.pod("worker", 0, "w-old"), o.pod("worker", 1, "w-old")]
+    health = cluster_health(rollout, kdcluster, statefulsets=statefulsets, pods=pods)
+    view = views.fleet_view([(health, rollout, kdcluster, o.kdapp(), statefulsets, pods)], [o.kdapp()], [])
+    assert pages.fleet_summary(view) == "hello-dev Upgrading 1 of 3 pods"
+    roles = views.pod_states(rollout, o.kdapp(), kdcluster, statefulsets, pods[:1])  # worker pods unlisted too
+    assert views.progress_of(roles) == (1, 3)

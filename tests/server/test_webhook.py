@@ -250,3 +250,16 @@ def test_push_webhook_makes_a_real_poller_fetch_the_new_commit(serve, tmp_path: 
             assert poller.wait_for_polls(2, 30)
     assert first != second
     assert results[-1].commit == second
+
+
+def test_a_signed_push_nested_100000_deep_is_a_400_with_the_reason(serve) -> None:
+    """Invariant: no payload a signed sender can post makes the webhook fail with a 500: one nested 100,000 deep
+    (within the body limit) is a 400 naming the reason, and triggers nothing."""
+    triggers = Triggers()
+    server = serve(webhook_app(SECRET, triggers, branch="main"))
+    body = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
+    assert len(body) < MAX_BODY
+    reply = server.request("POST", "/webhook", body, github(body))
+    assert reply.status == 400, reply.body
+    assert json.loads(reply.body)["message"] == "bad push payload: nested too deeply"
+    assert triggers.count == 0

@@ -194,16 +194,22 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
     order = order_roles(declared.role_order if declared is not None else (), ids)
     model = app_model(kdapp)
     roles: list[dict[str, Any]] = []
+    members_by_role = _members_by_role(kdcluster)
     for role_id in order:
         sts = sts_by_role.get(role_id)
-        if sts is None:
+        status_sts, members = members_by_role.get(role_id, ("", []))
+        labelled = {n for n, p in pods_by_name.items() if _labels(p).get(layout.ROLE_LABEL) == role_id}
+        if sts is None and not (members or labelled):
             continue
-        sts_name = _text(_meta(sts).get("name"))
-        update_revision = _text(_status(sts).get("updateRevision"))
-        settled = int(_status(sts).get("observedGeneration") or 0) >= int(_meta(sts).get("generation") or 0)
-        replicas = int(_spec(sts).get("replicas") or 0)
-        names = {f"{sts_name}-{i}" for i in range(replicas)}
-        names |= {n for n, p in pods_by_name.items() if _labels(p).get(layout.ROLE_LABEL) == role_id}
+        # a StatefulSet not listed (its cluster label removed, or not readable) still has the members
+        # KubeDirector's status names: they are counted, never dropped from the total
+        sts_name = _text(_meta(sts).get("name")) if sts is not None else status_sts
+        update_revision = _text(_status(sts).get("updateRevision")) if sts is not None else ""
+        settled = sts is None or \
+            int(_status(sts).get("observedGeneration") or 0) >= int(_meta(sts).get("generation") or 0)
+        replicas = int(_spec(sts).get("replicas") or 0) if sts is not None else len(members)
+        names = {f"{sts_name}-{i}" for i in range(replicas)} if sts is not None else set(members)
+        names |= labelled | set(members)
         migrate_dirs = [d for d, a in dir_actions(persisted_dirs(kdapp, role_id, model), rules) if a == MIGRATE] \
             if direction == "upgrade" else []
         want_image = _role_image(model, role_id)
@@ -223,6 +229,15 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
     if phase == "Stalled":
         _mark_stalled(roles, status)
     return roles
+
+
+def _members_by_role(kdcluster: Obj | None) -> dict[str, tuple[str, list[str]]]:
+    """role id -> (its StatefulSet, its member pods) as KubeDirector's status of the KDCluster names them."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    for role in _status(kdcluster).get("roles") or ():
+        pods = [_text(m.get("pod")) for m in role.get("members") or () if m.get("pod")]
+        out[_text(role.get("id"))] = (_text(role.get("statefulSet")), pods)
+    return out
 
 
 def _role_image(model: KDApp | None, role_id: str) -> str | None:

@@ -198,3 +198,18 @@ def test_a_configuration_is_validated_and_never_sent_to_webhooks(world: Any) -> 
     recorder.answer = {"allowed": False, "status": {"message": "locked"}}
     run("delete", "validatingwebhookconfiguration", "check")  # exempt: a webhook cannot lock itself in
     assert recorder.reviews == []
+
+
+def test_a_dry_run_delete_is_admitted_as_dry_run_and_deletes_nothing(world: Any) -> None:
+    """Invariant: `kubectl delete --dry-run=server` (dryRun in the DeleteOptions body) still calls the webhooks, with
+    dryRun true, and the object stays."""
+    cluster, recorder, cert, _ = world
+    run = _kubectl(cluster)
+    _configure(run, cert)
+    _reset(recorder)
+    run("-n", "guarded", "create", "configmap", "dry-del", "--from-literal=a=1")
+    out = run("-n", "guarded", "delete", "configmap", "dry-del", "--dry-run=server").stdout
+    assert "(server dry run)" in out
+    review = recorder.reviews[-1]["request"]
+    assert (review["operation"], review["dryRun"], review["options"]["dryRun"]) == ("DELETE", True, ["All"])
+    assert json.loads(run("-n", "guarded", "get", "configmap", "dry-del", "-o", "json").stdout)["data"] == {"a": "1"}

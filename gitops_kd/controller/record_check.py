@@ -56,10 +56,13 @@ def check_record(git: GitCache, found: SourceRecord | None, shown: Iterable[Clus
     """The record to adopt, checked: its applied commit exists in Git (or the baseline is gone too: a force push
     the source then refuses), the baseline descends from it, and it contains every commit the cluster shows (a
     KDRollout attempt newer than the record means the record is stale or was edited: planning from it would
-    downgrade). An empty record (deleted, new) takes the newest commit the cluster shows as force-push baseline,
-    so a history rewrite is still refused."""
+    downgrade). An empty record (deleted, new) takes the newest commit the cluster shows as force-push baseline
+    (one no longer in Git, if any: the branch was rewritten), so a history rewrite is still refused."""
     known = [c for c in shown if in_git(git, c.sha)]
     if found is None or not (found.applied or found.baseline):
+        gone = [c for c in shown if c not in known]
+        if gone and not allow_force_push:  # rewritten away: the source refuses every head it cannot check against it
+            return Verdict(None, gone[0].sha)
         baseline = _newest(git, known)
         if known and baseline is None and not allow_force_push:
             return Verdict(problem="the record is empty and the commits the KDRollouts show are not one line of "

@@ -11,6 +11,7 @@ from gitops_kd.constants import RECORD_CHECK_INTERVAL, RECORD_RETRY_CAP
 from gitops_kd.controller.instance import InstanceRecord
 from gitops_kd.controller.record_check import Verdict, check_record, cluster_commits
 from gitops_kd.kube.workqueue import RequeueAfter
+from gitops_kd.observe.collector import Collector
 from gitops_kd.source import GitSource
 from gitops_kd.status.events import RECORD_UNTRUSTED, WARNING
 
@@ -31,10 +32,10 @@ class RecordKeeper:
     while the cluster does not hold what was applied.
     """
 
-    def __init__(self, record: InstanceRecord, source: GitSource, rollouts: Callable[[], list[Mapping[str, Any]]], *,
+    def __init__(self, record: InstanceRecord, source: GitSource, collector: Collector, *,
                  on_trusted: Callable[[], None]) -> None:
         self.record, self.source = record, source
-        self._rollouts = rollouts  # the raw KDRollouts in the scope (the informers' cache)
+        self._collector = collector
         self._on_trusted = on_trusted
         self.trusted = False
         self._stop = threading.Event()
@@ -47,8 +48,9 @@ class RecordKeeper:
             self.source.fetch()
             verdict = check_record(self.source.git, self.record.recorded, cluster_commits(self._rollouts()),
                                    allow_force_push=self.source.trust.allow_force_push)
-        except Exception as exc:  # noqa: BLE001 - Git or the cache unreadable: cannot know, so do not trust
-            verdict = Verdict(problem=f"cannot check the record against Git: {str(exc).splitlines()[0] if str(exc) else exc!r}")
+        except Exception as exc:  # noqa: BLE001 - Git or the watch caches unreadable: cannot know, so do not trust
+            reason = str(exc).splitlines()[0] if str(exc) else repr(exc)
+            verdict = Verdict(problem=f"cannot check the record against Git and the KDRollouts: {reason}")
         if verdict.problem:
             self._distrust(verdict.problem)
             return False
@@ -61,6 +63,12 @@ class RecordKeeper:
         self.trusted = True
         self._reported = ""
         return True
+
+    def _rollouts(self) -> list[Mapping[str, Any]]:
+        """The raw KDRollouts in the scope (raises until the watch caches have synced: they are not known yet)."""
+        if not self._collector.wait_synced(0):
+            raise RuntimeError("the watch caches have not synced yet")
+        return [c.rollout.raw for c in self._collector.snapshot().clusters.values() if c.rollout is not None]
 
     def _distrust(self, problem: str) -> None:
         self.trusted = False

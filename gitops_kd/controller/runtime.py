@@ -152,9 +152,8 @@ class Controller:
         self.last_plan: Plan | None = None
         self.actions_executed = 0
         self._fence: Callable[[], bool] = lambda: True  # set_fence
-        self.keeper = None if record is None else RecordKeeper(
-            record, source, lambda: [c.rollout.raw for c in self.collector.snapshot().clusters.values() if c.rollout],
-            on_trusted=self._record_trusted)
+        self.keeper = None if record is None else RecordKeeper(record, source, self.collector,
+                                                               on_trusted=self._record_trusted)
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self, *, sync_timeout: float = 30.0) -> Controller:
@@ -414,12 +413,12 @@ class Controller:
         self._errors_in_row = 0
 
     def _reconcile_key(self, key: str) -> None:
+        if self.keeper is not None:
+            self.keeper.gate()  # no plan from a record not trusted, nor while the cluster's lags what was applied
         if not self.collector.wait_synced(0) or not self._polled.is_set():
             # Before the first poll the last applied commit may be older than one already started (a commit
             # whose KDApp KubeDirector refused is accepted, not applied): planning it would flip the rollout.
             raise RequeueAfter(REQUEUE_NOT_SYNCED)
-        if self.keeper is not None:
-            self.keeper.gate()  # no plan from a record not trusted, nor while the cluster's lags what was applied
         work = WorkKey.parse(key)
         if work.kind == FLEET:
             self._reconcile_fleet()

@@ -21,6 +21,8 @@ from tests.ha.test_failover import SYSTEM_NS
 from tests.ha.test_source_record import LEASE, Pair, RolloutTargets
 
 BOGUS = "0123456789abcdef0123456789abcdef01234567"
+SA = "gitops-kd-sa"  # the replicas' bearer token (Pair's kubeconfig): how the access log tells their requests
+FAILURES = 3  # 500s on the record's status writes
 
 
 @pytest.fixture()
@@ -58,18 +60,26 @@ def edit_record(pair: Pair, applied: str, baseline: str) -> None:
 
 def test_record_write_failing_is_retried_before_anything_acts_on_it(pair: Pair) -> None:
     """Invariant: a record write that fails is retried until the cluster holds what was applied (not only "at the
-    next change"): three 500s on the status write of a 1.0.0 -> 2.0.0 upgrade still leave the record at the 2.0.0
-    commit, so after a bad commit and a SIGKILL of the leader the new replica never downgrades."""
+    next change"), and no step of the plan runs before it landed: three 500s on the status write of a 1.0.0 ->
+    2.0.0 upgrade, the KDRollout is first written after the record holds the 2.0.0 commit; after a bad commit and
+    a SIGKILL of the leader the new replica never downgrades."""
     a = pair.replica("replica-a")
     pair.leads(a)
     pair.world.wait_ready_at("1.0.0", timeout=120)
     first = pair.head()
     pair.ready_at(first)
-    pair.world.cluster.faults.add("error", "update", "gitopskdsources/status", 3)
+    log = pair.world.cluster.access_log
+    start = len(log.entries(SA))
+    pair.world.cluster.faults.add("error", "update", f"{PLURAL}/status", FAILURES)
     second = pair.world.commit({"apps/hello.yaml": hello_app("2.0.0")}, "hello 2.0.0")
     pair.world.wait_ready_at("2.0.0", timeout=180)
     pair.ready_at(second, timeout=30)
     assert not pair.world.cluster.faults.rules(), "the injected 500s were not all hit"
+    writes = [e for e in log.entries(SA)[start:] if e.verb in ("create", "update", "patch", "delete")]
+    record_writes = [i for i, e in enumerate(writes) if e.resource == PLURAL and e.subresource == "status"]
+    first_step = next(i for i, e in enumerate(writes) if e.resource == "kdrollouts")
+    assert record_writes[FAILURES] < first_step, \
+        f"a step of the upgrade ran before the record held its commit: {writes[:first_step + 1]}"
 
     bad = pair.world.commit({"apps/hello.yaml": hello_app("2.0.0", roles="not-a-list")}, "a bad commit")
     wait_for("the bad commit refused", lambda: pair.status().get("lastAttemptedRevision") == bad, 60)

@@ -73,6 +73,14 @@ MANAGER = "gitops-kd"
 REQUEUE_NOT_CACHED = 1.0  # an object the action needs is not in the watch cache yet
 REQUEUE_NOT_SYNCED = 0.2  # the watch caches have not finished their first list
 
+# -- the instance record (GitOpsKDSource; controller/record_keeper.py) ----------------------------------------------
+# Stalled reason of a GitOpsKDSource whose record disagrees with Git or with what the cluster shows (a commit not in
+# Git, a baseline it does not descend from, a KDRollout attempt newer than lastAppliedRevision): nothing is planned
+# from it until it checks out again (fixed by hand, or deleted: then re-established from the cluster's KDRollouts).
+STALL_RECORD_UNTRUSTED = "RecordUntrusted"
+RECORD_CHECK_INTERVAL = 2.0  # seconds between the leader's reads of its record (rewrite an edit, recreate a delete)
+RECORD_RETRY_CAP = 8.0  # a failing record write is retried after 0.5, 1, 2, 4, then every this many seconds
+
 # -- leader election (seconds; client-go's defaults, `gitops-kd run --lease-duration ...` overrides them) -----------
 LEASE_DURATION = 15.0  # a Lease not renewed for this long may be taken over by a standby
 LEASE_RENEW_DEADLINE = 10.0  # the leader stops leading when no renewal succeeded for this long

@@ -14,7 +14,7 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.fence import Fence, FencedRest, NotLeading
-from gitops_kd.status.events import NORMAL
+from gitops_kd.status.events import NORMAL, RECORD_RECREATED, RECORD_REWRITTEN, WARNING
 from gitops_kd.status.source import API_VERSION, KIND, PLURAL, SourceRecord, source_status
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,9 @@ class InstanceRecord:
     load() reads it (creating it empty on first use). update(**changes) is one transition: the record
     changes and, if it did, exactly one write of the status with the last seen resourceVersion as
     precondition (a 409 re-reads the object and, while this replica still leads, writes the same record on top
-    of it). A failed write is logged and retried at the next update or flush(). Thread-safe.
+    of it). A failed write leaves the record `pending`: controller/record_keeper.py retries it (flush) with
+    backoff and holds every plan until it landed. refresh() re-reads the object: one deleted is created again,
+    one whose status was edited out of band is written back (RecordRewritten Event). Thread-safe.
 
     Fenced like the executor (execute/fence.py): every write, the record's Events included, first checks
     ``fence()`` (set_fence; leader election: a Lease renewed within the renew deadline). A deposed or thawed
@@ -52,6 +54,7 @@ class InstanceRecord:
         self._url, self._branch = url, branch
         self.writes = 0
         self.recorded: SourceRecord | None = None  # what load() found (None: the object was new)
+        self.pending = False  # the last write of the record failed: what the cluster holds is not what we know
 
     def set_fence(self, fence: Fence) -> None:
         """Check ``fence()`` right before each write (execute.fence.NotLeading is logged, nothing written)."""
@@ -70,18 +73,7 @@ class InstanceRecord:
         repository or branch (then nothing of it is adopted). Raises ApiException if the API fails."""
         with self._lock:
             obj = self._rest.get_or_none(API_VERSION, PLURAL, self.namespace, self.name)
-            if obj is None:
-                body = {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": self.name,
-                        "namespace": self.namespace, "labels": {"app.kubernetes.io/part-of": "gitops-kd"}},
-                        "spec": {}}
-                try:
-                    obj = self._rest.create(API_VERSION, PLURAL, self.namespace, body)
-                except ApiException as exc:
-                    if exc.status != 409:
-                        raise
-                    obj = self._rest.get(API_VERSION, PLURAL, self.namespace, self.name)
-                log.info("%s: created", self.describe)
-            self._object = obj
+            self._object = obj = obj if obj is not None else self._create()
             found = SourceRecord.from_status(obj.get("status"))
             if not found.url and not found.applied:
                 self.recorded = None
@@ -94,6 +86,44 @@ class InstanceRecord:
                 self._record = found
             self._flush()
             return self.recorded
+
+    def _create(self) -> dict[str, Any]:
+        body = {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": self.name,
+                "namespace": self.namespace, "labels": {"app.kubernetes.io/part-of": "gitops-kd"}}, "spec": {}}
+        try:
+            obj = self._rest.create(API_VERSION, PLURAL, self.namespace, body)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            return self._rest.get(API_VERSION, PLURAL, self.namespace, self.name)
+        log.info("%s: created", self.describe)
+        return obj
+
+    def refresh(self) -> bool:
+        """Re-read the object and write what this replica knows if it differs: a deleted object is created
+        again, a status edited out of band is written back. True when the cluster holds the record afterwards.
+        Raises ApiException (or a transport error) if the read or the create fails."""
+        with self._lock:
+            obj = self._rest.get_or_none(API_VERSION, PLURAL, self.namespace, self.name)
+            if obj is None:
+                if not self._rest.fence():
+                    return False
+                log.warning("%s was deleted: creating it again with the record this replica holds", self.describe)
+                obj = self._create()
+                self.event(RECORD_RECREATED, "deleted out of band: created again with the applied commit "
+                           f"{self._record.applied[:12] or '-'} and force-push baseline {self._record.baseline[:12] or '-'}",
+                           type_=WARNING)
+            elif self._object is not None and not self.pending and obj.get("status") != self._object.get("status") \
+                    and self._rest.fence():
+                log.warning("%s was edited out of band (lastAppliedRevision %s, forcePushBaseline %s): writing back "
+                            "what this replica applied", self.describe, (obj.get("status") or {}).get(
+                                "lastAppliedRevision"), (obj.get("status") or {}).get("forcePushBaseline"))
+                self.event(RECORD_REWRITTEN, "status edited out of band; written back: applied commit "
+                           f"{self._record.applied[:12] or '-'}, force-push baseline {self._record.baseline[:12] or '-'}",
+                           type_=WARNING)
+            self._object = obj
+            self._flush()
+            return not self.pending
 
     def update(self, **changes: Any) -> bool:
         """Apply one transition; True if the record changed (and a write was attempted)."""
@@ -123,7 +153,9 @@ class InstanceRecord:
         status = source_status(self._record, current, generation=generation,
                                not_ready_after=NOT_READY_AFTER_FAILED_POLLS, now=self._now())
         if status == current:
+            self.pending = False
             return
+        self.pending = True  # until a write lands
         for _ in range(CONFLICT_RETRIES):
             body = copy.deepcopy(self._object)
             body["status"] = status
@@ -131,6 +163,7 @@ class InstanceRecord:
                 self._object = self._rest.replace(API_VERSION, PLURAL, self.namespace, self.name, body,
                                                   subresource="status")
                 self.writes += 1
+                self.pending = False
                 return
             except NotLeading as exc:
                 log.warning("%s", exc)
@@ -140,13 +173,22 @@ class InstanceRecord:
                     if not self._reread_after_conflict():
                         return
                     continue
-                log.warning("%s: status write failed (%s); retried at the next change", self.describe, exc.reason)
+                if exc.status == 404 and self._rest.fence():  # deleted: create it again, then write on it
+                    log.warning("%s was deleted: creating it again", self.describe)
+                    try:
+                        self._object = self._create()
+                    except Exception as again:  # noqa: BLE001 - retried by the record keeper
+                        log.warning("%s: cannot create it again (%s); retrying", self.describe, again)
+                        return
+                    continue
+                log.warning("%s: status write failed (%s); retrying with backoff, nothing is planned until it "
+                            "lands", self.describe, exc.reason)
                 return
             except Exception as exc:  # noqa: BLE001 - the API unreachable: keep the record, retry later
-                log.warning("%s: status write failed (%s); retried at the next change", self.describe, exc)
+                log.warning("%s: status write failed (%s); retrying with backoff, nothing is planned until it lands",
+                            self.describe, exc)
                 return
-        log.warning("%s: status write conflicted %d times; retried at the next change", self.describe,
-                    CONFLICT_RETRIES)
+        log.warning("%s: status write conflicted %d times; retrying with backoff", self.describe, CONFLICT_RETRIES)
 
     def _reread_after_conflict(self) -> bool:
         """After a 409: re-read the object; True if this replica still leads and may write its record on top.

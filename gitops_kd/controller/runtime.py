@@ -16,6 +16,7 @@ from kubernetes.client import ApiClient
 from gitops_kd.constants import REQUEUE_NOT_SYNCED
 from gitops_kd.controller.http import HttpServer, make_app
 from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
+from gitops_kd.controller.record_keeper import RecordKeeper
 from gitops_kd.controller.refusals import RefusalReporter
 from gitops_kd.controller.scope import Scope, Scoped, restrict
 from gitops_kd.controller.select import select
@@ -151,6 +152,8 @@ class Controller:
         self.last_plan: Plan | None = None
         self.actions_executed = 0
         self._fence: Callable[[], bool] = lambda: True  # set_fence
+        self.keeper = None if record is None else RecordKeeper(record, source, self.collector,
+                                                               on_trusted=self._record_trusted)
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self, *, sync_timeout: float = 30.0) -> Controller:
@@ -166,9 +169,12 @@ class Controller:
             log.warning("informers not synced after %ss; continuing (reconciles wait for them)", sync_timeout)
         if not self._load_record():
             return self
-        self._load_applied()
         self.queue.start()
-        self.poller.start()
+        if self.keeper is None or self.keeper.trusted:  # else the keeper starts them once the record checks out
+            self._load_applied()
+            self.poller.start()
+        if self.keeper is not None:
+            self.keeper.start()
         if self._listen is not None:
             app = make_app(self, webhook_secret=self._webhook_secret, branch=self.source.branch, metrics=self.metrics,
                            ui=self.ui_config())
@@ -184,6 +190,8 @@ class Controller:
         self._started = False
         if self.http is not None:
             self.http.stop()
+        if self.keeper is not None:
+            self.keeper.stop()
         self.poller.stop()
         self.queue.stop(timeout=60)
         self.collector.stop()
@@ -262,26 +270,32 @@ class Controller:
         return result.sha, result.pushed
 
     def _load_record(self) -> bool:
-        """Read the instance record until it works (False if stopped first) and adopt what it says was applied."""
-        if self.record is None:
+        """Read the instance record until it works (False if stopped first); the keeper checks it before anything
+        of it is adopted (controller/record_keeper.py)."""
+        if self.record is None or self.keeper is None:
             return True
         while not self._stopping.is_set():
             try:
-                recorded = self.record.load()
+                self.record.load()
                 break
             except Exception as exc:  # noqa: BLE001 - nothing is planned until the cluster's record is known
                 log.warning("%s cannot be read (%s); not reconciling until it can", self.record.describe, exc)
                 self._stopping.wait(RECORD_RETRY)
         else:
             return False
-        if recorded is not None:
+        if self.keeper.establish():
+            recorded = self.record.record
             log.info("%s: applied %s, force-push baseline %s", self.record.describe, recorded.applied[:12] or "-",
                      recorded.baseline[:12] or "-")
-            self.source.adopt(recorded.applied or None, recorded.baseline or None)
-        else:
-            self.source.adopt(None, None)  # no record: the local state file is not trusted either
         self._marked = None
         return True
+
+    def _record_trusted(self) -> None:
+        """The keeper found the record trustworthy after a stall: start from what it says was applied."""
+        self._marked = None
+        self._load_applied()
+        self.poller.start()
+        self.kick()
 
     def _load_applied(self) -> None:
         commit = self.source.applied_commit
@@ -399,6 +413,8 @@ class Controller:
         self._errors_in_row = 0
 
     def _reconcile_key(self, key: str) -> None:
+        if self.keeper is not None:
+            self.keeper.gate()  # no plan from a record not trusted, nor while the cluster's lags what was applied
         if not self.collector.wait_synced(0) or not self._polled.is_set():
             # Before the first poll the last applied commit may be older than one already started (a commit
             # whose KDApp KubeDirector refused is accepted, not applied): planning it would flip the rollout.
@@ -447,6 +463,8 @@ class Controller:
             self.record.update(in_sync=plan.empty)
         self._report_phases(observed)
         self._maybe_mark_applied(desired, plan)
+        if self.keeper is not None:
+            self.keeper.gate()  # the record of this plan's commit landed before any step of it runs
         if self.per_key:
             for work in {owner(a) for a in plan.actions if not isinstance(a, Wait)} - {FLEET_KEY}:
                 self.queue.add(str(work))

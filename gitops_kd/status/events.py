@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import STALL_APPLY_FAILED
+from gitops_kd.constants import STALL_APPLY_FAILED, STALL_RECORD_UNTRUSTED
 from gitops_kd.status.conditions import rfc3339
 
 COMPONENT = "gitops-kd"
@@ -40,6 +40,9 @@ PRUNE_FAILED = "PruneFailed"
 COMMIT_REFUSED = "CommitRefused"
 GIT_CACHE_RECOVERED = "GitCacheRecovered"
 GIT_UNREADABLE = "GitUnreadable"
+RECORD_REWRITTEN = "RecordRewritten"  # the GitOpsKDSource's status was edited out of band: the leader wrote it back
+RECORD_RECREATED = "RecordRecreated"  # the GitOpsKDSource was deleted: the leader created it again
+RECORD_UNTRUSTED = STALL_RECORD_UNTRUSTED  # the record found disagrees with Git or the cluster: nothing is planned
 
 MESSAGE_LIMIT = 1024
 

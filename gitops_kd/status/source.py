@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import ROLLOUT_API_VERSION
+from gitops_kd.constants import ROLLOUT_API_VERSION, STALL_RECORD_UNTRUSTED
 from gitops_kd.status.conditions import mark_ready, mark_reconciling, mark_stalled
 
 API_VERSION = ROLLOUT_API_VERSION  # the group and version of every gitops-kd kind
@@ -23,7 +23,7 @@ SHORT_SHA = 12
 _KEYS = {"url": "url", "branch": "branch", "applied": "lastAppliedRevision", "applied_subject": "lastAppliedSubject",
          "attempted": "lastAttemptedRevision", "refusal": "refusal", "baseline": "forcePushBaseline",
          "git_failures": "gitFailures", "git_error": "lastGitError", "recoveries": "cacheRecoveries",
-         "handled": "lastHandledReconcileAt"}
+         "handled": "lastHandledReconcileAt", "distrust": "recordProblem"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class SourceRecord:
     git_error: str = ""
     recoveries: int = 0
     handled: str = ""  # the last reconcile.gitops-kd.io/requestedAt value whose poll is done
+    distrust: str = ""  # why the record found in the cluster is not trusted ("" when it is): nothing is planned
     in_sync: bool = False
 
     @classmethod
@@ -70,14 +71,18 @@ def source_status(record: SourceRecord, previous: Mapping[str, Any] | None, *, g
                   not_ready_after: int, now: datetime) -> dict[str, Any]:
     """The status to write for `record`: its fields and Ready / Reconciling / Stalled conditions.
 
-    Stalled (Ready=False) when the repository could not be read in `not_ready_after` polls in a row
+    Stalled (Ready=False) when the record found disagrees with Git or the cluster (RecordUntrusted), the
+    repository could not be read in `not_ready_after` polls in a row
     (GitUnreadable) or the newest commit was refused (CommitRefused); Reconciling while the applied commit
     still has actions to run or none was applied yet; else Ready=True with the applied revision."""
     status: dict[str, Any] = {key: getattr(record, name) for name, key in _KEYS.items()}
     status["observedGeneration"] = generation
     before = (previous or {}).get("conditions")
     revision = f"{record.branch}@sha1:{record.applied[:SHORT_SHA]}" if record.applied else ""
-    if record.git_failures >= not_ready_after:
+    if record.distrust:
+        conditions = mark_stalled(before, STALL_RECORD_UNTRUSTED, _first_line(record.distrust), generation=generation,
+                                  now=now)
+    elif record.git_failures >= not_ready_after:
         message = f"{record.git_failures} polls in a row could not read {record.url}: {_first_line(record.git_error)}"
         conditions = mark_stalled(before, GIT_UNREADABLE, message, generation=generation, now=now)
     elif record.refusal:

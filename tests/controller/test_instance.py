@@ -144,3 +144,35 @@ def test_after_a_conflict_a_deposed_replica_rereads_and_does_not_write_on_top(cl
     status = rest.get(API_VERSION, PLURAL, "default", "four")["status"]
     assert (status["lastAppliedRevision"], status["forcePushBaseline"]) == ("c" * 40, "c" * 40)
     assert status.get("lastAttemptedRevision") != "d" * 40
+
+
+def test_a_failed_write_stays_pending_until_a_flush_lands(cluster: EmbeddedCluster) -> None:
+    """Invariant: a record write that failed is not forgotten: `pending` until a later flush lands it."""
+    mine = record(cluster, "pending")
+    mine.load()
+    cluster.faults.add("error", "update", f"{PLURAL}/status", 2)
+    mine.update(applied=SHA, baseline=SHA)
+    assert mine.pending
+    mine.flush()
+    assert mine.pending  # the second 500
+    mine.flush()
+    assert not mine.pending
+    status = RestClient(cluster.api_client()).get(API_VERSION, PLURAL, "default", "pending")["status"]
+    assert (status["lastAppliedRevision"], status["forcePushBaseline"]) == (SHA, SHA)
+
+
+def test_refresh_writes_back_an_edit_and_recreates_a_deleted_object(cluster: EmbeddedCluster) -> None:
+    """Invariant: the leader's record is what the cluster holds: refresh() writes back a status edited out of band
+    and creates a deleted object again, with the applied commit and baseline it knows."""
+    rest = RestClient(cluster.api_client())
+    mine = record(cluster, "kept")
+    mine.load()
+    mine.update(applied=SHA, baseline=SHA, url=URL, branch="main")
+    rest.patch(API_VERSION, PLURAL, "default", "kept", {"status": {"lastAppliedRevision": "b" * 40}},
+               subresource="status")
+    assert mine.refresh()
+    assert rest.get(API_VERSION, PLURAL, "default", "kept")["status"]["lastAppliedRevision"] == SHA
+    rest.delete(API_VERSION, PLURAL, "default", "kept")
+    assert mine.refresh()
+    status = rest.get(API_VERSION, PLURAL, "default", "kept")["status"]
+    assert (status["lastAppliedRevision"], status["forcePushBaseline"]) == (SHA, SHA)

@@ -18,13 +18,13 @@ from tests.e2e.harness import E2E
 from tests.real.controlplane import ControlPlane
 from tests.real.faultproxy import FaultProxy
 from tests.real.kubeconfig import write_kubeconfig
-from tests.safety.matrix import Fault, Injection, sequence
+from tests.safety.matrix import RECORD_KINDS, RECORD_WRITE, RECORD_WRITE_FAILURES, Fault, Injection, sequence
 
 pytestmark = pytest.mark.real
 
 # kill: SIGKILL while the k-th request is held, a new process takes over; conflict: a 409 where none can come
 # from the server. k = 40: the first upgrade's pod phase (N is about 130).
-SAMPLE = [Fault("kill", 40), Fault("conflict", 25)]
+SAMPLE = [Fault("kill", 40), Fault("conflict", 25), Fault("record-delete", 40)]
 if os.environ.get("REAL_FAULT_MATRIX_SAMPLE"):
     SAMPLE = [Fault(s.split("@")[0], int(s.split("@")[1])) for s in os.environ["REAL_FAULT_MATRIX_SAMPLE"].split(",")]
 if any(f.kind == "lost" for f in SAMPLE):  # the proxy forwards a request or answers it itself, never both
@@ -41,6 +41,9 @@ def test_one_fault_at_the_real_api_server_breaks_no_invariant(real_world: E2E, s
     with FaultProxy(("127.0.0.1", sim_joined.port), pki.ca.cert, pki.apiserver.cert, pki.apiserver.key) as proxy:
         kubeconfig = write_kubeconfig(tmp_path / "proxied.kubeconfig", proxy.server, pki.ca.cert, token=token)
         run = sequence(real_world, Injection(proxy.faults, kubeconfig, lambda: proxy.writes), tmp_path, fault)
-    # the fault landed: exactly one request of the controller's answered by the proxy (held, for kill and freeze)
-    assert len(proxy.injected) == 1, proxy.injected
-    assert run.fault == fault and run.writes > 20 and run.killed == (fault.kind in ("kill", "freeze"))
+    # the fault landed: exactly one request of the controller's answered by the proxy (held, for kill and freeze;
+    # RECORD_WRITE_FAILURES status writes of the record for record-write; none for the other record kinds, which act
+    # on the GitOpsKDSource itself)
+    expected = {RECORD_WRITE: RECORD_WRITE_FAILURES}.get(fault.kind, 0 if fault.kind in RECORD_KINDS else 1)
+    assert len(proxy.injected) == expected, proxy.injected
+    assert run.fault == fault and run.writes > 20 and run.killed == (fault.kind in ("kill", "freeze", *RECORD_KINDS))

@@ -6,8 +6,12 @@ controller (matched by its bearer token; Lease renewals are not counted): a 500,
 hangs, then 504, not applied), a lost answer (the request is carried out, then answered 504; an exec runs, then its
 connection drops before its exit status), a SIGKILL of the controller while that request hangs (a new process with
 an empty cache takes over), or, with two replicas under leader election, a SIGSTOP of the leader while that request
-hangs, held until the standby has taken the Lease (then SIGCONT: the deposed leader must act no more). After the
-sequence the invariants are checked; a run that breaks one raises AssertionError naming it. On the real backend
+hangs, held until the standby has taken the Lease (then SIGCONT: the deposed leader must act no more). The record
+kinds act on the instance record (the GitOpsKDSource) once the controller made its k-th write or exec: its next
+RECORD_WRITE_FAILURES status writes fail with 500s ("record-write"), its status is edited out of band to an older
+applied commit and a force-push baseline that does not exist ("record-edit"), or it is deleted ("record-delete");
+the sequence must end with the record holding the head commit again. After the sequence the invariants are
+checked; a run that breaks one raises AssertionError naming it. On the real backend
 (tests/real/test_fault_matrix.py) the same sequence runs with the faults injected by a FaultProxy in front of
 kube-apiserver (tests/real/faultproxy.py), the controller's only way to the API server.
 """
@@ -25,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from gitops_kd.status.source import API_VERSION, PLURAL
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim.apiserver.faults import WRITE, FaultInjector
 from tests.deploy.runner import RunProcess, token_kubeconfig
@@ -33,8 +38,13 @@ from tests.ha.test_failover import SYSTEM_NS, leader_of
 from tests.scenarios.runs import clean_system_namespace
 
 TOKEN = "gitops-kd-matrix"
-KINDS = ("error", "conflict", "timeout", "lost", "kill", "freeze")
+RECORD_WRITE, RECORD_EDIT, RECORD_DELETE = "record-write", "record-edit", "record-delete"
+RECORD_KINDS = (RECORD_WRITE, RECORD_EDIT, RECORD_DELETE)  # an out-of-band actor on the GitOpsKDSource after the k-th
+KINDS = ("error", "conflict", "timeout", "lost", "kill", "freeze", *RECORD_KINDS)
 HELD = ("kill", "freeze")  # kinds whose k-th request hangs while the controller is acted on
+RECORD_WRITE_FAILURES = 3  # record-write: this many status writes of the record fail in a row (500)
+RECORD_NAME = "gitops-kd"  # the GitOpsKDSource of `gitops-kd run` (named after its Lease) in SYSTEM_NS
+BOGUS_SHA = "0123456789abcdef0123456789abcdef01234567"  # record-edit: a force-push baseline no repository has
 HANG = 30.0  # seconds a "kill" request hangs at the server while the controller is killed
 # Leader election of the freeze kind's two replicas (`gitops-kd run --lease-*`): a standby takes over a frozen leader
 # about LEASE[0] s after its last renewal instead of the default 15 s; the fence is the same code at any duration.
@@ -82,7 +92,7 @@ class Run:
     fired: bool = False  # the fault hit a request (its rule was used up before the end)
     ready_checks: int = 0  # how many times a Ready KDRollout was checked against its pods' images
     attempts: dict[str, tuple[str, str]] = field(default_factory=dict)  # attempt id -> (direction, target)
-    killed: bool = False
+    killed: bool = False  # a held kind acted on the controller, or a record kind on the record
     cpu: float = 0.0  # CPU seconds of this process (test, embedded cluster) and of the controllers, for the figures
 
 
@@ -143,7 +153,7 @@ def _record_attempt(status: dict[str, Any], run: Run) -> None:
 
 
 def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], start: Any,
-                faults: FaultInjector | None) -> None:
+                faults: FaultInjector | None, record_fault: Callable[[], None] | None = None) -> None:
     """Until Ready at ``version`` (killing and replacing the controller once the injected hang fired). faults None:
     the first deploy, before any fault: it is recorded Ready at its first version as soon as the KDCluster is
     created, before its pods exist (no pod runs another image: the claim holds), so its pods are waited for after."""
@@ -156,6 +166,8 @@ def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], sta
                 procs.append(start())
             else:
                 _freeze_leader(world, procs)
+        if record_fault is not None and not run.killed:
+            record_fault()
         rollout = world.rollout()
         status = (rollout or {}).get("status") or {}
         _record_attempt(status, run)
@@ -180,6 +192,34 @@ def _freeze_leader(world: E2E, procs: list[RunProcess]) -> None:
         wait_for("the standby takes the Lease", lambda: leader_of(world, procs) not in (None, leader), 90)
     finally:
         os.kill(leader.proc.pid, signal.SIGCONT)
+
+
+def record_fault(world: E2E, injection: Injection, run: Run, before: int) -> Callable[[], None]:
+    """The act of a record kind, done once the controller made its k-th write or exec since ``before``."""
+    def act() -> None:
+        if injection.writes() - before < run.fault.k:
+            return
+        run.killed = True
+        if run.fault.kind == RECORD_WRITE:
+            injection.faults.add("error", "update", f"{PLURAL}/status", RECORD_WRITE_FAILURES, user=injection.user)
+        elif run.fault.kind == RECORD_EDIT:
+            older = git(world.repo, "rev-parse", "HEAD~1")
+            world.rest.patch(API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME, {"status": {
+                "lastAppliedRevision": older, "forcePushBaseline": BOGUS_SHA}}, subresource="status")
+        else:
+            world.rest.delete(API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME)
+    return act
+
+
+def _check_record(world: E2E, run: Run) -> None:
+    """Invariant (record kinds): the record ends up holding the head commit, Ready, whatever was done to it."""
+    head = git(world.repo, "rev-parse", "HEAD")
+
+    def holds() -> bool:
+        status = (world.rest.get_or_none(API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME) or {}).get("status") or {}
+        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
+        return status.get("lastAppliedRevision") == head and status.get("forcePushBaseline") == head and ready
+    wait_for(f"{run.fault}: the GitOpsKDSource Ready at the head {head[:12]}", holds, 30)
 
 
 def _read_files(world: E2E, pod: str, *paths: str) -> list[str]:
@@ -235,24 +275,28 @@ def sequence(world: E2E, injection: Injection, tmp: Path, fault: Fault) -> Run:
         for pod in members:
             world.sh(pod, "echo user-data > /var/lib/hello/user.txt")
         before = injection.writes()
-        if fault.k:
+        acts = record_fault(world, injection, run, before) if fault.kind in RECORD_KINDS and fault.k else None
+        if fault.k and fault.kind not in RECORD_KINDS:
             kind = "timeout" if fault.kind in HELD else fault.kind
             injection.faults.add(kind, WRITE, "!leases", user=injection.user, skip=fault.k - 1,
                                      delay={"kill": HANG, "freeze": FREEZE_HANG, "lost": LOST_DELAY}.get(fault.kind, 2.0))
         upgrade = world.commit({"apps/hello.yaml": matrix_app()}, "hello 2.0.0")
         _poll_now(procs)
-        _wait_ready(world, "2.0.0", run, procs, start, injection.faults)
+        _wait_ready(world, "2.0.0", run, procs, start, injection.faults, acts)
         git(world.repo, "revert", "--no-edit", upgrade)
         _poll_now(procs)
-        _wait_ready(world, "1.0.0", run, procs, start, injection.faults)
+        _wait_ready(world, "1.0.0", run, procs, start, injection.faults, acts)
         revert = git(world.repo, "rev-parse", "HEAD")
         git(world.repo, "revert", "--no-edit", revert)
         _poll_now(procs)
-        _wait_ready(world, "2.0.0", run, procs, start, injection.faults)
+        _wait_ready(world, "2.0.0", run, procs, start, injection.faults, acts)
+        if acts is not None:
+            acts()  # a k past the sequence's last phase: the act still happens, on the settled controller
+            _check_record(world, run)
         run.writes = injection.writes() - before
         if injection.requests is not None:
             run.requests = injection.requests()[before:]
-        run.fired = bool(fault.k) and not injection.faults.rules()
+        run.fired = bool(fault.k) and not injection.faults.rules() and (fault.kind not in RECORD_KINDS or run.killed)
         injection.faults.clear()
         # Invariant: exactly the attempts Git asked for, in order (no downgrade nobody asked for).
         assert list(run.attempts.values()) == [("upgrade", "2.0.0"), ("downgrade", "1.0.0"), ("upgrade", "2.0.0")], \

@@ -1,0 +1,97 @@
+"""Check a GitOpsKDSource record against Git and against the commits the cluster's KDRollouts show."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gitops_kd.source.gitrepo import GitCache
+from gitops_kd.status.source import SHORT_SHA, SourceRecord
+
+
+@dataclass(frozen=True)
+class ClusterCommit:
+    """A commit a KDRollout shows (its attempt, its in-sync record or a history entry) and where."""
+
+    sha: str
+    where: str  # "KDRollout ns/name status.commit"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What to adopt from a record (applied, baseline) or why nothing of it may be used (`problem`)."""
+
+    applied: str | None = None
+    baseline: str | None = None
+    problem: str = ""
+
+
+def cluster_commits(rollouts: Iterable[Mapping[str, Any]]) -> tuple[ClusterCommit, ...]:
+    """Every commit the KDRollouts (raw objects) name: status.commit, status.syncedCommit, status.history[].commit."""
+    found: list[ClusterCommit] = []
+    for obj in rollouts:
+        meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+        where = f"KDRollout {meta.get('namespace')}/{meta.get('name')}"
+        for key in ("commit", "syncedCommit"):
+            if isinstance(status.get(key), str) and status[key]:
+                found.append(ClusterCommit(status[key], f"{where} status.{key}"))
+        for entry in status.get("history") or ():
+            if isinstance(entry, Mapping) and isinstance(entry.get("commit"), str) and entry["commit"]:
+                found.append(ClusterCommit(entry["commit"], f"{where} status.history"))
+    return tuple(found)
+
+
+def in_git(git: GitCache, sha: str) -> bool:
+    return git.run("cat-file", "-e", f"{sha}^{{commit}}").returncode == 0
+
+
+def contains(git: GitCache, ancestor: str, descendant: str) -> bool:
+    """True when `descendant` is `ancestor` or descends from it."""
+    return ancestor == descendant or git.run("merge-base", "--is-ancestor", ancestor, descendant).returncode == 0
+
+
+def check_record(git: GitCache, found: SourceRecord | None, shown: Iterable[ClusterCommit], *,
+                 allow_force_push: bool) -> Verdict:
+    """The record to adopt, checked: its applied commit exists in Git (or the baseline is gone too: a force push
+    the source then refuses), the baseline descends from it, and it contains every commit the cluster shows (a
+    KDRollout attempt newer than the record means the record is stale or was edited: planning from it would
+    downgrade). An empty record (deleted, new) takes the newest commit the cluster shows as force-push baseline
+    (one no longer in Git, if any: the branch was rewritten), so a history rewrite is still refused."""
+    known = [c for c in shown if in_git(git, c.sha)]
+    if found is None or not (found.applied or found.baseline):
+        gone = [c for c in shown if c not in known]
+        if gone and not allow_force_push:  # rewritten away: the source refuses every head it cannot check against it
+            return Verdict(None, gone[0].sha)
+        baseline = _newest(git, known)
+        if known and baseline is None and not allow_force_push:
+            return Verdict(problem="the record is empty and the commits the KDRollouts show are not one line of "
+                           "history: no force-push baseline can be re-established")
+        return Verdict(None, baseline)
+    baseline_known = not found.baseline or in_git(git, found.baseline)
+    if found.applied and not in_git(git, found.applied):
+        if baseline_known:  # (both gone: the branch was force-pushed; the source refuses every head it cannot check)
+            return Verdict(problem=f"lastAppliedRevision {found.applied[:SHORT_SHA]} is not a commit of "
+                           f"{found.url}@{found.branch}")
+        return Verdict(found.applied, found.baseline)
+    if found.applied and found.baseline and baseline_known and not contains(git, found.applied, found.baseline):
+        return Verdict(problem=f"forcePushBaseline {found.baseline[:SHORT_SHA]} does not descend from "
+                       f"lastAppliedRevision {found.applied[:SHORT_SHA]}")
+    newest = found.applied or found.baseline
+    if not allow_force_push and (found.applied or baseline_known):
+        for commit in known:
+            if not contains(git, commit.sha, newest):
+                return Verdict(problem=f"{commit.where} shows commit {commit.sha[:SHORT_SHA]}, newer than the "
+                               f"recorded {newest[:SHORT_SHA]}: the record is stale or was edited")
+    return Verdict(found.applied or None, found.baseline or None)
+
+
+def _newest(git: GitCache, commits: list[ClusterCommit]) -> str | None:
+    """The commit that contains all the others (None if there are none or they are not one line of history)."""
+    best: str | None = None
+    for commit in commits:
+        if best is None or contains(git, best, commit.sha):
+            best = commit.sha
+    if best is not None and all(contains(git, c.sha, best) for c in commits):
+        return best
+    return None

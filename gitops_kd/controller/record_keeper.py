@@ -1,0 +1,124 @@
+"""RecordKeeper: the leader's GitOpsKDSource is checked before it is adopted, then kept equal to what was applied."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from gitops_kd.constants import RECORD_CHECK_INTERVAL, RECORD_RETRY_CAP
+from gitops_kd.controller.instance import InstanceRecord
+from gitops_kd.controller.record_check import Verdict, check_record, cluster_commits
+from gitops_kd.kube.workqueue import RequeueAfter
+from gitops_kd.observe.collector import Collector
+from gitops_kd.source import GitSource
+from gitops_kd.status.events import RECORD_UNTRUSTED, WARNING
+
+log = logging.getLogger(__name__)
+
+FIRST_RETRY = 0.5  # seconds before the first retry of a failed record write (doubling up to RECORD_RETRY_CAP)
+
+
+class RecordKeeper:
+    """Guards the instance record (controller/instance.py) of a leading controller.
+
+    establish() checks the record load() found against Git and the KDRollouts (controller/record_check.py) and
+    adopts it into the source only if it checks out; otherwise the record is Stalled RecordUntrusted and
+    `trusted` stays False: gate() holds every reconcile, and the keeper's thread re-reads and re-checks it until
+    it checks out (fixed by hand, or deleted: then re-established from the cluster) and calls `on_trusted`.
+    Once trusted the thread re-reads the object every RECORD_CHECK_INTERVAL (an out-of-band edit is written
+    back, a deleted object created again) and retries a failed write with backoff; gate() holds every plan
+    while the cluster does not hold what was applied.
+    """
+
+    def __init__(self, record: InstanceRecord, source: GitSource, collector: Collector, *,
+                 on_trusted: Callable[[], None]) -> None:
+        self.record, self.source = record, source
+        self._collector = collector
+        self._on_trusted = on_trusted
+        self.trusted = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._reported = ""
+
+    def establish(self) -> bool:
+        """Check the record the last load() found; adopt it (True) or stall the record (False). Raises nothing."""
+        try:
+            self.source.fetch()
+            verdict = check_record(self.source.git, self.record.recorded, cluster_commits(self._rollouts()),
+                                   allow_force_push=self.source.trust.allow_force_push)
+        except Exception as exc:  # noqa: BLE001 - Git or the watch caches unreadable: cannot know, so do not trust
+            reason = str(exc).splitlines()[0] if str(exc) else repr(exc)
+            verdict = Verdict(problem=f"cannot check the record against Git and the KDRollouts: {reason}")
+        if verdict.problem:
+            self._distrust(verdict.problem)
+            return False
+        if self.record.recorded is None or not self.record.recorded.baseline:
+            if verdict.baseline:
+                log.warning("%s is empty: force-push baseline %s re-established from the KDRollouts",
+                            self.record.describe, verdict.baseline[:12])
+        self.source.adopt(verdict.applied, verdict.baseline)
+        self.record.update(distrust="", **({"baseline": verdict.baseline} if verdict.baseline else {}))
+        self.trusted = True
+        self._reported = ""
+        return True
+
+    def _rollouts(self) -> list[Mapping[str, Any]]:
+        """The raw KDRollouts in the scope (raises until the watch caches have synced: they are not known yet)."""
+        if not self._collector.wait_synced(0):
+            raise RuntimeError("the watch caches have not synced yet")
+        return [c.rollout.raw for c in self._collector.snapshot().clusters.values() if c.rollout is not None]
+
+    def _distrust(self, problem: str) -> None:
+        self.trusted = False
+        message = f"not planning from {self.record.describe}: {problem}"
+        if problem != self._reported:
+            log.error("%s", message)
+            self.record.event(RECORD_UNTRUSTED, message, type_=WARNING)
+            self._reported = problem
+        self.record.update(distrust=message)
+
+    def gate(self) -> None:
+        """Raise RequeueAfter unless plans may run: the record is trusted and the cluster holds what was applied."""
+        if not self.trusted:
+            raise RequeueAfter(RECORD_CHECK_INTERVAL)
+        if self.record.pending:
+            self.record.flush()
+            if self.record.pending:
+                raise RequeueAfter(FIRST_RETRY)
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="gitops-kd-record", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        failures = 0
+        delay = FIRST_RETRY if self.record.pending else RECORD_CHECK_INTERVAL
+        while not self._stop.wait(delay):
+            if not self.trusted:
+                delay = RECORD_CHECK_INTERVAL
+                if self._recheck():
+                    self._on_trusted()
+                continue
+            try:
+                held = self.record.refresh()
+            except Exception as exc:  # noqa: BLE001 - the API unreachable: retry with backoff
+                log.warning("%s cannot be read (%s); retrying", self.record.describe, exc)
+                held = False
+            failures = 0 if held else failures + 1
+            delay = RECORD_CHECK_INTERVAL if held else min(RECORD_RETRY_CAP, FIRST_RETRY * 2 ** (failures - 1))
+
+    def _recheck(self) -> bool:
+        try:
+            self.record.load()
+        except Exception as exc:  # noqa: BLE001 - retried at the next interval
+            log.warning("%s cannot be read (%s); retrying", self.record.describe, exc)
+            return False
+        return self.establish()

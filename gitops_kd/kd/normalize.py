@@ -28,6 +28,15 @@ APP_DEFAULT_FIELDS = {  # top-level default -> the role field KD writes it into 
     "defaultPersistDirs": "persistDirs", "defaultEventList": "eventList", "defaultMaxLogSizeDump": "maxLogSizeDump"}
 
 
+def _package_info(package: Any) -> dict[str, Any] | None:
+    """A default config package as KD writes it into a role: its Go struct SetupPackageInfo marshalled (both fields,
+    no omitempty: kubedirectorapp_types.go), other keys dropped; null stays null."""
+    if not isinstance(package, Mapping):
+        return None
+    return {"packageURL": str(package.get("packageURL") or ""),
+            "useNewSetupLayout": bool(package.get("useNewSetupLayout"))}
+
+
 def stored_app_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
     """The KDApp spec KubeDirector stores for ``spec`` (plain values; ``spec`` may be frozen)."""
     out: dict[str, Any] = thaw(spec)
@@ -39,7 +48,7 @@ def stored_app_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
         for default, field in APP_DEFAULT_FIELDS.items():
             if field == "configPackage":
                 if field not in role:  # absent only: an explicit null is "set" (SetupPackage.IsSet)
-                    role[field] = thaw(defaults.get(default))
+                    role[field] = _package_info(defaults.get(default))
             elif field == "maxLogSizeDump":
                 if role.get(field) is None:
                     role[field] = defaults[default] if defaults.get(default) is not None else MAX_LOG_SIZE_DUMP

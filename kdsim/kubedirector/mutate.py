@@ -43,6 +43,15 @@ def default_storage_class(classes: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
+def setup_package_info(package: Any) -> dict[str, Any] | None:
+    """The default config package as KD's patch carries it: the Go struct SetupPackageInfo marshalled, both fields
+    always present (kubedirectorapp_types.go: no omitempty), anything else dropped; null stays null."""
+    if not isinstance(package, Mapping):
+        return None
+    return {"packageURL": str(package.get("packageURL") or ""),
+            "useNewSetupLayout": bool(package.get("useNewSetupLayout"))}
+
+
 def app_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
     """The KDApp spec KD stores (validateRoles' patch applied); a role KD would refuse (no image at all) leaves
     the spec as sent, since KD sends no patch then."""
@@ -60,7 +69,7 @@ def app_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
         return copy.deepcopy(dict(spec))  # noDefaultImage: a validation error, no patch
     for role in roles:
         if "configPackage" not in role:  # SetupPackage.IsSet is false only when the key is absent
-            role["configPackage"] = copy.deepcopy(package) if has_package else None
+            role["configPackage"] = setup_package_info(package) if has_package else None
         if role.get("imageRepoTag") is None:
             role["imageRepoTag"] = image
         if role.get("persistDirs") is None and persist is not None:

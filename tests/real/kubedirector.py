@@ -28,6 +28,7 @@ NAMESPACE = "kubedirector"
 NAME = "kubedirector"  # OPERATOR_NAME: the Deployment KD takes as owner of what it creates
 VALIDATOR = "kubedirector-validator"  # the webhook Service KD creates (pkg/validator)
 WEBHOOK_PORT = 8443  # KD's validation server listens here on every address
+METRICS_PORT = 8383  # and controller-runtime's metrics server here (both fixed in KD's main.go)
 DEFAULT_CLASS = "standard"  # the default StorageClass these backends provide (KD refuses a cluster without one)
 SHARED_ENV = "REALKD_SHARED"
 
@@ -75,6 +76,11 @@ class RealKubeDirector:
 
     def __enter__(self) -> RealKubeDirector:
         began = time.monotonic()
+        taken = [port for port in (WEBHOOK_PORT, METRICS_PORT) if _listening("127.0.0.1", port)]
+        if taken:
+            raise ControlPlaneError(f"port {', '.join(map(str, taken))} is in use: KubeDirector listens on fixed ports "
+                                    f"{WEBHOOK_PORT} and {METRICS_PORT}, so one real KubeDirector backend runs at a "
+                                    "time on a machine (is another test session running --backend=kd?)")
         self.workdir.mkdir(parents=True, exist_ok=True)
         built = build()
         home = built[self.flavour]

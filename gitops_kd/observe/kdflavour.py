@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.kd.flavour import Flavour, flavour_of
+from gitops_kd.kd.flavour import UNKNOWN, Flavour, flavour_of
 from gitops_kd.kd.layout import API_GROUP, KDAPP_PLURAL, KDCLUSTER_PLURAL
 from gitops_kd.kube.rest import RestClient
 
@@ -28,4 +29,13 @@ def detect(rest: RestClient) -> Flavour:
     return flavour_of(_crd(rest, KDAPP_PLURAL), _crd(rest, KDCLUSTER_PLURAL))
 
 
-__all__ = ["detect"]
+def installed(api_client: ApiClient) -> str:
+    """detect()'s description for the GitOpsKDSource status; a failed read is said, never raised (a poll's record
+    must not fail on it)."""
+    try:
+        return detect(RestClient(api_client)).describe()
+    except Exception as exc:  # noqa: BLE001 - an unreachable API server shows in the record's other fields
+        return f"{Flavour(UNKNOWN, 'not read').describe()}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+
+
+__all__ = ["detect", "installed"]

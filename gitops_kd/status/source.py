@@ -23,7 +23,7 @@ SHORT_SHA = 12
 _KEYS = {"url": "url", "branch": "branch", "applied": "lastAppliedRevision", "applied_subject": "lastAppliedSubject",
          "attempted": "lastAttemptedRevision", "refusal": "refusal", "baseline": "forcePushBaseline",
          "git_failures": "gitFailures", "git_error": "lastGitError", "recoveries": "cacheRecoveries",
-         "handled": "lastHandledReconcileAt", "distrust": "recordProblem"}
+         "handled": "lastHandledReconcileAt", "distrust": "recordProblem", "kubedirector": "kubeDirector"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class SourceRecord:
     recoveries: int = 0
     handled: str = ""  # the last reconcile.gitops-kd.io/requestedAt value whose poll is done
     distrust: str = ""  # why the record found in the cluster is not trusted ("" when it is): nothing is planned
+    kubedirector: str = ""  # which KubeDirector the API server's CRDs show, and what gitops-kd does on it
     in_sync: bool = False
 
     @classmethod

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from gitops_kd.testing import pod_ready
 from tests.e2e.harness import CLUSTER_LABEL, E2E, PodWatch, git, wait_for
 
 pytestmark = pytest.mark.backends
@@ -120,3 +121,28 @@ def test_git_revert_then_revert_of_the_revert(world: E2E) -> None:
     for pod in pods:
         assert world.sh(pod, "cat /var/lib/hello/new-in-2") == "yes\n"
         assert world.sh(pod, "cat /var/lib/hello/upgrade.log") == "upgraded-to-2.0.0\n"
+
+
+def test_a_member_kubedirector_adds_after_the_upgrade_runs_the_new_version(world: E2E) -> None:
+    """Invariant: the version Git asks for holds for members KubeDirector adds later. On stock KubeDirector the
+    KDApp stays held at 1.0.0 while hello-dev uses it; the StatefulSet template carries 2.0.0, so a worker added by a
+    commit (KubeDirector raises the StatefulSet's replicas) starts on 2.0.0, and the KDRollout is Ready at 2.0.0
+    only once it runs."""
+    at_1_0_0(world)
+    upgrade_to_2_0_0(world)
+    world.wait_settled(timeout=120)
+    cluster = (world.repo / "clusters" / "hello-dev.yaml").read_text()
+    worker = cluster.index("- id: worker")
+    grown = cluster[:worker] + cluster[worker:].replace("members: 2", "members: 3", 1)
+    assert grown != cluster
+    world.commit({"clusters/hello-dev.yaml": grown}, "hello-dev: a third worker")
+    assert world.controller is not None
+    world.controller.trigger_poll()
+
+    def three_workers_on_2_0_0() -> bool:
+        pods = world.pods()
+        return len(pods) == 4 and all(pod_ready(p) and p["spec"]["containers"][0]["image"] == "gitops-kd/hello:2.0.0"
+                                      for p in pods)
+    wait_for("a third worker Ready on 2.0.0", three_workers_on_2_0_0, 180)
+    rollout = world.wait_ready_at("2.0.0", timeout=120)
+    assert rollout["status"]["history"][-1]["version"] == "2.0.0"

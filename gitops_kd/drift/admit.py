@@ -102,10 +102,14 @@ def decide(request: Mapping[str, Any], desired: DesiredState | None, observed: O
     name = str(request.get("name") or _meta(old).get("name") or "")
     owned = _owned_changes(kind, namespace, name, operation, new, old, desired, observed,
                            rules if rules is not None else IgnoreRules.defaults())
+    glass = break_glass(request, who)
+    if owned is not None and not owned[0] and glass.startswith("annotation"):
+        # the annotation set on an edit that changes nothing owned: still audited, and no standing bypass
+        return Verdict(True, kind, namespace, name, (f"metadata.annotations[{BREAK_GLASS_ANNOTATION}]",), "", glass,
+                       owned[1])
     if owned is None or not owned[0]:
         return ALLOW
     changed, files = owned
-    glass = break_glass(request, who)
     if glass:
         return Verdict(True, kind, namespace, name, changed, "", glass, files)
     return Verdict(False, kind, namespace, name, changed, denial(kind, namespace, name, operation, changed, files,

@@ -84,10 +84,12 @@ def test_deleting_a_statefulset_or_member_service_is_refused(tmp_path: Path) -> 
 
 def test_a_leftover_break_glass_annotation_is_no_standing_bypass(tmp_path: Path) -> None:
     """Invariant (issue 28, 5): a break-glass annotation left on a KDCluster lets no later DELETE through: another
-    user's DELETE is refused; a break-glass group member's passes, audited by a BreakGlassEdit Event and a log line
-    naming the user."""
+    user's DELETE is refused; a break-glass group member's passes; the annotation edit and the DELETE are each
+    audited by a BreakGlassEdit Event naming user and reason (and a log line)."""
     with guarded(tmp_path) as (world, proc, _sts, _members):
         assert world.kubectl("annotate", "kdcluster", "hello-dev", f"{GLASS}=old-reason").returncode == 0
+        wait_for("the annotation audited", lambda: [e for e in _events(world, "BreakGlassEdit")
+                                                    if "annotation 'old-reason'" in e["message"]] or None, 20)
         later = world.kubectl("--as", "mallory", "delete", "kdcluster", "hello-dev")
         assert later.returncode != 0 and "denied the request" in later.stderr, later.stderr
         assert world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorclusters", NS, "hello-dev")

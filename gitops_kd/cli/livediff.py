@@ -34,6 +34,7 @@ def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, con
     from gitops_kd.controller.scope import Scope, restrict
     from gitops_kd.plan.planner import plan as make_plan
     from gitops_kd.review.livediff import live_diff
+    from gitops_kd.review.missing import missing_statefulsets
 
     logging.basicConfig(level=logging.WARNING)
     scope = watch_scope(namespace, all_namespaces, ())
@@ -48,7 +49,7 @@ def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, con
         for r in result.refusals:
             click.echo(f"  {r.describe()}", err=True)
         raise SystemExit(2)
-    found = live_diff(result.actions, observed)
+    found = live_diff(result.actions, observed) + missing_statefulsets(scoped.desired, observed)
     if output == "json":
         click.echo(json.dumps({"commit": desired.commit, "differences": [d.as_dict() for d in found]}, indent=2))
     else:

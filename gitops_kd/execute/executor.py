@@ -31,6 +31,7 @@ _HANDLERS: dict[type, Callable[[ExecContext, Any], Outcome]] = {
     A.StartGate: rollout.start_gate,
     A.CheckGate: gate.check_gate,
     A.FinishRollout: rollout.finish_rollout,
+    A.MarkMissing: rollout.mark_missing,
     A.NoteStep: rollout.note_step,
     A.RecordInSync: rollout.record_in_sync,
     A.Stall: rollout.stall,

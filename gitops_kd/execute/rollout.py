@@ -26,6 +26,7 @@ from gitops_kd.plan.actions import (
     EnsureRollout,
     FinishRollout,
     LiftStall,
+    MarkMissing,
     NoteStep,
     RecordInSync,
     Stall,
@@ -159,6 +160,19 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
         ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_SUCCEEDED,
                              f"all members run version {a.version} (from {status.get('fromVersion') or 'unknown'})")
     return Outcome(a.describe(), True, "rollout finished", expect=_expect(obj))
+
+
+def mark_missing(ctx: ExecContext, a: MarkMissing) -> Outcome:
+    """Reconciling (StatefulSetMissing) in one guarded write, unless already so."""
+    obj = ctx.rollout(a.namespace, a.cluster)
+    if obj is None:
+        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
+    status = obj.get("status") or {}
+    if rs.is_statefulset_missing(status):
+        return Outcome(a.describe(), False, "already marked", expect=_expect(obj))
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.statefulset_missing(
+        status, role=a.role, generation=generation(obj), now=ctx.now()), rv=rv(obj))
+    return Outcome(a.describe(), True, "marked not Ready", expect=_expect(obj))
 
 
 def note_step(ctx: ExecContext, a: NoteStep) -> Outcome:

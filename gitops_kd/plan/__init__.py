@@ -10,6 +10,7 @@ from gitops_kd.plan.actions import (
     FinishRollout,
     HandleFailure,
     LiftStall,
+    MarkMissing,
     NoteStep,
     PatchServicePorts,
     PatchTemplate,
@@ -27,7 +28,7 @@ from gitops_kd.plan.planner import plan
 
 __all__ = [
     "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout", "HandleFailure",
-    "LiftStall", "NoteStep",
+    "LiftStall", "MarkMissing", "NoteStep",
     "PatchServicePorts", "PatchTemplate", "Plan", "Prune", "RecordInSync", "Refusal", "RunStep", "SetOnDelete", "Stall",
     "StartGate", "Wait", "plan",
 ]

@@ -308,6 +308,19 @@ class Prune:
 
 
 @dataclass(frozen=True)
+class MarkMissing(_ClusterScoped):
+    """Take Ready away from a KDRollout (Reconciling, reason StatefulSetMissing) while the StatefulSet of
+    ``role``, which Git gives members, is absent; FinishRollout makes it Ready again once it is back."""
+
+    namespace: str
+    cluster: str
+    role: str
+
+    def describe(self) -> str:
+        return f"mark {self.namespace}/{self.cluster} not Ready: the StatefulSet of role {self.role} is missing"
+
+
+@dataclass(frozen=True)
 class RecordInSync(_ClusterScoped):
     """Record on the KDRollout that the cluster was seen in sync with Git: ``digest`` (drift.baseline) at
     ``commit``, so drift detection keeps its baseline across a controller restart."""
@@ -410,7 +423,7 @@ class Wait:
 
 
 Action = (ApplyApp | ApplyCluster | EnsureRollout | SetOnDelete | PatchTemplate | PatchServicePorts | DeletePod
-          | RunStep | StartGate | CheckGate | FinishRollout | NoteStep | Prune | RecordInSync | Stall | LiftStall
+          | RunStep | StartGate | CheckGate | FinishRollout | MarkMissing | NoteStep | Prune | RecordInSync | Stall | LiftStall
           | HandleFailure | Wait)
 
 

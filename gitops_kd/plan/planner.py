@@ -41,6 +41,7 @@ from gitops_kd.plan.actions import (
     EnsureRollout,
     FinishRollout,
     LiftStall,
+    MarkMissing,
     NoteStep,
     PatchServicePorts,
     PatchTemplate,
@@ -141,6 +142,8 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         found = cluster_steps(desired.apps[cdiff.app], desired.clusters[key], live, cdiff, ensure, now, held_note)
         if missing is not None:  # not finished (nor in sync) while a role's StatefulSet is still to come
             found = [*filter(lambda a: not isinstance(a, FinishRollout), found), _kd_wait(live, missing)]
+            if live.rollout is not None and not live.rollout.reconciling and not live.rollout.stalled:
+                found.insert(0, MarkMissing(key[0], key[1], missing))  # Ready no more (deleted out of band)
         settled = ready_since(live, t.target_version) if not found and ensure is None else None
         members[key] = (cdiff.app, WaveMember(key, wave, settled, soaks[key]))
         if ensure is not None or ready_since(live, t.target_version) is None and _heading(live, t.target_version):

@@ -23,6 +23,7 @@ from gitops_kd.status.conditions import rfc3339
 IDLE, UPGRADING, DOWNGRADING, STALLED = PHASE_IDLE, PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED
 HISTORY_LIMIT = 10
 MEMBERS_NOT_READY = "MembersNotReady"  # Reconciling reason of an adoption whose members are not all Ready yet
+STATEFULSET_MISSING = "StatefulSetMissing"  # Reconciling reason while a role's StatefulSet Git asks for is gone
 
 Status = Mapping[str, Any]
 
@@ -199,3 +200,15 @@ def lift_apply_stall(status: Status, message: str, *, generation: int, now: date
             "phase": phase if phase in (IDLE, UPGRADING, DOWNGRADING) else IDLE, "stalledReason": None,
             "message": message,
             "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now)}
+
+
+def statefulset_missing(status: Status, *, role: str, generation: int, now: datetime) -> dict[str, Any]:
+    """Ready no longer: Reconciling (StatefulSetMissing) while the StatefulSet of ``role`` is absent."""
+    message = f"the StatefulSet of role {role} is missing; waiting for KubeDirector to create it"
+    return {"message": message, "conditions": cond.mark_reconciling(_conds(status), STATEFULSET_MISSING, message,
+                                                                    generation=generation, now=now)}
+
+
+def is_statefulset_missing(status: Status) -> bool:
+    return any(c.get("type") == cond.RECONCILING and c.get("status") == "True"
+               and c.get("reason") == STATEFULSET_MISSING for c in status.get("conditions") or ())

@@ -88,3 +88,16 @@ def test_diff_exit_codes_and_field_values(e2e: E2E) -> None:
     assert refused.exit_code == 2 and "refused" in refused.output, refused.output
     assert e2e.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", "default", "hello")["spec"][
         "version"] == "1.0.0"
+
+
+def test_diff_reports_a_role_statefulset_deleted_out_of_band(e2e: E2E) -> None:
+    """Invariant (issue 28, 8): a role StatefulSet Git asks for that is gone from the cluster (`kubectl delete sts
+    --cascade=orphan`, its pods left running) is a difference: `gitops-kd diff` names it and exits 1."""
+    deployed(e2e)
+    [sts] = [s["metadata"]["name"] for s in e2e.rest.list("apps/v1", "statefulsets", "default")["items"]
+             if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
+    assert e2e.kubectl("delete", "statefulset", sts, "--cascade=orphan").returncode == 0
+    differs = run(e2e, "diff")
+    assert differs.exit_code == 1, differs.output
+    assert f"+ StatefulSet default/{sts} (cluster hello-dev, role worker: missing; KubeDirector creates it)" \
+        in differs.output, differs.output

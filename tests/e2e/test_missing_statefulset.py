@@ -1,0 +1,46 @@
+"""A role StatefulSet deleted out of band takes Ready away from the KDRollout, against the embedded cluster."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from click.testing import CliRunner
+
+from gitops_kd.cli import main
+from gitops_kd.status import conditions as cond
+from gitops_kd.testing import wait_for
+from tests.e2e.harness import E2E, NS
+
+
+def test_ready_is_withdrawn_while_a_role_statefulset_is_gone(e2e: E2E) -> None:
+    """Invariant (issue 28, 8): Ready means every StatefulSet Git asks for exists: after `kubectl delete sts
+    --cascade=orphan` (pods left running) the KDRollout is no longer Ready (Reconciling, StatefulSetMissing)."""
+    e2e.start_controller()
+    e2e.wait_ready_at("1.0.0")
+    e2e.wait_settled()
+    [sts] = [s["metadata"]["name"] for s in e2e.rest.list("apps/v1", "statefulsets", NS)["items"]
+             if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
+    assert e2e.kubectl("delete", "statefulset", sts, "--cascade=orphan").returncode == 0
+
+    def withdrawn() -> dict[str, Any] | None:
+        status = (e2e.rollout() or {}).get("status") or {}
+        conditions = status.get("conditions")
+        return status if not cond.is_true(conditions, cond.READY) and cond.is_true(
+            conditions, cond.RECONCILING) else None
+    status = wait_for("Ready withdrawn", withdrawn, 30)
+    assert "role worker is missing" in status["message"], status
+
+
+def test_a_statefulset_stripped_of_its_cluster_label_is_not_ready_and_differs(e2e: E2E) -> None:
+    """Invariant (issue 28, 4, without the admission webhook): a role StatefulSet whose kdcluster label is removed
+    out of band is not silently dropped: the KDRollout is no longer Ready and `gitops-kd diff` exits 1 naming it."""
+    e2e.start_controller()
+    e2e.wait_ready_at("1.0.0")
+    e2e.wait_settled()
+    [sts] = [s["metadata"]["name"] for s in e2e.rest.list("apps/v1", "statefulsets", NS)["items"]
+             if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
+    assert e2e.kubectl("label", "statefulset", sts, "kubedirector.hpe.com/kdcluster-").returncode == 0
+    wait_for("Ready withdrawn", lambda: not cond.is_true(
+        ((e2e.rollout() or {}).get("status") or {}).get("conditions"), cond.READY) or None, 30)
+    differs = CliRunner().invoke(main, ["diff", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig)])
+    assert differs.exit_code == 1 and f"StatefulSet {NS}/{sts}" in differs.output, differs.output

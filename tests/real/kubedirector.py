@@ -28,7 +28,10 @@ NAMESPACE = "kubedirector"
 NAME = "kubedirector"  # OPERATOR_NAME: the Deployment KD takes as owner of what it creates
 VALIDATOR = "kubedirector-validator"  # the webhook Service KD creates (pkg/validator)
 WEBHOOK_PORT = 8443  # KD's validation server listens here on every address
-METRICS_PORT = 8383  # and controller-runtime's metrics server here (both fixed in KD's main.go)
+METRICS_PORT = 8383  # controller-runtime's metrics server (fixed in KD's main.go)
+OPERATOR_METRICS_PORT = 8686  # operator-sdk's custom-resource metrics (fixed too)
+PORTS = (WEBHOOK_PORT, METRICS_PORT, OPERATOR_METRICS_PORT)
+STARTS = 2  # KD (Go 1.15) was once seen to segfault at start and never again in the next runs: one more try
 DEFAULT_CLASS = "standard"  # the default StorageClass these backends provide (KD refuses a cluster without one)
 SHARED_ENV = "REALKD_SHARED"
 
@@ -76,28 +79,35 @@ class RealKubeDirector:
 
     def __enter__(self) -> RealKubeDirector:
         began = time.monotonic()
-        taken = [port for port in (WEBHOOK_PORT, METRICS_PORT) if _listening("127.0.0.1", port)]
+        taken = [port for port in PORTS if _listening("127.0.0.1", port)]
         if taken:
             raise ControlPlaneError(f"port {', '.join(map(str, taken))} is in use: KubeDirector listens on fixed ports "
-                                    f"{WEBHOOK_PORT} and {METRICS_PORT}, so one real KubeDirector backend runs at a "
-                                    "time on a machine (is another test session running --backend=kd?)")
+                                    f"{', '.join(map(str, PORTS))}, so one real KubeDirector backend runs at a time "
+                                    "on a machine (is another test session running --backend=kd?)")
         self.workdir.mkdir(parents=True, exist_ok=True)
         built = build()
         home = built[self.flavour]
         rest = RestClient(self.cp.api_client())
         self._install(rest, home / "deploy" / "kubedirector")
         kubeconfig = self._kubeconfig(rest)
-        self._spawn(home / "kubedirector", kubeconfig, built["configcli"])
         self._endpoints = threading.Thread(target=self._keep_endpoints, args=(rest,), daemon=True)
         self._endpoints.start()
-        try:
-            wait_for("KubeDirector's mutating webhook configuration", lambda: self._alive() and bool(
-                rest.list("admissionregistration.k8s.io/v1", "mutatingwebhookconfigurations")["items"]), 120)
-            wait_for(f"KubeDirector's webhook listening on {self.address}:{WEBHOOK_PORT}",
-                     lambda: self._alive() and _listening(self.address, WEBHOOK_PORT), 60)
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(1, STARTS + 1):
+            self._spawn(home / "kubedirector", kubeconfig, built["configcli"])
+            try:
+                wait_for("KubeDirector's mutating webhook configuration", lambda: self._alive() and bool(
+                    rest.list("admissionregistration.k8s.io/v1", "mutatingwebhookconfigurations")["items"]), 120)
+                wait_for(f"KubeDirector's webhook listening on {self.address}:{WEBHOOK_PORT}",
+                         lambda: self._alive() and _listening(self.address, WEBHOOK_PORT), 60)
+                break
+            except ControlPlaneError:  # it exited while starting: its log is kept, once more
+                if attempt == STARTS:
+                    self.stop()
+                    raise
+                self.log.rename(self.log.with_suffix(f".start{attempt}.log"))
+            except BaseException:
+                self.stop()
+                raise
         self.start_seconds = time.monotonic() - began
         return self
 

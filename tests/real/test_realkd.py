@@ -5,6 +5,7 @@ refuses an edit of a KDApp a cluster uses (the facts gitops-kd and the embedded 
 from __future__ import annotations
 
 import copy
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -72,3 +73,44 @@ def test_a_hello_cluster_comes_up_and_stock_kubedirector_holds_its_kdapp(kd_join
         with pytest.raises(ApiException) as refused:
             rest.replace(KD, "kubedirectorapps", ns, "hello", edited)
         assert IN_USE in str(refused.value.body)
+
+
+def test_the_branch_upgrades_natively_by_a_switch_of_spec_app(kd_joined: RealKubeDirector,
+                                                              kd_ns: tuple[RestClient, str]) -> None:
+    """The live-app-upgrade branch's own path (what gitops-kd would use natively there): the in-use KDApp may gain
+    `upgradable` (its one allowed change); a KDCluster's spec.app may switch to another KDApp only when both are
+    upgradable, and KubeDirector then rewrites the StatefulSets' image itself and records the app it left in
+    status.upgradeInfo.prevApp. Stock KubeDirector refuses the switch (the app property is read-only)."""
+    rest, ns = kd_ns
+    app, cluster = _doc("apps/hello.yaml"), _doc("clusters/hello-dev.yaml")
+    rest.create(KD, "kubedirectorapps", ns, {**app, "metadata": {**app["metadata"], "namespace": ns}})
+    meta = {k: v for k, v in cluster["metadata"].items() if k != "labels"}
+    rest.create(KD, "kubedirectorclusters", ns, {**cluster, "metadata": {**meta, "namespace": ns}})
+    target = _doc("examples/hello-2.0.0.yaml")
+    target["metadata"] = {"name": "hello-2", "namespace": ns}
+    if kd_joined.backend == "kd-upgrade":
+        target["spec"]["upgradable"] = True
+    rest.create(KD, "kubedirectorapps", ns, target)
+
+    def switch() -> str | None:
+        try:
+            rest.patch(KD, "kubedirectorclusters", ns, "hello-dev", {"spec": {"app": "hello-2"}})
+        except ApiException as exc:
+            return str(json.loads(exc.body or "{}").get("message"))
+        return None
+    refused = switch()
+    if kd_joined.backend == "kd":
+        assert refused is not None and "The app property is read-only." in refused, refused
+        return
+    assert refused == ('admission webhook "hard-validate-cr.kubedirector.hpe.com" denied the request: \nThe '
+                       "application gitops-kd/hello of version 1.0.0 doesn't support live upgrade."), refused
+    rest.patch(KD, "kubedirectorapps", ns, "hello", {"spec": {"upgradable": True}})
+    assert switch() is None
+
+    def images() -> bool:
+        sets = rest.list("apps/v1", "statefulsets", ns)["items"]
+        return {c["image"] for s in sets for c in s["spec"]["template"]["spec"]["containers"]} == \
+            {"gitops-kd/hello:2.0.0"}
+    wait_for("KubeDirector to set the StatefulSets' image to 2.0.0", images, 120)
+    status = rest.get(KD, "kubedirectorclusters", ns, "hello-dev")["status"]
+    assert status["upgradeInfo"]["prevApp"] == "hello"

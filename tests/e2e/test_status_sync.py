@@ -33,6 +33,8 @@ def test_status_shows_applied_revision_and_a_refused_head_with_exit_1(e2e: E2E) 
     applied = git(e2e.repo, "rev-parse", "HEAD")
     wait_for("the source Ready", lambda: any(c.get("type") == "Ready" and c.get("status") == "True"
                                             for c in source_status(e2e).get("conditions") or ()), 30)
+    # the record names the KubeDirector the embedded cluster's CRDs show (stock master's)
+    assert source_status(e2e)["kubeDirector"].startswith("stock KubeDirector:"), source_status(e2e)
     done = wait_for("status Synced and Healthy", lambda: r if (r := status(e2e)).exit_code == 0 and
                     ["Synced", "Healthy"] == _cluster_line(r)[4:6] else None, 30)
     assert f"{applied[:12]} hello 1.0.0" in done.output, done.output

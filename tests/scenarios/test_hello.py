@@ -4,6 +4,9 @@ kept by the upgrade and by a drift revert (the real API server allocates them; s
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +16,6 @@ from tests.e2e.harness import CLUSTER_LABEL, E2E, PodWatch, git, wait_for
 
 pytestmark = pytest.mark.backends
 ROLE_LABEL = "kubedirector.hpe.com/role"
-SOURCES = "gitops-kd.io/v1alpha1", "gitopskdsources"
 STOCK, BRANCH = "stock KubeDirector:", "KubeDirector's live-app-upgrade branch:"
 
 
@@ -26,12 +28,14 @@ def node_ports(world: E2E) -> dict[tuple[str, str], int]:
 
 def at_1_0_0(world: E2E) -> list[str]:
     """The controller deploys hello 1.0.0; every pod then holds user data written at 1.0.0. Returns the pods."""
-    world.start_controller(record=True)  # its GitOpsKDSource, as `gitops-kd run` keeps
+    world.start_controller()
     world.wait_ready_at("1.0.0", timeout=180)
     world.wait_settled(timeout=120)
-    # the record says which KubeDirector the API server's CRDs show: the branch on kd-upgrade, else stock
-    said = world.rest.get(*SOURCES, world.ns, "gitops-kd")["status"]["kubeDirector"]
-    assert said.startswith(BRANCH if world.backend.name == "kd-upgrade" else STOCK), said
+    # `gitops-kd status` names the KubeDirector the API server's CRDs show: the branch on kd-upgrade, else stock
+    said = subprocess.run([str(Path(sys.executable).parent / "gitops-kd"), "status", "--kubeconfig",
+                           str(world.backend.kubeconfig), "--namespace", world.ns], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert f"KubeDirector: {BRANCH if world.backend.name == 'kd-upgrade' else STOCK}" in said, said
     roles = world.pods_by_role()
     pods = roles["controller"] + roles["worker"]
     for pod in pods:

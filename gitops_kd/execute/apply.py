@@ -25,7 +25,7 @@ from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, r
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.execute.repeat import retry_after
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
-from gitops_kd.kd.normalize import stored_spec
+from gitops_kd.kd.normalize import stored_spec, with_kd_filled
 from gitops_kd.kube.rest import message_of
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import ApplyApp, ApplyCluster, Prune
@@ -59,6 +59,8 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
         new_meta[key] = merged
     live_meta = live.get("metadata") or {}
     live_spec = live.get("spec")
+    if body.get("kind") == KDCLUSTER_KIND and isinstance(live_spec, dict):  # KD judges the request unmutated
+        body = {**body, "spec": with_kd_filled(body.get("spec") or {}, live_spec)}
     if (live_spec in (body.get("spec"), stored_spec(str(body.get("kind", "")), body.get("spec") or {}))
             and (live_meta.get("labels") or {}) == new_meta["labels"]
             and (live_meta.get("annotations") or {}) == new_meta["annotations"]):

@@ -84,6 +84,35 @@ def stored_manifest(manifest: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+CLUSTER_FILLED = ("appCatalog", "serviceType", "namingScheme")  # validateApp, addServiceType, validateNamingScheme
+ROLE_FILLED = ("members", "secret")  # validateCardinality, validateSecrets
+
+
+def with_kd_filled(spec: Mapping[str, Any], live_spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A KDCluster spec to send as an UPDATE: ``spec`` with what KD's webhook filled in at create (and Git leaves
+    out) taken from ``live_spec``. KD judges an UPDATE's request before mutating it (cluster.go admitClusterCR:
+    validateGeneralClusterChanges, validateRoleChanges compare it with the stored object), so a request without
+    the stored appCatalog is refused `The appCatalog property is read-only.`, and a role without its stored
+    storageClassName or secret as a change of a role with members."""
+    out: dict[str, Any] = thaw(spec)
+    for field in CLUSTER_FILLED:
+        if out.get(field) is None and live_spec.get(field) is not None:
+            out[field] = thaw(live_spec[field])
+    live_roles = {r.get("id"): r for r in live_spec.get("roles") or () if isinstance(r, Mapping)}
+    for role in out.get("roles") or ():
+        live = live_roles.get(role.get("id")) if isinstance(role, dict) else None
+        if live is None:
+            continue
+        for field in ROLE_FILLED:
+            if role.get(field) is None and live.get(field) is not None:
+                role[field] = thaw(live[field])
+        storage, live_storage = role.get("storage"), live.get("storage")
+        if isinstance(storage, dict) and isinstance(live_storage, Mapping) and storage.get(
+                "storageClassName") is None and live_storage.get("storageClassName") is not None:
+            storage["storageClassName"] = live_storage["storageClassName"]
+    return out
+
+
 def without_kd_defaults(live_role: Mapping[str, Any], desired_role: Mapping[str, Any]) -> dict[str, Any]:
     """A live KDCluster role without what KD's webhook filled in where Git's role leaves it out (members:
     validateCardinality; storage.storageClassName: validateRoleStorageClass; secret: validateSecrets), so a

@@ -51,10 +51,7 @@ class KdAppWebhook:
         use; a cluster's read-only properties changed)."""
         old = request.get("oldObject") or {}
         if (request.get("resource") or {}).get("resource") == names.KDCLUSTER_PLURAL:
-            errors = cluster_changes.change_errors(old, request.get("object") or {}) \
-                if request.get("operation") == "UPDATE" else []
-            return {"allowed": False, "status": {"message": cluster_changes.denial(errors)}} if errors \
-                else {"allowed": True}
+            return {"allowed": True}  # its change rules judge the request before KD's mutations (KdMutations)
         references = self._references(old)
         if references and (request.get("operation") == "DELETE"
                            or app_in_use.spec_changed(old.get("spec"), (request.get("object") or {}).get("spec"))):
@@ -74,8 +71,8 @@ class KdMutations:
     server's `ObjectApi.mutate` hook: the KDApp / KDCluster stored is the one real KubeDirector would store,
     and a KDCluster needing a default StorageClass when none exists is denied with KD's message."""
 
-    def __init__(self, store: Store, system_namespace: str = SYSTEM_NAMESPACE) -> None:
-        self.store, self.system_namespace = store, system_namespace
+    def __init__(self, store: Store, system_namespace: str = SYSTEM_NAMESPACE, *, cluster_rules: bool = True) -> None:
+        self.store, self.system_namespace, self.cluster_rules = store, system_namespace, cluster_rules
 
     def __call__(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any] | None) -> bool:
         if rt.group != names.API_GROUP or not isinstance(new.get("spec"), dict):
@@ -85,6 +82,9 @@ class KdMutations:
         elif rt.plural == names.KDCLUSTER_PLURAL:
             if old is not None and old.get("spec") == new.get("spec"):
                 return False  # admitClusterCR's shortcut: an update not changing the spec is not validated
+            errors = cluster_changes.change_errors(old, new) if old is not None and self.cluster_rules else []
+            if errors:  # judged as sent, before KD's mutations, against the stored object (admitClusterCR)
+                raise denial(WEBHOOK_NAME, {"message": cluster_changes.denial(errors)})
             spec = self._cluster_spec(new)
         else:
             return False

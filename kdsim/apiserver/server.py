@@ -44,7 +44,7 @@ class ApiServer:
         self.objects = ObjectApi(self.store, self.registry)
         self.deleter = Deleter(self.objects, schedule=self._schedule, pod_grace_cap=pod_grace_cap)
         self.kd_webhook = kd_webhook.KdAppWebhook(self.store, kd_app_edits)
-        self.objects.mutate = kd_webhook.KdMutations(self.store)
+        self.objects.mutate = kd_webhook.KdMutations(self.store, cluster_rules=kd_app_edits == kd_webhook.STRICT)
         builtin = self.kd_webhook.builtin()
         self.webhooks = webhooks.Dispatcher(self.store, self.registry, [builtin] if builtin is not None else [])
         self.hub = WatchHub()

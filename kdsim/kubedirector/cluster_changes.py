@@ -3,8 +3,10 @@
 `validateGeneralClusterChanges` refuses a changed `app` or `appCatalog` ("The %s property is read-only.") and
 `validateRoleChanges` refuses, for a role with status (members exist or are going away), any property but
 `members`, or a role with status but no spec (deleted, not gone yet); when any of those fire they replace every
-other error. The compare is after KD's own defaulting (storageClassName, members), so a value KD filled in and
-the request leaves out is not a change. The answer's message is KD's: "\n" + the errors joined by "\n".
+other error. KD judges the request as sent, before its own mutations, against the stored object: a request
+leaving out what KD filled in at create (appCatalog, a role's storageClassName or secret) changes it (seen on
+the real KubeDirector: `The appCatalog property is read-only.`). The answer's message is KD's: "\n" + the errors
+joined by "\n".
 """
 
 from __future__ import annotations
@@ -16,14 +18,9 @@ MODIFIED_PROPERTY = "The %s property is read-only."  # pkg/validator/types.go mo
 MODIFIED_ROLE = "Role(%s) properties other than the members count cannot be modified while role members exist."
 
 
-def _role_view(role: Mapping[str, Any], other: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A role as KD compares it: members left out; a storage class the other side lacks is KD's default."""
-    out = {k: v for k, v in role.items() if k != "members"}
-    storage = out.get("storage")
-    other_storage = (other or {}).get("storage") or {}
-    if isinstance(storage, Mapping) and "storageClassName" not in other_storage:
-        out["storage"] = {k: v for k, v in storage.items() if k != "storageClassName"}
-    return out
+def _role_view(role: Mapping[str, Any]) -> dict[str, Any]:
+    """A role as KD compares it (compareRole.Members = prevRole.Members): members left out."""
+    return {k: v for k, v in role.items() if k != "members"}
 
 
 def change_errors(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -33,8 +30,7 @@ def change_errors(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     errors: list[str] = []
     if new_spec.get("app") != old_spec.get("app"):
         errors.append(MODIFIED_PROPERTY % "app")
-    new_catalog = new_spec.get("appCatalog", old_spec.get("appCatalog"))  # KD fills in a missing one first
-    if new_catalog != old_spec.get("appCatalog"):
+    if new_spec.get("appCatalog") != old_spec.get("appCatalog"):  # a missing one too, when one is stored
         errors.append(MODIFIED_PROPERTY % "appCatalog")
     prev_roles = {str(r.get("id")): r for r in old_spec.get("roles") or ()}
     with_status = {str(r.get("id")) for r in (old.get("status") or {}).get("roles") or ()}
@@ -43,7 +39,7 @@ def change_errors(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
         if rid not in with_status:
             continue
         prev = prev_roles.get(rid)
-        if prev is None or _role_view(role, prev) != _role_view(prev, role):
+        if prev is None or _role_view(role) != _role_view(prev):
             errors.append(MODIFIED_ROLE % rid)
     return errors
 

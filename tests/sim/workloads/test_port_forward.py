@@ -34,7 +34,11 @@ def test_port_forward_to_a_port_nothing_listens_on(cluster: EmbeddedCluster, too
     with forwarding(cluster.kubeconfig, version, ns, pod, port) as (local, log):
         with socket.create_connection(("127.0.0.1", local), timeout=20) as conn:
             conn.sendall(b"GET / HTTP/1.0\r\n\r\n")
-            assert conn.recv(100) == b""  # the data stream ends with nothing forwarded
+            try:
+                got = conn.recv(100)
+            except ConnectionResetError:  # kubectl may close the stream with a reset: it ended all the same
+                got = b""
+            assert got == b""  # the data stream ends with nothing forwarded
         text = wait_for(lambda: "".join(log) if "an error occurred forwarding" in "".join(log) else "", 20,
                         "kubectl's report of the kubelet's error").replace('\\"', '"')  # 1.33 logs it quoted
     assert (f'error forwarding port {port} to pod ' in text and f'failed to execute portforward in network namespace '

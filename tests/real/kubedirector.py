@@ -44,6 +44,15 @@ def build() -> dict[str, Path]:
     return {k: Path(v) for k, v in (line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)}
 
 
+def default_storage_class(cp: ControlPlane) -> None:
+    """A default StorageClass, as most clusters have (KubeDirector and gitops-kd refuse a KDCluster whose role has
+    storage and no class when there is none); the simulated node binds the claims."""
+    cp.kubectl("apply", "-f", "-", stdin=yaml.safe_dump({
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": DEFAULT_CLASS, "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "Immediate"}))
+
+
 def host_address() -> str:
     """This machine's first non-loopback IPv4 address: kube-apiserver refuses loopback Endpoints, and calls the
     webhook at the Endpoints' address."""
@@ -140,10 +149,7 @@ class RealKubeDirector:
             for subject in doc.get("subjects") or ():
                 subject["namespace"] = NAMESPACE
         self.cp.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(docs))
-        self.cp.kubectl("apply", "-f", "-", stdin=yaml.safe_dump({
-            "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
-            "metadata": {"name": DEFAULT_CLASS, "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
-            "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "Immediate"}))
+        default_storage_class(self.cp)
         labels = {"name": NAME}
         self.cp.kubectl("apply", "-f", "-", stdin=yaml.safe_dump({
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": NAME, "namespace": NAMESPACE},

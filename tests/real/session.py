@@ -17,7 +17,7 @@ from kdsim.images import ImageStore
 from tests.e2e.harness import E2E, add_hello_images
 from tests.real.controlplane import ROOT, ControlPlane
 from tests.real.kubeconfig import write_kubeconfig
-from tests.real.kubedirector import FLAVOURS, RealKubeDirector
+from tests.real.kubedirector import FLAVOURS, RealKubeDirector, default_storage_class
 from tests.simnode import SimProcess, node_args
 
 
@@ -81,6 +81,7 @@ def sim_joined(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     (tests/conftest.py orders them): two nodes named sim-node would take turns at the Node's kubelet endpoint."""
     cp: ControlPlane = request.getfixturevalue("real_cp")
     request.getfixturevalue("gitops_kd_kubeconfig")  # CRDs and deploy/ applied
+    default_storage_class(cp)
     assert cp.pki is not None
     folder = tmp_path_factory.mktemp("sim-joined")
     add_hello_images(ImageStore(folder / "node" / "images"))

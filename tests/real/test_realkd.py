@@ -40,6 +40,23 @@ def kd_ns(kd_joined: RealKubeDirector) -> Iterator[tuple[RestClient, str]]:
     rest.delete("v1", "namespaces", None, ns)
 
 
+def _deploy_hello(rest: RestClient, ns: str) -> None:
+    """repo-template's hello app and hello-dev cluster created directly; returns once every pod is Ready and
+    KubeDirector says the cluster is configured."""
+    app, cluster = _doc("apps/hello.yaml"), _doc("clusters/hello-dev.yaml")
+    rest.create(KD, "kubedirectorapps", ns, {**app, "metadata": {**app["metadata"], "namespace": ns}})
+    meta = {k: v for k, v in cluster["metadata"].items() if k != "labels"}
+    rest.create(KD, "kubedirectorclusters", ns, {**cluster, "metadata": {**meta, "namespace": ns}})
+    members = sum(role["members"] for role in cluster["spec"]["roles"])
+
+    def running() -> bool:
+        pods = rest.list("v1", "pods", ns)["items"]
+        return len(pods) == members and all(pod_ready(p) for p in pods)
+    wait_for(f"{members} hello pods Ready", running, 180)
+    wait_for("the KDCluster configured", lambda: (rest.get(KD, "kubedirectorclusters", ns, "hello-dev")
+                                                  .get("status") or {}).get("state") == "configured", 120)
+
+
 def test_kubedirectors_webhook_stores_the_kdapp_with_its_defaults_in_every_role(kd_ns: tuple[RestClient, str]) -> None:
     rest, ns = kd_ns
     app = _doc("apps/hello.yaml")
@@ -55,18 +72,7 @@ def test_kubedirectors_webhook_stores_the_kdapp_with_its_defaults_in_every_role(
 def test_a_hello_cluster_comes_up_and_stock_kubedirector_holds_its_kdapp(kd_joined: RealKubeDirector,
                                                                          kd_ns: tuple[RestClient, str]) -> None:
     rest, ns = kd_ns
-    app, cluster = _doc("apps/hello.yaml"), _doc("clusters/hello-dev.yaml")
-    rest.create(KD, "kubedirectorapps", ns, {**app, "metadata": {**app["metadata"], "namespace": ns}})
-    meta = {k: v for k, v in cluster["metadata"].items() if k != "labels"}
-    rest.create(KD, "kubedirectorclusters", ns, {**cluster, "metadata": {**meta, "namespace": ns}})
-    members = sum(role["members"] for role in cluster["spec"]["roles"])
-
-    def running() -> bool:
-        pods = rest.list("v1", "pods", ns)["items"]
-        return len(pods) == members and all(pod_ready(p) for p in pods)
-    wait_for(f"{members} hello pods Ready", running, 180)
-    wait_for("the KDCluster configured", lambda: (rest.get(KD, "kubedirectorclusters", ns, "hello-dev")
-                                                  .get("status") or {}).get("state") == "configured", 120)
+    _deploy_hello(rest, ns)
     edited = copy.deepcopy(rest.get(KD, "kubedirectorapps", ns, "hello"))
     edited["spec"]["version"] = "2.0.0"
     if kd_joined.backend == "kd":
@@ -82,12 +88,10 @@ def test_the_branch_upgrades_natively_by_a_switch_of_spec_app(kd_joined: RealKub
     upgradable, and KubeDirector then rewrites the StatefulSets' image itself and records the app it left in
     status.upgradeInfo.prevApp. Stock KubeDirector refuses the switch (the app property is read-only)."""
     rest, ns = kd_ns
-    app, cluster = _doc("apps/hello.yaml"), _doc("clusters/hello-dev.yaml")
-    rest.create(KD, "kubedirectorapps", ns, {**app, "metadata": {**app["metadata"], "namespace": ns}})
-    meta = {k: v for k, v in cluster["metadata"].items() if k != "labels"}
-    rest.create(KD, "kubedirectorclusters", ns, {**cluster, "metadata": {**meta, "namespace": ns}})
-    target = _doc("examples/hello-2.0.0.yaml")
+    _deploy_hello(rest, ns)  # the branch refuses a switch while the cluster is not yet configured
+    target = _doc("apps/hello.yaml")  # the branch admits only image, version, cardinality and package URL changes
     target["metadata"] = {"name": "hello-2", "namespace": ns}
+    target["spec"]["version"], target["spec"]["defaultImageRepoTag"] = "2.0.0", "gitops-kd/hello:2.0.0"
     if kd_joined.backend == "kd-upgrade":
         target["spec"]["upgradable"] = True
     rest.create(KD, "kubedirectorapps", ns, target)

@@ -118,7 +118,7 @@ def without_kd_defaults(live_role: Mapping[str, Any], desired_role: Mapping[str,
     validateCardinality; storage.storageClassName: validateRoleStorageClass; secret: validateSecrets), so a
     comparison of roles shows Git's changes only."""
     out: dict[str, Any] = thaw(live_role)
-    for field in ("members", "secret"):
+    for field in ROLE_FILLED:
         if desired_role.get(field) is None:
             out.pop(field, None)
     storage, wanted = out.get("storage"), desired_role.get("storage")

@@ -11,17 +11,13 @@ from pathlib import Path
 from gitops_kd.testing import wait_for
 from tests.admission.test_webhook import (
     GLASS_GROUP,
-    VWC,
     WORKLOADS,
     _events,
     _render,
-    admission_port,
-    endpoints,
-    install,
     overlay,
+    serve_admission,
 )
 from tests.deploy.runner import RunProcess
-from tests.deploy.test_rbac import SYSTEM_NS
 from tests.e2e.harness import E2E, NS
 
 GLASS = "gitops-kd.io/break-glass"
@@ -36,14 +32,7 @@ def guarded(tmp_path: Path) -> Iterator[tuple[E2E, RunProcess, str, list[str]]]:
     world = E2E(tmp_path / "world")
     proc: RunProcess | None = None
     try:
-        kubeconfig = install(world, tmp_path, service, vwc)
-        proc = RunProcess("controller", tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
-                          "--no-leader-elect", "--admission-listen", "127.0.0.1:0",
-                          "--break-glass-group", GLASS_GROUP, env={"POD_NAMESPACE": SYSTEM_NS})
-        endpoints(world, admission_port(proc))
-        wait_for("the caBundle filled in", lambda: all(
-            w["clientConfig"].get("caBundle") for w in world.rest.get(*VWC, None, "gitops-kd")["webhooks"]), 30)
-        world.wait_ready_at("1.0.0", timeout=120)
+        proc, _port = serve_admission(world, tmp_path, service, vwc)
         [sts] = [s["metadata"]["name"] for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
                  if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
         members = [s["metadata"]["name"] for s in world.rest.list("v1", "services", NS)["items"]

@@ -77,6 +77,26 @@ def admission_port(proc: RunProcess) -> int:
     return wait_for(f"{proc.name} serving the admission webhook", found, 90)
 
 
+def serve_admission(world: E2E, tmp: Path, service: dict[str, Any], vwc: dict[str, Any]) -> tuple[RunProcess, int]:
+    """`gitops-kd run` as gitops-kd's ServiceAccount serving the webhook `service` and `vwc` (installed here) with
+    the break-glass group, its Endpoints made and its caBundle filled in, hello at 1.0.0: (process, webhook port).
+    The caller stops the process."""
+    kubeconfig = install(world, tmp, service, vwc)
+    proc = RunProcess("controller", tmp, kubeconfig, str(world.repo), "--namespace", NS,
+                      "--no-leader-elect", "--admission-listen", "127.0.0.1:0",
+                      "--break-glass-group", GLASS_GROUP, env={"POD_NAMESPACE": SYSTEM_NS})
+    try:
+        port = admission_port(proc)
+        endpoints(world, port)
+        wait_for("the caBundle filled in", lambda: all(
+            w["clientConfig"].get("caBundle") for w in world.rest.get(*VWC, None, "gitops-kd")["webhooks"]), 30)
+        world.wait_ready_at("1.0.0", timeout=120)
+    except BaseException:
+        proc.stop()
+        raise
+    return proc, port
+
+
 def _apply(world: E2E, body: dict[str, Any]) -> None:
     done = subprocess.run(["kubectl", "--kubeconfig", str(world.cluster.kubeconfig), "apply", "-f", "-"],
                           input=yaml.safe_dump(body), capture_output=True, text=True, timeout=60)
@@ -111,15 +131,7 @@ def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_
     world = E2E(tmp_path / "world")
     proc: RunProcess | None = None
     try:
-        kubeconfig = install(world, tmp_path, service, vwc)
-        proc = RunProcess("controller", tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
-                          "--no-leader-elect", "--admission-listen", "127.0.0.1:0",
-                          "--break-glass-group", GLASS_GROUP, env={"POD_NAMESPACE": SYSTEM_NS})
-        live_port = admission_port(proc)
-        endpoints(world, live_port)
-        wait_for("the caBundle filled in", lambda: all(
-            w["clientConfig"].get("caBundle") for w in world.rest.get(*VWC, None, "gitops-kd")["webhooks"]), 30)
-        world.wait_ready_at("1.0.0", timeout=120)
+        proc, live_port = serve_admission(world, tmp_path, service, vwc)
         [sts] = [s["metadata"]["name"] for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
                  if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
 

@@ -20,6 +20,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
+from gitops_kd.cli.exits import CannotRun
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.kd.layout import CLUSTER_LABEL, ROLE_LABEL
 from gitops_kd.kube.rest import RestClient
@@ -50,7 +51,7 @@ def _git(repo: Path, *args: str) -> str:
            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(repo)}
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, timeout=60)
     if done.returncode != 0:
-        raise click.ClickException(f"git {' '.join(args)}: {done.stderr.strip()}")
+        raise CannotRun(f"git {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout.strip()
 
 
@@ -158,7 +159,7 @@ def _wait(progress: Progress, live: Live, title: str, version: str, timeout: flo
             live.update(progress.table(title))
             return
         time.sleep(0.25)
-    raise click.ClickException(f"hello-dev did not reach {version} within {timeout:.0f}s; see the events above")
+    raise CannotRun(f"hello-dev did not reach {version} within {timeout:.0f}s; see the events above")
 
 
 @click.command("demo")
@@ -188,7 +189,7 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     console = plain_console()
     template = template or default_template()
     if not (template / "apps" / "hello.yaml").is_file():
-        raise click.ClickException(f"{template}: not a repo-template folder (no apps/hello.yaml); pass --template")
+        raise CannotRun(f"{template}: not a repo-template folder (no apps/hello.yaml); pass --template")
     base = state_dir or Path(tempfile.mkdtemp(prefix="gitops-kd-demo-"))
     base.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()

@@ -7,10 +7,12 @@ from datetime import UTC, datetime
 
 import click
 
+from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun, source_exit
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
+from gitops_kd.cli.kubeclient import load_api_client, probe
 from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.cli.plan_review import FORMATS, run_review
-from gitops_kd.cli.run import load_api_client, repo_url, watch_scope
+from gitops_kd.cli.run import repo_url, watch_scope
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.source import DesiredState, GitSource, SourceError
 
@@ -44,7 +46,8 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
     With --base (and --head): what merging HEAD would do, per app and cluster; against the live cluster when
     --kubeconfig is given (read only), else against the base revision's desired state as if it were running.
 
-    Exit status: 0 with a plan (or in sync), 1 when the commit is invalid, 2 when it is refused.
+    Exit status: 0 with a plan (or in sync), 1 when the commit is invalid or refused, 2 when the repository, a
+    revision or the cluster cannot be read (or a usage error).
     """
     from gitops_kd.controller.scope import Scope, restrict
     from gitops_kd.diff import diff
@@ -62,7 +65,7 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
             live = observe(kubeconfig, context, scope) if kubeconfig else None
             run_review(source, repo, base, head or "HEAD", fmt, scope, live, wave_soak)
         return
-    desired = read_desired(repo, branch, namespace, rev, exit_code=1)
+    desired = read_desired(repo, branch, namespace, rev)
     observed = ObservedState() if offline else observe(kubeconfig, context, scope)
     scoped = restrict(desired, Scope.of(scope))
     result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(UTC),
@@ -78,25 +81,27 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
         for line in sequence_lines(sequences(scoped.desired, observed, now=datetime.now(UTC)), wave_soak):
             click.echo(line)
     if result.refused:
-        raise SystemExit(2)
+        raise SystemExit(EXIT_FINDINGS)
 
 
 def observe(kubeconfig: str | None, context: str | None, namespace: str | frozenset[str] | None) -> ObservedState:
     from gitops_kd.observe.collector import Collector
 
-    collector = Collector(load_api_client(kubeconfig, context), namespace=namespace)
+    api_client = load_api_client(kubeconfig, context)
+    probe(api_client)
+    collector = Collector(api_client, namespace=namespace)
     collector.start()
     try:
         if not collector.wait_synced(30):
-            raise click.ClickException("could not list the cluster's objects within 30s")
+            raise CannotRun("could not list the cluster's objects within 30s")
         return collector.snapshot()
     finally:
         collector.stop()
 
 
-def read_desired(repo: str, branch: str, namespace: str, rev: str | None, *, exit_code: int) -> DesiredState:
+def read_desired(repo: str, branch: str, namespace: str, rev: str | None) -> DesiredState:
     """The desired state at `rev` (default the branch head); a commit the source refuses is printed with its
-    errors and exits with `exit_code`."""
+    errors and exits (exits.source_exit)."""
     with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
         try:
             source.fetch()
@@ -105,4 +110,4 @@ def read_desired(repo: str, branch: str, namespace: str, rev: str | None, *, exi
             click.echo(f"error: {exc.message}", err=True)
             for err in exc.errors:
                 click.echo(f"  {err}", err=True)
-            raise SystemExit(exit_code) from exc
+            raise SystemExit(source_exit(exc.errors)) from exc

@@ -92,7 +92,7 @@ def test_golden_catalog(kd_shared: Path, tmp_path: Path, monkeypatch: pytest.Mon
 def test_golden_catalog_refused(kd_shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(catalog_refused_repo(tmp_path / "catalog", kd_shared))
     result = cli("plan", "--base", "main", "--head", "HEAD", "--format", "markdown")
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[3] == "> [!CAUTION]" and "REFUSED" in lines[4]
     check_golden("plan-catalog-refused.md", result.stdout)

@@ -17,12 +17,13 @@ from gitops_kd.cli.run import watch_scope
 
 @click.command("diff")
 @click.option("--repo", default=".", show_default=True, help="Git URL or local path of the desired-state repository.")
-@click.option("--branch", default="main", show_default=True)
-@click.option("--rev", default=None, help="Revision to compare with (default: the head of --branch).")
+@click.option("--branch", default=None,
+              help="Branch to read (default: a local --repo's checked-out HEAD, else main).")
+@click.option("--rev", default=None, help="Revision to compare with (default: see --branch).")
 @cluster_options
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @git_credential_options
-def command(repo: str, branch: str, rev: str | None, kubeconfig: str | None, context: str | None, namespace: str,
+def command(repo: str, branch: str | None, rev: str | None, kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, output: str, ssh_key_file: str | None, known_hosts_file: str | None,
             git_token_file: str | None, git_credentials_dir: str | None) -> None:
     """Compare the live cluster (read only) with the commit: every object gitops-kd would create or change

@@ -12,15 +12,18 @@ from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client, probe
 from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.cli.plan_review import FORMATS, run_review
+from gitops_kd.cli.revisions import planned_revision
 from gitops_kd.cli.run import repo_url, watch_scope
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.source import DesiredState, GitSource, SourceError
+from gitops_kd.source.git_source import DEFAULT_BRANCH
 
 
 @click.command("plan")
 @click.option("--repo", default=".", show_default=True, help="Git URL or local path of the desired-state repository.")
-@click.option("--branch", default="main", show_default=True)
-@click.option("--rev", default=None, help="Revision to plan (default: the head of --branch).")
+@click.option("--branch", default=None,
+              help="Branch to read (default: a local --repo's checked-out HEAD, else main).")
+@click.option("--rev", default=None, help="Revision to plan (default: see --branch).")
 @click.option("--base", default=None, help="Review a change: the revision merged into (e.g. origin/main).")
 @click.option("--head", default=None, help="With --base: the revision to merge (default HEAD).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
@@ -36,7 +39,7 @@ from gitops_kd.source import DesiredState, GitSource, SourceError
 @click.option("--wave-soak", type=float, default=0.0, show_default=True, help="As for `gitops-kd run`.")
 @click.option("--prune", is_flag=True, help="As for `gitops-kd run`: plan deleting what Git no longer has.")
 @git_credential_options
-def command(repo: str, branch: str, rev: str | None, base: str | None, head: str | None, fmt: str,
+def command(repo: str, branch: str | None, rev: str | None, base: str | None, head: str | None, fmt: str,
             kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, watch_namespaces: tuple[str, ...], offline: bool, wave_soak: float,
             prune: bool, ssh_key_file: str | None, known_hosts_file: str | None, git_token_file: str | None,
@@ -61,7 +64,7 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
     if base is not None or head is not None:
         if base is None or rev is not None or offline or prune:
             raise click.UsageError("--head needs --base; --rev, --offline and --prune do not go with --base")
-        with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
+        with GitSource(repo_url(repo), branch or DEFAULT_BRANCH, default_namespace=namespace) as source:
             live = observe(kubeconfig, context, scope) if kubeconfig else None
             run_review(source, repo, base, head or "HEAD", fmt, scope, live, wave_soak)
         return
@@ -99,13 +102,13 @@ def observe(kubeconfig: str | None, context: str | None, namespace: str | frozen
         collector.stop()
 
 
-def read_desired(repo: str, branch: str, namespace: str, rev: str | None) -> DesiredState:
-    """The desired state at `rev` (default the branch head); a commit the source refuses is printed with its
-    errors and exits (exits.source_exit)."""
-    with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
+def read_desired(repo: str, branch: str | None, namespace: str, rev: str | None) -> DesiredState:
+    """The desired state at the revision revisions.planned_revision picks; a commit the source refuses is printed
+    with its errors and exits (exits.source_exit)."""
+    with GitSource(repo_url(repo), branch or DEFAULT_BRANCH, default_namespace=namespace) as source:
         try:
             source.fetch()
-            return source.desired_at(rev or "HEAD")
+            return source.desired_at(planned_revision(source, repo, branch, rev))
         except SourceError as exc:
             click.echo(f"error: {exc.message}", err=True)
             for err in exc.errors:

@@ -6,6 +6,7 @@ import logging
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -239,12 +240,14 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         if keep:
             console.print(f"kubeconfig:   {cluster.kubeconfig}", soft_wrap=True)
             console.print(f"look around:  kubectl --kubeconfig {cluster.kubeconfig} get {RESOURCES}", soft_wrap=True)
-            console.print(f"              gitops-kd status --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
-            console.print(f"              gitops-kd sync -n {NS} --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
+            me = self_command()
+            console.print(f"              {me} status --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
+            console.print(f"              {me} sync -n {NS} --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
             if controller.http is not None:
                 console.print(f"web UI:       {controller.http.url}/ui/  (fleet, cluster hello-dev, history of hello)")
-            console.print("edit something (kubectl edit kdcluster hello-dev) to see drift reverted; "
-                          "serving until Ctrl-C ...")
+            console.print(f"see drift reverted: kubectl --kubeconfig {cluster.kubeconfig} edit kdcluster hello-dev",
+                          soft_wrap=True)
+            console.print("serving until Ctrl-C ...")
             _serve(progress)
         else:
             console.print("(the cluster stops now" + ("" if state_dir else " and its files are removed") +
@@ -260,6 +263,16 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         cluster.stop()
         if state_dir is None:
             shutil.rmtree(base, ignore_errors=True)
+
+
+def self_command() -> str:
+    """How to run this gitops-kd from a shell: `gitops-kd` when PATH finds this one, else its full path (a
+    virtualenv's bin is usually not on PATH)."""
+    here = Path(sys.executable).parent / "gitops-kd"
+    found = shutil.which("gitops-kd")
+    if not here.exists() or (found is not None and Path(found).resolve() == here.resolve()):
+        return "gitops-kd"
+    return str(here)
 
 
 def _serve(progress: Progress) -> None:

@@ -65,7 +65,9 @@ def test_revert_commit_pushes_a_revert_and_rolls_back(e2e: E2E) -> None:
     ro = e2e.wait_ready_at("1.0.0", timeout=90)
     assert ro["spec"]["commit"] == head and ro["status"]["history"][-1]["fromVersion"] == "2.0.0"
     assert all(p["spec"]["containers"][0]["image"] == "gitops-kd/hello:1.0.0" for p in e2e.pods())
-    assert any(e["reason"] == "RevertPushed" for e in e2e.rest.list("v1", "events", NS)["items"])
+    reasons = [e["reason"] for e in e2e.rest.list("v1", "events", NS)["items"]]
+    assert "RevertPushed" in reasons and "DowngradeSucceeded" in reasons, reasons  # a downgrade is called one
+    assert {c["type"]: c["reason"] for c in ro["status"]["conditions"]}["Ready"] == "DowngradeSucceeded"
 
 
 def test_halt_without_a_way_back_advises_rolling_forward_not_a_revert(e2e: E2E) -> None:

@@ -183,6 +183,7 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     from gitops_kd.controller.instance import InstanceRecord
     from gitops_kd.controller.syncrequest import SyncRequests
     from gitops_kd.execute.podexec import PodExec
+    from gitops_kd.server.metrics import ControllerMetrics
     from gitops_kd.server.ui import UiSettings
     from gitops_kd.source import GitSource
 
@@ -208,16 +209,19 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         console.print(f"[bold]embedded cluster[/] at {cluster.url}; Git repo {repo}")
         source = GitSource(f"file://{repo}", "main", base / "source-cache")
         address = _free_or_any(parse_listen(listen))
-        drift = drift_wiring(cluster.api_client())  # as `run`: DriftDetected / DriftReverted on out-of-band edits
+        metrics = ControllerMetrics()  # as `run`: /metrics beside /ui
+        drift = drift_wiring(cluster.api_client(), metrics=metrics)  # as `run`: DriftDetected / DriftReverted
         # as `run`: the GitOpsKDSource (applied revision and head for `gitops-kd status`, requests of `gitops-kd sync`)
         record = InstanceRecord(cluster.api_client(), namespace=NS, name=SOURCE, url=source.url, branch="main")
         controller = Controller(source, cluster.api_client(), namespace=NS, poll_interval=1.0, listen=address,
-                                planner=drift.planner, ui=UiSettings(refresh_seconds=1.0), record=record)
+                                planner=drift.planner, ui=UiSettings(refresh_seconds=1.0), record=record,
+                                metrics=metrics)
         drift.attach(controller)
         requests = SyncRequests(cluster.api_client(), record, controller).start()
         controller.start()
         if controller.http is not None:
-            console.print(f"[bold]web UI[/] (read-only, live): {controller.http.url}/ui/")
+            console.print(f"[bold]web UI[/] (read-only, live): {controller.http.url}/ui/  "
+                          f"metrics: {controller.http.url}/metrics")
         rest = RestClient(cluster.api_client())
         progress = Progress(rest, console)
 

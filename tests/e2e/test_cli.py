@@ -237,6 +237,10 @@ def test_demo_keep_hints_work_as_printed(tmp_path: Path) -> None:
             assert done.returncode == 0, f"{hint}: {done.stdout}{done.stderr}"
         edit = re.search(r"see drift reverted: (kubectl --kubeconfig (\S+) edit kdcluster hello-dev)", out)
         assert edit is not None and Path(edit.group(2)).exists(), out[-2000:]
+        metrics = re.search(r"metrics: (http://127\.0\.0\.1:\d+/metrics)", out)
+        assert metrics is not None, out[-2000:]
+        code, body = _fetch(metrics.group(1))  # the demo serves /metrics as `run` does (issue 29, 9)
+        assert code == 200 and "gitops_kd_rollout_phase" in body, body[:500]
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 0, "".join(lines)[-3000:]

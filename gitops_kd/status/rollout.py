@@ -72,10 +72,16 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
 
 def resume(status: Status, *, commit: str | None, generation: int, now: datetime, subject: str = "") -> dict[str, Any]:
     """A stalled attempt retried by a new commit: same attempt, progress kept (done steps stay done),
-    Reconciling again; the commit is the retrying one."""
+    Reconciling again; the commit is the retrying one. The stall of the commit before is closed in
+    status.history (Stalled, with its reason), so the history never folds it into the fix."""
     phase = DOWNGRADING if status.get("direction") == "downgrade" else UPGRADING
     message = f"retrying after commit {(commit or '?')[:12]} (was stalled: {status.get('stalledReason') or '?'})"
-    return {"observedGeneration": generation, "phase": phase, "stalledReason": None, "message": message,
+    extra: dict[str, Any] = {}
+    stalled = closing_entry(status, {"targetVersion": status.get("targetVersion"), "commit": status.get("commit")},
+                            now=rfc3339(now)) if status.get("commit") != commit else None
+    if stalled is not None:
+        extra["history"] = ([dict(h) for h in status.get("history") or ()] + [stalled])[-HISTORY_LIMIT:]
+    return {**extra, "observedGeneration": generation, "phase": phase, "stalledReason": None, "message": message,
             "commit": commit, SUBJECT: subject or None,
             "gateStartedAt": None, "gateCheckedAt": None, "step": "resumed",
             "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now)}

@@ -89,3 +89,19 @@ def test_halt_without_a_way_back_advises_rolling_forward_not_a_revert(e2e: E2E) 
                              capture_output=True, text=True, timeout=120)
     assert planned.returncode == 1 and "downgrade 2.0.0 -> 1.0.0 is refused" in planned.stdout, \
         planned.stdout + planned.stderr
+
+
+def test_history_keeps_the_stall_a_fix_commit_retried(e2e: E2E) -> None:
+    """History tells the stall apart from its fix (issue 29, 9): a 2.0.0 stalled by a gate that never passes, then
+    a commit fixing the gate at the same version, leaves a Stalled entry of the broken commit (with its reason)
+    before the Succeeded entry of the fix."""
+    start(e2e)
+    stanza = {"roleOrder": ["controller", "worker"], "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}],
+              "gate": {"exec": {"command": ["/bin/sh", "-c", "exit 1"]}, "periodSeconds": 1, "timeoutSeconds": 2}}
+    broken = e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=stanza)}, "a gate that never passes")
+    wait_for("the failure handled", lambda: failure_of(e2e), 60)
+    stanza["gate"]["exec"]["command"] = ["/bin/sh", "-c", "true"]
+    fix = e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=stanza)}, "fix the gate")
+    ro = e2e.wait_ready_at("2.0.0", timeout=120)
+    entries = [(h.get("commit"), h.get("result"), h.get("reason")) for h in ro["status"]["history"]]
+    assert entries[-2:] == [(broken, "Stalled", "GateTimeout"), (fix, "Succeeded", None)], entries

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gitops_kd.health import cluster_health
-from gitops_kd.server.ui import views
+from gitops_kd.server.ui import pages, views
 
 CTL = "kdss-controller-0"
 MIGRATED = {"revision": "ctl-new", "migrationsDone": [f"2.0.0/{CTL}/migrate/var/lib/hello"]}
@@ -85,6 +85,22 @@ def test_data_rule_of_every_persisted_directory(ui_objects: Any) -> None:
     view = views.cluster_view(cluster_health(ro, kd, **objects), ro, kd, o.kdapp(), objects, [])
     assert [(d["dir"], d["action"]) for d in view["dataRules"]["dirs"]] == [
         ("/etc", "keep"), ("/opt/hello/cache", "discard"), ("/var/lib/hello", "migrate")]
+
+
+def test_a_downgrade_shows_no_step_as_passed_that_it_does_not_run(ui_objects: Any) -> None:
+    """A downgrade runs no migration, hook or gate: its pods show them skipped, never green (issue 29, 9); an
+    upgrade whose stanza runs them on the role skips none of them."""
+    o = ui_objects
+    pods = [o.pod("controller", 0, "ctl-new")]
+    down = views.pod_states(o.rollout(direction="downgrade", target="1.0.0", live="2.0.0"), o.kdapp(), o.kdcluster(),
+                            [o.sts("controller", 1, "ctl-new")], pods)
+    assert down[0]["pods"][0]["skipped"] == [views.MIGRATION, views.HOOK, views.GATE]
+    ro, kd = o.rollout(direction="downgrade", target="1.0.0", live="2.0.0"), o.kdcluster()
+    objects = {"statefulsets": [o.sts("controller", 1, "ctl-new")], "pods": pods, "services": [], "pvcs": []}
+    html = pages.cluster_fragment(views.cluster_view(cluster_health(ro, kd, **objects), ro, kd, o.kdapp(), objects, []))
+    assert 'class="skipped" title="not run in this rollout">hook<' in html, html
+    up = views.pod_states(o.rollout(), o.kdapp(), o.kdcluster(), [o.sts("controller", 1, "ctl-new")], pods)
+    assert up[0]["pods"][0]["skipped"] == []
 
 
 def test_revert_command_only_when_stalled(ui_objects: Any) -> None:

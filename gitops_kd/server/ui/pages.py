@@ -7,7 +7,7 @@ which ui.js swaps in, so there is one renderer and no templating in the browser.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 from urllib.parse import quote
@@ -151,12 +151,16 @@ def fleet_fragment(view: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def _track(state: str, stage: str) -> str:
-    """The pod's place in the upgrade sequence, as an ordered list (past, current, later steps)."""
+def _track(state: str, stage: str, skipped: Collection[str] = ()) -> str:
+    """The pod's place in the upgrade sequence, as an ordered list (past, current, later steps); a step this
+    rollout does not run on the pod (``skipped``) is shown so, never as passed."""
     reached = SEQUENCE.index(stage) if stage in SEQUENCE else 0
     items = []
     for i, step in enumerate(SEQUENCE):
         cls = "past" if i < reached else "current" if i == reached else "later"
+        if step in skipped and i != reached:
+            items.append(f"<li class=\"skipped\" title=\"not run in this rollout\">{esc(step)}</li>")
+            continue
         if i == reached and state == STALLED:
             cls = "current stalled"
         current = " aria-current=\"step\"" if i == reached else ""
@@ -209,7 +213,7 @@ def cluster_fragment(view: Mapping[str, Any]) -> str:
                 f"<tr data-pod=\"{esc(pod['name'])}\" data-state=\"{esc(pod['state'])}\">"
                 f"<th scope=\"row\">{esc(pod['name'])}</th>"
                 f"<td><span class=\"state state-{esc(pod['state'])}\" data-testid=\"pod-state\">{esc(pod['state'])}</span>"
-                f"{_track(pod['state'], pod['stage'])}</td>"
+                f"{_track(pod['state'], pod['stage'], pod.get('skipped') or ())}</td>"
                 f"<td class=\"msg\">{esc(STATE_TEXT.get(pod['state'], ''))}<br>{esc(pod['detail'])}</td>"
                 f"<td><code>{_or_dash(pod['revision'])}</code></td></tr>")
         out.append(_table(f"{index}. role {role['id']}: StatefulSet {role['statefulSet']}, "

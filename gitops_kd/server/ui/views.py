@@ -213,6 +213,7 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
         migrate_dirs = [d for d, a in dir_actions(persisted_dirs(kdapp, role_id, model), rules) if a == MIGRATE] \
             if direction == "upgrade" else []
         want_image = _role_image(model, role_id)
+        skipped = steps_not_run(direction, stanza, role_id, migrate_dirs)
         cells = []
         for name in sorted(names, key=_ordinal, reverse=True):
             pod = pods_by_name.get(name)
@@ -223,12 +224,23 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
             cells.append({"name": name, "ordinal": _ordinal(name), "state": state, "stage": state, "detail": detail,
                           "revision": _text(_labels(pod or {}).get(layout.REVISION_LABEL)) or None,
                           "ready": bool(pod is not None and _ready(pod)),
-                          "image": _image(pod)})
+                          "image": _image(pod), "skipped": list(skipped)})
         roles.append({"id": role_id, "statefulSet": sts_name, "updateRevision": update_revision or None,
                       "replicas": replicas, "pods": cells})
     if phase == "Stalled":
         _mark_stalled(roles, status)
     return roles
+
+
+def steps_not_run(direction: str, stanza: UpgradeSpec | None, role_id: str, migrate_dirs: Sequence[str]) -> tuple[str, ...]:
+    """The steps of SEQUENCE a pod of ``role_id`` does not go through in this attempt: migrations without a dir
+    to migrate, the hook and the gate unless the upgrade's stanza runs them on the role (a downgrade, rebuild or
+    adoption runs none), so the UI never shows them as passed."""
+    live = stanza if direction == "upgrade" else None
+    runs = {MIGRATION: bool(migrate_dirs),
+            HOOK: live is not None and live.post_upgrade is not None and live.post_upgrade.applies_to(role_id),
+            GATE: live is not None and live.gate is not None and live.gate.applies_to(role_id)}
+    return tuple(step for step, ran in runs.items() if not ran)
 
 
 def _members_by_role(kdcluster: Obj | None) -> dict[str, tuple[str, list[str]]]:

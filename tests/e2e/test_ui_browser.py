@@ -63,6 +63,7 @@ def slow_stanza(fail_hook: bool = False, step: float = 1.0) -> dict[str, Any]:
                       "persistDirs": {"/var/lib/hello": {"migrate": {"command": ["/bin/sh", "-c", f"sleep {step:g}"]}}}}],
             "hooks": {"postUpgrade": {"command": ["/bin/sh", "-c", hook], "timeoutSeconds": 30}},
             "gate": {"exec": {"command": ["/bin/sh", "-c", f"sleep {step:g}"]}, "periodSeconds": 1, "timeoutSeconds": 60},
+            "downgrade": {"to": [{"versions": ">=1.0.0 <2.1.0", "default": "keep"}]},  # a revert would be accepted
             "failurePolicy": "halt"}
 
 

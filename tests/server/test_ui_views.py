@@ -103,6 +103,20 @@ def test_a_downgrade_shows_no_step_as_passed_that_it_does_not_run(ui_objects: An
     assert up[0]["pods"][0]["skipped"] == []
 
 
+def test_a_stall_with_no_way_back_shows_roll_forward_not_a_revert(ui_objects: Any) -> None:
+    """The cluster page advises only what will work (issue 29, 2): no `git revert` command when the failure record
+    says the revert would be refused, the roll-forward advice instead, in the page and in its announcement."""
+    o = ui_objects
+    failure = {"commit": "f" * 40, "reason": "StepFailed", "policy": "halt",
+               "rollback": {"possible": False, "why": "version 2.0.0 allows no downgrade to 1.0.0"}}
+    ro, kd = o.rollout(phase="Stalled", stalledReason="StepFailed", failure=failure), o.kdcluster()
+    objects = {"statefulsets": [o.sts("controller", 1, "ctl-new")], "pods": [], "services": [], "pvcs": []}
+    view = views.cluster_view(cluster_health(ro, kd, **objects), ro, kd, o.kdapp(), objects, [])
+    html = pages.cluster_fragment(view)
+    assert 'data-field="revert"' not in html and 'data-field="roll-forward"' in html, html
+    assert f"git revert {'f' * 40} would be refused" in html and "roll forward" in pages.cluster_summary(view)
+
+
 def test_revert_command_only_when_stalled(ui_objects: Any) -> None:
     o = ui_objects
     assert views.revert_command(o.rollout()) is None

@@ -175,6 +175,8 @@ def cluster_summary(view: Mapping[str, Any]) -> str:
              if p["state"] not in ("done", "outdated")]
     if view.get("revert"):
         text += f". Stalled ({view['stalledReason']}); to roll back run {view['revert']}"
+    elif view.get("rollForward"):
+        text += f". Stalled ({view['stalledReason']}); {view['rollForward']}"
     return text + (". " + ", ".join(cells) if cells else "")
 
 
@@ -192,14 +194,16 @@ def cluster_fragment(view: Mapping[str, Any]) -> str:
     out.append("<dl class=\"facts\">" + "".join(
         f"<div{wide if k in ('Health', 'Step') else ''}><dt>{esc(k)}</dt><dd>{v}</dd></div>"
         for k, v in facts) + "</dl>")
-    if view.get("revert"):
+    if view.get("revert") or view.get("rollForward"):
         failure = view.get("failure") or {}
         pushed = (f"<p>gitops-kd pushed the revert {_commit(failure['revertCommit'])}.</p>"
                   if failure.get("revertCommit") else "")
+        way_out = (f"<p>To roll back, revert the commit in Git:</p><pre><code data-field=\"revert\">"
+                   f"{esc(view['revert'])}</code></pre>" if view.get("revert") else
+                   f"<p data-field=\"roll-forward\">{esc(view['rollForward'])}</p>")
         out.append(f"<section class=\"stalled-box\" aria-labelledby=\"stalled-h\"><h2 id=\"stalled-h\">Stalled: "
                    f"{esc(view['stalledReason'] or 'Stalled')}</h2><p class=\"msg\" data-field=\"stalled-message\">"
-                   f"{esc(view['message'])}</p>{pushed}<p>To roll back, revert the commit in Git:</p>"
-                   f"<pre><code data-field=\"revert\">{esc(view['revert'])}</code></pre></section>")
+                   f"{esc(view['message'])}</p>{pushed}{way_out}</section>")
     elif view.get("message"):
         out.append(f"<p class=\"msg\">{esc(view['message'])}</p>")
     out.append(_forbidden(view.get("forbidden") or ()))

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from gitops_kd.constants import ACTIVE_PHASES, TARGET_STANZA_FIELD, UPGRADE_ANNOTATION, WAVE_LABEL
+from gitops_kd.diff.rollback import Rollback
 from gitops_kd.health import ClusterHealth
 from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
 from gitops_kd.kd import layout
@@ -353,6 +354,16 @@ def revert_command(rollout: Obj | None) -> str | None:
     return f"git revert {commit}" if commit else None
 
 
+def roll_forward(rollout: Obj | None) -> str | None:
+    """For a stalled rollout whose failure record says a revert would be refused: what to do instead."""
+    status = _status(rollout)
+    failure = status.get("failure") or {}
+    back = failure.get("rollback") or {}
+    if status.get("phase") != "Stalled" or back.get("possible") is not False or not failure.get("commit"):
+        return None
+    return Rollback(False, _text(back.get("why"))).advice(_text(failure.get("commit")))
+
+
 def event_time(event: Obj) -> str:
     return _text(event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp")
                  or _meta(event).get("creationTimestamp"))
@@ -482,6 +493,7 @@ def cluster_view(health: ClusterHealth, rollout: Obj | None, kdcluster: Obj | No
             "startedAt": _text(status.get("startedAt")) or None,
             "failure": {k: _text(failure.get(k)) for k in ("commit", "reason", "policy", "revertCommit", "note")
                         if failure.get(k)} or None,
+            "rollForward": roll_forward(rollout),
             "roles": roles, "dataRules": {"source": rules_source, "dirs": dirs}, "services": services,
             "events": cluster_events(events, kdcluster, rollout, members),
             "objects": [o.as_dict() for o in health.objects],

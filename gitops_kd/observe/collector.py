@@ -283,7 +283,7 @@ def observed_cluster(raw: Mapping[str, Any], sts: Sequence[Mapping[str, Any]], p
         pod = observed_pod(p)
         if pod is not None:
             by_role.setdefault(pod.role, []).append(pod)
-    by_name = kd_roles(raw)  # the role of a StatefulSet or member Service whose role label is gone
+    by_name = kd_roles(raw)  # KubeDirector's own record of each object's role: a label may be removed or changed
     statefulsets = {s.role: s for s in (observed_statefulset(x, by_name.get(_name(x), "")) for x in sts)
                     if s is not None}
     services = tuple(observed_service(s, by_name.get(_name(s), "")) for s in sorted(svcs, key=_name))
@@ -305,9 +305,10 @@ def kd_roles(raw: Mapping[str, Any]) -> dict[str, str]:
 
 
 def observed_statefulset(raw: Mapping[str, Any], status_role: str = "") -> ObservedStatefulSet | None:
-    """A role StatefulSet: its role from its label, else ``status_role`` (KubeDirector's status); None without."""
+    """A role StatefulSet: its role ``status_role`` (KubeDirector's status) when given, else its label; None
+    without either."""
     meta, spec, status = _meta(raw), raw.get("spec") or {}, raw.get("status") or {}
-    role = (meta.get("labels") or {}).get(ROLE_LABEL) or status_role
+    role = status_role or (meta.get("labels") or {}).get(ROLE_LABEL)
     if not role:
         return None
     return ObservedStatefulSet(
@@ -349,8 +350,8 @@ def _app_image(raw: Mapping[str, Any]) -> str:
 
 
 def observed_service(raw: Mapping[str, Any], status_role: str = "") -> ObservedService:
-    """A KDCluster's Service: its role from its label, else ``status_role`` (KubeDirector's status)."""
-    role = (_meta(raw).get("labels") or {}).get(ROLE_LABEL) or status_role
+    """A KDCluster's Service: its role ``status_role`` (KubeDirector's status) when given, else its label."""
+    role = status_role or (_meta(raw).get("labels") or {}).get(ROLE_LABEL)
     return ObservedService(name=_name(raw), namespace=_ns(raw), role=str(role) if role else None,
                            ports=tuple((raw.get("spec") or {}).get("ports") or ()), raw=raw)
 

@@ -9,7 +9,7 @@ from gitops_kd.observe.model import ObservedCluster
 def labels_to_restore(live: ObservedCluster, role: str) -> tuple[tuple[str, str], ...]:
     """(key, value) of KubeDirector's cluster and role labels the role's StatefulSet lacks or has another value
     for; () when it has them (or no object was read). The StatefulSet is found by its ownerReference
-    (observe/index.owner_of) and its role from KubeDirector's status when the labels are gone."""
+    (observe/index.owner_of), its role from KubeDirector's status: a changed role label does not move it."""
     sts = live.statefulset(role)
     meta = (sts.raw.get("metadata") or {}) if sts is not None else {}
     if not meta:

@@ -37,7 +37,6 @@ UPDATE_STRATEGY = "spec.updateStrategy.type"
 # a StatefulSet or Service follows the deletion of the owning KDCluster, which admission already judged
 GARBAGE_COLLECTORS = frozenset({"system:serviceaccount:kube-system:generic-garbage-collector",
                                 "system:kube-controller-manager"})
-KD_LABELS = (layout.CLUSTER_LABEL, layout.ROLE_LABEL)  # KubeDirector's labels on what it makes: owned too
 KINDS = {"StatefulSet": STATEFULSET, "Service": SERVICE, layout.KDAPP_KIND: KDAPP, layout.KDCLUSTER_KIND: KDCLUSTER}
 
 
@@ -173,7 +172,7 @@ def _owned_changes(kind: str, namespace: str, name: str, operation: str, new: Ma
     sources = (app.source, cluster.source)
     if operation == "DELETE":
         return ("the object",), sources
-    moved_labels = tuple(f"metadata.labels[{k}]" for k in KD_LABELS
+    moved_labels = tuple(f"metadata.labels[{k}]" for k in layout.KD_LABELS
                          if (_meta(old).get("labels") or {}).get(k) != (_meta(new).get("labels") or {}).get(k))
     if kind == SERVICE:
         want = [(p["name"], p["port"]) for p in service_ports(app, str(role))]
@@ -204,8 +203,7 @@ def _member_of(kind: str, old: Mapping[str, Any], new: Mapping[str, Any], observ
     labels = _meta(old).get("labels") or _meta(new).get("labels") or {}
     cluster_name, role = str(labels.get(layout.CLUSTER_LABEL) or ""), str(labels.get(layout.ROLE_LABEL) or "")
     if not cluster_name:
-        cluster_name = next((str(r.get("name", "")) for r in _meta(old).get("ownerReferences") or []
-                             if r.get("kind") == layout.KDCLUSTER_KIND and r.get("controller")), "")
+        cluster_name = layout.controller_cluster(_meta(old))
     if cluster_name and not role and observed is not None:
         live = observed.clusters.get((namespace, cluster_name))
         name = str(_meta(old).get("name", ""))

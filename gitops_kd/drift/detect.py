@@ -1,7 +1,8 @@
 """detect(desired, observed): the out-of-band changes to fields gitops-kd owns, per live object (pure).
 
 Compared (each against what the planner would render from Git for the same commit and transition):
-- role StatefulSets: the owned pod-template fields (render.owned_differences) and updateStrategy OnDelete;
+- role StatefulSets: the owned pod-template fields (render.owned_differences), updateStrategy OnDelete, and
+  KubeDirector's kdcluster and role labels (found by ownerReference when they are gone: plan/labels.py);
 - member Services: spec.ports (name, port) from the app's service endpoints of the role;
 - the live KDApp: spec, labels and annotations of ``app_manifest`` (KDApp.cluster_manifest());
 - the live KDCluster: spec, labels and annotations of the Git document.
@@ -24,6 +25,7 @@ from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, Drift,
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedState
 from gitops_kd.plan.held import spec_changed
+from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.model import KDApp, KDCluster
@@ -131,6 +133,8 @@ def _workloads(app: KDApp, cluster: KDCluster, live: ObservedCluster, observed: 
                    for p in owned_differences(sts.template, owned)]
         if sts.update_strategy != ON_DELETE:
             changes.append(FieldChange(UPDATE_STRATEGY, ON_DELETE, sts.update_strategy))
+        labels = (sts.raw.get("metadata") or {}).get("labels") or {}
+        changes += [FieldChange(f"metadata.labels[{k}]", v, labels.get(k)) for k, v in labels_to_restore(live, rid)]
         out += _object(STATEFULSET, sts.namespace, sts.name, live.name, commit, rules, changes, sts.raw)
     for svc in live.member_services():
         if svc.role not in app.role_ids:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDCLUSTER_KIND
+from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDCLUSTER_KIND, SERVICE_KIND, STATEFULSET_KIND
 from gitops_kd.spec.freeze import freeze, thaw
 
-STATEFULSET, SERVICE, KDAPP, KDCLUSTER = "StatefulSet", "Service", KDAPP_KIND, KDCLUSTER_KIND
+STATEFULSET, SERVICE, KDAPP, KDCLUSTER = STATEFULSET_KIND, SERVICE_KIND, KDAPP_KIND, KDCLUSTER_KIND
 KINDS = (STATEFULSET, SERVICE, KDAPP, KDCLUSTER)
 API_VERSIONS = {STATEFULSET: "apps/v1", SERVICE: "v1", KDAPP: API_VERSION, KDCLUSTER: API_VERSION}
 

@@ -6,6 +6,9 @@ gitops-kd reads and patches those objects, so it must name things exactly as Kub
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 DOMAIN = "kubedirector.hpe.com"
 CLUSTER_LABEL = f"{DOMAIN}/kdcluster"
 APP_LABEL = f"{DOMAIN}/kdapp"
@@ -16,11 +19,15 @@ APP_PRETTY_NAME_ANNOTATION = f"{DOMAIN}/kdapp-prettyName"
 FINALIZER = f"{DOMAIN}/cleanup"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 REVISION_LABEL = "controller-revision-hash"
+KD_LABELS = (CLUSTER_LABEL, ROLE_LABEL)
+"""KubeDirector's labels naming a role object's KDCluster and role (on its StatefulSets, pods and Services)."""
 
 API_GROUP = DOMAIN
 API_VERSION = f"{DOMAIN}/v1beta1"
 KDCLUSTER_KIND = "KubeDirectorCluster"
 KDAPP_KIND = "KubeDirectorApp"
+STATEFULSET_KIND = "StatefulSet"  # a role's StatefulSet
+SERVICE_KIND = "Service"  # a member's (or the cluster's headless) Service
 KDCLUSTER_PLURAL = "kubedirectorclusters"
 KDAPP_PLURAL = "kubedirectorapps"
 
@@ -38,6 +45,13 @@ STATEFULSET_MUTABLE_FIELDS = frozenset({
     "replicas", "template", "updateStrategy", "ordinals", "persistentVolumeClaimRetentionPolicy",
     "minReadySeconds",
 })
+
+
+def controller_cluster(meta: Mapping[str, Any]) -> str:
+    """The KDCluster named by an object's controller ownerReference to a KDCluster (KubeDirector sets one on
+    every StatefulSet and Service it makes: shared.OwnerReferences), "" when it has none."""
+    return next((str(r.get("name") or "") for r in meta.get("ownerReferences") or ()
+                 if r.get("controller") and r.get("kind") == KDCLUSTER_KIND), "")
 
 
 def member_pod_name(statefulset: str, index: int) -> str:

@@ -27,7 +27,7 @@ from gitops_kd.kd.layout import (
 from gitops_kd.kube.informer import Informer, Transform
 from gitops_kd.observe.compact import SharedValues, transform
 from gitops_kd.observe.fanout import NamespacedInformers
-from gitops_kd.observe.index import ClusterIndex
+from gitops_kd.observe.index import ClusterIndex, owner_of
 from gitops_kd.observe.model import (
     ROLLING_UPDATE,
     ObservedApp,
@@ -51,9 +51,9 @@ ROLLOUT_API = ROLLOUT_API_VERSION
 KINDS: tuple[tuple[str, str, str, str | None], ...] = (
     ("apps", KD_API, KDAPP_PLURAL, None),
     ("clusters", KD_API, KDCLUSTER_PLURAL, None),
-    ("statefulsets", "apps/v1", "statefulsets", CLUSTER_LABEL),
+    ("statefulsets", "apps/v1", "statefulsets", None),  # all: a KDCluster's by ownerReference, its label may be gone
     ("pods", "v1", "pods", CLUSTER_LABEL),
-    ("services", "v1", "services", CLUSTER_LABEL),
+    ("services", "v1", "services", None),
     ("rollouts", ROLLOUT_API, ROLLOUT_PLURAL, None),
 )
 
@@ -230,10 +230,10 @@ class Collector:
         elif kind in ("clusters", "rollouts"):
             key, what = (ns, _name(obj)), "cluster"
         else:
-            cluster = (_meta(obj).get("labels") or {}).get(CLUSTER_LABEL)
-            if not cluster:
+            owner = owner_of(obj)
+            if owner is None:
                 return
-            key, what = (ns, str(cluster)), "cluster"
+            key, what = owner, "cluster"
         for callback in list(self._callbacks):
             try:
                 callback(what, key)
@@ -283,17 +283,32 @@ def observed_cluster(raw: Mapping[str, Any], sts: Sequence[Mapping[str, Any]], p
         pod = observed_pod(p)
         if pod is not None:
             by_role.setdefault(pod.role, []).append(pod)
-    statefulsets = {s.role: s for s in (observed_statefulset(x) for x in sts) if s is not None}
-    services = tuple(observed_service(s) for s in sorted(svcs, key=_name))
+    by_name = kd_roles(raw)  # KubeDirector's own record of each object's role: a label may be removed or changed
+    statefulsets = {s.role: s for s in (observed_statefulset(x, by_name.get(_name(x), "")) for x in sts)
+                    if s is not None}
+    services = tuple(observed_service(s, by_name.get(_name(s), "")) for s in sorted(svcs, key=_name))
     return ObservedCluster(namespace=_ns(raw), name=_name(raw), uid=str(meta.get("uid", "")),
                            app=str(spec.get("app", "")), kd_state=(raw.get("status") or {}).get("state"),
                            raw=raw, statefulsets=statefulsets, pods={r: tuple(p) for r, p in by_role.items()},
                            services=services, rollout=observed_rollout(rollout) if rollout else None)
 
 
-def observed_statefulset(raw: Mapping[str, Any]) -> ObservedStatefulSet | None:
+def kd_roles(raw: Mapping[str, Any]) -> dict[str, str]:
+    """Role id by object name from KubeDirector's status of a KDCluster: each role's statefulSet and its
+    members' services (status.roles[].statefulSet, .members[].service)."""
+    out: dict[str, str] = {}
+    for r in (raw.get("status") or {}).get("roles") or ():
+        rid = str(r.get("id") or "")
+        names = [r.get("statefulSet"), *((m or {}).get("service") for m in r.get("members") or ())]
+        out.update((str(n), rid) for n in names if n and rid)
+    return out
+
+
+def observed_statefulset(raw: Mapping[str, Any], status_role: str = "") -> ObservedStatefulSet | None:
+    """A role StatefulSet: its role ``status_role`` (KubeDirector's status) when given, else its label; None
+    without either."""
     meta, spec, status = _meta(raw), raw.get("spec") or {}, raw.get("status") or {}
-    role = (meta.get("labels") or {}).get(ROLE_LABEL)
+    role = status_role or (meta.get("labels") or {}).get(ROLE_LABEL)
     if not role:
         return None
     return ObservedStatefulSet(
@@ -334,8 +349,9 @@ def _app_image(raw: Mapping[str, Any]) -> str:
     return ""
 
 
-def observed_service(raw: Mapping[str, Any]) -> ObservedService:
-    role = (_meta(raw).get("labels") or {}).get(ROLE_LABEL)
+def observed_service(raw: Mapping[str, Any], status_role: str = "") -> ObservedService:
+    """A KDCluster's Service: its role ``status_role`` (KubeDirector's status) when given, else its label."""
+    role = status_role or (_meta(raw).get("labels") or {}).get(ROLE_LABEL)
     return ObservedService(name=_name(raw), namespace=_ns(raw), role=str(role) if role else None,
                            ports=tuple((raw.get("spec") or {}).get("ports") or ()), raw=raw)
 
@@ -388,9 +404,9 @@ def _rv_of(obj: Mapping[str, Any]) -> str | None:
 def _by_cluster(items: list[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
     out: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for obj in items:
-        cluster = (_meta(obj).get("labels") or {}).get(CLUSTER_LABEL)
-        if cluster:
-            out.setdefault((_ns(obj), str(cluster)), []).append(obj)
+        owner = owner_of(obj)
+        if owner is not None:
+            out.setdefault(owner, []).append(obj)
     return out
 
 

@@ -1,10 +1,11 @@
 """DriftWatcher: informer handlers that trigger an immediate reconcile when an owned field is edited.
 
-Watch, not only poll: on a MODIFIED event of a StatefulSet (spec.template, spec.updateStrategy), Service
-(spec.ports), KubeDirectorApp or KubeDirectorCluster (spec, labels, annotations) whose owned part differs
-between the old and new object, ``trigger(kind, key)`` is called at once — key is the owning cluster's
-(namespace, name) from label ``kubedirector.hpe.com/kdcluster`` (the KDCluster's own key; the KDApp's key
-with kind "app"). Status-only writes, replica changes and resyncs (same object) trigger nothing.
+Watch, not only poll: on a MODIFIED event of a StatefulSet (spec.template, spec.updateStrategy, KubeDirector's
+kdcluster and role labels), Service (spec.ports), KubeDirectorApp or KubeDirectorCluster (spec, labels,
+annotations) whose owned part differs between the old and new object, ``trigger(kind, key)`` is called at once —
+key is the owning cluster's (namespace, name) from KubeDirector's controller ownerReference, else label
+``kubedirector.hpe.com/kdcluster`` (observe/index.owner_of; the KDCluster's own key; the KDApp's key with kind
+"app"). Status-only writes, replica changes and resyncs (same object) trigger nothing.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET
-from gitops_kd.kd.layout import CLUSTER_LABEL
+from gitops_kd.kd.layout import KD_LABELS
 from gitops_kd.kube.informer import MODIFIED, Informer
+from gitops_kd.observe.index import owner_of
 
 if TYPE_CHECKING:
     from gitops_kd.observe.collector import Collector
@@ -37,7 +39,8 @@ def owned_part(kind: str, obj: Mapping[str, Any]) -> Any:
     spec = obj.get("spec") or {}
     meta = obj.get("metadata") or {}
     if kind == STATEFULSET:
-        return (spec.get("template"), spec.get("updateStrategy"))
+        return (spec.get("template"), spec.get("updateStrategy"), tuple((meta.get("labels") or {}).get(k)
+                                                                       for k in KD_LABELS))
     if kind == SERVICE:
         return spec.get("ports")
     return (spec, meta.get("labels"), meta.get("annotations"))
@@ -51,8 +54,8 @@ def owner_key(kind: str, obj: Mapping[str, Any]) -> tuple[str, tuple[str, str]] 
         return "app", (ns, str(meta.get("name")))
     if kind == KDCLUSTER:
         return "cluster", (ns, str(meta.get("name")))
-    cluster = (meta.get("labels") or {}).get(CLUSTER_LABEL)
-    return ("cluster", (ns, str(cluster))) if cluster else None
+    owner = owner_of(obj)
+    return ("cluster", owner) if owner is not None else None
 
 
 class DriftWatcher:

@@ -6,12 +6,12 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from gitops_kd.kd.layout import CLUSTER_LABEL
+from gitops_kd.kd.layout import CLUSTER_LABEL, controller_cluster
 from gitops_kd.kube.informer import DELETED
 
 Key = tuple[str, str]
 MEMBER_KINDS = ("statefulsets", "pods", "services")
-"""Kinds whose objects belong to a KDCluster by its label."""
+"""Kinds whose objects belong to a KDCluster (owner_of)."""
 
 
 class ClusterIndex:
@@ -118,9 +118,12 @@ def app_of(cluster: Mapping[str, Any]) -> str:
 
 
 def owner_of(obj: Mapping[str, Any]) -> Key | None:
-    """The (namespace, KDCluster name) an object belongs to by its cluster label, or None."""
-    cluster = (_meta(obj).get("labels") or {}).get(CLUSTER_LABEL)
-    return (str(_meta(obj).get("namespace") or ""), str(cluster)) if cluster else None
+    """The (namespace, KDCluster name) an object belongs to: the KDCluster of KubeDirector's controller
+    ownerReference (a role StatefulSet or Service keeps it when its labels are removed), else the cluster label
+    (a pod: its owner is the StatefulSet); None when neither names one."""
+    meta = _meta(obj)
+    cluster = controller_cluster(meta) or (meta.get("labels") or {}).get(CLUSTER_LABEL)
+    return (str(meta.get("namespace") or ""), str(cluster)) if cluster else None
 
 
 def _discard(index: dict[str, set[Key]], name: str, key: Key) -> None:

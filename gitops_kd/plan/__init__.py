@@ -5,6 +5,7 @@ from gitops_kd.plan.actions import (
     ApplyApp,
     ApplyCluster,
     CheckGate,
+    ClearBreakGlass,
     DeletePod,
     EnsureRollout,
     FinishRollout,
@@ -18,6 +19,7 @@ from gitops_kd.plan.actions import (
     Prune,
     RecordInSync,
     Refusal,
+    RestoreLabels,
     RunStep,
     SetOnDelete,
     Stall,
@@ -27,8 +29,8 @@ from gitops_kd.plan.actions import (
 from gitops_kd.plan.planner import plan
 
 __all__ = [
-    "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout", "HandleFailure",
-    "LiftStall", "MarkMissing", "NoteStep",
-    "PatchServicePorts", "PatchTemplate", "Plan", "Prune", "RecordInSync", "Refusal", "RunStep", "SetOnDelete", "Stall",
-    "StartGate", "Wait", "plan",
+    "Action", "ApplyApp", "ApplyCluster", "CheckGate", "ClearBreakGlass", "DeletePod", "EnsureRollout",
+    "FinishRollout", "HandleFailure", "LiftStall", "MarkMissing", "NoteStep", "PatchServicePorts", "PatchTemplate",
+    "Plan", "Prune", "RecordInSync", "Refusal", "RestoreLabels", "RunStep", "SetOnDelete", "Stall", "StartGate",
+    "Wait", "plan",
 ]

@@ -321,6 +321,38 @@ class MarkMissing(_ClusterScoped):
 
 
 @dataclass(frozen=True)
+class RestoreLabels(_ClusterScoped):
+    """Put back KubeDirector's labels (``labels``: key, value) removed or changed out of band on a role StatefulSet:
+    they name its KDCluster and role (KubeDirector's selectors and the admission webhook's matching use them)."""
+
+    namespace: str
+    statefulset: str
+    role: str
+    labels: tuple[tuple[str, str], ...]
+    cluster: str
+
+    def describe(self) -> str:
+        return (f"restore labels {', '.join(f'{k}={v}' for k, v in self.labels)} on StatefulSet "
+                f"{self.namespace}/{self.statefulset} (role {self.role})")
+
+
+@dataclass(frozen=True)
+class ClearBreakGlass(_ClusterScoped):
+    """Remove the break-glass annotation (reason ``reason``) left on a managed object of ``kind`` (the KDCluster,
+    a role StatefulSet or a member Service) after the request it came with: break-glass is per request, never a
+    standing marker."""
+
+    namespace: str
+    kind: str
+    name: str
+    reason: str
+    cluster: str
+
+    def describe(self) -> str:
+        return f"remove the break-glass annotation ({self.reason!r}) left on {self.kind} {self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
 class RecordInSync(_ClusterScoped):
     """Record on the KDRollout that the cluster was seen in sync with Git: ``digest`` (drift.baseline) at
     ``commit``, so drift detection keeps its baseline across a controller restart."""
@@ -428,7 +460,7 @@ class Wait:
 
 Action = (ApplyApp | ApplyCluster | EnsureRollout | SetOnDelete | PatchTemplate | PatchServicePorts | DeletePod
           | RunStep | StartGate | CheckGate | FinishRollout | MarkMissing | NoteStep | Prune | RecordInSync | Stall | LiftStall
-          | HandleFailure | Wait)
+          | HandleFailure | RestoreLabels | ClearBreakGlass | Wait)
 
 
 def waits_last(actions: Iterable[Action]) -> tuple[Action, ...]:

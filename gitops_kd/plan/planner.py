@@ -2,8 +2,9 @@
 
 Order: the KDRollouts of clusters whose app version changes (recording the version being left while the
 live KDApp still shows it), the KDApps, KDCluster creations and spec updates, then per cluster (by wave,
-namespace, name): SetOnDelete and PatchTemplate of every role, member Service ports, then the pod phase
-(plan/pods.py) and FinishRollout. A cluster heading for a new version waits while a cluster of the same
+namespace, name): SetOnDelete, RestoreLabels (plan/labels.py) and PatchTemplate of every role, member Service
+ports, then the pod phase (plan/pods.py) and FinishRollout; last, a ClearBreakGlass per break-glass annotation
+left on a managed object (plan/breakglass.py). A cluster heading for a new version waits while a cluster of the same
 app in a lower gitops-kd.io/wave is not Ready at the target or has not soaked yet (plan/waves.py). A
 Stalled rollout gets only its failure policy (plan/failure.py); one stalled by a KDApp / KDCluster write that
 keeps failing (ApplyRefused / ApplyFailed) gets that write, and a LiftStall once Git no longer asks for it.
@@ -47,12 +48,15 @@ from gitops_kd.plan.actions import (
     PatchTemplate,
     Plan,
     Refusal,
+    RestoreLabels,
     SetOnDelete,
     Wait,
     waits_last,
 )
+from gitops_kd.plan.breakglass import left_break_glass
 from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.held import Held, held, held_refusals
+from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
 from gitops_kd.plan.prune import prune as prune_orphans
 from gitops_kd.plan.suspend import hold_suspended
@@ -166,7 +170,8 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
                      tuple(users.get(k, ())),
                      tuple(u for u in users.get(k, ()) if _counts(observed.clusters.get(u), (KDAPP_KIND, *k))))
             for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply and k not in holds]
-    actions = rollouts + apps + clusters + failures + steps + list(pruned.actions)
+    actions: list[Action] = [*rollouts, *apps, *clusters, *failures, *steps, *pruned.actions,
+                             *left_break_glass(desired, observed)]
     kept = pruned.kept + tuple(holds[k].describe() for k in sorted(holds))
     return Plan(waits_last(hold_suspended(actions, observed) if suspend else actions), kept=kept)
 
@@ -290,6 +295,8 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
         sts = live.statefulsets[rid]
         if sts.update_strategy != ON_DELETE:
             out.append(SetOnDelete(live.namespace, sts.name, rid, live.name))
+        if relabel := labels_to_restore(live, rid):
+            out.append(RestoreLabels(live.namespace, sts.name, rid, relabel, live.name))
     role_diffs = {r.role: r for r in cdiff.roles}
     for rid in order:
         if rid in role_diffs:

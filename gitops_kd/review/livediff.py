@@ -7,9 +7,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gitops_kd.constants import BREAK_GLASS_ANNOTATION
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.observe.model import ON_DELETE, ObservedState
-from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, PatchServicePorts, PatchTemplate, SetOnDelete
+from gitops_kd.plan.actions import (
+    Action,
+    ApplyApp,
+    ApplyCluster,
+    ClearBreakGlass,
+    PatchServicePorts,
+    PatchTemplate,
+    RestoreLabels,
+    SetOnDelete,
+)
 from gitops_kd.spec.freeze import thaw
 
 LIST_KEYS = ("name", "id", "mountPath", "containerPort", "port")  # how list items are matched, first present
@@ -140,6 +150,17 @@ def action_diff(action: Action, observed: ObservedState) -> ObjectDiff | None:
         fields = field_diffs(sts.template if sts is not None else None, a.patch_body["spec"]["template"],
                              "spec.template", removals=False)
         return ObjectDiff("StatefulSet", a.namespace, a.statefulset, tuple(fields), note=note)
+    if isinstance(a, RestoreLabels):
+        sts = next((s for c in observed.clusters.values() for s in c.statefulsets.values()
+                    if (s.namespace, s.name) == (a.namespace, a.statefulset)), None)
+        have = ((sts.raw.get("metadata") or {}).get("labels") or {}) if sts is not None else {}
+        return ObjectDiff("StatefulSet", a.namespace, a.statefulset,
+                          tuple(FieldDiff(f"metadata.labels[{k}]", have.get(k), v) for k, v in a.labels),
+                          note=f"cluster {a.cluster}, role {a.role}")
+    if isinstance(a, ClearBreakGlass):
+        return ObjectDiff(a.kind, a.namespace, a.name, (FieldDiff(f"metadata.annotations[{BREAK_GLASS_ANNOTATION}]",
+                                                                  a.reason, None),),
+                          note=f"cluster {a.cluster}: a break-glass counts for one request")
     if isinstance(a, PatchServicePorts):
         svc = next((s for c in observed.clusters.values() for s in c.services
                     if (s.namespace, s.name) == (a.namespace, a.service)), None)
@@ -150,7 +171,8 @@ def action_diff(action: Action, observed: ObservedState) -> ObjectDiff | None:
 
 
 def live_diff(actions: Iterable[Action], observed: ObservedState) -> list[ObjectDiff]:
-    """The objects the plan's ApplyApp / ApplyCluster / PatchTemplate / PatchServicePorts would change, with
+    """The objects the plan's ApplyApp / ApplyCluster / PatchTemplate / PatchServicePorts / RestoreLabels /
+    ClearBreakGlass would change, with
     every field that differs (old and new values), in plan order."""
     found = (action_diff(a, observed) for a in actions if not isinstance(a, SetOnDelete))
     return [d for d in found if d is not None and (d.create or d.fields)]

@@ -89,3 +89,24 @@ def test_a_leftover_break_glass_annotation_is_no_standing_bypass(tmp_path: Path)
             e for e in _events(world, "BreakGlassEdit") if "DELETE by alice" in e["message"]] or None, 20)
         assert "group gitops-kd:break-glass" in audited[0]["message"]
         assert "DELETE by alice allowed by break-glass" in proc.log()
+
+
+def test_a_break_glass_annotation_is_removed_once_audited(tmp_path: Path) -> None:
+    """Invariant (issue 28, 5): a break-glass is per request, never a standing marker: the annotation set on the
+    KDCluster, a role StatefulSet and a member Service is audited with its request (BreakGlassEdit) and then
+    removed by the running controller, one write per object guarded by resourceVersion (BreakGlassCleared Event
+    naming the reason)."""
+    with guarded(tmp_path) as (world, _proc, sts, members):
+        objects = [("kdcluster", "kubedirector.hpe.com/v1beta1", "kubedirectorclusters", "hello-dev"),
+                   ("statefulset", "apps/v1", "statefulsets", sts), ("service", "v1", "services", members[0])]
+        for kind, _api, _plural, name in objects:
+            done = world.kubectl("annotate", kind, name, f"{GLASS}=INC-7-{kind}")
+            assert done.returncode == 0, done.stderr
+        for kind, api, plural, name in objects:
+            wait_for(f"the annotation on {kind} {name} audited", lambda kind=kind: [
+                e for e in _events(world, "BreakGlassEdit") if f"INC-7-{kind}" in e["message"]] or None, 20)
+            wait_for(f"the annotation removed from {kind} {name}", lambda api=api, plural=plural, name=name: GLASS
+                     not in (world.rest.get(api, plural, NS, name)["metadata"].get("annotations") or {}), 30)
+            cleared = wait_for(f"BreakGlassCleared on {name}", lambda name=name: [
+                e for e in _events(world, "BreakGlassCleared") if e["involvedObject"]["name"] == name] or None, 20)
+            assert len(cleared) == 1 and f"INC-7-{kind}" in cleared[0]["message"], cleared  # one write, one Event

@@ -94,8 +94,28 @@ def _policies(tmp: Path) -> dict[str, dict[str, Any]]:
             if d["kind"] == "ValidatingAdmissionPolicy"}
 
 
+RESOURCES = {"StatefulSet": "statefulsets", "Service": "services", "KubeDirectorApp": "kubedirectorapps",
+             "KubeDirectorCluster": "kubedirectorclusters"}
+
+
+def _matched(policy: dict[str, Any], request: dict[str, Any], obj: Any, old: Any) -> bool:
+    """matchConstraints as the API server applies them: a resourceRule naming the resource and the operation, and
+    the objectSelector's Exists expressions on the object or the old object (either matching is enough)."""
+    constraints = policy["matchConstraints"]
+    if not any(RESOURCES[request["kind"]["kind"]] in r["resources"] and request["operation"] in r["operations"]
+               for r in constraints["resourceRules"]):
+        return False
+    wanted = [e["key"] for e in (constraints.get("objectSelector") or {}).get("matchExpressions") or []
+              if e["operator"] == "Exists"]
+    return not wanted or any(all(k in ((o or {}).get("metadata") or {}).get("labels", {}) for k in wanted)
+                             for o in (obj, old))
+
+
 def _verdict(policy: dict[str, Any], request: dict[str, Any], obj: Any, old: Any) -> str:
-    """"skipped" (a matchCondition is false), "allowed", or the denial message, as the API server decides."""
+    """"skipped" (not matched, or a matchCondition is false), "allowed", or the denial message, as the API server
+    decides."""
+    if not _matched(policy, request, obj, old):
+        return "skipped"
     env = celpy.Environment()
     activation = celpy.json_to_cel({"request": request, "object": obj, "oldObject": old})
 
@@ -114,7 +134,8 @@ def _request(kind: str, operation: str = "UPDATE", user: str = "alice", groups: 
             "userInfo": {"username": user, "groups": [*groups, "system:authenticated"]}}
 
 
-STS = {"metadata": {"name": "hello-dev-worker", "namespace": "default", "labels": {}},
+STS = {"metadata": {"name": "hello-dev-worker", "namespace": "default",
+                    "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev", "kubedirector.hpe.com/role": "worker"}},
        "spec": {"replicas": 2, "updateStrategy": {"type": "OnDelete"},
                 "template": {"spec": {"containers": [{"name": "app", "image": "gitops-kd/hello:1.0.0"}]}}}}
 
@@ -129,7 +150,7 @@ def test_the_policy_denies_owned_statefulset_and_service_edits_but_not_its_users
                              "spec.template.spec and spec.updateStrategy are owned by gitops-kd")
     scaled = copy.deepcopy(STS)
     scaled["spec"]["replicas"] = 3
-    scaled["metadata"]["labels"] = {"team": "blue"}
+    scaled["metadata"]["labels"] = {**STS["metadata"]["labels"], "team": "blue"}
     assert _verdict(policy, _request("StatefulSet"), scaled, STS) == "allowed"
     assert _verdict(policy, _request("StatefulSet", user=SA), edited, STS) == "skipped"
     assert _verdict(policy, _request("StatefulSet", groups=("gitops-kd:break-glass",)), edited, STS) == "skipped"
@@ -139,7 +160,8 @@ def test_the_policy_denies_owned_statefulset_and_service_edits_but_not_its_users
     again = copy.deepcopy(glass)
     again["spec"]["template"]["spec"]["containers"][0]["image"] = "gitops-kd/hello:7"
     assert _verdict(policy, _request("StatefulSet"), again, glass).startswith("StatefulSet")  # a stale reason
-    svc = {"metadata": {"name": "s", "namespace": "default"}, "spec": {"ports": [{"name": "http", "port": 8080}]}}
+    svc = {"metadata": {"name": "s", "namespace": "default", "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev"}},
+           "spec": {"ports": [{"name": "http", "port": 8080}]}}
     moved = {"metadata": svc["metadata"], "spec": {"ports": [{"name": "http", "port": 9090}]}}
     assert "spec.ports are owned by gitops-kd" in _verdict(policy, _request("Service"), moved, svc)
 
@@ -158,3 +180,68 @@ def test_the_policy_denies_deleting_or_editing_an_applied_kdapp(tmp_path: Path) 
     hand_made = {"metadata": {"name": "mine", "namespace": "default"}, "spec": {}}
     assert _verdict(policy, _request("KubeDirectorApp", "DELETE"), None, hand_made) == "skipped"
     assert _verdict(policy, _request("KubeDirectorApp", "DELETE", user=SA), None, app) == "skipped"
+
+
+def test_the_policy_denies_deleting_a_role_statefulset_or_member_service_but_not_to_the_break_glass_group(
+        tmp_path: Path) -> None:
+    """Invariant (issue 28, 8, CEL variant): DELETE of what gitops-kd owns through KubeDirector (a role
+    StatefulSet, a member Service: one selecting a single pod) is denied to others, also once its labels were
+    removed (found by its controller ownerReference to the KDCluster); the break-glass group and gitops-kd's users
+    pass; the cluster's headless Service and an unrelated StatefulSet are not judged as members."""
+    policy = _policies(tmp_path)["gitops-kd-workloads"]
+    labelled = STS
+    denial = _verdict(policy, _request("StatefulSet", "DELETE"), None, labelled)
+    assert denial.startswith("StatefulSet default/hello-dev-worker is managed by gitops-kd from Git: deleting it is "
+                             "owned by gitops-kd"), denial
+    assert "gitops-kd:break-glass" in denial
+    unlabelled = copy.deepcopy(STS)
+    unlabelled["metadata"]["labels"] = {}
+    unlabelled["metadata"]["ownerReferences"] = [{"apiVersion": "kubedirector.hpe.com/v1beta1", "controller": True,
+                                                  "kind": "KubeDirectorCluster", "name": "hello-dev", "uid": "u"}]
+    assert "deleting it is owned" in _verdict(policy, _request("StatefulSet", "DELETE"), None, unlabelled)
+    assert _verdict(policy, _request("StatefulSet", "DELETE", groups=("gitops-kd:break-glass",)), None,
+                    labelled) == "skipped"
+    assert _verdict(policy, _request("StatefulSet", "DELETE", user=SA), None, labelled) == "skipped"
+    theirs = {**STS, "metadata": {"name": "db", "namespace": "default", "labels": {"app": "db"}}}
+    assert _verdict(policy, _request("StatefulSet", "DELETE"), None, theirs) == "skipped"  # not KubeDirector's
+    member = {"metadata": {"name": "hello-dev-worker-0", "namespace": "default",
+                           "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev"}},
+              "spec": {"selector": {"statefulset.kubernetes.io/pod-name": "hello-dev-worker-0"},
+                       "ports": [{"name": "http", "port": 8080}]}}
+    assert "Service default/hello-dev-worker-0 is managed by gitops-kd from Git: deleting it is owned" in _verdict(
+        policy, _request("Service", "DELETE"), None, member)
+    headless = {"metadata": member["metadata"], "spec": {"selector": {"kubedirector.hpe.com/headless": "hello-dev"}}}
+    assert _verdict(policy, _request("Service", "DELETE"), None, headless) == "allowed"
+    assert _verdict(policy, _request("StatefulSet"), labelled, labelled) == "allowed"  # an UPDATE changing nothing
+
+
+def test_the_policy_denies_removing_or_changing_kubedirector_labels(tmp_path: Path) -> None:
+    """Invariant (issue 28, 4, CEL variant): KubeDirector's kdcluster and role labels on a StatefulSet or Service it
+    made are owned: removing or changing one is denied to others (so the object cannot be taken out of what the
+    webhook's objectSelector and gitops-kd's observation match), a break-glass annotation edit or group passes,
+    and other labels stay free."""
+    policy = _policies(tmp_path)["gitops-kd-workloads"]
+    labelled = STS
+    stripped = copy.deepcopy(labelled)
+    del stripped["metadata"]["labels"]["kubedirector.hpe.com/kdcluster"]
+    denial = _verdict(policy, _request("StatefulSet"), stripped, labelled)
+    assert "metadata.labels[kubedirector.hpe.com/kdcluster] and metadata.labels[kubedirector.hpe.com/role] are " \
+           "owned by gitops-kd" in denial, denial
+    moved = copy.deepcopy(labelled)
+    moved["metadata"]["labels"]["kubedirector.hpe.com/role"] = "controller"
+    assert "are owned by gitops-kd" in _verdict(policy, _request("StatefulSet"), moved, labelled)
+    bare = copy.deepcopy(labelled)
+    bare["metadata"].pop("labels")
+    svc = {"metadata": {"name": "s", "namespace": "default", "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev"}},
+           "spec": {"ports": [{"name": "http", "port": 8080}]}}
+    assert "are owned by gitops-kd" in _verdict(policy, _request("Service"), {**svc, "metadata": {
+        "name": "s", "namespace": "default"}}, svc)
+    assert "are owned by gitops-kd" in _verdict(policy, _request("StatefulSet"), bare, labelled)
+    other = copy.deepcopy(labelled)
+    other["metadata"]["labels"]["team"] = "blue"
+    assert _verdict(policy, _request("StatefulSet"), other, labelled) == "allowed"
+    glass = copy.deepcopy(stripped)
+    glass["metadata"]["annotations"] = {"gitops-kd.io/break-glass": "INC-43"}
+    assert _verdict(policy, _request("StatefulSet"), glass, labelled) == "skipped"
+    assert _verdict(policy, _request("StatefulSet", groups=("gitops-kd:break-glass",)), stripped,
+                    labelled) == "skipped"

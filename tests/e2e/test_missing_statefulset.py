@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from click.testing import CliRunner
-
-from gitops_kd.cli import main
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
+from gitops_kd.kd.layout import CLUSTER_LABEL
 from gitops_kd.status import conditions as cond
 from gitops_kd.testing import wait_for
-from tests.e2e.harness import E2E, NS
+from tests.e2e.harness import E2E, NS, WriteLog
 
 
 def test_ready_is_withdrawn_while_a_role_statefulset_is_gone(e2e: E2E) -> None:
@@ -31,16 +30,21 @@ def test_ready_is_withdrawn_while_a_role_statefulset_is_gone(e2e: E2E) -> None:
     assert "role worker is missing" in status["message"], status
 
 
-def test_a_statefulset_stripped_of_its_cluster_label_is_not_ready_and_differs(e2e: E2E) -> None:
+def test_a_statefulset_stripped_of_its_cluster_label_stays_observed_and_gets_it_back(e2e: E2E) -> None:
     """Invariant (issue 28, 4, without the admission webhook): a role StatefulSet whose kdcluster label is removed
-    out of band is not silently dropped: the KDRollout is no longer Ready and `gitops-kd diff` exits 1 naming it."""
+    out of band is still the cluster's (KubeDirector's controller ownerReference): it is never taken for missing
+    (no write ever takes Ready away) and the label is put back."""
     e2e.start_controller()
     e2e.wait_ready_at("1.0.0")
     e2e.wait_settled()
     [sts] = [s["metadata"]["name"] for s in e2e.rest.list("apps/v1", "statefulsets", NS)["items"]
              if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
-    assert e2e.kubectl("label", "statefulset", sts, "kubedirector.hpe.com/kdcluster-").returncode == 0
-    wait_for("Ready withdrawn", lambda: not cond.is_true(
-        ((e2e.rollout() or {}).get("status") or {}).get("conditions"), cond.READY) or None, 30)
-    differs = CliRunner().invoke(main, ["diff", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig)])
-    assert differs.exit_code == 1 and f"StatefulSet {NS}/{sts}" in differs.output, differs.output
+    rollouts = WriteLog(e2e.rest, ROLLOUT_API_VERSION, ROLLOUT_PLURAL)
+    try:
+        assert e2e.kubectl("label", "statefulset", sts, f"{CLUSTER_LABEL}-").returncode == 0
+        wait_for("the kdcluster label put back", lambda: (e2e.rest.get("apps/v1", "statefulsets", NS, sts)[
+            "metadata"].get("labels") or {}).get(CLUSTER_LABEL) == "hello-dev", 30)
+        assert rollouts.first("hello-dev", lambda o: not cond.is_true(
+            (o.get("status") or {}).get("conditions"), cond.READY)) is None, "Ready was never taken away"
+    finally:
+        rollouts.stop()

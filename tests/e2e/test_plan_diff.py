@@ -101,3 +101,16 @@ def test_diff_reports_a_role_statefulset_deleted_out_of_band(e2e: E2E) -> None:
     assert differs.exit_code == 1, differs.output
     assert f"+ StatefulSet default/{sts} (cluster hello-dev, role worker: missing; KubeDirector creates it)" \
         in differs.output, differs.output
+
+
+def test_diff_shows_kubedirector_labels_removed_from_a_role_statefulset(e2e: E2E) -> None:
+    """Invariant (issue 28, 4): a role StatefulSet whose kdcluster label was removed out of band is found by its
+    ownerReference, and `gitops-kd diff` names the label gitops-kd puts back (not a missing StatefulSet)."""
+    deployed(e2e)
+    [sts] = [s["metadata"]["name"] for s in e2e.rest.list("apps/v1", "statefulsets", "default")["items"]
+             if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
+    assert e2e.kubectl("label", "statefulset", sts, "kubedirector.hpe.com/kdcluster-").returncode == 0
+    differs = run(e2e, "diff")
+    assert differs.exit_code == 1, differs.output
+    assert f"StatefulSet default/{sts}" in differs.output and "missing" not in differs.output, differs.output
+    assert 'metadata.labels[kubedirector.hpe.com/kdcluster]: (absent) -> "hello-dev"' in differs.output, differs.output

@@ -150,3 +150,26 @@ def test_a_member_kubedirector_adds_after_the_upgrade_runs_the_new_version(world
     wait_for("a third worker Ready on 2.0.0", three_workers_on_2_0_0, 180)
     rollout = world.wait_ready_at("2.0.0", timeout=120)
     assert rollout["status"]["history"][-1]["version"] == "2.0.0"
+
+
+def test_an_unlabelled_role_statefulset_is_still_reverted_and_relabelled(world: E2E) -> None:
+    """Invariant (issue 28, 4, no admission webhook): a role StatefulSet is the cluster's by KubeDirector's
+    controller ownerReference, its role by KubeDirector's status: after `kubectl label sts <worker>
+    kubedirector.hpe.com/kdcluster-`, `kubectl set image` on it is reverted and the label is put back (the facts
+    the controller relies on hold for KubeDirector itself on the kd backends)."""
+    at_1_0_0(world)
+    sts = next(s for s in world.rest.list("apps/v1", "statefulsets", world.ns)["items"]
+               if s["metadata"]["labels"][ROLE_LABEL] == "worker")
+    name = sts["metadata"]["name"]
+    for change in (["label", "statefulset", name, f"{CLUSTER_LABEL}-"],
+                   ["set", "image", f"statefulset/{name}", "app=gitops-kd/hello:9.9.9"]):
+        done = world.kubectl(*change)
+        assert done.returncode == 0, done.stderr
+
+    def live() -> dict[str, Any]:
+        return world.rest.get("apps/v1", "statefulsets", world.ns, name)
+    wait_for("the image edit reverted and the label put back", lambda: (
+        live()["spec"]["template"]["spec"]["containers"][0]["image"],
+        live()["metadata"]["labels"].get(CLUSTER_LABEL)) == ("gitops-kd/hello:1.0.0", "hello-dev"), 60)
+    world.wait_settled(timeout=120)
+    assert all(p["spec"]["containers"][0]["image"] == "gitops-kd/hello:1.0.0" for p in world.pods())

@@ -11,20 +11,23 @@ helpers), starts the controller on a repo made from repo-template with no app or
 - upgrade: from the commit of examples/hello-2.0.0.yaml as apps/hello.yaml (role order, gate, hook, data rules,
   Service port change) to Ready at 2.0.0 with every member pod Ready on the 2.0.0 image.
 
-Prints the times side by side with their ratios to embedded (measured in the same run). The real backends need
+Each backend is brought up once and measured --runs times, each run in a new world (a new namespace of the same
+control plane; a new embedded cluster). Prints the medians side by side with their ratios to embedded (measured
+in the same run). The real backends need
 scripts/realk8s and scripts/realkd's caches and fixed ports: run it under the shared lock.
 
-    flock /tmp/kd-ports.lock .venv/bin/python bench/backends.py [--backends embedded,real,kd,kd-upgrade]
+    flock /tmp/kd-ports.lock .venv/bin/python bench/backends.py [--backends embedded,real,kd,kd-upgrade] [--runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,25 +46,29 @@ APP_CONTAINER = "app"  # the member pod's container that runs the app image (tes
 
 
 @contextmanager
-def world_of(backend: str, folder: Path) -> Iterator[tuple[E2E, float]]:
-    """The e2e world on ``backend`` and the seconds its bring-up took."""
-    start = time.monotonic()
+def embedded_world(folder: Path) -> Iterator[E2E]:
+    world = E2E(folder, persist=False)
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+@contextmanager
+def backend_of(backend: str, folder: Path) -> Iterator[Callable[[Path], AbstractContextManager[E2E]]]:
+    """``backend`` brought up; yields how to open a new e2e world on it (a new namespace of the same control plane
+    on the real backends, a new embedded cluster on embedded)."""
     if backend == "embedded":
-        world = E2E(folder, persist=False)
-        try:
-            yield world, time.monotonic() - start
-        finally:
-            world.close()
+        yield embedded_world
         return
     from tests.real.session import backend_up, world_on
 
-    with backend_up(backend, folder / "backend") as (cp, kubeconfig), \
-            world_on(cp, kubeconfig, folder / "world", backend) as world:
-        yield world, time.monotonic() - start
+    with backend_up(backend, folder) as (cp, kubeconfig):
+        yield lambda tmp: world_on(cp, kubeconfig, tmp, backend)
 
 
 def _template(rel: str) -> dict[str, Any]:
-    return yaml.safe_load((TEMPLATE / rel).read_text())  # type: ignore[no-any-return]
+    return yaml.safe_load((TEMPLATE / rel).read_text())
 
 
 def running(world: E2E, app_file: str, timeout: float) -> None:
@@ -101,29 +108,45 @@ def _ratio(value: float, base: float | None) -> str:
     return f"({value / base:.1f}x)" if base else ""
 
 
+def _median(values: list[float]) -> str:
+    spread = f" [{min(values):.1f}-{max(values):.1f}]" if len(values) > 1 else ""
+    return f"{statistics.median(values):.1f} s{spread}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backends", default=",".join(BACKENDS),
                     help=f"comma-separated, of {', '.join(BACKENDS)} (default: all)")
+    ap.add_argument("--runs", type=int, default=3, help="deploy + upgrade runs per backend, each in a new world")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for each deploy or upgrade")
     args = ap.parse_args()
     backends = [b for b in args.backends.split(",") if b]
     unknown = sorted(set(backends) - set(BACKENDS))
     if unknown:
         ap.error(f"unknown backend(s) {', '.join(unknown)}: choose from {', '.join(BACKENDS)}")
-    rows: dict[str, tuple[float, float, float]] = {}
+    rows: dict[str, tuple[float, list[float], list[float]]] = {}  # backend: (up to the first world, runs...)
+    up = 0.0
     for backend in backends:
-        with tempfile.TemporaryDirectory(prefix=f"bench-{backend}-") as tmp, world_of(backend, Path(tmp)) as (world, up):
-            first, upgrade = measure(world, args.timeout)
-        rows[backend] = (up, first, upgrade)
-        print(f"{backend}: up {up:.1f} s, first deploy {first:.1f} s, upgrade {upgrade:.1f} s", flush=True)
+        with tempfile.TemporaryDirectory(prefix=f"bench-{backend}-") as tmp:
+            start = time.monotonic()
+            with backend_of(backend, Path(tmp) / "backend") as new_world:
+                firsts, upgrades = [], []
+                for run in range(args.runs):
+                    with new_world(Path(tmp) / f"world-{run}") as world:
+                        up = time.monotonic() - start if run == 0 else up
+                        first, upgrade = measure(world, args.timeout)
+                    firsts.append(first)
+                    upgrades.append(upgrade)
+                    print(f"{backend} run {run + 1}: first deploy {first:.1f} s, upgrade {upgrade:.1f} s", flush=True)
+        rows[backend] = (up, firsts, upgrades)
     base = rows.get("embedded")
-    print("\nrepo-template's hello-dev (3 members), commit -> KDRollout Ready with every member pod Ready on the image;"
-          " ratios to embedded, measured in this run:")
-    print(f"{'backend':<12}{'backend up':>12}{'first deploy':>24}{'upgrade 1.0.0 -> 2.0.0':>26}")
-    for backend, (up, first, upgrade) in rows.items():
-        print(f"{backend:<12}{up:>10.1f} s{first:>14.1f} s {_ratio(first, base and base[1]):>8}"
-              f"{upgrade:>16.1f} s {_ratio(upgrade, base and base[2]):>8}")
+    print(f"\nrepo-template's hello-dev (3 members), commit -> KDRollout Ready with every member pod Ready on the "
+          f"image; median of {args.runs} [min-max], ratio of medians to embedded, measured in this run:")
+    print(f"{'backend':<12}{'backend up':>12}{'first deploy':>30}{'upgrade 1.0.0 -> 2.0.0':>32}")
+    for backend, (up, firsts, upgrades) in rows.items():
+        first, upgrade = statistics.median(firsts), statistics.median(upgrades)
+        print(f"{backend:<12}{up:>10.1f} s{_median(firsts):>21} {_ratio(first, base and statistics.median(base[1])):>8}"
+              f"{_median(upgrades):>23} {_ratio(upgrade, base and statistics.median(base[2])):>8}")
     return 0
 
 

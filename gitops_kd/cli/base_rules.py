@@ -23,10 +23,11 @@ from gitops_kd.spec.positions import locate
 FLAVOURS = (STOCK, LIVE_UPGRADE)
 
 BASE_HELP = ("Also refuse what KubeDirector and the in-use rules would refuse of the change from this revision "
-             "(what runs; in CI the merge base with the target branch) to the files checked: a KDCluster's spec.app "
-             "or spec.appCatalog, a role property other than members of a role with members, and while a cluster "
-             "of the base uses a KDApp whose spec changes, a role added or removed, a changed cardinality, "
-             "configPackage or distroID, an upgrade the stanza's from[] or downgrade rules do not allow.")
+             "(taken as what runs; in CI the merge base with the target branch) to the files checked: a KDCluster's "
+             "spec.app or spec.appCatalog, a role property other than members of a role with members; while a "
+             "cluster of the base uses a KDApp whose spec changes, a role added, a changed cardinality or "
+             "configPackage; a changed distroID, a removed role that has members, a version change the stanza's "
+             "from[] or downgrade rules do not allow.")
 FLAVOUR_HELP = ("With --base: the KubeDirector the target cluster runs: stock (bluek8s master), or live-app-upgrade "
                 "(its branch, where a spec.app switch is its native upgrade and not refused as read-only).")
 

@@ -6,6 +6,7 @@ import logging
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -20,6 +21,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
+from gitops_kd.cli.exits import CannotRun
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.kd.layout import CLUSTER_LABEL, ROLE_LABEL
 from gitops_kd.kube.rest import RestClient
@@ -50,7 +52,7 @@ def _git(repo: Path, *args: str) -> str:
            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(repo)}
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, timeout=60)
     if done.returncode != 0:
-        raise click.ClickException(f"git {' '.join(args)}: {done.stderr.strip()}")
+        raise CannotRun(f"git {' '.join(args)}: {done.stderr.strip()}")
     return done.stdout.strip()
 
 
@@ -158,7 +160,7 @@ def _wait(progress: Progress, live: Live, title: str, version: str, timeout: flo
             live.update(progress.table(title))
             return
         time.sleep(0.25)
-    raise click.ClickException(f"hello-dev did not reach {version} within {timeout:.0f}s; see the events above")
+    raise CannotRun(f"hello-dev did not reach {version} within {timeout:.0f}s; see the events above")
 
 
 @click.command("demo")
@@ -181,6 +183,7 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     from gitops_kd.controller.instance import InstanceRecord
     from gitops_kd.controller.syncrequest import SyncRequests
     from gitops_kd.execute.podexec import PodExec
+    from gitops_kd.server.metrics import ControllerMetrics
     from gitops_kd.server.ui import UiSettings
     from gitops_kd.source import GitSource
 
@@ -188,7 +191,7 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     console = plain_console()
     template = template or default_template()
     if not (template / "apps" / "hello.yaml").is_file():
-        raise click.ClickException(f"{template}: not a repo-template folder (no apps/hello.yaml); pass --template")
+        raise CannotRun(f"{template}: not a repo-template folder (no apps/hello.yaml); pass --template")
     base = state_dir or Path(tempfile.mkdtemp(prefix="gitops-kd-demo-"))
     base.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -206,16 +209,19 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         console.print(f"[bold]embedded cluster[/] at {cluster.url}; Git repo {repo}")
         source = GitSource(f"file://{repo}", "main", base / "source-cache")
         address = _free_or_any(parse_listen(listen))
-        drift = drift_wiring(cluster.api_client())  # as `run`: DriftDetected / DriftReverted on out-of-band edits
+        metrics = ControllerMetrics()  # as `run`: /metrics beside /ui
+        drift = drift_wiring(cluster.api_client(), metrics=metrics)  # as `run`: DriftDetected / DriftReverted
         # as `run`: the GitOpsKDSource (applied revision and head for `gitops-kd status`, requests of `gitops-kd sync`)
         record = InstanceRecord(cluster.api_client(), namespace=NS, name=SOURCE, url=source.url, branch="main")
         controller = Controller(source, cluster.api_client(), namespace=NS, poll_interval=1.0, listen=address,
-                                planner=drift.planner, ui=UiSettings(refresh_seconds=1.0), record=record)
+                                planner=drift.planner, ui=UiSettings(refresh_seconds=1.0), record=record,
+                                metrics=metrics)
         drift.attach(controller)
         requests = SyncRequests(cluster.api_client(), record, controller).start()
         controller.start()
         if controller.http is not None:
-            console.print(f"[bold]web UI[/] (read-only, live): {controller.http.url}/ui/")
+            console.print(f"[bold]web UI[/] (read-only, live): {controller.http.url}/ui/  "
+                          f"metrics: {controller.http.url}/metrics")
         rest = RestClient(cluster.api_client())
         progress = Progress(rest, console)
 
@@ -238,12 +244,14 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         if keep:
             console.print(f"kubeconfig:   {cluster.kubeconfig}", soft_wrap=True)
             console.print(f"look around:  kubectl --kubeconfig {cluster.kubeconfig} get {RESOURCES}", soft_wrap=True)
-            console.print(f"              gitops-kd status --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
-            console.print(f"              gitops-kd sync -n {NS} --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
+            me = self_command()
+            console.print(f"              {me} status --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
+            console.print(f"              {me} sync -n {NS} --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
             if controller.http is not None:
                 console.print(f"web UI:       {controller.http.url}/ui/  (fleet, cluster hello-dev, history of hello)")
-            console.print("edit something (kubectl edit kdcluster hello-dev) to see drift reverted; "
-                          "serving until Ctrl-C ...")
+            console.print(f"see drift reverted: kubectl --kubeconfig {cluster.kubeconfig} edit kdcluster hello-dev",
+                          soft_wrap=True)
+            console.print("serving until Ctrl-C ...")
             _serve(progress)
         else:
             console.print("(the cluster stops now" + ("" if state_dir else " and its files are removed") +
@@ -259,6 +267,16 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         cluster.stop()
         if state_dir is None:
             shutil.rmtree(base, ignore_errors=True)
+
+
+def self_command() -> str:
+    """How to run this gitops-kd from a shell: `gitops-kd` when PATH finds this one, else its full path (a
+    virtualenv's bin is usually not on PATH)."""
+    here = Path(sys.executable).parent / "gitops-kd"
+    found = shutil.which("gitops-kd")
+    if not here.exists() or (found is not None and Path(found).resolve() == here.resolve()):
+        return "gitops-kd"
+    return str(here)
 
 
 def _serve(progress: Progress) -> None:

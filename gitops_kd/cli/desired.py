@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from gitops_kd.cli.exits import source_exit
 from gitops_kd.source import DesiredState, GitSource, Key, SourceError
 from gitops_kd.spec.model import KDApp, KDCluster
 
@@ -31,7 +32,7 @@ def _fail(exc: SourceError) -> None:
     click.echo(f"error: {exc.message}", err=True)
     for err in exc.errors:
         click.echo(f"  {err}", err=True)
-    raise SystemExit(1)
+    raise SystemExit(source_exit(exc.errors))
 
 
 def _show(state: DesiredState) -> Iterable[str]:

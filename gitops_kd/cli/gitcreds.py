@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 import click
 
+from gitops_kd.cli.exits import CannotRun
+
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,7 +47,7 @@ def apply_git_credentials(ssh_key_file: str | None, known_hosts_file: str | None
                                   token_file=files["token_file"])
     except CredentialsError as exc:
         from_dir = any(v and v == found.get(k) for k, v in files.items())
-        raise click.ClickException(str(exc) + (f" (a file of --git-credentials-dir {git_credentials_dir})"
+        raise CannotRun(str(exc) + (f" (a file of --git-credentials-dir {git_credentials_dir})"
                                                 if from_dir else "")) from exc
     os.environ.update(env)
     if env:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from gitops_kd.cli.exits import EXIT_FINDINGS
 from gitops_kd.cli.options import cluster_options
 from gitops_kd.history.entries import HistoryEntry
 
@@ -88,7 +89,7 @@ def command(app: str, kubeconfig: str | None, context: str | None, namespace: st
 
     Exit status 1 when no cluster of APP is managed by gitops-kd there; 2 on a usage error.
     """
-    from gitops_kd.cli.run import load_api_client
+    from gitops_kd.cli.kubeclient import load_api_client
     from gitops_kd.history.reader import app_history
     from gitops_kd.kube.rest import RestClient
 
@@ -103,4 +104,4 @@ def command(app: str, kubeconfig: str | None, context: str | None, namespace: st
     if rollouts == 0:
         where = "any namespace" if all_namespaces else f"namespace {namespace}"
         click.echo(f"no KDRollout of app {app} in {where}", err=True)
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FINDINGS)

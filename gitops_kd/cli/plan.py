@@ -7,18 +7,23 @@ from datetime import UTC, datetime
 
 import click
 
+from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun, source_exit
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
+from gitops_kd.cli.kubeclient import load_api_client, probe
 from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.cli.plan_review import FORMATS, run_review
-from gitops_kd.cli.run import load_api_client, repo_url, watch_scope
+from gitops_kd.cli.revisions import planned_revision
+from gitops_kd.cli.run import repo_url, watch_scope
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.source import DesiredState, GitSource, SourceError
+from gitops_kd.source.git_source import DEFAULT_BRANCH
 
 
 @click.command("plan")
 @click.option("--repo", default=".", show_default=True, help="Git URL or local path of the desired-state repository.")
-@click.option("--branch", default="main", show_default=True)
-@click.option("--rev", default=None, help="Revision to plan (default: the head of --branch).")
+@click.option("--branch", default=None,
+              help="Branch to read (default: a local --repo's checked-out HEAD, else main).")
+@click.option("--rev", default=None, help="Revision to plan (default: see --branch).")
 @click.option("--base", default=None, help="Review a change: the revision merged into (e.g. origin/main).")
 @click.option("--head", default=None, help="With --base: the revision to merge (default HEAD).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
@@ -34,7 +39,7 @@ from gitops_kd.source import DesiredState, GitSource, SourceError
 @click.option("--wave-soak", type=float, default=0.0, show_default=True, help="As for `gitops-kd run`.")
 @click.option("--prune", is_flag=True, help="As for `gitops-kd run`: plan deleting what Git no longer has.")
 @git_credential_options
-def command(repo: str, branch: str, rev: str | None, base: str | None, head: str | None, fmt: str,
+def command(repo: str, branch: str | None, rev: str | None, base: str | None, head: str | None, fmt: str,
             kubeconfig: str | None, context: str | None, namespace: str,
             all_namespaces: bool, watch_namespaces: tuple[str, ...], offline: bool, wave_soak: float,
             prune: bool, ssh_key_file: str | None, known_hosts_file: str | None, git_token_file: str | None,
@@ -44,7 +49,8 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
     With --base (and --head): what merging HEAD would do, per app and cluster; against the live cluster when
     --kubeconfig is given (read only), else against the base revision's desired state as if it were running.
 
-    Exit status: 0 with a plan (or in sync), 1 when the commit is invalid, 2 when it is refused.
+    Exit status: 0 with a plan (or in sync), 1 when the commit is invalid or refused, 2 when the repository, a
+    revision or the cluster cannot be read (or a usage error).
     """
     from gitops_kd.controller.scope import Scope, restrict
     from gitops_kd.diff import diff
@@ -58,11 +64,11 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
     if base is not None or head is not None:
         if base is None or rev is not None or offline or prune:
             raise click.UsageError("--head needs --base; --rev, --offline and --prune do not go with --base")
-        with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
+        with GitSource(repo_url(repo), branch or DEFAULT_BRANCH, default_namespace=namespace) as source:
             live = observe(kubeconfig, context, scope) if kubeconfig else None
             run_review(source, repo, base, head or "HEAD", fmt, scope, live, wave_soak)
         return
-    desired = read_desired(repo, branch, namespace, rev, exit_code=1)
+    desired = read_desired(repo, branch, namespace, rev)
     observed = ObservedState() if offline else observe(kubeconfig, context, scope)
     scoped = restrict(desired, Scope.of(scope))
     result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(UTC),
@@ -78,31 +84,33 @@ def command(repo: str, branch: str, rev: str | None, base: str | None, head: str
         for line in sequence_lines(sequences(scoped.desired, observed, now=datetime.now(UTC)), wave_soak):
             click.echo(line)
     if result.refused:
-        raise SystemExit(2)
+        raise SystemExit(EXIT_FINDINGS)
 
 
 def observe(kubeconfig: str | None, context: str | None, namespace: str | frozenset[str] | None) -> ObservedState:
     from gitops_kd.observe.collector import Collector
 
-    collector = Collector(load_api_client(kubeconfig, context), namespace=namespace)
+    api_client = load_api_client(kubeconfig, context)
+    probe(api_client)
+    collector = Collector(api_client, namespace=namespace)
     collector.start()
     try:
         if not collector.wait_synced(30):
-            raise click.ClickException("could not list the cluster's objects within 30s")
+            raise CannotRun("could not list the cluster's objects within 30s")
         return collector.snapshot()
     finally:
         collector.stop()
 
 
-def read_desired(repo: str, branch: str, namespace: str, rev: str | None, *, exit_code: int) -> DesiredState:
-    """The desired state at `rev` (default the branch head); a commit the source refuses is printed with its
-    errors and exits with `exit_code`."""
-    with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
+def read_desired(repo: str, branch: str | None, namespace: str, rev: str | None) -> DesiredState:
+    """The desired state at the revision revisions.planned_revision picks; a commit the source refuses is printed
+    with its errors and exits (exits.source_exit)."""
+    with GitSource(repo_url(repo), branch or DEFAULT_BRANCH, default_namespace=namespace) as source:
         try:
             source.fetch()
-            return source.desired_at(rev or "HEAD")
+            return source.desired_at(planned_revision(source, repo, branch, rev))
         except SourceError as exc:
             click.echo(f"error: {exc.message}", err=True)
             for err in exc.errors:
                 click.echo(f"  {err}", err=True)
-            raise SystemExit(exit_code) from exc
+            raise SystemExit(source_exit(exc.errors)) from exc

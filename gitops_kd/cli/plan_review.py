@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import click
 
+from gitops_kd.cli.exits import EXIT_FINDINGS, source_exit
 from gitops_kd.cli.problems import text_line
 from gitops_kd.cli.revisions import resolve
 from gitops_kd.controller.scope import Scope, restrict
@@ -26,7 +27,7 @@ def _desired(source: GitSource, repo: str, rev: str, which: str) -> DesiredState
         click.echo(f"error: {which} {rev}: {exc.message}", err=True)
         for err in exc.errors:
             click.echo(f"  {text_line(err)}", err=True)
-        raise SystemExit(1) from exc
+        raise SystemExit(source_exit(exc.errors)) from exc
 
 
 def render(r: Review, fmt: str) -> str:
@@ -47,4 +48,4 @@ def run_review(source: GitSource, repo: str, base: str, head: str, fmt: str, sco
                     head_label=head, wave_soak_seconds=wave_soak)
     click.echo(render(result, fmt), nl=False)
     if result.refused:
-        raise SystemExit(2)
+        raise SystemExit(EXIT_FINDINGS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from gitops_kd.source import GitSource
+from gitops_kd.source import GitSource, SourceError
 
 
 def local_sha(repo: str, rev: str) -> str | None:
@@ -27,3 +27,31 @@ def resolve(source: GitSource, repo: str, rev: str) -> str:
         return source.resolve(rev)
     source.fetch_commit(sha)
     return sha
+
+
+def local_branches(repo: str) -> list[str]:
+    """The branch names of the local repository ``repo`` (empty for a URL)."""
+    if not os.path.isdir(repo):
+        return []
+    done = subprocess.run(["git", "-C", repo, "for-each-ref", "--format=%(refname:short)", "refs/heads"],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.split() if done.returncode == 0 else []
+
+
+def planned_revision(source: GitSource, repo: str, branch: str | None, rev: str | None) -> str:
+    """The commit plan and diff read: --rev; else the head of --branch when given; else, for a local repository,
+    its checked-out HEAD (a pull request's branch plans itself); else the head of the source's branch. A branch
+    that does not exist is a SourceError naming the branches there are."""
+    if rev is not None:
+        return resolve(source, repo, rev)
+    if branch is None:
+        sha = local_sha(repo, "HEAD")
+        if sha is not None:
+            source.fetch_commit(sha)
+            return sha
+    try:
+        return source.resolve(f"refs/remotes/origin/{source.branch}")
+    except SourceError as exc:
+        there = local_branches(repo)
+        listed = f" (its branches: {', '.join(there)})" if there else ""
+        raise SourceError(f"{source.url}: branch {source.branch!r} not found{listed}") from exc

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-import kubernetes.client
-import kubernetes.config
 
+from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
+from gitops_kd.cli.kubeclient import load_api_client
 from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
 from gitops_kd.source import GitSource
@@ -24,21 +24,6 @@ log = logging.getLogger(__name__)
 def repo_url(repo: str) -> str:
     """A local path becomes absolute (git runs inside the cache dir); anything else is a git URL."""
     return str(Path(repo).resolve()) if os.path.exists(repo) else repo
-
-
-def load_api_client(kubeconfig: str | None, context: str | None = None) -> kubernetes.client.ApiClient:
-    """--kubeconfig, else $KUBECONFIG / ~/.kube/config, else the in-cluster service account."""
-    configuration = kubernetes.client.Configuration()
-    if kubeconfig or os.environ.get("KUBECONFIG") or Path("~/.kube/config").expanduser().exists():
-        kubernetes.config.load_kube_config(config_file=kubeconfig, context=context,
-                                           client_configuration=configuration)
-    else:
-        try:
-            kubernetes.config.load_incluster_config(client_configuration=configuration)
-        except kubernetes.config.ConfigException as exc:
-            raise click.ClickException(f"no kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config) and not "
-                                       f"running in a cluster: {exc}") from exc
-    return kubernetes.client.ApiClient(configuration)
 
 
 def watch_scope(namespace: str, all_namespaces: bool, watch_namespaces: tuple[str, ...]) -> str | frozenset[str] | None:
@@ -189,7 +174,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         source = GitSource(repo_url(repo), branch, cache_dir, default_namespace=namespace, trusted_keys=keys or None,
                            allow_force_push=allow_force_push)
     except ValueError as exc:
-        raise click.ClickException(f"--trusted-key: {exc}") from exc
+        raise CannotRun(f"--trusted-key: {exc}") from exc
     stop, signalled = threading.Event(), threading.Event()
 
     def on_signal(*_: object) -> None:

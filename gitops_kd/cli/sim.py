@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import yaml
 
+from gitops_kd.cli.exits import CannotRun
 from gitops_kd.crds import gitops_kd_crds
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def _kdsim_installed() -> Iterator[None]:
         yield
     except ModuleNotFoundError as exc:
         if exc.name is not None and exc.name.split(".")[0] in ("kdsim", "cryptography"):
-            raise click.ClickException(MISSING) from exc
+            raise CannotRun(MISSING) from exc
         raise
 
 
@@ -62,9 +63,9 @@ def _run_until_signal(start: Callable[[], Any], what: str, banner: Callable[[Any
         try:
             running = start()
         except ValueError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise CannotRun(str(exc)) from exc
         except Exception as exc:  # the API server refused, or a port was taken: say which component failed
-            raise click.ClickException(f"cannot start {what}: {exc}") from exc
+            raise CannotRun(f"cannot start {what}: {exc}") from exc
         try:
             click.echo(banner(running))
             while not stop.wait(0.5):
@@ -80,7 +81,7 @@ def embedded_cluster(state_dir: Path | None, **options: Any) -> EmbeddedCluster:
         from kdsim.cluster import EmbeddedCluster
     except ModuleNotFoundError as exc:
         if exc.name is not None and exc.name.split(".")[0] in ("kdsim", "cryptography"):
-            raise click.ClickException(MISSING) from exc
+            raise CannotRun(MISSING) from exc
         raise
     return EmbeddedCluster(state_dir, crds=gitops_kd_crds(), **options)
 
@@ -115,9 +116,9 @@ def serve(state_dir: Path, port: int, kubeconfig_copy: Path | None, controllers:
     try:
         cluster.start()
     except (OSError, RuntimeError) as exc:
-        raise click.ClickException(f"cannot serve on 127.0.0.1:{port}: {exc}") from exc
+        raise CannotRun(f"cannot serve on 127.0.0.1:{port}: {exc}") from exc
     except ValueError as exc:  # a corrupt saved state names its file
-        raise click.ClickException(str(exc)) from exc
+        raise CannotRun(str(exc)) from exc
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         path = cluster.kubeconfig
@@ -207,7 +208,7 @@ def _post(kubeconfig: Path, path: str, body: dict[str, Any]) -> dict[str, Any]:
         token = config["users"][0]["user"].get("token", "")
         server = str(cluster["server"])
     except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError) as exc:
-        raise click.ClickException(f"{kubeconfig}: not a kubeconfig written by `gitops-kd sim serve` ({exc})") from exc
+        raise CannotRun(f"{kubeconfig}: not a kubeconfig written by `gitops-kd sim serve` ({exc})") from exc
     ctx = None
     if server.startswith("https"):
         ca = base64.b64decode(cluster.get("certificate-authority-data", "")).decode()
@@ -218,9 +219,9 @@ def _post(kubeconfig: Path, path: str, body: dict[str, Any]) -> dict[str, Any]:
         with urllib.request.urlopen(req, context=ctx, timeout=30) as resp:
             return dict(json.loads(resp.read()))
     except urllib.error.HTTPError as err:
-        raise click.ClickException(json.loads(err.read()).get("message", str(err))) from err
+        raise CannotRun(json.loads(err.read()).get("message", str(err))) from err
     except urllib.error.URLError as err:
-        raise click.ClickException(f"{server}: {err.reason}") from err
+        raise CannotRun(f"{server}: {err.reason}") from err
 
 
 @command.command("fault")

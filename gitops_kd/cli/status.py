@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun
 from gitops_kd.cli.options import cluster_options
 from gitops_kd.cli.sources import read_sources, render_sources
 from gitops_kd.health import ClusterHealth, HealthStatus
@@ -108,7 +109,7 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
     OutOfSync, Progressing, Suspended and Unknown are 0); 1 when something is Degraded or Missing, a head is
     refused, Git is unreadable, or CLUSTER does not exist; 2 on a usage error.
     """
-    from gitops_kd.cli.run import load_api_client
+    from gitops_kd.cli.kubeclient import load_api_client
 
     if cluster and all_namespaces:
         raise click.UsageError("a cluster cannot be named across all namespaces (-A): use -n NAMESPACE")
@@ -117,7 +118,7 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
         fleet = fetch(rest, None if all_namespaces else namespace, cluster)
         sources, note = read_sources(rest, namespace)
     except ApiException as exc:
-        raise click.ClickException(f"reading the cluster failed: {exc.status} {exc.reason}") from exc
+        raise CannotRun(f"reading the cluster failed: {exc.status} {exc.reason}") from exc
     clusters = healths(fleet)
     matched = [(c, ro, source_for(ro, sources)) for c, ro in
                ((c, fleet.rollouts.get((c.namespace, c.name))) for c in clusters)]
@@ -125,7 +126,7 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
     where = "any namespace" if all_namespaces else f"namespace {namespace}"
     if cluster and not clusters:
         click.echo(f"no KDRollout or KubeDirectorCluster named {cluster} in {where}", err=True)
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FINDINGS)
     console = Console(width=200, soft_wrap=False)
     if output == "json":
         data: Any = [{**c.as_dict(with_objects=bool(cluster)), "sync": sync.as_dict(),
@@ -146,4 +147,4 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
             click.echo(f"no KDCluster managed by gitops-kd (no KDRollout) in {where}", err=True)
     if (any(c.health.status in FAILING or sync.status in FAILING_SYNC for c, sync in rows)
             or any(s.failing for s in sources)):
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FINDINGS)

@@ -12,6 +12,7 @@ from typing import Any
 import click
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.execute.context import ROLLOUT_API, ROLLOUTS
 
@@ -22,19 +23,19 @@ def _targets(rest: Any, clusters: tuple[str, ...], app: str | None, namespace: s
     if app is not None:
         found = [r for r in items if (r.get("spec") or {}).get("app") == app]
         if not found:
-            raise click.ClickException(f"no KDRollout of app {app} in {namespace or 'any namespace'}")
+            raise CannotRun(f"no KDRollout of app {app} in {namespace or 'any namespace'}")
         return found
     by_name = {r["metadata"]["name"]: r for r in items}
     missing = [c for c in clusters if c not in by_name]
     if missing:
-        raise click.ClickException(f"no KDRollout for cluster(s) {', '.join(missing)} in namespace {namespace} "
+        raise CannotRun(f"no KDRollout for cluster(s) {', '.join(missing)} in namespace {namespace} "
                                    f"(gitops-kd manages a cluster once it has applied it)")
     return [by_name[c] for c in clusters]
 
 
 def _set(suspend: bool, clusters: tuple[str, ...], app: str | None, kubeconfig: str | None, context: str | None,
          namespace: str, all_namespaces: bool) -> None:
-    from gitops_kd.cli.run import load_api_client
+    from gitops_kd.cli.kubeclient import load_api_client
     from gitops_kd.kube.rest import RestClient
 
     if bool(clusters) == bool(app):
@@ -50,7 +51,7 @@ def _set(suspend: bool, clusters: tuple[str, ...], app: str | None, kubeconfig: 
                        {"spec": {"suspend": True if suspend else None}})
             click.echo(f"kdrollout {meta['namespace']}/{meta['name']} {verb}")
     except ApiException as exc:
-        raise click.ClickException(f"the API server refused: {exc.status} {exc.reason}") from exc
+        raise CannotRun(f"the API server refused: {exc.status} {exc.reason}") from exc
 
 
 def _options(fn: Any) -> Any:

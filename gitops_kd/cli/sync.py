@@ -7,6 +7,7 @@ import time
 import click
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun
 from gitops_kd.cli.options import kubeconfig_options
 from gitops_kd.controller.pollrequest import request_poll
 from gitops_kd.status.source import API_VERSION, PLURAL, SHORT_SHA
@@ -31,7 +32,7 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
     Exit status 0 when the poll is done and the head is not refused, 1 when the head is refused or Git cannot
     be read, the object does not exist, or the poll did not finish within --timeout; 2 on a usage error.
     """
-    from gitops_kd.cli.run import load_api_client
+    from gitops_kd.cli.kubeclient import load_api_client
     from gitops_kd.kube.rest import RestClient
 
     rest = RestClient(load_api_client(kubeconfig, context))
@@ -40,9 +41,9 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
         requested = request_poll(rest, namespace, source)
     except ApiException as exc:
         if exc.status == 404:
-            raise click.ClickException(f"no GitOpsKDSource {namespace}/{source}: is the controller running there? "
+            raise CannotRun(f"no GitOpsKDSource {namespace}/{source}: is the controller running there? "
                                        "(`kubectl get kdsrc -A`)") from exc
-        raise click.ClickException(f"the API server refused: {exc.status} {exc.reason}") from exc
+        raise CannotRun(f"the API server refused: {exc.status} {exc.reason}") from exc
     click.echo(f"► sync requested on gitopskdsource {namespace}/{source} at {requested}")
     if no_wait:
         return
@@ -53,7 +54,7 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
         if found.record.handled == requested:
             break
         if time.monotonic() > deadline:
-            raise click.ClickException(f"the controller did not poll within {timeout:g}s (is it running, and does "
+            raise CannotRun(f"the controller did not poll within {timeout:g}s (is it running, and does "
                                        f"one replica hold the Lease {source}?)")
         time.sleep(0.5)
     r = found.record
@@ -70,4 +71,4 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
     if lines or found.failing:
         if not lines:
             click.echo(f"✗ {found.reason}: {found.message}", err=True)
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FINDINGS)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL
+from gitops_kd.diff.rollback import Rollback
 from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.observe.collector import Expectation
@@ -66,6 +67,12 @@ def handle_failure(ctx: ExecContext, a: HandleFailure, reverter: Reverter | None
                                                f"{a.from_version}")
     if note:
         record["note"] = note
+    record["rollback"] = {"possible": a.rollback_possible, "why": a.rollback_why}
+    if not a.rollback_possible:
+        advice = Rollback(False, a.rollback_why).advice(a.commit)
+        ctx.event_on_cluster(a.namespace, a.cluster, ev.ROLLOUT_HALTED,
+                             f"rollout of {a.app} {a.target_version} halted ({a.reason}); {advice}", warning=True)
+        return _write(ctx, a, obj, record, f"{a.message}; failurePolicy {a.policy}: {advice}")
     ctx.event_on_cluster(a.namespace, a.cluster, ev.ROLLOUT_HALTED,
                          f"rollout of {a.app} {a.target_version} halted ({a.reason}); revert commit {a.commit} to "
                          f"roll back" + (f"; {note}" if note else ""), warning=True)

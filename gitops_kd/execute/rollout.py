@@ -157,7 +157,7 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
         status, version=a.version, commit=status.get("commit"), generation=gen, now=ctx.now(), images=dict(a.images),
         note=a.note), rv=rv(obj))
     if was_active:
-        ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_SUCCEEDED,
+        ctx.event_on_cluster(a.namespace, a.cluster, rs.succeeded_reason(status),
                              f"all members run version {a.version} (from {status.get('fromVersion') or 'unknown'})")
     return Outcome(a.describe(), True, "rollout finished", expect=_expect(obj))
 

@@ -66,6 +66,10 @@ def _by_name(objs: Iterable[Obj]) -> dict[str, Obj]:
     return {_name(o): o for o in objs}
 
 
+ORPHAN_PVC = Health(HealthStatus.UNKNOWN, "orphaned: no member of the KDCluster uses it (KubeDirector keeps a "
+                                         "removed member's PVC and its data); delete it once the data is not needed")
+
+
 def _rows(kind: str, wanted: Sequence[tuple[str, str]], present: dict[str, Obj],
           check: Callable[[Obj], Health], unreadable: str = "") -> list[ObjectHealth]:
     """A row per wanted (name, role): its health, or Missing; names listed twice appear once. `unreadable`: the
@@ -126,7 +130,8 @@ def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: 
     listed = {(r.kind, r.name) for r in rows}
     for kind, present, check in kinds:
         for extra in sorted(n for n in present if (kind, n) not in listed):
-            rows.append(ObjectHealth(kind, extra, check(present[extra]), _role_label(present[extra])))
+            health = ORPHAN_PVC if kind == "PersistentVolumeClaim" and status else check(present[extra])
+            rows.append(ObjectHealth(kind, extra, health, _role_label(present[extra])))
     rows = _held_to_version(rows, rollout, kinds[1][1])
     phase = text(section(rollout, "status"), "phase")
     if phase in REPLACING_PHASES:

@@ -380,7 +380,8 @@ class HandleFailure(_ClusterScoped):
     metric naming the commit to revert. With ``revert`` (failurePolicy revert-commit, an upgrade that
     failed on a pod/hook/gate and that the app allows to go back from): push a revert commit of
     ``commit`` to the Git branch (source/revert.py) and record it as status.failure.revertCommit.
-    ``note`` says why a revert-commit policy did not revert ("" otherwise).
+    ``note`` says why a revert-commit policy did not revert ("" otherwise); ``rollback_possible`` whether a
+    `git revert` of ``commit`` would be accepted (diff/rollback.py), ``rollback_why`` why (or why not).
     """
 
     namespace: str
@@ -394,10 +395,13 @@ class HandleFailure(_ClusterScoped):
     from_version: str | None = None
     revert: bool = False
     note: str = ""
+    rollback_possible: bool = True
+    rollback_why: str = ""
 
     def describe(self) -> str:
         what = f"push a revert of commit {self.commit[:12]}" if self.revert else \
-            f"halt (revert commit {self.commit[:12]} to roll back)"
+            f"halt (revert commit {self.commit[:12]} to roll back)" if self.rollback_possible else \
+            "halt (a revert would be refused: roll forward)"
         return f"failure policy {self.policy} for {self.namespace}/{self.cluster} ({self.reason}): {what}"
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from gitops_kd.diff.model import UPGRADE, Transition
+from gitops_kd.diff.rollback import rollback
 from gitops_kd.observe.model import ObservedCluster
 from gitops_kd.plan.actions import HandleFailure
 from gitops_kd.spec.upgrade import HALT, REVERT_COMMIT
@@ -47,8 +48,12 @@ def failure_action(app_name: str, live: ObservedCluster, t: Transition) -> Handl
     revert, note = False, ""
     if policy == REVERT_COMMIT:
         revert, note = _revertible(ro.direction or t.direction, reason, t)
+    if (ro.direction or t.direction) != UPGRADE:  # a failed downgrade or rebuild: its revert is judged when made
+        return HandleFailure(live.namespace, live.name, app_name, ro.commit, policy, reason, message,
+                             t.target_version, t.from_version, revert, note)
+    back = rollback(t.target_version, t.from_version, t.stanza)
     return HandleFailure(live.namespace, live.name, app_name, ro.commit, policy, reason, message,
-                         t.target_version, t.from_version, revert, note)
+                         t.target_version, t.from_version, revert, note, back.possible, back.why)
 
 
 def _revertible(direction: str, reason: str, t: Transition) -> tuple[bool, str]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from gitops_kd.diff import ClusterDiff, DiffReport, diff
 from gitops_kd.diff.model import DOWNGRADE, UPGRADE, Transition
+from gitops_kd.diff.rollback import rollback
 from gitops_kd.observe.model import ObservedCluster, ObservedState
 from gitops_kd.plan.planner import plan, role_order
 from gitops_kd.plan.pods import PodContext, outdated
@@ -102,7 +103,8 @@ def _rollout(base: ClusterReview, app: KDApp, cluster: KDCluster, live: Observed
         hook=hook_step(stanza.post_upgrade) if upgrade and stanza and stanza.post_upgrade else None,
         gate=gate_step(stanza.gate) if upgrade and stanza and stanza.gate else None,
         failure_policy=stanza.failure_policy if stanza is not None else HALT,
-        pod_ready_timeout_seconds=ctx.ready_timeout)
+        pod_ready_timeout_seconds=ctx.ready_timeout,
+        rollback=rollback(t.target_version, t.from_version, stanza) if t.direction == UPGRADE else None)
     return _replace(found, estimate_seconds=cluster_seconds(found))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gitops_kd.review.model import ClusterReview, Review
-from gitops_kd.review.words import UPPER_BOUND, duration, name, ports, roles_of, rule
+from gitops_kd.review.words import UPPER_BOUND, duration, name, ports, roles_of, rollback_sentence, rule
 
 MARKER = "<!-- gitops-kd-plan -->"
 _POLICY = {"halt": "stop where it is and report", "revert-commit": "stop, report, and revert the commit"}
@@ -97,6 +97,8 @@ def _cluster(c: ClusterReview) -> Iterator[str]:
     policy = c.failure_policy or "halt"
     yield f"- Failure policy: `{policy}` ({_POLICY.get(policy, policy)})"
     yield f"- Pod ready timeout: {c.pod_ready_timeout_seconds}s"
+    if c.rollback is not None:
+        yield f"- Rollback: {rollback_sentence(c.rollback)}"
     for p in c.ports:
         yield f"- Service ports, role {p.role}: {ports(p.before)} → {ports(p.after)} ({p.services} Service(s))"
     if c.changes:

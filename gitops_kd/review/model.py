@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gitops_kd.diff.rollback import Rollback
+
 Key = tuple[str, str]
 
 
@@ -84,6 +86,7 @@ class ClusterReview:
     ports: tuple[PortChange, ...] = ()
     changes: tuple[str, ...] = ()
     estimate_seconds: int = 0
+    rollback: Rollback | None = None  # an upgrade: whether `git revert` of the merge would roll it back
 
     @property
     def replaced(self) -> int:
@@ -111,6 +114,7 @@ class Review:
     clusters: tuple[ClusterReview, ...]
     notes: tuple[str, ...] = ()
     estimate_seconds: int = 0
+    rollback: Rollback | None = None  # an upgrade: whether `git revert` of the merge would roll it back
 
     @property
     def refused(self) -> bool:

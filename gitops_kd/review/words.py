@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 
+from gitops_kd.diff.rollback import ROLL_FORWARD, Rollback
 from gitops_kd.review.model import DirRule, Key, Step
 
 UPPER_BOUND = ("an upper bound: every pod takes podReadyTimeoutSeconds plus the timeouts of its migrate "
@@ -37,3 +38,10 @@ def roles_of(step: Step) -> str:
 
 def ports(pairs: tuple[tuple[str, int], ...]) -> str:
     return ", ".join(f"{n} {p}" for n, p in pairs) or "none"
+
+
+def rollback_sentence(back: Rollback) -> str:
+    """Whether reverting the merge rolls the cluster back, for a review."""
+    if back.possible:
+        return f"`git revert` of the merge rolls it back ({back.why})."
+    return f"`git revert` of the merge would be REFUSED ({back.why}); {ROLL_FORWARD}."

@@ -31,6 +31,7 @@ from gitops_kd.spec import FieldError, KDApp, KDCluster
 log = logging.getLogger(__name__)
 
 REPO_DIR_NAME = "repo.git"
+DEFAULT_BRANCH = "main"
 
 
 class GitSource:
@@ -47,7 +48,7 @@ class GitSource:
     refused commit is read.
     """
 
-    def __init__(self, url: str, branch: str = "main", cache_dir: Path | str | None = None, *,
+    def __init__(self, url: str, branch: str = DEFAULT_BRANCH, cache_dir: Path | str | None = None, *,
                  default_namespace: str = "default", fetch_timeout: float = 120.0,
                  trusted_keys: Sequence[str] | None = None, allowed_fingerprints: Sequence[str] | None = None,
                  allow_force_push: bool = False) -> None:

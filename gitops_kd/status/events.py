@@ -28,6 +28,7 @@ STEP_FAILED = "StepFailed"
 GATE_STARTED = "GateStarted"
 GATE_PASSED = "GatePassed"
 UPGRADE_SUCCEEDED = "UpgradeSucceeded"
+DOWNGRADE_SUCCEEDED = "DowngradeSucceeded"  # a downgrade (a revert of an upgrade) finished
 UPGRADE_STALLED = "UpgradeStalled"
 STALL_LIFTED = "StallLifted"  # an apply stall ended: the write went through, or Git no longer asks for it
 ROLLOUT_HALTED = "RolloutHalted"

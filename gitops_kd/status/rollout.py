@@ -18,6 +18,7 @@ from gitops_kd.constants import (
 )
 from gitops_kd.history.entries import DEPLOYED, SUBJECT, closing_entry
 from gitops_kd.status import conditions as cond
+from gitops_kd.status import events as ev
 from gitops_kd.status.conditions import rfc3339
 
 IDLE, UPGRADING, DOWNGRADING, STALLED = PHASE_IDLE, PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED
@@ -138,7 +139,13 @@ def finish(status: Status, *, version: str, commit: str | None, generation: int,
     return {"observedGeneration": generation, "phase": IDLE, "appVersion": version, "currentRole": None,
             "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None, "step": None,
             "message": message, "history": history[-HISTORY_LIMIT:], ROLLOUT_IMAGES_FIELD: _images(status, images),
-            "conditions": cond.mark_ready(_conds(status), "UpgradeSucceeded", message, generation=generation, now=now)}
+            "conditions": cond.mark_ready(_conds(status), succeeded_reason(status), message, generation=generation,
+                                          now=now)}
+
+
+def succeeded_reason(status: Status) -> str:
+    """The Ready reason and Event of a finished attempt: DowngradeSucceeded for a downgrade, else UpgradeSucceeded."""
+    return ev.DOWNGRADE_SUCCEEDED if status.get("direction") == "downgrade" else ev.UPGRADE_SUCCEEDED
 
 
 def is_finished(status: Status, version: str, generation: int) -> bool:

@@ -123,7 +123,7 @@ def test_plan_offline_and_against_the_cluster(e2e: E2E) -> None:
     assert in_sync.returncode == 0 and "in sync" in in_sync.stdout, in_sync.stdout + in_sync.stderr
     e2e.commit({"apps/hello.yaml": hello_app("2.0.0", distroID="other/hello")}, "forbidden")
     refused = subprocess.run(live, capture_output=True, text=True, timeout=60)
-    assert refused.returncode == 2 and "apps/hello.yaml" in refused.stdout, refused.stdout + refused.stderr
+    assert refused.returncode == 1 and "apps/hello.yaml" in refused.stdout, refused.stdout + refused.stderr
     upgrade = subprocess.run([*live, "--rev", "HEAD~1"], capture_output=True, text=True, timeout=60)
     assert "in sync" in upgrade.stdout
     e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "2.0.0")
@@ -213,3 +213,34 @@ def test_demo_keep_reverts_an_out_of_band_edit_and_stops_on_sigterm(tmp_path: Pa
         reader.join(10)
     assert code == 0, "".join(lines)[-3000:]
     assert "Traceback" not in "".join(lines), "".join(lines)[-3000:]
+
+
+def test_demo_keep_hints_work_as_printed(tmp_path: Path) -> None:
+    """Every command `demo --keep` prints runs as printed from a shell whose PATH lacks the virtualenv (issue 29,
+    4): kubectl and gitops-kd both reach the kept cluster; the drift hint names the kubeconfig."""
+    venv_bin = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv_bin)
+    env = {**os.environ, "PATH": path, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([*CLI, "demo", "--keep", "--state-dir", str(tmp_path / "demo")], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    try:
+        wait_for("the demo to serve", lambda: any("serving until Ctrl-C" in line for line in lines), 180)
+        out = "".join(lines)
+        start = out.index("look around:")
+        hints = [line.split("look around:")[-1].strip() for line in out[start:].splitlines()[:3]]
+        assert hints[0].startswith("kubectl --kubeconfig ") and " status " in hints[1] and " sync " in hints[2], out
+        for hint in hints:
+            done = subprocess.run(["bash", "-c", hint], env=env, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, f"{hint}: {done.stdout}{done.stderr}"
+        edit = re.search(r"see drift reverted: (kubectl --kubeconfig (\S+) edit kdcluster hello-dev)", out)
+        assert edit is not None and Path(edit.group(2)).exists(), out[-2000:]
+        metrics = re.search(r"metrics: (http://127\.0\.0\.1:\d+/metrics)", out)
+        assert metrics is not None, out[-2000:]
+        code, body = _fetch(metrics.group(1))  # the demo serves /metrics as `run` does (issue 29, 9)
+        assert code == 200 and "gitops_kd_rollout_phase" in body, body[:500]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0, "".join(lines)[-3000:]

@@ -3,9 +3,15 @@ to Git itself and the cluster is downgraded back through the normal pipeline."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests.e2e.harness import E2E, NS, exec_unavailable, git, hello_app, wait_for
+
+CLI = [str(Path(sys.executable).parent / "gitops-kd")]
 
 
 def failing_stanza(policy: str) -> dict:
@@ -59,4 +65,27 @@ def test_revert_commit_pushes_a_revert_and_rolls_back(e2e: E2E) -> None:
     ro = e2e.wait_ready_at("1.0.0", timeout=90)
     assert ro["spec"]["commit"] == head and ro["status"]["history"][-1]["fromVersion"] == "2.0.0"
     assert all(p["spec"]["containers"][0]["image"] == "gitops-kd/hello:1.0.0" for p in e2e.pods())
-    assert any(e["reason"] == "RevertPushed" for e in e2e.rest.list("v1", "events", NS)["items"])
+    reasons = [e["reason"] for e in e2e.rest.list("v1", "events", NS)["items"]]
+    assert "RevertPushed" in reasons and "DowngradeSucceeded" in reasons, reasons  # a downgrade is called one
+    assert {c["type"]: c["reason"] for c in ro["status"]["conditions"]}["Ready"] == "DowngradeSucceeded"
+
+
+def test_halt_without_a_way_back_advises_rolling_forward_not_a_revert(e2e: E2E) -> None:
+    """Advice is only what will work (issue 29, 2): a stalled 2.0.0 whose stanza has no downgrade.to for 1.0.0 is
+    never told to `git revert` (the revert would be refused, and is: plan refuses it); it says roll forward."""
+    start(e2e)
+    stanza = failing_stanza("halt")
+    del stanza["downgrade"]
+    sha = e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=stanza)}, "broken hook, no way back")
+    failure = wait_for("the failure handled", lambda: failure_of(e2e), 60)
+    assert failure["commit"] == sha and failure["rollback"]["possible"] is False, failure
+    message = e2e.rollout()["status"]["message"]
+    assert f"git revert {sha} would be refused" in message and "roll forward" in message, message
+    assert f"(git revert {sha}) to roll back" not in message, message
+    halted = [e for e in e2e.rest.list("v1", "events", NS)["items"] if e["reason"] == "RolloutHalted"]
+    assert len(halted) == 1 and "would be refused" in halted[0]["message"], halted
+    git(e2e.repo, "revert", "--no-edit", sha)
+    planned = subprocess.run([*CLI, "plan", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig)],
+                             capture_output=True, text=True, timeout=120)
+    assert planned.returncode == 1 and "downgrade 2.0.0 -> 1.0.0 is refused" in planned.stdout, \
+        planned.stdout + planned.stderr

@@ -168,6 +168,8 @@ def test_fleet_page_shows_waves_progress_and_alerts(e2e: E2E, chromium: Any) -> 
     wait_for("hello-prod shown waiting for wave 0", lambda: "waiting for cluster default/hello-dev" in prod.inner_text(),
              60, 0.05)
     assert "OutOfSync" in dev.inner_text() or "OutOfSync" in prod.inner_text()
+    # the Step column wraps between words, never inside one ("starte/d", issue 29, 9)
+    assert prod.locator("td.step").evaluate("e => getComputedStyle(e).overflowWrap") == "normal"
     shot(page, "fleet-wave-0-upgrading")
     done: set[str] = set()
 

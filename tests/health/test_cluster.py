@@ -67,6 +67,17 @@ def test_absent_objects_are_missing_and_extras_are_listed() -> None:
     assert summary.health == Health(M, "Pod kdss-w-1: Pod kdss-w-1 not found (and 1 more Missing)")
 
 
+def test_an_orphaned_pvc_is_not_healthy() -> None:
+    """A Bound PVC that no member uses (KubeDirector keeps a removed member's PVC) is listed Unknown, saying it is
+    orphaned, never Healthy (issue 29, 9); the cluster's health does not fail on it."""
+    orphan = {"metadata": meta("p-kdss-w-2", **{"kubedirector.hpe.com/role": "worker"}), "status": {"phase": "Bound"}}
+    rows = object_healths(ROLLOUT, KDC, statefulsets=[STS], pods=PODS, services=SERVICES, pvcs=[*PVCS, orphan])
+    found = {(r.kind, r.name): r for r in rows}
+    assert found[("PersistentVolumeClaim", "p-kdss-w-2")].health.status is HealthStatus.UNKNOWN
+    assert "orphaned" in found[("PersistentVolumeClaim", "p-kdss-w-2")].health.message
+    assert found[("PersistentVolumeClaim", "p-kdss-w-0")].health.status is HealthStatus.HEALTHY
+
+
 def test_no_rollout_or_no_kdcluster_is_missing() -> None:
     unmanaged = cluster_health(None, KDC, statefulsets=[STS], pods=PODS, services=SERVICES, pvcs=PVCS)
     assert unmanaged.health.status is M and unmanaged.health.message.startswith("no KDRollout: gitops-kd does not manage")

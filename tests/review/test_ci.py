@@ -102,3 +102,21 @@ def test_pre_commit_hook_runs_validate_on_the_whole_tree(tmp_path: Path) -> None
     assert subprocess.run(argv, cwd=repo, capture_output=True, check=False).returncode == 0
     (repo / "clusters/hello-dev.yaml").write_text("kind: KubeDirectorCluster\n")
     assert subprocess.run(argv, cwd=repo, capture_output=True, check=False).returncode == 1
+
+
+def test_workflow_plan_step_keeps_a_refusal_and_says_when_it_cannot_plan(tmp_path: Path) -> None:
+    """A refused merge (status 1) keeps the review's own [!CAUTION] comment; a base that cannot be read (status 2)
+    is said as such, never as invalid files."""
+    repo = template_repo(tmp_path / "origin")
+    git(repo, "checkout", "-q", "pr")
+    hello = (repo / "apps/hello.yaml").read_text()
+    (repo / "apps/hello.yaml").write_text(hello.replace('version: "2.0.0"', 'version: "0.9.0"', 1))
+    git(repo, "commit", "-qam", "a downgrade no rule allows")
+    status, outputs = run_step(steps()["Plan"]["run"], repo, tmp_path)
+    comment = (repo / "plan.md").read_text()
+    assert status == 0 and outputs == {"status": "1"} and "[!CAUTION]" in comment, comment
+    assert "gitops-kd validate" not in comment, comment
+    script = steps()["Plan"]["run"].replace('"origin/${{ github.base_ref }}"', "no-such-base")
+    status, outputs = run_step(script, repo, tmp_path)
+    assert status == 0 and outputs == {"status": "2"}, outputs
+    assert "could not plan" in (repo / "plan.md").read_text()

@@ -92,7 +92,21 @@ def test_golden_catalog(kd_shared: Path, tmp_path: Path, monkeypatch: pytest.Mon
 def test_golden_catalog_refused(kd_shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(catalog_refused_repo(tmp_path / "catalog", kd_shared))
     result = cli("plan", "--base", "main", "--head", "HEAD", "--format", "markdown")
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[3] == "> [!CAUTION]" and "REFUSED" in lines[4]
     check_golden("plan-catalog-refused.md", result.stdout)
+
+
+def test_plan_reads_the_checked_out_revision_unless_a_branch_is_named(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`plan --offline` in a pull request's checkout plans that checkout, not main's head (issue 29, 5); --branch
+    still picks a branch, and a branch that does not exist is named with the ones that do (exit 2)."""
+    monkeypatch.chdir(template_repo(tmp_path / "repo"))
+    checkout = cli("plan", "--offline")
+    assert checkout.exit_code == 0 and "at version 2.0.0" in checkout.stdout, checkout.output
+    main = cli("plan", "--offline", "--branch", "main")
+    assert main.exit_code == 0 and "at version 1.0.0" in main.stdout, main.output
+    missing = cli("plan", "--offline", "--branch", "master")
+    assert missing.exit_code == 2 and "branch 'master' not found (its branches: main, pr)" in missing.stderr, \
+        missing.output

@@ -93,6 +93,8 @@ def test_revert_command_only_when_stalled(ui_objects: Any) -> None:
     assert views.revert_command(o.rollout(phase="Stalled")) == "git revert " + "c" * 40
     failed = o.rollout(phase="Stalled", failure={"commit": "f" * 40})
     assert views.revert_command(failed) == "git revert " + "f" * 40
+    no_way_back = o.rollout(phase="Stalled", failure={"commit": "f" * 40, "rollback": {"possible": False}})
+    assert views.revert_command(no_way_back) is None  # the page shows the stall's message (roll forward) instead
 
 
 def test_fleet_groups_clusters_by_wave_and_puts_alerts_first(ui_objects: Any) -> None:

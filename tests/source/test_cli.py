@@ -73,9 +73,9 @@ def test_refused_commit_prints_every_error_and_exits_1(repo: WorkRepo) -> None:
     assert code == 1 and "apps/broken.yaml" in err
 
 
-def test_unknown_revision_exits_1(repo: WorkRepo) -> None:
+def test_unknown_revision_exits_2_cannot_read(repo: WorkRepo) -> None:
     code, _, err = _run("desired", "show", str(repo.path), "--rev", "nope")
-    assert code == 1 and "unknown revision 'nope'" in err
+    assert code == 2 and "unknown revision 'nope'" in err
 
 
 def _template(base: Path) -> Path:

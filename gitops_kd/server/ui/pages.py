@@ -142,7 +142,7 @@ def fleet_fragment(view: Mapping[str, Any]) -> str:
                     f"<td>{_badge('health', c['health'])}<span class=\"msg\">{esc(c['healthMessage'])}</span></td>"
                     f"<td>{_badge('phase', c['phase'])}</td>"
                     f"<td>{_progress(c['podsDone'], c['podsTotal'], 'pods done in ' + c['name'])}</td>"
-                    f"<td class=\"msg\">{_or_dash(c['step'])}</td></tr>")
+                    f"<td class=\"msg step\">{_or_dash(c['step'])}</td></tr>")
             order = "upgraded first" if wave is app["waves"][0] else "after the waves above are Ready"
             out.append(_table(f"Wave {wave['wave']} ({order})",
                               ("Cluster", "Version", "Sync", "Health", "Phase", "Progress", "Step"), rows,

@@ -329,11 +329,14 @@ def sync_of(rollout: Obj | None) -> str:
 
 
 def revert_command(rollout: Obj | None) -> str | None:
-    """`git revert <sha>` for a stalled rollout: the failure's commit, else the attempt's commit."""
+    """`git revert <sha>` for a stalled rollout: the failure's commit, else the attempt's commit; None when the
+    failure record says a revert would be refused (status.failure.rollback.possible false)."""
     status = _status(rollout)
     if status.get("phase") != "Stalled":
         return None
     failure = status.get("failure") or {}
+    if (failure.get("rollback") or {}).get("possible") is False:
+        return None
     commit = failure.get("commit") or status.get("commit") or _spec(rollout).get("commit")
     return f"git revert {commit}" if commit else None
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from gitops_kd.cli.exits import EXIT_CANNOT_RUN
 from gitops_kd.cli.problems import text_line
 from gitops_kd.cli.revisions import resolve
 from gitops_kd.cli.run import repo_url
@@ -43,7 +44,7 @@ def base_state(repo: str, rev: str, branch: str, namespace: str) -> DesiredState
     repository); one that cannot be read, or that is refused itself, exits 2 (there is nothing to compare with)."""
     if Path(repo).is_dir() and _git_top(Path(repo)) != Path(repo).resolve():
         click.echo(f"error: --base {rev}: {repo} is not the top of a Git repository", err=True)
-        raise SystemExit(2)
+        raise SystemExit(EXIT_CANNOT_RUN)
     with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
         try:
             return source.desired_at(resolve(source, repo, rev))
@@ -51,7 +52,7 @@ def base_state(repo: str, rev: str, branch: str, namespace: str) -> DesiredState
             click.echo(f"error: --base {rev}: {exc.message}", err=True)
             for err in exc.errors:
                 click.echo(f"  {text_line(err)}", err=True)
-            raise SystemExit(2) from exc
+            raise SystemExit(EXIT_CANNOT_RUN) from exc
 
 
 _ROLE_BY_ID = re.compile(r"^spec\.roles\[([^\]]*[^\d\]][^\]]*)\]")

@@ -136,7 +136,7 @@ def test_stock_kubedirector_refusals_of_a_change(case: str, tmp_path: Path, monk
     code, errors = validated("--base", "main")
     assert code == 1 and [(f, fd) for f, fd, _ in errors] == [(file, field)] and reason in errors[0][2], errors
     plan = cli("plan", "--base", "main", "--head", "HEAD", "--format", "json")
-    assert plan.exit_code == 2
+    assert plan.exit_code == 1
     assert [(r["file"], r["field"], r["reason"]) for r in json.loads(plan.stdout)["refusals"]] == errors
     by_rev = validated("--repo", str(repo), "--rev", "HEAD", "--base", "main")
     assert by_rev == (1, errors)

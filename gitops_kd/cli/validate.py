@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from gitops_kd.cli.base_rules import BASE_HELP, FLAVOUR_HELP, FLAVOURS, base_state, change_refusals
 from gitops_kd.cli.problems import FORMATS, render
 from gitops_kd.cli.revisions import resolve
 from gitops_kd.cli.run import repo_url
@@ -76,7 +77,8 @@ def storage_class_errors(state: DesiredState, read: Any) -> list[FieldError]:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--repo", default=None, help="Validate a revision of this Git repository (URL or local path) instead.")
 @click.option("--rev", default="HEAD", show_default=True, help="With --repo: the revision to validate.")
-@click.option("--branch", default="main", show_default=True, help="With --repo: the branch fetched for HEAD.")
+@click.option("--branch", default="main", show_default=True,
+              help="With --repo or --base: the branch fetched (a local revision it does not reach is fetched by sha).")
 @click.option("--default-namespace", "namespace", default="default", show_default=True,
               help="Namespace for specs that name none (duplicates are found after filling it in).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
@@ -86,15 +88,21 @@ def storage_class_errors(state: DesiredState, read: Any) -> list[FieldError]:
               help="The target cluster has a default StorageClass, so a role's storage may leave storageClassName "
                    "out (KubeDirector fills it in); without it such a role is refused, as KubeDirector refuses it "
                    "on a cluster without one.")
+@click.option("--base", default=None, metavar="REV", help=BASE_HELP)
+@click.option("--kubedirector", "flavour", type=click.Choice(FLAVOURS), default=FLAVOURS[0], show_default=True,
+              envvar="GITOPS_KD_KUBEDIRECTOR", help=FLAVOUR_HELP)
 def command(paths: tuple[str, ...], repo: str | None, rev: str, branch: str, namespace: str, fmt: str,
-            default_class: bool) -> None:
+            default_class: bool, base: str | None, flavour: str) -> None:
     """Check PATH (a repository directory, or a file in one; default .) or --repo/--rev as gitops-kd checks a
     commit before it accepts it: layout, size limits, YAML/JSON, CRD schemas, spec rules, the upgrade stanza,
     cross-file references; and what KubeDirector would refuse that is known offline: a role's storage without
     storageClassName unless --default-storage-class (or the KDCluster's annotation gitops-kd.io/default-storage-class:
-    "true") says the cluster has a default class. No cluster is read.
+    "true") says the cluster has a default class. With --base REV, also the change from REV taken as what runs
+    (in PATH's Git repository, or --repo): what KubeDirector (--kubedirector) and the in-use rules would refuse of
+    it. No cluster is read.
 
-    Exit status: 0 valid, 1 refused (every error listed), 2 when it cannot be read (git failure, usage).
+    Exit status: 0 valid, 1 refused (every error listed), 2 when it cannot be read (git failure, usage, a --base
+    that is unknown or refused itself).
     """
     if repo is not None and paths:
         raise click.UsageError("give PATH or --repo, not both")
@@ -107,12 +115,17 @@ def command(paths: tuple[str, ...], repo: str | None, rev: str, branch: str, nam
         states = [state] if state else []
         if state is not None and not default_class:
             errors += storage_class_errors(state, lambda _file: None)
+        if state is not None and base is not None:
+            errors += change_refusals(base_state(repo, base, branch, namespace), state, flavour, lambda _file: None)
     else:
         roots = list(dict.fromkeys(tree_root(Path(p)) for p in paths or (".",)))
         for root in roots:
             found, state = _check_tree(root, namespace)
             if state is not None and not default_class:
                 found += [_shown(root, e) for e in storage_class_errors(state, lambda f, r=root: _read(r / f))]
+            if state is not None and base is not None:
+                found += [_shown(root, e) for e in change_refusals(
+                    base_state(str(root), base, branch, namespace), state, flavour, lambda f, r=root: _read(r / f))]
             errors += found
             states += [state] if state else []
         summary = {"source": " ".join(os.path.relpath(r) for r in roots)}

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import base64
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -52,15 +53,20 @@ def real_kd_backend(config: pytest.Config) -> bool:
 @pytest.fixture(scope="session")
 def gitops_kd_kubeconfig(request: pytest.FixtureRequest, real_cp: ControlPlane,
                          tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The packaged CRDs (gitops-kd's own only, when a real KubeDirector installs its CRDs) and `kubectl apply -k
-    deploy/` applied; a kubeconfig with the gitops-kd ServiceAccount's token (k8s 1.20's token controller makes
-    its Secret)."""
+    """install_gitops_kd on the session's control plane."""
+    return install_gitops_kd(real_cp, tmp_path_factory.mktemp("gitops-kd-sa"), real_kd=real_kd_backend(request.config))
+
+
+def install_gitops_kd(cp: ControlPlane, folder: Path, *, real_kd: bool) -> Path:
+    """The packaged CRDs (gitops-kd's own only, when a real KubeDirector installs its CRDs: ``real_kd``) and `kubectl
+    apply -k deploy/` applied; a kubeconfig (in ``folder``) with the gitops-kd ServiceAccount's token (k8s 1.20's
+    token controller makes its Secret)."""
     for crd in sorted((ROOT / "gitops_kd" / "crds").glob("*.yaml")):
-        if real_kd_backend(request.config) and crd.name.startswith("kubedirector.hpe.com_"):
+        if real_kd and crd.name.startswith("kubedirector.hpe.com_"):
             continue
-        real_cp.kubectl("apply", "-f", str(crd))
-    real_cp.kubectl("apply", "-k", str(ROOT / "deploy"))
-    core = client.CoreV1Api(real_cp.api_client())
+        cp.kubectl("apply", "-f", str(crd))
+    cp.kubectl("apply", "-k", str(ROOT / "deploy"))
+    core = client.CoreV1Api(cp.api_client())
 
     def token() -> str | None:
         sa = core.read_namespaced_service_account("gitops-kd", "gitops-kd-system")
@@ -69,25 +75,30 @@ def gitops_kd_kubeconfig(request: pytest.FixtureRequest, real_cp: ControlPlane,
             if secret.data and "token" in secret.data:
                 return base64.b64decode(secret.data["token"]).decode()
         return None
-    assert real_cp.pki is not None
-    return write_kubeconfig(tmp_path_factory.mktemp("gitops-kd-sa") / "kubeconfig", real_cp.server,
-                            real_cp.pki.ca.cert, token=wait_for("the gitops-kd ServiceAccount's token", token, 60))
+    assert cp.pki is not None
+    return write_kubeconfig(folder / "kubeconfig", cp.server, cp.pki.ca.cert,
+                            token=wait_for("the gitops-kd ServiceAccount's token", token, 60))
 
 
 @pytest.fixture(scope="session")
 def sim_joined(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    """The real control plane with the simulated node (the hello images in its store) and KubeDirector joined,
-    until the session ends. Tests that join a node or KubeDirector of their own run before its first user
-    (tests/conftest.py orders them): two nodes named sim-node would take turns at the Node's kubelet endpoint."""
+    """The real control plane with the simulated node and KubeDirector joined (join_sim), until the session ends.
+    Tests that join a node or KubeDirector of their own run before its first user (tests/conftest.py orders
+    them): two nodes named sim-node would take turns at the Node's kubelet endpoint."""
     cp: ControlPlane = request.getfixturevalue("real_cp")
     request.getfixturevalue("gitops_kd_kubeconfig")  # CRDs and deploy/ applied
+    with join_sim(cp, tmp_path_factory.mktemp("sim-joined")):
+        yield cp
+
+
+@contextmanager
+def join_sim(cp: ControlPlane, folder: Path) -> Iterator[None]:
+    """A default StorageClass, and the simulated node (the hello images in its store) and KubeDirector joined to
+    ``cp`` (gitops-kd's CRDs applied) while the context lasts."""
     default_storage_class(cp)
-    assert cp.pki is not None
-    folder = tmp_path_factory.mktemp("sim-joined")
-    add_hello_images(ImageStore(folder / "node" / "images"))
     with SimProcess(_node(cp, folder), folder / "node.log"), \
             SimProcess(["kubedirector", "--kubeconfig", str(cp.kubeconfig), "--no-install-crds"], folder / "kd.log"):
-        yield cp
+        yield
 
 
 def _node(cp: ControlPlane, folder: Path) -> list[str]:
@@ -103,26 +114,56 @@ def kd_joined(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     """The real control plane with the real KubeDirector of --backend's flavour (its CRDs, RBAC and webhook) and
     the simulated node as the only kubelet, until the session ends."""
     cp: ControlPlane = request.getfixturevalue("real_cp")
-    folder = tmp_path_factory.mktemp("kd-joined")
-    with RealKubeDirector(cp, str(request.config.getoption("--backend")), folder / "kubedirector") as kd:
-        request.getfixturevalue("gitops_kd_kubeconfig")  # gitops-kd's CRDs and deploy/ applied
+    with join_kd(cp, str(request.config.getoption("--backend")), tmp_path_factory.mktemp("kd-joined"),
+                 lambda: request.getfixturevalue("gitops_kd_kubeconfig")) as (kd, _kubeconfig):
+        yield kd
+
+
+@contextmanager
+def join_kd(cp: ControlPlane, backend: str, folder: Path,
+            install: Callable[[], Path]) -> Iterator[tuple[RealKubeDirector, Path]]:
+    """The real KubeDirector of ``backend``'s flavour (its CRDs, RBAC and webhook) on ``cp``, then gitops-kd
+    (``install()``: its CRDs and deploy/, the controller's kubeconfig) and the simulated node as the only kubelet,
+    while the context lasts."""
+    with RealKubeDirector(cp, backend, folder / "kubedirector") as kd:
+        kubeconfig = install()
         with SimProcess(_node(cp, folder), folder / "node.log"):
-            yield kd
+            yield kd, kubeconfig
 
 
 @pytest.fixture
 def kd_world(kd_joined: RealKubeDirector, gitops_kd_kubeconfig: Path, tmp_path: Path) -> Iterator[E2E]:
     """The e2e harness on a real KubeDirector backend; a 403 to the controller fails the test."""
-    yield from _world(kd_joined.cp, gitops_kd_kubeconfig, tmp_path, kd_joined.backend)
+    with world_on(kd_joined.cp, gitops_kd_kubeconfig, tmp_path, kd_joined.backend) as world:
+        yield world
 
 
 @pytest.fixture
 def real_world(sim_joined: ControlPlane, gitops_kd_kubeconfig: Path, tmp_path: Path) -> Iterator[E2E]:
     """The e2e harness on the real backend (tests/real/world.py); a 403 to the controller fails the test."""
-    yield from _world(sim_joined, gitops_kd_kubeconfig, tmp_path, "real")
+    with world_on(sim_joined, gitops_kd_kubeconfig, tmp_path, "real") as world:
+        yield world
 
 
-def _world(cp: ControlPlane, kubeconfig: Path, tmp_path: Path, name: str) -> Iterator[E2E]:
+@contextmanager
+def backend_up(backend: str, folder: Path) -> Iterator[tuple[ControlPlane, Path]]:
+    """A real backend (real, kd, kd-upgrade) outside pytest, brought up as its session fixtures do: a new control
+    plane, gitops-kd installed, the simulated node and KubeDirector (real: the simulated one) joined. Yields the
+    control plane and the controller's kubeconfig (for world_on)."""
+    with ControlPlane(folder / "realk8s") as cp:
+        if backend == "real":
+            kubeconfig = install_gitops_kd(cp, folder, real_kd=False)
+            with join_sim(cp, folder / "sim"):
+                yield cp, kubeconfig
+        else:
+            with join_kd(cp, backend, folder / "kd", lambda: install_gitops_kd(cp, folder, real_kd=True)) as (_kd, kc):
+                yield cp, kc
+
+
+@contextmanager
+def world_on(cp: ControlPlane, kubeconfig: Path, tmp_path: Path, name: str) -> Iterator[E2E]:
+    """The e2e harness in a new namespace of ``cp`` (tests/real/world.py), the controller as ``kubeconfig`` says;
+    a 403 to the controller fails."""
     from tests.real.world import RealBackend
 
     backend = RealBackend(cp, kubeconfig, name)

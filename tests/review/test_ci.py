@@ -25,14 +25,19 @@ def steps() -> dict[str, dict[str, Any]]:
     return {s.get("name", s.get("uses", "")): s for s in job["steps"]}
 
 
-def run_step(script: str, cwd: Path, tmp: Path) -> tuple[int, dict[str, str]]:
-    """Run a step's `run:` script as the runner does (bash -e), gitops-kd on PATH; returns (status, outputs)."""
-    output, summary = tmp / "output", tmp / "summary"
+def step_process(script: str, cwd: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
+    """Run a step's `run:` script as the runner does (bash -e), gitops-kd on PATH, the base branch main."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-           "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)}
+           "GITHUB_OUTPUT": str(tmp / "output"), "GITHUB_STEP_SUMMARY": str(tmp / "summary")}
     script = script.replace("${{ github.base_ref }}", "main")
-    done = subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+    return subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=120, check=False)
+
+
+def run_step(script: str, cwd: Path, tmp: Path) -> tuple[int, dict[str, str]]:
+    """step_process; returns (status, outputs)."""
+    output = tmp / "output"
+    done = step_process(script, cwd, tmp)
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines()) if output.exists() else {}
     return done.returncode, outputs
 
@@ -51,13 +56,32 @@ def test_workflow_steps_run_on_a_pull_request_checkout(tmp_path: Path) -> None:
     git(tmp_path, "clone", "-q", str(repo), str(clone))
     git(clone, "checkout", "-q", "--detach", "pr")
     found = steps()
-    assert found["Validate"]["run"] == "gitops-kd validate --format github"
+    assert found["Validate"]["run"].startswith("gitops-kd validate --format github --base ")
     assert run_step(found["Validate"]["run"], clone, tmp_path)[0] == 0
     status, outputs = run_step(found["Plan"]["run"], clone, tmp_path)
     assert status == 0 and outputs == {"status": "0"}
     comment = (clone / "plan.md").read_text()
     assert comment.startswith(MARKER + "\n") and "1.0.0 → 2.0.0 (upgrade)" in comment
     assert (tmp_path / "summary").read_text() == comment
+
+
+def test_workflow_validate_step_refuses_what_kubedirector_refuses_of_the_change(tmp_path: Path) -> None:
+    """Invariant: the pull request's Validate step judges the change from the merge base with the target branch as
+    stock KubeDirector would (a changed cardinality of a KDApp that the base's cluster uses is refused, naming the
+    file and field), and the repository variable GITOPS_KD_KUBEDIRECTOR picks the flavour."""
+    repo = template_repo(tmp_path / "origin")
+    git(repo, "checkout", "-q", "pr")
+    app = repo / "apps/hello.yaml"
+    app.write_text(app.read_text().replace('cardinality: "1+"', 'cardinality: "2+"'))
+    git(repo, "commit", "-qam", "workers: 2 or more")
+    clone = tmp_path / "checkout"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "checkout", "-q", "--detach", "pr")
+    env = yaml.safe_load(WORKFLOW.read_text())["env"]
+    assert env["GITOPS_KD_KUBEDIRECTOR"] == "${{ vars.GITOPS_KD_KUBEDIRECTOR || 'stock' }}"
+    done = step_process(steps()["Validate"]["run"], clone, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "::error file=apps/hello.yaml," in done.stdout and "spec.roles[worker].cardinality" in done.stdout
 
 
 def test_workflow_plan_step_reports_invalid_files(tmp_path: Path) -> None:

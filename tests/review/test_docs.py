@@ -42,5 +42,11 @@ def test_validate_outputs(repo: Path) -> None:
     assert cli("validate", "--format", "github").stdout == block_after("gitops-kd validate --format github")
 
 
+def test_validate_base_output(repo: Path) -> None:
+    hello = repo / "apps/hello.yaml"
+    hello.write_text(hello.read_text().replace('cardinality: "1+"', 'cardinality: "2+"'))
+    assert cli("validate", "--base", "main").stdout == block_after("gitops-kd validate --base main")
+
+
 def test_revert_output(repo: Path) -> None:
     assert cli("plan", "--base", "HEAD", "--head", "main").stdout == block_after("gitops-kd plan --base HEAD --head main")

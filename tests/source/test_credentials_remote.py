@@ -188,7 +188,7 @@ def _credential_case(tmp: Path, case: str) -> tuple[list[str], str]:
 def test_unusable_credential_file_names_flag_and_file(tmp_path: Path, case: str) -> None:
     flags, message = _credential_case(tmp_path, case)
     done = _run_cli(tmp_path, *flags)
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr
 
 
@@ -204,5 +204,5 @@ def test_plan_reads_a_private_remote_with_the_same_credential_flags(tmp_path: Pa
         refused = subprocess.run([*base, "--git-token-file", str(bad)], capture_output=True, text=True, timeout=60)
     assert planned.returncode == 0, planned.stdout + planned.stderr
     assert "1. apply KubeDirectorApp default/hello at version 1.0.0" in planned.stdout, planned.stdout
-    assert refused.returncode == 1 and "Authentication failed" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and "Authentication failed" in refused.stderr, refused.stderr
     assert TOKEN not in planned.stdout + planned.stderr + refused.stdout + refused.stderr

@@ -49,5 +49,5 @@ def test_serve_refuses_a_corrupt_state(tmp_path: Path) -> None:
     state.mkdir()
     (state / "store.json").write_text("{not json", encoding="utf-8")
     result = CliRunner().invoke(main, ["sim", "serve", "--state-dir", str(state), "--no-controllers"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert f"{state / 'store.json'}: not a saved cluster state" in result.output

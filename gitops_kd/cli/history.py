@@ -51,7 +51,7 @@ def render_table(entries: list[HistoryEntry], subjects: dict[str, str], console:
 def _subjects(rest: object, entries: list[HistoryEntry], repo: str | None, namespace: str) -> dict[str, str]:
     """Commit subjects: those the KDRollouts recorded with each attempt, the GitOpsKDSources' applied commit's, and
     with --repo (a clone or URL) every commit's from Git."""
-    from gitops_kd.cli.sources import read_sources
+    from gitops_kd.observe.sources import read_sources
 
     commits = {e.commit for e in entries if e.commit}
     found: dict[str, str] = {e.commit: e.subject for e in entries if e.commit and e.subject}

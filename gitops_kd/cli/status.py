@@ -15,11 +15,12 @@ from rich.table import Table
 
 from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun
 from gitops_kd.cli.options import cluster_options
-from gitops_kd.cli.sources import read_sources, render_sources
+from gitops_kd.cli.sources import render_sources
 from gitops_kd.health import ClusterHealth, HealthStatus
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.fleet import collect, fetch, healths
 from gitops_kd.observe.kdflavour import detect
+from gitops_kd.observe.sources import read_sources
 from gitops_kd.status.sync import (
     FAILING_SYNC,
     OUT_OF_SYNC,

@@ -248,7 +248,8 @@ class Controller:
             return None
         from gitops_kd.server.ui import ui_config
 
-        return ui_config(self._ui, self._api_client, self.namespace, self.source, auth=self._ui.auth())
+        return ui_config(self._ui, self._api_client, self.namespace, self.source, auth=self._ui.auth(),
+                         record_namespace=self.record.namespace if self.record is not None else None)
 
     def kick(self) -> None:
         """Re-plan now (the whole fleet, which queues every key with work)."""

@@ -44,7 +44,7 @@ def shot(page: Any, name: str) -> Path:
 
 def start(e2e: E2E) -> str:
     """Controller with its endpoints and the UI on a free loopback port; hello 1.0.0 deployed; the base URL."""
-    controller = e2e.start_controller(listen=("127.0.0.1", 0), ui=LIVE)
+    controller = e2e.start_controller(listen=("127.0.0.1", 0), ui=LIVE, record=True)  # as `run`: its GitOpsKDSource
     e2e.wait_ready_at("1.0.0")
     e2e.wait_settled()
     assert controller.http is not None

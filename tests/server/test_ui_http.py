@@ -165,6 +165,7 @@ def test_reader_shows_what_rbac_forbids_as_not_shown(ui_objects) -> None:
     rest = ForbiddingRest({"kdrollouts": [o.rollout()], "kubedirectorclusters": [o.kdcluster()],
                            "kubedirectorapps": [o.kdapp()], "pods": [o.pod("controller", 0, "ctl-new")]})
     reader.rest, reader.namespaces, reader.ttl = rest, ["default"], 10.0  # type: ignore[assignment]
+    reader.record_namespace = None
     reader._clock = lambda: 0.0
     import threading
     reader._lock, reader._last = threading.Lock(), None

@@ -6,6 +6,7 @@ from typing import Any
 
 from gitops_kd.health import cluster_health
 from gitops_kd.server.ui import pages, views
+from gitops_kd.status.sync import NamedSource
 
 CTL = "kdss-controller-0"
 MIGRATED = {"revision": "ctl-new", "migrationsDone": [f"2.0.0/{CTL}/migrate/var/lib/hello"]}
@@ -142,8 +143,37 @@ def test_fleet_groups_clusters_by_wave_and_puts_alerts_first(ui_objects: Any) ->
     assert [(w["wave"], [c["name"] for c in w["clusters"]]) for w in app["waves"]] == [
         (0, ["hello-canary", "hello-dev"]), (1, ["hello-prod"])]
     assert app["desiredVersion"] == "2.0.0" and app["liveVersion"] == "2.0.0" and app["commit"] == "c" * 40
-    assert [(a["reason"], a["closed"]) for a in view["alerts"]] == [("DriftDetected", True), ("CommitRefused", False)]
+    assert view["alerts"] == []  # the drift was reverted; a refusal shows from the source's record, not its Event
     assert app["waves"][0]["clusters"][0]["sync"] == "Synced"
+
+
+def test_ui_says_sync_and_alerts_as_status_does(ui_objects: Any) -> None:
+    """One truth in UI and CLI (issue 29, 3): sync comes from status/sync.cluster_sync with the GitOpsKDSource
+    (Refused while the branch head is refused, Suspended while held); the Alerts panel lists what is wrong now
+    (the refused head, a stalled rollout, drift not yet reverted) and drops what a later commit superseded."""
+    o = ui_objects
+    refused = NamedSource.from_object({
+        "metadata": {"namespace": "gitops-kd", "name": "gitops-kd"},
+        "status": {"lastAppliedRevision": "c" * 40, "lastAttemptedRevision": "d" * 40, "refusal": "apps/hello.yaml: spec.version",
+                   "conditions": [{"type": "Ready", "status": "False", "reason": "CommitRefused",
+                                   "message": "commit dddddddddddd refused: apps/hello.yaml: spec.version"}]}})
+    idle = o.rollout("hello-dev", phase="Idle", live="2.0.0")
+    held = o.rollout("hello-held", phase="Idle", live="2.0.0")
+    held["spec"]["suspend"] = True
+    stalled = o.rollout("hello-prod", phase="Stalled", stalledReason="GateTimeout", message="the gate did not pass")
+    rows = [(cluster_health(ro, o.kdcluster(ro["metadata"]["name"], 0)), ro, o.kdcluster(ro["metadata"]["name"], 0),
+             o.kdapp(), [], []) for ro in (idle, held, stalled)]
+    old_refusal = o.event("CommitRefused", "commit abc refused: superseded", time="2026-01-01T00:02:00Z")
+    open_drift = o.event("DriftDetected", "spec.roles[0].members 1 -> 3", time="2026-01-01T00:03:00Z")
+    view = views.fleet_view(rows, [o.kdapp()], [old_refusal, open_drift], sources=[refused])
+    sync = {c["name"]: c["sync"] for w in view["apps"][0]["waves"] for c in w["clusters"]}
+    assert sync == {"hello-dev": "Refused", "hello-held": "Suspended", "hello-prod": "Refused"}
+    assert [(a["reason"], a["object"]) for a in view["alerts"]] == [
+        ("CommitRefused", "GitOpsKDSource gitops-kd/gitops-kd"), ("GateTimeout", "KDRollout default/hello-prod"),
+        ("DriftDetected", "KubeDirectorCluster default/hello-dev")]
+    assert "superseded" not in str(view["alerts"])
+    quiet = views.fleet_view(rows[:1], [o.kdapp()], [old_refusal], sources=[])
+    assert quiet["alerts"] == [] and quiet["apps"][0]["waves"][0]["clusters"][0]["sync"] == "Synced"
 
 
 def test_history_newest_first_with_subject_and_duration(ui_objects: Any) -> None:

@@ -41,10 +41,11 @@ def redact_url(url: str) -> str:
 
 
 def ui_config(settings: UiSettings, api_client: ApiClient, scope: str | Collection[str] | None,
-              source: Any = None, auth: UiAuth | None = None) -> UiConfig:
-    """The UiConfig of a controller: reads with its client in its scope; `source` (a GitSource) gives the
-    repository, branch, applied and head commits and commit subjects."""
-    reader = UiReader(api_client, scope, ttl=settings.cache_seconds)
+              source: Any = None, auth: UiAuth | None = None, record_namespace: str | None = None) -> UiConfig:
+    """The UiConfig of a controller: reads with its client in its scope (its GitOpsKDSource in
+    `record_namespace`); `source` (a GitSource) gives the repository, branch, applied and head commits and commit
+    subjects."""
+    reader = UiReader(api_client, scope, ttl=settings.cache_seconds, record_namespace=record_namespace)
     if source is None:
         return UiConfig(reader, auth=auth, refresh_seconds=settings.refresh_seconds)
 

@@ -16,6 +16,8 @@ from kubernetes.client.exceptions import ApiException
 from gitops_kd.kd import layout
 from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.fleet import Fleet, fetch
+from gitops_kd.observe.sources import read_sources
+from gitops_kd.status.sync import NamedSource
 
 Obj = dict[str, Any]
 
@@ -23,13 +25,15 @@ Obj = dict[str, Any]
 @dataclass
 class Snapshot:
     """One read of the fleet: the managed clusters' objects, the KDApps, the Events (empty when RBAC forbids
-    listing them) and which kinds could not be listed."""
+    listing them), the GitOpsKDSources (the records sync is judged against, as `gitops-kd status` judges it) and
+    which kinds could not be listed."""
 
     fleet: Fleet
     kdapps: list[Obj]
     events: list[Obj]
     forbidden: list[str] = field(default_factory=list)
     read_at: float = 0.0
+    sources: list[NamedSource] = field(default_factory=list)
 
     def kdapp(self, namespace: str, name: str) -> Obj | None:
         return next((a for a in self.kdapps if (a.get("metadata") or {}).get("namespace") == namespace
@@ -65,9 +69,10 @@ class UiReader:
     """Snapshots of the fleet in the controller's scope (one namespace, a set of them, or None: all)."""
 
     def __init__(self, api_client: ApiClient, scope: str | Collection[str] | None, *, ttl: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, record_namespace: str | None = None) -> None:
         self.rest = RestClient(api_client, timeout=10.0)
         self.namespaces = _namespaces(scope)
+        self.record_namespace = record_namespace  # where the controller's GitOpsKDSource lives
         self.ttl = ttl
         self._clock = clock
         self._lock = threading.Lock()
@@ -92,7 +97,9 @@ class UiReader:
         for ns in self.namespaces:
             kdapps.extend(self._list(layout.API_VERSION, layout.KDAPP_PLURAL, ns, forbidden))
             events.extend(self._list("v1", "events", ns, forbidden))
-        return Snapshot(fleet, kdapps, events, forbidden, now)
+        where = self.record_namespace or next((ns for ns in self.namespaces if ns), "default")
+        sources, _note = read_sources(self.rest, where)
+        return Snapshot(fleet, kdapps, events, forbidden, now, sources)
 
     def _list(self, api_version: str, plural: str, namespace: str | None, forbidden: list[str]) -> list[Obj]:
         try:

@@ -111,7 +111,8 @@ async def _fleet(request: web.Request) -> Page:
     config = request.app[CONFIG_KEY]
     snap = await _snapshot(request)
     info = _info(config)
-    view = views.fleet_view(_cluster_rows(snap), snap.kdapps, snap.events, info=info, forbidden=snap.forbidden)
+    view = views.fleet_view(_cluster_rows(snap), snap.kdapps, snap.events, info=info, forbidden=snap.forbidden,
+                            sources=snap.sources)
     return ("Fleet", "Fleet", view, pages.fleet_fragment(view), pages.fleet_summary(view), [])
 
 
@@ -128,7 +129,7 @@ async def _cluster(request: web.Request) -> Page:
     health = healths(_single(fleet, key))[0]
     view = views.cluster_view(health, fleet.rollouts.get(key), fleet.kdclusters.get(key),
                               snap.kdapp(namespace, health.app), fleet.objects(key), snap.events,
-                              info=_info(config), forbidden=snap.forbidden)
+                              info=_info(config), forbidden=snap.forbidden, sources=snap.sources)
     crumbs = [(f"cluster {namespace}/{name}", pages.cluster_url(namespace, name))]
     return (f"{name}", f"Cluster {name} ({namespace})", view, pages.cluster_fragment(view),
             pages.cluster_summary(view), crumbs)

@@ -31,13 +31,14 @@ from gitops_kd.render.template import dir_actions
 from gitops_kd.spec.loader import load_manifests
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.upgrade import MIGRATE, PersistRules, UpgradeSpec, order_roles
+from gitops_kd.status.sync import NamedSource, cluster_sync, source_for
 
 Obj = Mapping[str, Any]
 
 OUTDATED, DELETED, RECREATED, MIGRATION, HOOK, GATE, DONE, STALLED = (
     "outdated", "deleted", "recreated", "migration", "hook", "gate", "done", "stalled")
 SEQUENCE = (OUTDATED, DELETED, RECREATED, MIGRATION, HOOK, GATE, DONE)
-ALERT_REASONS = ("CommitRefused", "DriftDetected")
+DRIFT_DETECTED = "DriftDetected"
 DRIFT_CLOSED = ("DriftReverted", "DriftResolved")
 STATE_TEXT = {
     OUTDATED: "outdated: runs the old template",
@@ -329,16 +330,13 @@ def progress_of(roles: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     return sum(1 for c in cells if c["state"] == DONE), len(cells)
 
 
-def sync_of(rollout: Obj | None) -> str:
-    """Synced when the KDRollout is Idle with every member at the version Git asks for; OutOfSync otherwise;
-    Unknown without a KDRollout."""
+def sync_of(rollout: Obj | None, sources: Sequence[NamedSource] = ()) -> str:
+    """The cluster's SYNC as `gitops-kd status` says it (status/sync.cluster_sync): Suspended, Refused (the branch
+    head refused, the cluster left at the applied commit), OutOfSync or Synced; Unknown without a KDRollout."""
     if rollout is None:
         return "Unknown"
-    status = _status(rollout)
-    target = _text(_spec(rollout).get("targetVersion"))
-    synced = status.get("phase") == "Idle" and status.get("appVersion") == target and \
-        (not _spec(rollout).get("commit") or status.get("commit") in (None, _spec(rollout).get("commit")))
-    return "Synced" if synced else "OutOfSync"
+    source = source_for(rollout, sources)
+    return cluster_sync(rollout, source.record if source is not None else None).status
 
 
 def revert_command(rollout: Obj | None) -> str | None:
@@ -376,10 +374,32 @@ def event_row(event: Obj) -> dict[str, Any]:
             "message": _text(event.get("message")), "count": int(event.get("count") or 1)}
 
 
-def alerts(events: Iterable[Obj], *, limit: int = 10) -> list[dict[str, Any]]:
-    """CommitRefused and DriftDetected Warning events, newest first; a drift alert notes when a later
-    DriftReverted / DriftResolved event closed it."""
-    events = list(events)
+def alerts(events: Iterable[Obj], *, sources: Sequence[NamedSource] = (), rollouts: Iterable[Obj] = (),
+           limit: int = 10) -> list[dict[str, Any]]:
+    """What is wrong now, never what was: each GitOpsKDSource that is not Ready (the branch head refused, Git
+    unreadable, the record untrusted), each Stalled KDRollout, then the DriftDetected Warning events no later
+    DriftReverted / DriftResolved event closed, newest first. A refusal a later commit superseded, or drift
+    already reverted, is gone from the panel (the events stay in each cluster's page)."""
+    now = [_source_alert(s) for s in sources if s.ready == "False"]
+    now += [_stall_alert(r) for r in rollouts if _status(r).get("phase") == "Stalled"]
+    return now + _open_drift(list(events), limit)
+
+
+def _source_alert(source: NamedSource) -> dict[str, Any]:
+    return {"reason": source.reason or "NotReady", "time": "", "type": "Warning", "closed": False,
+            "object": f"GitOpsKDSource {source.namespace}/{source.name}", "message": source.message}
+
+
+def _stall_alert(rollout: Obj) -> dict[str, Any]:
+    status = _status(rollout)
+    since = next((c.get("lastTransitionTime") for c in status.get("conditions") or () if c.get("type") == "Stalled"),
+                 "")
+    return {"reason": _text(status.get("stalledReason")) or "Stalled", "time": _text(since), "type": "Warning",
+            "closed": False, "object": f"KDRollout {_text(_meta(rollout).get('namespace'))}/"
+                                       f"{_text(_meta(rollout).get('name'))}", "message": _text(status.get("message"))}
+
+
+def _open_drift(events: list[Obj], limit: int) -> list[dict[str, Any]]:
     closed: dict[tuple[str, str, str], str] = {}
     for e in events:
         if e.get("reason") in DRIFT_CLOSED:
@@ -388,13 +408,14 @@ def alerts(events: Iterable[Obj], *, limit: int = 10) -> list[dict[str, Any]]:
             closed[k] = max(closed.get(k, ""), event_time(e))
     out = []
     for e in events:
-        if e.get("reason") not in ALERT_REASONS or e.get("type") != "Warning":
+        if e.get("reason") != DRIFT_DETECTED or e.get("type") != "Warning":
             continue
         row = event_row(e)
         ref = e.get("involvedObject") or {}
         k = (_text(ref.get("kind")), _text(ref.get("namespace")), _text(ref.get("name")))
-        row["closed"] = e.get("reason") == "DriftDetected" and closed.get(k, "") >= row["time"] != ""
-        out.append(row)
+        row["closed"] = closed.get(k, "") >= row["time"] != ""
+        if not row["closed"]:
+            out.append(row)
     out.sort(key=lambda r: r["time"], reverse=True)
     return out[:limit]
 
@@ -412,21 +433,21 @@ def cluster_events(events: Iterable[Obj], kdcluster: Obj | None, rollout: Obj | 
 
 
 def _cluster_summary(health: ClusterHealth, rollout: Obj | None, roles: list[dict[str, Any]],
-                     kdcluster: Obj | None) -> dict[str, Any]:
+                     kdcluster: Obj | None, sources: Sequence[NamedSource] = ()) -> dict[str, Any]:
     done, total = progress_of(roles)
     status = _status(rollout)
     return {"namespace": health.namespace, "name": health.name, "app": health.app,
             "wave": wave_of(kdcluster), "liveVersion": health.live_version or None,
             "targetVersion": health.target_version or None, "commit": _text(_spec(rollout).get("commit")) or None,
             "phase": health.phase or None, "step": _text(status.get("step")) or None,
-            "sync": sync_of(rollout), "health": health.health.status.value, "healthMessage": health.health.message,
+            "sync": sync_of(rollout, sources), "health": health.health.status.value, "healthMessage": health.health.message,
             "podsDone": done, "podsTotal": total, "stalledReason": _text(status.get("stalledReason")) or None,
             "revert": revert_command(rollout)}
 
 
 def fleet_view(clusters: Sequence[tuple[ClusterHealth, Obj | None, Obj | None, Obj | None, list[Obj], list[Obj]]],
                kdapps: Iterable[Obj], events: Iterable[Obj], *, info: Mapping[str, Any] | None = None,
-               forbidden: Sequence[str] = ()) -> dict[str, Any]:
+               forbidden: Sequence[str] = (), sources: Sequence[NamedSource] = ()) -> dict[str, Any]:
     """The fleet page: one entry per app (namespace, name) with its clusters by wave, and the alerts.
 
     ``clusters``: (health, rollout, kdcluster, kdapp, statefulsets, pods) per managed cluster.
@@ -439,7 +460,7 @@ def fleet_view(clusters: Sequence[tuple[ClusterHealth, Obj | None, Obj | None, O
                      "desiredVersion": None, "commit": None, "clusters": []}
     for health, rollout, kdcluster, kdapp, statefulsets, pods in clusters:
         roles = pod_states(rollout, kdapp, kdcluster, statefulsets, pods)
-        row = _cluster_summary(health, rollout, roles, kdcluster)
+        row = _cluster_summary(health, rollout, roles, kdcluster, sources)
         key = (health.namespace, health.app)
         entry = apps.setdefault(key, {"namespace": key[0], "name": key[1], "liveVersion": None,
                                       "desiredVersion": None, "commit": None, "clusters": []})
@@ -458,7 +479,9 @@ def fleet_view(clusters: Sequence[tuple[ClusterHealth, Obj | None, Obj | None, O
         entry["waves"] = [{"wave": w, "clusters": waves[w]} for w in sorted(waves)]
         if rows or entry["liveVersion"]:
             out.append(entry)
-    return {"apps": out, "alerts": alerts(events), "controller": dict(info or {}), "forbidden": list(forbidden)}
+    rollouts = [r for _h, r, *_rest in clusters if r is not None]
+    return {"apps": out, "alerts": alerts(events, sources=sources, rollouts=rollouts), "controller": dict(info or {}),
+            "forbidden": list(forbidden)}
 
 
 def _port_text(port: Mapping[str, Any]) -> str:
@@ -468,10 +491,11 @@ def _port_text(port: Mapping[str, Any]) -> str:
 
 def cluster_view(health: ClusterHealth, rollout: Obj | None, kdcluster: Obj | None, kdapp: Obj | None,
                  objects: Mapping[str, Sequence[Obj]], events: Iterable[Obj], *,
-                 info: Mapping[str, Any] | None = None, forbidden: Sequence[str] = ()) -> dict[str, Any]:
+                 info: Mapping[str, Any] | None = None, forbidden: Sequence[str] = (),
+                 sources: Sequence[NamedSource] = ()) -> dict[str, Any]:
     """The cluster page."""
     roles = pod_states(rollout, kdapp, kdcluster, objects.get("statefulsets") or [], objects.get("pods") or [])
-    summary = _cluster_summary(health, rollout, roles, kdcluster)
+    summary = _cluster_summary(health, rollout, roles, kdcluster, sources)
     status = _status(rollout)
     rules, rules_source = data_rules(rollout, kdapp)
     dirs = []

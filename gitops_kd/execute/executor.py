@@ -9,7 +9,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.execute import apply, failure, gate, rollout, steps, workload
+from gitops_kd.execute import app_switch, apply, failure, gate, rollout, steps, workload
 from gitops_kd.execute.context import ExecContext
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.fence import Fence, FencedExec, FencedRest
@@ -36,6 +36,8 @@ _HANDLERS: dict[type, Callable[[ExecContext, Any], Outcome]] = {
     A.RecordInSync: rollout.record_in_sync,
     A.Stall: rollout.stall,
     A.LiftStall: rollout.lift_stall,
+    A.MarkUpgradable: app_switch.mark_upgradable,
+    A.SwitchApp: app_switch.switch_app,
 }
 
 

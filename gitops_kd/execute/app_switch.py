@@ -41,7 +41,8 @@ def mark_upgradable(ctx: ExecContext, action: MarkUpgradable) -> Outcome:
         app = ctx.rest.get(KD_API, KDAPPS, action.namespace, action.app)
         if (app.get("spec") or {}).get(UPGRADABLE) is True:
             return Outcome(action.describe(), False, "already upgradable")
-        patched = ctx.rest.patch(KD_API, KDAPPS, action.namespace, action.app, {"spec": {UPGRADABLE: True}})
+        app["spec"] = {**(app.get("spec") or {}), UPGRADABLE: True}  # an update (deploy/ RBAC), guarded by its rv
+        patched = ctx.rest.replace(KD_API, KDAPPS, action.namespace, action.app, app)
         return Outcome(action.describe(), True, "spec.upgradable set",
                        expect=(Expectation(KDAPPS, action.namespace, action.app, rv(patched)),))
     return _refusable(ctx, KDAPP_KIND, action.namespace, action.app, action.describe(), call)
@@ -52,11 +53,11 @@ def switch_app(ctx: ExecContext, action: SwitchApp) -> Outcome:
         live = ctx.rest.get(KD_API, KDCLUSTERS, action.namespace, action.cluster)
         if (live.get("spec") or {}).get("app") == action.app:
             return Outcome(action.describe(), False, f"already at app {action.app}")
-        meta = {"resourceVersion": rv(live)}
+        meta = live.setdefault("metadata", {})
         if action.digest:
-            meta["annotations"] = {APPLIED_ANNOTATION: action.digest}  # type: ignore[assignment]
-        patched = ctx.rest.patch(KD_API, KDCLUSTERS, action.namespace, action.cluster,
-                                 {"metadata": meta, "spec": {"app": action.app}})
+            meta["annotations"] = {**(meta.get("annotations") or {}), APPLIED_ANNOTATION: action.digest}
+        live["spec"] = {**live["spec"], "app": action.app}  # the app alone (the branch refuses more), its rv kept
+        patched = ctx.rest.replace(KD_API, KDCLUSTERS, action.namespace, action.cluster, live)
         ctx.event_on_cluster(action.namespace, action.cluster, ev.APP_SWITCHED,
                              f"spec.app {action.previous} -> {action.app} (KubeDirector's live-app-upgrade path)")
         return Outcome(action.describe(), True, f"spec.app switched to {action.app}",

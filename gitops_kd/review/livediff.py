@@ -9,7 +9,16 @@ from typing import Any
 
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.observe.model import ON_DELETE, ObservedState
-from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, PatchServicePorts, PatchTemplate, SetOnDelete
+from gitops_kd.plan.actions import (
+    Action,
+    ApplyApp,
+    ApplyCluster,
+    MarkUpgradable,
+    PatchServicePorts,
+    PatchTemplate,
+    SetOnDelete,
+    SwitchApp,
+)
 from gitops_kd.spec.freeze import thaw
 
 LIST_KEYS = ("name", "id", "mountPath", "containerPort", "port")  # how list items are matched, first present
@@ -140,6 +149,14 @@ def action_diff(action: Action, observed: ObservedState) -> ObjectDiff | None:
         fields = field_diffs(sts.template if sts is not None else None, a.patch_body["spec"]["template"],
                              "spec.template", removals=False)
         return ObjectDiff("StatefulSet", a.namespace, a.statefulset, tuple(fields), note=note)
+    if isinstance(a, SwitchApp):
+        return ObjectDiff(KDCLUSTER_KIND, a.namespace, a.cluster, (FieldDiff("spec.app", a.previous, a.app),),
+                          note="KubeDirector's live-app-upgrade switch")
+    if isinstance(a, MarkUpgradable):
+        live_app = observed.apps.get((a.namespace, a.app))
+        return ObjectDiff(KDAPP_KIND, a.namespace, a.app, (FieldDiff(
+            "spec.upgradable", live_app.spec.get("upgradable") if live_app is not None else None, True),),
+            note=f"the app cluster {a.cluster} leaves by a switch")
     if isinstance(a, PatchServicePorts):
         svc = next((s for c in observed.clusters.values() for s in c.services
                     if (s.namespace, s.name) == (a.namespace, a.service)), None)

@@ -75,8 +75,8 @@ def both(kd_joined: RealKubeDirector, tmp_path: Path) -> Iterator[Both]:
 @pytest.mark.parametrize("path", APPS, ids=[p.name for p in APPS])
 def test_a_kdapp_is_stored_alike(kd_joined: RealKubeDirector, both: Both, path: Path) -> None:
     """Stock KubeDirector stores what the embedded one stores. The live-app-upgrade branch's KDApp CRD prunes
-    unknown fields: gitops-kd's `spec.upgrade` stanza is dropped there (the embedded cluster has no branch mode),
-    and that is the only difference."""
+    unknown fields: gitops-kd's `spec.upgrade` stanza is dropped there (the embedded cluster's branch mode does not
+    prune), and that is the only difference."""
     app = _in(_load(path), both.ns)
     real, embedded = both.each(lambda rest: rest.create(KD, "kubedirectorapps", both.ns, copy.deepcopy(app)))
     assert isinstance(real, dict), f"the real KubeDirector refused {path.name}: {real}"

@@ -48,7 +48,9 @@ def switch_of(desired: DesiredState, observed: ObservedState, key: Key) -> Switc
     cluster, live = desired.clusters.get(key), observed.clusters.get(key)
     if cluster is None or live is None or live.app == cluster.app or not native(observed):
         return None
-    return Switch(key, (key[0], live.app), (key[0], cluster.app), app_switch.rollback(_status(live), cluster.app))
+    local = (key[0], cluster.app)  # the target as the diff finds it: in the cluster's namespace, else the first
+    target = local if local in desired.apps else next((k for k in sorted(desired.apps) if k[1] == cluster.app), local)
+    return Switch(key, (key[0], live.app), target, app_switch.rollback(_status(live), cluster.app))
 
 
 def _status(live: ObservedCluster) -> dict[str, Any]:

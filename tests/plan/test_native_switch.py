@@ -169,3 +169,17 @@ def test_going_back_to_prevapp_while_the_branch_upgrades_is_its_rollback() -> No
     assert kinds[:3] == ["EnsureRollout", "MarkUpgradable", "SwitchApp"], kinds
     assert back[1].app == "hello-v2" and world.cluster(KEY).app == "hello"  # type: ignore[union-attr]
     assert world.cluster(KEY).rollout.app_version == "1.0.0"
+
+
+def test_going_back_once_the_branch_finished_is_refused_as_not_newer() -> None:
+    """KubeDirector dropped upgradeInfo (its upgrade finished, the cluster `configured`): the branch takes no older
+    app, so `git revert` of the switch is a refused commit with its reason, and nothing is written."""
+    world = BranchCluster(branch_state(stored(HELLO1, upgradable=True), stored(HELLO_V2, upgradable=True)))
+    _run(world, desired(HELLO1, HELLO_V2, _on("hello-v2")))
+    raw = thaw(world.cluster(KEY).raw)
+    raw["status"] = {"state": "configured"}
+    world.put(replace(world.cluster(KEY), raw=raw))
+    result = plan(desired(HELLO1, HELLO_V2, HELLO_DEV), world.state, now=T0)
+    assert [r.field for r in result.refusals] == ["spec.app"], result.refusals
+    assert "The candidate app version 1.0.0 is not newer than version 2.0.0" in result.refusals[0].reason
+    assert not [a for a in result.actions if not isinstance(a, A.Wait)], result.actions

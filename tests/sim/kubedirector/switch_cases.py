@@ -42,6 +42,10 @@ def _distro(spec: dict[str, Any]) -> None:
     spec["distroID"] = "gitops-kd/other"
 
 
+def _package(spec: dict[str, Any]) -> None:
+    spec["defaultConfigPackage"] = {"packageURL": "file:///opt/configscripts/hello-setup.tgz"}
+
+
 # (target app, KubeDirector's answer); the cluster runs hello 1.0.0 (upgradable) with 1 controller and 2 workers
 REFUSED_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
     "too-different": (candidate("hello-label", edit=_label),
@@ -53,6 +57,8 @@ REFUSED_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
     "cardinality": (candidate("hello-card", edit=_cardinality),
                     "The candidate app hello-card worker role cardinality doesn't satisfy the current cluster worker "
                     "role active members count"),
+    "package-without-image": (candidate("hello-pkg", image="gitops-kd/hello:1.0.0", edit=_package),
+                              "As role controller spec was changed its image also must be changed"),
     "distro": (candidate("hello-distro", edit=_distro),
                "Invalid application with distroId: gitops-kd/other. Expected application with distroId: "
                "gitops-kd/hello\nThe candidate app hello-distro spec is too different from the actual app hello spec. "

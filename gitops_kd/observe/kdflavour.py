@@ -49,7 +49,8 @@ class FlavourCache:
     def __init__(self, api_client: ApiClient, seconds: float = REFRESH_SECONDS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._rest, self._seconds, self._clock = RestClient(api_client), seconds, clock
-        self._name, self._read_at = UNKNOWN, None  # type: str, float | None
+        self._name: str = UNKNOWN
+        self._read_at: float | None = None
         self._lock = threading.Lock()
 
     def name(self) -> str:

@@ -41,7 +41,7 @@ def switch_steps(switch: Switch, live: ObservedCluster, observed: ObservedState,
 
 
 def _wait(live: ObservedCluster, what: str) -> Wait:
-    return Wait(f"{what}", POLL_SECONDS, live.key)
+    return Wait(what, POLL_SECONDS, live.key)
 
 
 __all__ = ["switch_steps"]

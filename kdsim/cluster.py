@@ -29,8 +29,9 @@ class EmbeddedCluster:
 
     `state_dir` keeps the store, TLS material and kubeconfig across restarts (a temporary directory when None).
     `kd_app_edits`: "strict" (default) admits like stock KubeDirector's webhook (spec edits and deletes of a KDApp
-    that KDClusters use are refused, a KDCluster's app is read-only); "upgrade" admits every KDApp edit (a setting,
-    like the others: not saved).
+    that KDClusters use are refused, a KDCluster's app is read-only); "upgrade" admits every KDApp edit;
+    "live-app-upgrade" is KubeDirector's live-app-upgrade branch (its CRDs, its spec.app switch rules and its reaction
+    to a switch: kdsim/kubedirector/live_upgrade.py). A setting, like the others: not saved.
     `crds`: CustomResourceDefinitions to install at start besides KubeDirector's (e.g. the operator's own under test).
     `kubedirector_user`: the simulated KubeDirector's bearer token, i.e. its user (tokens are not checked), e.g. its
     ServiceAccount `system:serviceaccount:kubedirector:kubedirector` as admission webhooks see it; default: the

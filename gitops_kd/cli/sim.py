@@ -100,10 +100,12 @@ def command() -> None:
 @click.option("--controllers/--no-controllers", default=True, show_default=True,
               help="Run the simulated StatefulSet controller, kubelet and KubeDirector.")
 @click.option("--http", "plain_http", is_flag=True, help="Serve plain HTTP instead of HTTPS.")
-@click.option("--kd-app-edits", type=click.Choice(["upgrade", "strict"]), default="strict", show_default=True,
+@click.option("--kd-app-edits", type=click.Choice(["upgrade", "strict", "live-app-upgrade"]), default="strict",
+              show_default=True,
               help="strict: stock KubeDirector's admission (spec edits and deletes of an app that clusters use are "
                    "refused, a cluster's app is read-only); upgrade: admit every KubeDirectorApp edit (the relaxed "
-                   "check the seed's live upgrade proposed).")
+                   "check the seed's live upgrade proposed); live-app-upgrade: KubeDirector's live-app-upgrade "
+                   "branch (a cluster's app may switch under its rules; its CRDs).")
 @click.option("-v", "--verbose", is_flag=True, help="Log at INFO level.")
 def serve(state_dir: Path, port: int, kubeconfig_copy: Path | None, controllers: bool, plain_http: bool,
           kd_app_edits: str, verbose: bool) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.constants import APPLIED_ANNOTATION, SERVER_KEPT_ANNOTATION, UPGRADE_ANNOTATION
+from gitops_kd.diff import switch
 from gitops_kd.diff.fields import app_fact_changes, app_role_facts, cluster_changes, contains
 from gitops_kd.diff.memo import IdentityMemo
 from gitops_kd.diff.model import (
@@ -243,14 +244,15 @@ def diff_cluster(desired: DesiredState, observed: ObservedState, key: Key,
     found = (index or _Index(desired, None)).app_for(key, cluster)
     app_key, app = found if found is not None else (None, None)
     live_app = observed.apps.get(app_key) if app_key is not None else None
-    result, refusals = _CLUSTER_DIFFS.get((cluster, live, app, live_app), (key, app_key),
-                                          lambda: _diff_cluster(cluster, live, key, found, live_app))
+    native = switch.native(observed)
+    result, refusals = _CLUSTER_DIFFS.get((cluster, live, app, live_app), (key, app_key, native),
+                                          lambda: _diff_cluster(cluster, live, key, found, live_app, native))
     return result, list(refusals)
 
 
 def _diff_cluster(cluster: KDCluster, live: ObservedCluster | None, key: Key, found: tuple[Key, KDApp] | None,
-                  live_app: ObservedApp | None) -> tuple[ClusterDiff, tuple[Refusal, ...]]:
-    refusals = tuple(cluster_refusals(cluster, live))
+                  live_app: ObservedApp | None, native: bool = False) -> tuple[ClusterDiff, tuple[Refusal, ...]]:
+    refusals = tuple(cluster_refusals(cluster, live, app_switch=native))
     if live is None:
         return ClusterDiff(key, cluster.source, found[0] if found else None, False, True), refusals
     needs = not applied(live.raw, frozen_cluster_manifest(cluster, key))
@@ -281,4 +283,7 @@ def diff(desired: DesiredState, observed: ObservedState, *, new_round: bool = Tr
         cluster_diff, found = diff_cluster(desired, observed, key, index)
         clusters.append(cluster_diff)
         refusals += found
+        moved = switch.switch_of(desired, observed, key)  # the branch's native path: its own rules
+        if moved is not None:
+            refusals += switch.switch_refusals(desired, observed, moved)
     return DiffReport(tuple(apps), tuple(clusters), tuple(refusals))

@@ -41,11 +41,11 @@ def app_refusals(app: KDApp, live: ObservedApp | None, users: Iterable[ObservedC
     for cluster in users:
         by_version.setdefault(running_version(app.version, live, cluster) or live.version, []).append(cluster)
     for version in sorted(by_version):
-        out += _version_refusals(app, live, version, by_version[version])
+        out += version_refusals(app, live, version, by_version[version])
     return out
 
 
-def _version_refusals(app: KDApp, live: ObservedApp, version: str, users: list[ObservedCluster]) -> list[Refusal]:
+def version_refusals(app: KDApp, live: ObservedApp, version: str, users: list[ObservedCluster]) -> list[Refusal]:
     """The in-use rules for clusters running ``version``: an upgrade needs a from[] rule of Git's app for it, a
     downgrade a downgrade.to rule in the stanza of ``version`` (the live KDApp's, or the one the KDRollout
     recorded when the KDApp is held)."""
@@ -76,16 +76,17 @@ KD_MODIFIED_ROLE = "Role({role}) properties other than the members count cannot 
 KD_READ_ONLY = "The {prop} property is read-only."
 
 
-def cluster_refusals(cluster: KDCluster, live: ObservedCluster | None) -> list[Refusal]:
+def cluster_refusals(cluster: KDCluster, live: ObservedCluster | None, *, app_switch: bool = False) -> list[Refusal]:
     """Refusals for changing the live KDCluster into ``cluster``, as KubeDirector's webhook decides them
     (pkg/validator/cluster.go): ``app`` and ``appCatalog`` are read-only, and a role that has members may
-    change only ``members``. Storage (volumeClaimTemplates) and podLabels (the selector) are also
+    change only ``members``. ``app_switch``: the live-app-upgrade branch judges a changed ``app`` (diff/switch.py).
+    Storage (volumeClaimTemplates) and podLabels (the selector) are also
     StatefulSet fields the apiserver would not update; the reason says so."""
     if live is None:
         return []
     out: list[Refusal] = []
     spec = cluster.body.get("spec") or {}
-    if live.app != cluster.app:
+    if live.app != cluster.app and not app_switch:
         out.append(Refusal(cluster.source, "spec.app", (
             f'changing the app of a KubeDirectorCluster from "{live.app}" to "{cluster.app}" is not allowed by '
             f'KubeDirector ("{KD_READ_ONLY.format(prop="app")}"); create a new cluster instead')))

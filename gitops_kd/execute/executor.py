@@ -9,7 +9,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.execute import apply, breakglass, failure, gate, labels, rollout, steps, workload
+from gitops_kd.execute import app_switch, apply, breakglass, failure, gate, labels, rollout, steps, workload
 from gitops_kd.execute.context import ExecContext
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.fence import Fence, FencedExec, FencedRest
@@ -38,6 +38,8 @@ _HANDLERS: dict[type, Callable[[ExecContext, Any], Outcome]] = {
     A.LiftStall: rollout.lift_stall,
     A.RestoreLabels: labels.restore_labels,
     A.ClearBreakGlass: breakglass.clear_break_glass,
+    A.MarkUpgradable: app_switch.mark_upgradable,
+    A.SwitchApp: app_switch.switch_app,
 }
 
 

@@ -27,8 +27,8 @@ class Flavour:
 
     def describe(self) -> str:
         what = {STOCK: "stock KubeDirector: KDApps clusters use are held; upgrades run at the StatefulSet level",
-                LIVE_UPGRADE: "KubeDirector's live-app-upgrade branch: gitops-kd upgrades as on stock (its native "
-                              "spec.app switch is not used yet)",
+                LIVE_UPGRADE: "KubeDirector's live-app-upgrade branch: a Git change of a cluster's spec.app to "
+                              "another KDApp upgrades by its native switch; a KDApp version edit as on stock",
                 UNKNOWN: "KubeDirector not identified: gitops-kd upgrades as on stock"}[self.name]
         return f"{what} ({self.evidence})"
 

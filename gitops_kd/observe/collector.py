@@ -28,6 +28,7 @@ from gitops_kd.kube.informer import Informer, Transform
 from gitops_kd.observe.compact import SharedValues, transform
 from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.index import ClusterIndex, owner_of
+from gitops_kd.observe.kdflavour import FlavourCache
 from gitops_kd.observe.model import (
     ROLLING_UPDATE,
     ObservedApp,
@@ -94,6 +95,7 @@ class Collector:
         self._apps: dict[tuple[str, str], tuple[Any, ObservedApp]] = {}
         self._clusters: dict[tuple[str, str], tuple[Any, ObservedCluster]] = {}
         self.index = ClusterIndex()  # per-cluster lookups for snapshot_of (a per-cluster reconcile)
+        self.flavour = FlavourCache(api_client)  # which KubeDirector: every snapshot says it (the planner reads it)
         for kind, informer in self._informers.items():
             informer.add_handler(partial(self._on_informer_event, kind))
 
@@ -169,7 +171,7 @@ class Collector:
                                                         svcs.get(key, []), rollouts.get(key))
                 clusters[key] = cluster_memo[key][1]
             self._apps, self._clusters = app_memo, cluster_memo  # objects gone from the caches are forgotten
-            return ObservedState(apps=apps, clusters=clusters)
+            return ObservedState(apps=apps, clusters=clusters, flavour=self.flavour.name())
 
     def snapshot_of(self, clusters: Iterable[tuple[str, str]], app_names: Iterable[str]) -> ObservedState:
         """The observed state of just these KDClusters and the KDApps of these names, from the index: its cost
@@ -191,7 +193,7 @@ class Collector:
                     continue
                 self._clusters[key] = self._cluster_model(key, *parts)
                 found[key] = self._clusters[key][1]
-            return ObservedState(apps=apps, clusters=found)
+            return ObservedState(apps=apps, clusters=found, flavour=self.flavour.name())
 
     def _app_model(self, key: tuple[str, str], raw: Mapping[str, Any]) -> tuple[Any, ObservedApp]:
         """(resourceVersion, model) of a KDApp: the previous snapshot's model while its resourceVersion holds."""

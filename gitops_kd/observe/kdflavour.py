@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from kubernetes.client import ApiClient
@@ -13,6 +16,7 @@ from gitops_kd.kube.rest import RestClient
 
 CRD_API = "apiextensions.k8s.io/v1"
 CRD_PLURAL = "customresourcedefinitions"
+REFRESH_SECONDS = 10.0  # how old the flavour a snapshot carries may be (KubeDirector is rarely swapped)
 
 
 def _crd(rest: RestClient, plural: str) -> dict[str, Any] | None:
@@ -38,4 +42,27 @@ def installed(api_client: ApiClient) -> str:
         return f"{Flavour(UNKNOWN, 'not read').describe()}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
 
 
-__all__ = ["detect", "installed"]
+class FlavourCache:
+    """The installed flavour's name for each observed snapshot: read from the CRDs at most every ``seconds``; a read
+    that fails keeps the last answer (UNKNOWN before the first), so a snapshot never fails on it."""
+
+    def __init__(self, api_client: ApiClient, seconds: float = REFRESH_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._rest, self._seconds, self._clock = RestClient(api_client), seconds, clock
+        self._name: str = UNKNOWN
+        self._read_at: float | None = None
+        self._lock = threading.Lock()
+
+    def name(self) -> str:
+        with self._lock:
+            now = self._clock()
+            if self._read_at is None or now - self._read_at >= self._seconds:
+                self._read_at = now
+                try:
+                    self._name = detect(self._rest).name
+                except Exception:  # noqa: BLE001 - an unreachable API server shows elsewhere; keep the last answer
+                    pass
+            return self._name
+
+
+__all__ = ["FlavourCache", "detect", "installed"]

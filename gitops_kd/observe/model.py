@@ -329,10 +329,12 @@ class ObservedCluster:
 
 @dataclass(frozen=True)
 class ObservedState:
-    """Everything observed at one moment: live apps and clusters keyed by (namespace, name)."""
+    """Everything observed at one moment: live apps and clusters keyed by (namespace, name), and which KubeDirector
+    serves them."""
 
     apps: Mapping[Key, ObservedApp] = field(default_factory=dict)
     clusters: Mapping[Key, ObservedCluster] = field(default_factory=dict)
+    flavour: str = ""  # the installed KubeDirector (gitops_kd.kd.flavour's names); "" when not read: as stock
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "apps", _readonly(self.apps))

@@ -290,6 +290,34 @@ class FinishRollout(_ClusterScoped):
 
 
 @dataclass(frozen=True)
+class MarkUpgradable(_ClusterScoped):
+    """Set spec.upgradable true on KDApp ``app`` (``namespace``), which KubeDirector's live-app-upgrade branch
+    requires of the app a cluster leaves by a switch of its spec.app (``cluster``: the one switching)."""
+
+    namespace: str
+    app: str
+    cluster: str = ""
+
+    def describe(self) -> str:
+        return f"mark KubeDirectorApp {self.namespace}/{self.app} upgradable (for {self.cluster}'s switch)"
+
+
+@dataclass(frozen=True)
+class SwitchApp(_ClusterScoped):
+    """Switch the KDCluster's spec.app from ``previous`` to ``app`` alone, stamped with Git's manifest digest
+    (``digest``): the first write of a native upgrade on KubeDirector's live-app-upgrade branch."""
+
+    namespace: str
+    cluster: str
+    app: str
+    previous: str
+    digest: str = ""
+
+    def describe(self) -> str:
+        return f"switch KubeDirectorCluster {self.namespace}/{self.cluster} from app {self.previous} to {self.app}"
+
+
+@dataclass(frozen=True)
 class Prune:
     """Delete a KDCluster or KDApp (``kind``) that gitops-kd applied and Git no longer has; the ``uid``
     precondition keeps a re-created object of the same name safe."""
@@ -460,7 +488,7 @@ class Wait:
 
 Action = (ApplyApp | ApplyCluster | EnsureRollout | SetOnDelete | PatchTemplate | PatchServicePorts | DeletePod
           | RunStep | StartGate | CheckGate | FinishRollout | MarkMissing | NoteStep | Prune | RecordInSync | Stall | LiftStall
-          | HandleFailure | RestoreLabels | ClearBreakGlass | Wait)
+          | HandleFailure | RestoreLabels | ClearBreakGlass | MarkUpgradable | SwitchApp | Wait)
 
 
 def waits_last(actions: Iterable[Action]) -> tuple[Action, ...]:
@@ -471,6 +499,6 @@ def waits_last(actions: Iterable[Action]) -> tuple[Action, ...]:
 __all__ = [
     "ADOPT", "DOWNGRADE", "HOOK_STEP", "MIGRATE_STEP", "REBUILD", "UPGRADE",
     "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout",
-    "HandleFailure", "PatchServicePorts", "PatchTemplate", "Plan", "Refusal", "RunStep", "SetOnDelete", "Stall",
-    "StartGate", "Wait",
+    "HandleFailure", "MarkUpgradable", "PatchServicePorts", "PatchTemplate", "Plan", "Refusal", "RunStep", "SetOnDelete", "Stall",
+    "StartGate", "SwitchApp", "Wait",
 ]

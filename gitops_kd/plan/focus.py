@@ -12,7 +12,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Prune
+from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, MarkUpgradable, Prune, SwitchApp
 from gitops_kd.spec.state import DesiredState
 
 Key = tuple[str, str]
@@ -119,7 +119,7 @@ def owner(action: Action) -> WorkKey:
         return app_key((action.namespace, action.name))
     if isinstance(action, ApplyCluster):
         return cluster_key((action.namespace, action.name))
-    if isinstance(action, Prune):
+    if isinstance(action, (Prune, MarkUpgradable, SwitchApp)):  # these read the app the cluster leaves: the fleet's
         return FLEET_KEY
     found = action.cluster_key
     return cluster_key(found) if found is not None else FLEET_KEY

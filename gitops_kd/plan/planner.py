@@ -10,7 +10,9 @@ Stalled rollout gets only its failure policy (plan/failure.py); one stalled by a
 keeps failing (ApplyRefused / ApplyFailed) gets that write, and a LiftStall once Git no longer asks for it.
 An adoption (a cluster whose pods already run the target) is recorded Ready only when every member Git asks
 for is Ready, else Reconciling until FinishRollout. Wait actions come last, so ``Plan.next()`` is real work
-when any exists. A KDApp that clusters use is not applied while Git changes its spec: stock KubeDirector holds
+when any exists. On KubeDirector's live-app-upgrade branch a cluster whose spec.app Git moves to another KDApp
+is switched natively first (plan/native.py), then upgraded as any other. A KDApp that clusters use is not applied
+while Git changes its spec: stock KubeDirector holds
 it (plan/held.py; the plan's notes say so) and the clusters move at the StatefulSet level. Any refusal from the
 diff refuses the whole plan: its only actions then stall rollouts that say Ready over pods running another
 version (plan/truth.py). A suspended cluster (plan/suspend.py) gets
@@ -31,6 +33,7 @@ from gitops_kd.diff.engine import (
     users_of,
 )
 from gitops_kd.diff.model import AppDiff, ClusterDiff, DiffReport, Transition
+from gitops_kd.diff.switch import switch_of
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
@@ -57,6 +60,7 @@ from gitops_kd.plan.breakglass import left_break_glass
 from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.held import Held, held, held_refusals
 from gitops_kd.plan.labels import labels_to_restore
+from gitops_kd.plan.native import switch_steps
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
 from gitops_kd.plan.prune import prune as prune_orphans
 from gitops_kd.plan.suspend import hold_suspended
@@ -106,7 +110,8 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         cdiff = report.cluster(key)
         if cdiff is None:
             continue
-        if not cdiff.exists or cdiff.needs_apply:
+        moved = switch_of(desired, observed, key)  # the live-app-upgrade branch's native path (plan/native.py)
+        if (not cdiff.exists or cdiff.needs_apply) and moved is None:
             clusters.append(ApplyCluster(key[0], key[1], frozen_cluster_manifest(desired.clusters[key], key),
                                          create=not cdiff.exists,
                                          counted=_counts(observed.clusters.get(key), (KDCLUSTER_KIND, *key))))
@@ -143,6 +148,13 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             if handle is not None:
                 failures.append(handle)
             continue  # stalled until the desired state changes (new target or commit)
+        if moved is not None:
+            app_diff = report.app(cdiff.app)
+            found_steps[key] = switch_steps(moved, live, observed, ensure, digest=_digest(desired.clusters[key], key),
+                                            target_pending=app_diff is not None and app_diff.needs_apply)
+            members[key] = (cdiff.app, WaveMember(key, wave, None, soaks[key]))
+            moving.add(key)
+            continue
         found = cluster_steps(desired.apps[cdiff.app], desired.clusters[key], live, cdiff, ensure, now, held_note)
         if missing is not None:  # not finished (nor in sync) while a role's StatefulSet is still to come
             found = [*filter(lambda a: not isinstance(a, FinishRollout), found), _kd_wait(live, missing)]
@@ -174,6 +186,11 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
                              *left_break_glass(desired, observed)]
     kept = pruned.kept + tuple(holds[k].describe() for k in sorted(holds))
     return Plan(waits_last(hold_suspended(actions, observed) if suspend else actions), kept=kept)
+
+
+def _digest(cluster: KDCluster, key: Key) -> str:
+    """Git's manifest digest of the cluster (APPLIED_ANNOTATION), which a switch stamps."""
+    return str(annotation(frozen_cluster_manifest(cluster, key), APPLIED_ANNOTATION) or "")
 
 
 def _holds(desired: DesiredState, observed: ObservedState, report: DiffReport) -> dict[Key, Held]:

@@ -15,10 +15,12 @@ from gitops_kd.plan.actions import (
     ApplyApp,
     ApplyCluster,
     ClearBreakGlass,
+    MarkUpgradable,
     PatchServicePorts,
     PatchTemplate,
     RestoreLabels,
     SetOnDelete,
+    SwitchApp,
 )
 from gitops_kd.spec.freeze import thaw
 
@@ -161,6 +163,14 @@ def action_diff(action: Action, observed: ObservedState) -> ObjectDiff | None:
         return ObjectDiff(a.kind, a.namespace, a.name, (FieldDiff(f"metadata.annotations[{BREAK_GLASS_ANNOTATION}]",
                                                                   a.reason, None),),
                           note=f"cluster {a.cluster}: a break-glass counts for one request")
+    if isinstance(a, SwitchApp):
+        return ObjectDiff(KDCLUSTER_KIND, a.namespace, a.cluster, (FieldDiff("spec.app", a.previous, a.app),),
+                          note="KubeDirector's live-app-upgrade switch")
+    if isinstance(a, MarkUpgradable):
+        live_app = observed.apps.get((a.namespace, a.app))
+        return ObjectDiff(KDAPP_KIND, a.namespace, a.app, (FieldDiff(
+            "spec.upgradable", live_app.spec.get("upgradable") if live_app is not None else None, True),),
+            note=f"the app cluster {a.cluster} leaves by a switch")
     if isinstance(a, PatchServicePorts):
         svc = next((s for c in observed.clusters.values() for s in c.services
                     if (s.namespace, s.name) == (a.namespace, a.service)), None)

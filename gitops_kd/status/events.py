@@ -19,6 +19,7 @@ DOWNGRADE_STARTED = "DowngradeStarted"
 ADOPTED = "Adopted"
 DEPLOYED = "Deployed"  # a cluster gitops-kd created from Git, recorded at its first version
 STRATEGY_SET = "UpdateStrategySet"
+APP_SWITCHED = "AppSwitched"  # a KDCluster's spec.app switched: a native upgrade on KubeDirector's live-app-upgrade branch
 TEMPLATE_UPDATED = "TemplateUpdated"
 PORTS_UPDATED = "ServicePortsUpdated"
 LABELS_RESTORED = "LabelsRestored"  # KubeDirector's labels put back on a role StatefulSet

@@ -9,7 +9,7 @@ from typing import Any
 
 from kdsim.apiserver.objects import ObjectApi
 from kdsim.apiserver.resources import CRD_GROUP, CRD_PLURAL
-from kdsim.crds import kubedirector_crds
+from kdsim.crds import kubedirector_crds, live_upgrade_crds
 
 log = logging.getLogger(__name__)
 NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -20,10 +20,11 @@ DEFAULT_STORAGE_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClas
     "provisioner": "kubernetes.io/no-provisioner", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}
 
 
-def seed(api: ObjectApi, extra_crds: Sequence[Mapping[str, Any]] = ()) -> None:
+def seed(api: ObjectApi, extra_crds: Sequence[Mapping[str, Any]] = (), *, live_upgrade: bool = False) -> None:
     """Serve the CRDs already in the store, then create whatever of the initial state is missing.
 
-    The initial state: the default namespaces, KubeDirector's CRDs and `extra_crds` (a user's own kinds).
+    The initial state: the default namespaces, KubeDirector's CRDs (its live-app-upgrade branch's with
+    ``live_upgrade``) and `extra_crds` (a user's own kinds).
     """
     store, registry = api.store, api.registry
     for crd in store.read_all(CRD_GROUP, CRD_PLURAL):
@@ -37,7 +38,7 @@ def seed(api: ObjectApi, extra_crds: Sequence[Mapping[str, Any]] = ()) -> None:
     for name in NAMESPACES:
         if store.read("", "namespaces", "", name) is None:
             api.create(ns_type, None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    for crd in [*kubedirector_crds(), *map(dict, extra_crds)]:
+    for crd in [*(live_upgrade_crds() if live_upgrade else kubedirector_crds()), *map(dict, extra_crds)]:
         if store.read(CRD_GROUP, CRD_PLURAL, "", crd["metadata"]["name"]) is None:
             api.create(crd_type, None, crd)
             log.debug("installed CRD %s", crd["metadata"]["name"])

@@ -5,6 +5,9 @@ kdsim/kubedirector/mutate.py), and its change rules as the embedded API server's
 KDApp that KDClusters use (kdsim/kubedirector/app_in_use.py), and an UPDATE of a KDCluster changing `app` or
 `appCatalog`, or a property other than `members` of a role with members (kdsim/kubedirector/cluster_changes.py).
 "upgrade" admits every edit: KubeDirector with the relaxed in-use rule the seed's live upgrade proposed.
+"live-app-upgrade" is KubeDirector's live-app-upgrade branch: stock's rules, but a KDApp in use may gain
+`upgradable`, and a KDCluster's `app` may switch under the branch's rules (kdsim/kubedirector/live_upgrade.py);
+its CRDs carry the branch's fields (kdsim/crds live_upgrade_crds) and its controller reacts to a switch.
 Its answer carries no code, so the dispatcher answers like kube-apiserver: 400, status Failure, no reason,
 `admission webhook "<name>" denied the request: ...`.
 """
@@ -18,11 +21,11 @@ from kdsim.apiserver.resources import ResourceType
 from kdsim.apiserver.storage import Store
 from kdsim.apiserver.webhooks import Builtin, denial
 from kdsim.controllers.kubedirector import SYSTEM_NAMESPACE
-from kdsim.kubedirector import app_in_use, cluster_changes, mutate, names
+from kdsim.kubedirector import app_in_use, cluster_changes, live_upgrade, mutate, names
 
 STORAGE_GROUP, STORAGE_CLASSES = "storage.k8s.io", "storageclasses"
-UPGRADE, STRICT = "upgrade", "strict"
-MODES = (UPGRADE, STRICT)
+UPGRADE, STRICT, LIVE_UPGRADE = "upgrade", "strict", live_upgrade.MODE
+MODES = (UPGRADE, STRICT, LIVE_UPGRADE)
 # KD registers its handler as "hard-" + webhookHandlerName (pkg/validator/util.go, since 2021).
 WEBHOOK_NAME = "hard-validate-cr.kubedirector.hpe.com"
 
@@ -38,7 +41,7 @@ class KdAppWebhook:
 
     def builtin(self) -> Builtin | None:
         """The webhook as the dispatcher serves it (None in "upgrade" mode: KD admits every edit)."""
-        if self.mode != STRICT:
+        if self.mode == UPGRADE:
             return None
         config = {"name": WEBHOOK_NAME, "sideEffects": "None", "admissionReviewVersions": ["v1"],
                   "failurePolicy": "Fail", "rules": [{"operations": ["UPDATE", "DELETE"],
@@ -53,8 +56,11 @@ class KdAppWebhook:
         if (request.get("resource") or {}).get("resource") == names.KDCLUSTER_PLURAL:
             return {"allowed": True}  # its change rules judge the request before KD's mutations (KdMutations)
         references = self._references(old)
-        if references and (request.get("operation") == "DELETE"
-                           or app_in_use.spec_changed(old.get("spec"), (request.get("object") or {}).get("spec"))):
+        new_spec = (request.get("object") or {}).get("spec") or {}
+        old_spec = old.get("spec") or {}
+        if self.mode == LIVE_UPGRADE:  # the branch lets an app in use gain `upgradable` (pkg/validator/app.go)
+            old_spec = live_upgrade.app_update_view(old_spec, new_spec)
+        if references and (request.get("operation") == "DELETE" or app_in_use.spec_changed(old_spec, new_spec)):
             return {"allowed": False, "status": {"message": app_in_use.denial(references)}}
         return {"allowed": True}
 
@@ -71,8 +77,10 @@ class KdMutations:
     server's `ObjectApi.mutate` hook: the KDApp / KDCluster stored is the one real KubeDirector would store,
     and a KDCluster needing a default StorageClass when none exists is denied with KD's message."""
 
-    def __init__(self, store: Store, system_namespace: str = SYSTEM_NAMESPACE, *, cluster_rules: bool = True) -> None:
+    def __init__(self, store: Store, system_namespace: str = SYSTEM_NAMESPACE, *, cluster_rules: bool = True,
+                 live_upgrade_rules: bool = False) -> None:
         self.store, self.system_namespace, self.cluster_rules = store, system_namespace, cluster_rules
+        self.live_upgrade_rules = live_upgrade_rules
 
     def __call__(self, rt: ResourceType, new: dict[str, Any], old: dict[str, Any] | None) -> bool:
         if rt.group != names.API_GROUP or not isinstance(new.get("spec"), dict):
@@ -82,7 +90,8 @@ class KdMutations:
         elif rt.plural == names.KDCLUSTER_PLURAL:
             if old is not None and old.get("spec") == new.get("spec"):
                 return False  # admitClusterCR's shortcut: an update not changing the spec is not validated
-            errors = cluster_changes.change_errors(old, new) if old is not None and self.cluster_rules else []
+            general = self._branch_rules if self.live_upgrade_rules else None
+            errors = cluster_changes.change_errors(old, new, general) if old is not None and self.cluster_rules else []
             if errors:  # judged as sent, before KD's mutations, against the stored object (admitClusterCR)
                 raise denial(WEBHOOK_NAME, {"message": cluster_changes.denial(errors)})
             spec = self._cluster_spec(new)
@@ -92,6 +101,12 @@ class KdMutations:
             return False
         new["spec"] = spec
         return True
+
+    def _branch_rules(self, old: Any, new: Any) -> list[str]:
+        """The live-app-upgrade branch's validateGeneralClusterChanges, the apps read as KD stores them."""
+        def find(obj: Any) -> dict[str, Any] | None:
+            return self._find_app(str((obj.get("metadata") or {}).get("namespace", "")), obj.get("spec") or {})
+        return live_upgrade.general_errors(old, new, find)
 
     def _cluster_spec(self, obj: dict[str, Any]) -> dict[str, Any]:
         meta = obj.get("metadata") or {}

@@ -44,7 +44,9 @@ class ApiServer:
         self.objects = ObjectApi(self.store, self.registry)
         self.deleter = Deleter(self.objects, schedule=self._schedule, pod_grace_cap=pod_grace_cap)
         self.kd_webhook = kd_webhook.KdAppWebhook(self.store, kd_app_edits)
-        self.objects.mutate = kd_webhook.KdMutations(self.store, cluster_rules=kd_app_edits == kd_webhook.STRICT)
+        self.kd_app_edits = kd_app_edits
+        self.objects.mutate = kd_webhook.KdMutations(self.store, cluster_rules=kd_app_edits != kd_webhook.UPGRADE,
+                                                     live_upgrade_rules=kd_app_edits == kd_webhook.LIVE_UPGRADE)
         builtin = self.kd_webhook.builtin()
         self.webhooks = webhooks.Dispatcher(self.store, self.registry, [builtin] if builtin is not None else [])
         self.hub = WatchHub()
@@ -70,7 +72,7 @@ class ApiServer:
         if self.state_dir is not None:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             persistence.load(self.store, self.state_dir)
-        bootstrap.seed(self.objects, self.crds)
+        bootstrap.seed(self.objects, self.crds, live_upgrade=self.kd_app_edits == kd_webhook.LIVE_UPGRADE)
         if self.use_tls:
             self.tls = tls.load_or_generate(self.state_dir)
         self._thread = threading.Thread(target=self._run, name="apiserver", daemon=True)

@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 from kdsim.client.informer import Informer, object_key, split_key
 from kdsim.client.rest import RestClient
 from kdsim.client.workqueue import RequeueAfter, WorkQueue
-from kdsim.kubedirector import names
+from kdsim.kubedirector import live_upgrade, names
 from kdsim.kubedirector import roles as role_ops
 from kdsim.kubedirector import status as st
 from kdsim.kubedirector.model import App, Cluster, SpecError, parse_app, parse_cluster
@@ -64,8 +64,10 @@ def _owned_by(obj: Mapping[str, Any], uid: str) -> bool:
 class KubeDirectorController:
     """Level-triggered KDCluster reconciler; one pass per queued "namespace/name"."""
 
-    def __init__(self, api_client: Any, *, workers: int = 2, system_namespace: str = SYSTEM_NAMESPACE) -> None:
+    def __init__(self, api_client: Any, *, workers: int = 2, system_namespace: str = SYSTEM_NAMESPACE,
+                 live_upgrade: bool = False) -> None:
         self.rest = RestClient(api_client)
+        self.live_upgrade = live_upgrade  # react to a spec.app switch as KubeDirector's live-app-upgrade branch
         self.system_namespace = system_namespace
         selector = names.CLUSTER_LABEL
         self.clusters = Informer(api_client, KD, names.KDCLUSTER_PLURAL)
@@ -76,6 +78,7 @@ class KubeDirectorController:
         self.clusters.add_index(APP_INDEX, _app_of)
         self.sets.add_index(CLUSTER_INDEX, _cluster_of)
         self.services.add_index(CLUSTER_INDEX, _cluster_of)
+        self.pods.add_index(CLUSTER_INDEX, _cluster_of)
         self.queue = WorkQueue(self.reconcile, name="kubedirector", workers=workers)
         self.clusters.add_handler(lambda _e, obj, _o: self.queue.add(object_key(obj)))
         self.apps.add_handler(self._on_app)
@@ -135,13 +138,15 @@ class KubeDirectorController:
             return
         self._sync_cluster_service(cluster, app, status)
         changed = self._sync_roles(cluster, app, status)
+        upgrading = self._upgrade_roles(cluster, app, status) if self.live_upgrade else False
         hash_now = st.connections_hash((s, self._secret_version(cluster.namespace, s)) for s in cluster.connection_secrets)
         if changed or hash_now != status.get("lastConnectionHash"):
             status["specGenerationToProcess"] = int(status.get("specGenerationToProcess") or 0) + 1
             status["lastConnectionHash"] = hash_now
         self._sync_member_services(cluster, app, status)
         self._sync_members(cluster, status)
-        stable = not changed and role_ops.stable({r.id: r.members for r in cluster.roles}, status["roles"])
+        stable = not changed and not upgrading and role_ops.stable({r.id: r.members for r in cluster.roles},
+                                                                   status["roles"])
         status["state"] = st.cluster_state(str(old_status.get("state") or ""), stable)
         status["memberStateRollup"] = st.rollup(status["roles"])
         self._write_status(obj, old_status, status)
@@ -260,6 +265,31 @@ class KubeDirectorController:
                 changed |= role_ops.resize(rs, desired, bool(role and role.storage), status)
         return changed
 
+    def _upgrade_roles(self, cluster: Cluster, app: App, status: dict[str, Any]) -> bool:
+        """The branch's upgrade of a switched cluster (live_upgrade.py): patch each role StatefulSet's image to the
+        app's, track the roles, clear status.upgradeInfo once every member runs its role's image; True meanwhile."""
+        info = status.get("upgradeInfo") or {}
+        back = bool(info.get("isRollingBack"))
+        for rs in status["roles"] if info else ():
+            role, sts = app.role(rs["id"]), self.sets.get(cluster.namespace, rs.get("statefulSet") or "")
+            if role is None or not role.image or sts is None:
+                continue
+            patch = live_upgrade.image_patch((sts.get("spec") or {}).get("template") or {}, role.image, back)
+            if patch is not None:
+                self.rest.patch("apps/v1", "statefulsets", cluster.namespace, _meta(sts)["name"], patch)
+                rs["roleUpgradeStatus"] = live_upgrade.ROLLING_BACK if back else live_upgrade.UPGRADING
+            pods = self._members(self.pods, cluster, {names.ROLE_LABEL: rs["id"]})
+            if rs.get("roleUpgradeStatus") in (live_upgrade.UPGRADING, live_upgrade.ROLLING_BACK) and \
+                    live_upgrade.role_done(pods, role.image, st.pod_ready):
+                rs["roleUpgradeStatus"] = "upgraded" if rs["roleUpgradeStatus"] == live_upgrade.UPGRADING else "rolledBack"
+        if info and not any(rs.get("roleUpgradeStatus") in (live_upgrade.UPGRADING, live_upgrade.ROLLING_BACK)
+                            for rs in status["roles"]):
+            status["upgradeInfo"] = None  # handleClusterUpgrade: every role finished
+            for rs in status["roles"]:
+                rs.pop("roleUpgradeStatus", None)
+        switched = live_upgrade.handle_switch(cluster.app_id, status)
+        return switched or bool(status.get("upgradeInfo"))
+
     def _adopt_or_create_statefulset(self, cluster: Cluster, app: App, role: Any, rs: dict[str, Any],
                                      status: dict[str, Any]) -> dict[str, Any]:
         if not rs.get("statefulSet"):
@@ -342,4 +372,5 @@ class KubeDirectorController:
 
 def start(cluster: EmbeddedCluster) -> KubeDirectorController:
     """Start the simulated KubeDirector against the cluster's API server, as the cluster's `kubedirector_user`."""
-    return KubeDirectorController(cluster.api_client(token=cluster.kubedirector_user)).start()
+    return KubeDirectorController(cluster.api_client(token=cluster.kubedirector_user),
+                                  live_upgrade=cluster.server.kd_app_edits == live_upgrade.MODE).start()

@@ -11,8 +11,10 @@ joined by "\n".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+General = Callable[[Mapping[str, Any], Mapping[str, Any]], list[str]]  # the branch's app rules (live_upgrade.py)
 
 MODIFIED_PROPERTY = "The %s property is read-only."  # pkg/validator/types.go modifiedProperty
 MODIFIED_ROLE = "Role(%s) properties other than the members count cannot be modified while role members exist."
@@ -23,12 +25,15 @@ def _role_view(role: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in role.items() if k != "members"}
 
 
-def change_errors(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def change_errors(old: Mapping[str, Any], new: Mapping[str, Any], general: General | None = None) -> list[str]:
     """validateGeneralClusterChanges + validateRoleChanges for an update of ``old`` into ``new`` (objects); an
-    unchanged spec gives none (KD's shortcut admits it before)."""
+    unchanged spec gives none (KD's shortcut admits it before). ``general``: the live-app-upgrade branch's rules
+    for `app` (kdsim/kubedirector/live_upgrade.py general_errors), instead of stock's read-only `app`."""
     old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
     errors: list[str] = []
-    if new_spec.get("app") != old_spec.get("app"):
+    if general is not None:
+        errors += general(old, new)
+    elif new_spec.get("app") != old_spec.get("app"):
         errors.append(MODIFIED_PROPERTY % "app")
     if new_spec.get("appCatalog") != old_spec.get("appCatalog"):  # a missing one too, when one is stored
         errors.append(MODIFIED_PROPERTY % "appCatalog")

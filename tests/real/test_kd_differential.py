@@ -75,8 +75,8 @@ def both(kd_joined: RealKubeDirector, tmp_path: Path) -> Iterator[Both]:
 @pytest.mark.parametrize("path", APPS, ids=[p.name for p in APPS])
 def test_a_kdapp_is_stored_alike(kd_joined: RealKubeDirector, both: Both, path: Path) -> None:
     """Stock KubeDirector stores what the embedded one stores. The live-app-upgrade branch's KDApp CRD prunes
-    unknown fields: gitops-kd's `spec.upgrade` stanza is dropped there (the embedded cluster has no branch mode),
-    and that is the only difference."""
+    unknown fields: gitops-kd's `spec.upgrade` stanza is dropped there (the embedded cluster's branch mode does not
+    prune), and that is the only difference."""
     app = _in(_load(path), both.ns)
     real, embedded = both.each(lambda rest: rest.create(KD, "kubedirectorapps", both.ns, copy.deepcopy(app)))
     assert isinstance(real, dict), f"the real KubeDirector refused {path.name}: {real}"
@@ -144,3 +144,51 @@ def test_without_a_default_storage_class_both_refuse_alike(both: Both) -> None:
         both.each(lambda rest: set_default(rest, "true"))
     assert real[0] == 400, real
     assert embedded == real
+
+
+@pytest.fixture
+def both_running(kd_joined: RealKubeDirector) -> Iterator[Both]:
+    """hello and hello-dev, configured, on the real KubeDirector and on an embedded cluster admitting as it does
+    (the branch's mode on kd-upgrade, stock's on kd)."""
+    real = RestClient(kd_joined.cp.api_client())
+    ns = f"kds-{uuid.uuid4().hex[:8]}"
+    mode = "live-app-upgrade" if kd_joined.backend == "kd-upgrade" else "strict"
+    app = _in(_load(ROOT / "repo-template" / "apps" / "hello.yaml"), ns)
+    cluster = _in(_load(ROOT / "repo-template" / "clusters" / "hello-dev.yaml"), ns)
+    with EmbeddedCluster(None, kd_app_edits=mode) as emb:
+        embedded = RestClient(emb.api_client())
+        for rest in (real, embedded):
+            rest.create("v1", "namespaces", None, {"metadata": {"name": ns}})
+        wait_for(f"the default ServiceAccount's token in {ns}", lambda: bool(
+            (real.get_or_none("v1", "serviceaccounts", ns, "default") or {}).get("secrets")), 60)
+        for rest in (real, embedded):
+            rest.create(KD, "kubedirectorapps", ns, copy.deepcopy(app))
+            rest.create(KD, "kubedirectorclusters", ns, copy.deepcopy(cluster))
+        for rest in (real, embedded):
+            wait_for("hello-dev configured", lambda r=rest: ((r.get(KD, "kubedirectorclusters", ns, "hello-dev")
+                                                              .get("status") or {}).get("state") == "configured"), 180)
+        yield Both(real, embedded, ns)
+    real.delete("v1", "namespaces", None, ns)
+
+
+def test_a_switch_of_spec_app_is_refused_alike(kd_joined: RealKubeDirector, both_running: Both) -> None:
+    """Each switch the branch refuses (tests/sim/kubedirector/switch_cases.py) gets the same answer from the
+    embedded KubeDirector as from the real one: on stock both say the app is read-only."""
+    from tests.sim.kubedirector.switch_cases import NOT_UPGRADABLE, REFUSED_SWITCHES, candidate
+    both, ns = both_running, both_running.ns
+
+    def switch(name: str) -> Callable[[RestClient], Any]:
+        return lambda rest: rest.patch(KD, "kubedirectorclusters", ns, "hello-dev", {"spec": {"app": name}})
+    both.each(lambda rest: rest.create(KD, "kubedirectorapps", ns, _in(candidate("hello-first"), ns)))
+    real, embedded = both.each(switch("hello-first"))
+    assert isinstance(real, tuple) and real[0] == 400 and embedded == real, (real, embedded)
+    if kd_joined.backend == "kd":
+        assert real[1].endswith("The app property is read-only."), real
+        return
+    assert real[1].endswith(NOT_UPGRADABLE), real
+    both.each(lambda rest: rest.patch(KD, "kubedirectorapps", ns, "hello", {"spec": {"upgradable": True}}))
+    for case, (target, message) in sorted(REFUSED_SWITCHES.items()):
+        both.each(lambda rest, t=target: rest.create(KD, "kubedirectorapps", ns, _in(t, ns)))
+        real, embedded = both.each(switch(target["metadata"]["name"]))
+        assert isinstance(real, tuple) and real[1].endswith(message), (case, real)
+        assert embedded == real, case

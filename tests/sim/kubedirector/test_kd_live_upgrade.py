@@ -103,8 +103,9 @@ def test_a_switch_patches_the_images_and_a_switch_back_rolls_back(branch: tuple[
     StatefulSets, status.upgradeInfo.prevApp; while it lasts, the cluster may go only back to prevApp."""
     rest = branch[1]
     rest.patch(KD, APPS, NS, "hello", {"spec": {"upgradable": True}})
-    if rest.get_or_none(KD, APPS, NS, "hello-v2") is None:
-        rest.create(KD, APPS, NS, {**candidate("hello-v2"), "metadata": {"name": "hello-v2", "namespace": NS}})
+    for name in ("hello-v2", "hello-first"):  # the module's cluster is shared; xdist may run this test first
+        if rest.get_or_none(KD, APPS, NS, name) is None:
+            rest.create(KD, APPS, NS, {**candidate(name), "metadata": {"name": name, "namespace": NS}})
     wait_for("hello-dev configured", lambda: _configured(rest), 60)
     assert _switch(rest, "hello-v2") is None
     wait_for("the StatefulSets at 2.0.0", lambda: _images(rest) == {"gitops-kd/hello:2.0.0"}, 60)

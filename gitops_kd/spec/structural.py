@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from gitops_kd.crds import KDAPP_CRD, KDCLUSTER_CRD, load_crd
-from gitops_kd.schema import unknown_fields, validate
+from kubeplumb.structural import unknown_fields, validate
 
 _CRD_FILES = {"KubeDirectorApp": KDAPP_CRD, "KubeDirectorCluster": KDCLUSTER_CRD}
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from gitops_kd.crds import KDAPP_CRD, KDCLUSTER_CRD, load_crd
-from gitops_kd.schema import Violation, unknown_fields, validate
+from kubeplumb.structural import Violation, unknown_fields, validate
 
 
 def _schema(filename: str) -> dict[str, Any]:

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.kube.informer import Informer
 from gitops_kd.source import DesiredState, GitSource
 from gitops_kd.source.errors import SourceError
 from gitops_kd.status.source import API_VERSION, KIND, PLURAL, SHORT_SHA, SourceRecord
+from kubeplumb.informer import Informer
 
 log = logging.getLogger(__name__)
 RETRY_SECONDS, RETRY_MAX_SECONDS = 1.0, 30.0

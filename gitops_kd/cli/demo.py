@@ -22,7 +22,7 @@ from rich.table import Table
 
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.kd.layout import CLUSTER_LABEL, ROLE_LABEL
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.status.source import API_VERSION, PLURAL, SHORT_SHA
 from gitops_kd.status.sync import NamedSource, refusal_lines
+from kubeplumb.rest import RestClient
 
 
 def read_sources(rest: RestClient, namespace: str) -> tuple[list[NamedSource], str]:

@@ -35,7 +35,7 @@ def _targets(rest: Any, clusters: tuple[str, ...], app: str | None, namespace: s
 def _set(suspend: bool, clusters: tuple[str, ...], app: str | None, kubeconfig: str | None, context: str | None,
          namespace: str, all_namespaces: bool) -> None:
     from gitops_kd.cli.run import load_api_client
-    from gitops_kd.kube.rest import RestClient
+    from kubeplumb.rest import RestClient
 
     if bool(clusters) == bool(app):
         raise click.UsageError("name one or more CLUSTERs, or --app APP")

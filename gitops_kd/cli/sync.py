@@ -32,7 +32,7 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
     be read, the object does not exist, or the poll did not finish within --timeout; 2 on a usage error.
     """
     from gitops_kd.cli.run import load_api_client
-    from gitops_kd.kube.rest import RestClient
+    from kubeplumb.rest import RestClient
 
     rest = RestClient(load_api_client(kubeconfig, context))
     try:

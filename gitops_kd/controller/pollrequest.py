@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from gitops_kd.constants import REQUESTED_AT_ANNOTATION
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.status.source import API_VERSION, PLURAL
+from kubeplumb.rest import RestClient
 
 
 def request_poll(rest: RestClient, namespace: str, name: str) -> str:

@@ -10,10 +10,10 @@ from typing import Any
 from gitops_kd.constants import RECORD_CHECK_INTERVAL, RECORD_RETRY_CAP
 from gitops_kd.controller.instance import InstanceRecord
 from gitops_kd.controller.record_check import Verdict, check_record, cluster_commits
-from gitops_kd.kube.workqueue import RequeueAfter
 from gitops_kd.observe.collector import Collector
 from gitops_kd.source import GitSource
 from gitops_kd.status.events import RECORD_UNTRUSTED, WARNING
+from kubeplumb.workqueue import RequeueAfter
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,6 @@ from gitops_kd.controller.select import select
 from gitops_kd.drift.model import KDCLUSTER, SERVICE, STATEFULSET
 from gitops_kd.execute import Executor, Outcome
 from gitops_kd.execute.fence import NotLeading
-from gitops_kd.kube.informer import MODIFIED
-from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
 from gitops_kd.observe.collector import Collector
 from gitops_kd.observe.kdflavour import installed
 from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Prune, Wait
@@ -46,6 +44,8 @@ from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
 from gitops_kd.source import DesiredState, GitSource, Poller, PollResult
 from gitops_kd.source.revert import RevertError, push_revert_result
 from gitops_kd.status.events import GIT_CACHE_RECOVERED, GIT_UNREADABLE, WARNING
+from kubeplumb.informer import MODIFIED
+from kubeplumb.workqueue import RequeueAfter, WorkQueue
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from gitops_kd.constants import REQUESTED_AT_ANNOTATION
 from gitops_kd.controller.instance import InstanceRecord
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.status.source import API_VERSION, PLURAL
+from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 

@@ -26,10 +26,10 @@ from gitops_kd.execute.outcome import Outcome
 from gitops_kd.execute.repeat import retry_after
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.kd.normalize import stored_spec, with_kd_filled
-from gitops_kd.kube.rest import message_of
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import ApplyApp, ApplyCluster, Prune
 from gitops_kd.status import events as ev
+from kubeplumb.rest import message_of
 
 log = logging.getLogger(__name__)
 REFUSED = (400, 403, 422)  # the server (or an admission webhook) said no: retrying at once will not help

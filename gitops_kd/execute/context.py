@@ -13,7 +13,7 @@ from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.podexec import PodExec
 from gitops_kd.kd.layout import API_VERSION, KDAPP_PLURAL, KDCLUSTER_PLURAL
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 
 KD_API = API_VERSION
 KDCLUSTERS, KDAPPS = KDCLUSTER_PLURAL, KDAPP_PLURAL

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 
 ROLLOUT_API = ROLLOUT_API_VERSION
 ROLLOUTS = ROLLOUT_PLURAL

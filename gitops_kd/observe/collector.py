@@ -24,7 +24,6 @@ from gitops_kd.kd.layout import (
     REVISION_LABEL,
     ROLE_LABEL,
 )
-from gitops_kd.kube.informer import Informer, Transform
 from gitops_kd.observe.compact import SharedValues, transform
 from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.index import ClusterIndex
@@ -41,6 +40,7 @@ from gitops_kd.observe.model import (
 )
 from gitops_kd.spec.errors import SpecError
 from gitops_kd.spec.upgrade import UpgradeSpec
+from kubeplumb.informer import Informer, Transform
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET
 from gitops_kd.kd.layout import CLUSTER_LABEL
-from gitops_kd.kube.informer import MODIFIED, Informer
+from kubeplumb.informer import MODIFIED, Informer
 
 if TYPE_CHECKING:
     from gitops_kd.observe.collector import Collector

@@ -17,7 +17,7 @@ from kubernetes.client.exceptions import ApiException
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.health import ClusterHealth, cluster_health
 from gitops_kd.kd import layout
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 
 ROLLOUT_API, ROLLOUTS = ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 MEMBER_KINDS = (("statefulsets", "apps/v1", "statefulsets"), ("pods", "v1", "pods"),

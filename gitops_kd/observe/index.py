@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.kd.layout import CLUSTER_LABEL
-from gitops_kd.kube.informer import DELETED
+from kubeplumb.informer import DELETED
 
 Key = tuple[str, str]
 MEMBER_KINDS = ("statefulsets", "pods", "services")

@@ -10,9 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
 
-from kdsim.client.informer import Informer, object_key, split_key
-from kdsim.client.rest import RestClient
-from kdsim.client.workqueue import RequeueAfter, WorkQueue
 from kdsim.kubedirector import names
 from kdsim.kubedirector import roles as role_ops
 from kdsim.kubedirector import status as st
@@ -23,6 +20,9 @@ from kdsim.kubedirector.render import (
     render_member_service,
     render_statefulset,
 )
+from kubeplumb.informer import Informer, object_key, split_key
+from kubeplumb.rest import RestClient
+from kubeplumb.workqueue import RequeueAfter, WorkQueue
 
 if TYPE_CHECKING:
     from kdsim.cluster import EmbeddedCluster

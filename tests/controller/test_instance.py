@@ -10,9 +10,9 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.status.source import API_VERSION, PLURAL, SourceRecord, source_status
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
 from kdsim.images import ImageStore
+from kubeplumb.rest import RestClient
 from tests.e2e.harness import E2E, add_hello_images
 from tests.real.controlplane import ROOT, ControlPlane
 from tests.real.kubeconfig import write_kubeconfig

@@ -11,8 +11,8 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
+from kubeplumb.rest import RestClient
 from tests.real.controlplane import GITOPS_KD_USER, ROOT, ControlPlane, expected_version
 
 pytestmark = pytest.mark.real

@@ -14,8 +14,8 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.kd import layout
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.fleet import Fleet, fetch
+from kubeplumb.rest import RestClient
 
 Obj = dict[str, Any]
 

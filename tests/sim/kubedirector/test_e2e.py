@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim.kubedirector import names
+from kubeplumb.rest import RestClient
 
 cluster_module = pytest.importorskip("kdsim.cluster", reason="kdsim.cluster (apiserver-core) missing")
 

@@ -124,7 +124,7 @@ def test_leader_frozen_past_its_lease_writes_and_execs_nothing_after_thawing(rep
 
 
 def test_a_deposed_leader_never_writes_the_instance_record(replicas: Replicas) -> None:
-    """Invariant: only the Lease holder writes the GitOpsKDSource status (deploy/crds/gitopskdsource.yaml). A
+    """Invariant: only the Lease holder writes the GitOpsKDSource status (gitops_kd/crds/gitopskdsource.yaml). A
     leader frozen past its lease, thawed after the new leader applied a newer commit, sends no write of the
     record (nor an Event), even while its elector has not yet noticed the loss (its Lease read hangs at the API
     server) and its poller and reconciles run on: lastAppliedRevision and forcePushBaseline stay the new

@@ -15,7 +15,7 @@ from gitops_kd.testing import wait_for
 from kdsim.images import ImageStore
 from kubeplumb.rest import RestClient
 from tests.e2e.harness import E2E, add_hello_images
-from tests.real.controlplane import ROOT, ControlPlane
+from tests.real.controlplane import CRD_FILES, ROOT, ControlPlane
 from tests.real.kubeconfig import write_kubeconfig
 from tests.real.kubedirector import FLAVOURS, RealKubeDirector, default_storage_class
 from tests.simnode import SimProcess, node_args
@@ -55,7 +55,7 @@ def gitops_kd_kubeconfig(request: pytest.FixtureRequest, real_cp: ControlPlane,
     """The packaged CRDs (gitops-kd's own only, when a real KubeDirector installs its CRDs) and `kubectl apply -k
     deploy/` applied; a kubeconfig with the gitops-kd ServiceAccount's token (k8s 1.20's token controller makes
     its Secret)."""
-    for crd in sorted((ROOT / "gitops_kd" / "crds").glob("*.yaml")):
+    for crd in CRD_FILES:
         if real_kd_backend(request.config) and crd.name.startswith("kubedirector.hpe.com_"):
             continue
         real_cp.kubectl("apply", "-f", str(crd))

@@ -13,9 +13,9 @@ import kubernetes.config
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from kdcrds import kubedirector_crds
 from kdsim.controllers.kubedirector import KubeDirectorController
 from kdsim.controllers.kubelet import Kubelet
-from kdsim.crds import kubedirector_crds
 from kdsim.images import ImageStore
 from kdsim.kubelet.node import NodeIdentity
 from kdsim.kubelet.server import KubeletServer, ServingTls

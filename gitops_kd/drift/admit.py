@@ -31,7 +31,6 @@ from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.state import DesiredState
 
-Key = tuple[str, str]
 UPDATE_STRATEGY = "spec.updateStrategy.type"
 # kube-controller-manager's garbage collector (with and without --use-service-account-credentials): its DELETE of
 # a StatefulSet or Service follows the deletion of the owning KDCluster, which admission already judged

@@ -27,9 +27,8 @@ from gitops_kd.plan.held import spec_changed
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.model import KDApp, KDCluster
-from gitops_kd.spec.state import DesiredState
+from gitops_kd.spec.state import DesiredState, Key
 
-Key = tuple[str, str]
 InProgress = Callable[[Key], bool]
 TEMPLATE = "spec.template"
 UPDATE_STRATEGY = "spec.updateStrategy.type"

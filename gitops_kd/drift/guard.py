@@ -30,11 +30,10 @@ from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.plan.actions import ApplyApp, Plan, RecordInSync, waits_last
 from gitops_kd.plan.planner import plan
-from gitops_kd.spec.state import DesiredState
+from gitops_kd.spec.state import DesiredState, Key
 
 log = logging.getLogger(__name__)
 
-Key = tuple[str, str]
 Planner = Callable[..., Plan]
 
 

@@ -16,14 +16,13 @@ from gitops_kd.constants import POLICY_ANNOTATION
 from gitops_kd.diff.engine import app_for
 from gitops_kd.drift.model import KDAPP, Drift
 from gitops_kd.plan.actions import ApplyApp, Plan, Wait
-from gitops_kd.spec.state import DesiredState
+from gitops_kd.spec.state import DesiredState, Key
 
 log = logging.getLogger(__name__)
 
 REVERT, ALERT_ONLY = "revert", "alert-only"
 MODES = (REVERT, ALERT_ONLY)
 
-Key = tuple[str, str]
 
 
 def check_mode(value: Any, where: str) -> str:

@@ -17,6 +17,7 @@ from kubernetes.client.exceptions import ApiException
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.health import ClusterHealth, cluster_health
 from gitops_kd.kd import layout
+from gitops_kd.spec.state import Key
 from kubeplumb.rest import RestClient
 
 ROLLOUT_API, ROLLOUTS = ROLLOUT_API_VERSION, ROLLOUT_PLURAL
@@ -24,7 +25,6 @@ MEMBER_KINDS = (("statefulsets", "apps/v1", "statefulsets"), ("pods", "v1", "pod
                 ("services", "v1", "services"), ("pvcs", "v1", "persistentvolumeclaims"))
 
 Obj = dict[str, Any]
-Key = tuple[str, str]  # (namespace, cluster name)
 
 
 def key_of(obj: Obj) -> Key:

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.kd.layout import CLUSTER_LABEL
+from gitops_kd.spec.state import Key
 from kubeplumb.informer import DELETED
 
-Key = tuple[str, str]
 MEMBER_KINDS = ("statefulsets", "pods", "services")
 """Kinds whose objects belong to a KDCluster by its label."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-Key = tuple[str, str]
+from gitops_kd.spec.state import Key
 
 
 @dataclass(frozen=True)

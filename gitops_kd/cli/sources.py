@@ -7,7 +7,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from gitops_kd.status.source import API_VERSION, PLURAL, SHORT_SHA
+from gitops_kd.constants import ROLLOUT_API_VERSION
+from gitops_kd.status.source import PLURAL, SHORT_SHA
 from gitops_kd.status.sync import NamedSource, refusal_lines
 from kubeplumb.rest import RestClient
 
@@ -17,7 +18,7 @@ def read_sources(rest: RestClient, namespace: str) -> tuple[list[NamedSource], s
     those of `namespace`. Second: a note when none could be read."""
     for where in (None, namespace):
         try:
-            items = rest.list(API_VERSION, PLURAL, where).get("items") or []
+            items = rest.list(ROLLOUT_API_VERSION, PLURAL, where).get("items") or []
         except ApiException as exc:
             if exc.status in (401, 403):
                 continue

@@ -8,8 +8,9 @@ import click
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.cli.options import kubeconfig_options
+from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.controller.pollrequest import request_poll
-from gitops_kd.status.source import API_VERSION, PLURAL, SHORT_SHA
+from gitops_kd.status.source import PLURAL, SHORT_SHA
 from gitops_kd.status.sync import NamedSource, refusal_lines
 
 
@@ -36,7 +37,7 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
 
     rest = RestClient(load_api_client(kubeconfig, context))
     try:
-        before = NamedSource.from_object(rest.get_or_none(API_VERSION, PLURAL, namespace, source) or {}).record.applied
+        before = NamedSource.from_object(rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, namespace, source) or {}).record.applied
         requested = request_poll(rest, namespace, source)
     except ApiException as exc:
         if exc.status == 404:
@@ -48,7 +49,7 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
         return
     deadline = time.monotonic() + timeout
     while True:
-        obj = rest.get_or_none(API_VERSION, PLURAL, namespace, source) or {}
+        obj = rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, namespace, source) or {}
         found = NamedSource.from_object(obj)
         if found.record.handled == requested:
             break

@@ -8,9 +8,9 @@ from typing import Any
 from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.spec.freeze import freeze, thaw
 
-STATEFULSET, SERVICE, KDAPP, KDCLUSTER = "StatefulSet", "Service", KDAPP_KIND, KDCLUSTER_KIND
-KINDS = (STATEFULSET, SERVICE, KDAPP, KDCLUSTER)
-API_VERSIONS = {STATEFULSET: "apps/v1", SERVICE: "v1", KDAPP: API_VERSION, KDCLUSTER: API_VERSION}
+STATEFULSET, SERVICE = "StatefulSet", "Service"
+KINDS = (STATEFULSET, SERVICE, KDAPP_KIND, KDCLUSTER_KIND)
+API_VERSIONS = {STATEFULSET: "apps/v1", SERVICE: "v1", KDAPP_KIND: API_VERSION, KDCLUSTER_KIND: API_VERSION}
 
 ObjectKey = tuple[str, str, str]
 """(kind, namespace, name) of a drifted object."""

@@ -14,7 +14,6 @@ ROLE_LABEL = f"{DOMAIN}/role"
 HEADLESS_LABEL = f"{DOMAIN}/headless"
 APP_PRETTY_NAME_ANNOTATION = f"{DOMAIN}/kdapp-prettyName"
 FINALIZER = f"{DOMAIN}/cleanup"
-POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 REVISION_LABEL = "controller-revision-hash"
 
 API_GROUP = DOMAIN

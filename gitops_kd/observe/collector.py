@@ -44,17 +44,15 @@ from kubeplumb.informer import Informer, Transform
 
 log = logging.getLogger(__name__)
 
-KD_API = API_VERSION
-ROLLOUT_API = ROLLOUT_API_VERSION
 
 # (kind name, api version, plural, label selector)
 KINDS: tuple[tuple[str, str, str, str | None], ...] = (
-    ("apps", KD_API, KDAPP_PLURAL, None),
-    ("clusters", KD_API, KDCLUSTER_PLURAL, None),
+    ("apps", API_VERSION, KDAPP_PLURAL, None),
+    ("clusters", API_VERSION, KDCLUSTER_PLURAL, None),
     ("statefulsets", "apps/v1", "statefulsets", CLUSTER_LABEL),
     ("pods", "v1", "pods", CLUSTER_LABEL),
     ("services", "v1", "services", CLUSTER_LABEL),
-    ("rollouts", ROLLOUT_API, ROLLOUT_PLURAL, None),
+    ("rollouts", ROLLOUT_API_VERSION, ROLLOUT_PLURAL, None),
 )
 
 ChangeCallback = Callable[[str, tuple[str, str]], None]

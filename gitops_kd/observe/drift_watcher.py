@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET
-from gitops_kd.kd.layout import CLUSTER_LABEL
+from gitops_kd.drift.model import SERVICE, STATEFULSET
+from gitops_kd.kd.layout import CLUSTER_LABEL, KDAPP_KIND, KDCLUSTER_KIND
 from kubeplumb.informer import MODIFIED, Informer
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ Trigger = Callable[[str, tuple[str, str]], None]
 """trigger(kind, key): kind "cluster" (key = the KDCluster) or "app" (key = the KDApp)."""
 
 # Collector informer names -> kinds.
-COLLECTOR_KINDS = {"statefulsets": STATEFULSET, "services": SERVICE, "apps": KDAPP, "clusters": KDCLUSTER}
+COLLECTOR_KINDS = {"statefulsets": STATEFULSET, "services": SERVICE, "apps": KDAPP_KIND, "clusters": KDCLUSTER_KIND}
 
 
 def owned_part(kind: str, obj: Mapping[str, Any]) -> Any:
@@ -47,9 +47,9 @@ def owner_key(kind: str, obj: Mapping[str, Any]) -> tuple[str, tuple[str, str]] 
     """("cluster"|"app", (namespace, name)) for an object, or None when it has no owning cluster."""
     meta = obj.get("metadata") or {}
     ns = str(meta.get("namespace") or "")
-    if kind == KDAPP:
+    if kind == KDAPP_KIND:
         return "app", (ns, str(meta.get("name")))
-    if kind == KDCLUSTER:
+    if kind == KDCLUSTER_KIND:
         return "cluster", (ns, str(meta.get("name")))
     cluster = (meta.get("labels") or {}).get(CLUSTER_LABEL)
     return ("cluster", (ns, str(cluster))) if cluster else None

@@ -15,7 +15,6 @@ from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 
-NORMAL, WARNING = "Normal", "Warning"
 
 
 def _now() -> str:

@@ -13,11 +13,12 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from kdsim import images as sim_images
-from kdsim.controllers.events import NORMAL, EventRecorder
+from kdsim.controllers.events import EventRecorder
 from kdsim.kubelet import sandbox
 from kdsim.kubelet.node import NodeIdentity, node_object
 from kdsim.kubelet.pods import PodRuntime
 from kubeplumb.informer import Informer, object_key, split_key
+from kubeplumb.names import NORMAL
 from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import RequeueAfter, WorkQueue
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.status.source import API_VERSION, PLURAL
+from gitops_kd.constants import ROLLOUT_API_VERSION
+from gitops_kd.status.source import PLURAL
 from gitops_kd.testing import wait_for
 from kdsim.apiserver.access import AccessEntry
 from kdsim.apiserver.faults import WRITE, FaultRule
@@ -37,7 +38,7 @@ def writes_of(world: E2E, proc: RunProcess) -> list[AccessEntry]:
 
 
 def record_status(world: E2E) -> dict[str, Any]:
-    obj = world.rest.get_or_none(API_VERSION, PLURAL, SYSTEM_NS, RECORD)
+    obj = world.rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, RECORD)
     return (obj or {}).get("status") or {}
 
 

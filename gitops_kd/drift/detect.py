@@ -15,11 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gitops_kd.constants import (
-    ACTIVE_PHASES,
-    APPLIED_ANNOTATION,
-    UPGRADE_ANNOTATION,
-)
+from gitops_kd.constants import ACTIVE_PHASES, APPLIED_ANNOTATION, UPGRADE_ANNOTATION
 from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest, kept_by_server, users_of
 from gitops_kd.diff.transition import transition
 from gitops_kd.drift import paths

@@ -30,13 +30,13 @@ from gitops_kd.controller import Controller  # noqa: E402
 from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
 from gitops_kd.drift import DriftAlerter, DriftGuard  # noqa: E402
 from gitops_kd.execute.events import EventRecorder  # noqa: E402
-from gitops_kd.kube.rest import RestClient  # noqa: E402
 from gitops_kd.observe.drift_watcher import DriftWatcher  # noqa: E402
 from gitops_kd.server.metrics import ControllerMetrics  # noqa: E402
 from gitops_kd.source import GitSource  # noqa: E402
 from kdsim import images  # noqa: E402
 from kdsim.cluster import EmbeddedCluster  # noqa: E402
 from kdsim.images import ImageBehavior  # noqa: E402
+from kubeplumb.rest import RestClient  # noqa: E402
 
 NS = "default"
 IMAGE = "gitops-kd/hello:1.0.0"

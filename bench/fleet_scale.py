@@ -55,9 +55,9 @@ from sim_fleet import cpu_seconds, seed_sim_fleet, start_cluster, wait_settled  
 from synth_repo import app_name, app_yaml, commit_files, init_bare  # noqa: E402
 from synth_world import NS, cluster_name, cluster_yaml, desired_from_files, fleet_files  # noqa: E402
 
-from gitops_kd.kube.rest import RestClient  # noqa: E402
 from gitops_kd.source.model import DesiredState  # noqa: E402
 from kdsim.cluster import EmbeddedCluster  # noqa: E402
+from kubeplumb.rest import RestClient  # noqa: E402
 
 PER_APP = 5
 WORKERS = 2  # worker members per cluster: 3 pods with the controller role

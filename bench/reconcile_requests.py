@@ -45,11 +45,11 @@ from synth_world import NEW_VERSION, NS, clusters_of, desired_from_files, fleet_
 
 from gitops_kd.controller import Controller  # noqa: E402
 from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
-from gitops_kd.kube.rest import RestClient  # noqa: E402
 from gitops_kd.plan.actions import Plan, Wait  # noqa: E402
 from gitops_kd.plan.planner import plan as real_plan  # noqa: E402
 from gitops_kd.source import GitSource  # noqa: E402
 from kdsim.cluster import EmbeddedCluster  # noqa: E402
+from kubeplumb.rest import RestClient  # noqa: E402
 
 T = TypeVar("T")
 CHANGED_APP = 0

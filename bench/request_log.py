@@ -1,7 +1,7 @@
 """Count the API requests one kubernetes ApiClient sends, by wrapping its connection pool's request().
 
 The benchmark counts on the client side, for one ApiClient only: every call of the official client
-(generated APIs, gitops_kd.kube.rest.RestClient, informers' LIST and WATCH) goes through
+(generated APIs, kubeplumb.rest.RestClient, informers' LIST and WATCH) goes through
 `ApiClient.rest_client.pool_manager.request` (urllib3), which this wraps on that one instance.
 """
 

@@ -16,12 +16,12 @@ from typing import Any
 from synth_world import NS, kd_view, live_statefulset
 
 from gitops_kd.diff import app_manifest, cluster_manifest
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec import KDApp, KDCluster
 from kdsim.controllers.revisions import build_revision
 from kdsim.controllers.statefulset_plan import new_pod
 from kdsim.kubedirector.render import render_member_service
+from kubeplumb.rest import RestClient
 
 KD = "kubedirector.hpe.com/v1beta1"
 ROLLOUT = "gitops-kd.io/v1alpha1"

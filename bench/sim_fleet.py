@@ -36,10 +36,10 @@ from synth_world import NS, desired_fleet, live_statefulset  # noqa: E402
 
 from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
 from gitops_kd.diff import app_manifest, cluster_manifest  # noqa: E402
-from gitops_kd.kube.rest import RestClient  # noqa: E402
 from gitops_kd.source.model import DesiredState  # noqa: E402
 from gitops_kd.spec import KDApp, KDCluster  # noqa: E402
 from kdsim.cluster import EmbeddedCluster  # noqa: E402
+from kubeplumb.rest import RestClient  # noqa: E402
 
 IDLE_WINDOW = 60.0  # seconds: the idle CPU is printed per window (a watch times out and resumes every 300 s)
 KD = "kubedirector.hpe.com/v1beta1"

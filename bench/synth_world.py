@@ -33,7 +33,8 @@ from gitops_kd.source.model import DesiredState
 from gitops_kd.spec import KDApp, KDCluster, load_manifests
 from kdsim.kubedirector.model import parse_app, parse_cluster
 from kdsim.kubedirector.render import render_statefulset
-from kdsim.patch import STRATEGIC_PATCH, apply_patch
+from kdsim.patch import apply_patch
+from kubeplumb.names import STRATEGIC_PATCH
 
 NS = "default"
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kdsim.errors import bad_request
-from kdsim.fielderrors import go_quote, invalid
 from kdsim.validation.names import is_qualified_name, is_valid_label_value
+from kubeplumb.fielderrors import go_quote, invalid
 
 IN, NOT_IN, EQUALS, DOUBLE_EQUALS, NOT_EQUALS = "in", "notin", "=", "==", "!="
 EXISTS, DOES_NOT_EXIST, GT, LT = "exists", "!", "gt", "lt"

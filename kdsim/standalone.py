@@ -13,13 +13,13 @@ import kubernetes.config
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from kdsim.client.rest import RestClient
+from kdcrds import kubedirector_crds
 from kdsim.controllers.kubedirector import KubeDirectorController
 from kdsim.controllers.kubelet import Kubelet
-from kdsim.crds import kubedirector_crds
 from kdsim.images import ImageStore
 from kdsim.kubelet.node import NodeIdentity
 from kdsim.kubelet.server import KubeletServer, ServingTls
+from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 

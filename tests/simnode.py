@@ -15,9 +15,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim.images import ImageBehavior, ImageStore
+from kubeplumb.rest import RestClient
 from tests.kubectl_streams import TRANSPORT, UPGRADED, forwarding, free_port, sdk_kubectl, served_in_pod, spdy_upgrade
 from tests.real.controlplane import die_with_parent
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from gitops_kd import constants
-from gitops_kd.crds import KDAPP_CRD, KDCLUSTER_CRD, KDROLLOUT_CRD, load_crd
+from gitops_kd.crds import KDROLLOUT_CRD, load_crd
 from gitops_kd.kd import layout
+from kdcrds import KDAPP_CRD, KDCLUSTER_CRD, kubedirector_crd
 
 
 def test_the_kdrollout_crd_serves_the_names_gitops_kd_writes() -> None:
@@ -22,7 +23,7 @@ def test_the_kdrollout_crd_serves_the_names_gitops_kd_writes() -> None:
 def test_kubedirectors_crds_serve_the_names_of_the_layout() -> None:
     for filename, kind, plural in ((KDAPP_CRD, layout.KDAPP_KIND, layout.KDAPP_PLURAL),
                                    (KDCLUSTER_CRD, layout.KDCLUSTER_KIND, layout.KDCLUSTER_PLURAL)):
-        spec = load_crd(filename)["spec"]
+        spec = kubedirector_crd(filename)["spec"]
         assert (spec["names"]["kind"], spec["names"]["plural"]) == (kind, plural)
         versions = [v["name"] for v in spec["versions"] if v.get("storage")]
         assert layout.API_VERSION == f"{spec['group']}/{versions[0]}"

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.kube.informer import Informer
+from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.source import DesiredState, GitSource
 from gitops_kd.source.errors import SourceError
-from gitops_kd.status.source import API_VERSION, KIND, PLURAL, SHORT_SHA, SourceRecord
+from gitops_kd.status.source import KIND, PLURAL, SHORT_SHA, SourceRecord
+from kubeplumb.informer import Informer
 
 log = logging.getLogger(__name__)
 RETRY_SECONDS, RETRY_MAX_SECONDS = 1.0, 30.0
@@ -45,7 +46,7 @@ class AppliedRevision:
                  local: Callable[[str], DesiredState | None] = lambda _sha: None) -> None:
         self.source, self.namespace, self.name, self._local = source, namespace, name, local
         self.describe = f"{KIND} {namespace}/{name}"
-        self._informer = Informer(api_client, API_VERSION, PLURAL, namespace=namespace,
+        self._informer = Informer(api_client, ROLLOUT_API_VERSION, PLURAL, namespace=namespace,
                                   field_selector=f"metadata.name={name}")
         self._wake, self._stop = threading.Event(), threading.Event()
         self._informer.add_handler(lambda _event, _obj, _old: self._wake.set())

@@ -15,7 +15,7 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.admission.certs import ServingCert, generate, service_names
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 VWC = "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations"

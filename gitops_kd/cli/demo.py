@@ -23,13 +23,13 @@ from rich.table import Table
 
 from gitops_kd.cli.exits import CannotRun
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
+from gitops_kd.controller.scope import DEFAULT_LEASE
 from gitops_kd.kd.layout import CLUSTER_LABEL, ROLE_LABEL
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 
 NS = "default"
-ROLLOUT = ROLLOUT_API_VERSION
 CLUSTER = "hello-dev"
 SELECTOR = f"{CLUSTER_LABEL}={CLUSTER}"
 # The two image versions: different files under the persisted dirs, so data handling shows.
@@ -73,7 +73,6 @@ def _ready(pod: dict[str, Any]) -> bool:
 # template patch (its init container, for the next upgrade) is part of the first deploy.
 FIRST_DEPLOY = {"TemplateUpdated": ("TemplatePrepared", "{object}: gitops-kd's upgrade init container added to the "
                                     "pod template (used from the next upgrade; no pod restarted)")}
-SOURCE = "gitops-kd"  # the demo controller's GitOpsKDSource (`run`'s default --lease-name)
 RESOURCES = "kdrollouts,kubedirectorclusters,statefulsets,pods,services"
 
 
@@ -94,7 +93,7 @@ class Progress:
         self.first_deploy = True  # events of the deploy phase are about a cluster the demo created
 
     def rollout(self) -> dict[str, Any]:
-        return self.rest.get_or_none(ROLLOUT, ROLLOUT_PLURAL, NS, CLUSTER) or {}
+        return self.rest.get_or_none(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, NS, CLUSTER) or {}
 
     def ready_at(self, version: str) -> bool:
         status = self.rollout().get("status") or {}
@@ -212,7 +211,7 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         metrics = ControllerMetrics()  # as `run`: /metrics beside /ui
         drift = drift_wiring(cluster.api_client(), metrics=metrics)  # as `run`: DriftDetected / DriftReverted
         # as `run`: the GitOpsKDSource (applied revision and head for `gitops-kd status`, requests of `gitops-kd sync`)
-        record = InstanceRecord(cluster.api_client(), namespace=NS, name=SOURCE, url=source.url, branch="main")
+        record = InstanceRecord(cluster.api_client(), namespace=NS, name=DEFAULT_LEASE, url=source.url, branch="main")
         controller = Controller(source, cluster.api_client(), namespace=NS, poll_interval=1.0, listen=address,
                                 planner=drift.planner, ui=UiSettings(refresh_seconds=1.0), record=record,
                                 metrics=metrics)

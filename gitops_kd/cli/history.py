@@ -91,7 +91,7 @@ def command(app: str, kubeconfig: str | None, context: str | None, namespace: st
     """
     from gitops_kd.cli.kubeclient import load_api_client
     from gitops_kd.history.reader import app_history
-    from gitops_kd.kube.rest import RestClient
+    from kubeplumb.rest import RestClient
 
     rest = RestClient(load_api_client(kubeconfig, context))
     entries, rollouts = app_history(rest, app, None if all_namespaces else namespace)

@@ -14,7 +14,7 @@ import yaml
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.cli.exits import CannotRun
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 PROBE_TIMEOUT = 10.0

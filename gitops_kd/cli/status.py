@@ -17,7 +17,6 @@ from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun
 from gitops_kd.cli.options import cluster_options
 from gitops_kd.cli.sources import render_sources
 from gitops_kd.health import ClusterHealth, HealthStatus
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.fleet import collect, fetch, healths
 from gitops_kd.observe.kdflavour import detect
 from gitops_kd.observe.sources import read_sources
@@ -31,6 +30,7 @@ from gitops_kd.status.sync import (
     cluster_sync,
     source_for,
 )
+from kubeplumb.rest import RestClient
 
 FAILING = (HealthStatus.DEGRADED, HealthStatus.MISSING)
 _STYLE = {HealthStatus.HEALTHY: "green", HealthStatus.PROGRESSING: "cyan", HealthStatus.SUSPENDED: "yellow",

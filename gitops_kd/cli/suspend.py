@@ -14,12 +14,12 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.options import KUBECONFIG_HELP
-from gitops_kd.execute.context import ROLLOUT_API, ROLLOUTS
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 
 
 def _targets(rest: Any, clusters: tuple[str, ...], app: str | None, namespace: str | None) -> list[dict[str, Any]]:
     """The KDRollouts named (by cluster) or of ``app``; ClickException naming what is missing."""
-    items = rest.list(ROLLOUT_API, ROLLOUTS, namespace)["items"]
+    items = rest.list(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, namespace)["items"]
     if app is not None:
         found = [r for r in items if (r.get("spec") or {}).get("app") == app]
         if not found:
@@ -36,7 +36,7 @@ def _targets(rest: Any, clusters: tuple[str, ...], app: str | None, namespace: s
 def _set(suspend: bool, clusters: tuple[str, ...], app: str | None, kubeconfig: str | None, context: str | None,
          namespace: str, all_namespaces: bool) -> None:
     from gitops_kd.cli.kubeclient import load_api_client
-    from gitops_kd.kube.rest import RestClient
+    from kubeplumb.rest import RestClient
 
     if bool(clusters) == bool(app):
         raise click.UsageError("name one or more CLUSTERs, or --app APP")
@@ -47,7 +47,7 @@ def _set(suspend: bool, clusters: tuple[str, ...], app: str | None, kubeconfig: 
     try:
         for ro in _targets(rest, clusters, app, None if all_namespaces else namespace):
             meta = ro["metadata"]
-            rest.patch(ROLLOUT_API, ROLLOUTS, meta["namespace"], meta["name"],
+            rest.patch(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, meta["namespace"], meta["name"],
                        {"spec": {"suspend": True if suspend else None}})
             click.echo(f"kdrollout {meta['namespace']}/{meta['name']} {verb}")
     except ApiException as exc:

@@ -9,8 +9,9 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun
 from gitops_kd.cli.options import kubeconfig_options
+from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.controller.pollrequest import request_poll
-from gitops_kd.status.source import API_VERSION, PLURAL, SHORT_SHA
+from gitops_kd.status.source import PLURAL, SHORT_SHA
 from gitops_kd.status.sync import NamedSource, refusal_lines
 
 
@@ -33,11 +34,11 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
     be read, the object does not exist, or the poll did not finish within --timeout; 2 on a usage error.
     """
     from gitops_kd.cli.kubeclient import load_api_client
-    from gitops_kd.kube.rest import RestClient
+    from kubeplumb.rest import RestClient
 
     rest = RestClient(load_api_client(kubeconfig, context))
     try:
-        before = NamedSource.from_object(rest.get_or_none(API_VERSION, PLURAL, namespace, source) or {}).record.applied
+        before = NamedSource.from_object(rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, namespace, source) or {}).record.applied
         requested = request_poll(rest, namespace, source)
     except ApiException as exc:
         if exc.status == 404:
@@ -49,7 +50,7 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
         return
     deadline = time.monotonic() + timeout
     while True:
-        obj = rest.get_or_none(API_VERSION, PLURAL, namespace, source) or {}
+        obj = rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, namespace, source) or {}
         found = NamedSource.from_object(obj)
         if found.record.handled == requested:
             break

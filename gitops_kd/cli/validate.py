@@ -14,11 +14,10 @@ from gitops_kd.cli.revisions import resolve
 from gitops_kd.cli.run import repo_url
 from gitops_kd.kd.storage import relies_on_default_class, roles_without_class, storage_class_reason
 from gitops_kd.source import DesiredState, GitSource, SourceError
+from gitops_kd.source.layout import MANIFEST_ROOTS
 from gitops_kd.source.worktree import worktree_desired
 from gitops_kd.spec import FieldError
 from gitops_kd.spec.positions import locate
-
-_MANIFEST_ROOTS = ("apps", "clusters")
 
 
 def tree_root(path: Path) -> Path:
@@ -28,7 +27,7 @@ def tree_root(path: Path) -> Path:
     if path.is_dir():
         return path
     for parent in path.parents:
-        if any((parent / marker).exists() for marker in (*_MANIFEST_ROOTS, ".git")):
+        if any((parent / marker).exists() for marker in (*MANIFEST_ROOTS, ".git")):
             return parent
     return path.parent
 

@@ -12,10 +12,12 @@ from typing import Any
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.fence import Fence, FencedRest, NotLeading
-from gitops_kd.status.events import NORMAL, RECORD_RECREATED, RECORD_REWRITTEN, WARNING
-from gitops_kd.status.source import API_VERSION, KIND, PLURAL, SourceRecord, source_status
+from gitops_kd.status.events import RECORD_RECREATED, RECORD_REWRITTEN
+from gitops_kd.status.source import KIND, PLURAL, SourceRecord, source_status
+from kubeplumb.names import NORMAL, WARNING
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +74,7 @@ class InstanceRecord:
         """Read (or create) the object; returns the record it held, None if it was new or held another
         repository or branch (then nothing of it is adopted). Raises ApiException if the API fails."""
         with self._lock:
-            obj = self._rest.get_or_none(API_VERSION, PLURAL, self.namespace, self.name)
+            obj = self._rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, self.namespace, self.name)
             self._object = obj = obj if obj is not None else self._create()
             found = SourceRecord.from_status(obj.get("status"))
             if not found.url and not found.applied:
@@ -88,14 +90,14 @@ class InstanceRecord:
             return self.recorded
 
     def _create(self) -> dict[str, Any]:
-        body = {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": self.name,
+        body = {"apiVersion": ROLLOUT_API_VERSION, "kind": KIND, "metadata": {"name": self.name,
                 "namespace": self.namespace, "labels": {"app.kubernetes.io/part-of": "gitops-kd"}}, "spec": {}}
         try:
-            obj = self._rest.create(API_VERSION, PLURAL, self.namespace, body)
+            obj = self._rest.create(ROLLOUT_API_VERSION, PLURAL, self.namespace, body)
         except ApiException as exc:
             if exc.status != 409:
                 raise
-            return self._rest.get(API_VERSION, PLURAL, self.namespace, self.name)
+            return self._rest.get(ROLLOUT_API_VERSION, PLURAL, self.namespace, self.name)
         log.info("%s: created", self.describe)
         return obj
 
@@ -104,7 +106,7 @@ class InstanceRecord:
         again, a status edited out of band is written back. True when the cluster holds the record afterwards.
         Raises ApiException (or a transport error) if the read or the create fails."""
         with self._lock:
-            obj = self._rest.get_or_none(API_VERSION, PLURAL, self.namespace, self.name)
+            obj = self._rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, self.namespace, self.name)
             if obj is None:
                 if not self._rest.fence():
                     return False
@@ -143,7 +145,7 @@ class InstanceRecord:
     def event(self, reason: str, message: str, *, type_: str = NORMAL) -> None:
         """An Event about the instance object (best effort)."""
         obj = self._object or {"metadata": {"namespace": self.namespace, "name": self.name}}
-        self.events.record({**obj, "apiVersion": API_VERSION, "kind": KIND}, reason, message, type_=type_)
+        self.events.record({**obj, "apiVersion": ROLLOUT_API_VERSION, "kind": KIND}, reason, message, type_=type_)
 
     def _flush(self) -> None:
         if self._object is None:
@@ -160,7 +162,7 @@ class InstanceRecord:
             body = copy.deepcopy(self._object)
             body["status"] = status
             try:
-                self._object = self._rest.replace(API_VERSION, PLURAL, self.namespace, self.name, body,
+                self._object = self._rest.replace(ROLLOUT_API_VERSION, PLURAL, self.namespace, self.name, body,
                                                   subresource="status")
                 self.writes += 1
                 self.pending = False
@@ -194,7 +196,7 @@ class InstanceRecord:
         """After a 409: re-read the object; True if this replica still leads and may write its record on top.
         A deposed replica writes nothing (its record stays pending: written only if it leads again)."""
         try:
-            self._object = self._rest.get(API_VERSION, PLURAL, self.namespace, self.name)
+            self._object = self._rest.get(ROLLOUT_API_VERSION, PLURAL, self.namespace, self.name)
         except ApiException as exc:
             log.warning("%s: cannot re-read after a conflict: %s", self.describe, exc)
             return False

@@ -7,13 +7,13 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gitops_kd.constants import RECORD_CHECK_INTERVAL, RECORD_RETRY_CAP
+from gitops_kd.constants import RECORD_CHECK_INTERVAL, RECORD_RETRY_CAP, STALL_RECORD_UNTRUSTED
 from gitops_kd.controller.instance import InstanceRecord
 from gitops_kd.controller.record_check import Verdict, check_record, cluster_commits
-from gitops_kd.kube.workqueue import RequeueAfter
 from gitops_kd.observe.collector import Collector
 from gitops_kd.source import GitSource
-from gitops_kd.status.events import RECORD_UNTRUSTED, WARNING
+from kubeplumb.names import WARNING
+from kubeplumb.workqueue import RequeueAfter
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class RecordKeeper:
         message = f"not planning from {self.record.describe}: {problem}"
         if problem != self._reported:
             log.error("%s", message)
-            self.record.event(RECORD_UNTRUSTED, message, type_=WARNING)
+            self.record.event(STALL_RECORD_UNTRUSTED, message, type_=WARNING)
             self._reported = problem
         self.record.update(distrust=message)
 

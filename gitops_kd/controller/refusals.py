@@ -11,10 +11,10 @@ from gitops_kd.execute.events import EventRecorder
 from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.plan.actions import Plan
 from gitops_kd.source import DesiredState, PollResult
-from gitops_kd.status.events import COMMIT_REFUSED, WARNING
+from gitops_kd.status.events import COMMIT_REFUSED
+from kubeplumb.names import WARNING
 
 log = logging.getLogger(__name__)
-KD_API = API_VERSION
 
 
 class RefusalReporter:
@@ -62,7 +62,7 @@ class RefusalReporter:
                 if live is not None:
                     self._events.record(live, COMMIT_REFUSED, message, type_=WARNING)
                 else:
-                    self._events.record_ref(KD_API, kind, namespace, name, COMMIT_REFUSED, message, type_=WARNING)
+                    self._events.record_ref(API_VERSION, kind, namespace, name, COMMIT_REFUSED, message, type_=WARNING)
 
 
 def _objects_of_file(desired: DesiredState | None, file: str) -> list[tuple[str, str, str]]:
@@ -82,4 +82,4 @@ def _live(observed: Any, kind: str, namespace: str, name: str) -> dict[str, Any]
         return None
     from gitops_kd.spec.freeze import thaw
     raw: dict[str, Any] = thaw(obj.raw)
-    return {**raw, "apiVersion": KD_API, "kind": kind}
+    return {**raw, "apiVersion": API_VERSION, "kind": kind}

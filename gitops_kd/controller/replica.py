@@ -15,7 +15,7 @@ from gitops_kd.controller.http import HttpServer, make_app
 from gitops_kd.controller.pollrequest import request_poll
 from gitops_kd.controller.runtime import Controller
 from gitops_kd.kube.leader import LeaderElector, default_identity
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,10 @@ from gitops_kd.controller.record_keeper import RecordKeeper
 from gitops_kd.controller.refusals import RefusalReporter
 from gitops_kd.controller.scope import Scope, Scoped, restrict
 from gitops_kd.controller.select import select
-from gitops_kd.drift.model import KDCLUSTER, SERVICE, STATEFULSET
+from gitops_kd.drift.model import SERVICE, STATEFULSET
 from gitops_kd.execute import Executor, Outcome
 from gitops_kd.execute.fence import NotLeading
-from gitops_kd.kube.informer import MODIFIED
-from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
+from gitops_kd.kd.layout import KDCLUSTER_KIND
 from gitops_kd.observe.collector import Collector
 from gitops_kd.observe.kdflavour import installed
 from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Prune, Wait
@@ -45,7 +44,10 @@ from gitops_kd.plan.planner import plan as make_plan
 from gitops_kd.server.metrics import ROLLOUT_PHASES, poll_result_label
 from gitops_kd.source import DesiredState, GitSource, Poller, PollResult
 from gitops_kd.source.revert import RevertError, push_revert_result
-from gitops_kd.status.events import GIT_CACHE_RECOVERED, GIT_UNREADABLE, WARNING
+from gitops_kd.status.events import GIT_CACHE_RECOVERED, GIT_UNREADABLE
+from kubeplumb.informer import MODIFIED
+from kubeplumb.names import WARNING
+from kubeplumb.workqueue import RequeueAfter, WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -618,7 +620,7 @@ class Controller:
             if phase in ROLLOUT_PHASES:
                 self.metrics.set_rollout_phase(namespace, name, phase)
             seen[(namespace, name)] = frozenset(
-                [(KDCLUSTER, name)] + [(STATEFULSET, s.name) for s in cluster.statefulsets.values()]
+                [(KDCLUSTER_KIND, name)] + [(STATEFULSET, s.name) for s in cluster.statefulsets.values()]
                 + [(SERVICE, s.name) for s in cluster.services])
         for (namespace, name) in self._reported.keys() - seen.keys():
             self.metrics.forget_rollout(namespace, name)

@@ -14,10 +14,10 @@ import threading
 import time
 from typing import Any
 
-from gitops_kd.constants import REQUESTED_AT_ANNOTATION
+from gitops_kd.constants import REQUESTED_AT_ANNOTATION, ROLLOUT_API_VERSION
 from gitops_kd.controller.instance import InstanceRecord
-from gitops_kd.kube.rest import RestClient
-from gitops_kd.status.source import API_VERSION, PLURAL
+from gitops_kd.status.source import PLURAL
+from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class SyncRequests:
         poller = self._controller.poller
         if not poller.running:
             return False  # a standby replica: the leader handles it
-        obj = self._rest.get_or_none(API_VERSION, PLURAL, self._record.namespace, self._record.name) or {}
+        obj = self._rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, self._record.namespace, self._record.name) or {}
         requested = ((obj.get("metadata") or {}).get("annotations") or {}).get(REQUESTED_AT_ANNOTATION)
         if not requested or requested == self._record.record.handled:
             return False

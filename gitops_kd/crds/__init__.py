@@ -1,25 +1,18 @@
-"""Packaged CustomResourceDefinitions: KubeDirector's (read by the spec model) and gitops-kd's own."""
+"""gitops-kd's own packaged CustomResourceDefinitions, KDRollout and GitOpsKDSource (KubeDirector's are in kdcrds)."""
 
 from __future__ import annotations
 
-from importlib import resources
 from typing import Any
 
-import yaml
+from kubeplumb.packaged import load_yaml
 
-KDAPP_CRD = "kubedirector.hpe.com_kubedirectorapps_crd.yaml"
-KDCLUSTER_CRD = "kubedirector.hpe.com_kubedirectorclusters_crd.yaml"
 KDROLLOUT_CRD = "kdrollout.yaml"
 SOURCE_CRD = "gitopskdsource.yaml"
 
 
 def load_crd(filename: str) -> dict[str, Any]:
-    """Return one packaged CRD document as a dict."""
-    text = resources.files(__name__).joinpath(filename).read_text(encoding="utf-8")
-    doc = yaml.safe_load(text)
-    if not isinstance(doc, dict):
-        raise ValueError(f"{filename}: not a CRD document")
-    return doc
+    """One of gitops-kd's CRDs (KDROLLOUT_CRD, SOURCE_CRD) as a dict."""
+    return load_yaml(__name__, filename)
 
 
 def gitops_kd_crds() -> list[dict[str, Any]]:

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from gitops_kd.spec.state import Key
 from gitops_kd.spec.upgrade import PersistRules, UpgradeSpec
-
-Key = tuple[str, str]
 
 CREATE, UPGRADE, DOWNGRADE, EQUAL = "create", "upgrade", "downgrade", "equal"
 ADOPT = "adopt"  # a rollout direction besides UPGRADE / DOWNGRADE: take over a live cluster at the desired version

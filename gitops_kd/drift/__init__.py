@@ -3,13 +3,13 @@
 from gitops_kd.drift.alert import DRIFT_DETECTED, DRIFT_RESOLVED, DRIFT_REVERTED, DriftAlerter, payload
 from gitops_kd.drift.detect import detect, upgrade_in_progress
 from gitops_kd.drift.guard import DriftGuard
-from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, Drift, FieldChange
+from gitops_kd.drift.model import SERVICE, STATEFULSET, Drift, FieldChange
 from gitops_kd.drift.policy import ALERT_ONLY, POLICY_ANNOTATION, REVERT, DriftPolicy, filter_plan
 from gitops_kd.drift.rules import DEFAULT_IGNORE, IgnoreRules, RulesError
 from gitops_kd.drift.tracker import DriftTracker, Transitions
 
 __all__ = [
-    "ALERT_ONLY", "DEFAULT_IGNORE", "DRIFT_DETECTED", "DRIFT_RESOLVED", "DRIFT_REVERTED", "KDAPP", "KDCLUSTER",
+    "ALERT_ONLY", "DEFAULT_IGNORE", "DRIFT_DETECTED", "DRIFT_RESOLVED", "DRIFT_REVERTED",
     "POLICY_ANNOTATION", "REVERT", "SERVICE", "STATEFULSET", "Drift", "DriftAlerter", "DriftGuard", "DriftPolicy",
     "DriftTracker", "FieldChange", "IgnoreRules", "RulesError", "Transitions", "detect",
     "filter_plan", "payload", "upgrade_in_progress",

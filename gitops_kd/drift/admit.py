@@ -23,21 +23,21 @@ from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest
 from gitops_kd.diff.transition import transition
 from gitops_kd.drift import paths
 from gitops_kd.drift.compare import missing_or_changed_stored
-from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET
+from gitops_kd.drift.detect import UPDATE_STRATEGY
+from gitops_kd.drift.model import SERVICE, STATEFULSET
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.kd import layout
+from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.observe.model import ON_DELETE, ObservedState
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.state import DesiredState
 
-Key = tuple[str, str]
-UPDATE_STRATEGY = "spec.updateStrategy.type"
 # kube-controller-manager's garbage collector (with and without --use-service-account-credentials): its DELETE of
 # a StatefulSet or Service follows the deletion of the owning KDCluster, which admission already judged
 GARBAGE_COLLECTORS = frozenset({"system:serviceaccount:kube-system:generic-garbage-collector",
                                 "system:kube-controller-manager"})
-KINDS = {"StatefulSet": STATEFULSET, "Service": SERVICE, layout.KDAPP_KIND: KDAPP, layout.KDCLUSTER_KIND: KDCLUSTER}
+KINDS = {"StatefulSet": STATEFULSET, "Service": SERVICE, layout.KDAPP_KIND: KDAPP_KIND, layout.KDCLUSTER_KIND: KDCLUSTER_KIND}
 
 
 @dataclass(frozen=True)
@@ -150,15 +150,15 @@ def _owned_changes(kind: str, namespace: str, name: str, operation: str, new: Ma
                    old: Mapping[str, Any], desired: DesiredState, observed: ObservedState | None,
                    rules: IgnoreRules) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """(owned fields this request changes away from Git, the Git files of the object) or None (not managed)."""
-    if kind in (KDAPP, KDCLUSTER):
+    if kind in (KDAPP_KIND, KDCLUSTER_KIND):
         key = (namespace, name)
-        spec = desired.apps.get(key) if kind == KDAPP else desired.clusters.get(key)
+        spec = desired.apps.get(key) if kind == KDAPP_KIND else desired.clusters.get(key)
         if spec is None:
             return None
         files = (spec.source,)
         if operation == "DELETE":
             return ("the object",), files
-        manifest = app_manifest(spec, key) if kind == KDAPP else cluster_manifest(spec, key)  # type: ignore[arg-type]
+        manifest = app_manifest(spec, key) if kind == KDAPP_KIND else cluster_manifest(spec, key)  # type: ignore[arg-type]
         meta = manifest.get("metadata") or {}
         wanted = {"spec": manifest.get("spec") or {},
                   "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}

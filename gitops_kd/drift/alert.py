@@ -22,11 +22,11 @@ from typing import Any, Protocol
 from gitops_kd.drift.model import Drift, ObjectKey, object_ref
 from gitops_kd.drift.policy import REVERT, DriftPolicy
 from gitops_kd.drift.tracker import DriftTracker, Occurrence, Transitions
+from kubeplumb.names import NORMAL, WARNING
 
 log = logging.getLogger(__name__)
 
 DRIFT_DETECTED, DRIFT_REVERTED, DRIFT_RESOLVED = "DriftDetected", "DriftReverted", "DriftResolved"
-WARNING, NORMAL = "Warning", "Normal"
 DETECTED, RESOLVED = "detected", "resolved"
 
 

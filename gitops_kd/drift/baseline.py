@@ -17,9 +17,7 @@ from gitops_kd import __version__
 from gitops_kd.diff.engine import app_for, manifests_digest
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.spec.model import compact_json
-from gitops_kd.spec.state import DesiredState
-
-Key = tuple[str, str]
+from gitops_kd.spec.state import DesiredState, Key
 
 
 def digest(desired: DesiredState, observed: ObservedState, key: Key) -> str | None:

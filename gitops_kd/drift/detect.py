@@ -16,26 +16,25 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gitops_kd.constants import APPLIED_ANNOTATION, PHASE_DOWNGRADING, PHASE_STALLED, PHASE_UPGRADING, UPGRADE_ANNOTATION
+from gitops_kd.constants import ACTIVE_PHASES, APPLIED_ANNOTATION, UPGRADE_ANNOTATION
 from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest, kept_by_server, users_of
 from gitops_kd.diff.transition import transition
 from gitops_kd.drift import paths
 from gitops_kd.drift.compare import missing_or_changed, missing_or_changed_stored
-from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, Drift, FieldChange
+from gitops_kd.drift.model import SERVICE, STATEFULSET, Drift, FieldChange
 from gitops_kd.drift.rules import IgnoreRules
+from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedState
 from gitops_kd.plan.held import spec_changed
 from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.model import KDApp, KDCluster
-from gitops_kd.spec.state import DesiredState
+from gitops_kd.spec.state import DesiredState, Key
 
-Key = tuple[str, str]
 InProgress = Callable[[Key], bool]
 TEMPLATE = "spec.template"
 UPDATE_STRATEGY = "spec.updateStrategy.type"
-_UPGRADING = (PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED)
 
 
 def upgrade_in_progress(desired: DesiredState, observed: ObservedState, key: Key) -> bool:
@@ -53,7 +52,7 @@ def upgrade_in_progress(desired: DesiredState, observed: ObservedState, key: Key
     rollout = live.rollout
     if rollout is None or rollout.target_version != target:
         return True
-    return rollout.phase in _UPGRADING or rollout.app_version != target
+    return rollout.phase in ACTIVE_PHASES or rollout.app_version != target
 
 
 def detect(desired: DesiredState, observed: ObservedState, *, rules: IgnoreRules | None = None,
@@ -76,7 +75,7 @@ def detect(desired: DesiredState, observed: ObservedState, *, rules: IgnoreRules
             converging.add(key)
             continue
         cluster = desired.clusters[key]
-        drifts += _object(KDCLUSTER, key[0], key[1], key[1], desired.commit, rules,
+        drifts += _object(KDCLUSTER_KIND, key[0], key[1], key[1], desired.commit, rules,
                           _metadata_and_spec(live.raw, cluster_manifest(cluster, key)), live.raw)
         found = app_for(desired, key, cluster)
         if found is None:
@@ -99,7 +98,7 @@ def detect(desired: DesiredState, observed: ObservedState, *, rules: IgnoreRules
         stray = ((live_app.raw.get("metadata") or {}).get("annotations") or {}).get(UPGRADE_ANNOTATION)
         if app.upgrade is None and stray is not None:  # Git has no stanza: the planner removes it
             changes.append(FieldChange(f"metadata.annotations[{UPGRADE_ANNOTATION}]", None, stray))
-        drifts += _object(KDAPP, app_key[0], app_key[1], None, desired.commit, rules, changes, live_app.raw)
+        drifts += _object(KDAPP_KIND, app_key[0], app_key[1], None, desired.commit, rules, changes, live_app.raw)
     return sorted(drifts, key=lambda d: d.key)
 
 

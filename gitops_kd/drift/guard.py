@@ -24,17 +24,17 @@ from gitops_kd.diff.engine import users_of
 from gitops_kd.drift import baseline
 from gitops_kd.drift.alert import DriftAlerter
 from gitops_kd.drift.detect import detect, upgrade_in_progress
-from gitops_kd.drift.model import KDAPP, Drift, ObjectKey
+from gitops_kd.drift.model import Drift, ObjectKey
 from gitops_kd.drift.policy import REVERT, DriftPolicy, filter_plan
 from gitops_kd.drift.rules import IgnoreRules
+from gitops_kd.kd.layout import KDAPP_KIND
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.plan.actions import ApplyApp, Plan, RecordInSync, waits_last
 from gitops_kd.plan.planner import plan
-from gitops_kd.spec.state import DesiredState
+from gitops_kd.spec.state import DesiredState, Key
 
 log = logging.getLogger(__name__)
 
-Key = tuple[str, str]
 Planner = Callable[..., Plan]
 
 
@@ -138,7 +138,7 @@ class DriftGuard:
         out: list[ObjectKey] = []
         for key, occ in list(self.alerter.tracker.open.items()):
             d = occ.drift
-            if d.kind == KDAPP:
+            if d.kind == KDAPP_KIND:
                 app = (d.namespace, d.name)
                 looked = app in desired.apps and not app_busy(app) if partial else \
                     app not in desired.apps or not app_busy(app)

@@ -14,16 +14,15 @@ from typing import Any
 
 from gitops_kd.constants import POLICY_ANNOTATION
 from gitops_kd.diff.engine import app_for
-from gitops_kd.drift.model import KDAPP, Drift
+from gitops_kd.drift.model import Drift
+from gitops_kd.kd.layout import KDAPP_KIND
 from gitops_kd.plan.actions import ApplyApp, Plan, Wait
-from gitops_kd.spec.state import DesiredState
+from gitops_kd.spec.state import DesiredState, Key
 
 log = logging.getLogger(__name__)
 
 REVERT, ALERT_ONLY = "revert", "alert-only"
 MODES = (REVERT, ALERT_ONLY)
-
-Key = tuple[str, str]
 
 
 def check_mode(value: Any, where: str) -> str:
@@ -60,7 +59,7 @@ class DriftPolicy:
 
     def mode(self, drift: Drift) -> str:
         """The mode for a drifted object."""
-        if drift.kind == KDAPP:
+        if drift.kind == KDAPP_KIND:
             return self.apps.get((drift.namespace, drift.name), self.default)
         key = drift.cluster_key
         return self.clusters.get(key, self.default) if key is not None else self.default
@@ -96,7 +95,7 @@ def filter_plan(plan: Plan, drifts: Iterable[Drift], policy: DriftPolicy) -> Pla
     for d in drifts:
         if policy.mode(d) != ALERT_ONLY:
             continue
-        if d.kind == KDAPP:
+        if d.kind == KDAPP_KIND:
             frozen_apps.add((d.namespace, d.name))
         elif d.cluster_key is not None:
             frozen_clusters.add(d.cluster_key)

@@ -27,7 +27,8 @@ from typing import Any
 import yaml
 
 from gitops_kd.drift import paths
-from gitops_kd.drift.model import KDAPP, KDCLUSTER, KINDS, SERVICE, STATEFULSET
+from gitops_kd.drift.model import KINDS, SERVICE, STATEFULSET
+from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 
 ANY_KIND = "*"
 REGEX_PREFIX = "regex:"
@@ -48,8 +49,8 @@ DEFAULT_IGNORE: Mapping[str, tuple[str, ...]] = {
     # The apiserver defaults these (clusterIP allocation, targetPort = port, protocol TCP).
     SERVICE: ("spec.clusterIP", "spec.clusterIPs", "spec.ports[*].targetPort", "spec.ports[*].protocol",
               "spec.ports[*].nodePort", "spec.ipFamilies", "spec.ipFamilyPolicy", "spec.internalTrafficPolicy"),
-    KDAPP: ("metadata.annotations[kubedirector.hpe.com/*]",),
-    KDCLUSTER: ("metadata.annotations[kubedirector.hpe.com/*]", "spec.roles[*].podLabels[kubedirector.hpe.com/*]"),
+    KDAPP_KIND: ("metadata.annotations[kubedirector.hpe.com/*]",),
+    KDCLUSTER_KIND: ("metadata.annotations[kubedirector.hpe.com/*]", "spec.roles[*].podLabels[kubedirector.hpe.com/*]"),
 }
 
 

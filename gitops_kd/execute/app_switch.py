@@ -9,16 +9,17 @@ from collections.abc import Callable
 
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.constants import APPLIED_ANNOTATION
+from gitops_kd.constants import APPLIED_ANNOTATION, STALL_APPLY_FAILED
 from gitops_kd.execute.apply import REFUSED, REFUSED_RETRY_SECONDS
-from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
+from gitops_kd.execute.context import ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.kd.app_switch import UPGRADABLE
-from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
-from gitops_kd.kube.rest import message_of
+from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDAPP_PLURAL, KDCLUSTER_KIND, KDCLUSTER_PLURAL
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import MarkUpgradable, SwitchApp
 from gitops_kd.status import events as ev
+from kubeplumb.names import WARNING
+from kubeplumb.rest import message_of
 
 log = logging.getLogger(__name__)
 
@@ -31,37 +32,37 @@ def _refusable(ctx: ExecContext, kind: str, namespace: str, name: str, descripti
         if exc.status not in REFUSED:
             raise
         said = f"KubeDirector refused it ({exc.status}): {message_of(exc) or exc.reason}"
-        ctx.events.record_ref(KD_API, kind, namespace, name, ev.APPLY_FAILED, said, type_=ev.WARNING)
+        ctx.events.record_ref(API_VERSION, kind, namespace, name, STALL_APPLY_FAILED, said, type_=WARNING)
         log.error("%s: %s", description, said)
         return Outcome(description, False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
 
 
 def mark_upgradable(ctx: ExecContext, action: MarkUpgradable) -> Outcome:
     def call() -> Outcome:
-        app = ctx.rest.get(KD_API, KDAPPS, action.namespace, action.app)
+        app = ctx.rest.get(API_VERSION, KDAPP_PLURAL, action.namespace, action.app)
         if (app.get("spec") or {}).get(UPGRADABLE) is True:
             return Outcome(action.describe(), False, "already upgradable")
         app["spec"] = {**(app.get("spec") or {}), UPGRADABLE: True}  # an update (deploy/ RBAC), guarded by its rv
-        patched = ctx.rest.replace(KD_API, KDAPPS, action.namespace, action.app, app)
+        patched = ctx.rest.replace(API_VERSION, KDAPP_PLURAL, action.namespace, action.app, app)
         return Outcome(action.describe(), True, "spec.upgradable set",
-                       expect=(Expectation(KDAPPS, action.namespace, action.app, rv(patched)),))
+                       expect=(Expectation(KDAPP_PLURAL, action.namespace, action.app, rv(patched)),))
     return _refusable(ctx, KDAPP_KIND, action.namespace, action.app, action.describe(), call)
 
 
 def switch_app(ctx: ExecContext, action: SwitchApp) -> Outcome:
     def call() -> Outcome:
-        live = ctx.rest.get(KD_API, KDCLUSTERS, action.namespace, action.cluster)
+        live = ctx.rest.get(API_VERSION, KDCLUSTER_PLURAL, action.namespace, action.cluster)
         if (live.get("spec") or {}).get("app") == action.app:
             return Outcome(action.describe(), False, f"already at app {action.app}")
         meta = live.setdefault("metadata", {})
         if action.digest:
             meta["annotations"] = {**(meta.get("annotations") or {}), APPLIED_ANNOTATION: action.digest}
         live["spec"] = {**live["spec"], "app": action.app}  # the app alone (the branch refuses more), its rv kept
-        patched = ctx.rest.replace(KD_API, KDCLUSTERS, action.namespace, action.cluster, live)
+        patched = ctx.rest.replace(API_VERSION, KDCLUSTER_PLURAL, action.namespace, action.cluster, live)
         ctx.event_on_cluster(action.namespace, action.cluster, ev.APP_SWITCHED,
                              f"spec.app {action.previous} -> {action.app} (KubeDirector's live-app-upgrade path)")
         return Outcome(action.describe(), True, f"spec.app switched to {action.app}",
-                       expect=(Expectation(KDCLUSTERS, action.namespace, action.cluster, rv(patched)),))
+                       expect=(Expectation(KDCLUSTER_PLURAL, action.namespace, action.cluster, rv(patched)),))
     return _refusable(ctx, KDCLUSTER_KIND, action.namespace, action.cluster, action.describe(), call)
 
 

@@ -17,19 +17,21 @@ from gitops_kd.constants import (
     FAILURE_RETRY_CAP,
     OWNED_PREFIX,  # labels/annotations gitops-kd owns follow Git exactly; others are kept
     STALL_AFTER_FAILURES,
+    STALL_APPLY_FAILED,
 )
 from gitops_kd.diff.engine import spec_digest
 from gitops_kd.execute import apply_failures as failures
 from gitops_kd.execute import server_kept, storage_class
-from gitops_kd.execute.context import KD_API, KDAPPS, KDCLUSTERS, ExecContext, rv
+from gitops_kd.execute.context import ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.execute.repeat import retry_after
-from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
+from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDAPP_PLURAL, KDCLUSTER_KIND, KDCLUSTER_PLURAL
 from gitops_kd.kd.normalize import stored_spec, with_kd_filled
-from gitops_kd.kube.rest import message_of
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import ApplyApp, ApplyCluster, Prune
 from gitops_kd.status import events as ev
+from kubeplumb.names import WARNING
+from kubeplumb.rest import message_of
 
 log = logging.getLogger(__name__)
 REFUSED = (400, 403, 422)  # the server (or an admission webhook) said no: retrying at once will not help
@@ -45,11 +47,11 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
     """Create, or replace spec + gitops-kd's labels/annotations (a no-op when the live object has them)."""
     meta = body.setdefault("metadata", {})
     meta["namespace"], meta["name"] = namespace, name
-    live = None if force_create else ctx.rest.get_or_none(KD_API, plural, namespace, name)
+    live = None if force_create else ctx.rest.get_or_none(API_VERSION, plural, namespace, name)
     if live is None and force_create:
-        live = ctx.rest.get_or_none(KD_API, plural, namespace, name)
+        live = ctx.rest.get_or_none(API_VERSION, plural, namespace, name)
     if live is None:
-        created = ctx.rest.create(KD_API, plural, namespace, body)
+        created = ctx.rest.create(API_VERSION, plural, namespace, body)
         return (Outcome(description, True, f"created {plural} {namespace}/{name}",
                         expect=(Expectation(plural, namespace, name, rv(created)),)), created)
     new_meta = dict(live.get("metadata") or {})
@@ -69,7 +71,7 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
     new["metadata"] = new_meta
     if "status" in live:
         new["status"] = live["status"]
-    updated = ctx.rest.replace(KD_API, plural, namespace, name, new)
+    updated = ctx.rest.replace(API_VERSION, plural, namespace, name, new)
     if rv(updated) == rv(live):  # the server (after KubeDirector's webhook) stored nothing new: a no-op
         return Outcome(description, False, f"{plural} {namespace}/{name} unchanged by the server"), updated
     return (Outcome(description, True, f"updated {plural} {namespace}/{name}",
@@ -85,7 +87,7 @@ def _refusable(ctx: ExecContext, kind: str, namespace: str, name: str, descripti
         if exc.status not in REFUSED:
             raise
         said = _say(kind, exc.status, message_of(exc) or str(exc.reason or f"HTTP {exc.status}"))
-        ctx.events.record_ref(KD_API, kind, namespace, name, reason, said, type_=ev.WARNING)
+        ctx.events.record_ref(API_VERSION, kind, namespace, name, reason, said, type_=WARNING)
         log.error("%s: %s", description, said)
         return Outcome(description, False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
 
@@ -119,7 +121,7 @@ def _counted(ctx: ExecContext, kind: str, namespace: str, name: str, description
         expect = failures.succeeded(ctx, write, counted)
         return replace(outcome, expect=outcome.expect + expect) if expect else outcome
     said = _say(kind, code, message)
-    ctx.events.record_ref(KD_API, kind, namespace, name, ev.APPLY_FAILED, said, type_=ev.WARNING)
+    ctx.events.record_ref(API_VERSION, kind, namespace, name, STALL_APPLY_FAILED, said, type_=WARNING)
     log.error("%s: %s", description, said)
     in_row, expect = failures.failed(ctx, write, rollouts, code, message, said)
     short = f"{'refused by' if failures.refused(code) else 'failed at'} the API server ({code or 'timeout'}): {message}"
@@ -148,8 +150,8 @@ def prune(ctx: ExecContext, action: Prune) -> Outcome:
 
 
 def _apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
-    outcome, obj = _apply(ctx, KDAPPS, action.namespace, action.name, action.body, action.describe())
-    outcome = replace(outcome, message=outcome.message + server_kept.guard(ctx, KDAPPS, obj, action.body))
+    outcome, obj = _apply(ctx, KDAPP_PLURAL, action.namespace, action.name, action.body, action.describe())
+    outcome = replace(outcome, message=outcome.message + server_kept.guard(ctx, KDAPP_PLURAL, obj, action.body))
     if obj is not None and outcome.changed:
         ctx.events.record(obj, ev.APPLIED, f"KubeDirectorApp {action.name} applied"
                           + (f" at version {action.version}" if action.version else ""))
@@ -157,16 +159,16 @@ def _apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
 
 
 def _apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
-    if ctx.rest.get_or_none(KD_API, KDCLUSTERS, action.namespace, action.name) is None:
+    if ctx.rest.get_or_none(API_VERSION, KDCLUSTER_PLURAL, action.namespace, action.name) is None:
         reason = storage_class.refusal(ctx, action.body)
         if reason is not None:  # KubeDirector would refuse the create: say why, write nothing
             said = f"not created: KubeDirector would refuse it: {reason}"
-            ctx.events.record_ref(KD_API, KDCLUSTER_KIND, action.namespace, action.name, ev.APPLY_FAILED, said,
-                                  type_=ev.WARNING)
+            ctx.events.record_ref(API_VERSION, KDCLUSTER_KIND, action.namespace, action.name, STALL_APPLY_FAILED, said,
+                                  type_=WARNING)
             log.error("%s: %s", action.describe(), said)
             return Outcome(action.describe(), False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
-    outcome, obj = _apply(ctx, KDCLUSTERS, action.namespace, action.name, action.body, action.describe())
-    outcome = replace(outcome, message=outcome.message + server_kept.guard(ctx, KDCLUSTERS, obj, action.body))
+    outcome, obj = _apply(ctx, KDCLUSTER_PLURAL, action.namespace, action.name, action.body, action.describe())
+    outcome = replace(outcome, message=outcome.message + server_kept.guard(ctx, KDCLUSTER_PLURAL, obj, action.body))
     if obj is not None and outcome.changed:
         ctx.events.record(obj, ev.APPLIED, outcome.message)
     return outcome
@@ -175,13 +177,13 @@ def _apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
 def _prune(ctx: ExecContext, action: Prune) -> Outcome:
     """Delete with a uid precondition (background propagation: KubeDirector and the garbage collector remove
     what the object owns); 404 (gone) and 409 (another object of that name now) count as done."""
-    plural = KDCLUSTERS if action.kind == KDCLUSTER_KIND else KDAPPS
+    plural = KDCLUSTER_PLURAL if action.kind == KDCLUSTER_KIND else KDAPP_PLURAL
     gone = (Expectation(plural, action.namespace, action.name, gone_uid=action.uid),)
-    live = ctx.rest.get_or_none(KD_API, plural, action.namespace, action.name)
+    live = ctx.rest.get_or_none(API_VERSION, plural, action.namespace, action.name)
     if live is None or (live.get("metadata") or {}).get("uid") != action.uid:
         return Outcome(action.describe(), False, "already gone", expect=gone)
     try:
-        answer = ctx.rest.delete(KD_API, plural, action.namespace, action.name, uid=action.uid,
+        answer = ctx.rest.delete(API_VERSION, plural, action.namespace, action.name, uid=action.uid,
                                  propagation_policy="Background")
     except ApiException as exc:
         if exc.status in (404, 409):

@@ -8,6 +8,7 @@ from typing import Any
 
 from gitops_kd.constants import (
     APPLY_FAILURE_FIELD,
+    PHASE_STALLED,
     ROLLOUT_PLURAL,
     STALL_AFTER_FAILURES,
     STALL_APPLY_FAILED,
@@ -66,7 +67,7 @@ def failed(ctx: ExecContext, write: Write, rollouts: tuple[tuple[str, str], ...]
         record = write.record(count, code, message)
         if count >= STALL_AFTER_FAILURES and rs.apply_stalled(status) and same:
             continue  # stalled by this very write already: the status says it all
-        if count >= STALL_AFTER_FAILURES and status.get("phase") != rs.STALLED:
+        if count >= STALL_AFTER_FAILURES and status.get("phase") != PHASE_STALLED:
             reason = STALL_APPLY_REFUSED if refused(code) else STALL_APPLY_FAILED
             text = f"{write.description} failed {count} times in a row; last: {said}"
             written = stall_rollout(ctx, namespace, cluster, obj, reason, text,

@@ -5,17 +5,18 @@ from __future__ import annotations
 import logging
 
 from gitops_kd.constants import BREAK_GLASS_ANNOTATION
-from gitops_kd.drift.model import API_VERSIONS, KDCLUSTER, SERVICE, STATEFULSET
+from gitops_kd.drift.model import API_VERSIONS, SERVICE, STATEFULSET
 from gitops_kd.execute.context import ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
-from gitops_kd.kd.layout import KDCLUSTER_PLURAL
+from gitops_kd.kd.layout import KDCLUSTER_KIND, KDCLUSTER_PLURAL
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import ClearBreakGlass
 from gitops_kd.status import events as ev
+from kubeplumb.names import WARNING
 
 log = logging.getLogger(__name__)
 
-PLURALS = {KDCLUSTER: KDCLUSTER_PLURAL, STATEFULSET: "statefulsets", SERVICE: "services"}
+PLURALS = {KDCLUSTER_KIND: KDCLUSTER_PLURAL, STATEFULSET: "statefulsets", SERVICE: "services"}
 
 
 def clear_break_glass(ctx: ExecContext, a: ClearBreakGlass) -> Outcome:
@@ -32,6 +33,6 @@ def clear_break_glass(ctx: ExecContext, a: ClearBreakGlass) -> Outcome:
                f"{a.name}: a break-glass counts for the request that set it (audited then), it is no standing "
                "marker")
     log.warning("%s", message)
-    ctx.events.record(patched, ev.BREAK_GLASS_CLEARED, message, type_=ev.WARNING)
+    ctx.events.record(patched, ev.BREAK_GLASS_CLEARED, message, type_=WARNING)
     return Outcome(a.describe(), True, "break-glass annotation removed",
                    expect=(Expectation(plural, a.namespace, a.name, rv(patched)),))

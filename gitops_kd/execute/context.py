@@ -12,14 +12,8 @@ from kubernetes.client.exceptions import ApiException
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.podexec import PodExec
-from gitops_kd.kd.layout import API_VERSION, KDAPP_PLURAL, KDCLUSTER_PLURAL
-from gitops_kd.kube.rest import RestClient
-
-KD_API = API_VERSION
-KDCLUSTERS, KDAPPS = KDCLUSTER_PLURAL, KDAPP_PLURAL
-ROLLOUT_API = ROLLOUT_API_VERSION
-ROLLOUTS = ROLLOUT_PLURAL
-APP_CONTAINER = "app"
+from gitops_kd.kd.layout import API_VERSION, KDCLUSTER_PLURAL
+from kubeplumb.rest import RestClient
 
 
 @dataclass
@@ -31,11 +25,11 @@ class ExecContext:
 
     def cluster(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The live KDCluster, or None."""
-        return self.rest.get_or_none(KD_API, KDCLUSTERS, namespace, name)
+        return self.rest.get_or_none(API_VERSION, KDCLUSTER_PLURAL, namespace, name)
 
     def rollout(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The live KDRollout, or None."""
-        return self.rest.get_or_none(ROLLOUT_API, ROLLOUTS, namespace, name)
+        return self.rest.get_or_none(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, namespace, name)
 
     def event_on_cluster(self, namespace: str, name: str, reason: str, message: str, *, warning: bool = False) -> None:
         """An Event on the KDCluster (by reference when it cannot be read)."""
@@ -45,7 +39,7 @@ class ExecContext:
         except ApiException:
             obj = None
         if obj is None:
-            self.events.record_ref(KD_API, "KubeDirectorCluster", namespace, name, reason, message, type_=type_)
+            self.events.record_ref(API_VERSION, "KubeDirectorCluster", namespace, name, reason, message, type_=type_)
         else:
             self.events.record(obj, reason, message, type_=type_)
 
@@ -54,12 +48,12 @@ class ExecContext:
         """Merge-patch the KDRollout's status subresource, on condition that the object is still at
         resourceVersion ``rv`` (the one the caller read): a write based on a stale read, such as a deposed
         leader's, fails with 409 Conflict instead of overwriting newer progress."""
-        return self.rest.patch(ROLLOUT_API, ROLLOUTS, namespace, name, _guarded("status", patch, rv),
+        return self.rest.patch(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, namespace, name, _guarded("status", patch, rv),
                                subresource="status")
 
     def patch_rollout_spec(self, namespace: str, name: str, spec: dict[str, Any], *, rv: str | None) -> dict[str, Any]:
         """Merge-patch the KDRollout's spec, on the same resourceVersion condition as patch_rollout_status."""
-        return self.rest.patch(ROLLOUT_API, ROLLOUTS, namespace, name, _guarded("spec", spec, rv))
+        return self.rest.patch(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, namespace, name, _guarded("spec", spec, rv))
 
 
 def _guarded(part: str, patch: dict[str, Any], rv: str | None) -> dict[str, Any]:

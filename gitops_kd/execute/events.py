@@ -8,8 +8,9 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.kube.rest import RestClient
-from gitops_kd.status.events import NORMAL, event_body, involved
+from gitops_kd.status.events import event_body, involved
+from kubeplumb.names import NORMAL
+from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 

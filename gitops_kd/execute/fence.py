@@ -8,7 +8,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from gitops_kd.execute.podexec import ExecResult, PodExec
-from gitops_kd.kube.rest import JSON, RestClient
+from kubeplumb.rest import JSON, RestClient
 
 Fence = Callable[[], bool]  # True while this replica may act (leader with a renewal within the renew deadline)
 

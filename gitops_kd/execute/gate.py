@@ -7,8 +7,9 @@ import shlex
 from typing import Any
 
 from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL
-from gitops_kd.execute.context import APP_CONTAINER, ExecContext, rv
+from gitops_kd.execute.context import ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
+from gitops_kd.kd.layout import APP_CONTAINER
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import CheckGate
 from gitops_kd.spec.upgrade import HttpGet

@@ -7,6 +7,7 @@ from gitops_kd.execute.outcome import Outcome
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import RestoreLabels
 from gitops_kd.status import events as ev
+from kubeplumb.names import WARNING
 
 
 def restore_labels(ctx: ExecContext, a: RestoreLabels) -> Outcome:
@@ -24,6 +25,6 @@ def restore_labels(ctx: ExecContext, a: RestoreLabels) -> Outcome:
     ctx.events.record(patched, ev.LABELS_RESTORED,
                       f"KubeDirector's labels put back ({was} -> {', '.join(f'{k}={v}' for k, v in a.labels)}): "
                       f"they were removed or changed out of band on this StatefulSet of cluster {a.cluster}, "
-                      f"role {a.role}", type_=ev.WARNING)
+                      f"role {a.role}", type_=WARNING)
     return Outcome(a.describe(), True, "labels restored",
                    expect=(Expectation("statefulsets", a.namespace, a.statefulset, rv(patched)),))

@@ -10,14 +10,17 @@ from gitops_kd.constants import (
     ACTIVE_PHASES,
     MANAGED_BY_LABEL,
     MANAGER,
+    PHASE_STALLED,
     REQUEUE_NOT_CACHED,
+    ROLLOUT_API_VERSION,
     ROLLOUT_IMAGES_FIELD,
     ROLLOUT_KIND,
+    ROLLOUT_PLURAL,
 )
-from gitops_kd.execute.context import KD_API, ROLLOUT_API, ROLLOUTS, ExecContext, generation, rv
+from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.history.entries import attempt_of
-from gitops_kd.kd.layout import CLUSTER_LABEL, KDCLUSTER_KIND, ROLE_LABEL
+from gitops_kd.kd.layout import API_VERSION, CLUSTER_LABEL, KDCLUSTER_KIND, ROLE_LABEL
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import (
     ADOPT,
@@ -40,7 +43,7 @@ log = logging.getLogger(__name__)
 
 def _expect(obj: dict[str, Any]) -> tuple[Expectation, ...]:
     meta = obj.get("metadata") or {}
-    return (Expectation(ROLLOUTS, meta.get("namespace", ""), meta.get("name", ""), rv(obj)),)
+    return (Expectation(ROLLOUT_PLURAL, meta.get("namespace", ""), meta.get("name", ""), rv(obj)),)
 
 
 def _create(ctx: ExecContext, a: EnsureRollout) -> dict[str, Any]:
@@ -48,10 +51,10 @@ def _create(ctx: ExecContext, a: EnsureRollout) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": a.cluster, "namespace": a.namespace,
                             "labels": {CLUSTER_LABEL: a.cluster, MANAGED_BY_LABEL: MANAGER}}
     if uid:
-        meta["ownerReferences"] = [{"apiVersion": KD_API, "kind": KDCLUSTER_KIND, "name": a.cluster,
+        meta["ownerReferences"] = [{"apiVersion": API_VERSION, "kind": KDCLUSTER_KIND, "name": a.cluster,
                                     "uid": uid, "blockOwnerDeletion": False}]
-    body = {"apiVersion": ROLLOUT_API, "kind": ROLLOUT_KIND, "metadata": meta, "spec": _spec(a)}
-    return ctx.rest.create(ROLLOUT_API, ROLLOUTS, a.namespace, body)
+    body = {"apiVersion": ROLLOUT_API_VERSION, "kind": ROLLOUT_KIND, "metadata": meta, "spec": _spec(a)}
+    return ctx.rest.create(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, a.namespace, body)
 
 
 def _spec(a: EnsureRollout) -> dict[str, Any]:
@@ -63,7 +66,7 @@ def _spec(a: EnsureRollout) -> dict[str, Any]:
 
 def _is_retry(status: dict[str, Any], a: EnsureRollout) -> bool:
     """A Stalled attempt to the same target, direction and origin, asked for by a newer commit."""
-    return (status.get("phase") == rs.STALLED and status.get("targetVersion") == a.target_version
+    return (status.get("phase") == PHASE_STALLED and status.get("targetVersion") == a.target_version
             and status.get("commit") != a.commit and status.get("direction") == a.direction
             and status.get("fromVersion") == a.from_version)
 

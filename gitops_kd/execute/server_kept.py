@@ -16,8 +16,9 @@ from typing import Any
 from gitops_kd.constants import APPLIED_ANNOTATION, SERVER_KEPT_ANNOTATION, SERVER_KEPT_FIELDS
 from gitops_kd.diff.engine import applied, kept_marker
 from gitops_kd.drift.compare import missing_or_changed_stored
-from gitops_kd.execute.context import KD_API, ExecContext
-from gitops_kd.status import events as ev
+from gitops_kd.execute.context import ExecContext
+from gitops_kd.kd.layout import API_VERSION
+from kubeplumb.names import WARNING
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +40,11 @@ def guard(ctx: ExecContext, plural: str, stored: dict[str, Any] | None, manifest
         return ""
     meta = stored.get("metadata") or {}
     namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
-    ctx.rest.patch(KD_API, plural, namespace, name, {"metadata": {
+    ctx.rest.patch(API_VERSION, plural, namespace, name, {"metadata": {
         "resourceVersion": meta.get("resourceVersion"),
         "annotations": {SERVER_KEPT_ANNOTATION: kept_marker(digest, stored)}}})
     said = (f"the API server stored {', '.join(fields)} differently from Git (KubeDirector's admission webhook "
             f"or the CRD schema keeps them): not written again for this Git revision")
-    ctx.events.record(stored, SERVER_KEPT_FIELDS, said, type_=ev.WARNING)
+    ctx.events.record(stored, SERVER_KEPT_FIELDS, said, type_=WARNING)
     log.warning("%s %s/%s: %s", stored.get("kind", plural), namespace, name, said)
     return f"; {said}"

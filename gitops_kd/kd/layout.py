@@ -17,7 +17,6 @@ ROLE_LABEL = f"{DOMAIN}/role"
 HEADLESS_LABEL = f"{DOMAIN}/headless"
 APP_PRETTY_NAME_ANNOTATION = f"{DOMAIN}/kdapp-prettyName"
 FINALIZER = f"{DOMAIN}/cleanup"
-POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 REVISION_LABEL = "controller-revision-hash"
 KD_LABELS = (CLUSTER_LABEL, ROLE_LABEL)
 """KubeDirector's labels naming a role object's KDCluster and role (on its StatefulSets, pods and Services)."""

@@ -1,1 +1,1 @@
-"""Kubernetes edge: client construction and thin typed helpers over the official client."""
+"""Kubernetes edge of the controller: leader election on a Lease (the REST client, informer and work queue are kubeplumb's)."""

@@ -40,7 +40,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 

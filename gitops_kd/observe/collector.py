@@ -24,7 +24,6 @@ from gitops_kd.kd.layout import (
     REVISION_LABEL,
     ROLE_LABEL,
 )
-from gitops_kd.kube.informer import Informer, Transform
 from gitops_kd.observe.compact import SharedValues, transform
 from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.index import ClusterIndex, owner_of
@@ -42,20 +41,19 @@ from gitops_kd.observe.model import (
 )
 from gitops_kd.spec.errors import SpecError
 from gitops_kd.spec.upgrade import UpgradeSpec
+from kubeplumb.informer import Informer, Transform
 
 log = logging.getLogger(__name__)
 
-KD_API = API_VERSION
-ROLLOUT_API = ROLLOUT_API_VERSION
 
 # (kind name, api version, plural, label selector)
 KINDS: tuple[tuple[str, str, str, str | None], ...] = (
-    ("apps", KD_API, KDAPP_PLURAL, None),
-    ("clusters", KD_API, KDCLUSTER_PLURAL, None),
+    ("apps", API_VERSION, KDAPP_PLURAL, None),
+    ("clusters", API_VERSION, KDCLUSTER_PLURAL, None),
     ("statefulsets", "apps/v1", "statefulsets", None),  # all: a KDCluster's by ownerReference, its label may be gone
     ("pods", "v1", "pods", CLUSTER_LABEL),
     ("services", "v1", "services", None),
-    ("rollouts", ROLLOUT_API, ROLLOUT_PLURAL, None),
+    ("rollouts", ROLLOUT_API_VERSION, ROLLOUT_PLURAL, None),
 )
 
 ChangeCallback = Callable[[str, tuple[str, str]], None]

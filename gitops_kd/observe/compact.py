@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.kd.layout import APP_CONTAINER
-from gitops_kd.kube.informer import Transform
 from gitops_kd.spec.freeze import FrozenMap, freeze
+from kubeplumb.informer import Transform
 
 POD_STATUS_FIELDS = ("phase", "conditions", "podIP")
 """The Pod status fields kept (read by observe.collector.observed_pod)."""

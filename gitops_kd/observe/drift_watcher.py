@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from gitops_kd.drift.model import KDAPP, KDCLUSTER, SERVICE, STATEFULSET
-from gitops_kd.kd.layout import KD_LABELS
-from gitops_kd.kube.informer import MODIFIED, Informer
+from gitops_kd.drift.model import SERVICE, STATEFULSET
+from gitops_kd.kd.layout import KD_LABELS, KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.observe.index import owner_of
+from kubeplumb.informer import MODIFIED, Informer
 
 if TYPE_CHECKING:
     from gitops_kd.observe.collector import Collector
@@ -31,7 +31,7 @@ Trigger = Callable[[str, tuple[str, str]], None]
 """trigger(kind, key): kind "cluster" (key = the KDCluster) or "app" (key = the KDApp)."""
 
 # Collector informer names -> kinds.
-COLLECTOR_KINDS = {"statefulsets": STATEFULSET, "services": SERVICE, "apps": KDAPP, "clusters": KDCLUSTER}
+COLLECTOR_KINDS = {"statefulsets": STATEFULSET, "services": SERVICE, "apps": KDAPP_KIND, "clusters": KDCLUSTER_KIND}
 
 
 def owned_part(kind: str, obj: Mapping[str, Any]) -> Any:
@@ -50,9 +50,9 @@ def owner_key(kind: str, obj: Mapping[str, Any]) -> tuple[str, tuple[str, str]] 
     """("cluster"|"app", (namespace, name)) for an object, or None when it has no owning cluster."""
     meta = obj.get("metadata") or {}
     ns = str(meta.get("namespace") or "")
-    if kind == KDAPP:
+    if kind == KDAPP_KIND:
         return "app", (ns, str(meta.get("name")))
-    if kind == KDCLUSTER:
+    if kind == KDCLUSTER_KIND:
         return "cluster", (ns, str(meta.get("name")))
     owner = owner_of(obj)
     return ("cluster", owner) if owner is not None else None

@@ -9,7 +9,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.kube.informer import Handler, Informer, Transform
+from kubeplumb.informer import Handler, Informer, Transform
 
 
 class NamespacedInformers:

@@ -17,14 +17,13 @@ from kubernetes.client.exceptions import ApiException
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.health import ClusterHealth, cluster_health
 from gitops_kd.kd import layout
-from gitops_kd.kube.rest import RestClient
+from gitops_kd.spec.state import Key
+from kubeplumb.rest import RestClient
 
-ROLLOUT_API, ROLLOUTS = ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 MEMBER_KINDS = (("statefulsets", "apps/v1", "statefulsets"), ("pods", "v1", "pods"),
                 ("services", "v1", "services"), ("pvcs", "v1", "persistentvolumeclaims"))
 
 Obj = dict[str, Any]
-Key = tuple[str, str]  # (namespace, cluster name)
 
 
 def key_of(obj: Obj) -> Key:
@@ -77,12 +76,12 @@ def fetch(rest: RestClient, namespace: str | None, name: str | None = None, *,
     forbidden: list[str] = []
     selector = f"{layout.CLUSTER_LABEL}={name}" if name else layout.CLUSTER_LABEL
     if name:
-        rollout = rest.get_or_none(ROLLOUT_API, ROLLOUTS, namespace, name)
+        rollout = rest.get_or_none(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, namespace, name)
         rollouts = {key_of(rollout): rollout} if rollout else {}
         found = rest.get_or_none(layout.API_VERSION, layout.KDCLUSTER_PLURAL, namespace, name)
         kdclusters = {key_of(found): found} if found else {}
     else:
-        rollouts = {key_of(o): o for o in rest.list(ROLLOUT_API, ROLLOUTS, namespace).get("items") or []}
+        rollouts = {key_of(o): o for o in rest.list(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, namespace).get("items") or []}
         kdclusters = {key_of(o): o for o in
                       rest.list(layout.API_VERSION, layout.KDCLUSTER_PLURAL, namespace).get("items") or []}
     keys = sorted(set(rollouts) | (set(kdclusters) if name else set()))

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.kd.layout import CLUSTER_LABEL, controller_cluster
-from gitops_kd.kube.informer import DELETED
+from gitops_kd.spec.state import Key
+from kubeplumb.informer import DELETED
 
-Key = tuple[str, str]
 MEMBER_KINDS = ("statefulsets", "pods", "services")
 """Kinds whose objects belong to a KDCluster (owner_of)."""
 

@@ -12,7 +12,7 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.kd.flavour import UNKNOWN, Flavour, flavour_of
 from gitops_kd.kd.layout import API_GROUP, KDAPP_PLURAL, KDCLUSTER_PLURAL
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 
 CRD_API = "apiextensions.k8s.io/v1"
 CRD_PLURAL = "customresourcedefinitions"

@@ -15,11 +15,8 @@ from typing import Any
 
 from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, PHASE_STALLED, ROLLOUT_IMAGES_FIELD
 from gitops_kd.spec.freeze import FrozenMap, freeze
+from gitops_kd.spec.state import Key
 from gitops_kd.spec.upgrade import UpgradeSpec
-
-Key = tuple[str, str]
-"""(namespace, name)."""
-
 
 ON_DELETE = "OnDelete"
 ROLLING_UPDATE = "RollingUpdate"

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.kube.rest import RestClient
-from gitops_kd.status.source import API_VERSION, PLURAL
+from gitops_kd.constants import ROLLOUT_API_VERSION
+from gitops_kd.status.source import PLURAL
 from gitops_kd.status.sync import NamedSource
+from kubeplumb.rest import RestClient
 
 
 def read_sources(rest: RestClient, namespace: str) -> tuple[list[NamedSource], str]:
@@ -15,7 +16,7 @@ def read_sources(rest: RestClient, namespace: str) -> tuple[list[NamedSource], s
     those of `namespace`. Second: a note when none could be read."""
     for where in (None, namespace):
         try:
-            items = rest.list(API_VERSION, PLURAL, where).get("items") or []
+            items = rest.list(ROLLOUT_API_VERSION, PLURAL, where).get("items") or []
         except ApiException as exc:
             if exc.status in (401, 403):
                 continue

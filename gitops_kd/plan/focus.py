@@ -13,9 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, MarkUpgradable, Prune, SwitchApp
-from gitops_kd.spec.state import DesiredState
-
-Key = tuple[str, str]
+from gitops_kd.spec.state import DesiredState, Key
 
 FLEET = "fleet"
 CLUSTER = "cluster"

@@ -76,10 +76,8 @@ from gitops_kd.plan.waves import (
 )
 from gitops_kd.render.compare import template_patch
 from gitops_kd.spec.model import KDApp, KDCluster
-from gitops_kd.spec.state import DesiredState
+from gitops_kd.spec.state import DesiredState, Key
 from gitops_kd.spec.upgrade import order_roles
-
-Key = tuple[str, str]
 
 
 def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_soak_seconds: float = 0.0,

@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 
 from gitops_kd.constants import PHASE_IDLE, SOAK_ANNOTATION
 from gitops_kd.observe.model import ObservedCluster
+from gitops_kd.plan.pods import POLL_SECONDS
 from gitops_kd.spec.model import KDCluster
 
 WAITING_PREFIX = "waiting for "  # status.step of a rollout a wave holds back
-POLL_SECONDS = 5.0
 
 
 def parse_time(text: object) -> datetime | None:

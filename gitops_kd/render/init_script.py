@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-KEEP, DISCARD, MIGRATE, RESTORE = "keep", "discard", "migrate", "restore"
+from gitops_kd.spec.upgrade import DISCARD, KEEP, MIGRATE, RESTORE
+
 ACTIONS = (KEEP, DISCARD, MIGRATE, RESTORE)
 
 ENV_VERSION = "GITOPS_KD_VERSION"

@@ -13,19 +13,10 @@ from typing import Any
 
 from gitops_kd.constants import APP_VERSION_ANNOTATION
 from gitops_kd.kd import layout
-from gitops_kd.render.init_script import (
-    ENV_DIRS,
-    ENV_FROM_VERSION,
-    ENV_VERSION,
-    INIT_SCRIPT,
-    KEEP,
-    STATE_DIR,
-    STATE_MOUNT,
-    dirs_env,
-)
+from gitops_kd.render.init_script import ENV_DIRS, ENV_FROM_VERSION, ENV_VERSION, INIT_SCRIPT, STATE_DIR, STATE_MOUNT, dirs_env
 from gitops_kd.spec.freeze import thaw
 from gitops_kd.spec.model import KDApp, KDCluster
-from gitops_kd.spec.upgrade import PersistRules
+from gitops_kd.spec.upgrade import KEEP, PersistRules
 
 OWNED_ENV_PREFIX = "GITOPS_KD_"
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gitops_kd.diff.engine import app_for
+from gitops_kd.drift.model import STATEFULSET
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.review.livediff import ObjectDiff
 from gitops_kd.spec.state import DesiredState
-
-KIND = "StatefulSet"
 
 
 def missing_statefulsets(desired: DesiredState, observed: ObservedState) -> list[ObjectDiff]:
@@ -28,6 +27,6 @@ def missing_statefulsets(desired: DesiredState, observed: ObservedState) -> list
         for role in cluster.roles:
             if role.id in app.role_ids and role.members_for(app.role(role.id)) and live.statefulset(role.id) is None:
                 name = recorded.get(role.id) or f"{live.name}/{role.id}"
-                out.append(ObjectDiff(KIND, live.namespace, name, create=True,
+                out.append(ObjectDiff(STATEFULSET, live.namespace, name, create=True,
                                       note=f"cluster {live.name}, role {role.id}: missing; KubeDirector creates it"))
     return out

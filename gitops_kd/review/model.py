@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitops_kd.diff.rollback import Rollback
-
-Key = tuple[str, str]
+from gitops_kd.spec.state import Key
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gitops_kd.diff import compare_versions
+from gitops_kd.diff.model import CREATE, DOWNGRADE, UPGRADE
 from gitops_kd.observe.model import ObservedApp
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.upgrade import PersistRules
 
-CREATE, UPGRADE, DOWNGRADE, SAME = "create", "upgrade", "downgrade", "same version"
+SAME = "same version"
 
 
 def _index(rules: Sequence[PersistRules], rule: PersistRules) -> int:

@@ -7,15 +7,15 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from gitops_kd.crds import KDAPP_CRD, KDCLUSTER_CRD, load_crd
-from gitops_kd.schema import unknown_fields, validate
+from kdcrds import KDAPP_CRD, KDCLUSTER_CRD, kubedirector_crd
+from kubeplumb.structural import unknown_fields, validate
 
 _CRD_FILES = {"KubeDirectorApp": KDAPP_CRD, "KubeDirectorCluster": KDCLUSTER_CRD}
 
 
 @lru_cache(maxsize=4)
 def _schema(kind: str) -> dict[str, Any]:
-    crd = load_crd(_CRD_FILES[kind])
+    crd = kubedirector_crd(_CRD_FILES[kind])
     versions = crd["spec"]["versions"]
     version = next((v for v in versions if v.get("storage")), versions[0])
     schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]

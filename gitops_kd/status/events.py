@@ -7,11 +7,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import STALL_APPLY_FAILED, STALL_RECORD_UNTRUSTED
 from gitops_kd.status.conditions import rfc3339
+from kubeplumb.names import NORMAL, WARNING
 
 COMPONENT = "gitops-kd"
-NORMAL, WARNING = "Normal", "Warning"
 
 # Reasons (CamelCase, as Kubernetes reasons are).
 UPGRADE_STARTED = "UpgradeStarted"
@@ -39,14 +38,12 @@ REVERT_PUSHED = "RevertPushed"
 REVERT_FAILED = "RevertFailed"
 APPLIED = "Applied"
 PRUNED = "Pruned"
-APPLY_FAILED = STALL_APPLY_FAILED  # a KDApp / KDCluster write refused or failed (also the stall reason)
 PRUNE_FAILED = "PruneFailed"
 COMMIT_REFUSED = "CommitRefused"
 GIT_CACHE_RECOVERED = "GitCacheRecovered"
 GIT_UNREADABLE = "GitUnreadable"
 RECORD_REWRITTEN = "RecordRewritten"  # the GitOpsKDSource's status was edited out of band: the leader wrote it back
 RECORD_RECREATED = "RecordRecreated"  # the GitOpsKDSource was deleted: the leader created it again
-RECORD_UNTRUSTED = STALL_RECORD_UNTRUSTED  # the record found disagrees with Git or the cluster: nothing is planned
 
 MESSAGE_LIMIT = 1024
 

@@ -8,15 +8,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import ROLLOUT_API_VERSION, STALL_RECORD_UNTRUSTED
+from gitops_kd.constants import STALL_RECORD_UNTRUSTED
 from gitops_kd.status.conditions import mark_ready, mark_reconciling, mark_stalled
+from gitops_kd.status.events import COMMIT_REFUSED, GIT_UNREADABLE
 
-API_VERSION = ROLLOUT_API_VERSION  # the group and version of every gitops-kd kind
 KIND = "GitOpsKDSource"
 PLURAL = "gitopskdsources"
 # kstatus reasons
 SUCCEEDED, PROGRESSING = "Succeeded", "Progressing"
-COMMIT_REFUSED, GIT_UNREADABLE = "CommitRefused", "GitUnreadable"
 SHORT_SHA = 12
 
 # status key of each SourceRecord field (the CRD's names)

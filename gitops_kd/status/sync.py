@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitops_kd.constants import ACTIVE_PHASES
-from gitops_kd.status.source import COMMIT_REFUSED, GIT_UNREADABLE, SHORT_SHA, SourceRecord
+from gitops_kd.status.events import COMMIT_REFUSED, GIT_UNREADABLE
+from gitops_kd.status.source import SHORT_SHA, SourceRecord
 
 SYNCED, OUT_OF_SYNC, REFUSED, SUSPENDED = "Synced", "OutOfSync", "Refused", "Suspended"
 SYNC_STATES = (SYNCED, OUT_OF_SYNC, REFUSED, SUSPENDED)

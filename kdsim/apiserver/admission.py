@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kdsim import defaults, errors, patch, selectors, validation
-from kdsim.apiserver import structural
 from kdsim.apiserver.resources import ResourceType
+from kubeplumb import structural
 
 
 def _cause(v: Any) -> errors.Cause:

@@ -7,9 +7,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kdcrds import kubedirector_crds
 from kdsim.apiserver.objects import ObjectApi
 from kdsim.apiserver.resources import CRD_GROUP, CRD_PLURAL
-from kdsim.crds import kubedirector_crds, live_upgrade_crds
+from kdsim.kubedirector.branch_crds import live_upgrade_crds
 
 log = logging.getLogger(__name__)
 NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")

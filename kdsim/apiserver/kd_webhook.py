@@ -7,7 +7,7 @@ KDApp that KDClusters use (kdsim/kubedirector/app_in_use.py), and an UPDATE of a
 "upgrade" admits every edit: KubeDirector with the relaxed in-use rule the seed's live upgrade proposed.
 "live-app-upgrade" is KubeDirector's live-app-upgrade branch: stock's rules, but a KDApp in use may gain
 `upgradable`, and a KDCluster's `app` may switch under the branch's rules (kdsim/kubedirector/live_upgrade.py);
-its CRDs carry the branch's fields (kdsim/crds live_upgrade_crds) and its controller reacts to a switch.
+its CRDs carry the branch's fields (kdsim/kubedirector/branch_crds.py) and its controller reacts to a switch.
 Its answer carries no code, so the dispatcher answers like kube-apiserver: 400, status Failure, no reason,
 `admission webhook "<name>" denied the request: ...`.
 """

@@ -7,7 +7,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+from kubeplumb.names import SAFE_ALPHABET
 
 
 def now() -> str:
@@ -27,7 +27,7 @@ def new_uid() -> str:
 
 
 def generated_name(prefix: str) -> str:
-    return prefix + "".join(random.choice(_NAME_ALPHABET) for _ in range(5))
+    return prefix + "".join(random.choice(SAFE_ALPHABET) for _ in range(5))
 
 
 def meta(obj: dict[str, Any]) -> dict[str, Any]:

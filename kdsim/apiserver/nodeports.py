@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from kdsim import errors
-from kdsim import fielderrors as fe
+from kubeplumb import fielderrors as fe
 
 FIRST, LAST = 30000, 32767  # --service-node-port-range's default
 NOT_IN_RANGE = f"provided port is not in the valid range. The range of valid ports is {FIRST}-{LAST}"

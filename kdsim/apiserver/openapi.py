@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from kdsim.apiserver import openapi_v2, schemas
+from kdsim.apiserver.discovery import GIT_VERSION
 from kdsim.apiserver.registry import Registry
 from kdsim.apiserver.resources import ResourceType
 
@@ -41,7 +42,6 @@ def group_versions(registry: Registry) -> list[tuple[str, str]]:
     return seen
 
 
-VERSION = "v1.30.4"
 
 
 def _schemas(types: list[ResourceType]) -> dict[str, dict[str, Any]]:
@@ -59,13 +59,13 @@ def gv_document(registry: Registry, group: str, version: str) -> dict[str, Any] 
     paths: dict[str, Any] = {}
     for rt in types:
         paths.update(_paths_for(rt))
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": VERSION}, "paths": paths,
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": GIT_VERSION}, "paths": paths,
             "components": {"schemas": schemas.with_refs(_schemas(types), "#/components/schemas/", wrap=True)}}
 
 
 def v2_document(registry: Registry) -> dict[str, Any]:
     """The Swagger 2.0 document of every served kind (definitions only)."""
-    return openapi_v2.document(schemas.with_refs(_schemas(registry.all()), "#/definitions/", wrap=False), VERSION)
+    return openapi_v2.document(schemas.with_refs(_schemas(registry.all()), "#/definitions/", wrap=False), GIT_VERSION)
 
 
 def _hash(registry: Registry, group: str, version: str) -> str:

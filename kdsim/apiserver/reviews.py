@@ -7,10 +7,10 @@ import copy
 from typing import Any
 
 from kdsim import errors
-from kdsim import fielderrors as fe
 from kdsim.apiserver.meta import now
 from kdsim.apiserver.resources import ResourceType
 from kdsim.apiserver.webhooks import UserInfo
+from kubeplumb import fielderrors as fe
 
 GROUP, AUTHENTICATION = "authorization.k8s.io", "authentication.k8s.io"
 ACCESS, RULES, SELF = "selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews"

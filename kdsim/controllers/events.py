@@ -11,11 +11,10 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from kdsim.client.rest import RestClient
+from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 
-NORMAL, WARNING = "Normal", "Warning"
 
 
 def _now() -> str:

@@ -10,9 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
 
-from kdsim.client.informer import Informer, object_key, split_key
-from kdsim.client.rest import RestClient
-from kdsim.client.workqueue import RequeueAfter, WorkQueue
 from kdsim.kubedirector import live_upgrade, names
 from kdsim.kubedirector import roles as role_ops
 from kdsim.kubedirector import status as st
@@ -23,13 +20,15 @@ from kdsim.kubedirector.render import (
     render_member_service,
     render_statefulset,
 )
+from kubeplumb.informer import Informer, object_key, split_key
+from kubeplumb.rest import RestClient
+from kubeplumb.workqueue import RequeueAfter, WorkQueue
 
 if TYPE_CHECKING:
     from kdsim.cluster import EmbeddedCluster
 
 log = logging.getLogger(__name__)
 
-KD = names.API_VERSION
 SYSTEM_NAMESPACE = "kubedirector"  # where "system" catalog apps live (KD's own namespace)
 SETTLE_POLL_SECONDS = 1.0  # safety-net requeue while members are still changing
 
@@ -70,8 +69,8 @@ class KubeDirectorController:
         self.live_upgrade = live_upgrade  # react to a spec.app switch as KubeDirector's live-app-upgrade branch
         self.system_namespace = system_namespace
         selector = names.CLUSTER_LABEL
-        self.clusters = Informer(api_client, KD, names.KDCLUSTER_PLURAL)
-        self.apps = Informer(api_client, KD, names.KDAPP_PLURAL)
+        self.clusters = Informer(api_client, names.API_VERSION, names.KDCLUSTER_PLURAL)
+        self.apps = Informer(api_client, names.API_VERSION, names.KDAPP_PLURAL)
         self.sets = Informer(api_client, "apps/v1", "statefulsets", label_selector=selector)
         self.pods = Informer(api_client, "v1", "pods", label_selector=selector)
         self.services = Informer(api_client, "v1", "services", label_selector=selector)
@@ -114,7 +113,7 @@ class KubeDirectorController:
     # -- reconcile ---------------------------------------------------------------------------------
     def reconcile(self, key: str) -> None:
         namespace, name = split_key(key)
-        obj = self.rest.get_or_none(KD, names.KDCLUSTER_PLURAL, namespace, name)
+        obj = self.rest.get_or_none(names.API_VERSION, names.KDCLUSTER_PLURAL, namespace, name)
         if obj is None:
             return
         if _meta(obj).get("deletionTimestamp"):
@@ -162,7 +161,7 @@ class KubeDirectorController:
         patch = {"metadata": {"finalizers": finalizers, "resourceVersion": _meta(obj).get("resourceVersion")}}
         log.info("KubeDirectorCluster %s/%s: %s finalizer", _meta(obj).get("namespace"), _meta(obj).get("name"),
                  "adding" if present else "greenlighting for deletion; removing")
-        return self.rest.patch(KD, names.KDCLUSTER_PLURAL, _meta(obj).get("namespace"), _meta(obj)["name"], patch)
+        return self.rest.patch(names.API_VERSION, names.KDCLUSTER_PLURAL, _meta(obj).get("namespace"), _meta(obj)["name"], patch)
 
     def _write_status(self, obj: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> None:
         if st.without_volatile(new) == st.without_volatile(old):
@@ -172,12 +171,12 @@ class KubeDirectorController:
         body = {**obj, "status": new}
         for _ in range(5):
             try:
-                self.rest.replace(KD, names.KDCLUSTER_PLURAL, ns, name, body, subresource="status")
+                self.rest.replace(names.API_VERSION, names.KDCLUSTER_PLURAL, ns, name, body, subresource="status")
                 return
             except ApiException as exc:
                 if exc.status != 409:
                     raise
-                current = self.rest.get_or_none(KD, names.KDCLUSTER_PLURAL, ns, name)
+                current = self.rest.get_or_none(names.API_VERSION, names.KDCLUSTER_PLURAL, ns, name)
                 if current is None or _meta(current).get("deletionTimestamp"):
                     return
                 body = {**current, "status": new}
@@ -190,7 +189,7 @@ class KubeDirectorController:
             return None
         if catalog in (None, names.CATALOG_LOCAL):
             app = self.apps.get(_meta(obj).get("namespace"), app_id) or self.rest.get_or_none(
-                KD, names.KDAPP_PLURAL, _meta(obj).get("namespace"), app_id)
+                names.API_VERSION, names.KDAPP_PLURAL, _meta(obj).get("namespace"), app_id)
             if app is not None or catalog is not None:
                 return app
         return self.apps.get(self.system_namespace, app_id)

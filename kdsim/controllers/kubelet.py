@@ -13,13 +13,14 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from kdsim import images as sim_images
-from kdsim.client.informer import Informer, object_key, split_key
-from kdsim.client.rest import RestClient
-from kdsim.client.workqueue import RequeueAfter, WorkQueue
-from kdsim.controllers.events import NORMAL, EventRecorder
+from kdsim.controllers.events import EventRecorder
 from kdsim.kubelet import sandbox
 from kdsim.kubelet.node import NodeIdentity, node_object
 from kdsim.kubelet.pods import PodRuntime
+from kubeplumb.informer import Informer, object_key, split_key
+from kubeplumb.names import NORMAL
+from kubeplumb.rest import RestClient
+from kubeplumb.workqueue import RequeueAfter, WorkQueue
 
 if TYPE_CHECKING:
     from kdsim.cluster import EmbeddedCluster

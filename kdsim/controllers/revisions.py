@@ -7,9 +7,10 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kubeplumb.names import SAFE_ALPHABET
+
 HASH_LABEL = "controller.kubernetes.io/hash"
 POD_REVISION_LABEL = "controller-revision-hash"
-_SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def revision_data(sts: Mapping[str, Any]) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def _fnv1_32(data: bytes, h: int = 0x811C9DC5) -> int:
 
 def safe_encode(text: str) -> str:
     """Kubernetes' rand.SafeEncodeString: each character mapped into an alphabet without vowels."""
-    return "".join(_SAFE_ALPHABET[ord(c) % len(_SAFE_ALPHABET)] for c in text)
+    return "".join(SAFE_ALPHABET[ord(c) % len(SAFE_ALPHABET)] for c in text)
 
 
 def revision_hash(data: Mapping[str, Any], collision_count: int | None) -> str:

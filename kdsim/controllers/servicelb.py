@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
 
-from kdsim.client.informer import Informer, object_key, split_key
-from kdsim.client.rest import RestClient
-from kdsim.client.workqueue import WorkQueue
+from kubeplumb.informer import Informer, object_key, split_key
+from kubeplumb.rest import RestClient
+from kubeplumb.workqueue import WorkQueue
 
 if TYPE_CHECKING:
     from kdsim.cluster import EmbeddedCluster

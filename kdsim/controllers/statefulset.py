@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
 
-from kdsim.client.informer import Informer, object_key, split_key
-from kdsim.client.rest import RestClient
-from kdsim.client.workqueue import WorkQueue
 from kdsim.controllers import revisions as rev
-from kdsim.controllers.events import NORMAL, WARNING, EventRecorder
+from kdsim.controllers.events import EventRecorder
 from kdsim.controllers.statefulset_plan import Action, plan
+from kubeplumb.informer import Informer, object_key, split_key
+from kubeplumb.names import NORMAL, WARNING
+from kubeplumb.rest import RestClient
+from kubeplumb.workqueue import WorkQueue
 
 if TYPE_CHECKING:
     from kdsim.cluster import EmbeddedCluster

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kdsim.controllers.revisions import POD_REVISION_LABEL, owner_reference, template_of
+from kubeplumb.names import POD_NAME_LABEL
 
-POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 
 

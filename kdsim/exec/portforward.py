@@ -23,6 +23,7 @@ from aiohttp import web
 
 from kdsim import errors
 from kdsim.exec import spdy_conn, upgrade
+from kdsim.exec.channels import STREAM_CREATION_TIMEOUT
 from kdsim.exec.handler import status_response
 
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ log = logging.getLogger(__name__)
 
 PROTOCOLS = ("portforward.k8s.io",)
 TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io"  # client-go's WebSocket tunnelling of the same protocol
-STREAM_CREATION_TIMEOUT = 30.0
 
 
 def sandbox_id(uid: str) -> str:

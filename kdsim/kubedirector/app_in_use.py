@@ -19,7 +19,6 @@ from kdsim.validation.pvc import parse_quantity
 
 APP_IN_USE = ("KubeDirectorApp resource cannot be deleted or modified while referenced by the following "
               "KubeDirectorCluster resources: %s")
-DEFAULT_MAX_LOG_SIZE_DUMP = 256  # shared.DefaultMaxLogSizeDump
 
 _MISSING = object()  # a key absent from the JSON (only SetupPackage tells it apart from null)
 _UNSET, _NULL = ("unset",), ("null",)  # SetupPackage IsSet=false / IsSet and IsNull
@@ -74,7 +73,7 @@ def _fold(spec: dict[str, Any], *, request: bool) -> dict[str, Any]:
     s = copy.deepcopy(spec)
     image, setup = s["defaultImageRepoTag"], s["defaultConfigPackage"]
     persist, events = s["defaultPersistDirs"], s["defaultEventList"]
-    max_log = s["defaultMaxLogSizeDump"] if s["defaultMaxLogSizeDump"] is not None else DEFAULT_MAX_LOG_SIZE_DUMP
+    max_log = s["defaultMaxLogSizeDump"] if s["defaultMaxLogSizeDump"] is not None else names.DEFAULT_MAX_LOG_SIZE_DUMP
     s["defaultImageRepoTag"] = s["defaultPersistDirs"] = s["defaultEventList"] = None
     s["defaultConfigPackage"] = _UNSET
     if not request:

@@ -8,10 +8,6 @@ from typing import Any
 
 from kdsim.kubedirector import names
 
-# KubeDirector's built-in defaults when no KubeDirectorConfig overrides them (pkg/shared/types.go).
-DEFAULT_SERVICE_TYPE = "LoadBalancer"
-DEFAULT_NAMING_SCHEME = names.NAMING_UID
-
 
 class SpecError(ValueError):
     """A KDApp/KDCluster that KubeDirector would refuse; the message names the object, field and reason."""
@@ -206,6 +202,6 @@ def parse_cluster(obj: Mapping[str, Any], app: App) -> Cluster:
     return Cluster(
         name=str(meta.get("name", "")), namespace=namespace, uid=str(meta.get("uid", "")),
         app_id=str(spec.get("app", "")), app_catalog=catalog,
-        service_type=spec.get("serviceType") or DEFAULT_SERVICE_TYPE,
-        naming_scheme=spec.get("namingScheme") or DEFAULT_NAMING_SCHEME, roles=tuple(roles),
+        service_type=spec.get("serviceType") or names.DEFAULT_SERVICE_TYPE,
+        naming_scheme=spec.get("namingScheme") or names.DEFAULT_NAMING_SCHEME, roles=tuple(roles),
         connection_secrets=tuple((spec.get("connections") or {}).get("secrets") or ()))

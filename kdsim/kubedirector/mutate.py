@@ -20,9 +20,6 @@ from typing import Any
 
 from kdsim.kubedirector import names
 
-DEFAULT_MAX_LOG_SIZE_DUMP = 256  # pkg/shared/types.go DefaultMaxLogSizeDump
-DEFAULT_SERVICE_TYPE = "LoadBalancer"  # pkg/shared/types.go DefaultServiceType
-DEFAULT_NAMING_SCHEME = names.NAMING_UID  # pkg/shared/types.go DefaultNamingScheme
 # pkg/validator/types.go noDefaultStorageClass / badDefaultStorageClass
 NO_DEFAULT_STORAGE_CLASS = ("storageClassName is not specified for one or more roles, and no default storage class "
                             "is available.")
@@ -63,7 +60,7 @@ def app_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
     events = out.pop("defaultEventList", None)
     max_log = out.pop("defaultMaxLogSizeDump", None)
     if max_log is None:
-        max_log = DEFAULT_MAX_LOG_SIZE_DUMP
+        max_log = names.DEFAULT_MAX_LOG_SIZE_DUMP
     roles = out.get("roles") or []
     if any(isinstance(r, Mapping) and r.get("imageRepoTag") is None and image is None for r in roles):
         return copy.deepcopy(dict(spec))  # noDefaultImage: a validation error, no patch
@@ -124,9 +121,9 @@ def cluster_spec(spec: Mapping[str, Any], *, namespace: str, app: Mapping[str, A
     if missing_class:
         errors.append(NO_DEFAULT_STORAGE_CLASS)
     if out.get("serviceType") is None:
-        out["serviceType"] = DEFAULT_SERVICE_TYPE
+        out["serviceType"] = names.DEFAULT_SERVICE_TYPE
     if out.get("namingScheme") is None:
-        out["namingScheme"] = DEFAULT_NAMING_SCHEME
+        out["namingScheme"] = names.DEFAULT_NAMING_SCHEME
     default_secret = out.get("defaultSecret")
     if default_secret is not None:
         for role in roles:

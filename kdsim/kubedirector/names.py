@@ -21,7 +21,6 @@ ROLE_LABEL = f"{DOMAIN}/role"
 HEADLESS_LABEL = f"{DOMAIN}/headless"
 APP_PRETTY_NAME_ANNOTATION = f"{DOMAIN}/kdapp-prettyName"
 FINALIZER = f"{DOMAIN}/cleanup"
-POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"  # set by the StatefulSet controller; KD selects on it
 
 APP_CONTAINER = "app"
 INIT_CONTAINER = "init"
@@ -35,6 +34,11 @@ NAMING_UID = "UID"
 NAMING_CR_NAME_ROLE = "CrNameRole"
 CATALOG_LOCAL = "local"
 CATALOG_SYSTEM = "system"
+
+# KubeDirector's built-in defaults when no KubeDirectorConfig overrides them (pkg/shared/types.go).
+DEFAULT_SERVICE_TYPE = "LoadBalancer"  # DefaultServiceType
+DEFAULT_NAMING_SCHEME = NAMING_UID  # DefaultNamingScheme
+DEFAULT_MAX_LOG_SIZE_DUMP = 256  # DefaultMaxLogSizeDump
 
 # MungObjectName truncates so that a CrNameRole prefix + 5-char suffix + member index fit in 63 chars.
 NAME_LENGTH_LIMIT = 46

@@ -7,6 +7,7 @@ from typing import Any
 from kdsim.kubedirector import names
 from kdsim.kubedirector.model import App, AppRole, Cluster, ClusterRole, SpecError
 from kdsim.kubedirector.persist import init_script, persist_dirs
+from kubeplumb.names import POD_NAME_LABEL
 
 TMPFS_SIZE = "20Gi"
 CGROUP_FS = "/sys/fs/cgroup"
@@ -180,7 +181,7 @@ def render_member_service(cluster: Cluster, app: App, role: ClusterRole, pod: st
                      "labels": service_labels(cluster, role),
                      "annotations": {**cluster_annotations(app), **role.service_annotations},
                      "ownerReferences": owner_references(cluster)},
-        "spec": {"selector": {names.POD_NAME_LABEL: pod}, "type": cluster.service_type,
+        "spec": {"selector": {POD_NAME_LABEL: pod}, "type": cluster.service_type,
                  "publishNotReadyAddresses": True,
                  "ports": [{"name": names.service_port_name(p.id, p.url_scheme), "port": p.port} for p in app_role.ports]},
     }

@@ -13,10 +13,8 @@ from kdsim.patch.jsonpatch import go_kind, json_patch
 from kdsim.patch.merge import merge_patch
 from kdsim.patch.schemas import schema_for
 from kdsim.patch.strategic import strategic_merge
+from kubeplumb.names import JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH
 
-JSON_PATCH = "application/json-patch+json"
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 BUILTIN_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH]
 CUSTOM_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]

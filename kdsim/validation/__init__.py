@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kdsim.errors import Cause, invalid
-from kdsim.fielderrors import FieldError
+from kubeplumb.fielderrors import FieldError
 
 Validator = Callable[[dict[str, Any], "dict[str, Any] | None"], list[FieldError]]
 

@@ -6,9 +6,9 @@ import base64
 import binascii
 from typing import Any
 
-from kdsim import fielderrors as fe
-from kdsim.fielderrors import FieldError
 from kdsim.validation import meta, names
+from kubeplumb import fielderrors as fe
+from kubeplumb.fielderrors import FieldError
 
 MAX_SIZE = 1024 * 1024
 IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"

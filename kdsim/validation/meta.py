@@ -6,9 +6,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from kdsim import fielderrors as fe
-from kdsim.fielderrors import FieldError
 from kdsim.validation import names
+from kubeplumb import fielderrors as fe
+from kubeplumb.fielderrors import FieldError
 
 NameFn = Callable[[str, bool], list[str]]
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdsim import fielderrors as fe
-from kdsim.fielderrors import FieldError
 from kdsim.validation import meta
+from kubeplumb import fielderrors as fe
+from kubeplumb.fielderrors import FieldError
 
 
 def validate_namespace(obj: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:

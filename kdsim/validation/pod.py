@@ -6,9 +6,9 @@ import copy
 import json
 from typing import Any
 
-from kdsim import fielderrors as fe
-from kdsim.fielderrors import FieldError
 from kdsim.validation import meta, names
+from kubeplumb import fielderrors as fe
+from kubeplumb.fielderrors import FieldError
 
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
 DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]

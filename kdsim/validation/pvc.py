@@ -6,9 +6,9 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from kdsim import fielderrors as fe
-from kdsim.fielderrors import FieldError
 from kdsim.validation import meta
+from kubeplumb import fielderrors as fe
+from kubeplumb.fielderrors import FieldError
 
 ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
 IMMUTABLE_SPEC = "spec is immutable after creation except resources.requests for bound claims"

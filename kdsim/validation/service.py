@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdsim import fielderrors as fe
-from kdsim.fielderrors import FieldError
 from kdsim.validation import meta, names
+from kdsim.validation.pod import PROTOCOLS
+from kubeplumb import fielderrors as fe
+from kubeplumb.fielderrors import FieldError
 
 TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 AFFINITIES = ["ClientIP", "None"]
-PROTOCOLS = ["SCTP", "TCP", "UDP"]
 
 
 def _headless(spec: dict[str, Any]) -> bool:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kdsim import fielderrors as fe
 from kdsim.errors import ApiError
-from kdsim.fielderrors import FieldError
 from kdsim.selectors import label_selector_from_dict
 from kdsim.validation import meta
+from kubeplumb import fielderrors as fe
+from kubeplumb.fielderrors import FieldError
 
 FORBIDDEN_UPDATE = ("updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
                     "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")

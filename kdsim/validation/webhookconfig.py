@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdsim.fielderrors import INVALID, NOT_SUPPORTED, REQUIRED, FieldError, go_quote
 from kdsim.validation import others
+from kubeplumb.fielderrors import INVALID, NOT_SUPPORTED, REQUIRED, FieldError, go_quote
 
 
 def _unsupported(path: str, value: Any, supported: tuple[str, ...]) -> FieldError:

@@ -12,7 +12,7 @@ import pytest
 
 from gitops_kd.admission.certs import generate, service_names
 from gitops_kd.admission.certstore import CERT_MANAGER_ANNOTATION, VWC, ensure_cert, sync_ca_bundle
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 
 NS, SVC, SECRET = "gitops-kd-system", "gitops-kd-admission", "gitops-kd-admission-tls"

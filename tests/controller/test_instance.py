@@ -9,10 +9,11 @@ from datetime import UTC, datetime
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
-from gitops_kd.kube.rest import RestClient
-from gitops_kd.status.source import API_VERSION, PLURAL, SourceRecord, source_status
+from gitops_kd.status.source import PLURAL, SourceRecord, source_status
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -77,16 +78,16 @@ def test_writes_carry_the_resource_version_precondition(cluster: EmbeddedCluster
     rest = RestClient(cluster.api_client())
     mine = record(cluster, "two")
     mine.load()
-    stale = rest.get(API_VERSION, PLURAL, "default", "two")
+    stale = rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "two")
     mine.update(applied=SHA)
     with pytest.raises(ApiException) as info:  # the server enforces the precondition
-        rest.replace(API_VERSION, PLURAL, "default", "two", {**stale, "status": {"url": "x"}}, subresource="status")
+        rest.replace(ROLLOUT_API_VERSION, PLURAL, "default", "two", {**stale, "status": {"url": "x"}}, subresource="status")
     assert info.value.status == 409
-    current = rest.get(API_VERSION, PLURAL, "default", "two")
-    rest.replace(API_VERSION, PLURAL, "default", "two", {**current, "status": {**current["status"], "refusal": "?"}},
+    current = rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "two")
+    rest.replace(ROLLOUT_API_VERSION, PLURAL, "default", "two", {**current, "status": {**current["status"], "refusal": "?"}},
                  subresource="status")  # someone else writes in between
     assert mine.update(attempted="b" * 40)
-    final = rest.get(API_VERSION, PLURAL, "default", "two")["status"]
+    final = rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "two")["status"]
     assert (final["lastAppliedRevision"], final["lastAttemptedRevision"], final["refusal"]) == (SHA, "b" * 40, "")
 
 
@@ -120,10 +121,10 @@ def test_a_replica_whose_fence_is_down_writes_no_record(cluster: EmbeddedCluster
     assert _status_writes(cluster, "three") == before
     assert not [e for e in cluster.access_log.entries()[events:] if e.verb != "get"]
     rest = RestClient(cluster.api_client())
-    assert not rest.get(API_VERSION, PLURAL, "default", "three")["status"]["lastAppliedRevision"]
+    assert not rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "three")["status"]["lastAppliedRevision"]
     leading[0] = True
     mine.flush()
-    assert rest.get(API_VERSION, PLURAL, "default", "three")["status"]["lastAppliedRevision"] == SHA
+    assert rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "three")["status"]["lastAppliedRevision"] == SHA
 
 
 def test_after_a_conflict_a_deposed_replica_rereads_and_does_not_write_on_top(cluster: EmbeddedCluster) -> None:
@@ -141,7 +142,7 @@ def test_after_a_conflict_a_deposed_replica_rereads_and_does_not_write_on_top(cl
     before = _status_writes(cluster, "four")
     assert old.update(attempted="d" * 40, refusal="stale view")  # sent on a stale resourceVersion: 409
     assert _status_writes(cluster, "four") == before + 1
-    status = rest.get(API_VERSION, PLURAL, "default", "four")["status"]
+    status = rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "four")["status"]
     assert (status["lastAppliedRevision"], status["forcePushBaseline"]) == ("c" * 40, "c" * 40)
     assert status.get("lastAttemptedRevision") != "d" * 40
 
@@ -157,7 +158,7 @@ def test_a_failed_write_stays_pending_until_a_flush_lands(cluster: EmbeddedClust
     assert mine.pending  # the second 500
     mine.flush()
     assert not mine.pending
-    status = RestClient(cluster.api_client()).get(API_VERSION, PLURAL, "default", "pending")["status"]
+    status = RestClient(cluster.api_client()).get(ROLLOUT_API_VERSION, PLURAL, "default", "pending")["status"]
     assert (status["lastAppliedRevision"], status["forcePushBaseline"]) == (SHA, SHA)
 
 
@@ -168,11 +169,11 @@ def test_refresh_writes_back_an_edit_and_recreates_a_deleted_object(cluster: Emb
     mine = record(cluster, "kept")
     mine.load()
     mine.update(applied=SHA, baseline=SHA, url=URL, branch="main")
-    rest.patch(API_VERSION, PLURAL, "default", "kept", {"status": {"lastAppliedRevision": "b" * 40}},
+    rest.patch(ROLLOUT_API_VERSION, PLURAL, "default", "kept", {"status": {"lastAppliedRevision": "b" * 40}},
                subresource="status")
     assert mine.refresh()
-    assert rest.get(API_VERSION, PLURAL, "default", "kept")["status"]["lastAppliedRevision"] == SHA
-    rest.delete(API_VERSION, PLURAL, "default", "kept")
+    assert rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "kept")["status"]["lastAppliedRevision"] == SHA
+    rest.delete(ROLLOUT_API_VERSION, PLURAL, "default", "kept")
     assert mine.refresh()
-    status = rest.get(API_VERSION, PLURAL, "default", "kept")["status"]
+    status = rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "kept")["status"]
     assert (status["lastAppliedRevision"], status["forcePushBaseline"]) == (SHA, SHA)

@@ -1,5 +1,5 @@
-"""deploy/: the kustomization renders and applies cleanly (real kubectl) to the embedded cluster; the CRD copy
-is the packaged one; the Deployment is wired the way operations need it."""
+"""deploy/: the kustomization renders and applies cleanly (real kubectl) to the embedded cluster; the CRDs it
+installs are the packaged ones; the Deployment is wired the way operations need it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gitops_kd.crds import load_crd
+from gitops_kd.crds import gitops_kd_crds
 from kdsim.cluster import EmbeddedCluster
 from tests.kdcluster import embedded_cluster
 
@@ -42,12 +42,16 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluste
         yield c
 
 
-@pytest.mark.parametrize("name", ["kdrollout.yaml", "gitopskdsource.yaml"])
-def test_crd_copy_is_identical_to_the_packaged_crd(name: str) -> None:
-    packaged = (ROOT / "gitops_kd" / "crds" / name).read_text()
-    assert (DEPLOY / "crds" / name).read_text() == packaged, \
-        f"deploy/crds/{name} differs from gitops_kd/crds/{name}: cp the packaged one over it"
-    assert yaml.safe_load(packaged) == load_crd(name)
+def test_the_kustomization_installs_the_packaged_crds_themselves() -> None:
+    """One source: deploy/ renders gitops-kd's CRDs from gitops_kd/crds (no copy to keep in step), only labelled."""
+    rendered_crds = {d["metadata"]["name"]: d for d in by_kind(rendered(), "CustomResourceDefinition")}
+    packaged = {c["metadata"]["name"]: c for c in gitops_kd_crds()}
+    assert rendered_crds.keys() == packaged.keys()
+    for name, crd in rendered_crds.items():
+        labels, own = crd["metadata"].pop("labels"), packaged[name]["metadata"].pop("labels", {})
+        assert labels == {**own, "app.kubernetes.io/name": "gitops-kd", "app.kubernetes.io/part-of": "gitops-kd"}
+        assert crd == packaged[name]
+    assert not (DEPLOY / "crds").exists()
 
 
 def test_kustomization_renders_every_piece_in_its_namespace() -> None:

@@ -11,11 +11,11 @@ from typing import Any
 from gitops_kd.controller import Controller
 from gitops_kd.drift import DriftAlerter, DriftGuard
 from gitops_kd.execute.events import EventRecorder
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.drift_watcher import DriftWatcher
 from gitops_kd.server.metrics import ControllerMetrics
 from gitops_kd.server.notify import WebhookNotifier
 from gitops_kd.source import GitSource
+from kubeplumb.rest import RestClient
 from tests.e2e.harness import E2E, NS, wait_for
 
 from .receiver import Receiver

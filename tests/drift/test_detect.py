@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from gitops_kd.drift import KDAPP, KDCLUSTER, SERVICE, STATEFULSET, IgnoreRules, detect, upgrade_in_progress
+from gitops_kd.drift import SERVICE, STATEFULSET, IgnoreRules, detect, upgrade_in_progress
+from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.spec.freeze import thaw
 
 from .worlds import (
@@ -97,8 +98,8 @@ def test_kdapp_and_kdcluster_spec_edits() -> None:
     state = edit_raw(state, lambda r: r["spec"].update(defaultImageRepoTag="other:1"), app=True)
     drifts = detect(D, state)
     assert [(d.kind, d.name, d.paths) for d in drifts] == [
-        (KDAPP, "hello", ("spec.defaultImageRepoTag",)),
-        (KDCLUSTER, "hello-dev", ("spec.roles[worker].members",)),
+        (KDAPP_KIND, "hello", ("spec.defaultImageRepoTag",)),
+        (KDCLUSTER_KIND, "hello-dev", ("spec.roles[worker].members",)),
     ]
     assert drifts[1].fields[0].expected == 2 and drifts[1].fields[0].actual == 3
 

@@ -16,12 +16,12 @@ from gitops_kd.controller import Controller
 from gitops_kd.controller.instance import InstanceRecord
 from gitops_kd.controller.syncrequest import SyncRequests
 from gitops_kd.execute.podexec import ExecResult, PodExec
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.source import GitSource
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim import images
 from kdsim.cluster import EmbeddedCluster
 from kdsim.images import ImageBehavior
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -169,7 +169,7 @@ def test_demo_keep_reverts_an_out_of_band_edit_and_stops_on_sigterm(tmp_path: Pa
     also prints; `gitops-kd status` there shows the applied revision; SIGTERM stops it cleanly (exit 0)."""
     from kubernetes.config import new_client_from_config
 
-    from gitops_kd.kube.rest import RestClient
+    from kubeplumb.rest import RestClient
 
     proc = subprocess.Popen([*CLI, "demo", "--keep", "--state-dir", str(tmp_path / "demo"), "--listen", "off"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS
-from gitops_kd.status.source import API_VERSION, PLURAL
+from gitops_kd.status.source import PLURAL
 from gitops_kd.testing import wait_for
 from tests.deploy.runner import RunProcess
 from tests.e2e.harness import E2E, NS, git
@@ -20,7 +21,7 @@ LEASE = "gitops-kd"  # `gitops-kd run`'s default Lease name, which names the ins
 
 
 def source_object(world: E2E) -> dict[str, Any] | None:
-    return world.rest.get_or_none(API_VERSION, PLURAL, NS, LEASE)
+    return world.rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, NS, LEASE)
 
 
 def status(world: E2E) -> dict[str, Any]:

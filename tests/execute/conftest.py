@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim import images
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,9 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.constants import STALL_AFTER_FAILURES
 from gitops_kd.execute import Executor
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.plan.actions import ADOPT, ApplyCluster, EnsureRollout
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 
 ROOT = Path(__file__).resolve().parents[2]

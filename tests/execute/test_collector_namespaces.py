@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.collector import Collector, Expectation
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,9 +8,9 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.execute import Executor
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.plan.actions import EnsureRollout
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 
 NS = "default"

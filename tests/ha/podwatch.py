@@ -6,8 +6,8 @@ import threading
 import time
 from typing import Any
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready
+from kubeplumb.rest import RestClient
 from tests.e2e.harness import CLUSTER_LABEL, NS
 
 

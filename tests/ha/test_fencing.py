@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.status.source import API_VERSION, PLURAL
+from gitops_kd.constants import ROLLOUT_API_VERSION
+from gitops_kd.status.source import PLURAL
 from gitops_kd.testing import wait_for
 from kdsim.apiserver.access import AccessEntry
 from kdsim.apiserver.faults import WRITE, FaultRule
@@ -37,7 +38,7 @@ def writes_of(world: E2E, proc: RunProcess) -> list[AccessEntry]:
 
 
 def record_status(world: E2E) -> dict[str, Any]:
-    obj = world.rest.get_or_none(API_VERSION, PLURAL, SYSTEM_NS, RECORD)
+    obj = world.rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, RECORD)
     return (obj or {}).get("status") or {}
 
 
@@ -124,7 +125,7 @@ def test_leader_frozen_past_its_lease_writes_and_execs_nothing_after_thawing(rep
 
 
 def test_a_deposed_leader_never_writes_the_instance_record(replicas: Replicas) -> None:
-    """Invariant: only the Lease holder writes the GitOpsKDSource status (deploy/crds/gitopskdsource.yaml). A
+    """Invariant: only the Lease holder writes the GitOpsKDSource status (gitops_kd/crds/gitopskdsource.yaml). A
     leader frozen past its lease, thawed after the new leader applied a newer commit, sends no write of the
     record (nor an Event), even while its elector has not yet noticed the loss (its Lease read hangs at the API
     server) and its poller and reconciles run on: lastAppliedRevision and forcePushBaseline stay the new

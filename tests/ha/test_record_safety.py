@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from gitops_kd.cli import main
-from gitops_kd.constants import STALL_RECORD_UNTRUSTED
+from gitops_kd.constants import ROLLOUT_API_VERSION, STALL_RECORD_UNTRUSTED
 from gitops_kd.status.events import RECORD_RECREATED, RECORD_REWRITTEN
-from gitops_kd.status.source import API_VERSION, PLURAL
+from gitops_kd.status.source import PLURAL
 from gitops_kd.testing import wait_for
 from tests.e2e.harness import git, hello_app
 from tests.ha.test_failover import SYSTEM_NS
@@ -53,7 +53,7 @@ def record_events(pair: Pair, reason: str) -> list[dict[str, Any]]:
 
 
 def edit_record(pair: Pair, applied: str, baseline: str) -> None:
-    pair.world.rest.patch(API_VERSION, PLURAL, SYSTEM_NS, LEASE,
+    pair.world.rest.patch(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, LEASE,
                           {"status": {"lastAppliedRevision": applied, "forcePushBaseline": baseline}},
                           subresource="status")
 
@@ -135,7 +135,7 @@ def test_record_edited_while_no_leader_runs_stalls_the_next_one(pair: Pair, edit
         cond = wait_for("the edited record stalls RecordUntrusted", stalled, 90)
         assert "not planning" in cond["message"], cond
         assert b.get("/readyz")[0] != 200
-        pair.world.rest.delete(API_VERSION, PLURAL, SYSTEM_NS, LEASE)
+        pair.world.rest.delete(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, LEASE)
         pair.ready_at(second, timeout=90)
     finally:
         targets.stop()
@@ -149,7 +149,7 @@ def test_deleted_record_is_created_again_at_once(pair: Pair) -> None:
     """Invariant: the GitOpsKDSource exists while a leader runs: deleted, it is created again with what was
     applied (RecordRecreated Event), and `gitops-kd sync` goes through it."""
     _a, _first, second = upgraded(pair)
-    pair.world.rest.delete(API_VERSION, PLURAL, SYSTEM_NS, LEASE)
+    pair.world.rest.delete(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, LEASE)
     pair.ready_at(second, timeout=30)
     assert pair.status()["forcePushBaseline"] == second
     assert record_events(pair, RECORD_RECREATED)
@@ -165,7 +165,7 @@ def test_record_deleted_while_no_leader_runs_still_refuses_a_force_push(pair: Pa
     a, first, second = upgraded(pair)
     uids = pair.pod_uids()
     a.kill()
-    pair.world.rest.delete(API_VERSION, PLURAL, SYSTEM_NS, LEASE)
+    pair.world.rest.delete(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, LEASE)
     git(pair.world.repo, "reset", "-q", "--hard", first)
     rewritten = pair.world.commit({"README.md": "rewritten history\n"}, "rewritten: drop hello 2.0.0")
     targets = RolloutTargets(pair.world)

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.status.source import API_VERSION, PLURAL
+from gitops_kd.constants import ROLLOUT_API_VERSION
+from gitops_kd.status.source import PLURAL
 from gitops_kd.testing import wait_for
 from tests.deploy.runner import RunProcess, token_kubeconfig
 from tests.e2e.harness import CLUSTER_LABEL, E2E, NS, ROLLOUT, git, hello_app
@@ -63,7 +64,7 @@ class Pair:
         wait_for(f"{proc.name} leads", lambda: leader_of(self.world, [proc]) is proc, timeout)
 
     def status(self) -> dict[str, Any]:
-        obj = self.world.rest.get_or_none(API_VERSION, PLURAL, SYSTEM_NS, LEASE)
+        obj = self.world.rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, LEASE)
         return (obj or {}).get("status") or {}
 
     def condition(self, type_: str) -> dict[str, Any] | None:

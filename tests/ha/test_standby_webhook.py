@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gitops_kd.status.source import API_VERSION, PLURAL
+from gitops_kd.constants import ROLLOUT_API_VERSION
+from gitops_kd.status.source import PLURAL
 from gitops_kd.testing import wait_for
 from tests.deploy.runner import RunProcess
 from tests.e2e.harness import E2E, hello_app
@@ -33,7 +34,7 @@ def pair(tmp_path: Path) -> Iterator[tuple[E2E, list[RunProcess]]]:
 
 
 def _attempted(world: E2E) -> str:
-    obj = world.rest.get_or_none(API_VERSION, PLURAL, SYSTEM_NS, RECORD) or {}
+    obj = world.rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, RECORD) or {}
     return str((obj.get("status") or {}).get("lastAttemptedRevision") or "")
 
 

@@ -15,9 +15,9 @@ import yaml
 from click.testing import CliRunner, Result
 
 from gitops_kd.cli import main
-from gitops_kd.kube.rest import RestClient
 from kdsim.cluster import EmbeddedCluster
 from kdsim.images import ImageBehavior, store_for
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 
 KD = "kubedirector.hpe.com/v1beta1"

@@ -11,8 +11,8 @@ import kubernetes.client
 import pytest
 
 from gitops_kd.kube.leader import LeaderElector
-from gitops_kd.kube.rest import RestClient
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.2

@@ -12,8 +12,8 @@ from gitops_kd.kd.flavour import LIVE_UPGRADE, STOCK, UNKNOWN, flavour_of
 
 
 def _crd(name: str) -> dict[str, Any]:
-    """KubeDirector master's CRD as packaged with gitops-kd (deploy/kubedirector of bluek8s/kubedirector)."""
-    text = resources.files("gitops_kd.crds").joinpath(f"kubedirector.hpe.com_{name}_crd.yaml").read_text()
+    """KubeDirector master's CRD as packaged (kdcrds: deploy/kubedirector of bluek8s/kubedirector)."""
+    text = resources.files("kdcrds").joinpath(f"kubedirector.hpe.com_{name}_crd.yaml").read_text()
     return next(d for d in yaml.safe_load_all(text) if d)
 
 

@@ -19,10 +19,15 @@ from typing import Any
 
 from kubernetes import client, config
 
+from gitops_kd.crds import KDROLLOUT_CRD, SOURCE_CRD
+from kdcrds import KDAPP_CRD, KDCLUSTER_CRD
 from tests.real.kubeconfig import write_kubeconfig
 from tests.real.pki import Pki, make_pki
 
 ROOT = Path(__file__).resolve().parents[2]
+CRD_FILES = [*(ROOT / "kdcrds" / name for name in (KDAPP_CRD, KDCLUSTER_CRD)),
+             *(ROOT / "gitops_kd" / "crds" / name for name in (KDROLLOUT_CRD, SOURCE_CRD))]
+"""The packaged CRDs' files (for kubectl apply -f), KubeDirector's first."""
 CONTROLLERS = "serviceaccount-token,serviceaccount,statefulset,garbagecollector,pvc-protection,namespace"
 SERVICE_CIDR = "10.96.0.0/12"
 ISSUER = "https://kubernetes.default.svc.cluster.local"

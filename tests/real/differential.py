@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gitops_kd.testing import wait_for
-from tests.real.controlplane import ROOT, ControlPlane
+from tests.real.controlplane import CRD_FILES, ROOT, ControlPlane
 from tests.real.diffcases import CASES, Case
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "apiserver-v1.20.2.json"
@@ -62,7 +62,7 @@ def send(server: str, tls: ssl.SSLContext, case: Case, ns: str) -> tuple[int, An
 
 def record(cp: ControlPlane, ns: str) -> list[dict[str, Any]]:
     """Run every case in namespace `ns` (created here, with the packaged CRDs installed) and return the records."""
-    for crd in sorted((ROOT / "gitops_kd" / "crds").glob("*.yaml")):
+    for crd in CRD_FILES:
         cp.kubectl("apply", "-f", str(crd))
     cp.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/kdrollouts.gitops-kd.io")
     cp.kubectl("create", "namespace", ns)

@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 from kubernetes import client
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
+from kubeplumb.rest import RestClient
 from tests.real.controlplane import ROOT, ControlPlane, ControlPlaneError, _Process
 from tests.real.kubeconfig import write_kubeconfig
 

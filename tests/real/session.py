@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
 from kdsim.images import ImageStore
+from kubeplumb.rest import RestClient
 from tests.e2e.harness import E2E, add_hello_images
-from tests.real.controlplane import ROOT, ControlPlane
+from tests.real.controlplane import CRD_FILES, ROOT, ControlPlane
 from tests.real.kubeconfig import write_kubeconfig
 from tests.real.kubedirector import FLAVOURS, RealKubeDirector, default_storage_class
 from tests.simnode import SimProcess, node_args
@@ -61,7 +61,7 @@ def install_gitops_kd(cp: ControlPlane, folder: Path, *, real_kd: bool) -> Path:
     """The packaged CRDs (gitops-kd's own only, when a real KubeDirector installs its CRDs: ``real_kd``) and `kubectl
     apply -k deploy/` applied; a kubeconfig (in ``folder``) with the gitops-kd ServiceAccount's token (k8s 1.20's
     token controller makes its Secret)."""
-    for crd in sorted((ROOT / "gitops_kd" / "crds").glob("*.yaml")):
+    for crd in CRD_FILES:
         if real_kd and crd.name.startswith("kubedirector.hpe.com_"):
             continue
         cp.kubectl("apply", "-f", str(crd))

@@ -16,9 +16,9 @@ import pytest
 import yaml
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 from tests.real.controlplane import ROOT
 from tests.real.kubedirector import DEFAULT_CLASS, RealKubeDirector
 

@@ -9,8 +9,8 @@ import pytest
 from kubernetes import config
 
 from gitops_kd.execute.executor import Executor
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.plan.actions import PatchServicePorts
+from kubeplumb.rest import RestClient
 from tests.real.controlplane import GITOPS_KD_USER, ControlPlane
 
 pytestmark = pytest.mark.real

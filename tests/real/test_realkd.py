@@ -14,8 +14,8 @@ import pytest
 import yaml
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready, wait_for
+from kubeplumb.rest import RestClient
 from tests.real.controlplane import ROOT
 from tests.real.kubedirector import RealKubeDirector
 

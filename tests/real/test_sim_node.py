@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready, wait_for
+from kubeplumb.rest import RestClient
 from tests.real.controlplane import ControlPlane
 from tests.simnode import (
     SimProcess,

@@ -11,13 +11,12 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
-from tests.real.controlplane import GITOPS_KD_USER, ROOT, ControlPlane, expected_version
+from kubeplumb.rest import RestClient
+from tests.real.controlplane import CRD_FILES, GITOPS_KD_USER, ROOT, ControlPlane, expected_version
 
 pytestmark = pytest.mark.real
 KD = "kubedirector.hpe.com/v1beta1"
-CRDS = sorted((ROOT / "gitops_kd" / "crds").glob("*.yaml"))
 
 
 def _established(real_cp: ControlPlane, name: str) -> bool:
@@ -32,9 +31,9 @@ def test_server_is_v1_20_2_and_kubectl_sees_the_namespace(real_cp: ControlPlane,
 
 
 def test_packaged_crds_install_and_take_a_kdapp_with_empty_strings(real_cp: ControlPlane, real_ns: str) -> None:
-    for path in CRDS:
+    for path in CRD_FILES:
         real_cp.kubectl("apply", "-f", str(path))
-    for path in CRDS:
+    for path in CRD_FILES:
         name = yaml.safe_load(path.read_text())["metadata"]["name"]
         wait_for(f"CRD {name} Established", lambda n=name: _established(real_cp, n), 30)
     app = yaml.safe_load((ROOT / "repo-template" / "apps" / "hello.yaml").read_text())

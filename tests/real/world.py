@@ -9,8 +9,8 @@ from pathlib import Path
 from kubernetes import client, config
 from kubernetes.client import ApiClient
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
+from kubeplumb.rest import RestClient
 from tests.real.controlplane import GITOPS_KD_USER, ControlPlane
 
 

@@ -29,7 +29,8 @@ from typing import Any
 
 import yaml
 
-from gitops_kd.status.source import API_VERSION, PLURAL
+from gitops_kd.constants import ROLLOUT_API_VERSION
+from gitops_kd.status.source import PLURAL
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim.apiserver.faults import WRITE, FaultInjector
 from tests.deploy.runner import RunProcess, token_kubeconfig
@@ -204,10 +205,10 @@ def record_fault(world: E2E, injection: Injection, run: Run, before: int) -> Cal
             injection.faults.add("error", "update", f"{PLURAL}/status", RECORD_WRITE_FAILURES, user=injection.user)
         elif run.fault.kind == RECORD_EDIT:
             older = git(world.repo, "rev-parse", "HEAD~1")
-            world.rest.patch(API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME, {"status": {
+            world.rest.patch(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME, {"status": {
                 "lastAppliedRevision": older, "forcePushBaseline": BOGUS_SHA}}, subresource="status")
         else:
-            world.rest.delete(API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME)
+            world.rest.delete(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME)
     return act
 
 
@@ -216,7 +217,7 @@ def _check_record(world: E2E, run: Run) -> None:
     head = git(world.repo, "rev-parse", "HEAD")
 
     def holds() -> bool:
-        status = (world.rest.get_or_none(API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME) or {}).get("status") or {}
+        status = (world.rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME) or {}).get("status") or {}
         ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
         return status.get("lastAppliedRevision") == head and status.get("forcePushBaseline") == head and ready
     wait_for(f"{run.fault}: the GitOpsKDSource Ready at the head {head[:12]}", holds, 30)

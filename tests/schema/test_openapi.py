@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-from gitops_kd.crds import KDAPP_CRD, KDCLUSTER_CRD, load_crd
-from gitops_kd.schema import Violation, unknown_fields, validate
+from kdcrds import KDAPP_CRD, KDCLUSTER_CRD, kubedirector_crd
+from kubeplumb.structural import Violation, unknown_fields, validate
 
 
 def _schema(filename: str) -> dict[str, Any]:
-    return load_crd(filename)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return kubedirector_crd(filename)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
 
 
 APP = _schema(KDAPP_CRD)

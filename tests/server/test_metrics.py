@@ -7,8 +7,8 @@ from aiohttp import web
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
-from gitops_kd.kube.workqueue import RequeueAfter
 from gitops_kd.server.metrics import ControllerMetrics, make_metrics_handler, poll_result_label
+from kubeplumb.workqueue import RequeueAfter
 
 
 def scrape(server) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
 from tests.source.git_http import HTTP_BACKEND, GitHttpServer
 from tests.source.remote_fixtures import (

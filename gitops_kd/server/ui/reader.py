@@ -14,10 +14,10 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.kd import layout
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.observe.fleet import Fleet, fetch
 from gitops_kd.observe.sources import read_sources
 from gitops_kd.status.sync import NamedSource
+from kubeplumb.rest import RestClient
 
 Obj = dict[str, Any]
 

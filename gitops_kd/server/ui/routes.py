@@ -24,11 +24,11 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.server.ui import pages, views
 from gitops_kd.server.ui.auth import UiAuth
+from gitops_kd.server.ui.pages import PREFIX
 from gitops_kd.server.ui.reader import Snapshot, UiReader
 
 log = logging.getLogger(__name__)
 
-PREFIX = pages.PREFIX
 STATIC = {"ui.css": "text/css", "ui.js": "text/javascript"}
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "

@@ -32,6 +32,7 @@ from gitops_kd.spec.loader import load_manifests
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.upgrade import MIGRATE, PersistRules, UpgradeSpec, order_roles
 from gitops_kd.status.sync import NamedSource, cluster_sync, source_for
+from kubeplumb.names import POD_NAME_LABEL
 
 Obj = Mapping[str, Any]
 
@@ -507,7 +508,7 @@ def cluster_view(health: ClusterHealth, rollout: Obj | None, kdcluster: Obj | No
     for svc in sorted(objects.get("services") or [], key=lambda s: _text(_meta(s).get("name"))):
         selector = _spec(svc).get("selector") or {}
         services.append({"name": _text(_meta(svc).get("name")), "role": _text(_labels(svc).get(layout.ROLE_LABEL)) or None,
-                         "pod": _text(selector.get(layout.POD_NAME_LABEL)) or None,
+                         "pod": _text(selector.get(POD_NAME_LABEL)) or None,
                          "type": _text(_spec(svc).get("type")) or None,
                          "ports": [_port_text(p) for p in _spec(svc).get("ports") or ()]})
     members = [_text(_meta(o).get("name")) for kind in ("statefulsets", "pods", "services") for o in objects.get(kind) or ()]

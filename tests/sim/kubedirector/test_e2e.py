@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import pod_ready, wait_for
 from kdsim.kubedirector import names
+from kubeplumb.names import POD_NAME_LABEL
+from kubeplumb.rest import RestClient
 
 cluster_module = pytest.importorskip("kdsim.cluster", reason="kdsim.cluster (apiserver-core) missing")
 
@@ -86,7 +87,7 @@ def check_cluster(rest: RestClient, obj: dict[str, Any]) -> None:
             assert pod_ready(rest.get("v1", "pods", NS, m["pod"])), m["pod"]
             if m["service"] != "n/a":
                 svc = rest.get("v1", "services", NS, m["service"])
-                assert svc["spec"]["selector"] == {names.POD_NAME_LABEL: m["pod"]}
+                assert svc["spec"]["selector"] == {POD_NAME_LABEL: m["pod"]}
             if has_storage:
                 assert rest.get("v1", "persistentvolumeclaims", NS, m["pvc"])
             else:

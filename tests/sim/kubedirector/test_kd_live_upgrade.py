@@ -14,7 +14,7 @@ import yaml
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.kd.flavour import LIVE_UPGRADE
-from gitops_kd.kube.rest import RestClient
+from kubeplumb.rest import RestClient
 from gitops_kd.observe.kdflavour import detect
 from gitops_kd.testing import wait_for
 from kdsim.cluster import EmbeddedCluster

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.kube.rest import RestClient
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 
 KD = "kubedirector.hpe.com/v1beta1"
 NS = "default"

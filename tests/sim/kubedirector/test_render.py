@@ -8,6 +8,7 @@ from kdsim.kubedirector import names
 from kdsim.kubedirector.model import SpecError, parse_app, parse_cluster
 from kdsim.kubedirector.persist import init_script, persist_dirs
 from kdsim.kubedirector.render import render_headless_service, render_member_service, render_statefulset
+from kubeplumb.names import POD_NAME_LABEL
 
 
 def _pair(shared_apps, shared_clusters, cluster_name):
@@ -106,7 +107,7 @@ def test_services(shared_apps, shared_clusters):
     svc = render_member_service(cluster, app, cluster.role("worker"), "kdss-abcde-1")
     assert svc["metadata"]["name"] == "s-kdss-abcde-1"
     assert svc["metadata"]["labels"][names.ROLE_LABEL] == "worker"
-    assert svc["spec"]["selector"] == {names.POD_NAME_LABEL: "kdss-abcde-1"}
+    assert svc["spec"]["selector"] == {POD_NAME_LABEL: "kdss-abcde-1"}
     assert svc["spec"]["type"] == "LoadBalancer"  # KD's default serviceType without a KubeDirectorConfig
     assert svc["spec"]["ports"] == [{"name": "generic-ssh", "port": 22}, {"name": "cql-cassandra", "port": 9042}]
 

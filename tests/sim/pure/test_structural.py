@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kdsim.apiserver.structural import default, prune, unknown_fields
+from kubeplumb.structural import default, prune, unknown_fields
 
 SMALL: dict[str, Any] = {
     "type": "object",

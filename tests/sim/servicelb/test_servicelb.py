@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from gitops_kd.kube.rest import RestClient
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from kubernetes import config
 
-from gitops_kd.kube.rest import RestClient
 from gitops_kd.testing import wait_for
-from kdsim.crds import kubedirector_crds
+from kdcrds import kubedirector_crds
+from kubeplumb.rest import RestClient
 from tests.simnode import SimProcess, add_tools_image, check_node, create_centos7, node_args, run_pod_checks, streaming_checks
 
 KD = "kubedirector.hpe.com/v1beta1"

@@ -10,9 +10,9 @@ import pytest
 from kubernetes import client
 from workloads_util import wait_for
 
-from gitops_kd.kube.informer import Informer, object_key
-from gitops_kd.kube.workqueue import RequeueAfter, WorkQueue
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.informer import Informer, object_key
+from kubeplumb.workqueue import RequeueAfter, WorkQueue
 
 
 class Recorder:
@@ -80,7 +80,7 @@ def test_relists_after_410_and_sees_deletions(cluster: EmbeddedCluster,
                                               namespace: str, caplog: pytest.LogCaptureFixture) -> None:
     informer, rec, core = configmaps
     # capture from the start: under load the relist can happen before the deletes below return
-    caplog.set_level("INFO", logger="gitops_kd.kube.informer")
+    caplog.set_level("INFO", logger="kubeplumb.informer")
     core.create_namespaced_config_map(namespace, _cm("b1", "1"))
     wait_for(lambda: informer.get(namespace, "b1") is not None)
     # a write the informer does not see (filtered out), so its resourceVersion falls behind the compaction
@@ -92,7 +92,7 @@ def test_relists_after_410_and_sees_deletions(cluster: EmbeddedCluster,
     core.create_namespaced_config_map(namespace, _cm("b2", "1"))
     wait_for(lambda: rec.seen(("DELETED", "b1", "1")) and rec.seen(("ADDED", "b2", "1")), what="relist diff")
     assert [o["metadata"]["name"] for o in informer.list()] == ["b2"]
-    assert any("expired; relisting" in r.getMessage() and r.name == "gitops_kd.kube.informer" and
+    assert any("expired; relisting" in r.getMessage() and r.name == "kubeplumb.informer" and
                "configmaps" in r.getMessage() for r in caplog.records)
 
 

@@ -1,13 +1,14 @@
-"""Structural openAPIV3Schema checks for CRDs: validate a document, list its unknown fields (pure)."""
+"""Structural openAPIV3Schema handling for CRDs: validate, find/prune unknown fields, apply defaults."""
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from gitops_kd.schema import fielderrors as fe
+from kubeplumb import fielderrors as fe
 
 _OBJECT_META_FIELDS = frozenset({
     "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
@@ -226,16 +227,23 @@ def _json_text(value: object) -> str:
 def unknown_fields(schema: dict[str, Any], obj: object) -> list[str]:
     """Paths of fields a structural schema would prune (what strict field validation reports)."""
     out: list[str] = []
-    _walk_unknown(schema, obj, "", out, root=True)
+    _walk_unknown(schema, obj, "", out, root=True, remove=False)
     return out
 
 
-def _walk_unknown(schema: dict[str, Any], value: object, path: str, out: list[str], *, root: bool) -> None:
+def prune(schema: dict[str, Any], obj: object) -> list[str]:
+    """Remove unknown fields from `obj` in place and return their paths."""
+    out: list[str] = []
+    _walk_unknown(schema, obj, "", out, root=True, remove=True)
+    return out
+
+
+def _walk_unknown(schema: dict[str, Any], value: object, path: str, out: list[str], *, root: bool, remove: bool) -> None:
     if isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, dict):
             for i, item in enumerate(value):
-                _walk_unknown(items, item, fe.index(path, i), out, root=False)
+                _walk_unknown(items, item, fe.index(path, i), out, root=False, remove=remove)
         return
     if not isinstance(value, dict):
         return
@@ -250,12 +258,40 @@ def _walk_unknown(schema: dict[str, Any], value: object, path: str, out: list[st
                 for meta_key in list(value[key]):
                     if meta_key not in _OBJECT_META_FIELDS:
                         out.append(fe.child(child_path, meta_key))
+                        if remove:
+                            del value[key][meta_key]
             continue
         if key in props:
-            _walk_unknown(props[key], value[key], child_path, out, root=False)
+            _walk_unknown(props[key], value[key], child_path, out, root=False, remove=remove)
         elif isinstance(extra, dict):
-            _walk_unknown(extra, value[key], child_path, out, root=False)
+            _walk_unknown(extra, value[key], child_path, out, root=False, remove=remove)
         elif extra is True or preserve:
             continue
         else:
             out.append(child_path)
+            if remove:
+                del value[key]
+
+
+def default(schema: dict[str, Any], obj: object) -> None:
+    """Apply `default:` values of the structural schema to `obj` in place (missing or non-nullable null)."""
+    if isinstance(obj, dict):
+        props: dict[str, Any] = schema.get("properties") or {}
+        for key, sub in props.items():
+            if "default" not in sub:
+                continue
+            if key not in obj or (obj[key] is None and not sub.get("nullable")):
+                obj[key] = copy.deepcopy(sub["default"])
+        for key, sub in props.items():
+            if key in obj:
+                default(sub, obj[key])
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key in obj:
+                if key not in props:
+                    default(extra, obj[key])
+    elif isinstance(obj, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for item in obj:
+                default(items, item)

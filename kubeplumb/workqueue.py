@@ -1,8 +1,21 @@
-"""A de-duplicating key queue with worker threads and per-key retry backoff (client-go's workqueue, reduced).
+"""A de-duplicating, rate-limited key queue with worker threads (the shape of client-go's workqueue).
 
-A key is never processed by two workers at once; adding a key that is already waiting is a no-op;
-adding a key while it is being processed queues it once more after the current run; a failing key is
-retried after BASE_DELAY * 2**failures (capped at MAX_DELAY); RequeueAfter looks again later.
+Usage::
+
+    def reconcile(key: str) -> None:          # "namespace/name"; raise to retry with backoff
+        ...                                   # or raise RequeueAfter(2.0) to look again later
+
+    queue = WorkQueue(reconcile, name="statefulset", workers=1)
+    queue.start()
+    informer.add_handler(lambda event, obj, old: queue.add(object_key(obj)))
+    ...
+    queue.stop()
+
+Guarantees, as in client-go: a key is never processed by two workers at once; adding a key that is
+already waiting is a no-op; adding a key while it is being processed queues it once more after the
+current run; a failing key is retried after base_delay * 2**failures (capped at max_delay) and its
+failure count is forgotten after a successful run. A 404 or 409 from the API server (an object deleted
+meanwhile, a stale read) is logged as one line, not a traceback, as controller-runtime's "Reconciler error".
 """
 
 from __future__ import annotations
@@ -15,12 +28,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from kubernetes.client.exceptions import ApiException
+from kubeplumb.rest import status_of
 
 log = logging.getLogger(__name__)
 
-BASE_DELAY = 0.005
-MAX_DELAY = 30.0
 ROUTINE_STATUSES = frozenset({404, 409})  # conflicts and objects deleted meanwhile: retried, not tracebacks
 
 
@@ -33,12 +44,15 @@ class RequeueAfter(Exception):
 
 
 class WorkQueue:
-    """Keys in, reconcile(key) out, on `workers` threads."""
+    """Keys in, reconcile(key) out, on `workers` threads, with per-key exponential backoff on failure."""
 
-    def __init__(self, reconcile: Callable[[str], None], *, name: str, workers: int = 1) -> None:
+    def __init__(self, reconcile: Callable[[str], None], *, name: str, workers: int = 1,
+                 base_delay: float = 0.005, max_delay: float = 30.0) -> None:
         self.name = name
         self._reconcile = reconcile
         self._workers = workers
+        self._base_delay = base_delay
+        self._max_delay = max_delay
         self._cond = threading.Condition()
         self._queue: deque[str] = deque()
         self._dirty: set[str] = set()
@@ -49,6 +63,7 @@ class WorkQueue:
         self._threads: list[threading.Thread] = []
         self._stopping = False
 
+    # -- producers ---------------------------------------------------------------------------------
     def add(self, key: str) -> None:
         """Queue `key` now (no-op if it is already waiting)."""
         with self._cond:
@@ -56,16 +71,36 @@ class WorkQueue:
 
     def add_after(self, key: str, seconds: float) -> None:
         """Queue `key` once `seconds` have passed."""
+        if seconds <= 0:
+            self.add(key)
+            return
         with self._cond:
             if self._stopping:
                 return
             heapq.heappush(self._delayed, (time.monotonic() + seconds, next(self._seq), key))
             self._cond.notify()
 
+    def add_rate_limited(self, key: str) -> None:
+        """Queue `key` after its exponential backoff delay, counting one more failure."""
+        with self._cond:
+            failures = self._failures.get(key, 0)
+            self._failures[key] = failures + 1
+        self.add_after(key, min(self._max_delay, self._base_delay * (2 ** failures)))
+
+    def forget(self, key: str) -> None:
+        """Reset the failure count of `key`."""
+        with self._cond:
+            self._failures.pop(key, None)
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._queue)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> None:
         """Start the worker threads."""
         for i in range(self._workers):
-            t = threading.Thread(target=self._run, name=f"kdsim-{self.name}-{i}", daemon=True)
+            t = threading.Thread(target=self._run, name=f"workqueue-{self.name}-{i}", daemon=True)
             t.start()
             self._threads.append(t)
 
@@ -79,6 +114,7 @@ class WorkQueue:
             t.join(max(0.0, deadline - time.monotonic()))
         self._threads.clear()
 
+    # -- internals ---------------------------------------------------------------------------------
     def _add_locked(self, key: str) -> None:
         if self._stopping or key in self._dirty:
             return
@@ -101,36 +137,31 @@ class WorkQueue:
                     self._processing.add(key)
                     self._dirty.discard(key)
                     return key
-                self._cond.wait(self._delayed[0][0] - now if self._delayed else None)
+                wait = self._delayed[0][0] - now if self._delayed else None
+                self._cond.wait(wait)
 
-    def _finish(self, key: str, retry_after: float | None, failed: bool) -> None:
+    def _done(self, key: str) -> None:
         with self._cond:
             self._processing.discard(key)
-            failures = self._failures.pop(key, 0)
-            if failed:
-                self._failures[key] = failures + 1
-                retry_after = min(MAX_DELAY, BASE_DELAY * (2 ** failures))
             if key in self._dirty and not self._stopping:
                 self._queue.append(key)
                 self._cond.notify()
-        if retry_after is not None:
-            self.add_after(key, retry_after)
 
     def _run(self) -> None:
         while (key := self._get()) is not None:
-            retry_after: float | None = None
-            failed = False
             try:
                 self._reconcile(key)
             except RequeueAfter as req:
-                retry_after = req.seconds
-            except ApiException as exc:
-                if exc.status not in ROUTINE_STATUSES:
+                self.forget(key)
+                self.add_after(key, req.seconds)
+            except Exception as exc:  # noqa: BLE001 - a reconcile failure must never kill the worker
+                if status_of(exc) in ROUTINE_STATUSES:
+                    log.info("%s: reconcile of %s: %s %s; retrying with backoff", self.name, key, status_of(exc),
+                             getattr(exc, "reason", ""))
+                else:
                     log.exception("%s: reconcile of %s failed; retrying with backoff", self.name, key)
-                else:  # a stale read or a vanished object: a line, as controller-runtime's "Reconciler error"
-                    log.info("%s: reconcile of %s: %s %s; retrying with backoff", self.name, key, exc.status, exc.reason)
-                failed = True
-            except Exception:  # noqa: BLE001 - a reconcile failure must never kill the worker
-                log.exception("%s: reconcile of %s failed; retrying with backoff", self.name, key)
-                failed = True
-            self._finish(key, retry_after, failed)
+                self.add_rate_limited(key)
+            else:
+                self.forget(key)
+            finally:
+                self._done(key)

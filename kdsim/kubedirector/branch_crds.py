@@ -1,24 +1,15 @@
-"""KubeDirector's CustomResourceDefinitions, packaged so the embedded cluster can serve its kinds."""
+"""KubeDirector's two CRDs as its live-app-upgrade branch serves them (the branch's deploy/kubedirector/*_crd.yaml)."""
 
 from __future__ import annotations
 
-from importlib import resources
 from typing import Any
 
-import yaml
-
-FILES = ("kubedirector.hpe.com_kubedirectorapps_crd.yaml", "kubedirector.hpe.com_kubedirectorclusters_crd.yaml")
-
-
-def kubedirector_crds() -> list[dict[str, Any]]:
-    """KubeDirector's two CRDs as dicts."""
-    return [yaml.safe_load(resources.files(__name__).joinpath(f).read_text(encoding="utf-8")) for f in FILES]
+from kdcrds import kubedirector_crds
 
 
 def live_upgrade_crds() -> list[dict[str, Any]]:
-    """The two CRDs as KubeDirector's live-app-upgrade branch serves them (its deploy/kubedirector/*_crd.yaml):
-    stock's plus KDApp `spec.upgradable`, KDCluster `status.app`, `status.upgradeInfo` and the roles' and members'
-    upgrade status (what a client tells the branch by, and what its controller writes)."""
+    """Stock's two CRDs plus KDApp `spec.upgradable`, KDCluster `status.app`, `status.upgradeInfo` and the roles'
+    and members' upgrade status (what a client tells the branch by, and what its controller writes)."""
     app, cluster = kubedirector_crds()
     for crd in (app, cluster):
         for version in crd["spec"]["versions"]:
@@ -34,3 +25,6 @@ def live_upgrade_crds() -> list[dict[str, Any]]:
             role["roleUpgradeStatus"] = {"type": "string"}
             role["members"]["items"]["properties"]["podUpgradeStatus"] = {"type": "string"}
     return [app, cluster]
+
+
+__all__ = ["live_upgrade_crds"]

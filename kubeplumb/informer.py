@@ -17,8 +17,11 @@ watches from the list's resourceVersion with bookmarks; a watch that ends is res
 resourceVersion; 410 Expired relists; connection errors are retried with capped exponential backoff.
 With resync_seconds, every cached object is re-delivered as MODIFIED (obj is old) at that period.
 With a ``transform`` (client-go's SetTransform), each listed or watched object is replaced by what it
-returns before it is cached and handed to handlers (e.g. fields dropped, a frozen copy: see
-gitops_kd.observe.compact); ``get``/``list`` always return plain mutable copies.
+returns before it is cached and handed to handlers (e.g. fields dropped, a frozen copy); ``get``/``list``
+always return plain mutable copies.
+Indexes (client-go's Indexers) map a value computed from each object (its controller's uid, a label, a
+claim it mounts) to the objects carrying it, so a controller finds an object's dependents without
+copying or scanning the whole cache.
 Handlers run on the informer thread and must be quick (queue a key, do the work elsewhere).
 """
 
@@ -29,20 +32,21 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.kube.rest import RestClient, WatchStream, status_of
-from gitops_kd.spec.freeze import thaw
+from kubeplumb.rest import RestClient, WatchStream, status_of
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[str, Any, Any], None]
 """handler(event, obj, old): obj and old are cached objects (as the transform made them), old None when new."""
 Transform = Callable[[dict[str, Any]], Mapping[str, Any]]
+IndexFunc = Callable[[Any], Iterable[str]]
+"""index(obj) -> the values to index a cached object (as the transform made it) under."""
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 LIST_PAGE = 100  # objects per LIST request (client-go pages by 500; smaller pages keep the start-up peak low)
 
@@ -60,6 +64,14 @@ def labels_match(obj: Mapping[str, Any], selector: Mapping[str, str] | None) -> 
         return True
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return all(labels.get(k) == v for k, v in selector.items())
+
+
+def split_key(key: str) -> tuple[str | None, str]:
+    """Inverse of object_key: (namespace or None, name)."""
+    if "/" in key:
+        ns, name = key.split("/", 1)
+        return ns, name
+    return None, key
 
 
 class _Expired(Exception):
@@ -87,6 +99,8 @@ class Informer:
         self._transform = transform
         self._list_page = list_page
         self._cache: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self._index_funcs: dict[str, IndexFunc] = {}
+        self._indexes: dict[str, dict[str, set[tuple[str, str]]]] = {}
         self._lock = threading.RLock()
         self._synced = threading.Event()
         self._stop = threading.Event()
@@ -104,6 +118,31 @@ class Informer:
             existing = list(self._cache.values()) if self._synced.is_set() else []
         for obj in existing:
             self._call(fn, ADDED, obj, None)
+
+    def add_index(self, name: str, fn: IndexFunc) -> None:
+        """Index the cached objects by the values `fn(obj)` returns (call before start)."""
+        with self._lock:
+            self._index_funcs[name] = fn
+            self._indexes[name] = {}
+            for key, obj in self._cache.items():
+                self._index(key, obj, None)
+
+    def by_index(self, name: str, value: str) -> builtins.list[dict[str, Any]]:
+        """Deep (plain, mutable) copies of the cached objects whose index `name` holds `value`, sorted by key."""
+        with self._lock:
+            keys = sorted(self._indexes[name].get(value) or ())
+            items = [self._cache[k] for k in keys]
+        return [_plain(obj) for obj in items]
+
+    def indexed(self, name: str, value: str) -> bool:
+        """Whether any cached object's index `name` holds `value`."""
+        with self._lock:
+            return bool(self._indexes[name].get(value))
+
+    def has(self, namespace: str | None, name: str) -> bool:
+        """Whether the object is cached (no copy)."""
+        with self._lock:
+            return (namespace or "", name) in self._cache
 
     def start(self) -> None:
         """Start the list+watch thread."""
@@ -135,7 +174,7 @@ class Informer:
         """A deep (plain, mutable) copy of the cached object, or None."""
         with self._lock:
             obj = self._cache.get((namespace or "", name))
-        return thaw(obj) if obj is not None else None
+        return _plain(obj) if obj is not None else None
 
     def list(self, namespace: str | None = None, label_selector: Mapping[str, str] | None = None) -> list[dict]:
         """Deep (plain, mutable) copies of the cached objects in `namespace` (all if None) matching the labels,
@@ -143,7 +182,7 @@ class Informer:
         with self._lock:
             items = [obj for (ns, _), obj in sorted(self._cache.items())
                      if (namespace is None or ns == namespace) and labels_match(obj, label_selector)]
-        return [thaw(obj) for obj in items]
+        return [_plain(obj) for obj in items]
 
     def shared(self, namespace: str | None = None) -> builtins.list[Mapping[str, Any]]:
         """The cached objects of `namespace` (all if None) themselves, sorted by key: no copy, so callers must
@@ -204,6 +243,10 @@ class Informer:
                 if key not in fresh:
                     events.append((DELETED, old, old))
             self._cache = fresh
+            for name in self._indexes:
+                self._indexes[name] = {}
+            for key, obj in fresh.items():
+                self._index(key, obj, None)
             self._rv = rv or self._rv
         self._next_resync = time.monotonic() + (self.resync_seconds or 0)
         self._synced.set()
@@ -258,14 +301,29 @@ class Informer:
             old = self._cache.get(key)
             if kind == DELETED:
                 self._cache.pop(key, None)
+                self._index(key, None, old)
             else:
                 self._cache[key] = obj
+                self._index(key, obj, old)
             self._rv = rv or self._rv
         if kind == ADDED and old is not None:
             kind = MODIFIED
         elif kind == MODIFIED and old is None:
             kind = ADDED
         self._dispatch(kind, obj, old)
+
+    def _index(self, key: tuple[str, str], obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None) -> None:
+        """Move `key` from the index values of `old` to those of `obj` (either may be None); lock held."""
+        for name, fn in self._index_funcs.items():
+            index = self._indexes[name]
+            for value in set(fn(old)) if old is not None else ():
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[value]
+            for value in set(fn(obj)) if obj is not None else ():
+                index.setdefault(value, set()).add(key)
 
     def _resync(self) -> None:
         with self._lock:
@@ -296,7 +354,17 @@ def _cache_key(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _rv_of(obj: Mapping[str, Any]) -> str | None:
-    return (obj.get("metadata") or {}).get("resourceVersion")
+    rv = (obj.get("metadata") or {}).get("resourceVersion")
+    return str(rv) if rv is not None else None
+
+
+def _plain(value: Any) -> Any:
+    """A plain mutable deep copy of a cached value (whatever mappings and sequences the transform made)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _describe(exc: BaseException) -> str:

@@ -29,12 +29,11 @@ import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from kubeplumb.names import JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH
+
 log = logging.getLogger(__name__)
 
 JSON = "application/json"
-MERGE_PATCH = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
-STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 _PATCH_TYPES = {"merge": MERGE_PATCH, "json": JSON_PATCH, "strategic": STRATEGIC_PATCH}
 
 

@@ -17,7 +17,7 @@ from gitops_kd.cli.exits import CannotRun
 from kubeplumb.rest import RestClient
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
-PROBE_TIMEOUT = 10.0
+VERSION_PROBE_TIMEOUT = 10.0  # seconds for the GET /version that tells an unreachable API server
 HINT = "check --kubeconfig and --context, and that the cluster is up"
 
 
@@ -101,7 +101,7 @@ def probe(api_client: kubernetes.client.ApiClient) -> None:
     own reads say more)."""
     server = server_of(api_client)
     try:
-        RestClient(api_client, timeout=PROBE_TIMEOUT).request("GET", "/version")
+        RestClient(api_client, timeout=VERSION_PROBE_TIMEOUT).request("GET", "/version")
     except urllib3.exceptions.HTTPError as exc:
         raise unreachable(server, exc) from exc
     except ApiException as exc:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDCLUSTER_KIND, SERVICE_KIND, STATEFULSET_KIND
+from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDCLUSTER_KIND
+from gitops_kd.kd.layout import SERVICE_KIND as SERVICE
+from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
 from gitops_kd.spec.freeze import freeze, thaw
 
-STATEFULSET, SERVICE = STATEFULSET_KIND, SERVICE_KIND
 KINDS = (STATEFULSET, SERVICE, KDAPP_KIND, KDCLUSTER_KIND)
 API_VERSIONS = {STATEFULSET: "apps/v1", SERVICE: "v1", KDAPP_KIND: API_VERSION, KDCLUSTER_KIND: API_VERSION}
 

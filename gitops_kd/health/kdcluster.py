@@ -7,9 +7,10 @@ from typing import Any
 
 from gitops_kd.health._fields import being_deleted, items, section, text
 from gitops_kd.health.model import Health, HealthStatus
+from gitops_kd.kd.layout import CONFIGURED
 
 # KubeDirector's cluster states (pkg/controller/kubedirectorcluster/types.go)
-CONFIGURED, CREATING, UPDATING, SPEC_MODIFIED = "configured", "creating", "updating", "spec modified"
+CREATING, UPDATING, SPEC_MODIFIED = "creating", "updating", "spec modified"
 MEMBER_CONFIG_ERROR = "config error"
 MEMBERS_DOWN = "members down: "
 _DOWN_CONTAINER_STATES = ("terminated", "unresponsive", "absent")

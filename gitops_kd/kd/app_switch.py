@@ -16,9 +16,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from gitops_kd.kd.layout import CONFIGURED
 from gitops_kd.spec.version import parse_app_version
 
-CONFIGURED = "configured"  # KubeDirectorCluster status.state of a settled cluster
 UPGRADABLE = "upgradable"  # KDApp spec field of the branch (its CRD; the flavour tells it by this field)
 NOT_ONLY_APP = ("Change to spec not allowed because not only spec.app field was changed. Do not change spec.app "
                 "with other spec fields in the same time.")

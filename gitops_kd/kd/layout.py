@@ -24,6 +24,7 @@ KD_LABELS = (CLUSTER_LABEL, ROLE_LABEL)
 API_GROUP = DOMAIN
 API_VERSION = f"{DOMAIN}/v1beta1"
 KDCLUSTER_KIND = "KubeDirectorCluster"
+CONFIGURED = "configured"  # a KubeDirectorCluster's status.state once KubeDirector settled it
 KDAPP_KIND = "KubeDirectorApp"
 STATEFULSET_KIND = "StatefulSet"  # a role's StatefulSet
 SERVICE_KIND = "Service"  # a member's (or the cluster's headless) Service

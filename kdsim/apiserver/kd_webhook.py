@@ -22,9 +22,10 @@ from kdsim.apiserver.storage import Store
 from kdsim.apiserver.webhooks import Builtin, denial
 from kdsim.controllers.kubedirector import SYSTEM_NAMESPACE
 from kdsim.kubedirector import app_in_use, cluster_changes, live_upgrade, mutate, names
+from kdsim.kubedirector.live_upgrade import MODE as LIVE_UPGRADE
 
 STORAGE_GROUP, STORAGE_CLASSES = "storage.k8s.io", "storageclasses"
-UPGRADE, STRICT, LIVE_UPGRADE = "upgrade", "strict", live_upgrade.MODE
+UPGRADE, STRICT = "upgrade", "strict"
 MODES = (UPGRADE, STRICT, LIVE_UPGRADE)
 # KD registers its handler as "hard-" + webhookHandlerName (pkg/validator/util.go, since 2021).
 WEBHOOK_NAME = "hard-validate-cr.kubedirector.hpe.com"

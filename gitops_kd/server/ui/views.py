@@ -23,6 +23,7 @@ from typing import Any
 
 from gitops_kd.constants import ACTIVE_PHASES, TARGET_STANZA_FIELD, UPGRADE_ANNOTATION, WAVE_LABEL
 from gitops_kd.diff.rollback import Rollback
+from gitops_kd.drift.alert import DRIFT_DETECTED
 from gitops_kd.health import ClusterHealth
 from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
 from gitops_kd.kd import layout
@@ -39,7 +40,6 @@ Obj = Mapping[str, Any]
 OUTDATED, DELETED, RECREATED, MIGRATION, HOOK, GATE, DONE, STALLED = (
     "outdated", "deleted", "recreated", "migration", "hook", "gate", "done", "stalled")
 SEQUENCE = (OUTDATED, DELETED, RECREATED, MIGRATION, HOOK, GATE, DONE)
-DRIFT_DETECTED = "DriftDetected"
 DRIFT_CLOSED = ("DriftReverted", "DriftResolved")
 STATE_TEXT = {
     OUTDATED: "outdated: runs the old template",

@@ -14,10 +14,10 @@ import yaml
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.kd.flavour import LIVE_UPGRADE
-from kubeplumb.rest import RestClient
 from gitops_kd.observe.kdflavour import detect
 from gitops_kd.testing import wait_for
 from kdsim.cluster import EmbeddedCluster
+from kubeplumb.rest import RestClient
 from tests.sim.kubedirector.switch_cases import DENIED, NOT_UPGRADABLE, REFUSED_SWITCHES, TEMPLATE, candidate, hello
 
 KD = "kubedirector.hpe.com/v1beta1"

@@ -18,11 +18,15 @@ from dataclasses import replace
 from gitops_kd.diff.engine import app_applied, users_of
 from gitops_kd.diff.model import Refusal
 from gitops_kd.diff.refusals import app_refusals, cluster_refusals
+from gitops_kd.diff.switch import switch_of, switch_refusals
 from gitops_kd.kd.flavour import LIVE_UPGRADE, STOCK
-from gitops_kd.observe.model import ObservedCluster, ObservedState
+from gitops_kd.kd.layout import KDAPP_KIND
+from gitops_kd.kd.normalize import stored_spec
+from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.plan.held import held, held_refusals
 from gitops_kd.review.synthetic import as_live
 from gitops_kd.spec.errors import FieldError
+from gitops_kd.spec.freeze import thaw
 from gitops_kd.spec.model import KDCluster
 from gitops_kd.spec.state import DesiredState
 
@@ -57,11 +61,19 @@ def _cluster_errors(head: DesiredState, live: ObservedState, *, app_read_only: b
 
 def branch_switch_refusals(cluster: KDCluster, have: ObservedCluster, head: DesiredState,
                            live: ObservedState) -> list[Refusal]:
-    """What KubeDirector's live-app-upgrade branch refuses of switching ``have`` (the base's cluster) to
-    ``cluster.app`` (its native upgrade): the place its rules are applied offline. None are known to this
-    module: the switch is judged by the branch itself."""
-    del cluster, have, head, live
-    return []
+    """What KubeDirector's live-app-upgrade branch refuses of switching ``have`` (the base's cluster, taken as
+    configured) to ``cluster.app`` (its native upgrade), and what the target's upgrade stanza refuses of it: the
+    controller's own rule (diff/switch.py), applied offline."""
+    on_branch = replace(live, flavour=LIVE_UPGRADE, apps={key: _as_stored(app) for key, app in live.apps.items()})
+    switch = switch_of(head, on_branch, (have.namespace, have.name))
+    return switch_refusals(head, on_branch, switch) if switch is not None and cluster.app == switch.target[1] else []
+
+
+def _as_stored(app: ObservedApp) -> ObservedApp:
+    """The base's KDApp as KubeDirector stores it (kd/normalize), as a live read of it shows it."""
+    raw = thaw(app.raw)
+    raw["spec"] = stored_spec(KDAPP_KIND, raw.get("spec") or {})
+    return replace(app, raw=raw)
 
 
 def _stock(head: DesiredState, live: ObservedState) -> list[FieldError]:

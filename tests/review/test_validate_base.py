@@ -92,7 +92,13 @@ def _hello2(repo: Path) -> None:
 
 
 def _app_switched(repo: Path) -> None:
-    _hello2(repo)
+    """hello-dev switched to hello2: hello at 2.0.0 under another name (the image and version differ, and its
+    upgrade stanza takes clusters from 1.0.0), the switch the branch takes."""
+    text = git(repo, "show", f"HEAD:{APP}") if (repo / ".git").exists() else (TEMPLATE / APP).read_text()
+    text = text.replace("name: hello\n", "name: hello2\n", 1).replace('version: "1.0.0"', 'version: "2.0.0"', 1)
+    text = text.replace("gitops-kd/hello:1.0.0", "gitops-kd/hello:2.0.0")
+    text = text.rstrip("\n") + '\n  upgrade:\n    from:\n      - versions: ">=1.0.0 <2.0.0"\n        default: keep\n'
+    (repo / "apps/hello2.yaml").write_text(text)
     _edit(repo / CLUSTER, lambda b: b["spec"].update(app="hello2"))
 
 
@@ -189,10 +195,22 @@ def test_live_app_upgrade_branch_takes_a_spec_app_switch(tmp_path: Path, monkeyp
     assert validated("--base", "main")[0] == 1
     _role_resources(Path("."))
     code, errors = validated("--base", "main", "--kubedirector", "live-app-upgrade")
-    assert code == 1 and [(f, fd) for f, fd, _ in errors] == [(CLUSTER, "spec.roles[1].resources")], errors
+    assert code == 1 and {(f, fd) for f, fd, _ in errors} == {(CLUSTER, "spec.roles[1].resources"),
+                                                              (CLUSTER, "spec.app")}, errors  # the switch alone
     monkeypatch.setenv("GITOPS_KD_KUBEDIRECTOR", "live-app-upgrade")
     assert validated("--base", "main")[0] == 1
     assert validated("--base", "main", "--kubedirector", "stock")[1][0][1] == "spec.app"
+
+
+def test_live_app_upgrade_branch_refuses_a_switch_as_the_branch_does(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Invariant: validate judges a spec.app switch with the controller's own branch rules (diff/switch.py): a
+    switch to an app at the same version is refused with the branch's reason, as the controller would refuse it."""
+    monkeypatch.chdir(pr_repo(tmp_path, lambda repo: (_hello2(repo), _edit(repo / CLUSTER,
+                                                                          lambda b: b["spec"].update(app="hello2")))))
+    code, errors = validated("--base", "main", "--kubedirector", "live-app-upgrade")
+    assert code == 1 and [(f, fd) for f, fd, _ in errors] == [(CLUSTER, "spec.app")], errors
+    assert "live-app-upgrade branch refuses it" in errors[0][2], errors
 
 
 def test_a_base_that_cannot_be_read_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

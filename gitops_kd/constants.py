@@ -33,6 +33,14 @@ FAILURE_RETRY_CAP = 30.0
 STALL_APPLY_REFUSED = "ApplyRefused"
 STALL_APPLY_FAILED = "ApplyFailed"
 APPLY_STALL_REASONS = (STALL_APPLY_REFUSED, STALL_APPLY_FAILED)
+# The other Stalled reasons of a KDRollout (docs/troubleshooting.md explains each; tests/test_docs_troubleshooting.py
+# checks that every reason the code stalls with has its section there)
+STALL_EXEC_FAILED = "ExecFailed"  # a step's exec not started (or unanswered) STALL_AFTER_FAILURES times in a row
+STALL_STEP_FAILED = "StepFailed"  # a migration or hook exited non-zero (also the Warning Event of a failed step)
+STALL_STEP_TIMED_OUT = "StepTimedOut"  # a step ran longer than its timeoutSeconds
+STALL_STEP_INTERRUPTED = "StepInterrupted"  # a step started before never finished; it is never run twice
+STALL_POD_NOT_READY = "PodNotReady"  # a replaced pod not Ready within podReadyTimeoutSeconds
+STALL_GATE_TIMEOUT = "GateTimeout"  # the upgrade gate did not pass within its timeoutSeconds
 # KDRollout status.applyFailure: the last KDApp / KDCluster write that failed (kind, namespace, name, digest of
 # the manifest, failures in a row, HTTP code, the server's message, the phase before the stall)
 APPLY_FAILURE_FIELD = "applyFailure"

@@ -31,7 +31,7 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
     `get` and `patch` on that GitOpsKDSource (no network path to the controller; docs/operations.md says why).
 
     Exit status 0 when the poll is done and the head is not refused, 1 when the head is refused or Git cannot
-    be read, the object does not exist, or the poll did not finish within --timeout; 2 on a usage error.
+    be read, 2 when the object does not exist, the poll did not finish within --timeout, or a usage error.
     """
     from gitops_kd.cli.kubeclient import load_api_client
     from kubeplumb.rest import RestClient

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitops_kd.constants import STALL_GATE_TIMEOUT, STALL_POD_NOT_READY, STALL_STEP_FAILED, STALL_STEP_TIMED_OUT
 from gitops_kd.diff.model import UPGRADE, Transition
 from gitops_kd.diff.rollback import rollback
 from gitops_kd.observe.model import ObservedCluster
 from gitops_kd.plan.actions import HandleFailure
 from gitops_kd.spec.upgrade import HALT, REVERT_COMMIT
 
-REVERTIBLE_REASONS = frozenset({"PodNotReady", "GateTimeout", "StepFailed", "StepTimedOut"})
+REVERTIBLE_REASONS = frozenset({STALL_POD_NOT_READY, STALL_GATE_TIMEOUT, STALL_STEP_FAILED, STALL_STEP_TIMED_OUT})
 FAILURE_FIELD = "failure"  # KDRollout status.failure: {commit, reason, policy, revertCommit, handledAt, note}
 
 

@@ -13,6 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
+from gitops_kd.constants import STALL_GATE_TIMEOUT, STALL_POD_NOT_READY
 from gitops_kd.diff.model import UPGRADE, Transition
 from gitops_kd.diff.transition import stale_image
 from gitops_kd.kd import layout
@@ -103,7 +104,7 @@ def _not_ready(ctx: PodContext, pod: ObservedPod, why: str) -> Action:
     if pod.created_at is not None and not pod.deleting:
         age = (ctx.now - pod.created_at).total_seconds()
         if age > ctx.ready_timeout:
-            return Stall(ctx.namespace, ctx.live.name, "PodNotReady", (
+            return Stall(ctx.namespace, ctx.live.name, STALL_POD_NOT_READY, (
                 f"pod {pod.name} ({why}) is not Ready {int(age)}s after its creation "
                 f"(podReadyTimeoutSeconds {ctx.ready_timeout})"))
         return Wait(f"pod {pod.name} to become Ready ({why})", min(POLL_SECONDS, ctx.ready_timeout - age + 1), ctx.key)
@@ -152,7 +153,7 @@ def post_steps(ctx: PodContext, pod: ObservedPod) -> Action | None:
         return StartGate(ctx.namespace, ctx.live.name, pod.name)
     elapsed = (ctx.now - rollout.gate_started_at).total_seconds()
     if elapsed > gate.timeout_seconds:
-        return Stall(ctx.namespace, ctx.live.name, "GateTimeout", (
+        return Stall(ctx.namespace, ctx.live.name, STALL_GATE_TIMEOUT, (
             f"the upgrade gate of pod {pod.name} has not passed {int(elapsed)}s after it started "
             f"(timeoutSeconds {gate.timeout_seconds})"))
     if rollout.gate_checked_at is not None:

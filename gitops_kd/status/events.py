@@ -26,7 +26,6 @@ BREAK_GLASS_CLEARED = "BreakGlassCleared"  # a break-glass annotation left on a 
 POD_REPLACED = "PodReplaced"
 MIGRATION_SUCCEEDED = "MigrationSucceeded"
 HOOK_SUCCEEDED = "HookSucceeded"
-STEP_FAILED = "StepFailed"
 GATE_STARTED = "GateStarted"
 GATE_PASSED = "GatePassed"
 UPGRADE_SUCCEEDED = "UpgradeSucceeded"

@@ -108,7 +108,8 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
 
     Exit status: 0 when nothing shown is Degraded, Missing or Refused and no source is stalled (Synced,
     OutOfSync, Progressing, Suspended and Unknown are 0); 1 when something is Degraded or Missing, a head is
-    refused, Git is unreadable, or CLUSTER does not exist; 2 on a usage error.
+    refused, Git is unreadable, the record is untrusted, or CLUSTER does not exist; 2 when the cluster cannot be
+    read, or on a usage error.
     """
     from gitops_kd.cli.kubeclient import load_api_client
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gitops_kd.constants import ACTIVE_PHASES
+from gitops_kd.constants import ACTIVE_PHASES, STALL_RECORD_UNTRUSTED
 from gitops_kd.status.events import COMMIT_REFUSED, GIT_UNREADABLE
 from gitops_kd.status.source import SHORT_SHA, SourceRecord
 
@@ -47,8 +47,8 @@ class NamedSource:
 
     @property
     def failing(self) -> bool:
-        """Stalled: the head refused or Git unreadable (Ready=False with a Stalled reason)."""
-        return self.ready == "False" and self.reason in (COMMIT_REFUSED, GIT_UNREADABLE)
+        """Stalled: the head refused, Git unreadable or the record untrusted (Ready=False with a Stalled reason)."""
+        return self.ready == "False" and self.reason in (COMMIT_REFUSED, GIT_UNREADABLE, STALL_RECORD_UNTRUSTED)
 
     def as_dict(self) -> dict[str, Any]:
         r = self.record

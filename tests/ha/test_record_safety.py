@@ -135,6 +135,8 @@ def test_record_edited_while_no_leader_runs_stalls_the_next_one(pair: Pair, edit
         cond = wait_for("the edited record stalls RecordUntrusted", stalled, 90)
         assert "not planning" in cond["message"], cond
         assert b.get("/readyz")[0] != 200
+        shown = CliRunner().invoke(main, ["status", "-A", "--kubeconfig", str(pair.world.cluster.kubeconfig)])
+        assert shown.exit_code == 1 and STALL_RECORD_UNTRUSTED in shown.output, shown.output  # status says so
         pair.world.rest.delete(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, LEASE)
         pair.ready_at(second, timeout=90)
     finally:

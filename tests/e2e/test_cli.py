@@ -241,6 +241,6 @@ def test_demo_keep_hints_work_as_printed(tmp_path: Path) -> None:
         assert metrics is not None, out[-2000:]
         code, body = _fetch(metrics.group(1))  # the demo serves /metrics as `run` does (issue 29, 9)
         assert code == 200 and "gitops_kd_rollout_phase" in body, body[:500]
-    finally:
-        proc.send_signal(signal.SIGINT)
+    finally:  # SIGTERM, as Kubernetes stops it (a background job, as in CI's floors run, ignores SIGINT)
+        proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 0, "".join(lines)[-3000:]

@@ -4,13 +4,8 @@ refusal by KubeDirector's webhook a Warning Event and a failed Outcome retried l
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-
-from kubernetes.client.exceptions import ApiException
-
 from gitops_kd.constants import APPLIED_ANNOTATION, STALL_APPLY_FAILED
-from gitops_kd.execute.apply import REFUSED, REFUSED_RETRY_SECONDS
+from gitops_kd.execute.apply import refusable
 from gitops_kd.execute.context import ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.kd.app_switch import UPGRADABLE
@@ -18,23 +13,6 @@ from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDAPP_PLURAL, KDCLUSTER
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import MarkUpgradable, SwitchApp
 from gitops_kd.status import events as ev
-from kubeplumb.names import WARNING
-from kubeplumb.rest import message_of
-
-log = logging.getLogger(__name__)
-
-
-def _refusable(ctx: ExecContext, kind: str, namespace: str, name: str, description: str,
-               call: Callable[[], Outcome]) -> Outcome:
-    try:
-        return call()
-    except ApiException as exc:
-        if exc.status not in REFUSED:
-            raise
-        said = f"KubeDirector refused it ({exc.status}): {message_of(exc) or exc.reason}"
-        ctx.events.record_ref(API_VERSION, kind, namespace, name, STALL_APPLY_FAILED, said, type_=WARNING)
-        log.error("%s: %s", description, said)
-        return Outcome(description, False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
 
 
 def mark_upgradable(ctx: ExecContext, action: MarkUpgradable) -> Outcome:
@@ -46,7 +24,7 @@ def mark_upgradable(ctx: ExecContext, action: MarkUpgradable) -> Outcome:
         patched = ctx.rest.replace(API_VERSION, KDAPP_PLURAL, action.namespace, action.app, app)
         return Outcome(action.describe(), True, "spec.upgradable set",
                        expect=(Expectation(KDAPP_PLURAL, action.namespace, action.app, rv(patched)),))
-    return _refusable(ctx, KDAPP_KIND, action.namespace, action.app, action.describe(), call)
+    return refusable(ctx, KDAPP_KIND, action.namespace, action.app, action.describe(), STALL_APPLY_FAILED, call)
 
 
 def switch_app(ctx: ExecContext, action: SwitchApp) -> Outcome:
@@ -63,7 +41,8 @@ def switch_app(ctx: ExecContext, action: SwitchApp) -> Outcome:
                              f"spec.app {action.previous} -> {action.app} (KubeDirector's live-app-upgrade path)")
         return Outcome(action.describe(), True, f"spec.app switched to {action.app}",
                        expect=(Expectation(KDCLUSTER_PLURAL, action.namespace, action.cluster, rv(patched)),))
-    return _refusable(ctx, KDCLUSTER_KIND, action.namespace, action.cluster, action.describe(), call)
+    return refusable(ctx, KDCLUSTER_KIND, action.namespace, action.cluster, action.describe(), STALL_APPLY_FAILED,
+                     call)
 
 
 __all__ = ["mark_upgradable", "switch_app"]

@@ -78,7 +78,7 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
                     expect=(Expectation(plural, namespace, name, rv(updated)),)), updated)
 
 
-def _refusable(ctx: ExecContext, kind: str, namespace: str, name: str, description: str, reason: str,
+def refusable(ctx: ExecContext, kind: str, namespace: str, name: str, description: str, reason: str,
                call: Callable[[], Outcome]) -> Outcome:
     """``call()``; a refusal by the server (400/403/422) becomes a Warning Event and a failed, held Outcome."""
     try:
@@ -145,7 +145,7 @@ def apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
 
 
 def prune(ctx: ExecContext, action: Prune) -> Outcome:
-    return _refusable(ctx, action.kind, action.namespace, action.name, action.describe(), ev.PRUNE_FAILED,
+    return refusable(ctx, action.kind, action.namespace, action.name, action.describe(), ev.PRUNE_FAILED,
                       lambda: _prune(ctx, action))
 
 

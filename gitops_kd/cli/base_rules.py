@@ -11,12 +11,11 @@ from typing import Any
 import click
 
 from gitops_kd.cli.exits import EXIT_CANNOT_RUN
-from gitops_kd.cli.problems import text_line
-from gitops_kd.cli.revisions import resolve
+from gitops_kd.cli.revisions import desired_or_exit
 from gitops_kd.cli.run import repo_url
 from gitops_kd.kd.flavour import LIVE_UPGRADE, STOCK
 from gitops_kd.review.kd_rules import change_errors
-from gitops_kd.source import DesiredState, GitSource, SourceError
+from gitops_kd.source import DesiredState, GitSource
 from gitops_kd.spec import FieldError
 from gitops_kd.spec.model import KDApp, KDCluster
 from gitops_kd.spec.positions import locate
@@ -46,13 +45,7 @@ def base_state(repo: str, rev: str, branch: str, namespace: str) -> DesiredState
         click.echo(f"error: --base {rev}: {repo} is not the top of a Git repository", err=True)
         raise SystemExit(EXIT_CANNOT_RUN)
     with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
-        try:
-            return source.desired_at(resolve(source, repo, rev))
-        except SourceError as exc:
-            click.echo(f"error: --base {rev}: {exc.message}", err=True)
-            for err in exc.errors:
-                click.echo(f"  {text_line(err)}", err=True)
-            raise SystemExit(EXIT_CANNOT_RUN) from exc
+        return desired_or_exit(source, repo, rev, "--base", exit_code=EXIT_CANNOT_RUN)
 
 
 _ROLE_BY_ID = re.compile(r"^spec\.roles\[([^\]]*[^\d\]][^\]]*)\]")

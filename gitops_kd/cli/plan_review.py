@@ -6,28 +6,17 @@ from datetime import UTC, datetime
 
 import click
 
-from gitops_kd.cli.exits import EXIT_FINDINGS, source_exit
-from gitops_kd.cli.problems import text_line
-from gitops_kd.cli.revisions import resolve
+from gitops_kd.cli.exits import EXIT_FINDINGS
+from gitops_kd.cli.revisions import desired_or_exit
 from gitops_kd.controller.scope import Scope, restrict
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.review import Review, as_live, review
 from gitops_kd.review.jsonout import as_json
 from gitops_kd.review.markdown import markdown
 from gitops_kd.review.text import text
-from gitops_kd.source import DesiredState, GitSource, SourceError
+from gitops_kd.source import GitSource
 
 FORMATS = ("text", "markdown", "json")
-
-
-def _desired(source: GitSource, repo: str, rev: str, which: str) -> DesiredState:
-    try:
-        return source.desired_at(resolve(source, repo, rev))
-    except SourceError as exc:
-        click.echo(f"error: {which} {rev}: {exc.message}", err=True)
-        for err in exc.errors:
-            click.echo(f"  {text_line(err)}", err=True)
-        raise SystemExit(source_exit(exc.errors)) from exc
 
 
 def render(r: Review, fmt: str) -> str:
@@ -38,8 +27,8 @@ def render(r: Review, fmt: str) -> str:
 def run_review(source: GitSource, repo: str, base: str, head: str, fmt: str, scope: str | frozenset[str] | None,
                live: ObservedState | None, wave_soak: float) -> None:
     """Print the review of ``head`` against ``live`` (None: the base revision's desired state as if it ran)."""
-    before = _desired(source, repo, base, "base")
-    after = _desired(source, repo, head, "head")
+    before = desired_or_exit(source, repo, base, "base")
+    after = desired_or_exit(source, repo, head, "head")
     scoped = restrict(after, Scope.of(scope))
     against = ("the live cluster (read only)" if live is not None else
                f"the base revision `{base}` as if it were running (no cluster was read)")

@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 
-from gitops_kd.source import GitSource, SourceError
+import click
+
+from gitops_kd.cli.exits import source_exit
+from gitops_kd.cli.problems import text_line
+from gitops_kd.source import DesiredState, GitSource, SourceError
 
 
 def local_sha(repo: str, rev: str) -> str | None:
@@ -55,3 +59,15 @@ def planned_revision(source: GitSource, repo: str, branch: str | None, rev: str 
         there = local_branches(repo)
         listed = f" (its branches: {', '.join(there)})" if there else ""
         raise SourceError(f"{source.url}: branch {source.branch!r} not found{listed}") from exc
+
+
+def desired_or_exit(source: GitSource, repo: str, rev: str, which: str, *, exit_code: int | None = None) -> DesiredState:
+    """The desired state at ``rev`` (resolve's sha); one the source refuses is printed (``error: WHICH REV: ...``
+    and its located errors) and exits with ``exit_code``, by default exits.source_exit of its errors."""
+    try:
+        return source.desired_at(resolve(source, repo, rev))
+    except SourceError as exc:
+        click.echo(f"error: {which} {rev}: {exc.message}", err=True)
+        for err in exc.errors:
+            click.echo(f"  {text_line(err)}", err=True)
+        raise SystemExit(source_exit(exc.errors) if exit_code is None else exit_code) from exc

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -95,3 +97,16 @@ class DriftWorld:
         start = time.monotonic()
         wait_for(what, probe, timeout, interval=0.02)
         return time.monotonic() - start
+
+
+@contextmanager
+def settled_world(tmp: Path) -> Iterator[DriftWorld]:
+    """A DriftWorld with hello 1.0.0 Ready, settled and its drift baseline recorded; closed at the end."""
+    w = DriftWorld(tmp)
+    try:
+        w.e2e.wait_ready_at("1.0.0")
+        w.e2e.wait_settled()
+        w.wait_baseline()
+        yield w
+    finally:
+        w.close()

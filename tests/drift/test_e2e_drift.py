@@ -13,7 +13,7 @@ import pytest
 from gitops_kd.drift import DRIFT_DETECTED, DRIFT_RESOLVED, DRIFT_REVERTED, POLICY_ANNOTATION
 from tests.e2e.harness import NS, wait_for
 
-from .e2e_world import DriftWorld
+from .e2e_world import DriftWorld, settled_world
 
 IMAGE = "gitops-kd/hello:1.0.0"
 DETECTED = "gitops_kd_drift_detected_total"
@@ -22,14 +22,8 @@ ACTIVE = "gitops_kd_drift_active"
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DriftWorld]:
-    w = DriftWorld(tmp_path_factory.mktemp("drift-e2e"))
-    try:
-        w.e2e.wait_ready_at("1.0.0")
-        w.e2e.wait_settled()
-        w.wait_baseline()
+    with settled_world(tmp_path_factory.mktemp("drift-e2e")) as w:
         yield w
-    finally:
-        w.close()
 
 
 def app_image(sts: dict) -> str:

@@ -13,7 +13,7 @@ from gitops_kd.drift import DRIFT_DETECTED
 from gitops_kd.status.events import LABELS_RESTORED
 from tests.e2e.harness import NS, wait_for
 
-from .e2e_world import DriftWorld
+from .e2e_world import DriftWorld, settled_world
 
 IMAGE = "gitops-kd/hello:1.0.0"
 CLUSTER_LABEL, ROLE_LABEL = "kubedirector.hpe.com/kdcluster", "kubedirector.hpe.com/role"
@@ -21,14 +21,8 @@ CLUSTER_LABEL, ROLE_LABEL = "kubedirector.hpe.com/kdcluster", "kubedirector.hpe.
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[DriftWorld]:
-    w = DriftWorld(tmp_path)
-    try:
-        w.e2e.wait_ready_at("1.0.0")
-        w.e2e.wait_settled()
-        w.wait_baseline()
+    with settled_world(tmp_path) as w:
         yield w
-    finally:
-        w.close()
 
 
 def test_an_unlabelled_role_statefulset_is_still_guarded_against_drift(world: DriftWorld) -> None:

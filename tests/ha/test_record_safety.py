@@ -4,8 +4,6 @@ replicas, SIGKILL of the leader)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,15 +21,6 @@ from tests.ha.test_source_record import LEASE, Pair, RolloutTargets
 BOGUS = "0123456789abcdef0123456789abcdef01234567"
 SA = "gitops-kd-sa"  # the replicas' bearer token (Pair's kubeconfig): how the access log tells their requests
 FAILURES = 3  # 500s on the record's status writes
-
-
-@pytest.fixture()
-def pair(tmp_path: Path) -> Iterator[Pair]:
-    pair = Pair(tmp_path)
-    try:
-        yield pair
-    finally:
-        pair.close()
 
 
 def upgraded(pair: Pair, name: str = "replica-a") -> tuple[Any, str, str]:

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.status.source import PLURAL
@@ -92,15 +89,6 @@ class Pair:
         for proc in self.procs:
             proc.stop()
         self.world.close()
-
-
-@pytest.fixture()
-def pair(tmp_path: Path) -> Iterator[Pair]:
-    pair = Pair(tmp_path)
-    try:
-        yield pair
-    finally:
-        pair.close()
 
 
 def slow_git(tmp: Path, seconds: int) -> dict[str, str]:

@@ -25,7 +25,6 @@ from gitops_kd.execute import Executor, Outcome
 from gitops_kd.execute.fence import NotLeading
 from gitops_kd.kd.layout import KDCLUSTER_KIND
 from gitops_kd.observe.collector import Collector
-from gitops_kd.observe.kdflavour import installed
 from gitops_kd.plan.actions import Action, ApplyApp, ApplyCluster, Plan, Prune, Wait
 from gitops_kd.plan.focus import (
     APP,
@@ -345,7 +344,7 @@ class Controller:
             self.record.event(GIT_UNREADABLE, f"{source.failing_polls} polls in a row could not read {source.url}: "
                               f"{source.last_error.splitlines()[0] if source.last_error else ''}", type_=WARNING)
         changes: dict[str, Any] = {"git_failures": source.failing_polls, "git_error": source.last_error,
-                                   "recoveries": source.recoveries, "kubedirector": installed(self._api_client)}
+                                   "recoveries": source.recoveries, "kubedirector": self.collector.flavour.describe()}
         if result.changed and not result.accepted and not failed:
             changes.update(attempted=result.commit, refusal="\n".join(str(e) for e in result.errors))
         self.record.update(**changes)

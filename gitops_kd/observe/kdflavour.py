@@ -33,36 +33,39 @@ def detect(rest: RestClient) -> Flavour:
     return flavour_of(_crd(rest, KDAPP_PLURAL), _crd(rest, KDCLUSTER_PLURAL))
 
 
-def installed(api_client: ApiClient) -> str:
-    """detect()'s description for the GitOpsKDSource status; a failed read is said, never raised (a poll's record
-    must not fail on it)."""
-    try:
-        return detect(RestClient(api_client)).describe()
-    except Exception as exc:  # noqa: BLE001 - an unreachable API server shows in the record's other fields
-        return f"{Flavour(UNKNOWN, 'not read').describe()}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-
-
 class FlavourCache:
-    """The installed flavour's name for each observed snapshot: read from the CRDs at most every ``seconds``; a read
-    that fails keeps the last answer (UNKNOWN before the first), so a snapshot never fails on it."""
+    """The installed flavour for each observed snapshot and for the GitOpsKDSource record: read from the CRDs at
+    most every ``seconds``; a read that fails keeps the last answer (before the first, UNKNOWN saying why), so
+    neither a snapshot nor a poll's record fails on it."""
 
     def __init__(self, api_client: ApiClient, seconds: float = REFRESH_SECONDS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._rest, self._seconds, self._clock = RestClient(api_client), seconds, clock
-        self._name: str = UNKNOWN
+        self._flavour = Flavour(UNKNOWN, "not read yet")
+        self._known = False
         self._read_at: float | None = None
         self._lock = threading.Lock()
 
-    def name(self) -> str:
+    def current(self) -> Flavour:
         with self._lock:
             now = self._clock()
             if self._read_at is None or now - self._read_at >= self._seconds:
                 self._read_at = now
                 try:
-                    self._name = detect(self._rest).name
-                except Exception:  # noqa: BLE001 - an unreachable API server shows elsewhere; keep the last answer
-                    pass
-            return self._name
+                    self._flavour, self._known = detect(self._rest), True
+                except Exception as exc:  # noqa: BLE001 - an unreachable API server shows elsewhere; keep the last answer
+                    if not self._known:
+                        said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                        self._flavour = Flavour(UNKNOWN, f"not read: {said}")
+            return self._flavour
+
+    def name(self) -> str:
+        """The flavour's name (gitops_kd.kd.flavour), as each snapshot carries it."""
+        return self.current().name
+
+    def describe(self) -> str:
+        """The flavour said for the GitOpsKDSource status (`gitops-kd status` shows it)."""
+        return self.current().describe()
 
 
-__all__ = ["FlavourCache", "detect", "installed"]
+__all__ = ["FlavourCache", "detect"]

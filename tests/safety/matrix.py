@@ -292,7 +292,8 @@ def sequence(world: E2E, injection: Injection, tmp: Path, fault: Fault) -> Run:
         _poll_now(procs)
         _wait_ready(world, "2.0.0", run, procs, start, injection.faults, acts)
         if acts is not None:
-            acts()  # a k past the sequence's last phase: the act still happens, on the settled controller
+            if not run.killed:
+                acts()  # a k past the sequence's last phase: the act still happens, on the settled controller (once)
             _check_record(world, run)
         run.writes = injection.writes() - before
         if injection.requests is not None:

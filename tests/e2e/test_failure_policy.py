@@ -65,8 +65,11 @@ def test_revert_commit_pushes_a_revert_and_rolls_back(e2e: E2E) -> None:
     ro = e2e.wait_ready_at("1.0.0", timeout=90)
     assert ro["spec"]["commit"] == head and ro["status"]["history"][-1]["fromVersion"] == "2.0.0"
     assert all(p["spec"]["containers"][0]["image"] == "gitops-kd/hello:1.0.0" for p in e2e.pods())
-    reasons = [e["reason"] for e in e2e.rest.list("v1", "events", NS)["items"]]
-    assert "RevertPushed" in reasons and "DowngradeSucceeded" in reasons, reasons  # a downgrade is called one
+    def reasons() -> list[str]:
+        return [e["reason"] for e in e2e.rest.list("v1", "events", NS)["items"]]
+    # the Event follows the status write that made it Ready: waited for, not raced
+    wait_for("the DowngradeSucceeded Event", lambda: "DowngradeSucceeded" in reasons(), 30)  # a downgrade is one
+    assert "RevertPushed" in reasons(), reasons()
     assert {c["type"]: c["reason"] for c in ro["status"]["conditions"]}["Ready"] == "DowngradeSucceeded"
 
 

@@ -43,7 +43,8 @@ from seed_cluster import seed_fleet  # noqa: E402
 from synth_repo import app_name, commit_files, init_bare  # noqa: E402
 from synth_world import NEW_VERSION, NS, clusters_of, desired_from_files, fleet_files, upgradable_app_yaml  # noqa: E402
 
-from gitops_kd.controller import Controller  # noqa: E402
+from gitops_kd.controller import Manager, Options, build_manager  # noqa: E402
+from gitops_kd.controller.options import LeaseOptions  # noqa: E402
 from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
 from gitops_kd.plan.actions import Plan, Wait  # noqa: E402
 from gitops_kd.plan.planner import plan as real_plan  # noqa: E402
@@ -133,7 +134,7 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
     app_names = set(k[1] for k in desired.apps)
     started = time.perf_counter()
     cluster = EmbeddedCluster(work / "cluster", controllers=False, crds=[load_crd(KDROLLOUT_CRD)]).start()
-    controller: Controller | None = None
+    controller: Manager | None = None
     try:
         seeded = seed_fleet(RestClient(cluster.api_client()), desired)
         origin = init_bare(work / "origin.git")
@@ -145,8 +146,10 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
         planner = RecordingPlanner(log)
         executed: list[str] = []
         source = GitSource(origin.as_uri(), cache_dir=work / "source")
-        controller = Controller(source, api, namespace=NS, poll_interval=3600.0, planner=planner,
-                                on_action=lambda a, o: executed.append(type(a).__name__))
+        options = Options(namespace=NS, scope=NS, poll_interval=3600.0, workers=workers, record=False, metrics=False,
+                          lease=LeaseOptions(elect=False))
+        controller = build_manager(options, api_client=api, source=source, planner=planner,
+                                   on_action=lambda a, o: executed.append(type(a).__name__))
         # 1. start-up
         t0 = time.perf_counter()
         controller.start(sync_timeout=timeout)

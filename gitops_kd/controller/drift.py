@@ -11,6 +11,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
+from gitops_kd.controller.stages import PlanStage
 from gitops_kd.drift import DriftAlerter, DriftGuard, IgnoreRules
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.fence import FencedRest
@@ -29,16 +30,23 @@ class DriftWiring:
     guard: DriftGuard
     notifier: WebhookNotifier | None
     rest: FencedRest  # the drift Events' client: fenced by the controller it is attached to
+    watcher: DriftWatcher | None = None  # set by attach
 
     @property
     def planner(self) -> Callable[..., Plan]:
         return self.guard.plan
 
+    @property
+    def stage(self) -> PlanStage:
+        """The guard as the post-plan stage the manager runs after the pure planner (controller/stages.py)."""
+        return self.guard.stage
+
     def attach(self, controller: Any) -> None:
         """Reconcile at once when an owned field of a watched object is edited (not only on the next event); drift
         Events are written only while ``controller.may_act()`` (a deposed leader's planning alerts nobody)."""
         self.rest.fence = controller.may_act
-        DriftWatcher(controller.enqueue).attach_collector(controller.collector)
+        self.watcher = DriftWatcher(controller.enqueue)
+        self.watcher.attach_collector(controller.collector)
 
     def close(self) -> None:
         if self.notifier is not None:
@@ -47,12 +55,13 @@ class DriftWiring:
 
 def drift_wiring(api_client: ApiClient, *, metrics: Any = None, policy: str = "revert",
                  webhook_url: str | None = None, ignore_file: str | None = None,
-                 wave_soak_seconds: float = 0.0, prune: bool = False) -> DriftWiring:
+                 wave_soak_seconds: float = 0.0, prune: bool = False, notifier: Any = None) -> DriftWiring:
     """Drift detection around the real planner: alerts (Events, metrics, optional webhook) once per
     occurrence; `policy` "revert" (default) or "alert-only" for objects without their own annotation; `prune`
-    as for the planner."""
+    as for the planner; `notifier` instead of a WebhookNotifier of `webhook_url` (tests)."""
     now: Callable[[], datetime] = lambda: datetime.now(UTC)  # noqa: E731
-    notifier = WebhookNotifier(webhook_url) if webhook_url else None
+    if notifier is None and webhook_url:
+        notifier = WebhookNotifier(webhook_url)
     rest = FencedRest(api_client)
     alerter = DriftAlerter(events=EventRecorder(rest, now), metrics=metrics, notifier=notifier, now=now)
     rules = IgnoreRules.from_file(ignore_file) if ignore_file else None

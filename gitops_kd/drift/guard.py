@@ -67,6 +67,11 @@ class DriftGuard:
         key's part (plan/focus.py); occurrences outside it are left as they are."""
         base = self._planner(desired, observed, now=now, partial=partial) if partial else \
             self._planner(desired, observed, now=now)
+        return self.stage(desired, observed, base, partial=partial)
+
+    def stage(self, desired: DesiredState, observed: ObservedState, base: Plan, *, partial: bool) -> Plan:
+        """As a post-plan stage (controller/stages.py): ``base``, the planner's plan made elsewhere, with drift
+        alerted and alert-only reverts removed; a refused plan is returned as it is."""
         if base.refused:
             return base
         drifts = self.check(desired, observed, base, partial=partial)

@@ -1,6 +1,6 @@
 """DriftGuard: the planner wrapper that detects drift, alerts once per occurrence and applies the policy.
 
-Drop-in for the controller's planner: ``Controller(..., planner=guard.plan)``. Each call plans with the
+Also a post-plan stage (``stage``, controller/stages.py), as the controller runs it. Each call plans with the
 real planner, then (unless the plan is refused) detects drift, alerts, and filters out the reverting
 actions of alert-only objects. Reverting itself is the planner's level-triggered PatchTemplate /
 SetOnDelete / PatchServicePorts / ApplyApp / ApplyCluster.

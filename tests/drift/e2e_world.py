@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gitops_kd.drift import DriftGuard
+from gitops_kd.observe.drift_watcher import DriftWatcher
 from gitops_kd.server.metrics import ControllerMetrics
 from gitops_kd.server.notify import WebhookNotifier
 from tests.e2e.harness import E2E, NS, wait_for
@@ -30,8 +31,9 @@ class DriftWorld:
         self.notifier = WebhookNotifier(self.rx.url, base_delay=0.05)
         self.controller = self.e2e.start_controller(poll_interval=poll_interval, metrics=self.metrics,
                                                     drift_notifier=self.notifier)
-        assert self.controller.drift is not None
+        assert self.controller.drift is not None and self.controller.drift.watcher is not None
         self.guard: DriftGuard = self.controller.drift.guard
+        self.watcher: DriftWatcher = self.controller.drift.watcher
 
     def close(self) -> None:
         try:

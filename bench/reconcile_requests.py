@@ -146,7 +146,7 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
         planner = RecordingPlanner(log)
         executed: list[str] = []
         source = GitSource(origin.as_uri(), cache_dir=work / "source")
-        options = Options(namespace=NS, scope=NS, poll_interval=3600.0, workers=workers, record=False, metrics=False,
+        options = Options(namespace=NS, scope=NS, poll_interval=3600.0, record=False, metrics=False,
                           lease=LeaseOptions(elect=False))
         controller = build_manager(options, api_client=api, source=source, planner=planner,
                                    on_action=lambda a, o: executed.append(type(a).__name__))
@@ -160,6 +160,10 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
         if not first.plan.empty:
             print("error: the seeded fleet is not in sync:\n" + first.plan.describe()[:4000], file=sys.stderr)
             return 1
+        # 1b. the drift stage records each cluster in sync on its KDRollout once (the seed has no such record)
+        wait_for("the drift stage's in-sync records", lambda: (p := controller.last_plan) is not None  # type: ignore[union-attr]
+                 and p.empty, timeout)
+        records = log.since(first.mark_after)
         # 2. one reconcile in sync
         n, mark = planner.count(), log.mark()
         t0 = time.perf_counter()
@@ -195,6 +199,8 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
           f"{1 + workers} pods each), {seeded} objects seeded; client-side request count")
     print("-- counts (machine-independent)")
     print(f"start-up requests: {len(startup)} ({summary(startup)})")
+    print(f"first in-sync records (drift baselines, once per cluster): {len(records)} requests "
+          f"({summary(records)})")
     print(f"in-sync reconcile requests: {len(in_sync)}, writes {sum(r.write for r in in_sync)}, "
           f"lists {reads(in_sync)['list']}, gets {reads(in_sync)['get']} (targets: 0 writes, 0 lists, 0 gets)")
     print(f"one-app commit: {len(change_plans)} reconciles, actions executed {sum(actions.values())} "

@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from gitops_kd.controller.select import Selection, select
@@ -14,7 +15,7 @@ from gitops_kd.execute.fence import NotLeading
 from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import Action, ApplyApp, Plan, Wait
 from gitops_kd.plan.focus import FLEET_KEY, WorkKey, owner
-from kubeplumb.workqueue import RequeueAfter, WorkQueue
+from kubeplumb.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +24,18 @@ IDLE_RESYNC = 30.0  # seconds before a key with nothing runnable looks again (un
 NOOP_HOLD = 2.0  # seconds an action that changed nothing is not selected again
 FENCED_RETRY = 1.0  # seconds before a reconcile whose write the fence refused looks again
 KEY = str(FLEET_KEY)
+
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one reconcile asks of the queue (controller-runtime's Result): look again after ``requeue_after``
+    seconds, or (None) only when something changes. An exception is an error: retried with backoff."""
+
+    requeue_after: float | None = None
+
+
+DONE = Result()
 
 KeyFence = Callable[[WorkKey], bool]  # may this replica act for this work key now (sharding: its Lease is fresh)
 
@@ -58,36 +71,37 @@ class Actor:
         """Queue ``work``'s key (its action is next)."""
         self._queue.add(str(work))
 
-    def act(self, key: str, plan: Plan, idle: float | None) -> None:
+    def act(self, key: str, plan: Plan, idle: float | None) -> Result:
         """Execute the next runnable action of ``plan`` for work key ``key``; with none, look again after the
         plan's shortest wait, else ``idle`` seconds (None: only when something changes)."""
         choice = self.select(plan)
         if choice.action is None:
-            after = choice.requeue_after if choice.requeue_after is not None else idle
-            if after is not None:
-                raise RequeueAfter(after)
-            return
+            return Result(choice.requeue_after if choice.requeue_after is not None else idle)
         action = choice.action
         if self._per_key and isinstance(action, ApplyApp) and owner(action) != WorkKey.parse(key):
             self._queue.add(str(owner(action)))  # the app key applies it; this key waits for its change
-            raise RequeueAfter(IDLE_RESYNC)
+            return Result(IDLE_RESYNC)
         if not self.key_fence(owner(action)):
             log.warning("not acting for %s: this replica does not hold its key now", owner(action))
-            raise RequeueAfter(FENCED_RETRY)
+            return Result(FENCED_RETRY)
         outcome = self._execute(action)
+        if outcome is None:
+            return Result(FENCED_RETRY)
         if outcome.expect and not self._collector.wait_for(outcome.expect, READ_YOUR_WRITES_TIMEOUT):
             log.warning("cache did not show the effect of '%s' within %ss", action.describe(), READ_YOUR_WRITES_TIMEOUT)
         self._remember(key, action, outcome)
         self._queue.add(key)
         if key != KEY:
             self.after_part_action()
+        return DONE
 
-    def _execute(self, action: Action) -> Outcome:
+    def _execute(self, action: Action) -> Outcome | None:
+        """The action's outcome; None when the fence refused its write (nothing was done)."""
         try:
             outcome = self._executor.execute(action)
         except NotLeading as exc:
             log.warning("%s", exc)
-            raise RequeueAfter(FENCED_RETRY) from exc
+            return None
         except Exception:
             self._count_step(action, "error")
             raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gitops_kd.constants import REQUEUE_NOT_SYNCED
-from gitops_kd.controller.acting import KEY
+from gitops_kd.controller.acting import DONE, KEY, Result
 from gitops_kd.controller.commits import Commits
 from gitops_kd.controller.reconcile_fleet import FleetReconciler, Owns
 from gitops_kd.controller.reconcile_part import PartReconciler
@@ -30,13 +30,14 @@ class Dispatcher:
         self.errors_in_row = 0
 
     def reconcile(self, key: str) -> None:
+        """The queue's function: a Result asking to look again becomes the queue's RequeueAfter."""
         try:
             if self._metrics is None:
-                self._route(key)
+                self._requeue(self._route(key))
             else:
                 with self._metrics.reconcile_timer() as result:
                     try:
-                        self._route(key)
+                        self._requeue(self._route(key))
                     except RequeueAfter:
                         result["result"] = "requeue"
                         raise
@@ -48,28 +49,30 @@ class Dispatcher:
             raise
         self.errors_in_row = 0
 
+    @staticmethod
+    def _requeue(result: Result) -> None:
+        if result.requeue_after is not None:
+            raise RequeueAfter(result.requeue_after)
+
     @property
     def healthy(self) -> bool:
         return self.errors_in_row < UNHEALTHY_AFTER
 
-    def _route(self, key: str) -> None:
+    def _route(self, key: str) -> Result:
         if self._keeper is not None:
             self._keeper.gate()  # no plan from a record not trusted, nor while the cluster's lags what was applied
         if not self._collector.wait_synced(0) or not self._commits.polled.is_set():
             # Before the first poll the last applied commit may be older than one already started (a commit
             # whose KDApp KubeDirector refused is accepted, not applied): planning it would flip the rollout.
-            raise RequeueAfter(REQUEUE_NOT_SYNCED)
+            return Result(REQUEUE_NOT_SYNCED)
         work = WorkKey.parse(key)
         if work.kind == FLEET:
-            self._fleet.reconcile()
-        elif not self._commits.chosen.is_set():
-            raise RequeueAfter(REQUEUE_NOT_SYNCED)
-        elif not self.owns(work):
-            return  # another shard's key
-        elif work.kind == APP:
-            self._app.reconcile(work)
-        else:
-            self._cluster.reconcile(work)
+            return self._fleet.reconcile()
+        if not self._commits.chosen.is_set():
+            return Result(REQUEUE_NOT_SYNCED)
+        if not self.owns(work):
+            return DONE  # another shard's key
+        return (self._app if work.kind == APP else self._cluster).reconcile(work)
 
     def on_change(self, kind: str, key: tuple[str, str]) -> None:
         """A watched object changed: queue its cluster's key, or an app's key and its users' keys."""

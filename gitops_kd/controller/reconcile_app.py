@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from gitops_kd.controller.acting import IDLE_RESYNC
+from gitops_kd.controller.acting import DONE, IDLE_RESYNC, Result
 from gitops_kd.controller.reconcile_part import PartReconciler
 from gitops_kd.plan.actions import ApplyApp, Plan
 from gitops_kd.plan.focus import WorkKey, app_part, owner
-from kubeplumb.workqueue import RequeueAfter
 
 
 class AppReconciler(PartReconciler):
@@ -15,13 +14,13 @@ class AppReconciler(PartReconciler):
 
     part_of = staticmethod(app_part)
 
-    def act(self, work: WorkKey, plan: Plan) -> None:
+    def act(self, work: WorkKey, plan: Plan) -> Result:
         if not any(isinstance(a, ApplyApp) and owner(a) == work for a in plan.actions):
-            return
+            return DONE
         choice = self._actor.select(plan)
         if choice.action is None:
-            raise RequeueAfter(choice.requeue_after if choice.requeue_after is not None else IDLE_RESYNC)
+            return Result(choice.requeue_after if choice.requeue_after is not None else IDLE_RESYNC)
         if owner(choice.action) != work:
             self._actor.wake(owner(choice.action))
-            return
-        self._actor.act(str(work), plan, IDLE_RESYNC)
+            return DONE
+        return self._actor.act(str(work), plan, IDLE_RESYNC)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gitops_kd.controller.acting import Result
 from gitops_kd.controller.reconcile_part import PartReconciler
 from gitops_kd.plan.actions import ApplyApp, Plan
 from gitops_kd.plan.focus import WorkKey, cluster_part, owner
@@ -13,6 +14,6 @@ class ClusterReconciler(PartReconciler):
 
     part_of = staticmethod(cluster_part)
 
-    def act(self, work: WorkKey, plan: Plan) -> None:
+    def act(self, work: WorkKey, plan: Plan) -> Result:
         mine = tuple(a for a in plan.actions if owner(a) == work or isinstance(a, ApplyApp))
-        self._actor.act(str(work), Plan(mine), None)
+        return self._actor.act(str(work), Plan(mine), None)

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gitops_kd.controller.acting import IDLE_RESYNC, KEY, Actor
+from gitops_kd.controller.acting import DONE, IDLE_RESYNC, KEY, Actor, Result
 from gitops_kd.controller.commits import Commits
 from gitops_kd.controller.instance import InstanceRecord
 from gitops_kd.controller.phases import PhaseReport
@@ -46,11 +46,11 @@ class FleetReconciler:
         self._seconds = 0.0  # how long the last fleet reconcile took
         self.last_plan: Plan | None = None
 
-    def reconcile(self) -> None:
+    def reconcile(self) -> Result:
         """Plan the whole desired state: accept a new commit, record, prune; queue every key with work."""
         started = time.monotonic()
         try:
-            self._reconcile()
+            return self._reconcile()
         finally:
             with self._lock:
                 self._due = False
@@ -65,7 +65,7 @@ class FleetReconciler:
             delay = max(FLEET_DEBOUNCE, self._seconds / FLEET_SHARE)
         self._queue.add_after(KEY, delay)
 
-    def _reconcile(self) -> None:
+    def _reconcile(self) -> Result:
         with self._commits.lock:
             candidate = self._commits.candidate
         observed = self._collector.snapshot()
@@ -73,10 +73,9 @@ class FleetReconciler:
             desired, plan = self._choose(candidate, observed)
         self._commits.chosen.set()
         if desired is None and plan is not None:  # refused: the fleet stalls rollouts Ready over pods off version
-            self._actor.act(KEY, plan, IDLE_RESYNC)
-            return
+            return self._actor.act(KEY, plan, IDLE_RESYNC)
         if desired is None or plan is None:
-            return
+            return DONE
         self.last_plan = plan
         if self._record is not None and desired.commit == self._record.record.applied:
             self._record.update(in_sync=plan.empty)
@@ -89,7 +88,7 @@ class FleetReconciler:
                 if self.owns(work):
                     self._queue.add(str(work))
             plan = Plan(tuple(a for a in plan.actions if owner(a) == FLEET_KEY), plan.refusals, plan.kept)
-        self._actor.act(KEY, plan, IDLE_RESYNC)
+        return self._actor.act(KEY, plan, IDLE_RESYNC)
 
     def _choose(self, candidate: DesiredState | None, observed: Any) -> tuple[DesiredState | None, Plan | None]:
         """Plan the newest accepted commit; if the plan refuses it, keep reconciling the last applied one; if that

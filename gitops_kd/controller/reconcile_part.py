@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gitops_kd.controller.acting import Actor
+from gitops_kd.controller.acting import DONE, Actor, Result
 from gitops_kd.controller.commits import Commits
 from gitops_kd.controller.planning import Planning
 from gitops_kd.observe.collector import Collector
@@ -26,12 +26,11 @@ class PartReconciler:
         self._commits, self._planning, self._collector = commits, planning, collector
         self._actor, self._schedule_fleet = actor, schedule_fleet
 
-    def reconcile(self, work: WorkKey) -> None:
+    def reconcile(self, work: WorkKey) -> Result:
         plan = self._plan(work)
-        if plan is not None:
-            self.act(work, plan)
+        return DONE if plan is None else self.act(work, plan)
 
-    def act(self, work: WorkKey, plan: Plan) -> None:
+    def act(self, work: WorkKey, plan: Plan) -> Result:
         raise NotImplementedError
 
     def _plan(self, work: WorkKey) -> Plan | None:

@@ -206,15 +206,15 @@ class E2E:
     def start_controller(self, *, listen: tuple[str, int] | None = None, ui: Any = None,
                          record: bool = False, poll_interval: float = 0.5, metrics: Any = None,
                          source: GitSource | None = None, planner: Any = None, workers: int | None = None,
-                         drift_notifier: Any = None, **options: Any) -> Manager:
+                         drift_notifier: Any = None, owns: Any = None, **options: Any) -> Manager:
         """The controller `gitops-kd run` runs (build_manager: drift detection included), in process and without
         leader election; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, with `ui` (a
         gitops_kd.server.ui.UiSettings) the web UI under /ui on them, and with `record` its instance record (the
         GitOpsKDSource <ns>/gitops-kd, as `run` keeps) and its `gitops-kd sync` requests; `metrics` (a
         gitops_kd.server.metrics.ControllerMetrics) is updated as `run` serves it on /metrics. `source` (default:
         the repo's main branch), `planner` (build_manager's seam: a planner that counts or holds calls),
-        `drift_notifier` (instead of a webhook of Options.drift) and `workers` as given; further keyword arguments
-        are Options fields."""
+        `drift_notifier` (instead of a webhook of Options.drift), `owns` (the work keys it reconciles, a shard's) and
+        `workers` as given; further keyword arguments are Options fields."""
         if source is None:
             source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache", default_namespace=self.ns)
         settings = Options(namespace=self.ns, scope=self.ns, poll_interval=poll_interval, listen=listen, ui=ui,
@@ -222,6 +222,7 @@ class E2E:
                            lease=LeaseOptions(elect=False, name="gitops-kd"), **options)
         self.controller = build_manager(settings, api_client=self.backend.api_client(), source=source,
                                         metrics=metrics, planner=planner, drift_notifier=drift_notifier,
+                                        **({"owns": owns} if owns is not None else {}),
                                         on_action=lambda a, o: self.log.append(a.describe()))
         self.controller.serve()
         self.requests = self.controller.requests

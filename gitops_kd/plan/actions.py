@@ -269,8 +269,7 @@ class CheckGate(_ClusterScoped):
     gate: Gate
 
     def describe(self) -> str:
-        how = "exec" if self.gate.exec_command else "HTTP GET"
-        return f"check upgrade gate ({how}) in pod {self.namespace}/{self.pod}"
+        return f"check upgrade gate ({self.gate.probe.how}) in pod {self.namespace}/{self.pod}"
 
 
 @dataclass(frozen=True)

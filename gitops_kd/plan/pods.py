@@ -215,9 +215,7 @@ def whole_sequence(ctx: PodContext) -> list[tuple[ObservedPod, list[str]]]:
                 steps.append(f"postUpgrade hook: {shlex.join(hook.command)} (timeout {hook.timeout_seconds}s)")
             gate = stanza.gate
             if gate is not None and gate.applies_to(pod.role):
-                probe = (f"HTTP GET {gate.http_get.scheme.lower()}://{pod.name}:{gate.http_get.port}{gate.http_get.path}"
-                         if gate.http_get is not None else shlex.join(gate.exec_command or ()))
-                steps.append(f"gate: {probe} every {gate.period_seconds}s until it passes "
+                steps.append(f"gate: {gate.probe.describe(pod.name)} every {gate.period_seconds}s until it passes "
                              f"(timeout {gate.timeout_seconds}s, else Stalled GateTimeout)")
         out.append((pod, steps))
     return out

@@ -14,10 +14,5 @@ def hook_step(hook: Hook) -> Step:
 
 
 def gate_step(gate: Gate) -> Step:
-    """The gate: the exec command or the HTTP GET probe, polled every period until it passes or times out."""
-    if gate.http_get is not None:
-        probe = gate.http_get
-        detail = f"HTTP GET {probe.scheme.lower()}://<pod>:{probe.port}{probe.path}"
-    else:
-        detail = shlex.join(gate.exec_command or ())
-    return Step(detail, gate.timeout_seconds, gate.roles, gate.period_seconds)
+    """The gate: its probe (any kind), polled every period until it passes or times out."""
+    return Step(gate.probe.describe("<pod>"), gate.timeout_seconds, gate.roles, gate.period_seconds)

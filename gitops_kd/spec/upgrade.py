@@ -11,6 +11,9 @@ import semver
 from gitops_kd.spec.freeze import FrozenMap, thaw
 from gitops_kd.spec.persist import is_within
 from gitops_kd.spec.version import VersionRange
+from gitops_kd.steps.exec_probe import ExecProbe
+from gitops_kd.steps.http_get import HttpGet
+from gitops_kd.steps.probe import Probe
 
 if TYPE_CHECKING:
     from gitops_kd.spec.model import KDApp
@@ -88,24 +91,37 @@ class Hook:
         return self.roles is None or role_id in self.roles
 
 
-@dataclass(frozen=True)
-class HttpGet:
-    """An HTTP GET against the member's pod IP; 200-399 passes (as a Kubernetes probe)."""
-
-    path: str
-    port: int
-    scheme: str = "HTTP"
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Gate:
-    """App-gated progress: polled after a member is upgraded until it passes or times out."""
+    """App-gated progress: polled after a member is upgraded until it passes or times out.
 
-    exec_command: tuple[str, ...] | None
-    http_get: HttpGet | None
-    period_seconds: int = DEFAULT_GATE_PERIOD
-    timeout_seconds: int = DEFAULT_GATE_TIMEOUT
-    roles: tuple[str, ...] | None = None
+    ``probe`` is one probe of any kind (gitops_kd/steps/probes.py). ``Gate(exec_command, http_get, ...)`` is the
+    older positional form, kept for its callers; ``exec_command`` / ``http_get`` read the probe back.
+    """
+
+    probe: Probe
+    period_seconds: int
+    timeout_seconds: int
+    roles: tuple[str, ...] | None
+
+    def __init__(self, exec_command: tuple[str, ...] | None = None, http_get: HttpGet | None = None,
+                 period_seconds: int = DEFAULT_GATE_PERIOD, timeout_seconds: int = DEFAULT_GATE_TIMEOUT,
+                 roles: tuple[str, ...] | None = None, *, probe: Probe | None = None) -> None:
+        chosen = probe or (ExecProbe(tuple(exec_command)) if exec_command is not None else http_get)
+        if chosen is None:
+            raise TypeError("a Gate needs a probe")
+        object.__setattr__(self, "probe", chosen)
+        object.__setattr__(self, "period_seconds", period_seconds)
+        object.__setattr__(self, "timeout_seconds", timeout_seconds)
+        object.__setattr__(self, "roles", roles)
+
+    @property
+    def exec_command(self) -> tuple[str, ...] | None:
+        return self.probe.command_argv if isinstance(self.probe, ExecProbe) else None
+
+    @property
+    def http_get(self) -> HttpGet | None:
+        return self.probe if isinstance(self.probe, HttpGet) else None
 
     def applies_to(self, role_id: str) -> bool:
         return self.roles is None or role_id in self.roles

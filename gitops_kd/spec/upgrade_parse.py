@@ -24,12 +24,12 @@ from gitops_kd.spec.upgrade import (
     DowngradeTo,
     Gate,
     Hook,
-    HttpGet,
     UpgradeFrom,
     UpgradeSpec,
 )
 from gitops_kd.spec.upgrade_schema import schema_errors
 from gitops_kd.spec.version import VersionRange
+from gitops_kd.steps.probes import PROBES, one_of
 
 T = TypeVar("T")
 
@@ -182,15 +182,17 @@ class _Builder:
     def _gate(self, raw: Mapping[str, Any] | None, path: str) -> Gate | None:
         if raw is None:
             return None
-        has_exec, has_http = "exec" in raw, "httpGet" in raw
-        if has_exec == has_http:
-            self.r.error(path, "exactly one of exec or httpGet is required" + (", not both" if has_exec else ""))
-        http = raw.get("httpGet")
+        given = [key for key in PROBES if key in raw]
+        if len(given) != 1:
+            self.r.error(path, f"exactly one of {one_of()} is required" + (", not both" if given else ""))
+        probe = PROBES[given[0]].parse(raw[given[0]]) if given else None
+        roles = self._roles(raw.get("roles"), join_path(path, "roles"))
+        if probe is None:
+            return None
         return Gate(
-            exec_command=tuple(raw["exec"]["command"]) if has_exec else None,
-            http_get=HttpGet(http.get("path", "/"), http["port"], http.get("scheme", "HTTP")) if http else None,
+            probe=probe,
             period_seconds=raw.get("periodSeconds", DEFAULT_GATE_PERIOD),
             timeout_seconds=raw.get("timeoutSeconds", DEFAULT_GATE_TIMEOUT),
-            roles=self._roles(raw.get("roles"), join_path(path, "roles")),
+            roles=roles,
         )
 

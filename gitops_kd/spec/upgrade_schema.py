@@ -9,6 +9,7 @@ import jsonschema
 
 from gitops_kd.spec.errors import join_path
 from gitops_kd.spec.reader import type_name
+from gitops_kd.steps.probes import PROBES
 
 _POSITIVE = {"type": "integer", "minimum": 1}
 _ARGV = {"type": "array", "minItems": 1, "items": {"type": "string"}}
@@ -81,22 +82,7 @@ UPGRADE_SCHEMA: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,
             "properties": {
-                "exec": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["command"],
-                    "properties": {"command": _ARGV},
-                },
-                "httpGet": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["port"],
-                    "properties": {
-                        "path": {"type": "string", "pattern": "^/"},
-                        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                        "scheme": {"enum": ["HTTP", "HTTPS"]},
-                    },
-                },
+                **{key: kind.SCHEMA for key, kind in PROBES.items()},
                 "periodSeconds": _POSITIVE,
                 "timeoutSeconds": _POSITIVE,
                 "roles": _ROLES,

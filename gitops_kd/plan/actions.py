@@ -23,8 +23,9 @@ from gitops_kd.kd.layout import KDCLUSTER_KIND
 from gitops_kd.plan.result import Plan
 from gitops_kd.spec.freeze import freeze, thaw
 from gitops_kd.spec.upgrade import Gate
+from gitops_kd.steps import hook, migrate
 
-MIGRATE_STEP, HOOK_STEP = "migrate", "hook"
+MIGRATE_STEP, HOOK_STEP = migrate.KIND, hook.KIND
 
 
 def _key(namespace: str, cluster: str) -> tuple[str, str] | None:

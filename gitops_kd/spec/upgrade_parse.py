@@ -13,13 +13,10 @@ from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.persist import is_within
 from gitops_kd.spec.reader import Reader
 from gitops_kd.spec.upgrade import (
-    DEFAULT_COMMAND_TIMEOUT,
-    DEFAULT_GATE_PERIOD,
-    DEFAULT_GATE_TIMEOUT,
     DEFAULT_POD_READY_TIMEOUT,
     HALT,
     KEEP,
-    Command,
+    MIGRATE,
     DirAction,
     DowngradeTo,
     Gate,
@@ -29,7 +26,7 @@ from gitops_kd.spec.upgrade import (
 )
 from gitops_kd.spec.upgrade_schema import schema_errors
 from gitops_kd.spec.version import VersionRange
-from gitops_kd.steps.probes import PROBES, one_of
+from gitops_kd.steps import gate, hook, migrate
 
 T = TypeVar("T")
 
@@ -155,9 +152,7 @@ class _Builder:
             if isinstance(value, str):
                 actions[directory] = DirAction(value)
             else:
-                m = value["migrate"]
-                cmd = Command(tuple(m["command"]), m.get("timeoutSeconds", DEFAULT_COMMAND_TIMEOUT))
-                actions[directory] = DirAction("migrate", cmd)
+                actions[directory] = DirAction(MIGRATE, migrate.parse(value[MIGRATE]))
         return versions, FrozenMap(actions), rule.get("default", KEEP)
 
     def _check_dir(self, directory: str, path: str) -> None:
@@ -171,28 +166,7 @@ class _Builder:
             self.r.error(path, f"not a persisted dir of any role, nor inside one (persisted: {listed})")
 
     def _hook(self, raw: Mapping[str, Any] | None, path: str) -> Hook | None:
-        if raw is None:
-            return None
-        return Hook(
-            command=tuple(raw["command"]),
-            timeout_seconds=raw.get("timeoutSeconds", DEFAULT_COMMAND_TIMEOUT),
-            roles=self._roles(raw.get("roles"), join_path(path, "roles")),
-        )
+        return hook.parse(raw, lambda names: self._roles(names, join_path(path, "roles")))
 
     def _gate(self, raw: Mapping[str, Any] | None, path: str) -> Gate | None:
-        if raw is None:
-            return None
-        given = [key for key in PROBES if key in raw]
-        if len(given) != 1:
-            self.r.error(path, f"exactly one of {one_of()} is required" + (", not both" if given else ""))
-        probe = PROBES[given[0]].parse(raw[given[0]]) if given else None
-        roles = self._roles(raw.get("roles"), join_path(path, "roles"))
-        if probe is None:
-            return None
-        return Gate(
-            probe=probe,
-            period_seconds=raw.get("periodSeconds", DEFAULT_GATE_PERIOD),
-            timeout_seconds=raw.get("timeoutSeconds", DEFAULT_GATE_TIMEOUT),
-            roles=roles,
-        )
-
+        return gate.parse(raw, partial(self.r.error, path), lambda names: self._roles(names, join_path(path, "roles")))

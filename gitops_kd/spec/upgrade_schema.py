@@ -9,17 +9,8 @@ import jsonschema
 
 from gitops_kd.spec.errors import join_path
 from gitops_kd.spec.reader import type_name
-from gitops_kd.steps.probes import PROBES
-
-_POSITIVE = {"type": "integer", "minimum": 1}
-_ARGV = {"type": "array", "minItems": 1, "items": {"type": "string"}}
-_ROLES = {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
-_COMMAND = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["command"],
-    "properties": {"command": _ARGV, "timeoutSeconds": _POSITIVE},
-}
+from gitops_kd.steps import gate, hook, migrate
+from gitops_kd.steps.schema_parts import POSITIVE
 
 
 def _dir_action(actions: list[str]) -> dict[str, Any]:
@@ -30,7 +21,7 @@ def _dir_action(actions: list[str]) -> dict[str, Any]:
             "type": "object",
             "additionalProperties": False,
             "required": ["migrate"],
-            "properties": {"migrate": _COMMAND},
+            "properties": {"migrate": migrate.SCHEMA},
         },
     }
 
@@ -69,26 +60,10 @@ UPGRADE_SCHEMA: dict[str, Any] = {
         "hooks": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {
-                "postUpgrade": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["command"],
-                    "properties": {"command": _ARGV, "timeoutSeconds": _POSITIVE, "roles": _ROLES},
-                }
-            },
+            "properties": {"postUpgrade": hook.SCHEMA},
         },
-        "gate": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                **{key: kind.SCHEMA for key, kind in PROBES.items()},
-                "periodSeconds": _POSITIVE,
-                "timeoutSeconds": _POSITIVE,
-                "roles": _ROLES,
-            },
-        },
-        "podReadyTimeoutSeconds": _POSITIVE,
+        "gate": gate.SCHEMA,
+        "podReadyTimeoutSeconds": POSITIVE,
         "failurePolicy": {"enum": ["halt", "revert-commit"]},
     },
 }

@@ -26,6 +26,7 @@ from gitops_kd.spec.upgrade import Gate
 from gitops_kd.steps import hook, migrate
 
 MIGRATE_STEP, HOOK_STEP = migrate.KIND, hook.KIND
+_SUBJECT = {MIGRATE_STEP: migrate.subject, HOOK_STEP: hook.subject}  # RunStep kind -> its name in an action line
 
 
 def _key(namespace: str, cluster: str) -> tuple[str, str] | None:
@@ -243,8 +244,7 @@ class RunStep(_ClusterScoped):
         object.__setattr__(self, "command", tuple(self.command))
 
     def describe(self) -> str:
-        what = f"migration of {self.directory}" if self.kind == MIGRATE_STEP else "postUpgrade hook"
-        return f"run {what} in pod {self.namespace}/{self.pod} (step {self.step_id})"
+        return f"run {_SUBJECT[self.kind](self.directory)} in pod {self.namespace}/{self.pod} (step {self.step_id})"
 
 
 @dataclass(frozen=True)

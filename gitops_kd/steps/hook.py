@@ -44,6 +44,11 @@ def parse(raw: Mapping[str, Any] | None, roles_of: RolesOf) -> Hook | None:
     )
 
 
+def subject(directory: str = "") -> str:
+    """The step named in an action line (a hook is for no dir)."""
+    return "postUpgrade hook"
+
+
 def describe(hook: Hook) -> str:
     """The hook as a plan line: its command and timeout."""
     return f"postUpgrade hook: {shlex.join(hook.command)} (timeout {hook.timeout_seconds}s)"

@@ -32,6 +32,11 @@ def parse(raw: Mapping[str, Any]) -> Command:
     return Command(tuple(raw["command"]), raw.get("timeoutSeconds", DEFAULT_COMMAND_TIMEOUT))
 
 
+def subject(directory: str) -> str:
+    """The step named in an action line."""
+    return f"migration of {directory}"
+
+
 def describe(directory: str, command: tuple[str, ...], timeout_seconds: int) -> str:
     """One migration as a plan line: its dir, command and timeout."""
     return f"migrate {directory}: {shlex.join(command)} (timeout {timeout_seconds}s)"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from gitops_kd.kd import layout
 from gitops_kd.observe.model import ObservedPod, PodProgress
 from gitops_kd.plan.actions import HOOK_STEP, Action, RunStep
@@ -12,6 +15,16 @@ from gitops_kd.steps import hook
 def done(progress: PodProgress | None) -> bool:
     """Progress field: status.pods[pod].hookDone."""
     return progress is not None and progress.hook_done
+
+
+def recorded(entry: Mapping[str, Any], step_id: str) -> bool:
+    """The same field in a raw status.pods[pod] entry (the executor's idempotence check)."""
+    return bool(entry.get("hookDone"))
+
+
+def done_fields(entry: Mapping[str, Any], step_id: str) -> dict[str, Any]:
+    """The status.pods[pod] fields that record the hook as run."""
+    return {"hookDone": True}
 
 
 def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None) -> Action | None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from gitops_kd.kd import layout
 from gitops_kd.observe.model import ObservedPod, PodProgress
 from gitops_kd.plan.actions import MIGRATE_STEP, Action, RunStep
@@ -29,6 +32,16 @@ def _steps(ctx: PodContext, pod: ObservedPod) -> list[RunStep]:
 def done(progress: PodProgress | None, step_id: str) -> bool:
     """Progress field: status.pods[pod].migrationsDone lists the step ids run."""
     return progress is not None and step_id in progress.migrations_done
+
+
+def recorded(entry: Mapping[str, Any], step_id: str) -> bool:
+    """The same field in a raw status.pods[pod] entry (the executor's idempotence check)."""
+    return step_id in (entry.get("migrationsDone") or ())
+
+
+def done_fields(entry: Mapping[str, Any], step_id: str) -> dict[str, Any]:
+    """The status.pods[pod] fields that record the step as run."""
+    return {"migrationsDone": [*(entry.get("migrationsDone") or ()), step_id]}
 
 
 def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None) -> Action | None:

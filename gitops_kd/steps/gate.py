@@ -15,6 +15,7 @@ from gitops_kd.steps.schema_parts import POSITIVE, ROLES
 
 DEFAULT_GATE_PERIOD = 5
 DEFAULT_GATE_TIMEOUT = 600
+_BOTH = {2: "both"}
 SCHEMA: Mapping[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -70,7 +71,7 @@ def parse(raw: Mapping[str, Any] | None, error: Callable[[str], None],
         return None
     given = [key for key in PROBES if key in raw]
     if len(given) != 1:
-        error(f"exactly one of {one_of()} is required" + (", not both" if given else ""))
+        error(f"exactly one of {one_of()} is required" + (f", not {_BOTH.get(len(given), len(given))}" if given else ""))
     probe = PROBES[given[0]].parse(raw[given[0]]) if given else None
     roles = roles_of(raw.get("roles"))
     if probe is None:

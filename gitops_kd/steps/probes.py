@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gitops_kd.steps import exec_probe, http_get
+from gitops_kd.steps import exec_probe, http_get, tcp_socket
 from gitops_kd.steps.probe import ProbeKind
 
-PROBES: Mapping[str, ProbeKind] = {kind.KEY: kind for kind in (exec_probe, http_get)}
+PROBES: Mapping[str, ProbeKind] = {kind.KEY: kind for kind in (exec_probe, http_get, tcp_socket)}
 
 
 def one_of() -> str:

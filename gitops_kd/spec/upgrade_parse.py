@@ -19,14 +19,13 @@ from gitops_kd.spec.upgrade import (
     MIGRATE,
     DirAction,
     DowngradeTo,
-    Gate,
-    Hook,
     UpgradeFrom,
     UpgradeSpec,
 )
 from gitops_kd.spec.upgrade_schema import schema_errors
 from gitops_kd.spec.version import VersionRange
-from gitops_kd.steps import gate, hook, migrate
+from gitops_kd.steps import migrate
+from gitops_kd.steps.stanza import STANZA_STEPS, StanzaStep, field_of, fragment
 
 T = TypeVar("T")
 
@@ -96,17 +95,14 @@ class _Builder:
             for i, rule in enumerate(raw.get("from") or ())
         )
         downgrade_to = section(lambda: self._downgrade(raw), None)
-        hooks_path = join_path(join_path(b, "hooks"), "postUpgrade")
-        post_upgrade = section(lambda: self._hook((raw.get("hooks") or {}).get("postUpgrade"), hooks_path), None)
-        gate = section(lambda: self._gate(raw.get("gate"), join_path(b, "gate")), None)
+        steps = {field_of(kind): section(partial(self._step, kind, raw), None) for kind in STANZA_STEPS}
         if failed:
             raise failed[0]
         return UpgradeSpec(
             role_order=role_order,
             upgrade_from=tuple(r for r in upgrade_from if r is not None),
             downgrade_to=downgrade_to,
-            post_upgrade=post_upgrade,
-            gate=gate,
+            **steps,
             pod_ready_timeout_seconds=raw.get("podReadyTimeoutSeconds", DEFAULT_POD_READY_TIMEOUT),
             failure_policy=raw.get("failurePolicy", HALT),
             raw=freeze(raw),
@@ -165,8 +161,9 @@ class _Builder:
             listed = ", ".join(self.persisted)
             self.r.error(path, f"not a persisted dir of any role, nor inside one (persisted: {listed})")
 
-    def _hook(self, raw: Mapping[str, Any] | None, path: str) -> Hook | None:
-        return hook.parse(raw, lambda names: self._roles(names, join_path(path, "roles")))
-
-    def _gate(self, raw: Mapping[str, Any] | None, path: str) -> Gate | None:
-        return gate.parse(raw, partial(self.r.error, path), lambda names: self._roles(names, join_path(path, "roles")))
+    def _step(self, kind: StanzaStep, raw: Mapping[str, Any]) -> Any:
+        path = self.base
+        for part in kind.PATH:
+            path = join_path(path, part)
+        return kind.parse(fragment(raw, kind), partial(self.r.error, path),
+                          lambda names: self._roles(names, join_path(path, "roles")))

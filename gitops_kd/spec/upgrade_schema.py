@@ -9,8 +9,9 @@ import jsonschema
 
 from gitops_kd.spec.errors import join_path
 from gitops_kd.spec.reader import type_name
-from gitops_kd.steps import gate, hook, migrate
+from gitops_kd.steps import migrate
 from gitops_kd.steps.schema_parts import POSITIVE
+from gitops_kd.steps.stanza import schema_properties
 
 
 def _dir_action(actions: list[str]) -> dict[str, Any]:
@@ -57,12 +58,7 @@ UPGRADE_SCHEMA: dict[str, Any] = {
             "required": ["to"],
             "properties": {"to": _rules(["keep", "discard", "restore"])},
         },
-        "hooks": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"postUpgrade": hook.SCHEMA},
-        },
-        "gate": gate.SCHEMA,
+        **schema_properties(),
         "podReadyTimeoutSeconds": POSITIVE,
         "failurePolicy": {"enum": ["halt", "revert-commit"]},
     },

@@ -15,6 +15,7 @@ from gitops_kd.steps.schema_parts import POSITIVE, ROLES
 
 DEFAULT_GATE_PERIOD = 5
 DEFAULT_GATE_TIMEOUT = 600
+PATH: tuple[str, ...] = ("gate",)  # where it sits in spec.upgrade
 _BOTH = {2: "both"}
 SCHEMA: Mapping[str, Any] = {
     "type": "object",

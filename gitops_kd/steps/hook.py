@@ -11,6 +11,7 @@ from gitops_kd.steps.migrate import DEFAULT_COMMAND_TIMEOUT
 from gitops_kd.steps.schema_parts import ARGV, POSITIVE, ROLES
 
 KIND = "hook"
+PATH: tuple[str, ...] = ("hooks", "postUpgrade")  # where it sits in spec.upgrade
 SCHEMA: Mapping[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -33,7 +34,7 @@ class Hook:
         return self.roles is None or role_id in self.roles
 
 
-def parse(raw: Mapping[str, Any] | None, roles_of: RolesOf) -> Hook | None:
+def parse(raw: Mapping[str, Any] | None, error: Callable[[str], None], roles_of: RolesOf) -> Hook | None:
     """The hook of spec.upgrade.hooks.postUpgrade (schema-valid); ``roles_of`` checks its roles."""
     if raw is None:
         return None

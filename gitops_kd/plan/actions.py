@@ -24,9 +24,9 @@ from gitops_kd.plan.result import Plan
 from gitops_kd.spec.freeze import freeze, thaw
 from gitops_kd.spec.upgrade import Gate
 from gitops_kd.steps import hook, migrate
+from gitops_kd.steps.run_kinds import RUN_KINDS
 
-MIGRATE_STEP, HOOK_STEP = migrate.KIND, hook.KIND
-_SUBJECT = {MIGRATE_STEP: migrate.subject, HOOK_STEP: hook.subject}  # RunStep kind -> its name in an action line
+MIGRATE_STEP, HOOK_STEP = migrate.KIND, hook.KIND  # the run kinds' names (steps/run_kinds.py), for callers
 
 
 def _key(namespace: str, cluster: str) -> tuple[str, str] | None:
@@ -224,7 +224,7 @@ class DeletePod(_ClusterScoped):
 
 @dataclass(frozen=True)
 class RunStep(_ClusterScoped):
-    """Run a migrate command or the postUpgrade hook in ``container`` of ``pod``, at most once.
+    """Run a step of a run kind (steps/run_kinds.py: a migration, the hook) in ``container`` of ``pod``, at most once.
 
     ``kind`` is "migrate" | "hook"; ``command`` is an argv; ``directory`` is the persisted dir a
     migration is for ("" for hooks).
@@ -244,7 +244,7 @@ class RunStep(_ClusterScoped):
         object.__setattr__(self, "command", tuple(self.command))
 
     def describe(self) -> str:
-        return f"run {_SUBJECT[self.kind](self.directory)} in pod {self.namespace}/{self.pod} (step {self.step_id})"
+        return f"run {RUN_KINDS[self.kind].subject(self.directory)} in pod {self.namespace}/{self.pod} (step {self.step_id})"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 One pod at a time per cluster: pods are visited in the stanza's role order, highest ordinal first
 within a role (as a StatefulSet rolling update). A pod at the new revision must be Ready and have
-its migrations, postUpgrade hook and gate done (upgrades only) before the next pod is deleted; a pod
+its post-upgrade steps (plan/steps: migrations, hook, gate) done (upgrades only) before the next pod is deleted; a pod
 is deleted only when every other pod of the cluster is Ready and not deleting.
 """
 
@@ -100,7 +100,7 @@ def pod_steps(ctx: PodContext) -> tuple[list[Action], bool]:
 def whole_sequence(ctx: PodContext) -> list[tuple[ObservedPod, list[str]]]:
     """Every pod the rollout will replace, in the order the planner replaces them (role order, highest ordinal
     first), each with what follows its deletion, as text with values: Ready within the timeout, then (upgrades
-    with a stanza) each migration with its command and timeout, the postUpgrade hook and the gate. Derived from
+    with a stanza) the lines of each step kind (plan/steps). Derived from
     the same functions `pod_steps` uses, for a reviewer: the planner itself only plans up to the next step."""
     upgrade = ctx.transition.direction == UPGRADE and ctx.transition.stanza is not None
     out: list[tuple[ObservedPod, list[str]]] = []

@@ -45,7 +45,7 @@ def parse(raw: Mapping[str, Any] | None, error: Callable[[str], None], roles_of:
     )
 
 
-def subject(directory: str = "") -> str:
+def subject(directory: str) -> str:
     """The step named in an action line (a hook is for no dir)."""
     return "postUpgrade hook"
 

@@ -11,6 +11,7 @@ from gitops_kd.execute.outcome import Outcome
 from gitops_kd.kd.layout import APP_CONTAINER
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import CheckGate
+from gitops_kd.plan.steps import gate as gate_step
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
 from gitops_kd.status.conditions import rfc3339
@@ -29,7 +30,8 @@ def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     status = obj.get("status") or {}
-    if ((status.get("pods") or {}).get(a.pod) or {}).get("gatePassed"):
+    entry = (status.get("pods") or {}).get(a.pod) or {}
+    if gate_step.recorded(entry):
         return Outcome(a.describe(), False, "gate already passed")
     pod = ctx.rest.get_or_none("v1", "pods", a.namespace, a.pod)
     if pod is None:
@@ -40,7 +42,7 @@ def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
                               timeout=min(PROBE_TIMEOUT, float(max(1, gate.timeout_seconds))))
     revision = ((pod.get("metadata") or {}).get("labels") or {}).get("controller-revision-hash", "")
     if result.ok:
-        patch = rs.pod_progress(a.pod, gatePassed=True, revision=revision)
+        patch = rs.pod_progress(a.pod, **gate_step.done_fields(entry), revision=revision)
         patch.update({"gateCheckedAt": rfc3339(ctx.now()), "step": f"gate passed in {a.pod}"})
         written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
         ctx.event_on_cluster(a.namespace, a.cluster, ev.GATE_PASSED, f"upgrade gate passed in pod {a.pod}")

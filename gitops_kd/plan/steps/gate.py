@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from gitops_kd.constants import STALL_GATE_TIMEOUT
 from gitops_kd.observe.model import ObservedPod, PodProgress
 from gitops_kd.plan.actions import Action, CheckGate, Stall, StartGate, Wait
 from gitops_kd.plan.podcontext import PodContext
 from gitops_kd.steps import gate
 
+PROGRESS_FIELD = "gatePassed"  # its record in the KDRollout's status.pods[pod]
 
 def done(progress: PodProgress | None) -> bool:
     """Progress field: status.pods[pod].gatePassed."""
     return progress is not None and progress.gate_passed
+
+
+def recorded(entry: Mapping[str, Any], step_id: str = "") -> bool:
+    """The same field in a raw status.pods[pod] entry (the executor's idempotence check)."""
+    return bool(entry.get(PROGRESS_FIELD))
+
+
+def done_fields(entry: Mapping[str, Any], step_id: str = "") -> dict[str, Any]:
+    """The status.pods[pod] fields that record the gate as passed."""
+    return {PROGRESS_FIELD: True}
 
 
 def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None) -> Action | None:

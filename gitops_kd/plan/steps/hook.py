@@ -11,6 +11,7 @@ from gitops_kd.plan.actions import HOOK_STEP, Action, RunStep
 from gitops_kd.plan.podcontext import PodContext
 from gitops_kd.steps import hook
 
+PROGRESS_FIELD = "hookDone"  # its record in the KDRollout's status.pods[pod]
 
 def done(progress: PodProgress | None) -> bool:
     """Progress field: status.pods[pod].hookDone."""
@@ -19,12 +20,12 @@ def done(progress: PodProgress | None) -> bool:
 
 def recorded(entry: Mapping[str, Any], step_id: str) -> bool:
     """The same field in a raw status.pods[pod] entry (the executor's idempotence check)."""
-    return bool(entry.get("hookDone"))
+    return bool(entry.get(PROGRESS_FIELD))
 
 
 def done_fields(entry: Mapping[str, Any], step_id: str) -> dict[str, Any]:
     """The status.pods[pod] fields that record the hook as run."""
-    return {"hookDone": True}
+    return {PROGRESS_FIELD: True}
 
 
 def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None) -> Action | None:

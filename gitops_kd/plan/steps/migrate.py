@@ -13,6 +13,7 @@ from gitops_kd.render.template import dir_actions
 from gitops_kd.spec.upgrade import MIGRATE
 from gitops_kd.steps import migrate
 
+PROGRESS_FIELD = "migrationsDone"  # its record in the KDRollout's status.pods[pod]
 
 def _steps(ctx: PodContext, pod: ObservedPod) -> list[RunStep]:
     rules = ctx.transition.rules
@@ -36,12 +37,12 @@ def done(progress: PodProgress | None, step_id: str) -> bool:
 
 def recorded(entry: Mapping[str, Any], step_id: str) -> bool:
     """The same field in a raw status.pods[pod] entry (the executor's idempotence check)."""
-    return step_id in (entry.get("migrationsDone") or ())
+    return step_id in (entry.get(PROGRESS_FIELD) or ())
 
 
 def done_fields(entry: Mapping[str, Any], step_id: str) -> dict[str, Any]:
     """The status.pods[pod] fields that record the step as run."""
-    return {"migrationsDone": [*(entry.get("migrationsDone") or ()), step_id]}
+    return {PROGRESS_FIELD: [*(entry.get(PROGRESS_FIELD) or ()), step_id]}
 
 
 def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None) -> Action | None:

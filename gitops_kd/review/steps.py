@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import shlex
-
 from gitops_kd.review.model import Step
 from gitops_kd.spec.upgrade import Gate, Hook
+from gitops_kd.steps import hook as hook_kind
 
 
 def hook_step(hook: Hook) -> Step:
     """The postUpgrade hook: its command, timeout and roles."""
-    return Step(shlex.join(hook.command), hook.timeout_seconds, hook.roles)
+    return Step(hook_kind.detail(hook), hook.timeout_seconds, hook.roles)
 
 
 def gate_step(gate: Gate) -> Step:

@@ -50,6 +50,11 @@ def subject(directory: str) -> str:
     return "postUpgrade hook"
 
 
+def detail(hook: Hook) -> str:
+    """What the hook runs, as a reviewer reads it (its argv, shell-quoted)."""
+    return shlex.join(hook.command)
+
+
 def describe(hook: Hook) -> str:
     """The hook as a plan line: its command and timeout."""
-    return f"postUpgrade hook: {shlex.join(hook.command)} (timeout {hook.timeout_seconds}s)"
+    return f"postUpgrade hook: {detail(hook)} (timeout {hook.timeout_seconds}s)"

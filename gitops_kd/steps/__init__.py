@@ -1,1 +1,1 @@
-"""The upgrade steps' kinds, one module each (pure): a gate's probes (exec, httpGet, ...) and their registry."""
+"""The upgrade step kinds' spec halves and the gate's probe kinds, one module each, with their registries (pure)."""

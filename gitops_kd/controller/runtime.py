@@ -320,7 +320,7 @@ class Controller:
                                                            failed=failed))
                 self.metrics.set_git_health(self.source.failing_polls, self.source.recoveries)
             self._record_poll(result, failed)
-            if not result.accepted:
+            if not result.accepted and not failed:  # a repository that cannot be read refuses no commit
                 self.refusals.source_refused(result, self._collector_snapshot_or_none())
             elif result.desired is not None:
                 with self._lock:

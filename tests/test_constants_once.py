@@ -29,6 +29,7 @@ ALLOWED = {
         "hook": "the plan's hook step kind and the web UI's pod stage (issue 30 item 2 gives the UI the plan's record)",
         "migrate": "the plan's migrate step kind and the persisted-data rule 'migrate'",
         "kubedirector.hpe.com": "KubeDirector's API group and its label/annotation domain",
+        "GITOPS_KD_": "the variables gitops-kd sets in app containers (render) and those its CLI reads (cli/envvars)",
     },
     "kdsim": {
         "UID": "KubeDirector's default naming scheme is its UID scheme (DefaultNamingScheme = NamingSchemeUID)",

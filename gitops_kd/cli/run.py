@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from gitops_kd.cli.envvars import settable_from_env
 from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client
@@ -303,3 +304,6 @@ def _read_key(path: str) -> str:
     if "BEGIN PGP PUBLIC KEY BLOCK" not in text:
         raise click.BadParameter(f"{path}: not an ASCII-armored OpenPGP public key", param_hint="--trusted-key")
     return text
+
+
+settable_from_env(command)  # every flag also from GITOPS_KD_<FLAG> (charts/gitops-kd's ConfigMap)

@@ -89,7 +89,7 @@ class GitFeed:
                                                             failed=failed))
                 self._metrics.set_git_health(self._source.failing_polls, self._source.recoveries)
             self._record_poll(result, failed)
-            if not result.accepted:
+            if not result.accepted and not failed:  # a repository that cannot be read refuses no commit
                 self._refusals.source_refused(result, self._snapshot_or_none())
             elif result.desired is not None and self._commits.offer(result.desired):
                 log.info("commit %s accepted by the Git source", result.desired.commit[:12])

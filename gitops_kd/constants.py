@@ -7,6 +7,8 @@ KubeDirector and live in gitops_kd/kd/layout.py.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 # -- the KDRollout custom resource (gitops_kd/crds/kdrollout.yaml) ----------------------------------------
 GROUP = "gitops-kd.io"
 ROLLOUT_VERSION = "v1alpha1"
@@ -16,12 +18,20 @@ ROLLOUT_PLURAL = "kdrollouts"
 
 # KDRollout status.phase: Idle when the cluster runs the target version, else the rollout's direction,
 # or Stalled when a step failed for good.
-PHASE_IDLE = "Idle"
-PHASE_UPGRADING = "Upgrading"
-PHASE_DOWNGRADING = "Downgrading"
-PHASE_STALLED = "Stalled"
-ROLLOUT_PHASES = (PHASE_IDLE, PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED)
-ACTIVE_PHASES = (PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED)
+# A str enum: its values are what the CRD and `kubectl wait --for=jsonpath='{.status.phase}'=Stalled` see.
+
+
+class Phase(StrEnum):
+    """KDRollout status.phase."""
+
+    IDLE = "Idle"
+    UPGRADING = "Upgrading"
+    DOWNGRADING = "Downgrading"
+    STALLED = "Stalled"
+
+
+ROLLOUT_PHASES = tuple(Phase)
+ACTIVE_PHASES = (Phase.UPGRADING, Phase.DOWNGRADING, Phase.STALLED)
 
 # -- failures that repeat (docs/operations.md, "Failures that repeat") ------------------------------------
 # The same action failing this many times in a row stalls the cluster's KDRollout with a named reason:
@@ -30,17 +40,26 @@ ACTIVE_PHASES = (PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED)
 # races, not counted. Retries back off 2, 4, 8, 16 s, then every FAILURE_RETRY_CAP seconds.
 STALL_AFTER_FAILURES = 5
 FAILURE_RETRY_CAP = 30.0
-STALL_APPLY_REFUSED = "ApplyRefused"
-STALL_APPLY_FAILED = "ApplyFailed"
-APPLY_STALL_REASONS = (STALL_APPLY_REFUSED, STALL_APPLY_FAILED)
-# The other Stalled reasons of a KDRollout (docs/troubleshooting.md explains each; tests/test_docs_troubleshooting.py
-# checks that every reason the code stalls with has its section there)
-STALL_EXEC_FAILED = "ExecFailed"  # a step's exec not started (or unanswered) STALL_AFTER_FAILURES times in a row
-STALL_STEP_FAILED = "StepFailed"  # a migration or hook exited non-zero (also the Warning Event of a failed step)
-STALL_STEP_TIMED_OUT = "StepTimedOut"  # a step ran longer than its timeoutSeconds
-STALL_STEP_INTERRUPTED = "StepInterrupted"  # a step started before never finished; it is never run twice
-STALL_POD_NOT_READY = "PodNotReady"  # a replaced pod not Ready within podReadyTimeoutSeconds
-STALL_GATE_TIMEOUT = "GateTimeout"  # the upgrade gate did not pass within its timeoutSeconds
+
+
+class StallReason(StrEnum):
+    """KDRollout status.stalledReason (and the Stalled condition's reason); docs/troubleshooting.md explains each
+    (tests/test_docs_troubleshooting.py checks that every reason the code stalls with has its section there)."""
+
+    APPLY_REFUSED = "ApplyRefused"  # a KDApp / KDCluster write refused (4xx) STALL_AFTER_FAILURES times in a row
+    APPLY_FAILED = "ApplyFailed"  # a KDApp / KDCluster write failed (5xx, 429, timeouts) as many times
+    EXEC_FAILED = "ExecFailed"  # a step's exec not started (or unanswered) STALL_AFTER_FAILURES times in a row
+    STEP_FAILED = "StepFailed"  # a migration or hook exited non-zero (also the Warning Event of a failed step)
+    STEP_TIMED_OUT = "StepTimedOut"  # a step ran longer than its timeoutSeconds
+    STEP_INTERRUPTED = "StepInterrupted"  # a step started before never finished; it is never run twice
+    POD_NOT_READY = "PodNotReady"  # a replaced pod not Ready within podReadyTimeoutSeconds
+    GATE_TIMEOUT = "GateTimeout"  # the upgrade gate did not pass within its timeoutSeconds
+    # member pods run another image than the version the rollout records, and the plan is refused (nothing
+    # gitops-kd may do brings them back): Ready is never claimed over them (docs/design/stock-kubedirector.md)
+    PODS_OFF_VERSION = "PodsOffVersion"
+
+
+APPLY_STALL_REASONS = (StallReason.APPLY_REFUSED, StallReason.APPLY_FAILED)
 # KDRollout status.applyFailure: the last KDApp / KDCluster write that failed (kind, namespace, name, digest of
 # the manifest, failures in a row, HTTP code, the server's message, the phase before the stall)
 APPLY_FAILURE_FIELD = "applyFailure"
@@ -50,9 +69,6 @@ APPLY_FAILURE_FIELD = "applyFailure"
 # status.targetStanza: the upgrade stanza (JSON) of the attempt's target (the held KDApp does not carry it).
 ROLLOUT_IMAGES_FIELD = "images"
 TARGET_STANZA_FIELD = "targetStanza"
-# Stall reason: member pods run another image than the version the rollout records, and the plan is refused
-# (nothing gitops-kd may do brings them back): Ready is never claimed over them.
-STALL_PODS_OFF_VERSION = "PodsOffVersion"
 
 # -- labels and annotations gitops-kd owns (everything under OWNED_PREFIX follows Git exactly) -----------
 OWNED_PREFIX = f"{GROUP}/"

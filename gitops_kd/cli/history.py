@@ -12,10 +12,18 @@ from rich.table import Table
 
 from gitops_kd.cli.exits import EXIT_FINDINGS
 from gitops_kd.cli.options import cluster_options
-from gitops_kd.history.entries import HistoryEntry
+from gitops_kd.history.entries import (
+    DEPLOYED,
+    IN_PROGRESS,
+    REVERTED,
+    STALLED,
+    SUCCEEDED,
+    SUPERSEDED,
+    HistoryEntry,
+)
 
-_STYLE = {"Succeeded": "green", "Deployed": "green", "Stalled": "red", "Reverted": "yellow", "InProgress": "cyan",
-          "Superseded": "dim"}
+_STYLE = {SUCCEEDED: "green", DEPLOYED: "green", STALLED: "red", REVERTED: "yellow", IN_PROGRESS: "cyan",
+          SUPERSEDED: "dim"}
 
 
 def duration(started: str | None, finished: str | None) -> str:

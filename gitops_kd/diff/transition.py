@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from gitops_kd.constants import APP_VERSION_ANNOTATION, PHASE_IDLE
+from gitops_kd.constants import APP_VERSION_ANNOTATION, Phase
 from gitops_kd.diff.model import ADOPT, DOWNGRADE, REBUILD, UPGRADE, Transition
 from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedPod, ObservedRollout
 from gitops_kd.spec.model import KDApp
@@ -70,7 +70,7 @@ def template_versions(live: ObservedCluster) -> frozenset[str]:
 def _unfinished_newer(rollout: ObservedRollout, target: str) -> bool:
     """True when the rollout did not finish its own target, which is newer than ``target``."""
     other = rollout.target_version
-    if not other or other == rollout.app_version or rollout.phase == PHASE_IDLE:
+    if not other or other == rollout.app_version or rollout.phase == Phase.IDLE:
         return False
     try:
         return compare_versions(other, target) > 0
@@ -90,13 +90,13 @@ def stale_image(app: KDApp, pod: ObservedPod) -> bool:
 def _rebuilding(rollout: ObservedRollout | None, target: str) -> bool:
     """True while a rebuild attempt at ``target`` is under way (not finished)."""
     return (rollout is not None and rollout.direction == REBUILD and rollout.target_version == target
-            and rollout.phase != PHASE_IDLE)
+            and rollout.phase != Phase.IDLE)
 
 
 def _finished_at(rollout: ObservedRollout | None, target: str) -> bool:
     """True when the rollout's last attempt finished at ``target`` (Idle there): the cluster is at ``target``."""
     return (rollout is not None and rollout.target_version == target and rollout.app_version == target
-            and rollout.phase == PHASE_IDLE)
+            and rollout.phase == Phase.IDLE)
 
 
 def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollout | None,

@@ -4,7 +4,7 @@ refusal by KubeDirector's webhook a Warning Event and a failed Outcome retried l
 
 from __future__ import annotations
 
-from gitops_kd.constants import APPLIED_ANNOTATION, STALL_APPLY_FAILED
+from gitops_kd.constants import APPLIED_ANNOTATION, StallReason
 from gitops_kd.execute.apply import refusable
 from gitops_kd.execute.context import ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
@@ -24,7 +24,7 @@ def mark_upgradable(ctx: ExecContext, action: MarkUpgradable) -> Outcome:
         patched = ctx.rest.replace(API_VERSION, KDAPP_PLURAL, action.namespace, action.app, app)
         return Outcome(action.describe(), True, "spec.upgradable set",
                        expect=(Expectation(KDAPP_PLURAL, action.namespace, action.app, rv(patched)),))
-    return refusable(ctx, KDAPP_KIND, action.namespace, action.app, action.describe(), STALL_APPLY_FAILED, call)
+    return refusable(ctx, KDAPP_KIND, action.namespace, action.app, action.describe(), StallReason.APPLY_FAILED, call)
 
 
 def switch_app(ctx: ExecContext, action: SwitchApp) -> Outcome:
@@ -41,7 +41,7 @@ def switch_app(ctx: ExecContext, action: SwitchApp) -> Outcome:
                              f"spec.app {action.previous} -> {action.app} (KubeDirector's live-app-upgrade path)")
         return Outcome(action.describe(), True, f"spec.app switched to {action.app}",
                        expect=(Expectation(KDCLUSTER_PLURAL, action.namespace, action.cluster, rv(patched)),))
-    return refusable(ctx, KDCLUSTER_KIND, action.namespace, action.cluster, action.describe(), STALL_APPLY_FAILED,
+    return refusable(ctx, KDCLUSTER_KIND, action.namespace, action.cluster, action.describe(), StallReason.APPLY_FAILED,
                      call)
 
 

@@ -17,7 +17,7 @@ from gitops_kd.constants import (
     FAILURE_RETRY_CAP,
     OWNED_PREFIX,  # labels/annotations gitops-kd owns follow Git exactly; others are kept
     STALL_AFTER_FAILURES,
-    STALL_APPLY_FAILED,
+    StallReason,
 )
 from gitops_kd.diff.engine import spec_digest
 from gitops_kd.execute import apply_failures as failures
@@ -121,7 +121,7 @@ def _counted(ctx: ExecContext, kind: str, namespace: str, name: str, description
         expect = failures.succeeded(ctx, write, counted)
         return replace(outcome, expect=outcome.expect + expect) if expect else outcome
     said = _say(kind, code, message)
-    ctx.events.record_ref(API_VERSION, kind, namespace, name, STALL_APPLY_FAILED, said, type_=WARNING)
+    ctx.events.record_ref(API_VERSION, kind, namespace, name, StallReason.APPLY_FAILED, said, type_=WARNING)
     log.error("%s: %s", description, said)
     in_row, expect = failures.failed(ctx, write, rollouts, code, message, said)
     short = f"{'refused by' if failures.refused(code) else 'failed at'} the API server ({code or 'timeout'}): {message}"
@@ -174,7 +174,7 @@ def _apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
         reason = storage_class.refusal(ctx, action.body)
         if reason is not None:  # KubeDirector would refuse the create: say why, write nothing
             said = f"not created: KubeDirector would refuse it: {reason}"
-            ctx.events.record_ref(API_VERSION, KDCLUSTER_KIND, action.namespace, action.name, STALL_APPLY_FAILED, said,
+            ctx.events.record_ref(API_VERSION, KDCLUSTER_KIND, action.namespace, action.name, StallReason.APPLY_FAILED, said,
                                   type_=WARNING)
             log.error("%s: %s", action.describe(), said)
             return Outcome(action.describe(), False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)

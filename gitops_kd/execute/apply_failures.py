@@ -6,14 +6,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from gitops_kd.constants import (
-    APPLY_FAILURE_FIELD,
-    PHASE_STALLED,
-    ROLLOUT_PLURAL,
-    STALL_AFTER_FAILURES,
-    STALL_APPLY_FAILED,
-    STALL_APPLY_REFUSED,
-)
+from gitops_kd.constants import APPLY_FAILURE_FIELD, ROLLOUT_PLURAL, STALL_AFTER_FAILURES, Phase, StallReason
 from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.repeat import stall_rollout
 from gitops_kd.observe.collector import Expectation
@@ -67,8 +60,8 @@ def failed(ctx: ExecContext, write: Write, rollouts: tuple[tuple[str, str], ...]
         record = write.record(count, code, message)
         if count >= STALL_AFTER_FAILURES and rs.apply_stalled(status) and same:
             continue  # stalled by this very write already: the status says it all
-        if count >= STALL_AFTER_FAILURES and status.get("phase") != PHASE_STALLED:
-            reason = STALL_APPLY_REFUSED if refused(code) else STALL_APPLY_FAILED
+        if count >= STALL_AFTER_FAILURES and status.get("phase") != Phase.STALLED:
+            reason = StallReason.APPLY_REFUSED if refused(code) else StallReason.APPLY_FAILED
             text = f"{write.description} failed {count} times in a row; last: {said}"
             written = stall_rollout(ctx, namespace, cluster, obj, reason, text,
                                     {APPLY_FAILURE_FIELD: {**record, "phase": status.get("phase")}}, failed_reason=None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitops_kd.constants import FAILURE_RETRY_CAP, STALL_STEP_FAILED
+from gitops_kd.constants import FAILURE_RETRY_CAP, StallReason
 from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
@@ -16,7 +16,7 @@ def retry_after(failures: int) -> float:
 
 
 def stall_rollout(ctx: ExecContext, namespace: str, cluster: str, obj: dict[str, Any], reason: str, message: str,
-                  fields: dict[str, Any], failed_reason: str | None = STALL_STEP_FAILED) -> dict[str, Any]:
+                  fields: dict[str, Any], failed_reason: str | None = StallReason.STEP_FAILED) -> dict[str, Any]:
     """Stall the KDRollout ``obj`` of ``namespace/cluster`` (as read: the write is guarded by its resourceVersion)
     in ONE status write that also sets ``fields``; say so in two Warning events on the KDCluster
     (``failed_reason``, StepFailed by default, with the message unless None, then UpgradeStalled with the

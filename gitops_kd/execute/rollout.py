@@ -10,12 +10,12 @@ from gitops_kd.constants import (
     ACTIVE_PHASES,
     MANAGED_BY_LABEL,
     MANAGER,
-    PHASE_STALLED,
     REQUEUE_NOT_CACHED,
     ROLLOUT_API_VERSION,
     ROLLOUT_IMAGES_FIELD,
     ROLLOUT_KIND,
     ROLLOUT_PLURAL,
+    Phase,
 )
 from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
@@ -66,7 +66,7 @@ def _spec(a: EnsureRollout) -> dict[str, Any]:
 
 def _is_retry(status: dict[str, Any], a: EnsureRollout) -> bool:
     """A Stalled attempt to the same target, direction and origin, asked for by a newer commit."""
-    return (status.get("phase") == PHASE_STALLED and status.get("targetVersion") == a.target_version
+    return (status.get("phase") == Phase.STALLED and status.get("targetVersion") == a.target_version
             and status.get("commit") != a.commit and status.get("direction") == a.direction
             and status.get("fromVersion") == a.from_version)
 

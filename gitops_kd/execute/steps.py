@@ -6,15 +6,7 @@ import logging
 import re
 from typing import Any
 
-from gitops_kd.constants import (
-    REQUEUE_NOT_CACHED,
-    ROLLOUT_PLURAL,
-    STALL_AFTER_FAILURES,
-    STALL_EXEC_FAILED,
-    STALL_STEP_FAILED,
-    STALL_STEP_INTERRUPTED,
-    STALL_STEP_TIMED_OUT,
-)
+from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL, STALL_AFTER_FAILURES, StallReason
 from gitops_kd.execute.context import ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.execute.podexec import ExecResult
@@ -110,7 +102,7 @@ def _exec_refused(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: Exe
     if failures >= STALL_AFTER_FAILURES:
         message = (f"{a.describe()}: the exec could not be started or gave no answer {failures} times in a row; "
                    f"last error: {result.error or result.tail(300)}")
-        return _stall_with(ctx, a, obj, STALL_EXEC_FAILED, message, {"execFailures": failures})
+        return _stall_with(ctx, a, obj, StallReason.EXEC_FAILED, message, {"execFailures": failures})
     written = ctx.patch_rollout_status(a.namespace, a.cluster, rs.pod_progress(a.pod, execFailures=failures),
                                        rv=rv(obj))
     what = "exec gave no answer" if result.lost else "exec not started"
@@ -121,14 +113,14 @@ def _exec_refused(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: Exe
 
 def _stall(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult, marker: str) -> Outcome:
     if result.exit_code == INTERRUPTED:
-        reason = STALL_STEP_INTERRUPTED
+        reason = StallReason.STEP_INTERRUPTED
         message = (f"{a.describe()} started before but never finished (controller or pod died during it); it is "
                    f"not run twice. Check pod {a.pod}, then remove {marker}.started in it to run the step again")
     elif result.timed_out:
-        reason = STALL_STEP_TIMED_OUT
+        reason = StallReason.STEP_TIMED_OUT
         message = f"{a.describe()} did not finish within {a.timeout_seconds}s. Output: {result.tail(600)}"
     else:
-        reason = STALL_STEP_FAILED
+        reason = StallReason.STEP_FAILED
         message = f"{a.describe()} failed with exit code {result.exit_code}. Output: {result.tail(600)}"
     return _stall_with(ctx, a, obj, reason, message, {"output": result.tail()})
 

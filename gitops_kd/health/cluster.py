@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitops_kd.constants import PHASE_DOWNGRADING, PHASE_IDLE, PHASE_UPGRADING, ROLLOUT_IMAGES_FIELD, ROLLOUT_KIND
+from gitops_kd.constants import ROLLOUT_IMAGES_FIELD, ROLLOUT_KIND, Phase
 from gitops_kd.health._fields import items, section, text
 from gitops_kd.health.kdcluster import MEMBERS_DOWN, kdcluster_health
 from gitops_kd.health.kdrollout import kdrollout_health
@@ -20,7 +20,7 @@ from gitops_kd.kd.layout import APP_CONTAINER, KDCLUSTER_KIND, ROLE_LABEL
 
 Obj = Mapping[str, Any]
 NO_SERVICE = "n/a"  # KubeDirector's member.service when the role exposes no port
-REPLACING_PHASES = (PHASE_UPGRADING, PHASE_DOWNGRADING)  # a rollout replacing members one at a time
+REPLACING_PHASES = (Phase.UPGRADING, Phase.DOWNGRADING)  # a rollout replacing members one at a time
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: 
     phase = text(section(rollout, "status"), "phase")
     if phase in REPLACING_PHASES:
         return tuple(_replacing(r) for r in rows)
-    if phase == PHASE_IDLE and rows[0].health.status is HealthStatus.HEALTHY:
+    if phase == Phase.IDLE and rows[0].health.status is HealthStatus.HEALTHY:
         return tuple(_kept(r) for r in rows)
     return tuple(rows)
 
@@ -153,7 +153,7 @@ def _held_to_version(rows: list[ObjectHealth], rollout: Obj | None, pods: dict[s
     member pod whose app container runs another image is Degraded, whatever the KDRollout says."""
     status = section(rollout, "status")
     images = section(status, ROLLOUT_IMAGES_FIELD)
-    if not images or text(status, "phase") != PHASE_IDLE:
+    if not images or text(status, "phase") != Phase.IDLE:
         return rows
     out: list[ObjectHealth] = []
     for row in rows:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gitops_kd.constants import Phase
 from gitops_kd.health._fields import being_deleted, condition, integer, section, text
 from gitops_kd.health.model import Health, HealthStatus
 
@@ -45,7 +46,7 @@ def kdrollout_health(obj: Mapping[str, Any]) -> Health:
         return Health(HealthStatus.PROGRESSING,
                       f"Waiting for gitops-kd to observe generation {generation} (observed {observed})")
     stalled = condition(status, "Stalled")
-    if _is_true(stalled) or text(status, "phase") == "Stalled":
+    if _is_true(stalled) or text(status, "phase") == Phase.STALLED:
         fallback = text(status, "stalledReason") + (": " if text(status, "stalledReason") else "") + text(status, "message")
         return Health(HealthStatus.DEGRADED, _say(stalled if _is_true(stalled) else None, fallback or "Stalled"))
     reconciling = condition(status, "Reconciling")

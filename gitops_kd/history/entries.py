@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gitops_kd.constants import ACTIVE_PHASES, PHASE_STALLED
+from gitops_kd.constants import ACTIVE_PHASES, Phase
 from gitops_kd.diff.model import DOWNGRADE, REBUILD, UPGRADE
 
 SUCCEEDED, STALLED, REVERTED, SUPERSEDED, IN_PROGRESS = "Succeeded", "Stalled", "Reverted", "Superseded", "InProgress"
@@ -75,7 +75,7 @@ def closing_entry(status: Mapping[str, Any], spec: Mapping[str, Any], *, now: st
         return None
     commit = spec.get("commit")
     revert = _revert_of(status, commit)
-    stalled = status.get("phase") == PHASE_STALLED
+    stalled = status.get("phase") == Phase.STALLED
     result = REVERTED if revert else STALLED if stalled else SUPERSEDED
     entry = {"version": spec.get("targetVersion"), "fromVersion": status.get("fromVersion"), "commit": commit,
              "startedAt": status.get("startedAt"), "finishedAt": (_stalled_at(status) if stalled else None) or now,

@@ -13,7 +13,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, PHASE_STALLED, ROLLOUT_IMAGES_FIELD
+from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, ROLLOUT_IMAGES_FIELD, Phase
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.state import Key
 from gitops_kd.spec.upgrade import UpgradeSpec
@@ -184,7 +184,7 @@ class ObservedRollout:
 
     @property
     def stalled(self) -> bool:
-        return self.phase == PHASE_STALLED
+        return self.phase == Phase.STALLED
 
     @property
     def apply_stalled(self) -> bool:

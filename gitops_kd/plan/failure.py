@@ -15,14 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitops_kd.constants import STALL_GATE_TIMEOUT, STALL_POD_NOT_READY, STALL_STEP_FAILED, STALL_STEP_TIMED_OUT
+from gitops_kd.constants import Phase, StallReason
 from gitops_kd.diff.model import UPGRADE, Transition
 from gitops_kd.diff.rollback import rollback
 from gitops_kd.observe.model import ObservedCluster
 from gitops_kd.plan.actions import HandleFailure
 from gitops_kd.spec.upgrade import HALT, REVERT_COMMIT
 
-REVERTIBLE_REASONS = frozenset({STALL_POD_NOT_READY, STALL_GATE_TIMEOUT, STALL_STEP_FAILED, STALL_STEP_TIMED_OUT})
+REVERTIBLE_REASONS = frozenset({StallReason.POD_NOT_READY, StallReason.GATE_TIMEOUT, StallReason.STEP_FAILED,
+                                StallReason.STEP_TIMED_OUT})
 FAILURE_FIELD = "failure"  # KDRollout status.failure: {commit, reason, policy, revertCommit, handledAt, note}
 
 
@@ -43,7 +44,7 @@ def failure_action(app_name: str, live: ObservedCluster, t: Transition) -> Handl
         return None
     stanza = t.stanza
     policy = stanza.failure_policy if stanza is not None else HALT
-    reason = ro.stalled_reason or "Stalled"
+    reason = ro.stalled_reason or Phase.STALLED
     status: Any = ro.raw.get("status") or {}
     message = str(status.get("message") or "")
     revert, note = False, ""

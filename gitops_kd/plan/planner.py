@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gitops_kd.constants import APPLIED_ANNOTATION, PHASE_IDLE
+from gitops_kd.constants import APPLIED_ANNOTATION, Phase
 from gitops_kd.diff.engine import (
     annotation,
     diff,
@@ -207,7 +207,7 @@ def _holds(desired: DesiredState, observed: ObservedState, report: DiffReport) -
 def _heading(live: ObservedCluster, target: str) -> bool:
     """True while the cluster's rollout is not finished at ``target`` (a version change in progress)."""
     ro = live.rollout
-    return ro is None or ro.phase != PHASE_IDLE or ro.app_version != target
+    return ro is None or ro.phase != Phase.IDLE or ro.app_version != target
 
 
 def _soaks(desired: DesiredState, default: float) -> tuple[dict[Key, float], list[Refusal]]:
@@ -232,7 +232,7 @@ def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition,
     rollout = live.rollout
     if rollout is not None and rollout.target_version == t.target_version and not (
             rollout.stalled and not rollout.apply_stalled and rollout.commit != desired.commit) and not (
-            t.direction == REBUILD and (rollout.direction != REBUILD or rollout.phase == PHASE_IDLE)):
+            t.direction == REBUILD and (rollout.direction != REBUILD or rollout.phase == Phase.IDLE)):
         return None
     left = t.left_stanza.to_annotation() if t.left_stanza is not None else None
     adopt = t.direction == ADOPT
@@ -333,7 +333,7 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
         return out + [Wait(f"StatefulSet {unsettled[0]} to observe its new spec", POLL_SECONDS, live.key)]
     pods, finished = pod_steps(ctx)
     out += pods
-    if finished and not out and ensure is None and (rollout is None or rollout.phase != PHASE_IDLE
+    if finished and not out and ensure is None and (rollout is None or rollout.phase != Phase.IDLE
                                                     or rollout.app_version != t.target_version or rollout.reconciling):
         # an adoption counts Git's members: KubeDirector raises a StatefulSet's replicas as it adds them
         down = unready_role(app, cluster, live) if rollout is not None and rollout.direction == ADOPT else None
@@ -345,7 +345,7 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
 def _steady(live: ObservedCluster, t: Transition, ensure: EnsureRollout | None, ctx: PodContext) -> bool:
     """True when the rollout is finished at the target and every pod runs the current template."""
     rollout: ObservedRollout | None = live.rollout
-    if (ensure is not None or rollout is None or rollout.phase != PHASE_IDLE or rollout.app_version != t.target_version
+    if (ensure is not None or rollout is None or rollout.phase != Phase.IDLE or rollout.app_version != t.target_version
             or rollout.reconciling):  # an apply stall lifted: Ready again once steady (FinishRollout)
         return False
     return not any(outdated(ctx, p) for p in live.all_pods())

@@ -6,7 +6,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from gitops_kd.constants import STALL_POD_NOT_READY
+from gitops_kd.constants import StallReason
 from gitops_kd.diff.model import Transition
 from gitops_kd.observe.model import ObservedCluster, ObservedPod, ObservedRollout
 from gitops_kd.plan.actions import Action, Stall, Wait
@@ -47,7 +47,7 @@ def not_ready(ctx: PodContext, pod: ObservedPod, why: str) -> Action:
     if pod.created_at is not None and not pod.deleting:
         age = (ctx.now - pod.created_at).total_seconds()
         if age > ctx.ready_timeout:
-            return Stall(ctx.namespace, ctx.live.name, STALL_POD_NOT_READY, (
+            return Stall(ctx.namespace, ctx.live.name, StallReason.POD_NOT_READY, (
                 f"pod {pod.name} ({why}) is not Ready {int(age)}s after its creation "
                 f"(podReadyTimeoutSeconds {ctx.ready_timeout})"))
         return Wait(f"pod {pod.name} to become Ready ({why})", min(POLL_SECONDS, ctx.ready_timeout - age + 1), ctx.key)

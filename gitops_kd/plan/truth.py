@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from gitops_kd.constants import PHASE_IDLE, STALL_PODS_OFF_VERSION
+from gitops_kd.constants import Phase, StallReason
 from gitops_kd.observe.model import ObservedCluster, ObservedPod
 from gitops_kd.plan.actions import Stall
 from gitops_kd.spec.model import KDApp
@@ -44,7 +44,7 @@ def off_version(live: ObservedCluster, images: Mapping[str, str]) -> list[Observ
 
 def _claims_ready(live: ObservedCluster) -> bool:
     ro = live.rollout
-    return ro is not None and ro.phase == PHASE_IDLE and any(
+    return ro is not None and ro.phase == Phase.IDLE and any(
         c.get("type") == "Ready" and c.get("status") == "True" for c in ro.conditions)
 
 
@@ -59,7 +59,7 @@ def pods_off_version(clusters: Iterable[ObservedCluster], desired: DesiredState 
         if wrong and live.rollout is not None:
             pod = wrong[0]
             more = f" (and {len(wrong) - 1} more pod(s))" if len(wrong) > 1 else ""
-            out.append(Stall(live.namespace, live.name, STALL_PODS_OFF_VERSION, (
+            out.append(Stall(live.namespace, live.name, StallReason.PODS_OFF_VERSION, (
                 f"pod {pod.name} runs {pod.image}, not {images[pod.role]} of {live.rollout.app or live.app} "
                 f"{live.rollout.app_version}{more}; the plan is refused, so gitops-kd cannot bring it back")))
     return out

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from gitops_kd.constants import PHASE_IDLE, SOAK_ANNOTATION
+from gitops_kd.constants import SOAK_ANNOTATION, Phase
 from gitops_kd.observe.model import ObservedCluster
 from gitops_kd.plan.pods import POLL_SECONDS
 from gitops_kd.spec.model import KDCluster
@@ -56,7 +56,7 @@ def ready_since(live: ObservedCluster, target: str) -> datetime | None:
     """When the cluster became Ready at ``target`` (its KDRollout's Ready lastTransitionTime), or None when
     it is not Ready at the target (no rollout, another version, not Idle, a member pod down)."""
     ro = live.rollout
-    if ro is None or ro.phase != PHASE_IDLE or ro.app_version != target or ro.target_version != target:
+    if ro is None or ro.phase != Phase.IDLE or ro.app_version != target or ro.target_version != target:
         return None
     if any(not p.up for p in live.all_pods()):
         return None

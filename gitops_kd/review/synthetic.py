@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from gitops_kd.constants import PHASE_IDLE
+from gitops_kd.constants import Phase
 from gitops_kd.diff import app_for, app_manifest, cluster_manifest
 from gitops_kd.kd import layout
 from gitops_kd.observe.model import (
@@ -51,7 +51,7 @@ def _cluster(desired: DesiredState, key: Key, cluster: KDCluster, app: KDApp) ->
                                      {"spec": {"selector": {"statefulset.kubernetes.io/pod-name": n}}})
                      for n in names if ports]
     rollout = ObservedRollout(name, namespace, f"uid-ro-{name}", 1, app.version, app.version, desired.commit,
-                              app.version, PHASE_IDLE)
+                              app.version, Phase.IDLE)
     raw = cluster_manifest(cluster, key)
     raw["status"] = {"state": "configured"}
     return ObservedCluster(namespace, name, f"uid-{name}", cluster.app, "configured", raw, statefulsets, pods,

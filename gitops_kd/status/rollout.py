@@ -6,16 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import (
-    APPLY_FAILURE_FIELD,
-    APPLY_STALL_REASONS,
-    PHASE_DOWNGRADING,
-    PHASE_IDLE,
-    PHASE_STALLED,
-    PHASE_UPGRADING,
-    ROLLOUT_IMAGES_FIELD,
-    TARGET_STANZA_FIELD,
-)
+from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, ROLLOUT_IMAGES_FIELD, TARGET_STANZA_FIELD, Phase
 from gitops_kd.history.entries import DEPLOYED, SUBJECT, closing_entry
 from gitops_kd.status import conditions as cond
 from gitops_kd.status import events as ev
@@ -46,7 +37,7 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
     left; progress reset, Reconciling=True. `previous` is the attempt before this one: if it did not finish it
     is closed in status.history (Stalled, Reverted or Superseded). A write's failures counted before are dropped
     (status.applyFailure): the new commit asks for new writes."""
-    phase = PHASE_DOWNGRADING if direction == "downgrade" else PHASE_UPGRADING
+    phase = Phase.DOWNGRADING if direction == "downgrade" else Phase.UPGRADING
     verb = {"downgrade": "downgrading", "rebuild": "rebuilding"}.get(direction, "upgrading")
     origin = f"at {target} (the pods do not run its template)" if direction == "rebuild" else \
         f"from {from_version or 'unknown'} to {target}"
@@ -73,7 +64,7 @@ def resume(status: Status, *, commit: str | None, generation: int, now: datetime
     """A stalled attempt retried by a new commit: same attempt, progress kept (done steps stay done),
     Reconciling again; the commit is the retrying one. The stall of the commit before is closed in
     status.history (Stalled, with its reason), so the history never folds it into the fix."""
-    phase = PHASE_DOWNGRADING if status.get("direction") == "downgrade" else PHASE_UPGRADING
+    phase = Phase.DOWNGRADING if status.get("direction") == "downgrade" else Phase.UPGRADING
     message = f"retrying after commit {(commit or '?')[:12]} (was stalled: {status.get('stalledReason') or '?'})"
     extra: dict[str, Any] = {}
     stalled = closing_entry(status, {"targetVersion": status.get("targetVersion"), "commit": status.get("commit")},
@@ -99,7 +90,7 @@ def adopt(status: Status, *, app: str, version: str, commit: str | None, generat
         first = {"version": version, "startedAt": rfc3339(now), "finishedAt": rfc3339(now), "result": DEPLOYED}
         first.update({k: v for k, v in (("commit", commit), ("subject", subject)) if v})  # no fromVersion: none before
         extra["history"] = [first]
-    return {**extra, "observedGeneration": generation, "phase": PHASE_IDLE, "direction": "adopt", "appVersion": version,
+    return {**extra, "observedGeneration": generation, "phase": Phase.IDLE, "direction": "adopt", "appVersion": version,
             "targetVersion": version, "fromVersion": None, "commit": commit, SUBJECT: subject or None, "attempt": None,
             "fromStanza": None, TARGET_STANZA_FIELD: target_stanza, "stalledReason": None, APPLY_FAILURE_FIELD: None,
             ROLLOUT_IMAGES_FIELD: _images(status, images) if ready else None,
@@ -137,11 +128,11 @@ def finish(status: Status, *, version: str, commit: str | None, generation: int,
     previous = status.get("appVersion")
     message = f"all members run version {version}" + (f"; {note}" if note else "")
     history = [dict(h) for h in status.get("history") or ()]
-    if status.get("phase") in (PHASE_UPGRADING, PHASE_DOWNGRADING, PHASE_STALLED):
+    if status.get("phase") in (Phase.UPGRADING, Phase.DOWNGRADING, Phase.STALLED):
         entry = {"version": version, "fromVersion": status.get("fromVersion") or previous, "commit": commit,
                  "startedAt": status.get("startedAt"), "finishedAt": rfc3339(now), "result": "Succeeded"}
         history.append({**entry, "subject": status[SUBJECT]} if status.get(SUBJECT) else entry)
-    return {"observedGeneration": generation, "phase": PHASE_IDLE, "appVersion": version, "currentRole": None,
+    return {"observedGeneration": generation, "phase": Phase.IDLE, "appVersion": version, "currentRole": None,
             "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None, "step": None,
             "message": message, "history": history[-HISTORY_LIMIT:], ROLLOUT_IMAGES_FIELD: _images(status, images),
             "conditions": cond.mark_ready(_conds(status), succeeded_reason(status), message, generation=generation,
@@ -154,23 +145,23 @@ def succeeded_reason(status: Status) -> str:
 
 
 def is_finished(status: Status, version: str, generation: int) -> bool:
-    return (status.get("phase") == PHASE_IDLE and status.get("appVersion") == version
+    return (status.get("phase") == Phase.IDLE and status.get("appVersion") == version
             and status.get("observedGeneration") == generation and cond.is_true(status.get("conditions"), cond.READY))
 
 
 def stall(status: Status, *, reason: str, message: str, generation: int, now: datetime) -> dict[str, Any]:
     """Stalled: no more steps until the operator or a new commit acts."""
-    return {"observedGeneration": generation, "phase": PHASE_STALLED, "stalledReason": reason, "message": message,
+    return {"observedGeneration": generation, "phase": Phase.STALLED, "stalledReason": reason, "message": message,
             "conditions": cond.mark_stalled(_conds(status), reason, message, generation=generation, now=now)}
 
 
 def is_stalled(status: Status, reason: str, message: str) -> bool:
-    return status.get("phase") == PHASE_STALLED and status.get("stalledReason") == reason and status.get("message") == message
+    return status.get("phase") == Phase.STALLED and status.get("stalledReason") == reason and status.get("message") == message
 
 
 def apply_stalled(status: Status) -> bool:
     """Stalled because a KDApp / KDCluster write failed STALL_AFTER_FAILURES times in a row (not by a step)."""
-    return status.get("phase") == PHASE_STALLED and status.get("stalledReason") in APPLY_STALL_REASONS
+    return status.get("phase") == Phase.STALLED and status.get("stalledReason") in APPLY_STALL_REASONS
 
 
 def apply_failure(status: Status) -> Mapping[str, Any]:
@@ -209,7 +200,7 @@ def lift_apply_stall(status: Status, message: str, *, generation: int, now: date
         return {APPLY_FAILURE_FIELD: None}
     phase = apply_failure(status).get("phase")
     return {APPLY_FAILURE_FIELD: None, "observedGeneration": generation,
-            "phase": phase if phase in (PHASE_IDLE, PHASE_UPGRADING, PHASE_DOWNGRADING) else PHASE_IDLE, "stalledReason": None,
+            "phase": phase if phase in (Phase.IDLE, Phase.UPGRADING, Phase.DOWNGRADING) else Phase.IDLE, "stalledReason": None,
             "message": message,
             "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now)}
 

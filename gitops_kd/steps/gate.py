@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gitops_kd.constants import STALL_GATE_TIMEOUT
+from gitops_kd.constants import StallReason
 from gitops_kd.steps.exec_probe import ExecProbe
 from gitops_kd.steps.http_get import HttpGet
 from gitops_kd.steps.probe import Probe
@@ -84,4 +84,4 @@ def parse(raw: Mapping[str, Any] | None, error: Callable[[str], None],
 def describe(gate: Gate, pod: str) -> str:
     """The gate as a plan line against ``pod``: its probe, period and timeout."""
     return (f"gate: {gate.probe.describe(pod)} every {gate.period_seconds}s until it passes "
-            f"(timeout {gate.timeout_seconds}s, else Stalled {STALL_GATE_TIMEOUT})")
+            f"(timeout {gate.timeout_seconds}s, else Stalled {StallReason.GATE_TIMEOUT})")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gitops_kd.constants import STALL_PODS_OFF_VERSION
+from gitops_kd.constants import StallReason
 from gitops_kd.plan import actions as A
 from gitops_kd.plan import plan
 from gitops_kd.spec.freeze import thaw
@@ -45,7 +45,7 @@ def test_a_refused_plan_stalls_a_rollout_ready_over_pods_of_another_version() ->
     p = plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (_moved(V2),)), now=T0)
     assert p.refused and [r.field for r in p.refusals] == ["spec.app"]
     [stall] = p.actions
-    assert isinstance(stall, A.Stall) and stall.reason == STALL_PODS_OFF_VERSION
+    assert isinstance(stall, A.Stall) and stall.reason == StallReason.PODS_OFF_VERSION
     assert stall.message.startswith(f"pod kdss-controller-0 runs {V2}, not {V1} of hello 1.0.0 (and 2 more pod(s))")
 
 

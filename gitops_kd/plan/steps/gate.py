@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gitops_kd.constants import STALL_GATE_TIMEOUT
+from gitops_kd.constants import StallReason
 from gitops_kd.observe.model import ObservedPod, PodProgress
 from gitops_kd.plan.actions import Action, CheckGate, Stall, StartGate, Wait
 from gitops_kd.plan.podcontext import PodContext
@@ -37,7 +37,7 @@ def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None)
         return StartGate(ctx.namespace, ctx.live.name, pod.name)
     elapsed = (ctx.now - rollout.gate_started_at).total_seconds()
     if elapsed > spec.timeout_seconds:
-        return Stall(ctx.namespace, ctx.live.name, STALL_GATE_TIMEOUT, (
+        return Stall(ctx.namespace, ctx.live.name, StallReason.GATE_TIMEOUT, (
             f"the upgrade gate of pod {pod.name} has not passed {int(elapsed)}s after it started "
             f"(timeoutSeconds {spec.timeout_seconds})"))
     if rollout.gate_checked_at is not None:

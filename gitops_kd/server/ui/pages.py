@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
+from gitops_kd.constants import Phase
 from gitops_kd.server.ui.views import SEQUENCE, STALLED, STATE_TEXT
 
 PREFIX = "/ui"
@@ -113,7 +114,7 @@ def _alerts(alerts: Sequence[Mapping[str, Any]]) -> str:
 def fleet_summary(view: Mapping[str, Any]) -> str:
     """One line for screen readers (aria-live): what is rolling out and the alerts."""
     moving = [f"{c['name']} {c['phase']} {c['podsDone']} of {c['podsTotal']} pods"
-              for app in view["apps"] for w in app["waves"] for c in w["clusters"] if c["phase"] not in (None, "Idle")]
+              for app in view["apps"] for w in app["waves"] for c in w["clusters"] if c["phase"] not in (None, Phase.IDLE)]
     text = "; ".join(moving) if moving else "All clusters idle"
     return text + (f". {len(view['alerts'])} alert(s)" if view["alerts"] else "")
 
@@ -202,7 +203,7 @@ def cluster_fragment(view: Mapping[str, Any]) -> str:
                    f"{esc(view['revert'])}</code></pre>" if view.get("revert") else
                    f"<p data-field=\"roll-forward\">{esc(view['rollForward'])}</p>")
         out.append(f"<section class=\"stalled-box\" aria-labelledby=\"stalled-h\"><h2 id=\"stalled-h\">Stalled: "
-                   f"{esc(view['stalledReason'] or 'Stalled')}</h2><p class=\"msg\" data-field=\"stalled-message\">"
+                   f"{esc(view['stalledReason'] or Phase.STALLED)}</h2><p class=\"msg\" data-field=\"stalled-message\">"
                    f"{esc(view['message'])}</p>{pushed}{way_out}</section>")
     elif view.get("message"):
         out.append(f"<p class=\"msg\">{esc(view['message'])}</p>")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import ACTIVE_PHASES, TARGET_STANZA_FIELD, UPGRADE_ANNOTATION, WAVE_LABEL
+from gitops_kd.constants import ACTIVE_PHASES, TARGET_STANZA_FIELD, UPGRADE_ANNOTATION, WAVE_LABEL, Phase
 from gitops_kd.diff.rollback import Rollback
 from gitops_kd.drift.alert import DRIFT_DETECTED
 from gitops_kd.health import ClusterHealth
@@ -230,7 +230,7 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
                           "image": _image(pod), "skipped": list(skipped)})
         roles.append({"id": role_id, "statefulSet": sts_name, "updateRevision": update_revision or None,
                       "replicas": replicas, "pods": cells})
-    if phase == "Stalled":
+    if phase == Phase.STALLED:
         _mark_stalled(roles, status)
     return roles
 
@@ -319,7 +319,7 @@ def _mark_stalled(roles: list[dict[str, Any]], status: Mapping[str, Any]) -> Non
     pick = pick or next((c for c in cells if c["state"] == OUTDATED), None)
     if pick is None:
         return
-    reason = _text(status.get("stalledReason")) or "Stalled"
+    reason = _text(status.get("stalledReason")) or Phase.STALLED
     pick["stage"] = pick["state"]
     pick["state"] = STALLED
     pick["detail"] = f"{reason} at {pick['stage']}: {message}" if message else f"{reason} at {pick['stage']}"
@@ -344,7 +344,7 @@ def revert_command(rollout: Obj | None) -> str | None:
     """`git revert <sha>` for a stalled rollout: the failure's commit, else the attempt's commit; None when the
     failure record says a revert would be refused (status.failure.rollback.possible false)."""
     status = _status(rollout)
-    if status.get("phase") != "Stalled":
+    if status.get("phase") != Phase.STALLED:
         return None
     failure = status.get("failure") or {}
     if (failure.get("rollback") or {}).get("possible") is False:
@@ -358,7 +358,7 @@ def roll_forward(rollout: Obj | None) -> str | None:
     status = _status(rollout)
     failure = status.get("failure") or {}
     back = failure.get("rollback") or {}
-    if status.get("phase") != "Stalled" or back.get("possible") is not False or not failure.get("commit"):
+    if status.get("phase") != Phase.STALLED or back.get("possible") is not False or not failure.get("commit"):
         return None
     return Rollback(False, _text(back.get("why"))).advice(_text(failure.get("commit")))
 
@@ -382,7 +382,7 @@ def alerts(events: Iterable[Obj], *, sources: Sequence[NamedSource] = (), rollou
     DriftReverted / DriftResolved event closed, newest first. A refusal a later commit superseded, or drift
     already reverted, is gone from the panel (the events stay in each cluster's page)."""
     now = [_source_alert(s) for s in sources if s.ready == "False"]
-    now += [_stall_alert(r) for r in rollouts if _status(r).get("phase") == "Stalled"]
+    now += [_stall_alert(r) for r in rollouts if _status(r).get("phase") == Phase.STALLED]
     return now + _open_drift(list(events), limit)
 
 
@@ -395,7 +395,7 @@ def _stall_alert(rollout: Obj) -> dict[str, Any]:
     status = _status(rollout)
     since = next((c.get("lastTransitionTime") for c in status.get("conditions") or () if c.get("type") == "Stalled"),
                  "")
-    return {"reason": _text(status.get("stalledReason")) or "Stalled", "time": _text(since), "type": "Warning",
+    return {"reason": _text(status.get("stalledReason")) or Phase.STALLED, "time": _text(since), "type": "Warning",
             "closed": False, "object": f"KDRollout {_text(_meta(rollout).get('namespace'))}/"
                                        f"{_text(_meta(rollout).get('name'))}", "message": _text(status.get("message"))}
 

@@ -361,9 +361,7 @@ def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
     from_upgrade, target_upgrade = _stanza(raw, "fromStanza"), _stanza(raw, TARGET_STANZA_FIELD)
     pods = {}
     for name, p in (status.get("pods") or {}).items():
-        pods[name] = PodProgress(revision=str(p.get("revision") or ""), hook_done=bool(p.get("hookDone")),
-                                 migrations_done=tuple(p.get("migrationsDone") or ()),
-                                 gate_passed=bool(p.get("gatePassed")), ready_since=parse_time(p.get("readySince")))
+        pods[name] = PodProgress.from_obj(p)
     return ObservedRollout(
         name=_name(raw), namespace=_ns(raw), uid=str(meta.get("uid", "")), generation=int(meta.get("generation") or 0),
         target_version=status.get("targetVersion"), from_version=status.get("fromVersion"), commit=status.get("commit"),

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, ROLLOUT_IMAGES_FIELD, Phase
+from gitops_kd.rollout.model import PodProgress  # status.pods[<pod>], typed where the status is
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.state import Key
 from gitops_kd.spec.upgrade import UpgradeSpec
@@ -120,21 +121,6 @@ class ObservedService:
         selector = (self.raw.get("spec") or {}).get("selector") or {}
         value = selector.get("statefulset.kubernetes.io/pod-name")
         return str(value) if value else None
-
-
-@dataclass(frozen=True)
-class PodProgress:
-    """KDRollout status.pods[<pod>]: what has been done for this pod during the current rollout.
-
-    ``revision`` is the StatefulSet revision the pod was seen at when the entry was written;
-    ``migrations_done`` lists step ids (``<target>/<pod>/migrate/<dir>``) already run.
-    """
-
-    revision: str
-    hook_done: bool = False
-    migrations_done: tuple[str, ...] = ()
-    gate_passed: bool = False
-    ready_since: datetime | None = None
 
 
 @dataclass(frozen=True)

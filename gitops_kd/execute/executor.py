@@ -34,6 +34,7 @@ _HANDLERS: dict[type, Callable[[ExecContext, Any], Outcome]] = {
     A.MarkMissing: rollout.mark_missing,
     A.NoteStep: rollout.note_step,
     A.RecordInSync: rollout.record_in_sync,
+    A.RecordStages: rollout.record_stages,
     A.Stall: rollout.stall,
     A.LiftStall: rollout.lift_stall,
     A.RestoreLabels: labels.restore_labels,

@@ -32,9 +32,11 @@ from gitops_kd.plan.actions import (
     MarkMissing,
     NoteStep,
     RecordInSync,
+    RecordStages,
     Stall,
     StartGate,
 )
+from gitops_kd.rollout.model import RolloutStatus
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
 
@@ -185,6 +187,19 @@ def note_step(ctx: ExecContext, a: NoteStep) -> Outcome:
 
 def record_in_sync(ctx: ExecContext, a: RecordInSync) -> Outcome:
     return _set_status(ctx, a, {"syncedDigest": a.digest, "syncedCommit": a.commit}, "in sync recorded")
+
+
+def record_stages(ctx: ExecContext, a: RecordStages) -> Outcome:
+    """status.pods[pod].stage for each pod of the action whose recorded stage differs, in one guarded write."""
+    obj = ctx.rollout(a.namespace, a.cluster)
+    if obj is None:
+        return Outcome(a.describe(), False, "no KDRollout to write on", failed=True, requeue_after=REQUEUE_NOT_CACHED)
+    recorded = RolloutStatus.from_obj(obj.get("status"))
+    changed = {pod: stage for pod, stage in a.stages if recorded.stage(pod) != stage}
+    if not changed:
+        return Outcome(a.describe(), False, "already there", expect=_expect(obj))
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.pod_stages(changed), rv=rv(obj))
+    return Outcome(a.describe(), True, "stages recorded", expect=_expect(obj))
 
 
 def _set_status(ctx: ExecContext, a: NoteStep | RecordInSync, fields: dict[str, Any], done: str, *,

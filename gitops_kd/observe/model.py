@@ -216,6 +216,11 @@ class ObservedRollout:
         """The progress entry of a pod, or None."""
         return self.pods.get(pod)
 
+    def stage(self, pod: str) -> str | None:
+        """status.pods[pod].stage: the stage the planner recorded for the pod (None: none recorded)."""
+        entry = self.pods.get(pod)
+        return entry.stage if entry is not None else None
+
 
 @dataclass(frozen=True)
 class ObservedApp:

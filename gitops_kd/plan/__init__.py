@@ -18,6 +18,7 @@ from gitops_kd.plan.actions import (
     Plan,
     Prune,
     RecordInSync,
+    RecordStages,
     Refusal,
     RestoreLabels,
     RunStep,
@@ -31,6 +32,6 @@ from gitops_kd.plan.planner import plan
 __all__ = [
     "Action", "ApplyApp", "ApplyCluster", "CheckGate", "ClearBreakGlass", "DeletePod", "EnsureRollout",
     "FinishRollout", "HandleFailure", "LiftStall", "MarkMissing", "NoteStep", "PatchServicePorts", "PatchTemplate",
-    "Plan", "Prune", "RecordInSync", "Refusal", "RestoreLabels", "RunStep", "SetOnDelete", "Stall", "StartGate",
+    "Plan", "Prune", "RecordInSync", "RecordStages", "Refusal", "RestoreLabels", "RunStep", "SetOnDelete", "Stall", "StartGate",
     "Wait", "plan",
 ]

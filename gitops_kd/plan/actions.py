@@ -407,6 +407,20 @@ class NoteStep(_ClusterScoped):
 
 
 @dataclass(frozen=True)
+class RecordStages(_ClusterScoped):
+    """Set status.pods[pod].stage of the KDRollout for each (pod, stage) in ``stages``: where each member is in
+    the rollout, as the planner decided it (plan/pods.pod_stages); the UI, CLI and health read this record."""
+
+    namespace: str
+    cluster: str
+    stages: tuple[tuple[str, str], ...]
+
+    def describe(self) -> str:
+        said = ", ".join(f"{pod} {stage}" for pod, stage in self.stages)
+        return f"record pod stages of {self.namespace}/{self.cluster}: {said}"
+
+
+@dataclass(frozen=True)
 class Stall(_ClusterScoped):
     """Mark the rollout Stalled (phase Stalled, Stalled=True with ``reason``/``message``); no more steps."""
 
@@ -487,7 +501,8 @@ class Wait:
 
 
 Action = (ApplyApp | ApplyCluster | EnsureRollout | SetOnDelete | PatchTemplate | PatchServicePorts | DeletePod
-          | RunStep | StartGate | CheckGate | FinishRollout | MarkMissing | NoteStep | Prune | RecordInSync | Stall | LiftStall
+          | RunStep | StartGate | CheckGate | FinishRollout | MarkMissing | NoteStep | Prune | RecordInSync | RecordStages
+          | Stall | LiftStall
           | HandleFailure | RestoreLabels | ClearBreakGlass | MarkUpgradable | SwitchApp | Wait)
 
 

@@ -50,6 +50,7 @@ from gitops_kd.plan.actions import (
     PatchServicePorts,
     PatchTemplate,
     Plan,
+    RecordStages,
     Refusal,
     RestoreLabels,
     SetOnDelete,
@@ -61,7 +62,7 @@ from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.held import Held, held, held_refusals
 from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.plan.native import switch_steps
-from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_steps
+from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_stages, pod_steps
 from gitops_kd.plan.prune import prune as prune_orphans
 from gitops_kd.plan.suspend import hold_suspended
 from gitops_kd.plan.truth import pods_off_version, role_images
@@ -339,7 +340,17 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
         down = unready_role(app, cluster, live) if rollout is not None and rollout.direction == ADOPT else None
         out.append(FinishRollout(live.namespace, live.name, t.target_version, role_images(app), note) if down is None else
                    Wait(f"the members of role {down} to be Ready", POLL_SECONDS, live.key))
-    return out
+    return _record_stages(ctx) + out
+
+
+def _record_stages(ctx: PodContext) -> list[Action]:
+    """RecordStages first (a Wait of the cluster would hold it back) when a pod's stage differs from the one the
+    KDRollout records, while an attempt moves pods (Upgrading, Downgrading); nothing before the attempt's status
+    is written (EnsureRollout resets the pods), nor once Idle or Stalled (the record stays where it stopped)."""
+    if ctx.rollout is None or ctx.rollout.phase not in (Phase.UPGRADING, Phase.DOWNGRADING):
+        return []
+    changed = tuple((pod, str(stage)) for pod, stage in pod_stages(ctx).items() if ctx.rollout.stage(pod) != stage)
+    return [RecordStages(ctx.namespace, ctx.live.name, changed)] if changed else []
 
 
 def _steady(live: ObservedCluster, t: Transition, ensure: EnsureRollout | None, ctx: PodContext) -> bool:

@@ -15,9 +15,11 @@ from gitops_kd.observe.model import ObservedPod
 from gitops_kd.plan.actions import ADOPT, REBUILD, Action, DeletePod, Wait
 from gitops_kd.plan.podcontext import POLL_SECONDS, PodContext, not_ready
 from gitops_kd.plan.steps import STEP_KINDS
+from gitops_kd.plan.steps.kind import StepKind
 from gitops_kd.render.template import dir_actions
+from gitops_kd.rollout.model import Stage
 
-__all__ = ["POLL_SECONDS", "PodContext", "down_pods", "outdated", "pod_steps", "post_steps", "whole_sequence"]
+__all__ = ["POLL_SECONDS", "PodContext", "down_pods", "outdated", "pod_stages", "pod_steps", "post_steps", "whole_sequence"]
 
 
 def outdated(ctx: PodContext, pod: ObservedPod) -> bool:
@@ -55,9 +57,8 @@ def _visit_order(ctx: PodContext) -> list[ObservedPod]:
     return [p for rid in ctx.order for p in sorted(ctx.live.role_pods(rid), key=lambda p: -p.ordinal)]
 
 
-def post_steps(ctx: PodContext, pod: ObservedPod) -> Action | None:
-    """The next migration / hook / gate action for an upgraded pod, or None when it is done: the first step kind
-    of the registry (plan/steps) with work left for the pod; a pod not Ready waits (or stalls) before it."""
+def _next_step(ctx: PodContext, pod: ObservedPod) -> tuple[StepKind, Action] | None:
+    """The first step kind of the registry (plan/steps) with work left for an upgraded pod, and its action."""
     stanza = ctx.transition.stanza
     if ctx.transition.direction != UPGRADE or stanza is None:
         return None
@@ -67,8 +68,34 @@ def post_steps(ctx: PodContext, pod: ObservedPod) -> Action | None:
     for kind in STEP_KINDS:
         action = kind.next_action(ctx, pod, progress)
         if action is not None:
-            return action if pod.up else not_ready(ctx, pod, "upgraded")
+            return kind, action
     return None
+
+
+def post_steps(ctx: PodContext, pod: ObservedPod) -> Action | None:
+    """The next migration / hook / gate action for an upgraded pod, or None when it is done: the first step kind
+    of the registry (plan/steps) with work left for the pod; a pod not Ready waits (or stalls) before it."""
+    step = _next_step(ctx, pod)
+    if step is None:
+        return None
+    return step[1] if pod.up else not_ready(ctx, pod, "upgraded")
+
+
+def pod_stages(ctx: PodContext) -> dict[str, Stage]:
+    """Where each member pod is in the rollout, by the rules `pod_steps` acts on: pending (runs the old template),
+    replacing (deleting, missing, or at the new revision and not Ready), the stage of its first step kind with
+    work left (migrating, hook, waiting-gate), else done. The planner records it (RecordStages) so that the UI,
+    the CLI and health read one answer instead of deriving their own."""
+    out: dict[str, Stage] = {name: Stage.REPLACING for name in down_pods(ctx)}
+    for pod in _visit_order(ctx):
+        if outdated(ctx, pod):
+            out[pod.name] = Stage.REPLACING if pod.deleting else Stage.PENDING
+        elif not pod.up:
+            out[pod.name] = Stage.REPLACING
+        else:
+            step = _next_step(ctx, pod)
+            out[pod.name] = step[0].STAGE if step is not None else Stage.DONE
+    return out
 
 
 def pod_steps(ctx: PodContext) -> tuple[list[Action], bool]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, ROLLOUT_IMAGES_FIELD, TARGET_STANZA_FIELD, Phase
 from gitops_kd.history.entries import DEPLOYED, SUBJECT, closing_entry
+from gitops_kd.rollout.model import PODS_FIELD, STAGE_FIELD
 from gitops_kd.status import conditions as cond
 from gitops_kd.status import events as ev
 from gitops_kd.status.conditions import rfc3339
@@ -103,6 +104,11 @@ def adopt(status: Status, *, app: str, version: str, commit: str | None, generat
 def pod_progress(pod: str, **fields: Any) -> dict[str, Any]:
     """A merge patch setting fields of status.pods[pod] (camelCase keys, as in the CRD)."""
     return {"pods": {pod: fields}}
+
+
+def pod_stages(stages: Mapping[str, str]) -> dict[str, Any]:
+    """A merge patch setting status.pods[pod].stage for each pod of ``stages``."""
+    return {PODS_FIELD: {pod: {STAGE_FIELD: stage} for pod, stage in stages.items()}}
 
 
 def gate_started(pod: str, role: str | None, now: datetime) -> dict[str, Any]:

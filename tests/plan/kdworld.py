@@ -28,6 +28,7 @@ from gitops_kd.observe import (
 )
 from gitops_kd.plan import actions as A
 from gitops_kd.render import owned_template, service_ports, template_patch
+from gitops_kd.rollout.model import Stage
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec import KDApp, KDCluster, UpgradeSpec, load_manifests
 from gitops_kd.spec.freeze import thaw
@@ -215,6 +216,13 @@ class FakeCluster:
         assert ro is not None
         current = ro.pods.get(pod) or PodProgress(c.pod(pod).revision)
         return replace(c, rollout=replace(ro, pods={**ro.pods, pod: replace(current, **changes)}))
+
+    def _RecordStages(self, a: A.RecordStages) -> None:
+        c = self.cluster(a.cluster_key)
+        ro = c.rollout
+        assert ro is not None
+        pods = {**ro.pods, **{pod: replace(ro.pods.get(pod) or PodProgress(), stage=Stage(stage)) for pod, stage in a.stages}}
+        self.put(replace(c, rollout=replace(ro, pods=pods)))
 
     def _RunStep(self, a: A.RunStep) -> None:
         c = self.cluster(a.cluster_key)

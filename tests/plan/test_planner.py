@@ -11,7 +11,7 @@ import pytest
 
 from gitops_kd.observe import ObservedRollout, ObservedState, PodProgress
 from gitops_kd.plan import actions as A
-from gitops_kd.plan import plan
+from gitops_kd.plan import plan as full_plan
 from gitops_kd.spec.upgrade import UpgradeSpec
 from gitops_kd.status import conditions as cond
 from plan.kdworld import (
@@ -30,6 +30,13 @@ from plan.kdworld import (
 )
 
 KEY = (NS, "hello-dev")
+
+
+def plan(*args, **kwargs) -> A.Plan:
+    """The planner's plan without its RecordStages: these tests check the work actions; which stage the planner
+    records for each pod, and when, is tests/plan/test_pod_stages.py's."""
+    p = full_plan(*args, **kwargs)
+    return replace(p, actions=tuple(a for a in p.actions if not isinstance(a, A.RecordStages)))
 
 
 def kinds(p: A.Plan) -> list[str]:

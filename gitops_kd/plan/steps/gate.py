@@ -9,8 +9,10 @@ from gitops_kd.constants import StallReason
 from gitops_kd.observe.model import ObservedPod, PodProgress
 from gitops_kd.plan.actions import Action, CheckGate, Stall, StartGate, Wait
 from gitops_kd.plan.podcontext import PodContext
+from gitops_kd.rollout.model import Stage
 from gitops_kd.steps import gate
 
+STAGE = Stage.WAITING_GATE  # status.pods[pod].stage while this kind has work left for the pod
 PROGRESS_FIELD = "gatePassed"  # its record in the KDRollout's status.pods[pod]
 
 def done(progress: PodProgress | None) -> bool:

@@ -9,8 +9,10 @@ from gitops_kd.kd import layout
 from gitops_kd.observe.model import ObservedPod, PodProgress
 from gitops_kd.plan.actions import HOOK_STEP, Action, RunStep
 from gitops_kd.plan.podcontext import PodContext
+from gitops_kd.rollout.model import Stage
 from gitops_kd.steps import hook
 
+STAGE = Stage.HOOK  # status.pods[pod].stage while this kind has work left for the pod
 PROGRESS_FIELD = "hookDone"  # its record in the KDRollout's status.pods[pod]
 
 def done(progress: PodProgress | None) -> bool:

@@ -10,9 +10,11 @@ from gitops_kd.observe.model import ObservedPod, PodProgress
 from gitops_kd.plan.actions import MIGRATE_STEP, Action, RunStep
 from gitops_kd.plan.podcontext import PodContext
 from gitops_kd.render.template import dir_actions
+from gitops_kd.rollout.model import Stage
 from gitops_kd.spec.upgrade import MIGRATE
 from gitops_kd.steps import migrate
 
+STAGE = Stage.MIGRATING  # status.pods[pod].stage while this kind has work left for the pod
 PROGRESS_FIELD = "migrationsDone"  # its record in the KDRollout's status.pods[pod]
 
 def _steps(ctx: PodContext, pod: ObservedPod) -> list[RunStep]:

@@ -24,7 +24,9 @@ class Target:
 
 
 def world(o: Any, *, message: str = "upgrading hello", events: tuple[dict[str, Any], ...] = ()) -> list[dict[str, Any]]:
-    return [o.kdapp(), o.kdcluster(), o.rollout(message=message, step=message),
+    stages = {"kdss-controller-0": {"revision": "ctl-new", "stage": "migrating"},
+              "kdss-worker-1": {"stage": "pending"}, "kdss-worker-0": {"stage": "pending"}}
+    return [o.kdapp(), o.kdcluster(), o.rollout(message=message, step=message, pods=stages),
             o.sts("controller", 1, "ctl-new"), o.sts("worker", 2, "w-new"),
             o.pod("controller", 0, "ctl-new"), o.pod("worker", 1, "w-old"), o.pod("worker", 0, "w-old"),
             o.service("s-kdss-worker-0", "worker", 8081), *events]

@@ -21,31 +21,32 @@ def controller_state(o: Any, pod: dict[str, Any] | None, progress: dict[str, Any
     return cell["state"], cell["detail"]
 
 
-def test_a_pod_walks_the_whole_sequence(ui_objects: Any) -> None:
+def test_a_pod_cell_shows_the_stage_the_planner_recorded(ui_objects: Any) -> None:
+    """The cell reads status.pods[pod].stage (plan/pods.pod_stages decides it; the UI derives nothing): pending ->
+    outdated, replacing -> recreated, the step kinds' stages, done; a pod absent or terminating is shown deleted
+    at once, whatever the record still says."""
     o = ui_objects
+    new = o.pod("controller", 0, "ctl-new")
     seen = [
-        controller_state(o, o.pod("controller", 0, "ctl-old"))[0],
-        controller_state(o, o.pod("controller", 0, "ctl-old", deleting=True))[0],
-        controller_state(o, None)[0],
-        controller_state(o, o.pod("controller", 0, "ctl-new", ready=False))[0],
-        controller_state(o, o.pod("controller", 0, "ctl-new"))[0],
-        controller_state(o, o.pod("controller", 0, "ctl-new"), MIGRATED)[0],
-        controller_state(o, o.pod("controller", 0, "ctl-new"), {**MIGRATED, "hookDone": True})[0],
-        controller_state(o, o.pod("controller", 0, "ctl-new"), {**MIGRATED, "hookDone": True, "gatePassed": True})[0],
+        controller_state(o, o.pod("controller", 0, "ctl-old"), {"stage": "pending"})[0],
+        controller_state(o, o.pod("controller", 0, "ctl-old", deleting=True), {"stage": "pending"})[0],
+        controller_state(o, None, {"stage": "replacing"})[0],
+        controller_state(o, o.pod("controller", 0, "ctl-new", ready=False), {"stage": "replacing"})[0],
+        controller_state(o, new, {"revision": "ctl-new", "stage": "migrating"})[0],
+        controller_state(o, new, {**MIGRATED, "stage": "hook"})[0],
+        controller_state(o, new, {**MIGRATED, "hookDone": True, "stage": "waiting-gate"})[0],
+        controller_state(o, new, {**MIGRATED, "hookDone": True, "gatePassed": True, "stage": "done"})[0],
     ]
     assert seen == ["outdated", "deleted", "deleted", "recreated", "migration", "hook", "gate", "done"]
 
 
-def test_progress_recorded_for_another_revision_does_not_count(ui_objects: Any) -> None:
+def test_a_pod_without_a_recorded_stage_is_not_guessed_done(ui_objects: Any) -> None:
+    """A status written before stages were recorded (or before the first record of an attempt): the pod shows as
+    not yet advanced, never as done on the strength of its progress fields."""
     o = ui_objects
-    stale = {**MIGRATED, "revision": "ctl-old", "hookDone": True, "gatePassed": True}
-    assert controller_state(o, o.pod("controller", 0, "ctl-new"), stale)[0] == "migration"
-
-
-def test_a_pod_older_than_the_attempt_is_outdated_before_the_template_patch(ui_objects: Any) -> None:
-    o = ui_objects
-    pod = o.pod("controller", 0, "ctl-new", created="2025-12-31T00:00:00Z")
-    assert controller_state(o, pod)[0] == "outdated"
+    state, detail = controller_state(o, o.pod("controller", 0, "ctl-new"),
+                                     {**MIGRATED, "hookDone": True, "gatePassed": True})
+    assert (state, detail) == ("outdated", "no stage recorded for it yet in this attempt")
 
 
 def test_outside_a_rollout_a_ready_pod_is_done(ui_objects: Any) -> None:
@@ -55,12 +56,12 @@ def test_outside_a_rollout_a_ready_pod_is_done(ui_objects: Any) -> None:
 
 def test_a_downgrade_runs_no_post_steps(ui_objects: Any) -> None:
     o = ui_objects
-    assert controller_state(o, o.pod("controller", 0, "ctl-new"), direction="downgrade")[0] == "done"
+    assert controller_state(o, o.pod("controller", 0, "ctl-new"), {"stage": "done"}, direction="downgrade")[0] == "done"
 
 
 def test_stalled_names_the_pod_and_the_step_it_stopped_at(ui_objects: Any) -> None:
     o = ui_objects
-    state, detail = controller_state(o, o.pod("controller", 0, "ctl-new"), MIGRATED, phase="Stalled",
+    state, detail = controller_state(o, o.pod("controller", 0, "ctl-new"), {**MIGRATED, "stage": "hook"}, phase="Stalled",
                                      stalledReason="StepFailed", message=f"postUpgrade hook failed in {CTL}: exit 3")
     assert state == "stalled"
     assert detail == f"StepFailed at hook: postUpgrade hook failed in {CTL}: exit 3"
@@ -195,13 +196,14 @@ def test_history_newest_first_with_subject_and_duration(ui_objects: Any) -> None
     assert shown["entries"][0]["subject"] == "hello 2.0.0 (recorded)"
 
 
-def test_a_rebuild_replaces_only_pods_running_another_image(ui_objects: Any) -> None:
+def test_a_rebuild_shows_the_stage_the_planner_recorded(ui_objects: Any) -> None:
+    """A rebuild replaces only pods running another image (plan/pods.outdated): the cells follow that record."""
     o = ui_objects
     stale = o.pod("controller", 0, "ctl-old")  # image gitops-kd/hello:x, the app asks for gitops-kd/hello:2.0.0
-    assert controller_state(o, stale, direction="rebuild")[0] == "outdated"
+    assert controller_state(o, stale, {"stage": "pending"}, direction="rebuild")[0] == "outdated"
     fresh = o.pod("controller", 0, "ctl-old")
     fresh["spec"]["containers"][0]["image"] = "gitops-kd/hello:2.0.0"
-    assert controller_state(o, fresh, direction="rebuild")[0] == "done"
+    assert controller_state(o, fresh, {"stage": "done"}, direction="rebuild")[0] == "done"
 
 
 def test_the_pod_count_holds_every_member_even_when_a_statefulset_is_not_listed(ui_objects: Any) -> None:
@@ -215,7 +217,8 @@ def test_the_pod_count_holds_every_member_even_when_a_statefulset_is_not_listed(
     kdcluster["status"]["roles"] = [
         {"id": "controller", "statefulSet": "kdss-controller", "members": [{"pod": CTL}]},
         {"id": "worker", "statefulSet": "kdss-worker", "members": [{"pod": "kdss-worker-0"}, {"pod": "kdss-worker-1"}]}]
-    rollout = o.rollout(pods={CTL: {**MIGRATED, "revision": "ctl-new", "hookDone": True, "gatePassed": True}})
+    rollout = o.rollout(pods={CTL: {**MIGRATED, "revision": "ctl-new", "hookDone": True, "gatePassed": True,
+                                    "stage": "done"}})
     statefulsets = [o.sts("controller", 1, "ctl-new")]  # the worker StatefulSet lost its cluster label
     pods = [o.pod("controller", 0, "ctl-new"), o.pod("worker", 0, "w-old"), o.pod("worker", 1, "w-old")]
     health = cluster_health(rollout, kdcluster, statefulsets=statefulsets, pods=pods)

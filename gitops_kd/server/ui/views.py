@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from gitops_kd.constants import ACTIVE_PHASES, TARGET_STANZA_FIELD, UPGRADE_ANNOTATION, WAVE_LABEL, Phase
@@ -29,6 +28,7 @@ from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
 from gitops_kd.kd import layout
 from gitops_kd.plan.waves import parse_time
 from gitops_kd.render.template import dir_actions
+from gitops_kd.rollout.model import RolloutStatus, Stage
 from gitops_kd.spec.loader import load_manifests
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.upgrade import MIGRATE, PersistRules, UpgradeSpec, order_roles
@@ -41,6 +41,8 @@ OUTDATED, DELETED, RECREATED, MIGRATION, HOOK, GATE, DONE, STALLED = (
     "outdated", "deleted", "recreated", "migration", "hook", "gate", "done", "stalled")
 SEQUENCE = (OUTDATED, DELETED, RECREATED, MIGRATION, HOOK, GATE, DONE)
 DRIFT_CLOSED = ("DriftReverted", "DriftResolved")
+_SHOWN: dict[str, str] = {Stage.PENDING: OUTDATED, Stage.REPLACING: RECREATED, Stage.MIGRATING: MIGRATION, Stage.HOOK: HOOK,
+          Stage.WAITING_GATE: GATE, Stage.DONE: DONE}  # the planner's recorded stage -> the cell's state
 STATE_TEXT = {
     OUTDATED: "outdated: runs the old template",
     DELETED: "deleted: being replaced",
@@ -184,9 +186,7 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
     phase = _text(status.get("phase"))
     active = phase in ACTIVE_PHASES
     direction = _text(status.get("direction"))
-    target = _text(status.get("targetVersion") or _spec(rollout).get("targetVersion"))
-    started = parse_time(status.get("startedAt"))
-    progress_of: Mapping[str, Any] = status.get("pods") or {}
+    recorded_status = RolloutStatus.from_obj(status)
     stanza = target_stanza(rollout, kdapp) if direction == "upgrade" else None
     rules, _source = data_rules(rollout, kdapp)
     sts_by_role = {_text(_labels(s).get(layout.ROLE_LABEL)): s for s in statefulsets}
@@ -208,23 +208,19 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
         # KubeDirector's status names: they are counted, never dropped from the total
         sts_name = _text(_meta(sts).get("name")) if sts is not None else status_sts
         update_revision = _text(_status(sts).get("updateRevision")) if sts is not None else ""
-        settled = sts is None or \
-            int(_status(sts).get("observedGeneration") or 0) >= int(_meta(sts).get("generation") or 0)
         replicas = int(_spec(sts).get("replicas") or 0) if sts is not None else len(members)
         names = {f"{sts_name}-{i}" for i in range(replicas)} if sts is not None else set(members)
         names |= labelled | set(members)
         migrate_dirs = [d for d, a in dir_actions(persisted_dirs(kdapp, role_id, model), rules) if a == MIGRATE] \
             if direction == "upgrade" else []
-        want_image = _role_image(model, role_id)
         skipped = steps_not_run(direction, stanza, role_id, migrate_dirs)
         cells = []
         for name in sorted(names, key=_ordinal, reverse=True):
             pod = pods_by_name.get(name)
-            state, detail = _pod_state(pod, active=active, direction=direction, target=target, started=started,
-                                       update_revision=update_revision, settled=settled,
-                                       progress=progress_of.get(name) or {}, migrate_dirs=migrate_dirs,
-                                       stanza=stanza, role_id=role_id, name=name, want_image=want_image)
-            cells.append({"name": name, "ordinal": _ordinal(name), "state": state, "stage": state, "detail": detail,
+            recorded = recorded_status.stage(name)
+            state, detail = _pod_state(pod, str(recorded) if recorded else None, active=active)
+            cells.append({"name": name, "ordinal": _ordinal(name), "state": state, "stage": state,
+                          "recordedStage": str(recorded) if recorded else None, "detail": detail,
                           "revision": _text(_labels(pod or {}).get(layout.REVISION_LABEL)) or None,
                           "ready": bool(pod is not None and _ready(pod)),
                           "image": _image(pod), "skipped": list(skipped)})
@@ -255,13 +251,6 @@ def _members_by_role(kdcluster: Obj | None) -> dict[str, tuple[str, list[str]]]:
     return out
 
 
-def _role_image(model: KDApp | None, role_id: str) -> str | None:
-    try:
-        return model.role(role_id).image if model is not None else None
-    except KeyError:
-        return None
-
-
 def _image(pod: Obj | None) -> str | None:
     for c in _spec(pod).get("containers") or ():
         if c.get("name") == layout.APP_CONTAINER:
@@ -269,42 +258,21 @@ def _image(pod: Obj | None) -> str | None:
     return None
 
 
-def _pod_state(pod: Obj | None, *, active: bool, direction: str, target: str, started: datetime | None,
-               update_revision: str, settled: bool, progress: Mapping[str, Any], migrate_dirs: Sequence[str],
-               stanza: UpgradeSpec | None, role_id: str, name: str, want_image: str | None) -> tuple[str, str]:
+def _pod_state(pod: Obj | None, recorded: str | None, *, active: bool) -> tuple[str, str]:
+    """A pod's cell: the stage the planner recorded for it (status.pods[pod].stage, plan/pods.pod_stages) shown
+    with what the pod is now (absent or terminating shows as deleted at once; the record follows within a
+    reconcile). Outside an attempt a pod is done when Ready."""
     if pod is None:
         return DELETED, "absent: the StatefulSet recreates it"
     if _meta(pod).get("deletionTimestamp"):
         return DELETED, "terminating"
-    revision = _text(_labels(pod).get(layout.REVISION_LABEL))
+    revision = _text(_labels(pod).get(layout.REVISION_LABEL)) or "?"
     if not active:
         return (DONE, "Ready") if _ready(pod) else (RECREATED, "not Ready")
-    created = parse_time(_meta(pod).get("creationTimestamp"))
-    # A pod created before the attempt started is outdated even while its revision still is the StatefulSet's
-    # update revision: the template is patched after the attempt starts (plan/pods.outdated sees the pending
-    # patch in the diff; the UI, which has no desired state, sees it in the times).
-    older = started is not None and created is not None and created < started
-    if direction in ("upgrade", "downgrade") and (older or not settled or (update_revision and revision != update_revision)):
-        return OUTDATED, f"revision {revision or '?'}; the target is {update_revision or 'not rendered yet'}"
-    image = _image(pod)
-    if direction in ("rebuild", "adopt") and image and want_image and image != want_image:
-        return OUTDATED, f"runs {image}; the app asks for {want_image}"  # as plan/pods.outdated (stale_image)
-    if not _ready(pod):
-        return RECREATED, f"revision {revision}, waiting for Ready"
-    if direction != "upgrade":
-        return DONE, f"Ready at revision {revision}"
-    mine = progress if _text(progress.get("revision")) in ("", revision) else {}
-    done = set(mine.get("migrationsDone") or ())
-    pending = [d for d in migrate_dirs if f"{target}/{name}/migrate{d}" not in done]
-    if pending:
-        return MIGRATION, "migrating " + ", ".join(pending)
-    if stanza is not None and stanza.post_upgrade is not None and stanza.post_upgrade.applies_to(role_id) \
-            and not mine.get("hookDone"):
-        return HOOK, "hookDone not yet recorded in the KDRollout"
-    if stanza is not None and stanza.gate is not None and stanza.gate.applies_to(role_id) \
-            and not mine.get("gatePassed"):
-        return GATE, "gatePassed not yet recorded in the KDRollout"
-    return DONE, f"Ready at revision {revision}, steps done"
+    if recorded is None:
+        return OUTDATED, "no stage recorded for it yet in this attempt"
+    shown = _SHOWN.get(recorded, OUTDATED)
+    return shown, f"revision {revision}: {STATE_TEXT[shown]}" if shown != DONE else f"Ready at revision {revision}, steps done"
 
 
 def _mark_stalled(roles: list[dict[str, Any]], status: Mapping[str, Any]) -> None:

@@ -81,11 +81,12 @@ def render_objects(c: ClusterHealth, sync: Sync, console: Console) -> None:
     if sync.status != SYNCED and sync.message:
         console.print(f"  {escape(sync.message)}", highlight=False)
     table = Table(box=None, pad_edge=False)
-    for col in ("KIND", "NAME", "ROLE", "HEALTH"):
+    for col in ("KIND", "NAME", "ROLE", "STAGE", "HEALTH"):
         table.add_column(col, no_wrap=True)
     table.add_column("MESSAGE", overflow="fold")
     for o in c.objects:
-        table.add_row(o.kind, o.name, o.role or "-", _health_cell(o.health.status), escape(o.health.message))
+        table.add_row(o.kind, o.name, o.role or "-", o.stage or "-", _health_cell(o.health.status),
+                      escape(o.health.message))
     console.print(table)
 
 

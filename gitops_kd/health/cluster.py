@@ -4,7 +4,7 @@ member Services, PVCs) and their aggregate, from already-fetched objects (pure).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gitops_kd.constants import ROLLOUT_IMAGES_FIELD, ROLLOUT_KIND, Phase
@@ -17,6 +17,7 @@ from gitops_kd.health.pvc import pvc_health
 from gitops_kd.health.service import service_health
 from gitops_kd.health.statefulset import ON_DELETE_WAITING, statefulset_health
 from gitops_kd.kd.layout import APP_CONTAINER, KDCLUSTER_KIND, ROLE_LABEL
+from gitops_kd.rollout.model import RolloutStatus
 
 Obj = Mapping[str, Any]
 NO_SERVICE = "n/a"  # KubeDirector's member.service when the role exposes no port
@@ -31,9 +32,11 @@ class ObjectHealth:
     name: str
     health: Health
     role: str = ""
+    stage: str = ""  # a Pod's stage in the rollout as the planner recorded it (status.pods[pod].stage)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "role": self.role or None, **self.health.as_dict()}
+        return {"kind": self.kind, "name": self.name, "role": self.role or None, "stage": self.stage or None,
+                **self.health.as_dict()}
 
 
 @dataclass(frozen=True)
@@ -135,10 +138,16 @@ def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: 
     rows = _held_to_version(rows, rollout, kinds[1][1])
     phase = text(section(rollout, "status"), "phase")
     if phase in REPLACING_PHASES:
-        return tuple(_replacing(r) for r in rows)
-    if phase == Phase.IDLE and rows[0].health.status is HealthStatus.HEALTHY:
-        return tuple(_kept(r) for r in rows)
-    return tuple(rows)
+        rows = [_replacing(r) for r in rows]
+    elif phase == Phase.IDLE and rows[0].health.status is HealthStatus.HEALTHY:
+        rows = [_kept(r) for r in rows]
+    return tuple(_with_stages(rows, rollout))
+
+
+def _with_stages(rows: list[ObjectHealth], rollout: Obj | None) -> list[ObjectHealth]:
+    """Each Pod row with the stage the planner recorded for it in the KDRollout (none recorded: left empty)."""
+    recorded = RolloutStatus.from_obj(section(rollout, "status"))
+    return [replace(r, stage=str(recorded.stage(r.name) or "")) if r.kind == "Pod" else r for r in rows]
 
 
 def _app_image(pod: Obj) -> str:

@@ -37,8 +37,8 @@ from gitops_kd.observe.model import (
     ObservedService,
     ObservedState,
     ObservedStatefulSet,
-    PodProgress,
 )
+from gitops_kd.rollout.model import RolloutStatus
 from gitops_kd.spec.errors import SpecError
 from gitops_kd.spec.upgrade import UpgradeSpec
 from kubeplumb.informer import Informer, Transform
@@ -357,19 +357,17 @@ def observed_service(raw: Mapping[str, Any], status_role: str = "") -> ObservedS
 
 
 def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
-    meta, spec, status = _meta(raw), raw.get("spec") or {}, raw.get("status") or {}
+    meta, spec = _meta(raw), raw.get("spec") or {}
+    st = RolloutStatus.from_obj(raw.get("status"))
     from_upgrade, target_upgrade = _stanza(raw, "fromStanza"), _stanza(raw, TARGET_STANZA_FIELD)
-    pods = {}
-    for name, p in (status.get("pods") or {}).items():
-        pods[name] = PodProgress.from_obj(p)
     return ObservedRollout(
         name=_name(raw), namespace=_ns(raw), uid=str(meta.get("uid", "")), generation=int(meta.get("generation") or 0),
-        target_version=status.get("targetVersion"), from_version=status.get("fromVersion"), commit=status.get("commit"),
-        app_version=status.get("appVersion"), phase=str(status.get("phase") or ""), pods=pods,
-        gate_started_at=parse_time(status.get("gateStartedAt")), stalled_reason=status.get("stalledReason"),
-        conditions=tuple(status.get("conditions") or ()), raw=raw, current_pod=status.get("currentPod"),
-        gate_checked_at=parse_time(status.get("gateCheckedAt")), direction=status.get("direction"),
-        app=spec.get("app"), observed_generation=status.get("observedGeneration"), from_upgrade=from_upgrade,
+        target_version=st.target_version, from_version=st.from_version, commit=st.commit,
+        app_version=st.app_version, phase=str(st.phase or ""), pods=dict(st.pods),
+        gate_started_at=parse_time(st.gate_started_at), stalled_reason=st.stalled_reason,
+        conditions=st.conditions, raw=raw, current_pod=st.current_pod,
+        gate_checked_at=parse_time(st.gate_checked_at), direction=st.direction,
+        app=spec.get("app"), observed_generation=st.observed_generation, from_upgrade=from_upgrade,
         target_upgrade=target_upgrade)
 
 

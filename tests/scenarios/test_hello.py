@@ -62,6 +62,8 @@ def test_upgrade_in_role_order_with_gate_hook_and_data_keeping_node_ports(world:
     assert watch.max_down == 1
     assert rollout["status"]["history"][-1] == {**rollout["status"]["history"][-1], "version": "2.0.0",
                                                 "fromVersion": "1.0.0"}
+    # the stage the planner records per pod survives the API server's pruning (the CRD's structural schema lists it)
+    assert {rollout["status"]["pods"][pod].get("stage") for pod in pods} == {"done"}, rollout["status"]["pods"]
     for pod in pods:
         assert world.sh(pod, "cat /var/lib/hello/upgrade.log") == "upgraded-to-2.0.0\n"  # the postUpgrade hook
         assert world.sh(pod, "cat /var/lib/hello/user.txt") == "written-at-1.0.0\n"  # migrate: old data merged

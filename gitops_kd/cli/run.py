@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from gitops_kd.cli.alerting import alert_hub, alert_options, watch_record
 from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client
@@ -94,6 +95,7 @@ def setup_logging(level: str) -> None:
               help="Out-of-band edits of owned fields: revert them (and alert), or only alert. A KDCluster/KDApp's "
                    "gitops-kd.io/drift-policy annotation overrides it.")
 @click.option("--drift-webhook", default=None, help="Also POST drift alerts (JSON) to this http(s) URL.")
+@alert_options
 @click.option("--drift-ignore", type=click.Path(dir_okay=False, exists=True), default=None,
               help="YAML file of drift ignore rules (see docs/drift.md).")
 @click.option("--leader-elect/--no-leader-elect", default=True, show_default=True,
@@ -141,7 +143,9 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             listen: str, ui: bool, ui_auth_file: str | None, ui_refresh: float, cache_dir: str | None,
             webhook_secret_file: str | None, wave_soak: float, workers: int | None, prune: bool,
             drift_policy: str,
-            drift_webhook: str | None, drift_ignore: str | None, leader_elect: bool, lease_name: str,
+            drift_webhook: str | None, alert_webhook: tuple[str, ...], alert_slack: tuple[str, ...],
+            alert_alertmanager: tuple[str, ...], alert_sources: tuple[str, ...], alert_min_severity: str,
+            drift_ignore: str | None, leader_elect: bool, lease_name: str,
             lease_namespace: str | None, lease_duration: float, lease_renew_deadline: float, lease_retry_period: float,
             trusted_keys: tuple[str, ...], allow_force_push: bool,
             admission_listen: str, admission_service: str, admission_secret: str, admission_config: str,
@@ -152,9 +156,10 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import Controller
     from gitops_kd.controller.drift import drift_wiring
-    from gitops_kd.controller.instance import InstanceRecord
+    from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
     from gitops_kd.controller.syncrequest import SyncRequests
     from gitops_kd.server.metrics import ControllerMetrics
+    from gitops_kd.status.source import KIND as SOURCE_KIND
 
     setup_logging(log_level)
     scope = watch_scope(namespace, all_namespaces, watch_namespaces)
@@ -185,8 +190,10 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     metrics = ControllerMetrics()
     own_namespace = lease_namespace or _own_namespace(namespace)
     record = InstanceRecord(api_client, namespace=own_namespace, name=lease_name, url=source.url, branch=branch)
+    hub = alert_hub(alert_webhook, alert_slack, alert_alertmanager, alert_sources, alert_min_severity, metrics)
+    watch_record(hub, record, kind=SOURCE_KIND, not_ready_after=NOT_READY_AFTER_FAILED_POLLS)
     drift = drift_wiring(api_client, metrics=metrics, policy=drift_policy, webhook_url=drift_webhook,
-                         ignore_file=drift_ignore, wave_soak_seconds=wave_soak, prune=prune)
+                         ignore_file=drift_ignore, wave_soak_seconds=wave_soak, prune=prune, hub=hub)
     controller = Controller(source, api_client, namespace=scope,
                             poll_interval=interval, listen=None if leader_elect else address, planner=drift.planner,
                             metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak, record=record,
@@ -230,6 +237,8 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         controller.collector.stop()  # started by the admission webhook on a standby too
         requests.stop()
         drift.close()
+        if hub is not None:
+            hub.close()
         source.close()
     if lease_lost:
         raise SystemExit("gitops-kd: lost the leader lease; exiting so a restart campaigns again")

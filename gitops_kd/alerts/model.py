@@ -8,11 +8,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from gitops_kd.drift.alert import RESOLVED
+
 DRIFT, STALL, REFUSED_COMMIT, GIT_HEALTH = "drift", "stall", "refused-commit", "git-health"
 SOURCES = (DRIFT, STALL, REFUSED_COMMIT, GIT_HEALTH)
 INFO, WARNING, CRITICAL = "info", "warning", "critical"
 SEVERITIES = (INFO, WARNING, CRITICAL)  # in increasing order
-FIRING, RESOLVED = "firing", "resolved"
+FIRING = "firing"  # the other state is RESOLVED (drift.alert's, the drift payload's word)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 from gitops_kd.alerts.hub import AlertHub
 from gitops_kd.alerts.model import CRITICAL, DRIFT, GIT_HEALTH, REFUSED_COMMIT, STALL, WARNING, Alert, Subject
-from gitops_kd.drift.alert import detected_message, payload, resolved_message
+from gitops_kd.drift.alert import RESOLVED, detected_message, payload, resolved_message
 from gitops_kd.drift.classify import DriftReport
 from gitops_kd.drift.policy import REVERT
 from gitops_kd.drift.tracker import Occurrence
@@ -31,7 +31,7 @@ def drift(hub: AlertHub, report: DriftReport) -> None:
         hub.fire(_drift_alert(occ, detected_message(occ.drift, action), payload(occ, action)), renew=True)
     for occ in report.resolved:
         reverted = report.policy.mode(occ.drift) == REVERT
-        body = payload(occ, "reverted" if reverted else "alert-only", "resolved")
+        body = payload(occ, "reverted" if reverted else "alert-only", RESOLVED)
         hub.resolve(_drift_alert(occ, resolved_message(occ.drift, reverted), body))
 
 

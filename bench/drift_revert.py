@@ -20,18 +20,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gitops_kd.controller import Controller  # noqa: E402
+from gitops_kd.controller import Options, build_manager  # noqa: E402
+from gitops_kd.controller.options import LeaseOptions  # noqa: E402
 from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
-from gitops_kd.drift import DriftAlerter, DriftGuard  # noqa: E402
-from gitops_kd.execute.events import EventRecorder  # noqa: E402
-from gitops_kd.observe.drift_watcher import DriftWatcher  # noqa: E402
-from gitops_kd.server.metrics import ControllerMetrics  # noqa: E402
 from gitops_kd.source import GitSource  # noqa: E402
 from kdsim import images  # noqa: E402
 from kdsim.cluster import EmbeddedCluster  # noqa: E402
@@ -87,13 +83,13 @@ def main() -> int:
         git(repo, "init", "-q", "-b", "main")
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "hello 1.0.0")
-        now = lambda: datetime.now(UTC)  # noqa: E731
         rest = RestClient(cluster.api_client())
-        guard = DriftGuard(DriftAlerter(events=EventRecorder(rest, now), metrics=ControllerMetrics(), now=now))
-        controller = Controller(GitSource(f"file://{repo}", "main", tmp / "cache"), cluster.api_client(),
-                                namespace=NS, poll_interval=args.poll_interval, planner=guard.plan)
-        watcher = DriftWatcher(lambda kind, key: controller.kick())  # type: ignore[union-attr]
-        watcher.attach_collector(controller.collector)
+        options = Options(namespace=NS, scope=NS, poll_interval=args.poll_interval, record=False,
+                          lease=LeaseOptions(elect=False))  # as `gitops-kd run`: the drift stage and its watcher
+        controller = build_manager(options, api_client=cluster.api_client(),
+                                   source=GitSource(f"file://{repo}", "main", tmp / "cache"))
+        assert controller.drift is not None and controller.drift.watcher is not None
+        guard, watcher = controller.drift.guard, controller.drift.watcher
         controller.start()
         wait("hello-dev in sync (drift baseline)", lambda: guard.synced_commit((NS, "hello-dev")) is not None)
         [sts] = rest.list("apps/v1", "statefulsets", NS, label_selector=SELECTOR)["items"]
@@ -136,7 +132,7 @@ def main() -> int:
         return 0
     finally:
         if controller is not None:
-            controller.stop()
+            controller.close()
             controller.source.close()
         cluster.stop()
         shutil.rmtree(tmp, ignore_errors=True)

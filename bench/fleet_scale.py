@@ -9,7 +9,7 @@ Controller runs in a child process (so that its CPU time and RSS are its own, no
 and is driven over a pipe through its public API (start, kick, trigger_poll, last_plan). Measured:
 
   in-sync reconcile     kick() to the next plan of the whole fleet returned (median of 5), the fleet in sync;
-                        and one cluster's key (Controller.enqueue) to the next plan of its part returned;
+                        and one cluster's key (Manager.enqueue) to the next plan of its part returned;
   steady CPU            the controller process's CPU time over a window, in sync, as % of one core;
   RSS                   the controller process's resident set once in sync; per cluster beyond a fixed
                         base = the slope between the smallest and each larger N;
@@ -31,7 +31,6 @@ controller, so the figures mean the same before and after the controller's per-c
 from __future__ import annotations
 
 import argparse
-import inspect
 import logging
 import multiprocessing
 import os
@@ -117,7 +116,8 @@ def _child(conn: Connection, kubeconfig: str, origin: str, cache: str, workers: 
     import kubernetes.client
     import kubernetes.config
 
-    from gitops_kd.controller.runtime import Controller
+    from gitops_kd.controller import Options, build_manager
+    from gitops_kd.controller.options import LeaseOptions
     from gitops_kd.plan.planner import plan as real_plan
     from gitops_kd.source import GitSource
 
@@ -136,11 +136,9 @@ def _child(conn: Connection, kubeconfig: str, origin: str, cache: str, workers: 
     configuration = kubernetes.client.Configuration()
     kubernetes.config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
     api = kubernetes.client.ApiClient(configuration)
-    options: dict[str, Any] = {}
-    if "workers" in inspect.signature(Controller).parameters:
-        options["workers"] = workers
-    controller = Controller(GitSource(origin, cache_dir=cache), api, namespace=NS, poll_interval=3600.0,
-                            planner=planner, **options)
+    options = Options(namespace=NS, scope=NS, poll_interval=3600.0, workers=workers, record=False, metrics=False,
+                      lease=LeaseOptions(elect=False))
+    controller = build_manager(options, api_client=api, source=GitSource(origin, cache_dir=cache), planner=planner)
     controller.start(sync_timeout=600)
 
     def wait_call(since: int, timeout: float, partial: bool = False) -> tuple[str, bool, float, bool] | None:
@@ -377,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=float, default=65.0,
                         help="seconds of each idle CPU window (default 65: two of the controller's 30 s idle resyncs)")
     parser.add_argument("--workers", type=int, default=max(2, os.cpu_count() or 2),
-                        help="controller workers, passed only if Controller accepts workers=")
+                        help="controller workers (Options.workers)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for each step")
     parser.add_argument("--small", action="store_true", help="CI's tiny configuration: N = 2 and 4, 3 s windows")
     args = parser.parse_args(argv)

@@ -43,7 +43,8 @@ from seed_cluster import seed_fleet  # noqa: E402
 from synth_repo import app_name, commit_files, init_bare  # noqa: E402
 from synth_world import NEW_VERSION, NS, clusters_of, desired_from_files, fleet_files, upgradable_app_yaml  # noqa: E402
 
-from gitops_kd.controller import Controller  # noqa: E402
+from gitops_kd.controller import Manager, Options, build_manager  # noqa: E402
+from gitops_kd.controller.options import LeaseOptions  # noqa: E402
 from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
 from gitops_kd.plan.actions import Plan, Wait  # noqa: E402
 from gitops_kd.plan.planner import plan as real_plan  # noqa: E402
@@ -133,7 +134,7 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
     app_names = set(k[1] for k in desired.apps)
     started = time.perf_counter()
     cluster = EmbeddedCluster(work / "cluster", controllers=False, crds=[load_crd(KDROLLOUT_CRD)]).start()
-    controller: Controller | None = None
+    controller: Manager | None = None
     try:
         seeded = seed_fleet(RestClient(cluster.api_client()), desired)
         origin = init_bare(work / "origin.git")
@@ -145,8 +146,10 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
         planner = RecordingPlanner(log)
         executed: list[str] = []
         source = GitSource(origin.as_uri(), cache_dir=work / "source")
-        controller = Controller(source, api, namespace=NS, poll_interval=3600.0, planner=planner,
-                                on_action=lambda a, o: executed.append(type(a).__name__))
+        options = Options(namespace=NS, scope=NS, poll_interval=3600.0, record=False, metrics=False,
+                          lease=LeaseOptions(elect=False))
+        controller = build_manager(options, api_client=api, source=source, planner=planner,
+                                   on_action=lambda a, o: executed.append(type(a).__name__))
         # 1. start-up
         t0 = time.perf_counter()
         controller.start(sync_timeout=timeout)
@@ -157,6 +160,10 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
         if not first.plan.empty:
             print("error: the seeded fleet is not in sync:\n" + first.plan.describe()[:4000], file=sys.stderr)
             return 1
+        # 1b. the drift stage records each cluster in sync on its KDRollout once (the seed has no such record)
+        wait_for("the drift stage's in-sync records", lambda: (p := controller.last_plan) is not None  # type: ignore[union-attr]
+                 and p.empty, timeout)
+        records = log.since(first.mark_after)
         # 2. one reconcile in sync
         n, mark = planner.count(), log.mark()
         t0 = time.perf_counter()
@@ -192,6 +199,8 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
           f"{1 + workers} pods each), {seeded} objects seeded; client-side request count")
     print("-- counts (machine-independent)")
     print(f"start-up requests: {len(startup)} ({summary(startup)})")
+    print(f"first in-sync records (drift baselines, once per cluster): {len(records)} requests "
+          f"({summary(records)})")
     print(f"in-sync reconcile requests: {len(in_sync)}, writes {sum(r.write for r in in_sync)}, "
           f"lists {reads(in_sync)['list']}, gets {reads(in_sync)['get']} (targets: 0 writes, 0 lists, 0 gets)")
     print(f"one-app commit: {len(change_plans)} reconciles, actions executed {sum(actions.values())} "

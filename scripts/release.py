@@ -31,6 +31,8 @@ PINS: tuple[tuple[str, str], ...] = (
     ("README.md", rf"ghcr\.io/gitops-kd/gitops-kd:({SEMVER})"),
     ("deploy/deployment.yaml", rf"ghcr\.io/gitops-kd/gitops-kd:({SEMVER})"),
     ("deploy/Dockerfile", rf"ghcr\.io/gitops-kd/gitops-kd:({SEMVER})"),
+    ("charts/gitops-kd/Chart.yaml", rf"(?m)^version: ({SEMVER})$"),
+    ("charts/gitops-kd/Chart.yaml", rf'(?m)^appVersion: "({SEMVER})"$'),
 )
 
 

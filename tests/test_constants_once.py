@@ -25,10 +25,11 @@ ALLOWED = {
         "Deployed": "a history entry's result and the Event reason of a first deploy",
         "Ignore": "admission.policy's UNREAD names which failurePolicy applies when none could be read",
         "app": "KubeDirector's app container and the planner's app key kind",
-        "fleet": "the planner's fleet key kind and that key's string form (controller.runtime.KEY)",
+        "fleet": "the planner's fleet key kind and that key's string form (controller.acting.KEY)",
         "hook": "the plan's hook step kind and the web UI's pod stage (issue 30 item 2 gives the UI the plan's record)",
         "migrate": "the plan's migrate step kind and the persisted-data rule 'migrate'",
         "kubedirector.hpe.com": "KubeDirector's API group and its label/annotation domain",
+        "GITOPS_KD_": "the variables gitops-kd sets in app containers (render) and those its CLI reads (cli/envvars)",
     },
     "kdsim": {
         "UID": "KubeDirector's default naming scheme is its UID scheme (DefaultNamingScheme = NamingSchemeUID)",

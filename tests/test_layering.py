@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-CORE = ("gitops_kd.spec", "kubeplumb.structural", "gitops_kd.kd", "gitops_kd.diff", "gitops_kd.plan",
+CORE = ("gitops_kd.spec", "gitops_kd.steps", "kubeplumb.structural", "gitops_kd.kd", "gitops_kd.diff", "gitops_kd.plan",
         "gitops_kd.health", "gitops_kd.render", "gitops_kd.drift", "gitops_kd.observe.model", "gitops_kd.constants",
         "gitops_kd.review")
 EDGES = ("git", "kubernetes", "aiohttp", "apscheduler", "prometheus_client", "urllib3", "urllib.request",

@@ -177,12 +177,9 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     (also in the web UI at http://127.0.0.1:8080/ui/ by default)."""
     from gitops_kd.cli.run import parse_listen
     from gitops_kd.cli.sim import embedded_cluster
-    from gitops_kd.controller import Controller
-    from gitops_kd.controller.drift import drift_wiring
-    from gitops_kd.controller.instance import InstanceRecord
-    from gitops_kd.controller.syncrequest import SyncRequests
+    from gitops_kd.controller import Options, build_manager
+    from gitops_kd.controller.options import LeaseOptions
     from gitops_kd.execute.podexec import PodExec
-    from gitops_kd.server.metrics import ControllerMetrics
     from gitops_kd.server.ui import UiSettings
     from gitops_kd.source import GitSource
 
@@ -198,8 +195,6 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     from kdsim import images  # installed: embedded_cluster said so
     from kdsim.images import ImageBehavior
     controller = None
-    drift = None
-    requests = None
     try:
         store = images.store_for(cluster)
         for ref, files in IMAGES.items():
@@ -208,16 +203,12 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         console.print(f"[bold]embedded cluster[/] at {cluster.url}; Git repo {repo}")
         source = GitSource(f"file://{repo}", "main", base / "source-cache")
         address = _free_or_any(parse_listen(listen))
-        metrics = ControllerMetrics()  # as `run`: /metrics beside /ui
-        drift = drift_wiring(cluster.api_client(), metrics=metrics)  # as `run`: DriftDetected / DriftReverted
-        # as `run`: the GitOpsKDSource (applied revision and head for `gitops-kd status`, requests of `gitops-kd sync`)
-        record = InstanceRecord(cluster.api_client(), namespace=NS, name=DEFAULT_LEASE, url=source.url, branch="main")
-        controller = Controller(source, cluster.api_client(), namespace=NS, poll_interval=1.0, listen=address,
-                                planner=drift.planner, ui=UiSettings(refresh_seconds=1.0), record=record,
-                                metrics=metrics)
-        drift.attach(controller)
-        requests = SyncRequests(cluster.api_client(), record, controller).start()
-        controller.start()
+        # as `run` (build_manager): drift detection, /metrics beside /ui, the GitOpsKDSource (applied revision and
+        # head for `gitops-kd status`, requests of `gitops-kd sync`); one replica, no leader election
+        options = Options(namespace=NS, scope=NS, poll_interval=1.0, listen=address, ui=UiSettings(refresh_seconds=1.0),
+                          lease=LeaseOptions(elect=False, name=DEFAULT_LEASE))
+        controller = build_manager(options, api_client=cluster.api_client(), source=source)
+        controller.serve()
         if controller.http is not None:
             console.print(f"[bold]web UI[/] (read-only, live): {controller.http.url}/ui/  "
                           f"metrics: {controller.http.url}/metrics")
@@ -256,13 +247,9 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
             console.print("(the cluster stops now" + ("" if state_dir else " and its files are removed") +
                           "; run with --keep to look around with kubectl and the web UI)")
     finally:
-        if requests is not None:
-            requests.stop()
         if controller is not None:
-            controller.stop()
+            controller.close()
             controller.source.close()
-        if drift is not None:
-            drift.close()
         cluster.stop()
         if state_dir is None:
             shutil.rmtree(base, ignore_errors=True)

@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from gitops_kd.cli.alerting import alert_hub, alert_options, watch_record
+from gitops_kd.cli.alerting import alert_options
+from gitops_kd.cli.envvars import settable_from_env
 from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client
@@ -154,30 +155,37 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             git_token_file: str | None,
             git_credentials_dir: str | None, log_level: str) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
-    from gitops_kd.controller import Controller
-    from gitops_kd.controller.drift import drift_wiring
-    from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
-    from gitops_kd.controller.syncrequest import SyncRequests
-    from gitops_kd.server.metrics import ControllerMetrics
-    from gitops_kd.status.source import KIND as SOURCE_KIND
+    from gitops_kd.controller import build_manager
+    from gitops_kd.controller.options import AdmissionOptions, AlertOptions, DriftOptions, LeaseOptions, Options, SourceOptions
 
     setup_logging(log_level)
-    scope = watch_scope(namespace, all_namespaces, watch_namespaces)
-    lease_name = _lease_name(lease_name, watch_namespaces)
-    _check_lease_timings(lease_duration, lease_renew_deadline, lease_retry_period)
-    address = parse_listen(listen)
-    admission_address = parse_listen(admission_listen)
-    ui_settings = _ui_settings(ui, ui_auth_file, ui_refresh)
     secret = None
     if webhook_secret_file:
         from gitops_kd.server.webhook import load_secret
         secret = load_secret(webhook_secret_file)
+    _check_lease_timings(lease_duration, lease_renew_deadline, lease_retry_period)
+    options = Options(
+        namespace=namespace, scope=watch_scope(namespace, all_namespaces, watch_namespaces), poll_interval=interval,
+        listen=parse_listen(listen), ui=_ui_settings(ui, ui_auth_file, ui_refresh), webhook_secret=secret,
+        wave_soak_seconds=wave_soak, prune=prune, workers=workers,
+        source=SourceOptions(repo=repo_url(repo), branch=branch, cache_dir=cache_dir,
+                             trusted_keys=tuple(_read_key(path) for path in trusted_keys),
+                             allow_force_push=allow_force_push),
+        drift=DriftOptions(policy=drift_policy, webhook_url=drift_webhook, ignore_file=drift_ignore),
+        alerts=AlertOptions(webhooks=alert_webhook, slacks=alert_slack, alertmanagers=alert_alertmanager,
+                            sources=alert_sources, min_severity=alert_min_severity),
+        lease=LeaseOptions(elect=leader_elect, name=_lease_name(lease_name, watch_namespaces),
+                           namespace=lease_namespace or _own_namespace(namespace), duration=lease_duration,
+                           renew_deadline=lease_renew_deadline, retry_period=lease_retry_period),
+        admission=AdmissionOptions(listen=parse_listen(admission_listen), service=admission_service,
+                                   secret=admission_secret, config=admission_config, cert_dir=admission_cert_dir,
+                                   users=admission_users, kubedirector_users=kubedirector_users,
+                                   break_glass_groups=break_glass_groups))
     api_client = load_api_client(kubeconfig, context)
     apply_git_credentials(ssh_key_file, known_hosts_file, git_token_file, git_credentials_dir)
-    keys = [_read_key(path) for path in trusted_keys]
     try:
-        source = GitSource(repo_url(repo), branch, cache_dir, default_namespace=namespace, trusted_keys=keys or None,
-                           allow_force_push=allow_force_push)
+        source = GitSource(options.source.repo, branch, cache_dir, default_namespace=namespace,
+                           trusted_keys=list(options.source.trusted_keys) or None, allow_force_push=allow_force_push)
     except ValueError as exc:
         raise CannotRun(f"--trusted-key: {exc}") from exc
     stop, signalled = threading.Event(), threading.Event()
@@ -187,58 +195,22 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
         stop.set()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, on_signal)
-    metrics = ControllerMetrics()
-    own_namespace = lease_namespace or _own_namespace(namespace)
-    record = InstanceRecord(api_client, namespace=own_namespace, name=lease_name, url=source.url, branch=branch)
-    hub = alert_hub(alert_webhook, alert_slack, alert_alertmanager, alert_sources, alert_min_severity, metrics)
-    watch_record(hub, record, kind=SOURCE_KIND, not_ready_after=NOT_READY_AFTER_FAILED_POLLS)
-    drift = drift_wiring(api_client, metrics=metrics, policy=drift_policy, webhook_url=drift_webhook,
-                         ignore_file=drift_ignore, wave_soak_seconds=wave_soak, prune=prune, hub=hub)
-    controller = Controller(source, api_client, namespace=scope,
-                            poll_interval=interval, listen=None if leader_elect else address, planner=drift.planner,
-                            metrics=metrics, webhook_secret=secret, wave_soak_seconds=wave_soak, record=record,
-                            ui=ui_settings, workers=workers)
-    drift.attach(controller)
-    requests = SyncRequests(api_client, record, controller).start()  # `gitops-kd sync`
-    replica = None
-    lease_lost = False
+    manager = build_manager(options, api_client=api_client, source=source,
+                            on_lease_lost=stop.set)  # losing the Lease stops reconciling at once
     admission = None
+    lease_lost = False
     try:
-        if admission_address is not None:
-            admission = _admission(api_client, controller, admission_address, own_namespace, lease_name, metrics,
-                                   drift_ignore, service=admission_service, secret=admission_secret, config=admission_config,
-                                   cert_dir=admission_cert_dir, users=admission_users,
-                                   kubedirector_users=kubedirector_users, break_glass_groups=break_glass_groups)
-        if leader_elect:
-            from gitops_kd.controller.replica import Replica
-
-            log.info("leader election: Lease %s", lease_name)
-            replica = Replica(controller, api_client, lease_namespace=own_namespace,
-                              lease_name=lease_name, listen=address, webhook_secret=secret, metrics=metrics,
-                              lease_duration=lease_duration, renew_deadline=lease_renew_deadline,
-                              retry_period=lease_retry_period,
-                              on_lost=stop.set)  # losing the Lease stops reconciling at once
-            replica.start()
-            _serving(replica.http)
-        else:
-            controller.start()
-            _serving(controller.http)
+        if options.admission.listen is not None:
+            admission = _admission(api_client, manager, options)
+        _serving(manager.serve())
         while not stop.wait(0.5):
             pass
-        lease_lost = replica is not None and replica.lost.is_set() and not signalled.is_set()
+        lease_lost = manager.replica is not None and manager.replica.lost.is_set() and not signalled.is_set()
         click.echo("gitops-kd: stopping (finishing the running action)", err=True)
     finally:
         if admission is not None:
             admission.stop()
-        if replica is not None:
-            replica.stop()
-        else:
-            controller.stop()
-        controller.collector.stop()  # started by the admission webhook on a standby too
-        requests.stop()
-        drift.close()
-        if hub is not None:
-            hub.close()
+        manager.close()
         source.close()
     if lease_lost:
         raise SystemExit("gitops-kd: lost the leader lease; exiting so a restart campaigns again")
@@ -256,10 +228,7 @@ def _check_lease_timings(duration: float, renew_deadline: float, retry_period: f
                                f"times --lease-retry-period ({retry_period:g})")
 
 
-def _admission(api_client: Any, controller: Any, address: tuple[str, int], namespace: str, record_name: str,
-               metrics: Any, ignore_file: str | None, *, service: str, secret: str, config: str,
-               cert_dir: str | None, users: tuple[str, ...], kubedirector_users: tuple[str, ...],
-               break_glass_groups: tuple[str, ...]) -> Any:
+def _admission(api_client: Any, controller: Any, options: Any) -> Any:
     """Start the admission webhook on this replica, leading or not: verdicts from the revision the GitOpsKDSource
     `namespace/record_name` records as applied (read from Git here) and from the watch caches, which start now
     (as controller-runtime starts its caches on every replica); they only read."""
@@ -272,7 +241,8 @@ def _admission(api_client: Any, controller: Any, address: tuple[str, int], names
         desired = controller.desired
         return desired if desired is not None and desired.commit == sha else None
     controller.collector.start()
-    revision = AppliedRevision(api_client, controller.source, namespace=namespace, name=record_name,
+    namespace = options.own_namespace
+    revision = AppliedRevision(api_client, controller.source, namespace=namespace, name=options.lease.name,
                                local=leader_state)
 
     def observed() -> Any:
@@ -280,14 +250,15 @@ def _admission(api_client: Any, controller: Any, address: tuple[str, int], names
             return controller.collector.snapshot() if controller.collector.wait_synced(0) else None
         except Exception:  # noqa: BLE001 - the verdict then uses no transition facts
             return None
-    who = Identities(controller=frozenset(users or (f"system:serviceaccount:{namespace}:gitops-kd",)),
-                     kubedirector=frozenset(kubedirector_users or ("system:serviceaccount:kubedirector:kubedirector",)),
-                     break_glass_groups=frozenset(break_glass_groups))
-    settings = AdmissionSettings(host=address[0], port=address[1], namespace=namespace, service=service,
-                                 secret=secret, config=config, cert_dir=cert_dir)
+    adm, ignore_file = options.admission, options.drift.ignore_file
+    who = Identities(controller=frozenset(adm.users or (f"system:serviceaccount:{namespace}:gitops-kd",)),
+                     kubedirector=frozenset(adm.kubedirector_users or ("system:serviceaccount:kubedirector:kubedirector",)),
+                     break_glass_groups=frozenset(adm.break_glass_groups))
+    settings = AdmissionSettings(host=adm.listen[0], port=adm.listen[1], namespace=namespace, service=adm.service,
+                                 secret=adm.secret, config=adm.config, cert_dir=adm.cert_dir)
     server = AdmissionServer(api_client, settings, revision=revision, observed=observed, who=who,
                              rules=IgnoreRules.from_file(ignore_file) if ignore_file else None,
-                             metrics=metrics).start()
+                             metrics=controller.metrics).start()
     if server.http is not None:
         click.echo(f"gitops-kd: serving the admission webhook on {server.http.url}/admission", err=True)
     return server
@@ -339,3 +310,6 @@ def _read_key(path: str) -> str:
     if "BEGIN PGP PUBLIC KEY BLOCK" not in text:
         raise click.BadParameter(f"{path}: not an ASCII-armored OpenPGP public key", param_hint="--trusted-key")
     return text
+
+
+settable_from_env(command)  # every flag also from GITOPS_KD_<FLAG> (charts/gitops-kd's ConfigMap)

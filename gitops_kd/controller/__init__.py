@@ -1,5 +1,7 @@
-"""Controller runtime: Git poller, informers, the plan/execute loop and the HTTP endpoints."""
+"""Controller: Git poller, informers, the keyed reconcilers, the HTTP endpoints; wired once by build_manager."""
 
-from gitops_kd.controller.runtime import Controller
+from gitops_kd.controller.manager import build_manager
+from gitops_kd.controller.options import Options
+from gitops_kd.controller.runtime import Manager
 
-__all__ = ["Controller"]
+__all__ = ["Manager", "Options", "build_manager"]

@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
 from gitops_kd.controller.http import HttpServer, make_app
 from gitops_kd.controller.pollrequest import request_poll
-from gitops_kd.controller.runtime import Controller
+from gitops_kd.controller.runtime import Manager
 from gitops_kd.kube.leader import LeaderElector, default_identity
 from kubeplumb.rest import RestClient
 
@@ -32,7 +32,7 @@ class Replica:
     exits so a restart campaigns again; `on_lost` is called then.
     """
 
-    def __init__(self, controller: Controller, api_client: ApiClient, *, lease_namespace: str, lease_name: str,
+    def __init__(self, controller: Manager, api_client: ApiClient, *, lease_namespace: str, lease_name: str,
                  listen: tuple[str, int] | None, webhook_secret: bytes | None = None, metrics: Any = None,
                  identity: str | None = None, lease_duration: float = LEASE_DURATION,
                  renew_deadline: float = LEASE_RENEW_DEADLINE, retry_period: float = LEASE_RETRY_PERIOD,

@@ -149,9 +149,20 @@ def prune(ctx: ExecContext, action: Prune) -> Outcome:
                       lambda: _prune(ctx, action))
 
 
+def _kept(ctx: ExecContext, plural: str, outcome: Outcome, obj: dict[str, Any] | None,
+          manifest: dict[str, Any]) -> Outcome:
+    """server_kept's mark after the write; the reconcile then waits to read the mark, not only the write."""
+    said, marked = server_kept.mark(ctx, plural, obj, manifest)
+    if marked is None:
+        return replace(outcome, message=outcome.message + said)
+    meta = marked.get("metadata") or {}
+    seen = Expectation(plural, str(meta.get("namespace", "")), str(meta.get("name", "")), rv(marked))
+    return replace(outcome, message=outcome.message + said, expect=outcome.expect + (seen,))
+
+
 def _apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
     outcome, obj = _apply(ctx, KDAPP_PLURAL, action.namespace, action.name, action.body, action.describe())
-    outcome = replace(outcome, message=outcome.message + server_kept.guard(ctx, KDAPP_PLURAL, obj, action.body))
+    outcome = _kept(ctx, KDAPP_PLURAL, outcome, obj, action.body)
     if obj is not None and outcome.changed:
         ctx.events.record(obj, ev.APPLIED, f"KubeDirectorApp {action.name} applied"
                           + (f" at version {action.version}" if action.version else ""))
@@ -168,7 +179,7 @@ def _apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
             log.error("%s: %s", action.describe(), said)
             return Outcome(action.describe(), False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
     outcome, obj = _apply(ctx, KDCLUSTER_PLURAL, action.namespace, action.name, action.body, action.describe())
-    outcome = replace(outcome, message=outcome.message + server_kept.guard(ctx, KDCLUSTER_PLURAL, obj, action.body))
+    outcome = _kept(ctx, KDCLUSTER_PLURAL, outcome, obj, action.body)
     if obj is not None and outcome.changed:
         ctx.events.record(obj, ev.APPLIED, outcome.message)
     return outcome

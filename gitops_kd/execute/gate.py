@@ -1,9 +1,8 @@
-"""CheckGate: probe the app's upgrade gate in the member just upgraded (exec, or HTTP GET run inside the pod)."""
+"""CheckGate: probe the app's upgrade gate in the member just upgraded (its probe's command, run inside the pod)."""
 
 from __future__ import annotations
 
 import logging
-import shlex
 from typing import Any
 
 from gitops_kd.constants import REQUEUE_NOT_CACHED, ROLLOUT_PLURAL
@@ -12,27 +11,13 @@ from gitops_kd.execute.outcome import Outcome
 from gitops_kd.kd.layout import APP_CONTAINER
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import CheckGate
-from gitops_kd.spec.upgrade import HttpGet
+from gitops_kd.plan.steps import gate as gate_step
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
 from gitops_kd.status.conditions import rfc3339
 
 log = logging.getLogger(__name__)
 PROBE_TIMEOUT = 10.0
-
-
-def http_probe_command(get: HttpGet) -> list[str]:
-    """A shell command fetching the URL from inside the pod (loopback, like a kubelet probe of the pod IP):
-    curl, else wget, else python3; exit 0 only for a 2xx/3xx answer."""
-    path = get.path if get.path.startswith("/") else "/" + get.path
-    url = shlex.quote(f"{get.scheme.lower()}://127.0.0.1:{get.port}{path}")
-    py = shlex.quote("import sys,urllib.request as u\ntry:\n r=u.urlopen(sys.argv[1],timeout=5)\n"
-                     " sys.exit(0 if r.status<400 else 1)\nexcept Exception as e:\n print(e);sys.exit(1)")
-    script = (f"if command -v curl >/dev/null 2>&1; then curl -fsSk -o /dev/null --max-time 5 {url}; "
-              f"elif command -v wget >/dev/null 2>&1; then wget -q -O /dev/null -T 5 {url}; "
-              f"elif command -v python3 >/dev/null 2>&1; then python3 -c {py} {url}; "
-              f"else echo 'no curl, wget or python3 in the container for the HTTP gate' >&2; exit 2; fi")
-    return ["/bin/sh", "-c", script]
 
 
 def _container(pod: dict[str, Any]) -> str | None:
@@ -45,18 +30,19 @@ def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     status = obj.get("status") or {}
-    if ((status.get("pods") or {}).get(a.pod) or {}).get("gatePassed"):
+    entry = (status.get("pods") or {}).get(a.pod) or {}
+    if gate_step.recorded(entry):
         return Outcome(a.describe(), False, "gate already passed")
     pod = ctx.rest.get_or_none("v1", "pods", a.namespace, a.pod)
     if pod is None:
         return Outcome(a.describe(), False, f"pod {a.pod} not found", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     gate = a.gate
-    command = list(gate.exec_command) if gate.exec_command else http_probe_command(gate.http_get)  # type: ignore[arg-type]
+    command = gate.probe.command()
     result = ctx.pod_exec.run(a.namespace, a.pod, _container(pod), command,
                               timeout=min(PROBE_TIMEOUT, float(max(1, gate.timeout_seconds))))
     revision = ((pod.get("metadata") or {}).get("labels") or {}).get("controller-revision-hash", "")
     if result.ok:
-        patch = rs.pod_progress(a.pod, gatePassed=True, revision=revision)
+        patch = rs.pod_progress(a.pod, **gate_step.done_fields(entry), revision=revision)
         patch.update({"gateCheckedAt": rfc3339(ctx.now()), "step": f"gate passed in {a.pod}"})
         written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
         ctx.event_on_cluster(a.namespace, a.cluster, ev.GATE_PASSED, f"upgrade gate passed in pod {a.pod}")

@@ -29,22 +29,25 @@ def kept_fields(stored: Mapping[str, Any], manifest: Mapping[str, Any]) -> list[
                                                       str(manifest.get("kind", "")))]
 
 
-def guard(ctx: ExecContext, plural: str, stored: dict[str, Any] | None, manifest: Mapping[str, Any]) -> str:
+def mark(ctx: ExecContext, plural: str, stored: dict[str, Any] | None,
+         manifest: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
     """After a write whose answer is ``stored``: mark the object when the server kept it different from Git.
-    Returns what to add to the Outcome's message ("" when the stored object is what Git asks for)."""
+    Returns what to add to the Outcome's message ("" when the stored object is what Git asks for) and the object
+    as the server answered the mark (None: not marked): the next plan must read the mark, not only the write
+    before it, or it writes the same revision again."""
     if stored is None or applied(stored, manifest):
-        return ""
+        return "", None
     digest = ((manifest.get("metadata") or {}).get("annotations") or {}).get(APPLIED_ANNOTATION)
     fields = kept_fields(stored, manifest)
     if digest is None or not fields:
-        return ""
+        return "", None
     meta = stored.get("metadata") or {}
     namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
-    ctx.rest.patch(API_VERSION, plural, namespace, name, {"metadata": {
+    marked = ctx.rest.patch(API_VERSION, plural, namespace, name, {"metadata": {
         "resourceVersion": meta.get("resourceVersion"),
         "annotations": {SERVER_KEPT_ANNOTATION: kept_marker(digest, stored)}}})
     said = (f"the API server stored {', '.join(fields)} differently from Git (KubeDirector's admission webhook "
             f"or the CRD schema keeps them): not written again for this Git revision")
     ctx.events.record(stored, SERVER_KEPT_FIELDS, said, type_=WARNING)
     log.warning("%s %s/%s: %s", stored.get("kind", plural), namespace, name, said)
-    return f"; {said}"
+    return f"; {said}", marked

@@ -1,4 +1,4 @@
-"""RunStep: a migration or postUpgrade hook run in a member over exec, at most once per attempt (marker dirs)."""
+"""RunStep: a step of any run kind (execute/step_kinds.py) run in a member over exec, at most once per attempt."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from gitops_kd.execute.context import ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.execute.podexec import ExecResult
 from gitops_kd.execute.repeat import retry_after, stall_rollout
+from gitops_kd.execute.step_kinds import RUN_KINDS
 from gitops_kd.observe.collector import Expectation
-from gitops_kd.plan.actions import HOOK_STEP, RunStep
-from gitops_kd.status import events as ev
+from gitops_kd.plan.actions import RunStep
 from gitops_kd.status import rollout as rs
 
 log = logging.getLogger(__name__)
@@ -59,19 +59,13 @@ def attempt_id(obj: dict[str, Any]) -> str:
 
 
 def _recorded(status: dict[str, Any], a: RunStep) -> bool:
-    progress = (status.get("pods") or {}).get(a.pod) or {}
-    if a.kind == HOOK_STEP:
-        return bool(progress.get("hookDone"))
-    return a.step_id in (progress.get("migrationsDone") or ())
+    return RUN_KINDS[a.kind].progress.recorded((status.get("pods") or {}).get(a.pod) or {}, a.step_id)
 
 
 def _progress_patch(status: dict[str, Any], a: RunStep, revision: str, output: str) -> dict[str, Any]:
     progress = (status.get("pods") or {}).get(a.pod) or {}
     fields: dict[str, Any] = {"revision": revision, "output": output, "execFailures": None}
-    if a.kind == HOOK_STEP:
-        fields["hookDone"] = True
-    else:
-        fields["migrationsDone"] = [*(progress.get("migrationsDone") or ()), a.step_id]
+    fields.update(RUN_KINDS[a.kind].progress.done_fields(progress, a.step_id))
     patch = rs.pod_progress(a.pod, **fields)
     patch["step"] = f"{a.kind} done in {a.pod}"
     return patch
@@ -96,7 +90,7 @@ def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
         written = ctx.patch_rollout_status(a.namespace, a.cluster, _progress_patch(status, a, revision, result.tail()),
                                            rv=rv(obj))
         if result.exit_code == 0:
-            reason = ev.HOOK_SUCCEEDED if a.kind == HOOK_STEP else ev.MIGRATION_SUCCEEDED
+            reason = RUN_KINDS[a.kind].succeeded
             output = result.tail(600)
             ctx.event_on_cluster(a.namespace, a.cluster, reason,
                                  f"{a.describe()}: succeeded" + (f". Output: {output}" if output else ""))

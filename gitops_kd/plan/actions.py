@@ -23,8 +23,10 @@ from gitops_kd.kd.layout import KDCLUSTER_KIND
 from gitops_kd.plan.result import Plan
 from gitops_kd.spec.freeze import freeze, thaw
 from gitops_kd.spec.upgrade import Gate
+from gitops_kd.steps import hook, migrate
+from gitops_kd.steps.run_kinds import RUN_KINDS
 
-MIGRATE_STEP, HOOK_STEP = "migrate", "hook"
+MIGRATE_STEP, HOOK_STEP = migrate.KIND, hook.KIND  # the run kinds' names (steps/run_kinds.py), for callers
 
 
 def _key(namespace: str, cluster: str) -> tuple[str, str] | None:
@@ -222,7 +224,7 @@ class DeletePod(_ClusterScoped):
 
 @dataclass(frozen=True)
 class RunStep(_ClusterScoped):
-    """Run a migrate command or the postUpgrade hook in ``container`` of ``pod``, at most once.
+    """Run a step of a run kind (steps/run_kinds.py: a migration, the hook) in ``container`` of ``pod``, at most once.
 
     ``kind`` is "migrate" | "hook"; ``command`` is an argv; ``directory`` is the persisted dir a
     migration is for ("" for hooks).
@@ -242,8 +244,7 @@ class RunStep(_ClusterScoped):
         object.__setattr__(self, "command", tuple(self.command))
 
     def describe(self) -> str:
-        what = f"migration of {self.directory}" if self.kind == MIGRATE_STEP else "postUpgrade hook"
-        return f"run {what} in pod {self.namespace}/{self.pod} (step {self.step_id})"
+        return f"run {RUN_KINDS[self.kind].subject(self.directory)} in pod {self.namespace}/{self.pod} (step {self.step_id})"
 
 
 @dataclass(frozen=True)
@@ -269,8 +270,7 @@ class CheckGate(_ClusterScoped):
     gate: Gate
 
     def describe(self) -> str:
-        how = "exec" if self.gate.exec_command else "HTTP GET"
-        return f"check upgrade gate ({how}) in pod {self.namespace}/{self.pod}"
+        return f"check upgrade gate ({self.gate.probe.how}) in pod {self.namespace}/{self.pod}"
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Value objects of the upgrade stanza (spec.upgrade): order, data rules, hooks, gate, policy."""
+"""Value objects of the upgrade stanza (spec.upgrade): order, data rules, policy; hooks and gate from gitops_kd/steps/."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ import semver
 from gitops_kd.spec.freeze import FrozenMap, thaw
 from gitops_kd.spec.persist import is_within
 from gitops_kd.spec.version import VersionRange
+from gitops_kd.steps.gate import DEFAULT_GATE_PERIOD, DEFAULT_GATE_TIMEOUT, Gate
+from gitops_kd.steps.hook import Hook
+from gitops_kd.steps.http_get import HttpGet
+from gitops_kd.steps.migrate import DEFAULT_COMMAND_TIMEOUT, Command
 
 if TYPE_CHECKING:
     from gitops_kd.spec.model import KDApp
@@ -18,18 +22,12 @@ if TYPE_CHECKING:
 KEEP, DISCARD, MIGRATE, RESTORE = "keep", "discard", "migrate", "restore"
 HALT, REVERT_COMMIT = "halt", "revert-commit"
 
-DEFAULT_COMMAND_TIMEOUT = 300
-DEFAULT_GATE_PERIOD = 5
-DEFAULT_GATE_TIMEOUT = 600
 DEFAULT_POD_READY_TIMEOUT = 600
-
-
-@dataclass(frozen=True)
-class Command:
-    """A command run in a member's container (argv, no shell unless the argv asks for one)."""
-
-    command: tuple[str, ...]
-    timeout_seconds: int = DEFAULT_COMMAND_TIMEOUT
+__all__ = [
+    "DEFAULT_COMMAND_TIMEOUT", "DEFAULT_GATE_PERIOD", "DEFAULT_GATE_TIMEOUT", "DEFAULT_POD_READY_TIMEOUT", "DISCARD", "HALT",
+    "KEEP", "MIGRATE", "RESTORE", "REVERT_COMMIT", "Command", "DirAction", "DowngradeTo", "Gate", "Hook", "HttpGet",
+    "PersistRules", "UpgradeFrom", "UpgradeSpec", "order_roles",
+]
 
 
 @dataclass(frozen=True)
@@ -74,41 +72,6 @@ class UpgradeFrom(PersistRules):
 @dataclass(frozen=True)
 class DowngradeTo(PersistRules):
     """spec.upgrade.downgrade.to[]: applies when going back to a version in ``versions``."""
-
-
-@dataclass(frozen=True)
-class Hook:
-    """A command run in each upgraded member (of ``roles``, or all roles when None)."""
-
-    command: tuple[str, ...]
-    timeout_seconds: int = DEFAULT_COMMAND_TIMEOUT
-    roles: tuple[str, ...] | None = None
-
-    def applies_to(self, role_id: str) -> bool:
-        return self.roles is None or role_id in self.roles
-
-
-@dataclass(frozen=True)
-class HttpGet:
-    """An HTTP GET against the member's pod IP; 200-399 passes (as a Kubernetes probe)."""
-
-    path: str
-    port: int
-    scheme: str = "HTTP"
-
-
-@dataclass(frozen=True)
-class Gate:
-    """App-gated progress: polled after a member is upgraded until it passes or times out."""
-
-    exec_command: tuple[str, ...] | None
-    http_get: HttpGet | None
-    period_seconds: int = DEFAULT_GATE_PERIOD
-    timeout_seconds: int = DEFAULT_GATE_TIMEOUT
-    roles: tuple[str, ...] | None = None
-
-    def applies_to(self, role_id: str) -> bool:
-        return self.roles is None or role_id in self.roles
 
 
 @dataclass(frozen=True)

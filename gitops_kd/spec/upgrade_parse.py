@@ -13,23 +13,19 @@ from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.persist import is_within
 from gitops_kd.spec.reader import Reader
 from gitops_kd.spec.upgrade import (
-    DEFAULT_COMMAND_TIMEOUT,
-    DEFAULT_GATE_PERIOD,
-    DEFAULT_GATE_TIMEOUT,
     DEFAULT_POD_READY_TIMEOUT,
     HALT,
     KEEP,
-    Command,
+    MIGRATE,
     DirAction,
     DowngradeTo,
-    Gate,
-    Hook,
-    HttpGet,
     UpgradeFrom,
     UpgradeSpec,
 )
 from gitops_kd.spec.upgrade_schema import schema_errors
 from gitops_kd.spec.version import VersionRange
+from gitops_kd.steps import migrate
+from gitops_kd.steps.stanza import STANZA_STEPS, StanzaStep, field_of, fragment
 
 T = TypeVar("T")
 
@@ -99,17 +95,14 @@ class _Builder:
             for i, rule in enumerate(raw.get("from") or ())
         )
         downgrade_to = section(lambda: self._downgrade(raw), None)
-        hooks_path = join_path(join_path(b, "hooks"), "postUpgrade")
-        post_upgrade = section(lambda: self._hook((raw.get("hooks") or {}).get("postUpgrade"), hooks_path), None)
-        gate = section(lambda: self._gate(raw.get("gate"), join_path(b, "gate")), None)
+        steps = {field_of(kind): section(partial(self._step, kind, raw), None) for kind in STANZA_STEPS}
         if failed:
             raise failed[0]
         return UpgradeSpec(
             role_order=role_order,
             upgrade_from=tuple(r for r in upgrade_from if r is not None),
             downgrade_to=downgrade_to,
-            post_upgrade=post_upgrade,
-            gate=gate,
+            **steps,
             pod_ready_timeout_seconds=raw.get("podReadyTimeoutSeconds", DEFAULT_POD_READY_TIMEOUT),
             failure_policy=raw.get("failurePolicy", HALT),
             raw=freeze(raw),
@@ -155,9 +148,7 @@ class _Builder:
             if isinstance(value, str):
                 actions[directory] = DirAction(value)
             else:
-                m = value["migrate"]
-                cmd = Command(tuple(m["command"]), m.get("timeoutSeconds", DEFAULT_COMMAND_TIMEOUT))
-                actions[directory] = DirAction("migrate", cmd)
+                actions[directory] = DirAction(MIGRATE, migrate.parse(value[MIGRATE]))
         return versions, FrozenMap(actions), rule.get("default", KEEP)
 
     def _check_dir(self, directory: str, path: str) -> None:
@@ -170,27 +161,9 @@ class _Builder:
             listed = ", ".join(self.persisted)
             self.r.error(path, f"not a persisted dir of any role, nor inside one (persisted: {listed})")
 
-    def _hook(self, raw: Mapping[str, Any] | None, path: str) -> Hook | None:
-        if raw is None:
-            return None
-        return Hook(
-            command=tuple(raw["command"]),
-            timeout_seconds=raw.get("timeoutSeconds", DEFAULT_COMMAND_TIMEOUT),
-            roles=self._roles(raw.get("roles"), join_path(path, "roles")),
-        )
-
-    def _gate(self, raw: Mapping[str, Any] | None, path: str) -> Gate | None:
-        if raw is None:
-            return None
-        has_exec, has_http = "exec" in raw, "httpGet" in raw
-        if has_exec == has_http:
-            self.r.error(path, "exactly one of exec or httpGet is required" + (", not both" if has_exec else ""))
-        http = raw.get("httpGet")
-        return Gate(
-            exec_command=tuple(raw["exec"]["command"]) if has_exec else None,
-            http_get=HttpGet(http.get("path", "/"), http["port"], http.get("scheme", "HTTP")) if http else None,
-            period_seconds=raw.get("periodSeconds", DEFAULT_GATE_PERIOD),
-            timeout_seconds=raw.get("timeoutSeconds", DEFAULT_GATE_TIMEOUT),
-            roles=self._roles(raw.get("roles"), join_path(path, "roles")),
-        )
-
+    def _step(self, kind: StanzaStep, raw: Mapping[str, Any]) -> Any:
+        path = self.base
+        for part in kind.PATH:
+            path = join_path(path, part)
+        return kind.parse(fragment(raw, kind), partial(self.r.error, path),
+                          lambda names: self._roles(names, join_path(path, "roles")))

@@ -9,16 +9,9 @@ import jsonschema
 
 from gitops_kd.spec.errors import join_path
 from gitops_kd.spec.reader import type_name
-
-_POSITIVE = {"type": "integer", "minimum": 1}
-_ARGV = {"type": "array", "minItems": 1, "items": {"type": "string"}}
-_ROLES = {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
-_COMMAND = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["command"],
-    "properties": {"command": _ARGV, "timeoutSeconds": _POSITIVE},
-}
+from gitops_kd.steps import migrate
+from gitops_kd.steps.schema_parts import POSITIVE
+from gitops_kd.steps.stanza import schema_properties
 
 
 def _dir_action(actions: list[str]) -> dict[str, Any]:
@@ -29,7 +22,7 @@ def _dir_action(actions: list[str]) -> dict[str, Any]:
             "type": "object",
             "additionalProperties": False,
             "required": ["migrate"],
-            "properties": {"migrate": _COMMAND},
+            "properties": {"migrate": migrate.SCHEMA},
         },
     }
 
@@ -65,44 +58,8 @@ UPGRADE_SCHEMA: dict[str, Any] = {
             "required": ["to"],
             "properties": {"to": _rules(["keep", "discard", "restore"])},
         },
-        "hooks": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "postUpgrade": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["command"],
-                    "properties": {"command": _ARGV, "timeoutSeconds": _POSITIVE, "roles": _ROLES},
-                }
-            },
-        },
-        "gate": {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {
-                "exec": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["command"],
-                    "properties": {"command": _ARGV},
-                },
-                "httpGet": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["port"],
-                    "properties": {
-                        "path": {"type": "string", "pattern": "^/"},
-                        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                        "scheme": {"enum": ["HTTP", "HTTPS"]},
-                    },
-                },
-                "periodSeconds": _POSITIVE,
-                "timeoutSeconds": _POSITIVE,
-                "roles": _ROLES,
-            },
-        },
-        "podReadyTimeoutSeconds": _POSITIVE,
+        **schema_properties(),
+        "podReadyTimeoutSeconds": POSITIVE,
         "failurePolicy": {"enum": ["halt", "revert-commit"]},
     },
 }

@@ -64,6 +64,7 @@ def _selected_name(verb: str, query: dict[str, str], kind: str) -> str:
 
 
 BODY_TYPES = ("application/json", "application/yaml")
+DELETE_OPTIONS = "DeleteOptions"  # the body of a DELETE (JSON, or protobuf from clients such as helm)
 
 
 async def _json_body(request: web.Request, kind: str = "") -> dict[str, Any]:
@@ -202,7 +203,7 @@ class ResourceHandlers:
         if verb == "delete":
             return await self._delete(request, rt, p, query, dry_values)
         if verb == "deletecollection":
-            options = await _json_body(request) if request.can_read_body else {}
+            options = await _json_body(request, DELETE_OPTIONS) if request.can_read_body else {}
             dry_run = dryrun.of_delete(verb, options, dry_values)
             if "propagationPolicy" in query:
                 options.setdefault("propagationPolicy", query["propagationPolicy"])
@@ -274,7 +275,7 @@ class ResourceHandlers:
         """DELETE of one object, its options from the body or else the query; a dry run is admitted (dryRun true)
         and answers what the delete would, leaving the object as it is."""
         objects, hooks, name = self.server.objects, self.server.webhooks, p.name or ""
-        options = await _json_body(request) if request.can_read_body else {}
+        options = await _json_body(request, DELETE_OPTIONS) if request.can_read_body else {}
         dry_run = dryrun.of_delete("delete", options, dry_values)
         for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
             if key in query and key not in options:

@@ -153,11 +153,28 @@ def _rules_review(number: int, value: int | bytes, obj: dict[str, Any]) -> None:
         obj["spec"] = _strings(value, {1: "namespace"})
 
 
+def _delete_options(number: int, value: int | bytes, obj: dict[str, Any]) -> None:
+    """meta/v1 DeleteOptions (helm deletes built-ins with a protobuf body): gracePeriodSeconds (1), preconditions
+    (2: uid 1, resourceVersion 2), orphanDependents (3), propagationPolicy (4), dryRun (5, repeated)."""
+    if number == 1 and isinstance(value, int):
+        obj["gracePeriodSeconds"] = value
+    elif number == 2:
+        obj["preconditions"] = _strings(value, {1: "uid", 2: "resourceVersion"})
+    elif number == 3 and isinstance(value, int):
+        obj["orphanDependents"] = bool(value)
+    elif number == 4:
+        obj["propagationPolicy"] = _text(value)
+    elif number == 5:
+        obj.setdefault("dryRun", []).append(_text(value))
+
+
 KINDS: dict[str, Callable[[int, int | bytes, dict[str, Any]], None]] = {
     "ConfigMap": _configmap, "Secret": _secret, "Namespace": _namespace, "ServiceAccount": _serviceaccount,
     "SelfSubjectAccessReview": _access_review, "SelfSubjectRulesReview": _rules_review,
-    "SelfSubjectReview": lambda _n, _v, _o: None}  # `kubectl auth whoami`: metadata only
-API_VERSIONS = {"SelfSubjectAccessReview": "authorization.k8s.io/v1", "SelfSubjectRulesReview": "authorization.k8s.io/v1"}
+    "SelfSubjectReview": lambda _n, _v, _o: None,  # `kubectl auth whoami`: metadata only
+    "DeleteOptions": _delete_options}
+API_VERSIONS = {"SelfSubjectAccessReview": "authorization.k8s.io/v1", "SelfSubjectRulesReview": "authorization.k8s.io/v1",
+                "DeleteOptions": "meta.k8s.io/v1"}
 
 
 def decode(body: bytes, kind: str) -> dict[str, Any]:

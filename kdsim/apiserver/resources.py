@@ -93,6 +93,8 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _t("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
     _t("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _t("coordination.k8s.io", "v1", "leases", "Lease"),
+    # Stored only (no Ingress controller): the Helm chart's webhook Ingress example applies.
+    _t("networking.k8s.io", "v1", "ingresses", "Ingress", short=("ing",), sub=("status",), gen=True),
     # Stored only (no provisioner): KubeDirector reads them to default a role's storageClassName.
     _t("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, short=("sc",)),
     # Answered, never stored (kdsim.apiserver.reviews): `kubectl auth can-i` and `auth can-i --list`.

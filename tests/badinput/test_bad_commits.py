@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import yaml
 
-from gitops_kd.controller import Controller
 from gitops_kd.server.metrics import ControllerMetrics
 from gitops_kd.source import MAX_FILE_BYTES, GitSource
 from tests.e2e.harness import E2E, KD, NS, git, hello_app, wait_for
@@ -46,10 +45,8 @@ class World:
         git(repo, "commit", "-q", "--amend", "--no-edit")  # the initial commit, signed
         self.metrics = ControllerMetrics()
         source = GitSource(f"file://{repo}", "main", tmp / "cache", trusted_keys=[public])
-        self.controller = Controller(source, self.e2e.cluster.api_client(), namespace=NS, poll_interval=0.3,
-                                     listen=("127.0.0.1", 0), metrics=self.metrics)
-        self.e2e.controller = self.controller
-        self.controller.start()
+        self.controller = self.e2e.start_controller(source=source, poll_interval=0.3, listen=("127.0.0.1", 0),
+                                                    metrics=self.metrics)
 
     def close(self) -> None:
         self.e2e.close()

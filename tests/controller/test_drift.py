@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from gitops_kd.controller.drift import DriftWiring, drift_wiring
-from gitops_kd.controller.runtime import Controller
+from gitops_kd.controller.runtime import Manager
 from gitops_kd.testing import wait_for
 from tests.e2e.harness import E2E
 
@@ -16,7 +16,7 @@ def _drift_events(world: E2E) -> list[dict[str, Any]]:
     return [e for e in world.rest.list("v1", "events", world.ns)["items"] if e["reason"] == "DriftDetected"]
 
 
-def _plan_until_drift(wiring: DriftWiring, controller: Controller) -> None:
+def _plan_until_drift(wiring: DriftWiring, controller: Manager) -> None:
     """Plan (through the drift guard) from the controller's desired state and informers until a drift is open."""
     desired = controller.desired
     assert desired is not None

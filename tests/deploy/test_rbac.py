@@ -1,6 +1,6 @@
 """Least privilege, checked both ways: the (verb, group, resource) requests a real `gitops-kd run` makes
 during an upgrade, a drift revert, leader election, a push to its standby, a read of every web UI route and
-`gitops-kd status` are exactly what deploy/rbac.yaml grants."""
+`gitops-kd status` are exactly what deploy/rbac.yaml grants, and what the Helm chart (charts/gitops-kd) grants."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from kdsim.apiserver.access import AccessEntry
 from tests.deploy.runner import RunProcess, token_kubeconfig
 from tests.deploy.uiroutes import ui_paths
 from tests.e2e.harness import E2E, NS, hello_app
+from tests.helm.chart import render
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM_NS = "gitops-kd-system"
@@ -31,11 +32,17 @@ LEASE = "gitops-kd"
 RACE_ONLY = {("get", "", "persistentvolumeclaims")}
 
 
-def rules(kustomization: Path = ROOT / "deploy") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(ClusterRole rules, Role rules in gitops-kd-system) as `kubectl kustomize deploy/` renders them."""
-    out = subprocess.run(["kubectl", "kustomize", str(kustomization)], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    docs = [d for d in yaml.safe_load_all(out.stdout) if d]
+def rules(kustomization: Path = ROOT / "deploy", *, helm_sets: tuple[str, ...] | None = None
+          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(ClusterRole rules, Role rules in gitops-kd-system) as `kubectl kustomize deploy/` renders them, or (with
+    ``helm_sets``) as `helm template` renders charts/gitops-kd with those --set values."""
+    if helm_sets is not None:
+        docs = render(*helm_sets)
+    else:
+        out = subprocess.run(["kubectl", "kustomize", str(kustomization)], capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0, out.stderr
+        docs = [d for d in yaml.safe_load_all(out.stdout) if d]
     [cluster_role] = [d for d in docs if d["kind"] == "ClusterRole"]
     [role] = [d for d in docs if d["kind"] == "Role"]
     assert role["metadata"]["namespace"] == SYSTEM_NS
@@ -134,19 +141,25 @@ def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]
         world.close()
 
 
-def test_every_request_the_controller_makes_is_granted(used: list[AccessEntry]) -> None:
-    """Invariant: as deploy/'s ServiceAccount no request of the controller, its standby, its web UI (every route) or
-    `gitops-kd status` would get a 403: deploy/rbac.yaml grants each one."""
-    cluster_rules, role_rules = rules()
+SOURCES = {"kustomize": None, "helm": ()}  # deploy/ and the chart with its default values
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_request_the_controller_makes_is_granted(used: list[AccessEntry], source: str) -> None:
+    """Invariant: as deploy/'s (and the chart's) ServiceAccount no request of the controller, its standby, its web UI
+    (every route) or `gitops-kd status` would get a 403: deploy/rbac.yaml (charts/gitops-kd) grants each one."""
+    cluster_rules, role_rules = rules(helm_sets=SOURCES[source])
     assert used, "no request recorded for the controller's token"
     denied = sorted({(c.verb, c.group, c.rbac_resource, c.namespace, c.name if c.resource == "leases" else "")
                      for e in used for c in checks(e) if not granted(cluster_rules, role_rules, c)})
-    assert not denied, f"deploy/rbac.yaml does not grant: {denied}"
+    assert not denied, f"{source}'s RBAC does not grant: {denied}"
 
 
-def test_every_granted_permission_is_used(used: list[AccessEntry]) -> None:
-    """Least privilege: each (verb, group, resource) deploy/ grants is used by the run above (RACE_ONLY aside)."""
-    cluster_rules, role_rules = rules()
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_granted_permission_is_used(used: list[AccessEntry], source: str) -> None:
+    """Least privilege: each (verb, group, resource) deploy/ (the chart) grants is used by the run above (RACE_ONLY
+    aside)."""
+    cluster_rules, role_rules = rules(helm_sets=SOURCES[source])
     unused = []
     for where, rule_list in (("ClusterRole", cluster_rules), ("Role", role_rules)):
         for rule in rule_list:
@@ -215,3 +228,22 @@ def test_prune_component_grants_exactly_the_deletes_prune_makes(tmp_path: Path) 
     extra = [r for r in cluster_rules if r not in base_rules]
     deletes = {(e.group, e.rbac_resource) for e in used if e.verb == "delete" and e.group == "kubedirector.hpe.com"}
     assert extra and deletes == {(g, r) for rule in extra for g in rule["apiGroups"] for r in rule["resources"]}
+
+
+def as_set(rule_list: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
+    return {(g, r, v, n) for rule in rule_list for g in rule["apiGroups"] for r in rule["resources"]
+            for v in rule["verbs"] for n in rule.get("resourceNames") or ("",)}
+
+
+@pytest.mark.parametrize(("component", "helm_sets"), [("prune", ("config.prune=true",)),
+                                                      ("admission", ("admission.enabled=true",))])
+def test_the_charts_options_grant_what_deploys_components_grant(tmp_path: Path, component: str,
+                                                                helm_sets: tuple[str, ...]) -> None:
+    """The chart's prune and admission switches grant exactly what deploy/optional/<component> grants (whose rules
+    the prune and admission tests check against the requests those features make)."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    rel = os.path.relpath(ROOT / "deploy", overlay)
+    (overlay / "kustomization.yaml").write_text(f"resources: [{rel}]\ncomponents: [{rel}/optional/{component}]\n")
+    theirs, ours = rules(overlay), rules(helm_sets=helm_sets)
+    assert as_set(ours[0]) == as_set(theirs[0]) and as_set(ours[1]) == as_set(theirs[1])

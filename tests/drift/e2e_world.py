@@ -6,18 +6,13 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gitops_kd.controller import Controller
-from gitops_kd.drift import DriftAlerter, DriftGuard
-from gitops_kd.execute.events import EventRecorder
+from gitops_kd.drift import DriftGuard
 from gitops_kd.observe.drift_watcher import DriftWatcher
 from gitops_kd.server.metrics import ControllerMetrics
 from gitops_kd.server.notify import WebhookNotifier
-from gitops_kd.source import GitSource
-from kubeplumb.rest import RestClient
 from tests.e2e.harness import E2E, NS, wait_for
 
 from .receiver import Receiver
@@ -26,23 +21,19 @@ CLUSTER = (NS, "hello-dev")
 
 
 class DriftWorld:
-    """E2E world whose controller plans through a DriftGuard (the wiring the report describes)."""
+    """E2E world whose controller is the one `gitops-kd run` runs (drift stage included), with a webhook
+    receiver for the drift alerts and the metrics it updates."""
 
     def __init__(self, tmp: Path, *, poll_interval: float = 0.5) -> None:
         self.e2e = E2E(tmp)
         self.rx = Receiver().__enter__()
         self.metrics = ControllerMetrics()
         self.notifier = WebhookNotifier(self.rx.url, base_delay=0.05)
-        now = lambda: datetime.now(UTC)  # noqa: E731
-        events = EventRecorder(RestClient(self.e2e.cluster.api_client()), now)
-        self.guard = DriftGuard(DriftAlerter(events=events, metrics=self.metrics, notifier=self.notifier, now=now))
-        source = GitSource(f"file://{self.e2e.repo}", "main", tmp / "source-cache")
-        self.controller = Controller(source, self.e2e.cluster.api_client(), namespace=NS,
-                                     poll_interval=poll_interval, planner=self.guard.plan)
-        self.watcher = DriftWatcher(lambda kind, key: self.controller.kick())
-        self.watcher.attach_collector(self.controller.collector)
-        self.e2e.controller = self.controller
-        self.controller.start()
+        self.controller = self.e2e.start_controller(poll_interval=poll_interval, metrics=self.metrics,
+                                                    drift_notifier=self.notifier)
+        assert self.controller.drift is not None and self.controller.drift.watcher is not None
+        self.guard: DriftGuard = self.controller.drift.guard
+        self.watcher: DriftWatcher = self.controller.drift.watcher
 
     def close(self) -> None:
         try:

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.controller import Controller
-from gitops_kd.controller.instance import InstanceRecord
+from gitops_kd.controller import Manager, Options, build_manager
+from gitops_kd.controller.options import LeaseOptions
 from gitops_kd.controller.syncrequest import SyncRequests
 from gitops_kd.execute.podexec import ExecResult, PodExec
 from gitops_kd.source import GitSource
@@ -198,34 +198,40 @@ class E2E:
         self.ns = self.backend.ns
         self.repo = make_repo(tmp / "repo")
         self.rest = RestClient(self.backend.admin_api_client())
-        self.controller: Controller | None = None
+        self.controller: Manager | None = None
         self.requests: SyncRequests | None = None
         self.log: list[str] = []
 
     # -- controller ----------------------------------------------------------------------------------
     def start_controller(self, *, listen: tuple[str, int] | None = None, ui: Any = None,
-                         record: bool = False, poll_interval: float = 0.5, metrics: Any = None) -> Controller:
-        """An in-process Controller; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, with
-        `ui` (a gitops_kd.server.ui.UiSettings) the web UI under /ui on them, and with `record` its instance
-        record (the GitOpsKDSource <ns>/gitops-kd, as `run` keeps) and its `gitops-kd sync` requests; `metrics` (a
-        gitops_kd.server.metrics.ControllerMetrics) is updated as `run` serves it on /metrics."""
-        source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache", default_namespace=self.ns)
-        instance = InstanceRecord(self.backend.api_client(), namespace=self.ns, name="gitops-kd", url=source.url,
-                                  branch="main") if record else None
-        self.controller = Controller(source, self.backend.api_client(), namespace=self.ns, poll_interval=poll_interval,
-                                     on_action=lambda a, o: self.log.append(a.describe()), listen=listen, ui=ui,
-                                     record=instance, metrics=metrics)
-        self.controller.start()
-        if instance is not None:
-            self.requests = SyncRequests(self.backend.api_client(), instance, self.controller, interval=0.2).start()
+                         record: bool = False, poll_interval: float = 0.5, metrics: Any = None,
+                         source: GitSource | None = None, planner: Any = None, workers: int | None = None,
+                         drift_notifier: Any = None, owns: Any = None, **options: Any) -> Manager:
+        """The controller `gitops-kd run` runs (build_manager: drift detection included), in process and without
+        leader election; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, with `ui` (a
+        gitops_kd.server.ui.UiSettings) the web UI under /ui on them, and with `record` its instance record (the
+        GitOpsKDSource <ns>/gitops-kd, as `run` keeps) and its `gitops-kd sync` requests; `metrics` (a
+        gitops_kd.server.metrics.ControllerMetrics) is updated as `run` serves it on /metrics. `source` (default:
+        the repo's main branch), `planner` (build_manager's seam: a planner that counts or holds calls),
+        `drift_notifier` (instead of a webhook of Options.drift), `owns` (the work keys it reconciles, a shard's) and
+        `workers` as given; further keyword arguments are Options fields."""
+        if source is None:
+            source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache", default_namespace=self.ns)
+        settings = Options(namespace=self.ns, scope=self.ns, poll_interval=poll_interval, listen=listen, ui=ui,
+                           workers=workers, record=record, metrics=False, sync_check_interval=0.2,
+                           lease=LeaseOptions(elect=False, name="gitops-kd"), **options)
+        self.controller = build_manager(settings, api_client=self.backend.api_client(), source=source,
+                                        metrics=metrics, planner=planner, drift_notifier=drift_notifier,
+                                        **({"owns": owns} if owns is not None else {}),
+                                        on_action=lambda a, o: self.log.append(a.describe()))
+        self.controller.serve()
+        self.requests = self.controller.requests
         return self.controller
 
     def stop_controller(self) -> None:
-        if self.requests is not None:
-            self.requests.stop()
-            self.requests = None
+        self.requests = None
         if self.controller is not None:
-            self.controller.stop()
+            self.controller.close()
             self.controller.source.close()
             self.controller = None
 

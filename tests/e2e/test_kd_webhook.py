@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.controller import Controller
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.plan.planner import plan
 from gitops_kd.plan.result import Plan
@@ -166,9 +165,7 @@ def test_after_a_restart_no_part_plans_the_older_applied_commit_before_the_fleet
     source = GitSource(f"file://{strict.repo}", "main", strict.tmp / "source-cache", default_namespace=NS)
     assert source.applied_commit == applied  # the failing KDCluster write kept 2.0.0 from being marked applied
     logged = len(strict.log)
-    strict.controller = Controller(source, strict.cluster.api_client(), namespace=NS, poll_interval=0.5,
-                                   planner=planner, workers=3, on_action=lambda a, o: strict.log.append(a.describe()))
-    strict.controller.start()
+    strict.start_controller(source=source, planner=planner, workers=3)
     wait_for("the KDCluster written (and failing) again", lambda: UPDATE in strict.log[logged:], 60)
     _never_back(strict.log[logged:])
     with planner.lock:

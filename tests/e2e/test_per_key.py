@@ -9,12 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
-from gitops_kd.controller import Controller
 from gitops_kd.kd.layout import API_VERSION as KD_API
 from gitops_kd.observe.model import ObservedState
 from gitops_kd.plan.planner import plan
 from gitops_kd.plan.result import Plan
-from gitops_kd.source import GitSource
 from gitops_kd.spec.state import DesiredState
 from gitops_kd.testing import wait_for
 from tests.e2e.harness import E2E, NS, TEMPLATE, WriteLog, hello_app
@@ -54,11 +52,8 @@ def test_one_app_change_plans_only_its_clusters_parts_and_records_every_user(e2e
     e2e.commit({"apps/bye.yaml": bye, "clusters/bye-dev.yaml": _cluster("bye-dev", "bye"),
                 "clusters/hello-qa.yaml": _cluster("hello-qa", "hello")}, "a second app and a second hello cluster")
     recording = Recording()
-    source = GitSource(f"file://{e2e.repo}", "main", e2e.tmp / "source-cache")
-    e2e.controller = Controller(source, e2e.cluster.api_client(), namespace=NS, poll_interval=0.5, planner=recording,
-                                workers=3, on_action=lambda a, o: e2e.log.append(a.describe()))
-    assert e2e.controller.per_key and e2e.controller.workers == 3
-    e2e.controller.start()
+    e2e.start_controller(planner=recording, workers=3)
+    assert e2e.controller is not None and e2e.controller.per_key and e2e.controller.workers == 3
     for name in ("hello-dev", "hello-qa", "bye-dev"):
         _rollout_ready(e2e, name, "1.0.0")
     wait_for("an empty fleet plan", lambda: (p := e2e.controller.last_plan) is not None and p.empty, 60)  # type: ignore[union-attr]

@@ -34,7 +34,7 @@ def _add_other_namespace(e2e: E2E) -> str:
 def test_a_manifest_in_an_unwatched_namespace_is_skipped_and_reported_once(e2e: E2E,
                                                                              caplog: pytest.LogCaptureFixture) -> None:
     head = _add_other_namespace(e2e)
-    caplog.set_level(logging.WARNING, logger="gitops_kd.controller.runtime")
+    caplog.set_level(logging.WARNING, logger="gitops_kd.controller.planning")
     controller = e2e.start_controller()   # watches NS ("default") only
     e2e.wait_ready_at("1.0.0")
     e2e.wait_settled()

@@ -11,6 +11,7 @@ from gitops_kd.execute import Executor
 from gitops_kd.execute.podexec import PodExec
 from gitops_kd.plan.actions import CheckGate, EnsureRollout, RunStep
 from gitops_kd.spec.upgrade import Gate, HttpGet
+from gitops_kd.steps.tcp_socket import TcpSocket
 from kdsim.apiserver.faults import FORBIDDEN
 from tests.execute.conftest import NS, events
 
@@ -128,6 +129,33 @@ def test_http_gate_passes_on_a_2xx_answer_inside_the_pod(hello: Any) -> None:
         assert rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]["pods"][pod]["gatePassed"] is True
     finally:
         server.shutdown()
+
+
+def test_tcp_socket_gate_passes_when_the_port_accepts_inside_the_pod(hello: Any) -> None:
+    """A tcpSocket gate probes from inside the member's pod (the embedded node shares the host's loopback): a port
+    nobody listens on keeps it closed (the check time recorded, retried after periodSeconds), a listening one
+    passes it (gatePassed recorded)."""
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    with socket.socket() as spare:
+        spare.bind(("127.0.0.1", 0))
+        closed_port = spare.getsockname()[1]  # bound, not listening: a connect is refused
+        cluster, rest, obj = hello
+        ex = Executor(cluster.api_client())
+        ex.execute(EnsureRollout(NS, "hello-dev", "hello", "6.1.0", "6.0.0", "abd0" * 10, "upgrade"))
+        pod = worker_pod(obj, 0)
+        closed = ex.execute(CheckGate(NS, "hello-dev", pod, "worker", Gate(probe=TcpSocket(closed_port),
+                                                                           period_seconds=3, timeout_seconds=30)))
+        assert not closed.changed and closed.requeue_after == 3.0
+        assert "TCP socket" in closed.description
+        assert rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"].get("gateCheckedAt")
+        with listener:
+            opened = ex.execute(CheckGate(NS, "hello-dev", pod, "worker", Gate(probe=TcpSocket(port),
+                                                                               period_seconds=3, timeout_seconds=30)))
+    assert opened.changed
+    assert rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]["pods"][pod]["gatePassed"] is True
 
 
 def test_step_whose_exec_answer_is_lost_runs_once(hello: Any) -> None:

@@ -13,9 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gitops_kd.controller import Controller
 from gitops_kd.plan.planner import plan
-from gitops_kd.source import GitSource
 from gitops_kd.testing import wait_for
 from kdsim import images
 from kdsim.images import ImageBehavior
@@ -37,10 +35,7 @@ def start(e2e: E2E, *, exec_needed: bool = True, planner: Any = None) -> dict[st
     if planner is None:
         e2e.start_controller()
     else:
-        source = GitSource(f"file://{e2e.repo}", "main", e2e.tmp / "source-cache")
-        e2e.controller = Controller(source, e2e.cluster.api_client(), namespace=NS, poll_interval=0.5,
-                                    planner=planner, on_action=lambda a, o: e2e.log.append(a.describe()))
-        e2e.controller.start()
+        e2e.start_controller(planner=planner)
     e2e.wait_ready_at("1.0.0")
     e2e.wait_settled()
     roles = e2e.pods_by_role()

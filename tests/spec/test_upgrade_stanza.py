@@ -114,7 +114,7 @@ def test_ordered_roles() -> None:
         ("hooks.postUpgrade.roles", ["nope"],
          [("spec.upgrade.hooks.postUpgrade.roles[0]", 'unknown role "nope" (roles: controller, broker)')]),
         ("gate.httpGet", {"port": 8080},
-         [("spec.upgrade.gate", "exactly one of exec or httpGet is required, not both")]),
+         [("spec.upgrade.gate", "exactly one of exec, httpGet or tcpSocket is required, not both")]),
         ("from.0.persistDirs./srv/data", "keep",
          [("spec.upgrade.from[0].persistDirs[/srv/data]",
            "not a persisted dir of any role, nor inside one (persisted: /etc, /opt/kafka/conf, /var/lib/kafka)")]),
@@ -138,11 +138,26 @@ def test_all_stanza_errors_are_reported_together() -> None:
 def test_gate_needs_exec_or_http() -> None:
     up = copy.deepcopy(UPGRADE)
     up["gate"] = {"periodSeconds": 3}
-    assert _errors(up) == [("spec.upgrade.gate", "exactly one of exec or httpGet is required")]
+    assert _errors(up) == [("spec.upgrade.gate", "exactly one of exec, httpGet or tcpSocket is required")]
     up["gate"] = {"httpGet": {"port": 8080, "path": "/ok", "scheme": "HTTPS"}}
     gate = _app(up).upgrade.gate  # type: ignore[union-attr]
     assert gate is not None and gate.http_get is not None
     assert (gate.http_get.path, gate.http_get.port, gate.http_get.scheme) == ("/ok", 8080, "HTTPS")
+
+
+def test_gate_with_a_tcp_socket_probe() -> None:
+    """A tcpSocket gate (as Kubernetes' tcpSocket probe) parses to its port, is described for a reviewer, and a
+    bad port or an unknown field is refused naming the field, like the other probe kinds."""
+    up = copy.deepcopy(UPGRADE)
+    up["gate"] = {"tcpSocket": {"port": 9042}, "periodSeconds": 3}
+    gate = _app(up).upgrade.gate  # type: ignore[union-attr]
+    assert gate is not None and (gate.probe.how, gate.probe.describe("<pod>")) == ("TCP socket", "TCP connect <pod>:9042")
+    assert gate.exec_command is None and gate.http_get is None
+    up["gate"] = {"tcpSocket": {"port": 0, "host": "x"}}
+    assert _errors(up) == [("spec.upgrade.gate.tcpSocket.host", 'unknown field "host"'),
+                           ("spec.upgrade.gate.tcpSocket.port", "must be at least 1, not 0")]
+    up["gate"] = {"tcpSocket": {"port": 1}, "httpGet": {"port": 2}, "exec": {"command": ["true"]}}
+    assert _errors(up) == [("spec.upgrade.gate", "exactly one of exec, httpGet or tcpSocket is required, not 3")]
 
 
 def test_stanza_must_be_a_map() -> None:
@@ -179,7 +194,7 @@ def test_from_annotation_refuses_bad_text() -> None:
         UpgradeSpec.from_annotation('{"gate": {"periodSecond": 1}}', source="ns/kafka")
     assert info.value.errors == (
         FieldError("ns/kafka", "gate.periodSecond", 'unknown field "periodSecond"'),
-        FieldError("ns/kafka", "gate", "exactly one of exec or httpGet is required"),
+        FieldError("ns/kafka", "gate", "exactly one of exec, httpGet or tcpSocket is required"),
     )
     with pytest.raises(SpecError, match="invalid JSON"):
         UpgradeSpec.from_annotation("{nope")

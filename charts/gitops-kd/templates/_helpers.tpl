@@ -1,0 +1,25 @@
+{{/* Names and labels shared by the templates. Object names are fixed ("gitops-kd"), as deploy/ has them: the
+controller's defaults (its Lease, its GitOpsKDSource, the admission Service and Secret, the
+ServiceAccount user in --admission-user's default) name them. */}}
+{{- define "gitops-kd.labels" -}}
+app.kubernetes.io/name: gitops-kd
+app.kubernetes.io/part-of: gitops-kd
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end }}
+
+{{- define "gitops-kd.selector" -}}
+app.kubernetes.io/name: gitops-kd
+app.kubernetes.io/component: controller
+{{- end }}
+
+{{/* The Lease (and GitOpsKDSource) name: config.lease-name. */}}
+{{- define "gitops-kd.lease" -}}
+{{ index .Values.config "lease-name" | default "gitops-kd" }}
+{{- end }}
+
+{{/* A config value as one environment variable value: lists joined by spaces (click splits them). */}}
+{{- define "gitops-kd.envValue" -}}
+{{- if kindIs "slice" . -}}{{ join " " . }}{{- else -}}{{ toString . }}{{- end -}}
+{{- end }}

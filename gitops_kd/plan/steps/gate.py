@@ -1,0 +1,52 @@
+"""The gate step kind (planner half): start gating the member, probe it every period, stall after its timeout."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gitops_kd.constants import STALL_GATE_TIMEOUT
+from gitops_kd.observe.model import ObservedPod, PodProgress
+from gitops_kd.plan.actions import Action, CheckGate, Stall, StartGate, Wait
+from gitops_kd.plan.podcontext import PodContext
+from gitops_kd.steps import gate
+
+PROGRESS_FIELD = "gatePassed"  # its record in the KDRollout's status.pods[pod]
+
+def done(progress: PodProgress | None) -> bool:
+    """Progress field: status.pods[pod].gatePassed."""
+    return progress is not None and progress.gate_passed
+
+
+def recorded(entry: Mapping[str, Any], step_id: str = "") -> bool:
+    """The same field in a raw status.pods[pod] entry (the executor's idempotence check)."""
+    return bool(entry.get(PROGRESS_FIELD))
+
+
+def done_fields(entry: Mapping[str, Any], step_id: str = "") -> dict[str, Any]:
+    """The status.pods[pod] fields that record the gate as passed."""
+    return {PROGRESS_FIELD: True}
+
+
+def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None) -> Action | None:
+    spec = ctx.transition.stanza.gate if ctx.transition.stanza is not None else None
+    if spec is None or not spec.applies_to(pod.role) or done(progress):
+        return None
+    rollout = ctx.rollout
+    if rollout is None or rollout.current_pod != pod.name or rollout.gate_started_at is None:
+        return StartGate(ctx.namespace, ctx.live.name, pod.name)
+    elapsed = (ctx.now - rollout.gate_started_at).total_seconds()
+    if elapsed > spec.timeout_seconds:
+        return Stall(ctx.namespace, ctx.live.name, STALL_GATE_TIMEOUT, (
+            f"the upgrade gate of pod {pod.name} has not passed {int(elapsed)}s after it started "
+            f"(timeoutSeconds {spec.timeout_seconds})"))
+    if rollout.gate_checked_at is not None:
+        since = (ctx.now - rollout.gate_checked_at).total_seconds()
+        if since < spec.period_seconds:
+            return Wait(f"next gate check of pod {pod.name}", spec.period_seconds - since, ctx.key)
+    return CheckGate(ctx.namespace, ctx.live.name, pod.name, pod.role, spec)
+
+
+def sequence(ctx: PodContext, pod: ObservedPod) -> list[str]:
+    spec = ctx.transition.stanza.gate if ctx.transition.stanza is not None else None
+    return [gate.describe(spec, pod.name)] if spec is not None and spec.applies_to(pod.role) else []

@@ -1,0 +1,42 @@
+"""The postUpgrade hook step kind (planner half): one RunStep per upgraded member of the hook's roles."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gitops_kd.kd import layout
+from gitops_kd.observe.model import ObservedPod, PodProgress
+from gitops_kd.plan.actions import HOOK_STEP, Action, RunStep
+from gitops_kd.plan.podcontext import PodContext
+from gitops_kd.steps import hook
+
+PROGRESS_FIELD = "hookDone"  # its record in the KDRollout's status.pods[pod]
+
+def done(progress: PodProgress | None) -> bool:
+    """Progress field: status.pods[pod].hookDone."""
+    return progress is not None and progress.hook_done
+
+
+def recorded(entry: Mapping[str, Any], step_id: str) -> bool:
+    """The same field in a raw status.pods[pod] entry (the executor's idempotence check)."""
+    return bool(entry.get(PROGRESS_FIELD))
+
+
+def done_fields(entry: Mapping[str, Any], step_id: str) -> dict[str, Any]:
+    """The status.pods[pod] fields that record the hook as run."""
+    return {PROGRESS_FIELD: True}
+
+
+def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None) -> Action | None:
+    spec = ctx.transition.stanza.post_upgrade if ctx.transition.stanza is not None else None
+    if spec is None or not spec.applies_to(pod.role) or done(progress):
+        return None
+    return RunStep(ctx.namespace, ctx.live.name, pod.name, layout.APP_CONTAINER,
+                   f"{ctx.transition.target_version}/{pod.name}/{HOOK_STEP}", HOOK_STEP, spec.command,
+                   spec.timeout_seconds)
+
+
+def sequence(ctx: PodContext, pod: ObservedPod) -> list[str]:
+    spec = ctx.transition.stanza.post_upgrade if ctx.transition.stanza is not None else None
+    return [hook.describe(spec)] if spec is not None and spec.applies_to(pod.role) else []

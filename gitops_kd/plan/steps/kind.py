@@ -1,0 +1,21 @@
+"""What a step kind's planner half owns: the next action for a member, and its lines in the whole sequence."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from gitops_kd.observe.model import ObservedPod, PodProgress
+from gitops_kd.plan.actions import Action
+from gitops_kd.plan.podcontext import PodContext
+
+
+class StepKind(Protocol):
+    """A step kind's module under plan/steps/."""
+
+    def next_action(self, ctx: PodContext, pod: ObservedPod, progress: PodProgress | None) -> Action | None:
+        """The kind's next action for the upgraded ``pod`` (as if Ready), or None when it has nothing left."""
+        ...
+
+    def sequence(self, ctx: PodContext, pod: ObservedPod) -> list[str]:
+        """The kind's lines in the reviewer's whole sequence for ``pod`` (values included)."""
+        ...

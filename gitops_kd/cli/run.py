@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from gitops_kd.cli.alerting import alert_options
 from gitops_kd.cli.envvars import settable_from_env
 from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
@@ -95,6 +96,7 @@ def setup_logging(level: str) -> None:
               help="Out-of-band edits of owned fields: revert them (and alert), or only alert. A KDCluster/KDApp's "
                    "gitops-kd.io/drift-policy annotation overrides it.")
 @click.option("--drift-webhook", default=None, help="Also POST drift alerts (JSON) to this http(s) URL.")
+@alert_options
 @click.option("--drift-ignore", type=click.Path(dir_okay=False, exists=True), default=None,
               help="YAML file of drift ignore rules (see docs/drift.md).")
 @click.option("--leader-elect/--no-leader-elect", default=True, show_default=True,
@@ -142,7 +144,9 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             listen: str, ui: bool, ui_auth_file: str | None, ui_refresh: float, cache_dir: str | None,
             webhook_secret_file: str | None, wave_soak: float, workers: int | None, prune: bool,
             drift_policy: str,
-            drift_webhook: str | None, drift_ignore: str | None, leader_elect: bool, lease_name: str,
+            drift_webhook: str | None, alert_webhook: tuple[str, ...], alert_slack: tuple[str, ...],
+            alert_alertmanager: tuple[str, ...], alert_sources: tuple[str, ...], alert_min_severity: str,
+            drift_ignore: str | None, leader_elect: bool, lease_name: str,
             lease_namespace: str | None, lease_duration: float, lease_renew_deadline: float, lease_retry_period: float,
             trusted_keys: tuple[str, ...], allow_force_push: bool,
             admission_listen: str, admission_service: str, admission_secret: str, admission_config: str,
@@ -152,7 +156,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             git_credentials_dir: str | None, log_level: str) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import build_manager
-    from gitops_kd.controller.options import AdmissionOptions, DriftOptions, LeaseOptions, Options, SourceOptions
+    from gitops_kd.controller.options import AdmissionOptions, AlertOptions, DriftOptions, LeaseOptions, Options, SourceOptions
 
     setup_logging(log_level)
     secret = None
@@ -168,6 +172,8 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
                              trusted_keys=tuple(_read_key(path) for path in trusted_keys),
                              allow_force_push=allow_force_push),
         drift=DriftOptions(policy=drift_policy, webhook_url=drift_webhook, ignore_file=drift_ignore),
+        alerts=AlertOptions(webhooks=alert_webhook, slacks=alert_slack, alertmanagers=alert_alertmanager,
+                            sources=alert_sources, min_severity=alert_min_severity),
         lease=LeaseOptions(elect=leader_elect, name=_lease_name(lease_name, watch_namespaces),
                            namespace=lease_namespace or _own_namespace(namespace), duration=lease_duration,
                            renew_deadline=lease_renew_deadline, retry_period=lease_retry_period),

@@ -57,6 +57,7 @@ class InstanceRecord:
         self.writes = 0
         self.recorded: SourceRecord | None = None  # what load() found (None: the object was new)
         self.pending = False  # the last write of the record failed: what the cluster holds is not what we know
+        self.listeners: list[Callable[[SourceRecord, SourceRecord], None]] = []  # (before, after) of each change
 
     def set_fence(self, fence: Fence) -> None:
         """Check ``fence()`` right before each write (execute.fence.NotLeading is logged, nothing written)."""
@@ -133,9 +134,14 @@ class InstanceRecord:
             new = self._record.with_changes(**changes)
             if new == self._record:
                 return False
-            self._record = new
+            before, self._record = self._record, new
             self._flush()
-            return True
+        for listener in self.listeners:
+            try:
+                listener(before, new)
+            except Exception:  # noqa: BLE001 - a listener (the alerts edge) never breaks a transition
+                log.exception("instance record listener failed")
+        return True
 
     def flush(self) -> None:
         """Write the record if the last write failed."""

@@ -10,12 +10,13 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
+from gitops_kd.alerts.config import build_hub, watch_record
 from gitops_kd.controller.acting import Actor
 from gitops_kd.controller.commits import Commits
 from gitops_kd.controller.dispatch import Dispatcher
 from gitops_kd.controller.drift import drift_wiring
 from gitops_kd.controller.gitfeed import GitFeed
-from gitops_kd.controller.instance import InstanceRecord
+from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
 from gitops_kd.controller.options import Options
 from gitops_kd.controller.planning import Planning
 from gitops_kd.controller.reconcile_app import AppReconciler
@@ -31,6 +32,7 @@ from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import Action
 from gitops_kd.plan.planner import plan as make_plan
 from gitops_kd.source import GitSource, Poller
+from gitops_kd.status.source import KIND as SOURCE_KIND
 from kubeplumb.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -72,9 +74,12 @@ def build_manager(options: Options, *, api_client: ApiClient, source: GitSource,
     m.feed = GitFeed(source=source, commits=m.commits, collector=m.collector, queue=m.queue, refusals=m.refusals,
                      record=m.record, metrics=m.metrics, trigger_poll=m.trigger_poll)
     m.poller = Poller(source, m.feed.on_poll, interval=options.poll_interval)
+    hub = build_hub(options.alerts, m.metrics)  # the alerts edge (None without a channel)
+    watch_record(hub, m.record, kind=SOURCE_KIND, not_ready_after=NOT_READY_AFTER_FAILED_POLLS)
     m.drift = drift_wiring(api_client, metrics=m.metrics, policy=options.drift.policy,
                            webhook_url=options.drift.webhook_url, ignore_file=options.drift.ignore_file,
-                           wave_soak_seconds=options.wave_soak_seconds, prune=options.prune, notifier=drift_notifier)
+                           wave_soak_seconds=options.wave_soak_seconds, prune=options.prune, notifier=drift_notifier,
+                           hub=hub)
     pure = planner or partial(make_plan, wave_soak_seconds=options.wave_soak_seconds, prune=options.prune)
     planning = Planning(pure, [m.drift.stage], m.scope, now)
     m.actor = Actor(m.executor, m.collector, m.queue, per_key=m.per_key, metrics=m.metrics, on_action=on_action)

@@ -32,6 +32,17 @@ class DriftOptions:
 
 
 @dataclass(frozen=True)
+class AlertOptions:
+    """--alert-webhook, --alert-slack, --alert-alertmanager (URLs), --alert-source, --alert-min-severity."""
+
+    webhooks: tuple[str, ...] = ()
+    slacks: tuple[str, ...] = ()
+    alertmanagers: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()  # () = every source
+    min_severity: str = "warning"
+
+
+@dataclass(frozen=True)
 class LeaseOptions:
     """--leader-elect and the --lease-* flags; the Lease also names the instance record (GitOpsKDSource)."""
 
@@ -82,6 +93,7 @@ class Options:
     sync_check_interval: float | None = None  # seconds between reads of `gitops-kd sync` requests (None: default)
     source: SourceOptions = field(default_factory=SourceOptions)
     drift: DriftOptions = field(default_factory=DriftOptions)
+    alerts: AlertOptions = field(default_factory=AlertOptions)
     lease: LeaseOptions = field(default_factory=LeaseOptions)
     admission: AdmissionOptions = field(default_factory=AdmissionOptions)
 

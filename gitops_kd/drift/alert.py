@@ -104,6 +104,11 @@ class DriftAlerter:
                 scope: Iterable[ObjectKey] | None = None) -> Transitions:
         """Alert new occurrences, keep ongoing ones active, close resolved ones (only within ``scope``)."""
         t = self.tracker.update(drifts, self.now(), scope=scope)
+        self.emit(t, policy)
+        return t
+
+    def emit(self, t: Transitions, policy: DriftPolicy) -> None:
+        """Alert the transitions of one classification (drift/classify.py)."""
         for occ in t.new:
             self._detected(occ, policy.action(occ.drift))
         for occ in t.ongoing:
@@ -111,7 +116,6 @@ class DriftAlerter:
                 self._safe(partial(self.metrics.drift_ongoing, occ.drift.kind, occ.drift.namespace, occ.drift.name))
         for occ in t.resolved:
             self._resolved(occ, policy.mode(occ.drift) == REVERT)
-        return t
 
     def _detected(self, occ: Occurrence, action: str) -> None:
         d, body = occ.drift, payload(occ, action)

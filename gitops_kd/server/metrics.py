@@ -49,6 +49,9 @@ class ControllerMetrics:
                                    ["namespace", "cluster", "phase"], registry=r)
         self.refused_commits_total = Counter("gitops_kd_refused_commits_total",
                                              "Commits refused (invalid, forbidden change, untrusted).", registry=r)
+        self.alerts_dropped_total = Counter("gitops_kd_alerts_dropped_total",
+                                            "Alerts dropped (oldest first) because a channel's queue was full.",
+                                            ["channel"], registry=r)
         self.git_failing_polls = Gauge("gitops_kd_git_failing_polls",
                                        "Git polls in a row that could not read the repository (0 when the last worked).",
                                        registry=r)
@@ -106,6 +109,9 @@ class ControllerMetrics:
 
     def commit_refused(self) -> None:
         self.refused_commits_total.inc()
+
+    def alert_dropped(self, channel: str) -> None:
+        self.alerts_dropped_total.labels(channel=channel).inc()
 
     # -- drift --------------------------------------------------------------------------------------
     def drift_detected(self, kind: str, namespace: str, name: str) -> None:

@@ -23,7 +23,7 @@ def _plan_until_drift(wiring: DriftWiring, controller: Manager) -> None:
 
     def drifted() -> bool:
         wiring.planner(desired, controller.collector.snapshot(), now=datetime.now(UTC))
-        return bool(wiring.guard.alerter.active)
+        return bool(wiring.guard.active)
     wait_for("the drift guard sees the edit", drifted, 60)
 
 

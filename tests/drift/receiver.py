@@ -19,6 +19,7 @@ class Receiver:
         self.bodies: list[Any] = []
         self.times: list[float] = []
         self.statuses: list[int] = []
+        self.paths: list[str] = []
         self._loop = asyncio.new_event_loop()
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="webhook-receiver")
@@ -49,6 +50,7 @@ class Receiver:
 
     async def _handle(self, request: web.Request) -> web.Response:
         self.times.append(time.monotonic())
+        self.paths.append(request.path)
         self.bodies.append(json.loads(await request.read()))
         status = self.script.pop(0) if self.script else 200
         self.statuses.append(status)
@@ -57,7 +59,7 @@ class Receiver:
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         app = web.Application()
-        app.router.add_post("/hook", self._handle)
+        app.router.add_post("/{tail:.*}", self._handle)  # /hook, and /api/v2/alerts for an Alertmanager
         self._runner = web.AppRunner(app)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0)

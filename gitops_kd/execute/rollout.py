@@ -189,6 +189,9 @@ def record_in_sync(ctx: ExecContext, a: RecordInSync) -> Outcome:
     return _set_status(ctx, a, {"syncedDigest": a.digest, "syncedCommit": a.commit}, "in sync recorded")
 
 
+STAGES_PRUNED_RETRY = 60.0  # seconds before a stage record the API server pruned is tried again
+
+
 def record_stages(ctx: ExecContext, a: RecordStages) -> Outcome:
     """status.pods[pod].stage for each pod of the action whose recorded stage differs, in one guarded write."""
     obj = ctx.rollout(a.namespace, a.cluster)
@@ -199,6 +202,11 @@ def record_stages(ctx: ExecContext, a: RecordStages) -> Outcome:
     if not changed:
         return Outcome(a.describe(), False, "already there", expect=_expect(obj))
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.pod_stages(changed), rv=rv(obj))
+    kept = RolloutStatus.from_obj(obj.get("status"))
+    if any(kept.stage(pod) != stage for pod, stage in changed.items()):
+        return Outcome(a.describe(), False, "the API server did not keep status.pods[].stage: the installed KDRollout "
+                       "CRD predates it (apply gitops_kd/crds); the rollout goes on without the record", failed=True,
+                       requeue_after=STAGES_PRUNED_RETRY)
     return Outcome(a.describe(), True, "stages recorded", expect=_expect(obj))
 
 

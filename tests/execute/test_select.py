@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gitops_kd.controller.select import select
-from gitops_kd.plan.actions import FinishRollout, Plan, SetOnDelete, Wait
+from gitops_kd.plan.actions import FinishRollout, Plan, RecordStages, SetOnDelete, Wait
 
 
 def test_wait_blocks_only_its_cluster() -> None:
@@ -25,3 +25,13 @@ def test_held_action_waits_until_its_deadline() -> None:
     assert select(Plan((act,)), {act: 10.0}, 4.0).requeue_after == 6.0
     assert select(Plan((act,)), {act: 10.0}, 11.0).action == act
     assert select(Plan(()), {}, 0.0).action is None
+
+
+def test_a_held_stage_record_does_not_hold_its_clusters_work() -> None:
+    """Invariant: a RecordStages the API server would not keep (an older CRD prunes status.pods[].stage), held after
+    failing, never blocks the cluster's rollout: the next action of the cluster runs (on a real v1.20 API server
+    with the field removed from the CRD the rollout never finished before this)."""
+    record = RecordStages("ns", "a", (("a-0", "pending"),))
+    work = FinishRollout("ns", "a", "2.0.0")
+    assert select(Plan((record, work)), {record: 60.0}, 1.0).action == work
+    assert select(Plan((record, work)), {}, 1.0).action == record

@@ -101,6 +101,9 @@ def setup_logging(level: str) -> None:
               help="YAML file of drift ignore rules (see docs/drift.md).")
 @click.option("--leader-elect/--no-leader-elect", default=True, show_default=True,
               help="Reconcile only while holding the Lease --lease-name in --lease-namespace (several replicas).")
+@click.option("--shards", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Split the KDClusters into this many shards, each held under its own Lease: every replica "
+                   "reconciles the shards it holds, balanced as replicas come and go (1: one leader does all).")
 @click.option("--lease-name", default="gitops-kd", show_default=True,
               help="The Lease replicas of one controller share; give each shard its own.")
 @click.option("--lease-namespace", default=None,
@@ -153,7 +156,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
             admission_cert_dir: str | None, admission_users: tuple[str, ...], kubedirector_users: tuple[str, ...],
             break_glass_groups: tuple[str, ...], ssh_key_file: str | None, known_hosts_file: str | None,
             git_token_file: str | None,
-            git_credentials_dir: str | None, log_level: str) -> None:
+            git_credentials_dir: str | None, log_level: str, shards: int) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import build_manager
     from gitops_kd.controller.options import AdmissionOptions, AlertOptions, DriftOptions, LeaseOptions, Options, SourceOptions
@@ -167,7 +170,7 @@ def command(repo: str, branch: str, kubeconfig: str | None, context: str | None,
     options = Options(
         namespace=namespace, scope=watch_scope(namespace, all_namespaces, watch_namespaces), poll_interval=interval,
         listen=parse_listen(listen), ui=_ui_settings(ui, ui_auth_file, ui_refresh), webhook_secret=secret,
-        wave_soak_seconds=wave_soak, prune=prune, workers=workers,
+        wave_soak_seconds=wave_soak, prune=prune, workers=workers, shards=shards,
         source=SourceOptions(repo=repo_url(repo), branch=branch, cache_dir=cache_dir,
                              trusted_keys=tuple(_read_key(path) for path in trusted_keys),
                              allow_force_push=allow_force_push),

@@ -56,6 +56,7 @@ class Actor:
         self._per_key, self._metrics, self._on_action = per_key, metrics, on_action
         self.after_part_action = after_part_action
         self.key_fence: KeyFence = _every_key
+        self._acting = threading.local()  # the work key whose action this thread executes (the write-time fence)
         self._lock = threading.Lock()
         self._hold: dict[Action, float] = {}
         self._noop: dict[str, Action] = {}  # per work key: the last action that changed nothing
@@ -66,6 +67,12 @@ class Actor:
         with self._lock:
             self._hold = {a: t for a, t in self._hold.items() if t > mono}
             return select(plan, dict(self._hold), mono)
+
+    def acting_for(self) -> WorkKey:
+        """The work key whose action this thread is executing (the fleet's outside an action): a shard's executor
+        fence asks it at each write."""
+        work: WorkKey = getattr(self._acting, "work", FLEET_KEY)
+        return work
 
     def wake(self, work: WorkKey) -> None:
         """Queue ``work``'s key (its action is next)."""
@@ -84,7 +91,11 @@ class Actor:
         if not self.key_fence(owner(action)):
             log.warning("not acting for %s: this replica does not hold its key now", owner(action))
             return Result(FENCED_RETRY)
-        outcome = self._execute(action)
+        self._acting.work = owner(action)
+        try:
+            outcome = self._execute(action)
+        finally:
+            self._acting.work = FLEET_KEY
         if outcome is None:
             return Result(FENCED_RETRY)
         if outcome.expect and not self._collector.wait_for(outcome.expect, READ_YOUR_WRITES_TIMEOUT):

@@ -76,6 +76,8 @@ def build_manager(options: Options, *, api_client: ApiClient, source: GitSource,
     m.poller = Poller(source, m.feed.on_poll, interval=options.poll_interval)
     hub = build_hub(options.alerts, m.metrics)  # the alerts edge (None without a channel)
     watch_record(hub, m.record, kind=SOURCE_KIND, not_ready_after=NOT_READY_AFTER_FAILED_POLLS)
+    if options.shards > 1:
+        owns = _shards(m, api_client, options)
     m.drift = drift_wiring(api_client, metrics=m.metrics, policy=options.drift.policy,
                            webhook_url=options.drift.webhook_url, ignore_file=options.drift.ignore_file,
                            wave_soak_seconds=options.wave_soak_seconds, prune=options.prune, notifier=drift_notifier,
@@ -97,9 +99,38 @@ def build_manager(options: Options, *, api_client: ApiClient, source: GitSource,
     m.drift.attach(m)
     if m.record is not None:
         m.requests = SyncRequests(api_client, m.record, m, interval=options.sync_check_interval or CHECK_INTERVAL)
-    if options.lease.elect:
+    if m.shards is not None:
+        m.set_key_fence(owns)
+        m.executor.set_fence(lambda: owns(m.actor.acting_for()))  # each write: the Lease of the key acted for
+    elif options.lease.elect:
         m.replica = _replica(m, api_client, options, on_lease_lost)
     return m
+
+
+def _shards(m: Manager, api_client: ApiClient, options: Options) -> Owns:
+    """Sharding: this replica's ShardLeases; a key is owned (and acted for) while its shard's Lease is held. The
+    fleet key is shard 0's: its holder writes the instance record and runs the fleet's own actions (prune)."""
+    from gitops_kd.kube.leader import default_identity
+    from gitops_kd.kube.shardleases import ShardLeases
+    from gitops_kd.plan.shard import shard_of
+
+    lease, count = options.lease, options.shards
+
+    def changed(held: frozenset[int]) -> None:
+        if m.metrics is not None:
+            m.metrics.set_shards(held, count)
+        m.kick()  # the fleet reconcile queues the keys of shards just taken
+
+    m.shards = ShardLeases(api_client, namespace=options.own_namespace, name=lease.name, shards=count,
+                           identity=default_identity(), lease_duration=lease.duration,
+                           renew_deadline=lease.renew_deadline, retry_period=lease.retry_period, on_change=changed)
+    shards = m.shards
+
+    def owns(work: Any) -> bool:
+        return shards.holds(shard_of(work, count))
+    if m.record is not None:
+        m.record.set_fence(lambda: shards.holds(0))
+    return owns
 
 
 def _replica(m: Manager, api_client: ApiClient, options: Options, on_lost: Callable[[], None] | None) -> Any:

@@ -91,6 +91,7 @@ class Options:
     record: bool = True
     metrics: bool = True
     sync_check_interval: float | None = None  # seconds between reads of `gitops-kd sync` requests (None: default)
+    shards: int = 1  # >1: every replica reconciles the shards it holds, each under its own Lease (docs/design/sharding.md)
     source: SourceOptions = field(default_factory=SourceOptions)
     drift: DriftOptions = field(default_factory=DriftOptions)
     alerts: AlertOptions = field(default_factory=AlertOptions)

@@ -59,6 +59,7 @@ class Manager:
         self.drift: DriftWiring | None = None
         self.requests: SyncRequests | None = None
         self.replica: Any = None  # controller.replica.Replica with leader election
+        self.shards: Any = None  # kube.shardleases.ShardLeases with --shards > 1
         self.http: HttpServer | None = None
         self._stopping = threading.Event()
         self._started = False
@@ -127,6 +128,8 @@ class Manager:
         if self.replica is not None:
             self.replica.start()
             return self.replica.http
+        if self.shards is not None:
+            self.shards.start()
         self.start()
         return self.http
 
@@ -138,6 +141,8 @@ class Manager:
             self.replica.stop()
         else:
             self.stop()
+        if self.shards is not None:
+            self.shards.stop()  # after the last action: its shards are released for the others at once
         self.collector.stop()  # started by the admission webhook on a standby too
         if self.drift is not None:
             self.drift.close()

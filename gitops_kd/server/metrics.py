@@ -64,6 +64,9 @@ class ControllerMetrics:
                                        ["kind", "result"], registry=r)
         self.leader = Gauge("gitops_kd_leader", "1 while this replica holds the leader lease, else 0.",
                             registry=r)
+        self.shard_held = Gauge("gitops_kd_shard_held",
+                                "With --shards: 1 while this replica holds the shard's Lease, else 0.", ["shard"],
+                                registry=r)
         self._lock = threading.Lock()
         self._commit: str | None = None
 
@@ -157,6 +160,12 @@ class ControllerMetrics:
     # -- leadership ---------------------------------------------------------------------------------
     def set_leader(self, leading: bool) -> None:
         self.leader.set(1 if leading else 0)
+
+    def set_shards(self, held: frozenset[int], shards: int) -> None:
+        """The shards this replica holds; shard 0's holder leads the instance (record, prune): gitops_kd_leader."""
+        for shard in range(shards):
+            self.shard_held.labels(str(shard)).set(1 if shard in held else 0)
+        self.set_leader(0 in held)
 
 
 def poll_result_label(*, changed: bool, accepted: bool, failed: bool) -> str:

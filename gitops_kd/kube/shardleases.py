@@ -1,0 +1,196 @@
+"""Shard Leases: every replica holds its fair share of N shards, each under its own Lease (issue 31).
+
+Each replica renews a member Lease `<name>-member-<id>` and, every `retry_period`, reads the instance's Leases
+(label gitops-kd.io/instance=<name>): the live members (a Lease whose record changed within its duration, on this
+replica's own clock, as client-go's leader election judges a Lease) give the fair share ceil(N / members). It
+renews the shard Leases it holds (`<name>-shard-<i>`, label gitops-kd.io/shard=<i>; updates carry the
+resourceVersion, so two replicas never both take one), gives up those above its share (it stops acting on them
+first), and takes free or expired ones up to its share. `holds(i)` is bounded by time like a leader's: False
+`renew_deadline` after the last successful renewal, so a replica that cannot renew stops acting before another
+may take the shard. `kubectl get leases -l gitops-kd.io/shard` shows each shard's HOLDER.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
+
+from gitops_kd.kube.leader import LEASES, micro_time
+from gitops_kd.plan.shard import fair_share, preference, to_release
+from kubeplumb.rest import RestClient
+
+log = logging.getLogger(__name__)
+
+INSTANCE_LABEL = "gitops-kd.io/instance"
+SHARD_LABEL = "gitops-kd.io/shard"
+MEMBER_LABEL = "gitops-kd.io/member"
+
+
+def shard_lease(name: str, shard: int) -> str:
+    return f"{name}-shard-{shard}"
+
+
+def member_lease(name: str, identity: str) -> str:
+    return f"{name}-member-{hashlib.sha256(identity.encode()).hexdigest()[:10]}"
+
+
+class ShardLeases:
+    """This replica's shards of instance ``name`` (``shards`` of them) in ``namespace``. ``on_change(held)`` is
+    called (on this object's thread) after the set of held shards changed."""
+
+    def __init__(self, api_client: ApiClient, *, namespace: str, name: str, shards: int, identity: str,
+                 lease_duration: float, renew_deadline: float, retry_period: float,
+                 on_change: Callable[[frozenset[int]], None] | None = None) -> None:
+        self._rest = RestClient(api_client)
+        self.namespace, self.name, self.shards, self.identity = namespace, name, shards, identity
+        self.lease_duration, self.renew_deadline, self.retry_period = lease_duration, renew_deadline, retry_period
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self._renewed: dict[int, float] = {}  # shard -> monotonic time of its last successful write by us
+        self._seen: dict[str, tuple[dict[str, Any], float]] = {}  # lease name -> (spec, monotonic when it changed)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.members = 1
+
+    # -- what the controller asks ------------------------------------------------------------------
+    def holds(self, shard: int) -> bool:
+        """This replica may act for ``shard``: it holds the Lease and renewed it within renew_deadline."""
+        with self._lock:
+            renewed = self._renewed.get(shard)
+        return renewed is not None and time.monotonic() - renewed < self.renew_deadline
+
+    def held(self) -> frozenset[int]:
+        return frozenset(s for s in range(self.shards) if self.holds(s))
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> ShardLeases:
+        self.tick()
+        self._thread = threading.Thread(target=self._run, name=f"shards {self.name}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Release every held shard and the member Lease, so others take them at once."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(self.retry_period * 3 + 5)
+        for shard in sorted(self._renewed):
+            self._release(shard)
+        try:
+            self._rest.delete(*LEASES, self.namespace, member_lease(self.name, self.identity))
+        except Exception as exc:  # noqa: BLE001 - it expires anyway
+            log.warning("shards %s: member Lease not deleted: %s", self.name, exc)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.retry_period):
+            self.tick()
+
+    # -- one round ---------------------------------------------------------------------------------
+    def tick(self) -> None:
+        before = self.held()
+        try:
+            self._round()
+        except Exception as exc:  # noqa: BLE001 - the API server is unreachable: held shards time out by themselves
+            log.warning("shards %s: %s", self.name, exc)
+        after = self.held()
+        if after != before:
+            log.info("shards %s: %s holds %s of %d (%d live replicas)", self.name, self.identity,
+                     sorted(after) or "none", self.shards, self.members)
+            if self._on_change is not None:
+                self._on_change(after)
+
+    def _round(self) -> None:
+        self._write(member_lease(self.name, self.identity), {MEMBER_LABEL: "true"})
+        leases = {item["metadata"]["name"]: item for item in self._rest.list(
+            *LEASES, self.namespace, label_selector=f"{INSTANCE_LABEL}={self.name}")["items"]}
+        now = time.monotonic()
+        for name, lease in leases.items():
+            spec = dict(lease.get("spec") or {})
+            if self._seen.get(name, ({}, 0.0))[0] != spec:
+                self._seen[name] = (spec, now)
+        self.members = max(1, sum(1 for name, lease in leases.items()
+                                  if (lease["metadata"].get("labels") or {}).get(MEMBER_LABEL) and self._live(name)))
+        share = fair_share(self.shards, self.members)
+        mine = [s for s in range(self.shards) if self._holder(leases.get(shard_lease(self.name, s))) == self.identity]
+        for shard in list(self._renewed):
+            if shard not in mine:  # another replica holds it now (we were too slow): stop acting at once
+                with self._lock:
+                    self._renewed.pop(shard, None)
+        for shard in to_release(mine, share, self.identity, self.shards):
+            self._release(shard)
+            mine.remove(shard)
+        for shard in mine:
+            self._take(shard, leases.get(shard_lease(self.name, shard)))
+        for shard in preference(self.identity, self.shards):
+            if len([s for s in mine if self.holds(s)]) >= share:
+                break
+            lease = leases.get(shard_lease(self.name, shard))
+            if shard not in mine and (lease is None or not self._holder(lease) or not self._live(lease["metadata"]["name"])):
+                if self._take(shard, lease):
+                    mine.append(shard)
+
+    def _holder(self, lease: dict[str, Any] | None) -> str:
+        return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
+
+    def _live(self, name: str) -> bool:
+        spec, changed = self._seen.get(name, ({}, 0.0))
+        duration = float(spec.get("leaseDurationSeconds") or 0)
+        return bool(spec.get("holderIdentity")) and time.monotonic() - changed < duration
+
+    def _take(self, shard: int, lease: dict[str, Any] | None) -> bool:
+        """Take or renew ``shard``'s Lease (guarded by its resourceVersion); True when it is ours now."""
+        name = shard_lease(self.name, shard)
+        try:
+            self._write(name, {SHARD_LABEL: str(shard)}, lease)
+        except ApiException as exc:
+            if exc.status not in (404, 409):
+                raise
+            with self._lock:
+                self._renewed.pop(shard, None)
+            return False
+        with self._lock:
+            self._renewed[shard] = time.monotonic()
+        return True
+
+    def _release(self, shard: int) -> None:
+        """Stop acting for ``shard`` first, then empty the Lease's holder (leaseDurationSeconds 1) for others."""
+        with self._lock:
+            self._renewed.pop(shard, None)
+        name = shard_lease(self.name, shard)
+        try:
+            lease = self._rest.get_or_none(*LEASES, self.namespace, name)
+            if lease is not None and self._holder(lease) == self.identity:
+                lease["spec"] = {**lease["spec"], "holderIdentity": "", "leaseDurationSeconds": 1}
+                self._rest.replace(*LEASES, self.namespace, name, lease)
+                log.info("shards %s: %s released shard %d", self.name, self.identity, shard)
+        except Exception as exc:  # noqa: BLE001 - it expires after its duration
+            log.warning("shards %s: shard %d not released: %s", self.name, shard, exc)
+
+    def _write(self, name: str, labels: dict[str, str], lease: dict[str, Any] | None = None) -> None:
+        """Create the Lease ``name`` held by this replica, or update it (read first unless ``lease`` is given)."""
+        stamp = micro_time(datetime.now(UTC))
+        duration = max(1, math.ceil(self.lease_duration))
+        current = lease if lease is not None else self._rest.get_or_none(*LEASES, self.namespace, name)
+        if current is None:
+            self._rest.create(*LEASES, self.namespace, {
+                "apiVersion": LEASES[0], "kind": "Lease",
+                "metadata": {"name": name, "namespace": self.namespace,
+                             "labels": {INSTANCE_LABEL: self.name, **labels}},
+                "spec": {"holderIdentity": self.identity, "leaseDurationSeconds": duration,
+                         "acquireTime": stamp, "renewTime": stamp, "leaseTransitions": 0}})
+            return
+        spec = dict(current.get("spec") or {})
+        taken = spec.get("holderIdentity") != self.identity
+        spec.update(holderIdentity=self.identity, leaseDurationSeconds=duration, renewTime=stamp)
+        if taken:
+            spec.update(acquireTime=stamp, leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1)
+        self._rest.replace(*LEASES, self.namespace, name, {**current, "spec": spec})  # carries resourceVersion

@@ -1,0 +1,110 @@
+"""Sharding (issue 31): replicas of one `gitops-kd run --shards N` split the KDClusters by shard Leases. A replica
+that joins takes its share without pausing the shards the others keep; a replica SIGKILLed mid-upgrade costs its
+shards about one lease duration and nothing else; no step runs twice. Real processes, one embedded cluster."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from gitops_kd.plan.focus import cluster_key
+from gitops_kd.plan.shard import shard_of
+from gitops_kd.testing import wait_for
+from tests.deploy.runner import RunProcess, token_kubeconfig
+from tests.e2e.harness import E2E, NS, hello_app
+from tests.ha.test_failover import SYSTEM_NS, token_of
+
+SHARDS = 4
+LEASE = ("--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-period", "0.5")
+DURATION = 4.0
+
+
+def clusters_per_shard() -> dict[int, str]:
+    """One KDCluster name per shard (hello-dev is one of them)."""
+    names: dict[int, str] = {shard_of(cluster_key((NS, "hello-dev")), SHARDS): "hello-dev"}
+    i = 0
+    while len(names) < SHARDS:
+        name = f"hello-s{i}"
+        names.setdefault(shard_of(cluster_key((NS, name)), SHARDS), name)
+        i += 1
+    return names
+
+
+def holders(world: E2E) -> dict[int, str]:
+    """shard -> the replica name holding its Lease ("" when none)."""
+    items = world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS,
+                            label_selector="gitops-kd.io/shard")["items"]
+    return {int(i["metadata"]["labels"]["gitops-kd.io/shard"]): ((i["spec"] or {}).get("holderIdentity") or "")
+            .split("_")[0] for i in items}
+
+
+def replica(world: E2E, tmp: Path, name: str) -> RunProcess:
+    kubeconfig = token_kubeconfig(world.cluster, tmp / f"{name}.kubeconfig", token_of(name))
+    return RunProcess(name, tmp, kubeconfig, str(world.repo), "--namespace", NS, "--shards", str(SHARDS), *LEASE,
+                      env={"POD_NAMESPACE": SYSTEM_NS})
+
+
+def replaced(world: E2E, cluster: str) -> list[str]:
+    """The pods of ``cluster`` gitops-kd replaced (PodReplaced Events, one per replacement, counted)."""
+    out = []
+    for e in world.rest.list("v1", "events", NS)["items"]:
+        if e["involvedObject"].get("name") == cluster and e.get("reason") == "PodReplaced":
+            out += [e["message"].split()[2]] * int(e.get("count") or 1)
+    return out
+
+
+def test_replicas_split_the_shards_join_without_pause_and_take_over_a_killed_ones(tmp_path: Path) -> None:
+    """Invariants: each shard has one holder; a joining replica takes only free shards or ones released to it (the
+    shards the first replica keeps never change holder); after a SIGKILL the survivor holds every shard within about
+    one lease duration; every pod is replaced once per upgrade (no step twice across the takeover)."""
+    world = E2E(tmp_path / "world")
+    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                 "metadata": {"name": SYSTEM_NS}})
+    names = clusters_per_shard()
+    base = world.template("clusters/hello-dev.yaml")
+    world.commit({f"clusters/{n}.yaml": base.replace("name: hello-dev", f"name: {n}", 1)
+                  for n in names.values() if n != "hello-dev"}, "one cluster per shard")
+    procs: list[RunProcess] = []
+    try:
+        procs.append(replica(world, tmp_path, "replica-a"))
+        for name in names.values():
+            world.wait_ready_at("1.0.0", name=name, timeout=180)
+        assert wait_for("replica-a holds every shard", lambda: set(holders(world).values()) == {"replica-a"}
+                        and len(holders(world)) == SHARDS, 30)
+
+        procs.append(replica(world, tmp_path, "replica-b"))
+        seen: dict[int, set[str]] = {s: set() for s in range(SHARDS)}
+
+        def balanced() -> bool:
+            now = holders(world)
+            for shard, holder in now.items():
+                seen[shard].add(holder)
+            counts = [list(now.values()).count(r) for r in ("replica-a", "replica-b")]
+            return counts == [SHARDS // 2, SHARDS // 2]
+        wait_for("two shards each", balanced, 60, 0.1)
+        final = holders(world)
+        kept = [s for s, h in final.items() if h == "replica-a"]
+        assert all(seen[s] == {"replica-a"} for s in kept), seen  # no pause, no other holder for kept shards
+        shown = subprocess.run(["kubectl", "--kubeconfig", str(world.cluster.kubeconfig), "-n", SYSTEM_NS, "get",
+                                "leases", "-l", "gitops-kd.io/shard"], capture_output=True, text=True, timeout=60)
+        assert shown.returncode == 0 and "HOLDER" in shown.stdout, shown.stdout + shown.stderr
+        assert "replica-a" in shown.stdout and "replica-b" in shown.stdout, shown.stdout
+
+        world.commit({"apps/hello.yaml": hello_app("2.0.0")}, "hello 2.0.0")
+        b_cluster = next(names[s] for s, h in final.items() if h == "replica-b")
+        wait_for(f"{b_cluster} upgrading under replica-b", lambda: replaced(world, b_cluster), 120, 0.1)
+        procs[1].kill()
+        killed = time.monotonic()
+        wait_for("replica-a holds every shard again", lambda: set(holders(world).values()) == {"replica-a"}, 60, 0.1)
+        took = time.monotonic() - killed
+        assert took < DURATION + 4, f"takeover took {took:.1f}s (lease duration {DURATION}s)"
+        for name in names.values():
+            world.wait_ready_at("2.0.0", name=name, timeout=240)
+            pods = replaced(world, name)
+            assert len(pods) == len(set(pods)) == 3, (name, pods)  # each pod replaced once, none twice
+    finally:
+        for proc in procs:
+            proc.stop()
+        world.close()
+

@@ -105,7 +105,8 @@ def setup_logging(level: str) -> None:
               help="Split the KDClusters into this many shards, each held under its own Lease: every replica "
                    "reconciles the shards it holds, balanced as replicas come and go (1: one leader does all).")
 @click.option("--lease-name", default="gitops-kd", show_default=True,
-              help="The Lease replicas of one controller share; give each shard its own.")
+              help="The Lease replicas of one controller share (with --shards, the prefix of the shard Leases); give each "
+                   "namespace shard (--watch-namespace) its own.")
 @click.option("--lease-namespace", default=None,
               help="Namespace of the Lease (default: $POD_NAMESPACE, else the service account's namespace when "
                    "in a cluster, else --namespace).")

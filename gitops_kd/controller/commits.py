@@ -27,6 +27,11 @@ class Commits:
         with self.lock:
             return self.applied
 
+    def applied_commit(self) -> str | None:
+        """The applied commit's sha (None before one is chosen)."""
+        applied = self.current()
+        return applied.commit if applied is not None else None
+
     def offer(self, desired: DesiredState) -> bool:
         """A commit the source accepted becomes the candidate; True if it is a new one."""
         with self.lock:

@@ -57,6 +57,7 @@ class InstanceRecord:
         self.writes = 0
         self.recorded: SourceRecord | None = None  # what load() found (None: the object was new)
         self.pending = False  # the last write of the record failed: what the cluster holds is not what we know
+        self.quiet = False  # sharding: most replicas do not write the record; a fenced write is not worth a warning
         self.listeners: list[Callable[[SourceRecord, SourceRecord], None]] = []  # (before, after) of each change
 
     def set_fence(self, fence: Fence) -> None:
@@ -89,6 +90,11 @@ class InstanceRecord:
                 self._record = found
             self._flush()
             return self.recorded
+
+    def recorded_in_cluster(self) -> str:
+        """The applied commit the object in the cluster records now (one read; nothing adopted or written)."""
+        obj = self._rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, self.namespace, self.name)
+        return SourceRecord.from_status((obj or {}).get("status")).applied
 
     def _create(self) -> dict[str, Any]:
         body = {"apiVersion": ROLLOUT_API_VERSION, "kind": KIND, "metadata": {"name": self.name,
@@ -174,7 +180,8 @@ class InstanceRecord:
                 self.pending = False
                 return
             except NotLeading as exc:
-                log.warning("%s", exc)
+                if not self.quiet:
+                    log.warning("%s", exc)
                 return
             except ApiException as exc:
                 if exc.status == 409:  # someone wrote since our read: the leader writes on top, a deposed one stops

@@ -86,7 +86,9 @@ def build_manager(options: Options, *, api_client: ApiClient, source: GitSource,
     planning = Planning(pure, [m.drift.stage], m.scope, now)
     m.actor = Actor(m.executor, m.collector, m.queue, per_key=m.per_key, metrics=m.metrics, on_action=on_action)
     if m.record is not None:
-        m.keeper = RecordKeeper(m.record, source, m.collector, on_trusted=m.record_trusted)
+        leads = None if m.shards is None else (lambda: m.shards.holds(0))
+        m.keeper = RecordKeeper(m.record, source, m.collector, on_trusted=m.record_trusted, leads=leads,
+                                on_lead=m.record_led, applied=m.commits.applied_commit)
     m.fleet = FleetReconciler(commits=m.commits, planning=planning, collector=m.collector, actor=m.actor,
                               queue=m.queue, source=source, refusals=m.refusals, record=m.record, keeper=m.keeper,
                               metrics=m.metrics, per_key=m.per_key, owns=owns)
@@ -128,8 +130,9 @@ def _shards(m: Manager, api_client: ApiClient, options: Options) -> Owns:
 
     def owns(work: Any) -> bool:
         return shards.holds(shard_of(work, count))
-    if m.record is not None:
-        m.record.set_fence(lambda: shards.holds(0))
+    if m.record is not None:  # shard 0's holder writes the record, once its keeper re-checked it (record_keeper.py)
+        m.record.quiet = True
+        m.record.set_fence(lambda: shards.holds(0) and (m.keeper is None or m.keeper.writes()))
     return owns
 
 

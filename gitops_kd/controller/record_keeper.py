@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,14 +31,26 @@ class RecordKeeper:
     Once trusted the thread re-reads the object every RECORD_CHECK_INTERVAL (an out-of-band edit is written
     back, a deleted object created again) and retries a failed write with backoff; gate() holds every plan
     while the cluster does not hold what was applied.
+
+    Sharding (``leads``: does this replica hold shard 0, whose holder writes the record): a replica that does not
+    lead follows: it writes nothing, and gate() holds its plans until the record in the cluster holds the commit
+    it applies (``applied``), so the record lands before any step of a commit, whichever replica runs it. One
+    that starts leading re-reads and re-checks the record first, as a new leader does at start, then calls
+    ``on_lead``.
     """
 
     def __init__(self, record: InstanceRecord, source: GitSource, collector: Collector, *,
-                 on_trusted: Callable[[], None]) -> None:
+                 on_trusted: Callable[[], None], leads: Callable[[], bool] | None = None,
+                 on_lead: Callable[[], None] | None = None, applied: Callable[[], str | None] | None = None) -> None:
         self.record, self.source = record, source
         self._collector = collector
         self._on_trusted = on_trusted
+        self._leads, self._on_lead, self._applied = leads, on_lead, applied
+        self._read_lock = threading.Lock()
+        self._read: tuple[float, str] = (-FIRST_RETRY, "")  # a follower's last read: (monotonic, applied commit)
         self.trusted = False
+        self.leading = leads is None  # this replica writes the record (re-checked since it started leading)
+        self.checking = False  # sharding: re-reading and re-checking the record after taking shard 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._reported = ""
@@ -59,6 +72,7 @@ class RecordKeeper:
                 log.warning("%s is empty: force-push baseline %s re-established from the KDRollouts",
                             self.record.describe, verdict.baseline[:12])
         self.source.adopt(verdict.applied, verdict.baseline)
+        self.leading = self._leads is None or self._leads()
         self.record.update(distrust="", **({"baseline": verdict.baseline} if verdict.baseline else {}))
         self.trusted = True
         self._reported = ""
@@ -83,6 +97,9 @@ class RecordKeeper:
         """Raise RequeueAfter unless plans may run: the record is trusted and the cluster holds what was applied."""
         if not self.trusted:
             raise RequeueAfter(RECORD_CHECK_INTERVAL)
+        if not self.leading:
+            self._follow_gate()
+            return
         if self.record.pending:
             self.record.flush()
             if self.record.pending:
@@ -107,6 +124,9 @@ class RecordKeeper:
                 if self._recheck():
                     self._on_trusted()
                 continue
+            if self._leads is not None and not self._follow_or_lead():
+                delay = RECORD_CHECK_INTERVAL
+                continue
             try:
                 held = self.record.refresh()
             except Exception as exc:  # noqa: BLE001 - the API unreachable: retry with backoff
@@ -114,6 +134,47 @@ class RecordKeeper:
                 held = False
             failures = 0 if held else failures + 1
             delay = RECORD_CHECK_INTERVAL if held else min(RECORD_RETRY_CAP, FIRST_RETRY * 2 ** (failures - 1))
+
+    def _follow_gate(self) -> None:
+        """A follower: raise RequeueAfter until the record in the cluster holds the commit this replica applies
+        (read at most every FIRST_RETRY seconds)."""
+        want = self._applied() if self._applied is not None else None
+        if not want:
+            return
+        with self._read_lock:
+            at, recorded = self._read
+            if recorded != want and time.monotonic() - at >= FIRST_RETRY:
+                try:
+                    recorded = self.record.recorded_in_cluster()
+                except Exception as exc:  # noqa: BLE001 - the API unreachable: wait
+                    log.warning("%s cannot be read (%s); retrying", self.record.describe, exc)
+                self._read = (time.monotonic(), recorded)
+        if recorded != want:
+            raise RequeueAfter(FIRST_RETRY)
+
+    def writes(self) -> bool:
+        """Sharding: may this replica write the record while it holds shard 0 (while establishing it at start or
+        re-checking it after taking shard 0, and once it leads; never while it follows on what it last saw)."""
+        return not self.trusted or self.leading or self.checking
+
+    def _follow_or_lead(self) -> bool:
+        """Sharding: True when this replica leads the record (re-checked since it started leading)."""
+        assert self._leads is not None
+        if not self._leads():
+            self.leading = False
+            return False
+        if self.leading:
+            return True
+        self.checking = True
+        try:
+            led = self._recheck() and self.leading
+        finally:
+            self.checking = False
+        if led:
+            log.info("%s: this replica holds shard 0 now and writes the record", self.record.describe)
+            if self._on_lead is not None:
+                self._on_lead()
+        return False
 
     def _recheck(self) -> bool:
         try:

@@ -221,6 +221,16 @@ class Manager:
         self.poller.start()
         self.kick()
 
+    def record_led(self) -> None:
+        """Sharding: this replica took shard 0 and re-checked the record: as a new leader at start, plan from what
+        the record says was applied, the fleet reconcile choosing (and recording) the newest commit first."""
+        with self.commits.lock:
+            self.commits.chosen.clear()
+            self.commits.applied = None
+            self.commits.marked = None
+        self.feed.load_applied()
+        self.kick()
+
     def kick(self) -> None:
         """Re-plan now (the whole fleet, which queues every key with work)."""
         self.queue.add(KEY)

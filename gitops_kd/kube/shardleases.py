@@ -8,6 +8,13 @@ resourceVersion, so two replicas never both take one), gives up those above its 
 first), and takes free or expired ones up to its share. `holds(i)` is bounded by time like a leader's: False
 `renew_deadline` after the last successful renewal, so a replica that cannot renew stops acting before another
 may take the shard. `kubectl get leases -l gitops-kd.io/shard` shows each shard's HOLDER.
+
+Every Lease carries the shard count it was written with (label gitops-kd.io/shards), since a key's shard depends on
+it: while replicas run with different `--shards` (a rolling update that changes it), the ones with the lower count
+stand by (they release every shard and mark their member Lease gitops-kd.io/standby), and the ones with the higher
+count take no new shard while a replica with another count may still act (its member Lease is live and not standing
+by, or a shard Lease it wrote is live). A replica judges "higher" from the member Leases it lists right after
+renewing its own, so of two replicas with different counts at least one sees the other before it takes a shard.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.kube.leader import LEASES, micro_time
-from gitops_kd.plan.shard import fair_share, preference, to_release
+from gitops_kd.plan.shard import HOLD, STAND_BY, count_verdict, fair_share, preference, to_release
 from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -33,6 +40,8 @@ log = logging.getLogger(__name__)
 INSTANCE_LABEL = "gitops-kd.io/instance"
 SHARD_LABEL = "gitops-kd.io/shard"
 MEMBER_LABEL = "gitops-kd.io/member"
+COUNT_LABEL = "gitops-kd.io/shards"  # the shard count the Lease was written with
+STANDBY_LABEL = "gitops-kd.io/standby"  # on a member Lease: this replica stands by (a live member has more shards)
 
 
 def shard_lease(name: str, shard: int) -> str:
@@ -60,6 +69,7 @@ class ShardLeases:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.members = 1
+        self.standby = False  # a live replica runs with a higher shard count: this one holds nothing
 
     # -- what the controller asks ------------------------------------------------------------------
     def holds(self, shard: int) -> bool:
@@ -109,7 +119,8 @@ class ShardLeases:
                 self._on_change(after)
 
     def _round(self) -> None:
-        self._write(member_lease(self.name, self.identity), {MEMBER_LABEL: "true"})
+        member = {MEMBER_LABEL: "true", **({STANDBY_LABEL: "true"} if self.standby else {})}
+        self._write(member_lease(self.name, self.identity), member)
         leases = {item["metadata"]["name"]: item for item in self._rest.list(
             *LEASES, self.namespace, label_selector=f"{INSTANCE_LABEL}={self.name}")["items"]}
         now = time.monotonic()
@@ -117,10 +128,25 @@ class ShardLeases:
             spec = dict(lease.get("spec") or {})
             if self._seen.get(name, ({}, 0.0))[0] != spec:
                 self._seen[name] = (spec, now)
-        self.members = max(1, sum(1 for name, lease in leases.items()
-                                  if (lease["metadata"].get("labels") or {}).get(MEMBER_LABEL) and self._live(name)))
+        others = [lease for name, lease in leases.items()
+                  if self._live(name) and self._holder(lease) != self.identity]
+        verdict = count_verdict(self.shards, [(_count(lease), _labels(lease).get(STANDBY_LABEL) == "true")
+                                               for lease in others if _labels(lease).get(MEMBER_LABEL)],
+                                [_count(lease) for lease in others if _labels(lease).get(SHARD_LABEL)])
+        if verdict == STAND_BY:
+            if not self.standby:
+                log.warning("shards %s: a live replica runs with more than %d shards: %s stands by",
+                            self.name, self.shards, self.identity)
+            self.standby = True
+            for shard in list(self._renewed):
+                self._release(shard)
+            return
+        self.standby = False
+        self.members = max(1, 1 + sum(1 for lease in others if _labels(lease).get(MEMBER_LABEL)
+                                      and _count(lease) == self.shards and not _labels(lease).get(STANDBY_LABEL)))
         share = fair_share(self.shards, self.members)
-        mine = [s for s in range(self.shards) if self._holder(leases.get(shard_lease(self.name, s))) == self.identity]
+        mine = [s for s in range(self.shards) if self._holder(leases.get(shard_lease(self.name, s))) == self.identity
+                and _count(leases[shard_lease(self.name, s)]) == self.shards]
         for shard in list(self._renewed):
             if shard not in mine:  # another replica holds it now (we were too slow): stop acting at once
                 with self._lock:
@@ -130,6 +156,8 @@ class ShardLeases:
             mine.remove(shard)
         for shard in mine:
             self._take(shard, leases.get(shard_lease(self.name, shard)))
+        if verdict == HOLD:  # a replica with another shard count may still act: take nothing new
+            return
         for shard in preference(self.identity, self.shards):
             if len([s for s in mine if self.holds(s)]) >= share:
                 break
@@ -176,15 +204,16 @@ class ShardLeases:
             log.warning("shards %s: shard %d not released: %s", self.name, shard, exc)
 
     def _write(self, name: str, labels: dict[str, str], lease: dict[str, Any] | None = None) -> None:
-        """Create the Lease ``name`` held by this replica, or update it (read first unless ``lease`` is given)."""
+        """Create the Lease ``name`` held by this replica, or update it (read first unless ``lease`` is given); its
+        labels become the instance's, this replica's shard count and ``labels``."""
         stamp = micro_time(datetime.now(UTC))
         duration = max(1, math.ceil(self.lease_duration))
+        labels = {INSTANCE_LABEL: self.name, COUNT_LABEL: str(self.shards), **labels}
         current = lease if lease is not None else self._rest.get_or_none(*LEASES, self.namespace, name)
         if current is None:
             self._rest.create(*LEASES, self.namespace, {
                 "apiVersion": LEASES[0], "kind": "Lease",
-                "metadata": {"name": name, "namespace": self.namespace,
-                             "labels": {INSTANCE_LABEL: self.name, **labels}},
+                "metadata": {"name": name, "namespace": self.namespace, "labels": labels},
                 "spec": {"holderIdentity": self.identity, "leaseDurationSeconds": duration,
                          "acquireTime": stamp, "renewTime": stamp, "leaseTransitions": 0}})
             return
@@ -193,4 +222,17 @@ class ShardLeases:
         spec.update(holderIdentity=self.identity, leaseDurationSeconds=duration, renewTime=stamp)
         if taken:
             spec.update(acquireTime=stamp, leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1)
-        self._rest.replace(*LEASES, self.namespace, name, {**current, "spec": spec})  # carries resourceVersion
+        kept = {k: v for k, v in _labels(current).items() if k != STANDBY_LABEL}
+        metadata = {**current["metadata"], "labels": {**kept, **labels}}
+        self._rest.replace(*LEASES, self.namespace, name,
+                           {**current, "metadata": metadata, "spec": spec})  # carries resourceVersion
+
+
+def _labels(lease: dict[str, Any]) -> dict[str, str]:
+    return dict(lease["metadata"].get("labels") or {})
+
+
+def _count(lease: dict[str, Any]) -> int | None:
+    """The shard count a Lease was written with (None: unknown)."""
+    value = _labels(lease).get(COUNT_LABEL, "")
+    return int(value) if value.isdigit() else None

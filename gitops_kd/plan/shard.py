@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from gitops_kd.plan.focus import FLEET, WorkKey
 
@@ -37,3 +37,22 @@ def to_release(held: Sequence[int], share: int, identity: str, shards: int) -> l
         return []
     order = preference(identity, shards)
     return sorted(held, key=order.index)[share:]
+
+
+ACT, HOLD, STAND_BY = "act", "hold", "stand-by"  # count_verdict's answers
+
+
+def count_verdict(shards: int, members: Iterable[tuple[int | None, bool]], shard_leases: Iterable[int | None]) -> str:
+    """What a replica with ``shards`` shards may do, given the other live member Leases (shard count, standing by)
+    and the other live shard Leases (shard count) it just listed. A key's shard depends on the count, so replicas
+    with different counts must never act at once: STAND_BY when a live member has a higher count (or an unknown
+    one); HOLD (keep the shards held, take none) while a replica with another count may still act (its member is
+    live and not standing by, or a shard Lease it wrote is live); else ACT."""
+    members = list(members)
+    if any(count is None or count > shards for count, _ in members):
+        return STAND_BY
+    if any(count != shards and not standby for count, standby in members):
+        return HOLD
+    if any(count != shards for count in shard_leases):
+        return HOLD
+    return ACT

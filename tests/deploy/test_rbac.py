@@ -230,13 +230,54 @@ def test_prune_component_grants_exactly_the_deletes_prune_makes(tmp_path: Path) 
     assert extra and deletes == {(g, r) for rule in extra for g in rule["apiGroups"] for r in rule["resources"]}
 
 
+def test_shards_component_grants_exactly_what_shard_leases_use(tmp_path: Path) -> None:
+    """Least privilege, both ways, for --shards: two replicas of `gitops-kd run --shards 2` as the ServiceAccount
+    (one stops, handing its shards over) make no request deploy/ with optional/shards would refuse, and each rule
+    the component adds is used."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    rel = os.path.relpath(ROOT / "deploy", overlay)
+    (overlay / "kustomization.yaml").write_text(f"resources: [{rel}]\ncomponents: [{rel}/optional/shards]\n")
+    cluster_rules, role_rules = rules(overlay)
+    _, base_role = rules()
+    world = E2E(tmp_path / "world")
+    procs: list[RunProcess] = []
+    try:
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                     "metadata": {"name": SYSTEM_NS}})
+        kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", SA_USER)
+        for name in ("replica-a", "replica-b"):
+            procs.append(RunProcess(name, tmp_path, kubeconfig, str(world.repo), "--namespace", NS, "--shards", "2",
+                                    "--lease-duration", "4", "--lease-renew-deadline", "3",
+                                    "--lease-retry-period", "0.5", env={"POD_NAMESPACE": SYSTEM_NS}))
+        world.wait_ready_at("1.0.0", timeout=120)
+        holders = lambda: {(i["spec"] or {}).get("holderIdentity", "").split("_")[0] for i in  # noqa: E731
+                           world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS,
+                                           label_selector="gitops-kd.io/shard")["items"]}
+        wait_for("a shard each", lambda: holders() == {"replica-a", "replica-b"}, 60, 0.1)
+        assert procs[0].stop() == 0, procs[0].log()[-3000:]
+        wait_for("replica-b holds both", lambda: holders() == {"replica-b"}, 60, 0.1)
+        used = world.cluster.access_log.entries(SA_USER)
+    finally:
+        for proc in procs:
+            proc.stop()
+        world.close()
+    denied = sorted({(c.verb, c.group, c.rbac_resource, c.name) for e in used for c in checks(e)
+                     if not granted(cluster_rules, role_rules, c)})
+    assert not denied, f"deploy/ with optional/shards does not grant: {denied}"
+    extra = [r for r in role_rules if r not in base_role]
+    lease_verbs = {e.verb for e in used if e.resource == "leases" and e.verb != "create"}
+    assert extra and lease_verbs == {v for rule in extra for v in rule["verbs"]}, (extra, lease_verbs)
+
+
 def as_set(rule_list: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
     return {(g, r, v, n) for rule in rule_list for g in rule["apiGroups"] for r in rule["resources"]
             for v in rule["verbs"] for n in rule.get("resourceNames") or ("",)}
 
 
 @pytest.mark.parametrize(("component", "helm_sets"), [("prune", ("config.prune=true",)),
-                                                      ("admission", ("admission.enabled=true",))])
+                                                      ("admission", ("admission.enabled=true",)),
+                                                      ("shards", ("config.shards=16",))])
 def test_the_charts_options_grant_what_deploys_components_grant(tmp_path: Path, component: str,
                                                                 helm_sets: tuple[str, ...]) -> None:
     """The chart's prune and admission switches grant exactly what deploy/optional/<component> grants (whose rules

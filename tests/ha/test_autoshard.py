@@ -39,10 +39,21 @@ def holders(world: E2E) -> dict[int, str]:
             .split("_")[0] for i in items}
 
 
-def replica(world: E2E, tmp: Path, name: str) -> RunProcess:
+def replica(world: E2E, tmp: Path, name: str, shards: int = SHARDS) -> RunProcess:
     kubeconfig = token_kubeconfig(world.cluster, tmp / f"{name}.kubeconfig", token_of(name))
-    return RunProcess(name, tmp, kubeconfig, str(world.repo), "--namespace", NS, "--shards", str(SHARDS), *LEASE,
+    return RunProcess(name, tmp, kubeconfig, str(world.repo), "--namespace", NS, "--shards", str(shards), *LEASE,
                       env={"POD_NAMESPACE": SYSTEM_NS})
+
+
+def held_counts(world: E2E) -> dict[str, set[str]]:
+    """shard count (label gitops-kd.io/shards) -> the replicas holding a shard Lease written with it."""
+    out: dict[str, set[str]] = {}
+    for item in world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS,
+                                label_selector="gitops-kd.io/shard")["items"]:
+        holder = ((item["spec"] or {}).get("holderIdentity") or "").split("_")[0]
+        if holder:
+            out.setdefault(item["metadata"]["labels"].get("gitops-kd.io/shards", "?"), set()).add(holder)
+    return out
 
 
 def replaced(world: E2E, cluster: str) -> list[str]:
@@ -108,3 +119,43 @@ def test_replicas_split_the_shards_join_without_pause_and_take_over_a_killed_one
             proc.stop()
         world.close()
 
+
+
+def test_replicas_with_different_shard_counts_never_hold_shards_at_once(tmp_path: Path) -> None:
+    """Invariant: a key's shard depends on the shard count, so replicas started with different --shards (a rolling
+    update that changes it) never hold shards at the same time: the replica with the lower count stands by (its
+    member Lease is labelled gitops-kd.io/standby) and the one with the higher count takes shards only once the
+    lower one released them; when the lower one leaves, the higher keeps every shard."""
+    world = E2E(tmp_path / "world")
+    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
+                                                 "metadata": {"name": SYSTEM_NS}})
+    procs: list[RunProcess] = []
+    try:
+        procs.append(replica(world, tmp_path, "replica-a", shards=2))
+        world.wait_ready_at("1.0.0", timeout=180)
+        assert wait_for("replica-a holds 2 shards", lambda: held_counts(world) == {"2": {"replica-a"}}, 30)
+        procs.append(replica(world, tmp_path, "replica-b", shards=4))
+        snapshots: list[dict[str, set[str]]] = []
+
+        def moved() -> bool:
+            snapshots.append(held_counts(world))
+            return snapshots[-1] == {"4": {"replica-b"}} and len(holders(world)) == 4 and all(holders(world).values())
+        wait_for("replica-b holds all 4 shards", moved, 60, 0.05)
+        assert all(len(s) <= 1 for s in snapshots), [s for s in snapshots if len(s) > 1]
+        members = world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS,
+                                  label_selector="gitops-kd.io/member")["items"]
+        standby = {m["spec"]["holderIdentity"].split("_")[0] for m in members
+                   if (m["metadata"].get("labels") or {}).get("gitops-kd.io/standby") == "true"}
+        assert standby == {"replica-a"}, members
+        procs[0].stop()
+        head = world.commit({"apps/hello.yaml": hello_app("2.0.0")}, "hello 2.0.0")
+        world.wait_ready_at("2.0.0", timeout=180)  # the higher count acts alone: the upgrade runs
+        assert held_counts(world) == {"4": {"replica-b"}}
+        # replica-b took shard 0 after following: it re-checked the instance record, then wrote what it applied
+        assert wait_for("the record holds the upgrade's commit", lambda: (world.rest.get(
+            "gitops-kd.io/v1alpha1", "gitopskdsources", SYSTEM_NS, "gitops-kd").get("status") or {})
+            .get("lastAppliedRevision") == head, 30, 0.1)
+    finally:
+        for proc in procs:
+            proc.stop()
+        world.close()

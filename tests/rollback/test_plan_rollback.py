@@ -76,6 +76,7 @@ def stalled_after_first_pod(app: KDApp) -> FakeCluster:
     step(world, want)  # DeletePod of the controller pod
     world.tick(1)  # recreated at 2.0.0, never Ready from now on
     world.now += timedelta(seconds=400)
+    run_until(world, want, lambda a: not isinstance(a, A.RecordStages))  # the pod's stage recorded first
     stall = plan(want, world.state, now=world.now).next()
     assert isinstance(stall, A.Stall) and stall.reason == "PodNotReady"
     world.apply(stall)

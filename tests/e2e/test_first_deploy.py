@@ -29,13 +29,15 @@ def test_a_first_deploy_says_ready_only_after_every_member_is_ready(e2e: E2E) ->
     rollouts = WriteLog(e2e.rest, ROLLOUT_API_VERSION, ROLLOUT_PLURAL)
     e2e.start_controller()
     e2e.wait_ready_at("1.0.0")
+    said = lambda o: _condition(o, cond.READY).get("status") == cond.TRUE  # noqa: E731
+    wait_for("the watch delivered the Ready write", lambda: rollouts.first("hello-dev", said) is not None, 30, 0.05)
     pods.stop()
     rollouts.stop()
     names = [p["metadata"]["name"] for p in e2e.pods()]
     assert len(names) == 3, names
     became_ready = [pods.first(name, pod_ready) for name in names]
     assert all(rv is not None for rv in became_ready), dict(zip(names, became_ready, strict=True))
-    said_ready = rollouts.first("hello-dev", lambda o: _condition(o, cond.READY).get("status") == cond.TRUE)
+    said_ready = rollouts.first("hello-dev", said)
     assert said_ready is not None and said_ready > max(rv for rv in became_ready if rv is not None)
 
 

@@ -13,6 +13,7 @@ from gitops_kd.plan.shard import shard_of
 from gitops_kd.testing import wait_for
 from tests.deploy.runner import RunProcess, token_kubeconfig
 from tests.e2e.harness import E2E, NS, hello_app
+from tests.ha.podwatch import DownTimeline
 from tests.ha.test_failover import SYSTEM_NS, token_of
 
 SHARDS = 4
@@ -102,6 +103,7 @@ def test_replicas_split_the_shards_join_without_pause_and_take_over_a_killed_one
         assert shown.returncode == 0 and "HOLDER" in shown.stdout, shown.stdout + shown.stderr
         assert "replica-a" in shown.stdout and "replica-b" in shown.stdout, shown.stdout
 
+        watches = {name: DownTimeline(world.rest, name, 3) for name in names.values()}  # deletions, from the watch
         world.commit({"apps/hello.yaml": hello_app("2.0.0")}, "hello 2.0.0")
         b_cluster = next(names[s] for s, h in final.items() if h == "replica-b")
         wait_for(f"{b_cluster} upgrading under replica-b", lambda: replaced(world, b_cluster), 120, 0.1)
@@ -112,7 +114,8 @@ def test_replicas_split_the_shards_join_without_pause_and_take_over_a_killed_one
         assert took < DURATION + 4, f"takeover took {took:.1f}s (lease duration {DURATION}s)"
         for name in names.values():
             world.wait_ready_at("2.0.0", name=name, timeout=240)
-            pods = replaced(world, name)
+            watches[name].stop()
+            pods = watches[name].deleted  # the API server's deletions (a killed replica's Event may be lost)
             assert len(pods) == len(set(pods)) == 3, (name, pods)  # each pod replaced once, none twice
     finally:
         for proc in procs:

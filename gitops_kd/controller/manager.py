@@ -25,6 +25,7 @@ from gitops_kd.controller.reconcile_fleet import FleetReconciler, Owns
 from gitops_kd.controller.record_keeper import RecordKeeper
 from gitops_kd.controller.refusals import RefusalReporter
 from gitops_kd.controller.runtime import Manager
+from gitops_kd.controller.sharding import shard_leases
 from gitops_kd.controller.stages import Planner
 from gitops_kd.controller.syncrequest import CHECK_INTERVAL, SyncRequests
 from gitops_kd.execute import Executor, Outcome
@@ -77,7 +78,7 @@ def build_manager(options: Options, *, api_client: ApiClient, source: GitSource,
     hub = build_hub(options.alerts, m.metrics)  # the alerts edge (None without a channel)
     watch_record(hub, m.record, kind=SOURCE_KIND, not_ready_after=NOT_READY_AFTER_FAILED_POLLS)
     if options.shards > 1:
-        owns = _shards(m, api_client, options)
+        owns = shard_leases(m, api_client, options)
     m.drift = drift_wiring(api_client, metrics=m.metrics, policy=options.drift.policy,
                            webhook_url=options.drift.webhook_url, ignore_file=options.drift.ignore_file,
                            wave_soak_seconds=options.wave_soak_seconds, prune=options.prune, notifier=drift_notifier,
@@ -107,33 +108,6 @@ def build_manager(options: Options, *, api_client: ApiClient, source: GitSource,
     elif options.lease.elect:
         m.replica = _replica(m, api_client, options, on_lease_lost)
     return m
-
-
-def _shards(m: Manager, api_client: ApiClient, options: Options) -> Owns:
-    """Sharding: this replica's ShardLeases; a key is owned (and acted for) while its shard's Lease is held. The
-    fleet key is shard 0's: its holder writes the instance record and runs the fleet's own actions (prune)."""
-    from gitops_kd.kube.leader import default_identity
-    from gitops_kd.kube.shardleases import ShardLeases
-    from gitops_kd.plan.shard import shard_of
-
-    lease, count = options.lease, options.shards
-
-    def changed(held: frozenset[int]) -> None:
-        if m.metrics is not None:
-            m.metrics.set_shards(held, count)
-        m.kick()  # the fleet reconcile queues the keys of shards just taken
-
-    m.shards = ShardLeases(api_client, namespace=options.own_namespace, name=lease.name, shards=count,
-                           identity=default_identity(), lease_duration=lease.duration,
-                           renew_deadline=lease.renew_deadline, retry_period=lease.retry_period, on_change=changed)
-    shards = m.shards
-
-    def owns(work: Any) -> bool:
-        return shards.holds(shard_of(work, count))
-    if m.record is not None:  # shard 0's holder writes the record, once its keeper re-checked it (record_keeper.py)
-        m.record.quiet = True
-        m.record.set_fence(lambda: shards.holds(0) and (m.keeper is None or m.keeper.writes()))
-    return owns
 
 
 def _replica(m: Manager, api_client: ApiClient, options: Options, on_lost: Callable[[], None] | None) -> Any:

@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -67,6 +68,9 @@ class ControllerMetrics:
         self.shard_held = Gauge("gitops_kd_shard_held",
                                 "With --shards: 1 while this replica holds the shard's Lease, else 0.", ["shard"],
                                 registry=r)
+        self.shard_clusters = Gauge("gitops_kd_shard_clusters",
+                                    "With --shards: the KDClusters of each shard this replica holds (0 for the others): "
+                                    "summed over the replicas, the fleet.", ["shard"], registry=r)
         self._lock = threading.Lock()
         self._commit: str | None = None
 
@@ -166,6 +170,11 @@ class ControllerMetrics:
         for shard in range(shards):
             self.shard_held.labels(str(shard)).set(1 if shard in held else 0)
         self.set_leader(0 in held)
+
+    def count_shards(self, shards: int, clusters: Callable[[int], int]) -> None:
+        """gitops_kd_shard_clusters{shard} reads ``clusters(shard)`` at each scrape."""
+        for shard in range(shards):
+            self.shard_clusters.labels(str(shard)).set_function(partial(clusters, shard))
 
 
 def poll_result_label(*, changed: bool, accepted: bool, failed: bool) -> str:

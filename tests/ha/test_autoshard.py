@@ -98,6 +98,16 @@ def test_replicas_split_the_shards_join_without_pause_and_take_over_a_killed_one
         final = holders(world)
         kept = [s for s, h in final.items() if h == "replica-a"]
         assert all(seen[s] == {"replica-a"} for s in kept), seen  # no pause, no other holder for kept shards
+        def metric(proc: RunProcess, name: str) -> dict[str, float]:
+            status, text = proc.get("/metrics")
+            assert status == 200, text
+            return {line.split('shard="')[1].split('"')[0]: float(line.rsplit(" ", 1)[1])
+                    for line in text.splitlines() if line.startswith(name + "{")}
+        held = [metric(p, "gitops_kd_shard_held") for p in procs]
+        assert [sum(h.values()) for h in held] == [SHARDS // 2, SHARDS // 2]  # metrics per shard, per replica
+        assert all(held[0][str(s)] + held[1][str(s)] == 1 for s in range(SHARDS))
+        assert wait_for("gitops_kd_shard_clusters sums to the fleet", lambda: sum(
+            sum(metric(p, "gitops_kd_shard_clusters").values()) for p in procs) == len(names), 10, 0.2)
         shown = subprocess.run(["kubectl", "--kubeconfig", str(world.cluster.kubeconfig), "-n", SYSTEM_NS, "get",
                                 "leases", "-l", "gitops-kd.io/shard"], capture_output=True, text=True, timeout=60)
         assert shown.returncode == 0 and "HOLDER" in shown.stdout, shown.stdout + shown.stderr

@@ -198,9 +198,8 @@ def run_sharded(tmp: Path, fault: Fault) -> ShardRun:
     try:
         clean_system_namespace(world)
         world.commit({"clusters/hello-dev.yaml": None}, "no cluster yet: the clusters follow the shards")
-        # One replica first, the others once it holds every shard and its record the head: started all at once,
-        # shard 0 moving while its first holder records the first commit left every replica waiting (see
-        # docs/design/sharding.md, "Known gaps").
+        # One replica first, the others once it holds every shard and its record the head, as a Deployment rolls
+        # out (all at once once left a follower on an older commit: docs/design/sharding.md).
         sh.start(REPLICAS[0])
         wait_for(f"{REPLICAS[0]} holds every shard", lambda: set(holders(world).values()) == {REPLICAS[0]}
                  and len(holders(world)) == SHARDS, 60, 0.1)

@@ -3,7 +3,8 @@
 
 A lighter synthetic fleet than bench/shards.py: a BARE embedded API server (no simulated KubeDirector, StatefulSet
 controller or kubelet) seeded through the API with N KDClusters already in sync with Git (bench/seed_cluster.py: 3
-Ready pods, 2 StatefulSets, 3 member Services and an Idle KDRollout each, recording the repository's real commit),
+Ready pods, 2 StatefulSets, 3 ClusterIP member Services and an Idle KDRollout each, recording the repository's real
+commit),
 then R replicas of `gitops-kd run --shards S` adopt it. Measured in one run:
 
   seed           N clusters created through the API; the API server's RSS after it;
@@ -68,7 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=3600.0)
     args = parser.parse_args(argv)
     n, r = args.clusters, args.replicas
-    files = fleet_files(-(-n // PER_APP), n, PER_APP, WORKERS)
+    # ClusterIP member Services: NodePorts (KubeDirector's default) run out at 2,768 per cluster (30000-32767), on a
+    # real API server as on the embedded one, so a fleet of thousands of KDClusters cannot use them
+    files = {path: text.replace("spec:\n  app:", "spec:\n  serviceType: ClusterIP\n  app:", 1)
+             if path.startswith("clusters/") else text
+             for path, text in fleet_files(-(-n // PER_APP), n, PER_APP, WORKERS).items()}
     with tempfile.TemporaryDirectory(prefix="shards-scale-") as tmp:
         work = Path(tmp)
         t0 = time.monotonic()

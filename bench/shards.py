@@ -76,14 +76,13 @@ def wait(what: str, probe: object, timeout: float) -> float:
 
 def measure(n: int, r: int, shards: int, window: float, timeout: float, work: Path) -> dict[str, float]:
     fleet = Fleet.of(n)
-    cluster = start_cluster(work)
+    cluster = start_cluster(work, record=True)
     procs: list[subprocess.Popen[bytes]] = []
     try:
         rest = RestClient(cluster.api_client())
-        seed_sim_fleet(rest, fleet.desired)
-        wait_settled(cluster, fleet.desired, timeout)
         origin = init_bare(work / "origin.git")
-        commit_files(origin, fleet.files, "fleet")
+        seed_sim_fleet(rest, fleet.desired, commit=commit_files(origin, fleet.files, "fleet"))
+        wait_settled(cluster, fleet.desired, timeout)
         names = {c.name for c in fleet.desired.clusters.values()}
         t0 = time.monotonic()
         procs = [replica(i, cluster.kubeconfig, origin, work, shards) for i in range(r)]

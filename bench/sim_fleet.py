@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth_world import NS, desired_fleet, live_statefulset  # noqa: E402
 
-from gitops_kd.crds import KDROLLOUT_CRD, load_crd  # noqa: E402
+from gitops_kd.crds import KDROLLOUT_CRD, SOURCE_CRD, load_crd  # noqa: E402
 from gitops_kd.diff import app_manifest, cluster_manifest  # noqa: E402
 from gitops_kd.source.model import DesiredState  # noqa: E402
 from gitops_kd.spec import KDApp, KDCluster  # noqa: E402
@@ -47,17 +47,18 @@ ROLLOUT = "gitops-kd.io/v1alpha1"
 
 
 def seed_sim_fleet(rest: RestClient, desired: DesiredState,
-                   progress: Callable[[int], None] | None = None) -> None:
-    """Create the KDApps, then per cluster its KDCluster, pre-patched StatefulSets and Idle KDRollout."""
+                   progress: Callable[[int], None] | None = None, *, commit: str = "seed") -> None:
+    """Create the KDApps, then per cluster its KDCluster, pre-patched StatefulSets and Idle KDRollout (recording
+    ``commit``: a real one when a controller with its instance record adopts the fleet, else no commit of any repo)."""
     for key, app in sorted(desired.apps.items()):
         rest.create(KD, "kubedirectorapps", NS, app_manifest(app, key))
     for i, (key, cluster) in enumerate(sorted(desired.clusters.items())):
-        seed_one(rest, desired.apps[(NS, cluster.app)], cluster, key)
+        seed_one(rest, desired.apps[(NS, cluster.app)], cluster, key, commit)
         if progress is not None:
             progress(i + 1)
 
 
-def seed_one(rest: RestClient, app: KDApp, cluster: KDCluster, key: tuple[str, str]) -> None:
+def seed_one(rest: RestClient, app: KDApp, cluster: KDCluster, key: tuple[str, str], commit: str = "seed") -> None:
     live = rest.create(KD, "kubedirectorclusters", NS, cluster_manifest(cluster, key))
     uid = live["metadata"]["uid"]
     for role in cluster.roles:
@@ -68,13 +69,13 @@ def seed_one(rest: RestClient, app: KDApp, cluster: KDCluster, key: tuple[str, s
         "metadata": {"name": cluster.name, "namespace": NS, "ownerReferences": [
             {"apiVersion": KD, "kind": "KubeDirectorCluster", "name": cluster.name, "uid": uid,
              "controller": True, "blockOwnerDeletion": True}]},
-        "spec": {"app": app.name, "targetVersion": app.version, "commit": "seed"}})
+        "spec": {"app": app.name, "targetVersion": app.version, "commit": commit}})
     ro = rest.get(ROLLOUT, "kdrollouts", NS, cluster.name)
     generation = ro["metadata"].get("generation", 1)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     base = {"observedGeneration": generation, "lastTransitionTime": now}
     ro["status"] = {"observedGeneration": generation, "appVersion": app.version, "fromVersion": app.version,
-                    "targetVersion": app.version, "commit": "seed", "phase": "Idle", "direction": "adopt",
+                    "targetVersion": app.version, "commit": commit, "phase": "Idle", "direction": "adopt",
                     "conditions": [
                         {**base, "type": "Ready", "status": "True", "reason": "Current",
                          "message": "every pod runs the app version"},
@@ -134,9 +135,11 @@ def idle_cpu(seconds: float) -> float:
     return 100.0 * (cpu_seconds() - c0) / (time.monotonic() - t0)
 
 
-def start_cluster(work: Path) -> EmbeddedCluster:
-    """The embedded cluster with its simulated controllers and gitops-kd's KDRollout CRD."""
-    return EmbeddedCluster(work / "cluster", crds=[load_crd(KDROLLOUT_CRD)]).start()
+def start_cluster(work: Path, *, record: bool = False) -> EmbeddedCluster:
+    """The embedded cluster with its simulated controllers and gitops-kd's KDRollout CRD (and, with ``record``, the
+    GitOpsKDSource CRD `gitops-kd run` keeps its instance record in)."""
+    crds = [load_crd(KDROLLOUT_CRD), *([load_crd(SOURCE_CRD)] if record else [])]
+    return EmbeddedCluster(work / "cluster", crds=crds).start()
 
 
 def run(clusters: int, per_app: int, workers: int, idle: float, timeout: float, work: Path) -> int:

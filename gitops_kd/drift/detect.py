@@ -24,7 +24,7 @@ from gitops_kd.drift.compare import missing_or_changed, missing_or_changed_store
 from gitops_kd.drift.model import SERVICE, STATEFULSET, Drift, FieldChange
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
-from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedState
+from gitops_kd.observed import ON_DELETE, ObservedCluster, ObservedState
 from gitops_kd.plan.held import spec_changed
 from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.render.compare import owned_differences

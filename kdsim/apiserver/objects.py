@@ -146,25 +146,23 @@ class ObjectApi:
              field_selector: str | None = None, limit: int = 0, continue_token: str | None = None) -> dict[str, Any]:
         labels = admission.label_matcher(label_selector)
         fields = admission.field_matcher(field_selector, rt.kind)
-        with self.store.lock:
-            rv = self.store.resource_version
-            items = self.store.read_all(rt.group, rt.plural, namespace if rt.namespaced and namespace else None,
-                                        where=lambda o: matches(o, labels, fields))  # copy the matches only
-        items = [self._out(rt, o) for o in items]
         start = 0
         if continue_token:
             try:
                 start = int(json.loads(base64.b64decode(continue_token))["start"])
             except (ValueError, KeyError, TypeError):
                 raise errors.bad_request("continue key is not valid: illegal base64 data") from None
+        with self.store.lock:
+            rv = self.store.resource_version
+            page, total = self.store.read_page(rt.group, rt.plural, namespace if rt.namespaced and namespace else None,
+                                               where=lambda o: matches(o, labels, fields), start=start,
+                                               limit=max(limit, 0))  # copies the page's objects only
+        items = [self._out(rt, o) for o in page]
         list_meta: dict[str, Any] = {"resourceVersion": str(rv)}
-        if limit and limit > 0 and start + limit < len(items):
+        if limit and limit > 0 and start + limit < total:
             token = base64.b64encode(json.dumps({"start": start + limit, "rv": rv}).encode()).decode()
             list_meta["continue"] = token
-            list_meta["remainingItemCount"] = len(items) - start - limit
-            items = items[start:start + limit]
-        else:
-            items = items[start:]
+            list_meta["remainingItemCount"] = total - start - limit
         return {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": list_meta, "items": items}
 
     # -- update / patch ------------------------------------------------------------------------

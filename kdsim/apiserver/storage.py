@@ -95,6 +95,17 @@ class Store:
                           if namespace is None or k[2] == namespace)
             return [copy.deepcopy(obj) for obj in (self._objects[k] for k in keys) if where is None or where(obj)]
 
+    def read_page(self, group: str, plural: str, namespace: str | None, *, where: Callable[[dict[str, Any]], bool],
+                  start: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """(deep copies of the matches ``start`` to ``start + limit`` in read_all's order (all from ``start`` when
+        ``limit`` is 0), how many objects match in all): a page copies its own objects only, not every match."""
+        with self.lock:
+            keys = sorted(k for k in self._by_resource.get((group, plural), ())
+                          if namespace is None or k[2] == namespace)
+            matched = [obj for obj in (self._objects[k] for k in keys) if where(obj)]
+            end = start + limit if limit > 0 else len(matched)
+            return [copy.deepcopy(obj) for obj in matched[start:end]], len(matched)
+
     def scan_resource(self, group: str, plural: str, fn: Callable[[Key, dict[str, Any]], Any]) -> list[tuple[Key, Any]]:
         """`scan` over the objects of one resource only."""
         with self.lock:

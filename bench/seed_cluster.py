@@ -31,18 +31,19 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def seed_fleet(rest: RestClient, desired: DesiredState) -> int:
-    """Create every object of the in-sync fleet; returns how many objects were created."""
+def seed_fleet(rest: RestClient, desired: DesiredState, *, commit: str = "seed") -> int:
+    """Create every object of the in-sync fleet (its KDRollouts recording ``commit``: the repository's real one when
+    a controller with its instance record adopts the fleet); returns how many objects were created."""
     created = 0
     for key, app in sorted(desired.apps.items()):
         rest.create(KD, "kubedirectorapps", NS, app_manifest(app, key))
         created += 1
     for key, cluster in sorted(desired.clusters.items()):
-        created += seed_cluster(rest, desired.apps[(NS, cluster.app)], cluster, key)
+        created += seed_cluster(rest, desired.apps[(NS, cluster.app)], cluster, key, commit)
     return created
 
 
-def seed_cluster(rest: RestClient, app: KDApp, cluster: KDCluster, key: tuple[str, str]) -> int:
+def seed_cluster(rest: RestClient, app: KDApp, cluster: KDCluster, key: tuple[str, str], commit: str = "seed") -> int:
     """One KDCluster with its StatefulSets, pods, member Services and KDRollout; returns the objects created."""
     live = rest.create(KD, "kubedirectorclusters", NS, cluster_manifest(cluster, key))
     live["status"] = {"state": "configured"}
@@ -70,10 +71,10 @@ def seed_cluster(rest: RestClient, app: KDApp, cluster: KDCluster, key: tuple[st
             if service is not None:
                 rest.create("v1", "services", NS, service)
                 created += 1
-    rest.create(ROLLOUT, "kdrollouts", NS, _rollout(app, cluster, live))
+    rest.create(ROLLOUT, "kdrollouts", NS, _rollout(app, cluster, live, commit))
     ro = rest.get(ROLLOUT, "kdrollouts", NS, cluster.name)
     ro["status"] = {"observedGeneration": ro["metadata"].get("generation", 1), "appVersion": app.version,
-                    "fromVersion": app.version, "targetVersion": app.version, "commit": "seed", "phase": "Idle",
+                    "fromVersion": app.version, "targetVersion": app.version, "commit": commit, "phase": "Idle",
                     "direction": "adopt",
                     "conditions": _ready_conditions(ro["metadata"].get("generation", 1))}
     rest.replace(ROLLOUT, "kdrollouts", NS, cluster.name, ro, subresource="status")
@@ -88,13 +89,13 @@ def _running(ordinal: int, salt: int) -> dict[str, Any]:
                            for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")]}
 
 
-def _rollout(app: KDApp, cluster: KDCluster, live: dict[str, Any]) -> dict[str, Any]:
+def _rollout(app: KDApp, cluster: KDCluster, live: dict[str, Any], commit: str) -> dict[str, Any]:
     return {"apiVersion": ROLLOUT, "kind": "KDRollout",
             "metadata": {"name": cluster.name, "namespace": NS,
                          "ownerReferences": [{"apiVersion": KD, "kind": "KubeDirectorCluster", "name": cluster.name,
                                               "uid": live["metadata"]["uid"], "controller": True,
                                               "blockOwnerDeletion": True}]},
-            "spec": {"app": app.name, "targetVersion": app.version, "commit": "seed"}}
+            "spec": {"app": app.name, "targetVersion": app.version, "commit": commit}}
 
 
 def _ready_conditions(generation: int) -> list[dict[str, Any]]:

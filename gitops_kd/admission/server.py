@@ -24,7 +24,7 @@ from gitops_kd.admission.policy import FAIL, Hook, failure_policy
 from gitops_kd.constants import BREAK_GLASS_ANNOTATION
 from gitops_kd.drift.admit import Identities, Verdict, break_glass, decide, exempt, trusted
 from gitops_kd.drift.rules import IgnoreRules
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from kubeplumb.names import WARNING
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from gitops_kd.controller.http import HttpServer
 from gitops_kd.drift.admit import Identities
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.execute.events import EventRecorder
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from gitops_kd.drift.classify import DriftReport
 from gitops_kd.drift.policy import REVERT
 from gitops_kd.drift.tracker import Occurrence
 from gitops_kd.kd.layout import KDCLUSTER_KIND
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.spec.state import Key
 
 

@@ -14,7 +14,7 @@ from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.cli.plan_review import FORMATS, run_review
 from gitops_kd.cli.revisions import planned_revision
 from gitops_kd.cli.run import repo_url, watch_scope
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.source import DesiredState, GitSource, SourceError
 from gitops_kd.source.git_source import DEFAULT_BRANCH
 

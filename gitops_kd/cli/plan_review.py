@@ -9,7 +9,7 @@ import click
 from gitops_kd.cli.exits import EXIT_FINDINGS
 from gitops_kd.cli.revisions import desired_or_exit
 from gitops_kd.controller.scope import Scope, restrict
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.review import Review, as_live, review
 from gitops_kd.review.jsonout import as_json
 from gitops_kd.review.markdown import markdown

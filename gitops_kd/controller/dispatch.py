@@ -59,13 +59,13 @@ class Dispatcher:
         return self.errors_in_row < UNHEALTHY_AFTER
 
     def _route(self, key: str) -> Result:
-        if self._keeper is not None:
-            self._keeper.gate()  # no plan from a record not trusted, nor while the cluster's lags what was applied
+        work = WorkKey.parse(key)
+        if self._keeper is not None:  # no plan from a record not trusted, nor while the cluster's lags what was applied
+            self._keeper.gate(choosing=work.kind == FLEET)  # the fleet reconcile gates once it chose its commit
         if not self._collector.wait_synced(0) or not self._commits.polled.is_set():
             # Before the first poll the last applied commit may be older than one already started (a commit
             # whose KDApp KubeDirector refused is accepted, not applied): planning it would flip the rollout.
             return Result(REQUEUE_NOT_SYNCED)
-        work = WorkKey.parse(key)
         if work.kind == FLEET:
             return self._fleet.reconcile()
         if not self._commits.chosen.is_set():

@@ -13,13 +13,13 @@ from kubernetes.client import ApiClient
 
 from gitops_kd.alerts import sources
 from gitops_kd.alerts.hub import AlertHub
+from gitops_kd.controller.drift_watcher import DriftWatcher
 from gitops_kd.controller.stages import PlanStage
 from gitops_kd.drift import DriftAlerter, DriftGuard, IgnoreRules
 from gitops_kd.drift.classify import DriftReport
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.fence import FencedRest
-from gitops_kd.observe.drift_watcher import DriftWatcher
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.planner import plan
 from gitops_kd.plan.result import Plan
 from gitops_kd.server.notify import WebhookNotifier

@@ -93,12 +93,15 @@ class RecordKeeper:
             self._reported = problem
         self.record.update(distrust=message)
 
-    def gate(self) -> None:
-        """Raise RequeueAfter unless plans may run: the record is trusted and the cluster holds what was applied."""
+    def gate(self, *, choosing: bool = False) -> None:
+        """Raise RequeueAfter unless plans may run: the record is trusted and the cluster holds what was applied.
+        ``choosing``: the fleet reconcile before it chooses its commit; a follower lets it through (it gates again
+        once it chose): a follower whose applied commit is older than the record's would never move on."""
         if not self.trusted:
             raise RequeueAfter(RECORD_CHECK_INTERVAL)
         if not self.leading:
-            self._follow_gate()
+            if not choosing:
+                self._follow_gate()
             return
         if self.record.pending:
             self.record.flush()

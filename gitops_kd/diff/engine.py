@@ -30,7 +30,7 @@ from gitops_kd.diff.model import (
 from gitops_kd.diff.refusals import app_refusals, cluster_refusals
 from gitops_kd.diff.transition import compare_versions, template_versions, transition
 from gitops_kd.kd.normalize import stored_spec
-from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
+from gitops_kd.observed import ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.freeze import FrozenMap, freeze, thaw

@@ -9,7 +9,7 @@ from gitops_kd.diff.fields import app_role_facts
 from gitops_kd.diff.model import Refusal
 from gitops_kd.diff.transition import compare_versions, running_version, stanza_of
 from gitops_kd.kd.layout import STATEFULSET_MUTABLE_FIELDS
-from gitops_kd.observe.model import ObservedApp, ObservedCluster
+from gitops_kd.observed import ObservedApp, ObservedCluster
 from gitops_kd.spec.freeze import thaw
 from gitops_kd.spec.model import KDApp, KDCluster
 

@@ -21,7 +21,7 @@ from gitops_kd.kd import app_switch
 from gitops_kd.kd.flavour import LIVE_UPGRADE
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.kd.normalize import stored_spec
-from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
+from gitops_kd.observed import ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.spec.freeze import thaw
 from gitops_kd.spec.model import KDApp, KDCluster
 from gitops_kd.spec.state import DesiredState, Key

@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable
 
 from gitops_kd.constants import APP_VERSION_ANNOTATION, Phase
 from gitops_kd.diff.model import ADOPT, DOWNGRADE, REBUILD, UPGRADE, Transition
-from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedPod, ObservedRollout
+from gitops_kd.observed import ObservedApp, ObservedCluster, ObservedPod, ObservedRollout
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.upgrade import UpgradeSpec
 from gitops_kd.spec.version import parse_app_version

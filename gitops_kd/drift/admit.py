@@ -29,7 +29,7 @@ from gitops_kd.kd import layout
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.kd.layout import SERVICE_KIND as SERVICE
 from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
-from gitops_kd.observe.model import ON_DELETE, ObservedState
+from gitops_kd.observed import ON_DELETE, ObservedState
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.state import DesiredState

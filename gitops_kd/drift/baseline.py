@@ -15,7 +15,7 @@ from typing import Any
 
 from gitops_kd import __version__
 from gitops_kd.diff.engine import app_for, manifests_digest
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.spec.model import compact_json
 from gitops_kd.spec.state import DesiredState, Key
 

@@ -23,7 +23,7 @@ from gitops_kd.drift.policy import REVERT, DriftPolicy, filter_plan
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.drift.tracker import DriftTracker, Occurrence, Transitions
 from gitops_kd.kd.layout import KDAPP_KIND
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.actions import ApplyApp, Plan, RecordInSync, waits_last
 from gitops_kd.spec.state import DesiredState, Key
 

@@ -26,7 +26,7 @@ from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.kd.layout import SERVICE_KIND as SERVICE
 from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
-from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedState
+from gitops_kd.observed import ON_DELETE, ObservedCluster, ObservedState
 from gitops_kd.plan.held import spec_changed
 from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.render.compare import owned_differences

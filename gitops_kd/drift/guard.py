@@ -18,7 +18,7 @@ from gitops_kd.drift.classify import Baselines, DriftReport, classify
 from gitops_kd.drift.model import Drift
 from gitops_kd.drift.policy import REVERT
 from gitops_kd.drift.rules import IgnoreRules
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.actions import Plan
 from gitops_kd.plan.planner import plan
 from gitops_kd.spec.state import DesiredState, Key

@@ -9,7 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-DOMAIN = "kubedirector.hpe.com"
+from gitops_kd.spec.kinds import API_GROUP as API_GROUP  # re-exported: the kinds are the spec's, read here too
+from gitops_kd.spec.kinds import API_VERSION as API_VERSION
+from gitops_kd.spec.kinds import KDAPP_KIND as KDAPP_KIND
+from gitops_kd.spec.kinds import KDCLUSTER_KIND as KDCLUSTER_KIND
+
+DOMAIN = API_GROUP
 CLUSTER_LABEL = f"{DOMAIN}/kdcluster"
 APP_LABEL = f"{DOMAIN}/kdapp"
 APP_CATALOG_LABEL = f"{DOMAIN}/appCatalog"
@@ -21,11 +26,7 @@ REVISION_LABEL = "controller-revision-hash"
 KD_LABELS = (CLUSTER_LABEL, ROLE_LABEL)
 """KubeDirector's labels naming a role object's KDCluster and role (on its StatefulSets, pods and Services)."""
 
-API_GROUP = DOMAIN
-API_VERSION = f"{DOMAIN}/v1beta1"
-KDCLUSTER_KIND = "KubeDirectorCluster"
 CONFIGURED = "configured"  # a KubeDirectorCluster's status.state once KubeDirector settled it
-KDAPP_KIND = "KubeDirectorApp"
 STATEFULSET_KIND = "StatefulSet"  # a role's StatefulSet
 SERVICE_KIND = "Service"  # a member's (or the cluster's headless) Service
 KDCLUSTER_PLURAL = "kubedirectorclusters"

@@ -1,6 +1,6 @@
 """Observe: what the controller sees in the cluster, as immutable value objects (model only here)."""
 
-from gitops_kd.observe.model import (
+from gitops_kd.observed import (
     ObservedApp,
     ObservedCluster,
     ObservedPod,

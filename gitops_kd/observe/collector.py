@@ -28,7 +28,7 @@ from gitops_kd.observe.compact import SharedValues, transform
 from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.index import ClusterIndex, owner_of
 from gitops_kd.observe.kdflavour import FlavourCache
-from gitops_kd.observe.model import (
+from gitops_kd.observed import (
     ROLLING_UPDATE,
     ObservedApp,
     ObservedCluster,

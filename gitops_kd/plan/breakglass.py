@@ -7,7 +7,7 @@ from typing import Any
 
 from gitops_kd.constants import BREAK_GLASS_ANNOTATION
 from gitops_kd.kd.layout import KDCLUSTER_KIND, SERVICE_KIND, STATEFULSET_KIND
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.actions import ClearBreakGlass
 from gitops_kd.spec.state import DesiredState
 

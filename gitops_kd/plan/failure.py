@@ -18,7 +18,7 @@ from typing import Any
 from gitops_kd.constants import Phase, StallReason
 from gitops_kd.diff.model import UPGRADE, Transition
 from gitops_kd.diff.rollback import rollback
-from gitops_kd.observe.model import ObservedCluster
+from gitops_kd.observed import ObservedCluster
 from gitops_kd.plan.actions import HandleFailure
 from gitops_kd.spec.upgrade import HALT, REVERT_COMMIT
 

@@ -16,7 +16,7 @@ from gitops_kd.constants import APPLIED_ANNOTATION
 from gitops_kd.diff.engine import annotation, desired_app_facts, frozen_app_manifest
 from gitops_kd.diff.fields import app_fact_changes, app_role_facts, contains
 from gitops_kd.diff.model import Refusal
-from gitops_kd.observe.model import ObservedApp, ObservedCluster
+from gitops_kd.observed import ObservedApp, ObservedCluster
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.state import Key
 

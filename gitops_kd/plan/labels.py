@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gitops_kd.kd.layout import CLUSTER_LABEL, ROLE_LABEL
-from gitops_kd.observe.model import ObservedCluster
+from gitops_kd.observed import ObservedCluster
 
 
 def labels_to_restore(live: ObservedCluster, role: str) -> tuple[tuple[str, str], ...]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from gitops_kd.diff.switch import Switch
 from gitops_kd.kd.app_switch import UPGRADABLE, busy
-from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedState
+from gitops_kd.observed import ON_DELETE, ObservedCluster, ObservedState
 from gitops_kd.plan.actions import Action, EnsureRollout, MarkUpgradable, SetOnDelete, SwitchApp, Wait
 from gitops_kd.plan.pods import POLL_SECONDS
 

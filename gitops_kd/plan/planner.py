@@ -35,7 +35,7 @@ from gitops_kd.diff.engine import (
 from gitops_kd.diff.model import AppDiff, ClusterDiff, DiffReport, Transition
 from gitops_kd.diff.switch import switch_of
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
-from gitops_kd.observe.model import ON_DELETE, ObservedCluster, ObservedRollout, ObservedState
+from gitops_kd.observed import ON_DELETE, ObservedCluster, ObservedRollout, ObservedState
 from gitops_kd.plan.actions import (
     ADOPT,
     REBUILD,

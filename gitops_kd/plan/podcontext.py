@@ -8,7 +8,7 @@ from datetime import datetime
 
 from gitops_kd.constants import StallReason
 from gitops_kd.diff.model import Transition
-from gitops_kd.observe.model import ObservedCluster, ObservedPod, ObservedRollout
+from gitops_kd.observed import ObservedCluster, ObservedPod, ObservedRollout
 from gitops_kd.plan.actions import Action, Stall, Wait
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.upgrade import DEFAULT_POD_READY_TIMEOUT

@@ -11,7 +11,7 @@ from __future__ import annotations
 from gitops_kd.diff.model import UPGRADE
 from gitops_kd.diff.transition import stale_image
 from gitops_kd.kd import layout
-from gitops_kd.observe.model import ObservedPod
+from gitops_kd.observed import ObservedPod
 from gitops_kd.plan.actions import ADOPT, REBUILD, Action, DeletePod, Wait
 from gitops_kd.plan.podcontext import POLL_SECONDS, PodContext, not_ready
 from gitops_kd.plan.steps import STEP_KINDS

@@ -19,7 +19,7 @@ from typing import Any
 from gitops_kd.constants import APPLIED_ANNOTATION, PRUNE_ANNOTATION
 from gitops_kd.diff.engine import annotation, users_of
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.actions import Prune, Refusal
 from gitops_kd.spec.state import DesiredState
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.actions import Action, ApplyApp, EnsureRollout, NoteStep, Wait
 
 SUSPENDED_STEP = "suspended by an operator: run `gitops-kd resume` to go on"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from gitops_kd.constants import Phase, StallReason
-from gitops_kd.observe.model import ObservedCluster, ObservedPod
+from gitops_kd.observed import ObservedCluster, ObservedPod
 from gitops_kd.plan.actions import Stall
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.state import DesiredState

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gitops_kd.constants import SOAK_ANNOTATION, Phase
-from gitops_kd.observe.model import ObservedCluster
+from gitops_kd.observed import ObservedCluster
 from gitops_kd.plan.pods import POLL_SECONDS
 from gitops_kd.spec.model import KDCluster
 

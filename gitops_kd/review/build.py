@@ -10,7 +10,7 @@ from typing import Any
 from gitops_kd.diff import ClusterDiff, DiffReport, diff
 from gitops_kd.diff.model import DOWNGRADE, UPGRADE, Transition
 from gitops_kd.diff.rollback import rollback
-from gitops_kd.observe.model import ObservedCluster, ObservedState
+from gitops_kd.observed import ObservedCluster, ObservedState
 from gitops_kd.plan.planner import plan, role_order
 from gitops_kd.plan.pods import PodContext, outdated
 from gitops_kd.render import dir_actions, has_storage

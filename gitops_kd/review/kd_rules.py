@@ -22,7 +22,7 @@ from gitops_kd.diff.switch import switch_of, switch_refusals
 from gitops_kd.kd.flavour import LIVE_UPGRADE, STOCK
 from gitops_kd.kd.layout import KDAPP_KIND
 from gitops_kd.kd.normalize import stored_spec
-from gitops_kd.observe.model import ObservedApp, ObservedCluster, ObservedState
+from gitops_kd.observed import ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.plan.held import held, held_refusals
 from gitops_kd.review.synthetic import as_live
 from gitops_kd.spec.errors import FieldError

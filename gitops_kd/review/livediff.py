@@ -9,7 +9,7 @@ from typing import Any
 
 from gitops_kd.constants import BREAK_GLASS_ANNOTATION
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
-from gitops_kd.observe.model import ON_DELETE, ObservedState
+from gitops_kd.observed import ON_DELETE, ObservedState
 from gitops_kd.plan.actions import (
     Action,
     ApplyApp,

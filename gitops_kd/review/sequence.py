@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gitops_kd.diff import diff
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.planner import role_order
 from gitops_kd.plan.pods import PodContext, whole_sequence
 from gitops_kd.spec.state import DesiredState

@@ -9,7 +9,7 @@ from typing import Any
 from gitops_kd.constants import Phase
 from gitops_kd.diff import app_for, app_manifest, cluster_manifest
 from gitops_kd.kd import layout
-from gitops_kd.observe.model import (
+from gitops_kd.observed import (
     ON_DELETE,
     ObservedApp,
     ObservedCluster,

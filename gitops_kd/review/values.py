@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.actions import Action, CheckGate, RunStep
 from gitops_kd.plan.result import Plan
 from gitops_kd.review.livediff import action_diff

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from gitops_kd.diff import compare_versions
 from gitops_kd.diff.model import CREATE, DOWNGRADE, UPGRADE
-from gitops_kd.observe.model import ObservedApp
+from gitops_kd.observed import ObservedApp
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.upgrade import PersistRules
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from gitops_kd.kd.layout import API_VERSION, KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.spec.app_builder import build_app
 from gitops_kd.spec.cluster_builder import build_cluster
 from gitops_kd.spec.documents import Document, split_documents
 from gitops_kd.spec.errors import FieldError, SpecError
+from gitops_kd.spec.kinds import API_VERSION, KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.spec.model import KDApp, KDCluster
 from gitops_kd.spec.positions import locate
 from gitops_kd.spec.reader import Reader, type_name

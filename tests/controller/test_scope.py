@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from gitops_kd.controller.scope import Scope, restrict, shard_lease_name
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.actions import ApplyApp, ApplyCluster
 from gitops_kd.plan.planner import plan
 from gitops_kd.spec import KDApp, KDCluster, load_manifests

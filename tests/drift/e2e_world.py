@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from gitops_kd.controller.drift_watcher import DriftWatcher
 from gitops_kd.drift import DriftGuard
-from gitops_kd.observe.drift_watcher import DriftWatcher
 from gitops_kd.server.metrics import ControllerMetrics
 from gitops_kd.server.notify import WebhookNotifier
 from tests.e2e.harness import E2E, NS, wait_for

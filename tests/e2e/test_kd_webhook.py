@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.planner import plan
 from gitops_kd.plan.result import Plan
 from gitops_kd.source import GitSource

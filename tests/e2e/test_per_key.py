@@ -10,7 +10,7 @@ from typing import Any
 
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.kd.layout import API_VERSION as KD_API
-from gitops_kd.observe.model import ObservedState
+from gitops_kd.observed import ObservedState
 from gitops_kd.plan.planner import plan
 from gitops_kd.plan.result import Plan
 from gitops_kd.spec.state import DesiredState

@@ -40,10 +40,11 @@ def holders(world: E2E) -> dict[int, str]:
             .split("_")[0] for i in items}
 
 
-def replica(world: E2E, tmp: Path, name: str, shards: int = SHARDS) -> RunProcess:
+def replica(world: E2E, tmp: Path, name: str, shards: int = SHARDS, extra: tuple[str, ...] = ()) -> RunProcess:
+    """`gitops-kd run --shards` as ``name`` (its own token), with ``extra`` arguments."""
     kubeconfig = token_kubeconfig(world.cluster, tmp / f"{name}.kubeconfig", token_of(name))
     return RunProcess(name, tmp, kubeconfig, str(world.repo), "--namespace", NS, "--shards", str(shards), *LEASE,
-                      env={"POD_NAMESPACE": SYSTEM_NS})
+                      *extra, env={"POD_NAMESPACE": SYSTEM_NS})
 
 
 def held_counts(world: E2E) -> dict[str, set[str]]:

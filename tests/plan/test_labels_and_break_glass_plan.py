@@ -8,7 +8,7 @@ from typing import Any
 
 from gitops_kd.constants import BREAK_GLASS_ANNOTATION
 from gitops_kd.kd.layout import CLUSTER_LABEL, KDCLUSTER_KIND, ROLE_LABEL, SERVICE_KIND, STATEFULSET_KIND
-from gitops_kd.observe.model import ObservedCluster
+from gitops_kd.observed import ObservedCluster
 from gitops_kd.plan import actions as A
 from gitops_kd.plan import plan
 from gitops_kd.review.livediff import live_diff

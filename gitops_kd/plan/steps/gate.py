@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.constants import StallReason
-from gitops_kd.observe.model import ObservedPod
+from gitops_kd.observed import ObservedPod
 from gitops_kd.plan.actions import Action, CheckGate, Stall, StartGate, Wait
 from gitops_kd.plan.podcontext import PodContext
 from gitops_kd.rollout.model import PodProgress, Stage

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.kd import layout
-from gitops_kd.observe.model import ObservedPod
+from gitops_kd.observed import ObservedPod
 from gitops_kd.plan.actions import HOOK_STEP, Action, RunStep
 from gitops_kd.plan.podcontext import PodContext
 from gitops_kd.rollout.model import PodProgress, Stage

@@ -12,7 +12,7 @@ T = TypeVar("T")
 def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, interval: float = 0.05) -> T:
     """Poll `probe` until it returns something truthy and return that; fail naming `what` after `timeout` s."""
     deadline = time.monotonic() + timeout
-    last: Any = None
+    last: T | None = None
     while time.monotonic() < deadline:
         last = probe()
         if last:

@@ -7,7 +7,7 @@ import logging
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import kubernetes.config
 from kubernetes.client import ApiClient
@@ -30,7 +30,7 @@ CRD_ESTABLISHED_TIMEOUT = 60.0
 def api_client_from(kubeconfig: Path) -> ApiClient:
     """An ApiClient for the kubeconfig's current context; ValueError naming the file if it is unusable."""
     try:
-        return kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+        return cast(ApiClient, kubernetes.config.new_client_from_config(config_file=str(kubeconfig)))
     except (OSError, kubernetes.config.ConfigException, ValueError, TypeError, KeyError) as exc:
         raise ValueError(f"{kubeconfig}: not a usable kubeconfig: {exc}") from exc
 

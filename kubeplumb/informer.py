@@ -176,7 +176,7 @@ class Informer:
             obj = self._cache.get((namespace or "", name))
         return _plain(obj) if obj is not None else None
 
-    def list(self, namespace: str | None = None, label_selector: Mapping[str, str] | None = None) -> list[dict]:
+    def list(self, namespace: str | None = None, label_selector: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         """Deep (plain, mutable) copies of the cached objects in `namespace` (all if None) matching the labels,
         sorted by key."""
         with self._lock:

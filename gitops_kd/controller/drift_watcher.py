@@ -16,8 +16,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from gitops_kd.drift.model import SERVICE, STATEFULSET
 from gitops_kd.kd.layout import KD_LABELS, KDAPP_KIND, KDCLUSTER_KIND
+from gitops_kd.kd.layout import SERVICE_KIND as SERVICE
+from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
 from gitops_kd.observe.index import owner_of
 from kubeplumb.informer import MODIFIED, Informer
 
@@ -67,12 +68,12 @@ class DriftWatcher:
         self.triggered = 0
         self.last_trigger: tuple[str, str, str, float] | None = None  # (kind, namespace, name, monotonic)
 
-    def handler(self, kind: str) -> Callable[[str, dict, dict | None], None]:
+    def handler(self, kind: str) -> Callable[[str, dict[str, Any], dict[str, Any] | None], None]:
         """An Informer handler for objects of ``kind`` (StatefulSet, Service, KubeDirectorApp/Cluster)."""
         if kind not in COLLECTOR_KINDS.values():
             raise ValueError(f"DriftWatcher: cannot watch {kind!r} (one of {', '.join(COLLECTOR_KINDS.values())})")
 
-        def on_event(event: str, obj: dict, old: dict | None) -> None:
+        def on_event(event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
             if event != MODIFIED or old is None or old is obj:
                 return
             if owned_part(kind, old) == owned_part(kind, obj):

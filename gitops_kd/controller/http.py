@@ -13,6 +13,7 @@ import threading
 from typing import Any, Protocol
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ async def readyz(request: web.Request) -> web.Response:
     return web.Response(text="ok\n" if ok else "not ready\n", status=200 if ok else 503)
 
 
-def make_app(target: Triggerable, *, middlewares: tuple = (), webhook_secret: bytes | None = None,
+def make_app(target: Triggerable, *, middlewares: tuple[Middleware, ...] = (), webhook_secret: bytes | None = None,
              branch: str | None = None, metrics: Any = None, ui: Any = None) -> web.Application:
     """The Application with /webhook, /healthz, /readyz (and /metrics with `metrics`); add routes before serving.
 

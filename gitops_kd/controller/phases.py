@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitops_kd.drift.model import SERVICE, STATEFULSET
+from gitops_kd.constants import ROLLOUT_PHASES
 from gitops_kd.kd.layout import KDCLUSTER_KIND
-from gitops_kd.server.metrics import ROLLOUT_PHASES
+from gitops_kd.kd.layout import SERVICE_KIND as SERVICE
+from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
 
 
 class PhaseReport:

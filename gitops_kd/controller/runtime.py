@@ -6,7 +6,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from kubernetes.client import ApiClient
 
@@ -127,7 +127,7 @@ class Manager:
             self.requests.start()
         if self.replica is not None:
             self.replica.start()
-            return self.replica.http
+            return cast("HttpServer | None", self.replica.http)
         if self.shards is not None:
             self.shards.start()
         self.start()

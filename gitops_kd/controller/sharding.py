@@ -30,7 +30,7 @@ def shard_leases(m: Manager, api_client: ApiClient, options: Options) -> Owns:
     m.shards = ShardLeases(api_client, namespace=options.own_namespace, name=lease.name, shards=count,
                            identity=default_identity(), lease_duration=lease.duration,
                            renew_deadline=lease.renew_deadline, retry_period=lease.retry_period, on_change=changed)
-    shards = m.shards
+    shards: ShardLeases = m.shards
 
     def owns(work: Any) -> bool:
         return shards.holds(shard_of(work, count))

@@ -22,7 +22,6 @@ from gitops_kd.diff.model import (
     AppDiff,
     ClusterDiff,
     DiffReport,
-    Key,
     PortsDiff,
     Refusal,
     RoleDiff,
@@ -36,7 +35,7 @@ from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
 from gitops_kd.spec.model import KDApp, KDCluster, compact_json
-from gitops_kd.spec.state import DesiredState
+from gitops_kd.spec.state import DesiredState, Key
 
 
 def spec_digest(spec: Any) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitops_kd.diff.fields import contains
-from gitops_kd.diff.model import Key, Refusal
+from gitops_kd.diff.model import Refusal
 from gitops_kd.diff.refusals import version_refusals
 from gitops_kd.diff.transition import running_version
 from gitops_kd.kd import app_switch
@@ -24,7 +24,7 @@ from gitops_kd.kd.normalize import stored_spec
 from gitops_kd.observed import ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.spec.freeze import thaw
 from gitops_kd.spec.model import KDApp, KDCluster
-from gitops_kd.spec.state import DesiredState
+from gitops_kd.spec.state import DesiredState, Key
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,11 @@ from gitops_kd.diff.transition import transition
 from gitops_kd.drift import paths
 from gitops_kd.drift.compare import missing_or_changed_stored
 from gitops_kd.drift.detect import UPDATE_STRATEGY
-from gitops_kd.drift.model import SERVICE, STATEFULSET
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.kd import layout
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
+from gitops_kd.kd.layout import SERVICE_KIND as SERVICE
+from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
 from gitops_kd.observed import ON_DELETE, ObservedState
 from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports

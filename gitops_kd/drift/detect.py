@@ -21,9 +21,11 @@ from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest, kept_
 from gitops_kd.diff.transition import transition
 from gitops_kd.drift import paths
 from gitops_kd.drift.compare import missing_or_changed, missing_or_changed_stored
-from gitops_kd.drift.model import SERVICE, STATEFULSET, Drift, FieldChange
+from gitops_kd.drift.model import Drift, FieldChange
 from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
+from gitops_kd.kd.layout import SERVICE_KIND as SERVICE
+from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
 from gitops_kd.observed import ON_DELETE, ObservedCluster, ObservedState
 from gitops_kd.plan.held import spec_changed
 from gitops_kd.plan.labels import labels_to_restore

@@ -27,8 +27,10 @@ from typing import Any
 import yaml
 
 from gitops_kd.drift import paths
-from gitops_kd.drift.model import KINDS, SERVICE, STATEFULSET
+from gitops_kd.drift.model import KINDS
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
+from gitops_kd.kd.layout import SERVICE_KIND as SERVICE
+from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
 
 ANY_KIND = "*"
 REGEX_PREFIX = "regex:"

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 
 from gitops_kd.constants import BREAK_GLASS_ANNOTATION
-from gitops_kd.drift.model import API_VERSIONS, SERVICE, STATEFULSET
+from gitops_kd.drift.model import API_VERSIONS
 from gitops_kd.execute.context import ExecContext, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.kd.layout import KDCLUSTER_KIND, KDCLUSTER_PLURAL
+from gitops_kd.kd.layout import SERVICE_KIND as SERVICE
+from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import ClearBreakGlass
 from gitops_kd.status import events as ev

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from gitops_kd.constants import ACTIVE_PHASES, Phase
 from gitops_kd.diff.model import DOWNGRADE, REBUILD, UPGRADE
@@ -49,7 +49,7 @@ class HistoryEntry:
 def _stalled_at(status: Mapping[str, Any]) -> str | None:
     for cond in status.get("conditions") or ():
         if cond.get("type") == "Stalled" and cond.get("status") == "True":
-            return cond.get("lastTransitionTime")
+            return cast(str | None, cond.get("lastTransitionTime"))
     return None
 
 

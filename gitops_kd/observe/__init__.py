@@ -1,7 +1,6 @@
 """Observe: what the controller sees in the cluster, as immutable value objects (model only here)."""
 
 from gitops_kd.observed import (
-    Key,
     ObservedApp,
     ObservedCluster,
     ObservedPod,
@@ -9,8 +8,9 @@ from gitops_kd.observed import (
     ObservedService,
     ObservedState,
     ObservedStatefulSet,
-    PodProgress,
 )
+from gitops_kd.rollout.model import PodProgress
+from gitops_kd.spec.state import Key
 
 __all__ = [
     "Key",

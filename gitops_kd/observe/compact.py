@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from gitops_kd.kd.layout import APP_CONTAINER
 from gitops_kd.spec.freeze import FrozenMap, freeze
@@ -80,7 +80,7 @@ def compact(obj: Mapping[str, Any], shared: SharedValues, *, pod: bool = False) 
     meta = obj.get("metadata") or {}
     if "managedFields" in meta:
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
-    return freeze(pod_fields(obj) if pod else obj, shared.share)
+    return cast(Mapping[str, Any], freeze(pod_fields(obj) if pod else obj, shared.share))
 
 
 def pod_fields(pod: Mapping[str, Any]) -> dict[str, Any]:

@@ -68,7 +68,7 @@ class NamespacedInformers:
             return informer.shared(namespace) if informer is not None else []
         return [obj for ns in self.namespaces for obj in self._by_ns[ns].shared(ns)]
 
-    def list(self, namespace: str | None = None, label_selector: Mapping[str, str] | None = None) -> list[dict]:
+    def list(self, namespace: str | None = None, label_selector: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
         """Objects of `namespace` (every namespace of the set if None), sorted by (namespace, name)."""
         if namespace is not None:
             informer = self._by_ns.get(namespace)

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gitops_kd.constants import PRUNE_ANNOTATION
-from gitops_kd.diff.engine import APPLIED_ANNOTATION, annotation, users_of
+from gitops_kd.constants import APPLIED_ANNOTATION, PRUNE_ANNOTATION
+from gitops_kd.diff.engine import annotation, users_of
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.observed import ObservedState
 from gitops_kd.plan.actions import Prune, Refusal

@@ -19,7 +19,6 @@ from gitops_kd.review.model import (
     AppReview,
     ClusterReview,
     DirRule,
-    Key,
     PortChange,
     Refused,
     Review,
@@ -28,7 +27,7 @@ from gitops_kd.review.model import (
 from gitops_kd.review.steps import gate_step, hook_step
 from gitops_kd.review.verdict import app_verdict
 from gitops_kd.spec.model import KDApp, KDCluster
-from gitops_kd.spec.state import DesiredState
+from gitops_kd.spec.state import DesiredState, Key
 from gitops_kd.spec.upgrade import HALT, KEEP
 
 

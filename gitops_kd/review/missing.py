@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gitops_kd.diff.engine import app_for
-from gitops_kd.drift.model import STATEFULSET
+from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
 from gitops_kd.observed import ObservedState
 from gitops_kd.review.livediff import ObjectDiff
 from gitops_kd.spec.state import DesiredState

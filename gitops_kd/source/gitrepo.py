@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import git
 
@@ -154,7 +155,7 @@ class GitCache:
 
     def read_blob(self, sha: str) -> bytes:
         """The content of a blob, read from the object database."""
-        return self.repo.odb.stream(bytes.fromhex(sha)).read()
+        return cast(bytes, self.repo.odb.stream(bytes.fromhex(sha)).read())
 
     def blob_size(self, sha: str) -> int:
         """The size of a blob in bytes, from its object header (the content is not read)."""

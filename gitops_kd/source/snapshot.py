@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from gitops_kd.source.errors import SourceError
 from gitops_kd.source.gitrepo import RawChange
@@ -211,7 +212,7 @@ def keyed(snapshot: Snapshot, default_namespace: str) -> tuple[dict[Key, KDApp],
     apps: dict[Key, KDApp] = {}
     clusters: dict[Key, KDCluster] = {}
     for _path, obj in snapshot.objects():
-        target: dict = apps if isinstance(obj, KDApp) else clusters
+        target: dict[Key, Any] = apps if isinstance(obj, KDApp) else clusters
         target.setdefault(key_of(obj, default_namespace), obj)
     return dict(sorted(apps.items())), dict(sorted(clusters.items()))
 

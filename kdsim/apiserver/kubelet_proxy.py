@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlencode
 
 import aiohttp
@@ -36,7 +36,7 @@ def resolve_container(pod: Mapping[str, Any], name: str, container: str) -> str:
         if len(containers) != 1:
             raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
                                      f"[{' '.join(containers)}]")
-        return containers[0]
+        return cast(str, containers[0])
     every = containers + [c["name"] for c in spec.get("initContainers") or []]
     every += [c["name"] for c in spec.get("ephemeralContainers") or []]
     if container not in every:

@@ -8,7 +8,7 @@ import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 
@@ -24,6 +24,7 @@ from kdsim.apiserver.stats import RequestStats
 from kdsim.apiserver.storage import HISTORY_LIMIT, Store
 from kdsim.apiserver.watch import WatchHub
 from kdsim.httplimits import request_limits
+from kdsim.kubedirector.live_upgrade import MODE as LIVE_UPGRADE
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class ApiServer:
         self.kd_webhook = kd_webhook.KdAppWebhook(self.store, kd_app_edits)
         self.kd_app_edits = kd_app_edits
         self.objects.mutate = kd_webhook.KdMutations(self.store, cluster_rules=kd_app_edits != kd_webhook.UPGRADE,
-                                                     live_upgrade_rules=kd_app_edits == kd_webhook.LIVE_UPGRADE)
+                                                     live_upgrade_rules=kd_app_edits == LIVE_UPGRADE)
         builtin = self.kd_webhook.builtin()
         self.webhooks = webhooks.Dispatcher(self.store, self.registry, [builtin] if builtin is not None else [])
         self.hub = WatchHub()
@@ -72,7 +73,7 @@ class ApiServer:
         if self.state_dir is not None:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             persistence.load(self.store, self.state_dir)
-        bootstrap.seed(self.objects, self.crds, live_upgrade=self.kd_app_edits == kd_webhook.LIVE_UPGRADE)
+        bootstrap.seed(self.objects, self.crds, live_upgrade=self.kd_app_edits == LIVE_UPGRADE)
         if self.use_tls:
             self.tls = tls.load_or_generate(self.state_dir)
         self._thread = threading.Thread(target=self._run, name="apiserver", daemon=True)
@@ -243,7 +244,7 @@ class ApiServer:
 @web.middleware
 async def _errors_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
     try:
-        return await handler(request)
+        return cast(web.StreamResponse, await handler(request))
     except errors.ApiError as exc:
         return warned(error_response(exc), exc.warnings)
     except web.HTTPException:

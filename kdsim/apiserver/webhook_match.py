@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kdsim import selectors
 
@@ -63,7 +63,7 @@ def rule_matches(rule: dict[str, Any], req: Request, version: str | None = None)
     if not _resource_matches(list(rule.get("resources") or []), req.resource, req.subresource):
         return False
     scope = rule.get("scope", "*")
-    return scope == "*" or (scope == "Namespaced") == req.namespaced
+    return cast(bool, scope == "*" or (scope == "Namespaced") == req.namespaced)
 
 
 def rules_match(webhook: dict[str, Any], req: Request, other_versions: list[str]) -> str | None:

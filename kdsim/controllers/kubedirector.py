@@ -101,12 +101,12 @@ class KubeDirectorController:
         for inf in self._informers():
             inf.stop()
 
-    def _on_member_object(self, _event: str, obj: dict, _old: dict | None) -> None:
+    def _on_member_object(self, _event: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
         cluster = (_meta(obj).get("labels") or {}).get(names.CLUSTER_LABEL)
         if cluster:
             self.queue.add(f"{_meta(obj).get('namespace')}/{cluster}")
 
-    def _on_app(self, _event: str, app: dict, _old: dict | None) -> None:
+    def _on_app(self, _event: str, app: dict[str, Any], _old: dict[str, Any] | None) -> None:
         for obj in self.clusters.by_index(APP_INDEX, str(_meta(app).get("name"))):
             self.queue.add(object_key(obj))
 
@@ -199,7 +199,7 @@ class KubeDirectorController:
         return str(_meta(secret).get("resourceVersion", "")) if secret else ""
 
     # -- owned objects -----------------------------------------------------------------------------
-    def _fresh(self, informer: Informer, api_version: str, plural: str, ns: str, name: str) -> dict | None:
+    def _fresh(self, informer: Informer, api_version: str, plural: str, ns: str, name: str) -> dict[str, Any] | None:
         """Cached object, confirmed with a GET on a cache miss (a just-created object may not be cached yet)."""
         if not name or name == st.NO_PORTS_SERVICE:
             return None

@@ -75,7 +75,7 @@ class Kubelet:
         self._ips = itertools.count(1)
         self._binding_unsupported = False
 
-    def _on_claim(self, _event: str, claim: dict, _old: dict | None) -> None:
+    def _on_claim(self, _event: str, claim: dict[str, Any], _old: dict[str, Any] | None) -> None:
         for pod in self.pods.by_index(CLAIM_INDEX, f"{claim['metadata'].get('namespace') or ''}/"
                                                    f"{claim['metadata']['name']}"):
             self.queue.add(object_key(pod))

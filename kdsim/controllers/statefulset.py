@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kubernetes.client.exceptions import ApiException
 
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 def _controller_ref(obj: Mapping[str, Any]) -> dict[str, Any] | None:
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
         if ref.get("controller") and ref.get("kind") == "StatefulSet":
-            return ref
+            return cast(dict[str, Any], ref)
     return None
 
 
@@ -82,7 +82,7 @@ class StatefulSetController:
         self.pods.add_handler(self._on_owned)
         self.revisions.add_handler(self._on_owned)
 
-    def _on_owned(self, _event: str, obj: dict, _old: dict | None) -> None:
+    def _on_owned(self, _event: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
         ref = _controller_ref(obj)
         if ref is not None:
             self.queue.add(f"{obj['metadata'].get('namespace')}/{ref.get('name')}")
@@ -132,7 +132,7 @@ class StatefulSetController:
                                           update["metadata"]["name"], limit):
             self._ignore_missing(lambda n=old: self.rest.delete("apps/v1", "controllerrevisions", namespace, n))
 
-    def _revisions(self, sts: dict[str, Any], history: list[dict[str, Any]]) -> tuple[dict, dict, int]:
+    def _revisions(self, sts: dict[str, Any], history: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any], int]:
         """getStatefulSetRevisions: find or create the update revision; the current one from status."""
         namespace = sts["metadata"].get("namespace")
         collisions = int((sts.get("status") or {}).get("collisionCount") or 0)

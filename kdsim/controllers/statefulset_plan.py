@@ -11,7 +11,7 @@ import copy
 import re
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kdsim.controllers.revisions import POD_REVISION_LABEL, owner_reference, template_of
 from kubeplumb.names import POD_NAME_LABEL
@@ -97,7 +97,7 @@ def new_claims(sts: Mapping[str, Any], ordinal: int) -> list[dict[str, Any]]:
 
 
 def pod_revision(pod: Mapping[str, Any]) -> str:
-    return (_meta(pod).get("labels") or {}).get(POD_REVISION_LABEL, "")
+    return cast(str, (_meta(pod).get("labels") or {}).get(POD_REVISION_LABEL, ""))
 
 
 def is_terminating(pod: Mapping[str, Any]) -> bool:

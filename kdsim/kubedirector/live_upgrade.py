@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 NOT_ONLY_APP = ("Change to spec not allowed because not only spec.app field was changed. Do not change spec.app "
                 "with other spec fields in the same time.")
@@ -102,7 +102,7 @@ def app_spec_error(cluster: Mapping[str, Any], prev_app: Mapping[str, Any], targ
                 prev_role["imageRepoTag"] = role.get("imageRepoTag")
             if _package_url(prev_role) != _package_url(role):
                 if not image_changed:
-                    return IMAGE_NOT_CHANGED % prev_role.get("id")
+                    return cast(str, IMAGE_NOT_CHANGED % prev_role.get("id"))
                 if isinstance(prev_role.get("configPackage"), dict):
                     prev_role["configPackage"]["packageURL"] = _package_url(role)
             break

@@ -64,7 +64,8 @@ def _env(role: ClusterRole, app_role: AppRole) -> list[dict[str, Any]]:
     return env
 
 
-def _volumes(cluster: Cluster, app: App, role: ClusterRole, dirs: tuple[str, ...]) -> tuple[list, list]:
+def _volumes(cluster: Cluster, app: App, role: ClusterRole,
+             dirs: tuple[str, ...]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     mounts: list[dict[str, Any]] = []
     volumes: list[dict[str, Any]] = []
     if role.storage is not None:

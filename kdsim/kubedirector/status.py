@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from kdsim.kubedirector import names
 
@@ -52,7 +52,7 @@ def new_member(statefulset: str, index: int, node_id: int, has_storage: bool) ->
 def app_container_status(pod: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     for cs in ((pod or {}).get("status") or {}).get("containerStatuses") or []:
         if cs.get("name") == names.APP_CONTAINER:
-            return cs
+            return cast(Mapping[str, Any], cs)
     return None
 
 
@@ -70,7 +70,7 @@ def container_id(pod: Mapping[str, Any] | None) -> str:
 def pod_ready(pod: Mapping[str, Any] | None) -> bool:
     for cond in ((pod or {}).get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
-            return cond.get("status") == "True"
+            return cast(bool, cond.get("status") == "True")
     return False
 
 

@@ -22,7 +22,7 @@ def _fail(message: str, code: int = 125) -> None:
     os._exit(code)
 
 
-def _mount(libc, src, dst, fstype, flags) -> int:
+def _mount(libc: ctypes.CDLL, src: str | None, dst: str, fstype: str | None, flags: int) -> int:
     rc = libc.mount(src and src.encode(), dst.encode(), fstype and fstype.encode(), flags, None)
     return 0 if rc == 0 else ctypes.get_errno()
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kdsim.images import ImageStore, image_id
 from kdsim.kubelet import runner, sandbox
@@ -43,7 +43,7 @@ def go_duration(seconds: float) -> str:
 
 
 def backoff(restarts: int) -> float:
-    return min(BACKOFF_MAX, BACKOFF_BASE * (2 ** max(0, restarts - 1)))
+    return cast(float, min(BACKOFF_MAX, BACKOFF_BASE * (2 ** max(0, restarts - 1))))
 
 
 @dataclass

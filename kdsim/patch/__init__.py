@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -60,11 +60,11 @@ def apply_patch(original: dict[str, Any], body: bytes, content_type: str, *, kin
             raise bad_request("Invalid JSON Patch") from None
         raise bad_request(f"error decoding patch: {err}") from None
     if media == JSON_PATCH:
-        return json_patch(doc, patch)
+        return cast(dict[str, Any], json_patch(doc, patch))
     if media == MERGE_PATCH:
         if not isinstance(patch, dict):
             raise bad_request("Invalid JSON Patch")
-        return merge_patch(doc, patch)
+        return cast(dict[str, Any], merge_patch(doc, patch))
     if not isinstance(patch, dict):
         raise bad_request(f"json: cannot unmarshal {go_kind(patch)} into Go value of type map[string]interface {{}}")
     return strategic_merge(doc, patch, schema_for(kind))
@@ -83,7 +83,7 @@ def _apply_config(live: dict[str, Any], body: bytes, kind: str, builtin: bool) -
         raise bad_request("error decoding YAML: the body is not an object")
     if builtin:
         return strategic_merge(live, config, schema_for(kind))
-    return merge_patch(live, config)
+    return cast(dict[str, Any], merge_patch(live, config))
 
 
 __all__ = ["APPLY_PATCH", "JSON_PATCH", "MERGE_PATCH", "STRATEGIC_PATCH", "apply_patch", "is_builtin", "json_patch",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from kdsim.errors import ApiError, bad_request
 from kdsim.patch.schemas import Schema
@@ -35,7 +35,7 @@ def strategic_merge(original: dict[str, Any], patch: dict[str, Any], schema: Sch
     if DIRECTIVE in patch:
         directive = patch[DIRECTIVE]
         if directive == "replace":
-            return _strip({k: v for k, v in patch.items() if k != DIRECTIVE})
+            return cast(dict[str, Any], _strip({k: v for k, v in patch.items() if k != DIRECTIVE}))
         if directive == "delete":
             return {}
         if directive != "merge":

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.constants import StallReason
-from gitops_kd.observed import ObservedPod, PodProgress
+from gitops_kd.observed import ObservedPod
 from gitops_kd.plan.actions import Action, CheckGate, Stall, StartGate, Wait
 from gitops_kd.plan.podcontext import PodContext
-from gitops_kd.rollout.model import Stage
+from gitops_kd.rollout.model import PodProgress, Stage
 from gitops_kd.steps import gate
 
 STAGE = Stage.WAITING_GATE  # status.pods[pod].stage while this kind has work left for the pod

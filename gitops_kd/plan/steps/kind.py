@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from gitops_kd.observed import ObservedPod, PodProgress
+from gitops_kd.observed import ObservedPod
 from gitops_kd.plan.actions import Action
 from gitops_kd.plan.podcontext import PodContext
-from gitops_kd.rollout.model import Stage
+from gitops_kd.rollout.model import PodProgress, Stage
 
 
 class StepKind(Protocol):

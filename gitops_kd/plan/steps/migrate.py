@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.kd import layout
-from gitops_kd.observed import ObservedPod, PodProgress
+from gitops_kd.observed import ObservedPod
 from gitops_kd.plan.actions import MIGRATE_STEP, Action, RunStep
 from gitops_kd.plan.podcontext import PodContext
 from gitops_kd.render.template import dir_actions
-from gitops_kd.rollout.model import Stage
+from gitops_kd.rollout.model import PodProgress, Stage
 from gitops_kd.spec.upgrade import MIGRATE
 from gitops_kd.steps import migrate
 

@@ -54,21 +54,30 @@ def main() -> None:
         try:
             controller = world.start_controller(record=True)
             world.wait_ready_at("1.0.0", timeout=120)
-            world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                         "metadata": {"name": SYSTEM_NS}})
+            world.rest.create(
+                "v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}}
+            )
 
             def leader_state(sha: str) -> DesiredState | None:
-                return controller.desired if controller.desired is not None and controller.desired.commit == sha \
-                    else None
-            revision = AppliedRevision(world.cluster.api_client(), controller.source, namespace=world.ns,
-                                       name="gitops-kd", local=leader_state)
-            server = AdmissionServer(world.cluster.api_client(), AdmissionSettings("127.0.0.1", 0, SYSTEM_NS),
-                                     revision=revision, observed=controller.collector.snapshot,
-                                     who=Identities(controller=frozenset({"someone-else"}))).start()
+                return controller.desired if controller.desired is not None and controller.desired.commit == sha else None
+
+            revision = AppliedRevision(
+                world.cluster.api_client(), controller.source, namespace=world.ns, name="gitops-kd", local=leader_state
+            )
+            server = AdmissionServer(
+                world.cluster.api_client(),
+                AdmissionSettings("127.0.0.1", 0, SYSTEM_NS),
+                revision=revision,
+                observed=controller.collector.snapshot,
+                who=Identities(controller=frozenset({"someone-else"})),
+            ).start()
             wait_for("the leader judging", lambda: revision.current().desired is not None, 30)
             assert server.http is not None
-            sts = next(s["metadata"]["name"] for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
-                       if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker")
+            sts = next(
+                s["metadata"]["name"]
+                for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
+                if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"
+            )
 
             def label_writes() -> list[float]:
                 out = []
@@ -77,37 +86,64 @@ def main() -> None:
                     world.rest.patch("apps/v1", "statefulsets", NS, sts, {"metadata": {"labels": {"bench": str(i)}}})
                     out.append(time.perf_counter() - start)
                 return out
+
             without = label_writes()
-            rendered = subprocess.run(["kubectl", "kustomize", str(ROOT / "deploy/optional/admission")],
-                                      capture_output=True, text=True, check=False)
+            rendered = subprocess.run(
+                ["kubectl", "kustomize", str(ROOT / "deploy/optional/admission")], capture_output=True, text=True, check=False
+            )
             docs = [d for d in yaml.safe_load_all(rendered.stdout) if d] if rendered.returncode == 0 else []
             if not docs:  # a Component does not render alone: read its files
-                docs = [yaml.safe_load((ROOT / "deploy/optional/admission" / f).read_text())
-                        for f in ("service.yaml", "validatingwebhookconfiguration.yaml")]
+                docs = [
+                    yaml.safe_load((ROOT / "deploy/optional/admission" / f).read_text())
+                    for f in ("service.yaml", "validatingwebhookconfiguration.yaml")
+                ]
             for doc in docs:
                 world.rest.create(doc["apiVersion"], doc["kind"].lower() + "s", doc["metadata"].get("namespace"), doc)
-            world.rest.create("v1", "endpoints", SYSTEM_NS, {
-                "apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "gitops-kd-admission"},
-                "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
-                             "ports": [{"name": "admission", "port": server.http.port}]}]})
+            world.rest.create(
+                "v1",
+                "endpoints",
+                SYSTEM_NS,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Endpoints",
+                    "metadata": {"name": "gitops-kd-admission"},
+                    "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "admission", "port": server.http.port}]}],
+                },
+            )
             server.refresh()  # the caBundle now
-            wait_for("the caBundle", lambda: all(w["clientConfig"].get("caBundle") for w in world.rest.get(
-                "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", None, "gitops-kd")["webhooks"]),
-                     10)
+            wait_for(
+                "the caBundle",
+                lambda: all(
+                    w["clientConfig"].get("caBundle")
+                    for w in world.rest.get(
+                        "admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", None, "gitops-kd"
+                    )["webhooks"]
+                ),
+                10,
+            )
             with_hook = label_writes()
             denied = []
             for i in range(args.writes):
                 start = time.perf_counter()
                 try:
-                    world.rest.patch("apps/v1", "statefulsets", NS, sts, {"spec": {"template": {"spec": {
-                        "containers": [{"name": "app", "image": f"evil:{i}"}]}}}}, patch_type="strategic")
+                    world.rest.patch(
+                        "apps/v1",
+                        "statefulsets",
+                        NS,
+                        sts,
+                        {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"evil:{i}"}]}}}},
+                        patch_type="strategic",
+                    )
                     raise SystemExit("an owned-field edit was not denied")
                 except ApiException as exc:
                     assert exc.status == 403, exc.body
                 denied.append(time.perf_counter() - start)
-            standby = AppliedRevision(world.cluster.api_client(), GitSource(
-                controller.source.url, "main", Path(tmp) / "standby-cache", default_namespace=world.ns),
-                namespace=world.ns, name="gitops-kd").start()
+            standby = AppliedRevision(
+                world.cluster.api_client(),
+                GitSource(controller.source.url, "main", Path(tmp) / "standby-cache", default_namespace=world.ns),
+                namespace=world.ns,
+                name="gitops-kd",
+            ).start()
             windows = [_standby_window(world, standby, i) for i in range(args.commits)]
         finally:
             if standby is not None:
@@ -118,11 +154,15 @@ def main() -> None:
             world.close()
     print(f"{args.writes} writes each; medians:")
     print(f"  allowed label patch, no webhook configuration: {_median_ms(without):7.1f} ms")
-    print(f"  allowed label patch, webhook installed:        {_median_ms(with_hook):7.1f} ms "
-          f"(x{_median_ms(with_hook) / _median_ms(without):.2f})")
+    print(
+        f"  allowed label patch, webhook installed:        {_median_ms(with_hook):7.1f} ms "
+        f"(x{_median_ms(with_hook) / _median_ms(without):.2f})"
+    )
     print(f"  denied image patch, webhook installed:         {_median_ms(denied):7.1f} ms")
-    print(f"{args.commits} commits; a standby judging from the newly recorded revision after "
-          f"{_median_ms(windows):.1f} ms (median; max {max(windows) * 1000:.1f} ms)")
+    print(
+        f"{args.commits} commits; a standby judging from the newly recorded revision after "
+        f"{_median_ms(windows):.1f} ms (median; max {max(windows) * 1000:.1f} ms)"
+    )
 
 
 def _standby_window(world: E2E, standby: AppliedRevision, i: int) -> float:
@@ -130,12 +170,24 @@ def _standby_window(world: E2E, standby: AppliedRevision, i: int) -> float:
     cluster = yaml.safe_load((world.repo / "clusters/hello-dev.yaml").read_text())
     cluster["metadata"].setdefault("labels", {})["bench"] = str(i)
     sha = world.commit({"clusters/hello-dev.yaml": yaml.safe_dump(cluster, sort_keys=False)}, f"bench {i}")
-    recorded = wait_for("the commit recorded", lambda: (world.rest.get(
-        "gitops-kd.io/v1alpha1", "gitopskdsources", world.ns, "gitops-kd").get("status") or {}).get(
-        "lastAppliedRevision") == sha and time.perf_counter(), 60, interval=0.005)
-    judged = wait_for("the standby judging from it", lambda: (
-        standby.current().desired is not None and standby.current().revision == sha) and time.perf_counter(), 60,
-        interval=0.005)
+    recorded = wait_for(
+        "the commit recorded",
+        lambda: (
+            (world.rest.get("gitops-kd.io/v1alpha1", "gitopskdsources", world.ns, "gitops-kd").get("status") or {}).get(
+                "lastAppliedRevision"
+            )
+            == sha
+            and time.perf_counter()
+        ),
+        60,
+        interval=0.005,
+    )
+    judged = wait_for(
+        "the standby judging from it",
+        lambda: (standby.current().desired is not None and standby.current().revision == sha) and time.perf_counter(),
+        60,
+        interval=0.005,
+    )
     return max(0.0, judged - recorded)
 
 

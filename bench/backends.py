@@ -83,8 +83,11 @@ def running(world: E2E, app_file: str, timeout: float) -> None:
         if not cond.is_true(status.get("conditions"), cond.READY) or status.get("appVersion") != version:
             return False
         pods = world.pods()
-        return len(pods) == members and all(pod_ready(p) and any(
-            c["name"] == APP_CONTAINER and c["image"] == image for c in p["spec"]["containers"]) for p in pods)
+        return len(pods) == members and all(
+            pod_ready(p) and any(c["name"] == APP_CONTAINER and c["image"] == image for c in p["spec"]["containers"])
+            for p in pods
+        )
+
     wait_for(f"hello-dev Ready at {version}, {members} pods Ready on {image}", probe, timeout)
 
 
@@ -115,8 +118,7 @@ def _median(values: list[float]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backends", default=",".join(BACKENDS),
-                    help=f"comma-separated, of {', '.join(BACKENDS)} (default: all)")
+    ap.add_argument("--backends", default=",".join(BACKENDS), help=f"comma-separated, of {', '.join(BACKENDS)} (default: all)")
     ap.add_argument("--runs", type=int, default=3, help="deploy + upgrade runs per backend, each in a new world")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for each deploy or upgrade")
     args = ap.parse_args()
@@ -140,13 +142,17 @@ def main() -> int:
                     print(f"{backend} run {run + 1}: first deploy {first:.1f} s, upgrade {upgrade:.1f} s", flush=True)
         rows[backend] = (up, firsts, upgrades)
     base = rows.get("embedded")
-    print(f"\nrepo-template's hello-dev (3 members), commit -> KDRollout Ready with every member pod Ready on the "
-          f"image; median of {args.runs} [min-max], ratio of medians to embedded, measured in this run:")
+    print(
+        f"\nrepo-template's hello-dev (3 members), commit -> KDRollout Ready with every member pod Ready on the "
+        f"image; median of {args.runs} [min-max], ratio of medians to embedded, measured in this run:"
+    )
     print(f"{'backend':<12}{'backend up':>12}{'first deploy':>30}{'upgrade 1.0.0 -> 2.0.0':>32}")
     for backend, (up, firsts, upgrades) in rows.items():
         first, upgrade = statistics.median(firsts), statistics.median(upgrades)
-        print(f"{backend:<12}{up:>10.1f} s{_median(firsts):>21} {_ratio(first, base and statistics.median(base[1])):>8}"
-              f"{_median(upgrades):>23} {_ratio(upgrade, base and statistics.median(base[2])):>8}")
+        print(
+            f"{backend:<12}{up:>10.1f} s{_median(firsts):>21} {_ratio(first, base and statistics.median(base[1])):>8}"
+            f"{_median(upgrades):>23} {_ratio(upgrade, base and statistics.median(base[2])):>8}"
+        )
     return 0
 
 

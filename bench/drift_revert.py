@@ -40,10 +40,19 @@ SELECTOR = "kubedirector.hpe.com/kdcluster=hello-dev,kubedirector.hpe.com/role=w
 
 
 def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "bench",
-                        "GIT_COMMITTER_EMAIL": "b@example.com", "PATH": "/usr/bin:/bin:/usr/local/bin",
-                        "HOME": str(repo)})
+    subprocess.run(
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "bench",
+            "GIT_AUTHOR_EMAIL": "b@example.com",
+            "GIT_COMMITTER_NAME": "bench",
+            "GIT_COMMITTER_EMAIL": "b@example.com",
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+            "HOME": str(repo),
+        },
+    )
 
 
 def wait(what: str, probe, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
@@ -76,18 +85,19 @@ def main() -> int:
     cluster = EmbeddedCluster(tmp / "cluster", controllers=True, crds=[load_crd(KDROLLOUT_CRD)]).start()
     controller = None
     try:
-        images.store_for(cluster).add(IMAGE, {"/etc/hello/version": "1.0.0\n"},
-                                      behavior=ImageBehavior(ready_delay_seconds=0.1))
+        images.store_for(cluster).add(IMAGE, {"/etc/hello/version": "1.0.0\n"}, behavior=ImageBehavior(ready_delay_seconds=0.1))
         repo = tmp / "repo"
         shutil.copytree(ROOT / "repo-template", repo)
         git(repo, "init", "-q", "-b", "main")
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "hello 1.0.0")
         rest = RestClient(cluster.api_client())
-        options = Options(namespace=NS, scope=NS, poll_interval=args.poll_interval, record=False,
-                          lease=LeaseOptions(elect=False))  # as `gitops-kd run`: the drift stage and its watcher
-        controller = build_manager(options, api_client=cluster.api_client(),
-                                   source=GitSource(f"file://{repo}", "main", tmp / "cache"))
+        options = Options(
+            namespace=NS, scope=NS, poll_interval=args.poll_interval, record=False, lease=LeaseOptions(elect=False)
+        )  # as `gitops-kd run`: the drift stage and its watcher
+        controller = build_manager(
+            options, api_client=cluster.api_client(), source=GitSource(f"file://{repo}", "main", tmp / "cache")
+        )
         assert controller.drift is not None and controller.drift.watcher is not None
         guard, watcher = controller.drift.guard, controller.drift.watcher
         controller.start()
@@ -97,16 +107,39 @@ def main() -> int:
         samples: list[float] = []
         for i in range(args.edits):
             current = rest.get("apps/v1", "statefulsets", NS, name)
-            stream = rest.watch("apps/v1", "statefulsets", NS, resource_version=current["metadata"]["resourceVersion"],
-                                label_selector=SELECTOR, timeout_seconds=60)
+            stream = rest.watch(
+                "apps/v1",
+                "statefulsets",
+                NS,
+                resource_version=current["metadata"]["resourceVersion"],
+                label_selector=SELECTOR,
+                timeout_seconds=60,
+            )
             edited = False
             start = time.monotonic()
             if args.kubectl:
-                subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "set", "image",
-                                f"statefulset/{name}", f"app=evil/hello:{i}"], check=True, capture_output=True)
+                subprocess.run(
+                    [
+                        "kubectl",
+                        "--kubeconfig",
+                        str(cluster.kubeconfig),
+                        "set",
+                        "image",
+                        f"statefulset/{name}",
+                        f"app=evil/hello:{i}",
+                    ],
+                    check=True,
+                    capture_output=True,
+                )
             else:
-                rest.patch("apps/v1", "statefulsets", NS, name, {"spec": {"template": {"spec": {"containers": [
-                    {"name": "app", "image": f"evil/hello:{i}"}]}}}}, patch_type="strategic")
+                rest.patch(
+                    "apps/v1",
+                    "statefulsets",
+                    NS,
+                    name,
+                    {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"evil/hello:{i}"}]}}}},
+                    patch_type="strategic",
+                )
             for event in stream:
                 obj = event.get("object") or {}
                 if event.get("type") != "MODIFIED" or (obj.get("metadata") or {}).get("name") != name:
@@ -126,8 +159,10 @@ def main() -> int:
         print(f"  median {statistics.median(samples) * 1000:7.1f} ms")
         print(f"  p90    {percentile(samples, 90) * 1000:7.1f} ms")
         print(f"  max    {max(samples) * 1000:7.1f} ms")
-        print(f"  Git poll interval {args.poll_interval:g} s (a poll-only revert would wait ~{args.poll_interval / 2:g} s "
-              f"on average)")
+        print(
+            f"  Git poll interval {args.poll_interval:g} s (a poll-only revert would wait ~{args.poll_interval / 2:g} s "
+            f"on average)"
+        )
         print(f"  watcher triggers: {watcher.triggered}, drift checks: {guard.checks}")
         return 0
     finally:

@@ -65,12 +65,15 @@ ROLLOUT_GROUP = "gitops-kd.io"
 
 def upgrade_yaml(name: str, version: str) -> str:
     """The app at `version`, with an upgrade stanza accepting every older version (keep all data)."""
-    return app_yaml(name, version) + """  upgrade:
+    return (
+        app_yaml(name, version)
+        + """  upgrade:
     roleOrder: [controller, worker]
     from:
       - versions: ">=1.0.0 <99.0.0"
         default: keep
 """
+    )
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ class Fleet:
 
 # -- the controller, in a child process -----------------------------------------------------------------
 
+
 def _rss_kib() -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -136,8 +140,15 @@ def _child(conn: Connection, kubeconfig: str, origin: str, cache: str, workers: 
     configuration = kubernetes.client.Configuration()
     kubernetes.config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
     api = kubernetes.client.ApiClient(configuration)
-    options = Options(namespace=NS, scope=NS, poll_interval=3600.0, workers=workers, record=False, metrics=False,
-                      lease=LeaseOptions(elect=False))
+    options = Options(
+        namespace=NS,
+        scope=NS,
+        poll_interval=3600.0,
+        workers=workers,
+        record=False,
+        metrics=False,
+        lease=LeaseOptions(elect=False),
+    )
     controller = build_manager(options, api_client=api, source=GitSource(origin, cache_dir=cache), planner=planner)
     controller.start(sync_timeout=600)
 
@@ -210,8 +221,7 @@ class ControllerProcess:
     def __init__(self, kubeconfig: Path, origin: Path, cache: Path, workers: int) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_child, args=(child, str(kubeconfig), origin.as_uri(), str(cache), workers),
-                                daemon=True)
+        self.proc = ctx.Process(target=_child, args=(child, str(kubeconfig), origin.as_uri(), str(cache), workers), daemon=True)
         self.proc.start()
 
     def call(self, command: str, arg: Any = None, timeout: float = 3600.0) -> Any:
@@ -231,9 +241,11 @@ class ControllerProcess:
 
 # -- measurements -------------------------------------------------------------------------------------
 
+
 def upgraded(cluster: EmbeddedCluster, names: set[str], version: str) -> int:
     """How many of the KDClusters `names` have finished upgrading to `version`: KDRollout Idle at it, every
     pod of the cluster Ready and none terminating (read from the store without copying)."""
+
     def rollout_done(key: Any, obj: dict[str, Any]) -> bool:
         status = obj.get("status") or {}
         return key[3] in names and status.get("phase") == "Idle" and status.get("appVersion") == version
@@ -244,19 +256,26 @@ def upgraded(cluster: EmbeddedCluster, names: set[str], version: str) -> int:
         owner = ((obj.get("metadata") or {}).get("labels") or {}).get("kubedirector.hpe.com/kdcluster")
         if owner not in done:
             return None
-        ready = any(c.get("type") == "Ready" and c.get("status") == "True"
-                    for c in (obj.get("status") or {}).get("conditions") or ())
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or ()
+        )
         return None if ready and not obj["metadata"].get("deletionTimestamp") else str(owner)
 
     return len(done - {v for _, v in cluster.store.scan_resource("", "pods", pod_not_ready)})
 
 
-def upgrade(cluster: EmbeddedCluster, controller: ControllerProcess, origin: Path, fleet: Fleet, apps: set[str],
-            version: str, timeout: float) -> float:
+def upgrade(
+    cluster: EmbeddedCluster,
+    controller: ControllerProcess,
+    origin: Path,
+    fleet: Fleet,
+    apps: set[str],
+    version: str,
+    timeout: float,
+) -> float:
     """Commit `apps` at `version`, poll, and return the seconds until their clusters are all upgraded."""
     targets = fleet.clusters_of(apps)
-    commit_files(origin, {f"apps/{a}.yaml": upgrade_yaml(a, version) for a in apps},
-                 f"{len(apps)} apps to {version}")
+    commit_files(origin, {f"apps/{a}.yaml": upgrade_yaml(a, version) for a in apps}, f"{len(apps)} apps to {version}")
     t0 = time.monotonic()
     controller.call("poll")
     while (done := upgraded(cluster, targets, version)) < len(targets):
@@ -297,8 +316,10 @@ def measure(n: int, args: argparse.Namespace, work: Path, say: Callable[[str], N
         c0, w0 = cpu_seconds(), time.monotonic()
         time.sleep(args.window)
         row.emulator_idle = 100.0 * (cpu_seconds() - c0) / (time.monotonic() - w0)
-        say(f"N={n}: fleet up through the simulated controllers in {row.seed:.1f} s; emulator idle "
-            f"{row.emulator_idle:.1f} % of a core")
+        say(
+            f"N={n}: fleet up through the simulated controllers in {row.seed:.1f} s; emulator idle "
+            f"{row.emulator_idle:.1f} % of a core"
+        )
         origin = init_bare(work / "origin.git")
         commit_files(origin, fleet.files, "fleet")
         controller = ControllerProcess(cluster.kubeconfig, origin, work / "source", args.workers)
@@ -313,8 +334,10 @@ def measure(n: int, args: argparse.Namespace, work: Path, say: Callable[[str], N
         time.sleep(args.window)
         cpu1, row.rss_kib, row.base_kib, _ = controller.call("usage")
         row.steady_cpu = 100.0 * (cpu1 - cpu0) / (time.monotonic() - w0)
-        say(f"N={n}: in-sync reconcile {row.in_sync_ms:.0f} ms, steady CPU {row.steady_cpu:.2f} %, "
-            f"RSS {row.rss_kib / 1024:.0f} MiB")
+        say(
+            f"N={n}: in-sync reconcile {row.in_sync_ms:.0f} ms, steady CPU {row.steady_cpu:.2f} %, "
+            f"RSS {row.rss_kib / 1024:.0f} MiB"
+        )
         row.one_cluster = upgrade(cluster, controller, origin, fleet, {fleet.solo_app}, "2.0.0", args.timeout)
         row.one_app = upgrade(cluster, controller, origin, fleet, {app_name(0)}, "2.0.0", args.timeout)
         say(f"N={n}: one-cluster upgrade {row.one_cluster:.1f} s, one-app commit (5 clusters) {row.one_app:.1f} s")
@@ -334,37 +357,51 @@ def ratio(a: float | None, b: float | None) -> str:
 
 def report(rows: list[Row], upgrade_max: int) -> list[str]:
     """The table and the target ratios (first row = the reference size)."""
+
     def cols(fn: Callable[[Row], str]) -> str:
         return " | ".join(fn(r) for r in rows)
 
     base = rows[0]
-    out = ["| clusters in the fleet | " + cols(lambda r: f"{r.n:,}") + " |",
-           "|---|" + "---|" * len(rows),
-           "| emulator: fleet up (s) / idle CPU | " + cols(lambda r: f"{r.seed:.0f} s / {r.emulator_idle:.1f} %") + " |",
-           "| in-sync reconcile of the fleet, kick to plan returned | " + cols(lambda r: f"{r.in_sync_ms:,.0f} ms") + " |",
-           "| in-sync reconcile of one cluster (its key) | " + cols(
-               lambda r: f"{r.one_key_ms:,.1f} ms" if r.one_key_ms is not None else "- (one key)") + " |",
-           "| one-cluster upgrade, poll to done | " + cols(lambda r: f"{r.one_cluster:.1f} s") + " |",
-           "| one-app commit (5 clusters), poll to done | " + cols(lambda r: f"{r.one_app:.1f} s") + " |",
-           "| fleet upgrade, N clusters in one wave | "
-           + cols(lambda r: f"{r.fleet:.1f} s" if r.fleet is not None else f"- (N > {upgrade_max})") + " |",
-           "| controller CPU, steady state | " + cols(lambda r: f"{r.steady_cpu:.2f} %") + " |",
-           "| controller RSS | " + cols(lambda r: f"{r.rss_kib / 1024:.0f} MiB") + " |",
-           "| RSS per cluster beyond the base | " + cols(
-               lambda r: f"{(r.rss_kib - base.rss_kib) / (r.n - base.n):.0f} KiB" if r.n > base.n else "-") + " |",
-           "",
-           f"-- ratios against the targets (reference N={base.n})"]
+    out = [
+        "| clusters in the fleet | " + cols(lambda r: f"{r.n:,}") + " |",
+        "|---|" + "---|" * len(rows),
+        "| emulator: fleet up (s) / idle CPU | " + cols(lambda r: f"{r.seed:.0f} s / {r.emulator_idle:.1f} %") + " |",
+        "| in-sync reconcile of the fleet, kick to plan returned | " + cols(lambda r: f"{r.in_sync_ms:,.0f} ms") + " |",
+        "| in-sync reconcile of one cluster (its key) | "
+        + cols(lambda r: f"{r.one_key_ms:,.1f} ms" if r.one_key_ms is not None else "- (one key)")
+        + " |",
+        "| one-cluster upgrade, poll to done | " + cols(lambda r: f"{r.one_cluster:.1f} s") + " |",
+        "| one-app commit (5 clusters), poll to done | " + cols(lambda r: f"{r.one_app:.1f} s") + " |",
+        "| fleet upgrade, N clusters in one wave | "
+        + cols(lambda r: f"{r.fleet:.1f} s" if r.fleet is not None else f"- (N > {upgrade_max})")
+        + " |",
+        "| controller CPU, steady state | " + cols(lambda r: f"{r.steady_cpu:.2f} %") + " |",
+        "| controller RSS | " + cols(lambda r: f"{r.rss_kib / 1024:.0f} MiB") + " |",
+        "| RSS per cluster beyond the base | "
+        + cols(lambda r: f"{(r.rss_kib - base.rss_kib) / (r.n - base.n):.0f} KiB" if r.n > base.n else "-")
+        + " |",
+        "",
+        f"-- ratios against the targets (reference N={base.n})",
+    ]
     for r in rows[1:]:
-        out.append(f"N={r.n}: in-sync reconcile of one cluster {ratio(r.one_key_ms, base.one_key_ms)} of N={base.n} "
-                   f"(target within 2x at 500; the whole fleet's {ratio(r.in_sync_ms, base.in_sync_ms)}); "
-                   f"one-app commit {ratio(r.one_app, base.one_app)} (target within 2x "
-                   f"at 500)")
+        out.append(
+            f"N={r.n}: in-sync reconcile of one cluster {ratio(r.one_key_ms, base.one_key_ms)} of N={base.n} "
+            f"(target within 2x at 500; the whole fleet's {ratio(r.in_sync_ms, base.in_sync_ms)}); "
+            f"one-app commit {ratio(r.one_app, base.one_app)} (target within 2x "
+            f"at 500)"
+        )
     for r in rows:
         per = (r.rss_kib - base.rss_kib) / (r.n - base.n) if r.n > base.n else None
-        out.append(f"N={r.n}: steady CPU {r.steady_cpu:.2f} % of a core (target < 2 % at 500); "
-                   + (f"RSS {per:.0f} KiB per cluster beyond the base (target < 100 KiB); " if per is not None else "")
-                   + (f"fleet upgrade / one-cluster upgrade {ratio(r.fleet, r.one_cluster)} for {r.n} clusters "
-                      f"(linear would be {r.n}x; target sub-linear)" if r.fleet is not None else "fleet upgrade not run"))
+        out.append(
+            f"N={r.n}: steady CPU {r.steady_cpu:.2f} % of a core (target < 2 % at 500); "
+            + (f"RSS {per:.0f} KiB per cluster beyond the base (target < 100 KiB); " if per is not None else "")
+            + (
+                f"fleet upgrade / one-cluster upgrade {ratio(r.fleet, r.one_cluster)} for {r.n} clusters "
+                f"(linear would be {r.n}x; target sub-linear)"
+                if r.fleet is not None
+                else "fleet upgrade not run"
+            )
+        )
     return out
 
 
@@ -372,10 +409,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10,100,500,1000", help="fleet sizes N, comma-separated")
     parser.add_argument("--upgrade-max", type=int, default=100, help="largest N whose fleet-wide upgrade is run")
-    parser.add_argument("--window", type=float, default=65.0,
-                        help="seconds of each idle CPU window (default 65: two of the controller's 30 s idle resyncs)")
-    parser.add_argument("--workers", type=int, default=max(2, os.cpu_count() or 2),
-                        help="controller workers (Options.workers)")
+    parser.add_argument(
+        "--window",
+        type=float,
+        default=65.0,
+        help="seconds of each idle CPU window (default 65: two of the controller's 30 s idle resyncs)",
+    )
+    parser.add_argument("--workers", type=int, default=max(2, os.cpu_count() or 2), help="controller workers (Options.workers)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for each step")
     parser.add_argument("--small", action="store_true", help="CI's tiny configuration: N = 2 and 4, 3 s windows")
     args = parser.parse_args(argv)
@@ -392,8 +432,9 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix=f"bench-fleet-{n}-") as tmp:
             rows.append(measure(n, args, Path(tmp), lambda line: print(line, flush=True)))
-    print(f"\nfleet_scale: KDClusters of {1 + WORKERS} pods, {PER_APP} per app plus one solo cluster; "
-          "controller in a child process")
+    print(
+        f"\nfleet_scale: KDClusters of {1 + WORKERS} pods, {PER_APP} per app plus one solo cluster; controller in a child process"
+    )
     print("\n".join(report(rows, args.upgrade_max)))
     return 0
 

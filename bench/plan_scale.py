@@ -106,12 +106,16 @@ def run(apps: int, clusters: int, per_app: int, workers: int, repeat: int, do_pr
     touched = {a.cluster_key for a in one.plan.actions if a.cluster_key is not None}
     users = clusters_of(changed, 0)
     ok = sync.plan.empty and not one.plan.refused and touched == users
-    print(f"plan_scale: {apps} KDApps, {clusters} KDClusters ({per_app} per used app), {pods} pods, "
-          f"{sum(len(c.statefulsets) for c in observed.clusters.values())} StatefulSets")
+    print(
+        f"plan_scale: {apps} KDApps, {clusters} KDClusters ({per_app} per used app), {pods} pods, "
+        f"{sum(len(c.statefulsets) for c in observed.clusters.values())} StatefulSets"
+    )
     print("-- counts (machine-independent)")
     print(f"in sync: actions {len(sync.plan.actions)}, refusals {len(sync.plan.refusals)} (want 0 and 0)")
-    print(f"one app changed: actions {len(one.plan.actions)}, refusals {len(one.plan.refusals)}, "
-          f"clusters touched {len(touched)} of {clusters} (the app has {len(users)})")
+    print(
+        f"one app changed: actions {len(one.plan.actions)}, refusals {len(one.plan.refusals)}, "
+        f"clusters touched {len(touched)} of {clusters} (the app has {len(users)})"
+    )
     print("  by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     print(f"only the changed app's clusters touched: {'yes' if touched == users else 'NO'}")
     print(f"-- times and memory (this machine, {pinned})")
@@ -119,9 +123,11 @@ def run(apps: int, clusters: int, per_app: int, workers: int, repeat: int, do_pr
     for m in (sync, one):
         t_ok = "met" if m.seconds < TARGET_SECONDS else "MISSED"
         m_ok = "met" if m.peak_bytes / MIB < TARGET_MIB else "MISSED"
-        print(f"{m.name:16s} plan: median {m.seconds * 1000:7.1f} ms, fastest {m.fastest * 1000:7.1f} ms of {repeat} "
-              f"(target < {TARGET_SECONDS:.0f} s: {t_ok}); peak allocated {m.peak_bytes / MIB:6.1f} MiB "
-              f"(target < {TARGET_MIB:.0f} MiB: {m_ok})")
+        print(
+            f"{m.name:16s} plan: median {m.seconds * 1000:7.1f} ms, fastest {m.fastest * 1000:7.1f} ms of {repeat} "
+            f"(target < {TARGET_SECONDS:.0f} s: {t_ok}); peak allocated {m.peak_bytes / MIB:6.1f} MiB "
+            f"(target < {TARGET_MIB:.0f} MiB: {m_ok})"
+        )
     print(f"process max RSS (inputs included): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
     if do_profile:
         profile(desired, observed, "in sync")
@@ -148,8 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.apps, args.clusters, args.per_app, args.workers, args.repeat) < 1:
         parser.error("--apps, --clusters, --per-app, --workers and --repeat must be at least 1")
     if args.clusters > args.apps * args.per_app:
-        parser.error(f"{args.clusters} clusters need at least {-(-args.clusters // args.per_app)} apps "
-                     f"at {args.per_app} per app")
+        parser.error(f"{args.clusters} clusters need at least {-(-args.clusters // args.per_app)} apps at {args.per_app} per app")
     return run(args.apps, args.clusters, args.per_app, args.workers, args.repeat, args.profile)
 
 

@@ -84,8 +84,9 @@ class RecordingPlanner:
         before = self.log.mark()
         start = time.perf_counter()
         result = real_plan(desired, observed, now=now, **options)
-        call = PlanCall(desired.commit, result, before, self.log.mark(), time.perf_counter() - start,
-                        bool(options.get("partial")))
+        call = PlanCall(
+            desired.commit, result, before, self.log.mark(), time.perf_counter() - start, bool(options.get("partial"))
+        )
         with self._lock:
             self.calls.append(call)
         return result
@@ -146,41 +147,55 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
         planner = RecordingPlanner(log)
         executed: list[str] = []
         source = GitSource(origin.as_uri(), cache_dir=work / "source")
-        options = Options(namespace=NS, scope=NS, poll_interval=3600.0, record=False, metrics=False,
-                          lease=LeaseOptions(elect=False))
-        controller = build_manager(options, api_client=api, source=source, planner=planner,
-                                   on_action=lambda a, o: executed.append(type(a).__name__))
+        options = Options(
+            namespace=NS, scope=NS, poll_interval=3600.0, record=False, metrics=False, lease=LeaseOptions(elect=False)
+        )
+        controller = build_manager(
+            options, api_client=api, source=source, planner=planner, on_action=lambda a, o: executed.append(type(a).__name__)
+        )
         # 1. start-up
         t0 = time.perf_counter()
         controller.start(sync_timeout=timeout)
-        first = wait_for("the first plan of the seeded commit", lambda: next(
-            (c for c in list(planner.calls) if c.commit == head1), None), timeout)
+        first = wait_for(
+            "the first plan of the seeded commit",
+            lambda: next((c for c in list(planner.calls) if c.commit == head1), None),
+            timeout,
+        )
         startup = log.since(0, first.mark_after)
         startup_seconds = time.perf_counter() - t0
         if not first.plan.empty:
             print("error: the seeded fleet is not in sync:\n" + first.plan.describe()[:4000], file=sys.stderr)
             return 1
         # 1b. the drift stage records each cluster in sync on its KDRollout once (the seed has no such record)
-        wait_for("the drift stage's in-sync records", lambda: (p := controller.last_plan) is not None  # type: ignore[union-attr]
-                 and p.empty, timeout)
+        wait_for(
+            "the drift stage's in-sync records",
+            lambda: (
+                (p := controller.last_plan) is not None  # type: ignore[union-attr]
+                and p.empty
+            ),
+            timeout,
+        )
         records = log.since(first.mark_after)
         # 2. one reconcile in sync
         n, mark = planner.count(), log.mark()
         t0 = time.perf_counter()
         controller.kick()
-        sync_call = wait_for("the in-sync reconcile", lambda: next(
-            (c for c in planner.calls[n:] if not c.partial), None), timeout)
+        sync_call = wait_for(
+            "the in-sync reconcile", lambda: next((c for c in planner.calls[n:] if not c.partial), None), timeout
+        )
         sync_seconds = time.perf_counter() - t0
         in_sync = log.since(mark, sync_call.mark_after)
         # 3. one app changed
         name = app_name(CHANGED_APP)
         mark, done_before = log.mark(), len(executed)
-        head2 = commit_files(origin, {f"apps/{name}.yaml": upgradable_app_yaml(name, NEW_VERSION)},
-                             f"{name} {NEW_VERSION}")
+        head2 = commit_files(origin, {f"apps/{name}.yaml": upgradable_app_yaml(name, NEW_VERSION)}, f"{name} {NEW_VERSION}")
         t0 = time.perf_counter()
         controller.trigger_poll()
-        last = wait_for("the one-app commit to be reconciled up to its Wait actions", lambda: (
-            c if (c := planner.last()) is not None and c.commit == head2 and c.only_waits else None), timeout)
+        last = wait_for(
+            "the one-app commit to be reconciled up to its Wait actions",
+            lambda: c if (c := planner.last()) is not None and c.commit == head2 and c.only_waits else None,
+            timeout,
+        )
         change_seconds = time.perf_counter() - t0
         change = log.since(mark, last.mark_after)
         change_plans = [c for c in planner.calls if c.commit == head2]
@@ -195,30 +210,43 @@ def run(apps: int, clusters: int, per_app: int, workers: int, work: Path, timeou
     owners = Counter(owner(r, app_names) for r in writes)
     allowed = users | {name}
     strays = {o: n for o, n in owners.items() if o not in allowed}
-    print(f"reconcile_requests: {apps} KDApps, {clusters} KDClusters ({per_app} per used app, "
-          f"{1 + workers} pods each), {seeded} objects seeded; client-side request count")
+    print(
+        f"reconcile_requests: {apps} KDApps, {clusters} KDClusters ({per_app} per used app, "
+        f"{1 + workers} pods each), {seeded} objects seeded; client-side request count"
+    )
     print("-- counts (machine-independent)")
     print(f"start-up requests: {len(startup)} ({summary(startup)})")
-    print(f"first in-sync records (drift baselines, once per cluster): {len(records)} requests "
-          f"({summary(records)})")
-    print(f"in-sync reconcile requests: {len(in_sync)}, writes {sum(r.write for r in in_sync)}, "
-          f"lists {reads(in_sync)['list']}, gets {reads(in_sync)['get']} (targets: 0 writes, 0 lists, 0 gets)")
-    print(f"one-app commit: {len(change_plans)} reconciles, actions executed {sum(actions.values())} "
-          f"({', '.join(f'{k} {v}' for k, v in sorted(actions.items()))})")
-    print(f"one-app commit requests: {len(change)}, writes {len(writes)}, lists {reads(change)['list']}, "
-          f"gets {reads(change)['get']}, watches {reads(change)['watch']}")
+    print(f"first in-sync records (drift baselines, once per cluster): {len(records)} requests ({summary(records)})")
+    print(
+        f"in-sync reconcile requests: {len(in_sync)}, writes {sum(r.write for r in in_sync)}, "
+        f"lists {reads(in_sync)['list']}, gets {reads(in_sync)['get']} (targets: 0 writes, 0 lists, 0 gets)"
+    )
+    print(
+        f"one-app commit: {len(change_plans)} reconciles, actions executed {sum(actions.values())} "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(actions.items()))})"
+    )
+    print(
+        f"one-app commit requests: {len(change)}, writes {len(writes)}, lists {reads(change)['list']}, "
+        f"gets {reads(change)['get']}, watches {reads(change)['watch']}"
+    )
     print(f"  writes by request: {summary(writes)}")
     print(f"  writes by owner: {', '.join(f'{o} {n}' for o, n in sorted(owners.items()))}")
-    print(f"  clusters of {name}: {len(users)} of {clusters}; clusters written: "
-          f"{len([o for o in owners if o in users])}; writes for anything else: {sum(strays.values())}"
-          + (f" ({strays})" if strays else ""))
+    print(
+        f"  clusters of {name}: {len(users)} of {clusters}; clusters written: "
+        f"{len([o for o in owners if o in users])}; writes for anything else: {sum(strays.values())}"
+        + (f" ({strays})" if strays else "")
+    )
     print(f"  reads by request: {summary([r for r in change if not r.write])}")
     print("-- times (this machine)")
     print(f"seed cluster + repo: {seed_seconds:.1f} s; controller start-up to first plan: {startup_seconds:.1f} s")
-    print(f"in-sync reconcile (kick to plan returned): {sync_seconds * 1000:.0f} ms, of which plan() "
-          f"{sync_call.seconds * 1000:.0f} ms")
-    print(f"one-app commit (poll to last Wait-only plan): {change_seconds:.1f} s; plan() median "
-          f"{sorted(c.seconds for c in change_plans)[len(change_plans) // 2] * 1000:.0f} ms")
+    print(
+        f"in-sync reconcile (kick to plan returned): {sync_seconds * 1000:.0f} ms, of which plan() "
+        f"{sync_call.seconds * 1000:.0f} ms"
+    )
+    print(
+        f"one-app commit (poll to last Wait-only plan): {change_seconds:.1f} s; plan() median "
+        f"{sorted(c.seconds for c in change_plans)[len(change_plans) // 2] * 1000:.0f} ms"
+    )
     ok = not sum(r.write for r in in_sync) and not strays and bool(writes)
     if not ok:
         print("error: targets missed (see above)", file=sys.stderr)
@@ -239,8 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.apps, args.clusters, args.per_app, args.workers) < 1:
         parser.error("--apps, --clusters, --per-app and --workers must be at least 1")
     if args.clusters > args.apps * args.per_app:
-        parser.error(f"{args.clusters} clusters need at least {-(-args.clusters // args.per_app)} apps "
-                     f"at {args.per_app} per app")
+        parser.error(f"{args.clusters} clusters need at least {-(-args.clusters // args.per_app)} apps at {args.per_app} per app")
     logging.basicConfig(level=logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="bench-reconcile-") as tmp:
         return run(args.apps, args.clusters, args.per_app, args.workers, Path(tmp), args.timeout)

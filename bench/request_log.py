@@ -105,8 +105,7 @@ class RequestLog:
                 body = json.loads(body)
             except ValueError:
                 body = None
-        req = Request(time.monotonic(), method.upper(), _verb(method.upper(), name, query), plural, namespace, name,
-                      sub, body)
+        req = Request(time.monotonic(), method.upper(), _verb(method.upper(), name, query), plural, namespace, name, sub, body)
         with self._lock:
             self._requests.append(req)
 

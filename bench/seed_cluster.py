@@ -56,10 +56,17 @@ def seed_cluster(rest: RestClient, app: KDApp, cluster: KDCluster, key: tuple[st
         sts = rest.create("apps/v1", "statefulsets", NS, live_statefulset(app, cluster, role.id, members, cluster_uid=uid))
         revision = build_revision(sts, 1, None)
         rev = revision["metadata"]["name"]
-        sts["status"] = {"observedGeneration": sts["metadata"].get("generation", 1), "replicas": members,
-                         "readyReplicas": members, "currentReplicas": members, "updatedReplicas": members,
-                         "availableReplicas": members, "currentRevision": rev, "updateRevision": rev,
-                         "collisionCount": 0}
+        sts["status"] = {
+            "observedGeneration": sts["metadata"].get("generation", 1),
+            "replicas": members,
+            "readyReplicas": members,
+            "currentReplicas": members,
+            "updatedReplicas": members,
+            "availableReplicas": members,
+            "currentRevision": rev,
+            "updateRevision": rev,
+            "collisionCount": 0,
+        }
         rest.replace("apps/v1", "statefulsets", NS, sts["metadata"]["name"], sts, subresource="status")
         created += 1
         for ordinal in range(members):
@@ -73,35 +80,60 @@ def seed_cluster(rest: RestClient, app: KDApp, cluster: KDCluster, key: tuple[st
                 created += 1
     rest.create(ROLLOUT, "kdrollouts", NS, _rollout(app, cluster, live, commit))
     ro = rest.get(ROLLOUT, "kdrollouts", NS, cluster.name)
-    ro["status"] = {"observedGeneration": ro["metadata"].get("generation", 1), "appVersion": app.version,
-                    "fromVersion": app.version, "targetVersion": app.version, "commit": commit, "phase": "Idle",
-                    "direction": "adopt",
-                    "conditions": _ready_conditions(ro["metadata"].get("generation", 1))}
+    ro["status"] = {
+        "observedGeneration": ro["metadata"].get("generation", 1),
+        "appVersion": app.version,
+        "fromVersion": app.version,
+        "targetVersion": app.version,
+        "commit": commit,
+        "phase": "Idle",
+        "direction": "adopt",
+        "conditions": _ready_conditions(ro["metadata"].get("generation", 1)),
+    }
     rest.replace(ROLLOUT, "kdrollouts", NS, cluster.name, ro, subresource="status")
     return created + 1
 
 
 def _running(ordinal: int, salt: int) -> dict[str, Any]:
     now = _now()
-    return {"phase": "Running", "podIP": f"10.{salt % 250}.{ordinal // 250}.{ordinal % 250 + 1}",
-            "startTime": now,
-            "conditions": [{"type": t, "status": "True", "lastTransitionTime": now}
-                           for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")]}
+    return {
+        "phase": "Running",
+        "podIP": f"10.{salt % 250}.{ordinal // 250}.{ordinal % 250 + 1}",
+        "startTime": now,
+        "conditions": [
+            {"type": t, "status": "True", "lastTransitionTime": now}
+            for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+        ],
+    }
 
 
 def _rollout(app: KDApp, cluster: KDCluster, live: dict[str, Any], commit: str) -> dict[str, Any]:
-    return {"apiVersion": ROLLOUT, "kind": "KDRollout",
-            "metadata": {"name": cluster.name, "namespace": NS,
-                         "ownerReferences": [{"apiVersion": KD, "kind": "KubeDirectorCluster", "name": cluster.name,
-                                              "uid": live["metadata"]["uid"], "controller": True,
-                                              "blockOwnerDeletion": True}]},
-            "spec": {"app": app.name, "targetVersion": app.version, "commit": commit}}
+    return {
+        "apiVersion": ROLLOUT,
+        "kind": "KDRollout",
+        "metadata": {
+            "name": cluster.name,
+            "namespace": NS,
+            "ownerReferences": [
+                {
+                    "apiVersion": KD,
+                    "kind": "KubeDirectorCluster",
+                    "name": cluster.name,
+                    "uid": live["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {"app": app.name, "targetVersion": app.version, "commit": commit},
+    }
 
 
 def _ready_conditions(generation: int) -> list[dict[str, Any]]:
     now = _now()
     base = {"observedGeneration": generation, "lastTransitionTime": now}
-    return [{**base, "type": "Ready", "status": "True", "reason": "Current",
-             "message": "every pod runs the app version"},
-            {**base, "type": "Reconciling", "status": "False", "reason": "Current", "message": ""},
-            {**base, "type": "Stalled", "status": "False", "reason": "Current", "message": ""}]
+    return [
+        {**base, "type": "Ready", "status": "True", "reason": "Current", "message": "every pod runs the app version"},
+        {**base, "type": "Reconciling", "status": "False", "reason": "Current", "message": ""},
+        {**base, "type": "Stalled", "status": "False", "reason": "Current", "message": ""},
+    ]

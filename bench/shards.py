@@ -44,25 +44,47 @@ LEASE_DURATION = 4.0
 def replica(i: int, kubeconfig: Path, origin: Path, work: Path, shards: int) -> subprocess.Popen[bytes]:
     log = (work / f"replica-{i}.log").open("wb")
     env = {**os.environ, "POD_NAME": f"replica-{i}", "POD_NAMESPACE": NS}
-    return subprocess.Popen([sys.executable, "-c", "from gitops_kd.cli import main; main()", "run", "--repo",
-                             str(origin), "--kubeconfig", str(kubeconfig), "--namespace", NS, "--cache-dir",
-                             str(work / f"cache-{i}"), "--listen", "off", "--interval", "2", "--shards", str(shards),
-                             "--log-level", "warning", *LEASE], stdout=log, stderr=subprocess.STDOUT, env=env)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from gitops_kd.cli import main; main()",
+            "run",
+            "--repo",
+            str(origin),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--namespace",
+            NS,
+            "--cache-dir",
+            str(work / f"cache-{i}"),
+            "--listen",
+            "off",
+            "--interval",
+            "2",
+            "--shards",
+            str(shards),
+            "--log-level",
+            "warning",
+            *LEASE,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
 
 
 def usage(pid: int) -> tuple[float, int]:
     """(CPU seconds, RSS KiB) of a process, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    rss = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-               if line.startswith("VmRSS:"))
+    rss = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmRSS:"))
     return cpu, rss
 
 
 def holders(rest: RestClient) -> dict[int, str]:
     items = rest.list("coordination.k8s.io/v1", "leases", NS, label_selector="gitops-kd.io/shard")["items"]
-    return {int(i["metadata"]["labels"]["gitops-kd.io/shard"]): (i["spec"] or {}).get("holderIdentity") or ""
-            for i in items}
+    return {int(i["metadata"]["labels"]["gitops-kd.io/shard"]): (i["spec"] or {}).get("holderIdentity") or "" for i in items}
 
 
 def wait(what: str, probe: object, timeout: float) -> float:
@@ -93,16 +115,23 @@ def measure(n: int, r: int, shards: int, window: float, timeout: float, work: Pa
         time.sleep(window)
         after = [usage(p.pid) for p in procs]
         cpus = [100.0 * (a[0] - b[0]) / window for a, b in zip(after, before, strict=True)]
-        row.update(cpu_mean=sum(cpus) / r, cpu_max=max(cpus), rss_mean=sum(a[1] for a in after) / r / 1024,
-                   rss_max=max(a[1] for a in after) / 1024)
+        row.update(
+            cpu_mean=sum(cpus) / r,
+            cpu_max=max(cpus),
+            rss_mean=sum(a[1] for a in after) / r / 1024,
+            rss_max=max(a[1] for a in after) / 1024,
+        )
         commit_files(origin, {f"apps/{a}.yaml": upgrade_yaml(a, "2.0.0") for a in fleet.apps()}, "fleet to 2.0.0")
         row["upgrade"] = wait("fleet upgraded", lambda: upgraded(cluster, names, "2.0.0") == n, timeout)
         if r > 1:
             victim = procs[-1]
             victim.send_signal(signal.SIGKILL)
             victim.wait(10)
-            row["recover"] = wait("shards recovered", lambda: all(
-                h and not h.startswith(f"replica-{r - 1}_") for h in holders(rest).values()), timeout)
+            row["recover"] = wait(
+                "shards recovered",
+                lambda: all(h and not h.startswith(f"replica-{r - 1}_") for h in holders(rest).values()),
+                timeout,
+            )
         return row
     finally:
         for p in procs:
@@ -133,14 +162,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"R={r}: {rows[r]}", flush=True)
     one = rows[min(rows)]
     print(f"\nN = {args.clusters} clusters, {args.shards} shards, lease duration {LEASE_DURATION:g} s")
-    print("| replicas | in sync | steady CPU per replica (mean / max) | RSS per replica (mean / max) | "
-          "fleet upgrade (ratio to R=1) | recover after a kill |")
+    print(
+        "| replicas | in sync | steady CPU per replica (mean / max) | RSS per replica (mean / max) | "
+        "fleet upgrade (ratio to R=1) | recover after a kill |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     for r, row in rows.items():
         rec = f"{row['recover']:.1f} s" if "recover" in row else "-"
-        print(f"| {r} | {row['in_sync']:.1f} s | {row['cpu_mean']:.1f} % / {row['cpu_max']:.1f} % | "
-              f"{row['rss_mean']:.0f} / {row['rss_max']:.0f} MiB | {row['upgrade']:.1f} s "
-              f"({row['upgrade'] / one['upgrade']:.2f}x) | {rec} |")
+        print(
+            f"| {r} | {row['in_sync']:.1f} s | {row['cpu_mean']:.1f} % / {row['cpu_max']:.1f} % | "
+            f"{row['rss_mean']:.0f} / {row['rss_max']:.0f} MiB | {row['upgrade']:.1f} s "
+            f"({row['upgrade'] / one['upgrade']:.2f}x) | {rec} |"
+        )
     return 0
 
 

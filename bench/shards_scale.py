@@ -48,16 +48,43 @@ LEASE = ["--lease-duration", "15", "--lease-renew-deadline", "10", "--lease-retr
 def replica(i: int, kubeconfig: Path, origin: Path, work: Path, shards: int) -> subprocess.Popen[bytes]:
     log = (work / f"replica-{i}.log").open("wb")
     env = {**os.environ, "POD_NAME": f"replica-{i}", "POD_NAMESPACE": NS}
-    return subprocess.Popen([sys.executable, "-c", "from gitops_kd.cli import main; main()", "run", "--repo",
-                             str(origin), "--kubeconfig", str(kubeconfig), "--namespace", NS, "--cache-dir",
-                             str(work / f"cache-{i}"), "--listen", "off", "--interval", "30", "--shards", str(shards),
-                             "--log-level", "warning", *LEASE], stdout=log, stderr=subprocess.STDOUT, env=env)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from gitops_kd.cli import main; main()",
+            "run",
+            "--repo",
+            str(origin),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--namespace",
+            NS,
+            "--cache-dir",
+            str(work / f"cache-{i}"),
+            "--listen",
+            "off",
+            "--interval",
+            "30",
+            "--shards",
+            str(shards),
+            "--log-level",
+            "warning",
+            *LEASE,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
 
 
 def baselines(rest: RestClient, commit: str) -> int:
     """KDRollouts whose status records the cluster in sync at ``commit`` (the drift baseline)."""
-    return sum(1 for ro in rest.list("gitops-kd.io/v1alpha1", "kdrollouts", NS)["items"]
-               if (ro.get("status") or {}).get("syncedCommit") == commit)
+    return sum(
+        1
+        for ro in rest.list("gitops-kd.io/v1alpha1", "kdrollouts", NS)["items"]
+        if (ro.get("status") or {}).get("syncedCommit") == commit
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,9 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     n, r = args.clusters, args.replicas
     # ClusterIP member Services: NodePorts (KubeDirector's default) run out at 2,768 per cluster (30000-32767), on a
     # real API server as on the embedded one, so a fleet of thousands of KDClusters cannot use them
-    files = {path: text.replace("spec:\n  app:", "spec:\n  serviceType: ClusterIP\n  app:", 1)
-             if path.startswith("clusters/") else text
-             for path, text in fleet_files(-(-n // PER_APP), n, PER_APP, WORKERS).items()}
+    files = {
+        path: text.replace("spec:\n  app:", "spec:\n  serviceType: ClusterIP\n  app:", 1)
+        if path.startswith("clusters/")
+        else text
+        for path, text in fleet_files(-(-n // PER_APP), n, PER_APP, WORKERS).items()
+    }
     with tempfile.TemporaryDirectory(prefix="shards-scale-") as tmp:
         work = Path(tmp)
         t0 = time.monotonic()
@@ -86,8 +116,10 @@ def main(argv: list[str] | None = None) -> int:
             objects = seed_fleet(rest, desired_from_files(files), commit=head)
             seeded = time.monotonic() - t0
             server_rss = usage(os.getpid())[1] / 1024  # the embedded API server runs in this process
-            print(f"seed: {n} clusters, {objects} objects in {seeded:.0f} s; this process (API server) RSS "
-                  f"{server_rss:.0f} MiB", flush=True)
+            print(
+                f"seed: {n} clusters, {objects} objects in {seeded:.0f} s; this process (API server) RSS {server_rss:.0f} MiB",
+                flush=True,
+            )
             t1 = time.monotonic()
             procs = [replica(i, cluster.kubeconfig, origin, work, args.shards) for i in range(r)]
             wait("every shard held", lambda: len(h := holders(rest)) == args.shards and all(h.values()), args.timeout)
@@ -97,24 +129,35 @@ def main(argv: list[str] | None = None) -> int:
                     raise SystemExit(f"every cluster's baseline recorded: not within {args.timeout:.0f}s")
                 time.sleep(5.0)
             started = time.monotonic() - t1
-            print(f"start-up: every shard held after {held:.1f} s; every cluster adopted (baseline recorded) after "
-                  f"{started:.1f} s", flush=True)
+            print(
+                f"start-up: every shard held after {held:.1f} s; every cluster adopted (baseline recorded) after {started:.1f} s",
+                flush=True,
+            )
             before = [usage(p.pid) for p in procs]
             time.sleep(args.window)
             after = [usage(p.pid) for p in procs]
             cpus = [100.0 * (a[0] - b[0]) / args.window for a, b in zip(after, before, strict=True)]
             rss = [a[1] / 1024 for a in after]
             start_cpu = [b[0] for b in before]
-            print(f"per replica, steady over {args.window:.0f} s: CPU {sum(cpus) / r:.1f} % (max {max(cpus):.1f} %) of a "
-                  f"core; RSS {sum(rss) / r:.0f} MiB (max {max(rss):.0f} MiB); CPU spent in start-up "
-                  f"{sum(start_cpu) / r:.0f} s (max {max(start_cpu):.0f} s)", flush=True)
-            print(f"per cluster: RSS {1024 * sum(rss) / r / n:.0f} KiB per replica (the whole fleet is watched by "
-                  f"each), start-up CPU {1000 * sum(start_cpu) / n:.1f} ms summed over the replicas", flush=True)
+            print(
+                f"per replica, steady over {args.window:.0f} s: CPU {sum(cpus) / r:.1f} % (max {max(cpus):.1f} %) of a "
+                f"core; RSS {sum(rss) / r:.0f} MiB (max {max(rss):.0f} MiB); CPU spent in start-up "
+                f"{sum(start_cpu) / r:.0f} s (max {max(start_cpu):.0f} s)",
+                flush=True,
+            )
+            print(
+                f"per cluster: RSS {1024 * sum(rss) / r / n:.0f} KiB per replica (the whole fleet is watched by "
+                f"each), start-up CPU {1000 * sum(start_cpu) / n:.1f} ms summed over the replicas",
+                flush=True,
+            )
             if r > 1:
                 procs[-1].send_signal(signal.SIGKILL)
                 procs[-1].wait(10)
-                recover = wait("shards recovered", lambda: all(
-                    h and not h.startswith(f"replica-{r - 1}_") for h in holders(rest).values()), args.timeout)
+                recover = wait(
+                    "shards recovered",
+                    lambda: all(h and not h.startswith(f"replica-{r - 1}_") for h in holders(rest).values()),
+                    args.timeout,
+                )
                 print(f"recover: the others hold every shard {recover:.1f} s after a SIGKILL (lease 15 s)", flush=True)
         finally:
             for p in procs:

@@ -46,8 +46,9 @@ KD = "kubedirector.hpe.com/v1beta1"
 ROLLOUT = "gitops-kd.io/v1alpha1"
 
 
-def seed_sim_fleet(rest: RestClient, desired: DesiredState,
-                   progress: Callable[[int], None] | None = None, *, commit: str = "seed") -> None:
+def seed_sim_fleet(
+    rest: RestClient, desired: DesiredState, progress: Callable[[int], None] | None = None, *, commit: str = "seed"
+) -> None:
     """Create the KDApps, then per cluster its KDCluster, pre-patched StatefulSets and Idle KDRollout (recording
     ``commit``: a real one when a controller with its instance record adopts the fleet, else no commit of any repo)."""
     for key, app in sorted(desired.apps.items()):
@@ -64,23 +65,48 @@ def seed_one(rest: RestClient, app: KDApp, cluster: KDCluster, key: tuple[str, s
     for role in cluster.roles:
         members = role.members_for(app.role(role.id))
         rest.create("apps/v1", "statefulsets", NS, live_statefulset(app, cluster, role.id, members, cluster_uid=uid))
-    rest.create(ROLLOUT, "kdrollouts", NS, {
-        "apiVersion": ROLLOUT, "kind": "KDRollout",
-        "metadata": {"name": cluster.name, "namespace": NS, "ownerReferences": [
-            {"apiVersion": KD, "kind": "KubeDirectorCluster", "name": cluster.name, "uid": uid,
-             "controller": True, "blockOwnerDeletion": True}]},
-        "spec": {"app": app.name, "targetVersion": app.version, "commit": commit}})
+    rest.create(
+        ROLLOUT,
+        "kdrollouts",
+        NS,
+        {
+            "apiVersion": ROLLOUT,
+            "kind": "KDRollout",
+            "metadata": {
+                "name": cluster.name,
+                "namespace": NS,
+                "ownerReferences": [
+                    {
+                        "apiVersion": KD,
+                        "kind": "KubeDirectorCluster",
+                        "name": cluster.name,
+                        "uid": uid,
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
+            },
+            "spec": {"app": app.name, "targetVersion": app.version, "commit": commit},
+        },
+    )
     ro = rest.get(ROLLOUT, "kdrollouts", NS, cluster.name)
     generation = ro["metadata"].get("generation", 1)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     base = {"observedGeneration": generation, "lastTransitionTime": now}
-    ro["status"] = {"observedGeneration": generation, "appVersion": app.version, "fromVersion": app.version,
-                    "targetVersion": app.version, "commit": commit, "phase": "Idle", "direction": "adopt",
-                    "conditions": [
-                        {**base, "type": "Ready", "status": "True", "reason": "Current",
-                         "message": "every pod runs the app version"},
-                        {**base, "type": "Reconciling", "status": "False", "reason": "Current", "message": ""},
-                        {**base, "type": "Stalled", "status": "False", "reason": "Current", "message": ""}]}
+    ro["status"] = {
+        "observedGeneration": generation,
+        "appVersion": app.version,
+        "fromVersion": app.version,
+        "targetVersion": app.version,
+        "commit": commit,
+        "phase": "Idle",
+        "direction": "adopt",
+        "conditions": [
+            {**base, "type": "Ready", "status": "True", "reason": "Current", "message": "every pod runs the app version"},
+            {**base, "type": "Reconciling", "status": "False", "reason": "Current", "message": ""},
+            {**base, "type": "Stalled", "status": "False", "reason": "Current", "message": ""},
+        ],
+    }
     rest.replace(ROLLOUT, "kdrollouts", NS, cluster.name, ro, subresource="status")
 
 
@@ -90,19 +116,25 @@ def expected_pods(desired: DesiredState) -> int:
 
 def settled_counts(cluster: EmbeddedCluster) -> tuple[int, int]:
     """(KDClusters configured, pods Ready), read from the store without copying."""
+
     def configured(key: Any, obj: dict[str, Any]) -> bool:
         return key[1] == "kubedirectorclusters" and (obj.get("status") or {}).get("state") == "configured"
 
     def ready(key: Any, obj: dict[str, Any]) -> bool:
-        return key[1] == "pods" and not obj["metadata"].get("deletionTimestamp") and any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in (obj.get("status") or {}).get("conditions") or ())
+        return (
+            key[1] == "pods"
+            and not obj["metadata"].get("deletionTimestamp")
+            and any(
+                c.get("type") == "Ready" and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions") or ()
+            )
+        )
 
     return len(cluster.store.scan(configured)), len(cluster.store.scan(ready))
 
 
-def wait_settled(cluster: EmbeddedCluster, desired: DesiredState, timeout: float, *,
-                 report: Callable[[str], None] | None = None) -> float:
+def wait_settled(
+    cluster: EmbeddedCluster, desired: DesiredState, timeout: float, *, report: Callable[[str], None] | None = None
+) -> float:
     """Seconds until every KDCluster is configured and every pod Ready; SystemExit on timeout."""
     want_clusters, want_pods = len(desired.clusters), expected_pods(desired)
     start = time.monotonic()
@@ -113,11 +145,12 @@ def wait_settled(cluster: EmbeddedCluster, desired: DesiredState, timeout: float
         if clusters >= want_clusters and pods >= want_pods:
             return now - start
         if now - start > timeout:
-            raise SystemExit(f"not settled after {timeout:.0f}s: {clusters}/{want_clusters} KDClusters configured, "
-                             f"{pods}/{want_pods} pods Ready")
+            raise SystemExit(
+                f"not settled after {timeout:.0f}s: {clusters}/{want_clusters} KDClusters configured, "
+                f"{pods}/{want_pods} pods Ready"
+            )
         if report is not None and now - last >= 10:
-            report(f"  {now - start:5.0f} s: {clusters}/{want_clusters} KDClusters configured, "
-                   f"{pods}/{want_pods} pods Ready")
+            report(f"  {now - start:5.0f} s: {clusters}/{want_clusters} KDClusters configured, {pods}/{want_pods} pods Ready")
             last = now
         time.sleep(0.5)
 
@@ -152,13 +185,17 @@ def run(clusters: int, per_app: int, workers: int, idle: float, timeout: float, 
         settle = wait_settled(cluster, desired, timeout, report=print)
         total = time.monotonic() - t0
         print(f"sim_fleet: {clusters} KDClusters ({1 + workers} pods each), {len(desired.apps)} KDApps")
-        print(f"created through the API: {created:.1f} s; settled: {total:.1f} s after start "
-              f"({settle:.1f} s after the last create)")
+        print(
+            f"created through the API: {created:.1f} s; settled: {total:.1f} s after start ({settle:.1f} s after the last create)"
+        )
         spans = [min(IDLE_WINDOW, idle - start) for start in range(0, int(idle), int(IDLE_WINDOW))]
         windows = [idle_cpu(span) for span in spans]
         mean = sum(w * span for w, span in zip(windows, spans, strict=True)) / sum(spans)
-        print(f"idle CPU (API server + simulated controllers), % of a core per {IDLE_WINDOW:.0f} s from settled: "
-              + ", ".join(f"{w:.1f}" for w in windows) + f" (over all {idle:.0f} s: {mean:.1f})")
+        print(
+            f"idle CPU (API server + simulated controllers), % of a core per {IDLE_WINDOW:.0f} s from settled: "
+            + ", ".join(f"{w:.1f}" for w in windows)
+            + f" (over all {idle:.0f} s: {mean:.1f})"
+        )
     finally:
         cluster.stop()
     return 0

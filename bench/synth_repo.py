@@ -8,9 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 BRANCH = "main"
 EPOCH = 1_767_225_600  # 2026-01-01T00:00:00Z; commit i is EPOCH + i seconds
@@ -91,14 +94,20 @@ def history_stream(apps: int, commits: int) -> Iterator[bytes]:
     for n in range(2, commits + 1):
         i = (n - 2) % apps
         generation = (n - 2) // apps + 1
-        yield (_commit_header(n, f"bump {app_name(i)} to {version_of(generation)}", f":{n - 1}")
-               + _modify(app_path(i), app_yaml(app_name(i), version_of(generation))))
+        yield (
+            _commit_header(n, f"bump {app_name(i)} to {version_of(generation)}", f":{n - 1}")
+            + _modify(app_path(i), app_yaml(app_name(i), version_of(generation)))
+        )
 
 
 def fast_import(repo: Path, chunks: Iterator[bytes]) -> None:
     """Feed a fast-import stream into the bare repository `repo`."""
-    proc = subprocess.Popen(["git", "-C", str(repo), "fast-import", "--quiet", "--done"],
-                            stdin=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **GIT_ENV})
+    proc = subprocess.Popen(
+        ["git", "-C", str(repo), "fast-import", "--quiet", "--done"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **GIT_ENV},
+    )
     assert proc.stdin is not None
     for chunk in chunks:
         proc.stdin.write(chunk)
@@ -118,20 +127,32 @@ def build_repo(path: Path, apps: int, commits: int) -> Path:
 
 
 def commit_count(repo: Path) -> int:
-    out = subprocess.run(["git", "-C", str(repo), "rev-list", "--count", BRANCH], check=True,
-                         capture_output=True, text=True, env={**os.environ, **GIT_ENV}).stdout
+    out = subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--count", BRANCH],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    ).stdout
     return int(out.strip())
 
 
 def head(repo: Path) -> str:
-    return subprocess.run(["git", "-C", str(repo), "rev-parse", BRANCH], check=True, capture_output=True,
-                          text=True, env={**os.environ, **GIT_ENV}).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", BRANCH], check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}
+    ).stdout.strip()
 
 
 def commit_files(repo: Path, files: dict[str, str], message: str) -> str:
     """Add one commit on main writing `files` (path -> text) over the current head (if any); returns it."""
-    has_head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", BRANCH],
-                              capture_output=True, env={**os.environ, **GIT_ENV}).returncode == 0
+    has_head = (
+        subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", BRANCH],
+            capture_output=True,
+            env={**os.environ, **GIT_ENV},
+        ).returncode
+        == 0
+    )
     header = b"commit refs/heads/%s\n" % BRANCH.encode()
     header += b"committer bench <bench@example.com> %d +0000\n" % (EPOCH + 10_000_000)
     header += _data(message)
@@ -144,12 +165,12 @@ def commit_files(repo: Path, files: dict[str, str], message: str) -> str:
 def init_bare(path: Path) -> Path:
     """An empty bare repository at `path` (branch main)."""
     path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", "--bare", "-b", BRANCH, str(path)], check=True, capture_output=True,
-                   env={**os.environ, **GIT_ENV})
+    subprocess.run(
+        ["git", "init", "-q", "--bare", "-b", BRANCH, str(path)], check=True, capture_output=True, env={**os.environ, **GIT_ENV}
+    )
     return path
 
 
 def change_one_app(repo: Path, index: int, version: str) -> str:
     """Add one commit on main that rewrites app `index` at `version`; returns the new head."""
-    return commit_files(repo, {app_path(index): app_yaml(app_name(index), version)},
-                        f"bump {app_name(index)} to {version}")
+    return commit_files(repo, {app_path(index): app_yaml(app_name(index), version)}, f"bump {app_name(index)} to {version}")

@@ -48,23 +48,29 @@ def cluster_name(j: int) -> str:
 
 def upgradable_app_yaml(name: str, version: str) -> str:
     """app_yaml plus an upgrade stanza accepting every older 1.x version (keep all data)."""
-    return app_yaml(name, version) + """  upgrade:
+    return (
+        app_yaml(name, version)
+        + """  upgrade:
     roleOrder: [controller, worker]
     from:
       - versions: ">=1.0.0 <2.0.0"
         default: keep
 """
+    )
 
 
 def cluster_yaml(name: str, app: str, workers: int) -> str:
-    roles = "".join(f"""    - id: {rid}
+    roles = "".join(
+        f"""    - id: {rid}
       members: {members}
       resources:
         requests: {{cpu: 100m, memory: 128Mi}}
         limits: {{cpu: 500m, memory: 256Mi}}
       storage:
         size: 1Gi
-""" for rid, members in (("controller", 1), ("worker", workers)))
+"""
+        for rid, members in (("controller", 1), ("worker", workers))
+    )
     return f"""apiVersion: kubedirector.hpe.com/v1beta1
 kind: KubeDirectorCluster
 metadata:
@@ -89,16 +95,23 @@ def fleet_files(apps: int, clusters: int, per_app: int, workers: int) -> dict[st
     if clusters > apps * per_app:
         raise ValueError(f"{clusters} clusters need at least {-(-clusters // per_app)} apps at {per_app} per app")
     files = {f"apps/{app_name(i)}.yaml": app_yaml(app_name(i), BASE_VERSION) for i in range(apps)}
-    files.update({f"clusters/{cluster_name(j)}.yaml": cluster_yaml(cluster_name(j), app_name(j // per_app), workers)
-                  for j in range(clusters)})
+    files.update(
+        {
+            f"clusters/{cluster_name(j)}.yaml": cluster_yaml(cluster_name(j), app_name(j // per_app), workers)
+            for j in range(clusters)
+        }
+    )
     return files
 
 
 def desired_from_files(files: dict[str, str], commit: str = "c1") -> DesiredState:
     """The desired state of spec files (every object in the default namespace)."""
     objs = [load_one(path, text) for path, text in sorted(files.items())]
-    return DesiredState(commit, {(NS, o.name): o for o in objs if isinstance(o, KDApp)},
-                        {(NS, o.name): o for o in objs if isinstance(o, KDCluster)})
+    return DesiredState(
+        commit,
+        {(NS, o.name): o for o in objs if isinstance(o, KDApp)},
+        {(NS, o.name): o for o in objs if isinstance(o, KDCluster)},
+    )
 
 
 def desired_fleet(apps: int, clusters: int, per_app: int, workers: int, *, commit: str = "c1") -> DesiredState:
@@ -130,12 +143,19 @@ def kd_view(app: KDApp, cluster: KDCluster, cluster_uid: str) -> tuple[Any, Any]
     return sim_app, parse_cluster(doc, sim_app)
 
 
-def live_statefulset(app: KDApp, cluster: KDCluster, role_id: str, members: int, *,
-                     cluster_uid: str | None = None) -> dict[str, Any]:
+def live_statefulset(
+    app: KDApp, cluster: KDCluster, role_id: str, members: int, *, cluster_uid: str | None = None
+) -> dict[str, Any]:
     """KubeDirector's StatefulSet for the role with gitops-kd's owned template fields patched in (and OnDelete)."""
     sim_app, sim_cluster = kd_view(app, cluster, cluster_uid or "uid-" + cluster.name)
-    sts = render_statefulset(sim_cluster, sim_app, sim_cluster.role(role_id), cluster_service=f"kdhs-{cluster.name}",
-                             name=f"kdss-{cluster.name}-{role_id}", replicas=members)
+    sts = render_statefulset(
+        sim_cluster,
+        sim_app,
+        sim_cluster.role(role_id),
+        cluster_service=f"kdhs-{cluster.name}",
+        name=f"kdss-{cluster.name}-{role_id}",
+        replicas=members,
+    )
     owned = owned_template(app, cluster, role_id, from_version=app.version, rules=None)
     patch = template_patch(sts["spec"]["template"], owned)
     if patch is not None:
@@ -153,22 +173,30 @@ def live_cluster(app: KDApp, cluster: KDCluster) -> ObservedCluster:
         raw = live_statefulset(app, cluster, role.id, members)
         rev = revision_of(raw["spec"]["template"])
         name = raw["metadata"]["name"]
-        sets[role.id] = ObservedStatefulSet(name, NS, role.id, "uid-" + name, 2, 2, "OnDelete", members, rev, rev,
-                                            raw["spec"]["template"], raw, members)
+        sets[role.id] = ObservedStatefulSet(
+            name, NS, role.id, "uid-" + name, 2, 2, "OnDelete", members, rev, rev, raw["spec"]["template"], raw, members
+        )
         born = T0 - timedelta(hours=1)
-        pods[role.id] = tuple(ObservedPod(f"{name}-{i}", NS, role.id, i, f"uid-{name}-{i}", rev, "Running", True,
-                                          False, born, born, f"10.0.{len(sets)}.{i}") for i in range(members))
+        pods[role.id] = tuple(
+            ObservedPod(
+                f"{name}-{i}", NS, role.id, i, f"uid-{name}-{i}", rev, "Running", True, False, born, born, f"10.0.{len(sets)}.{i}"
+            )
+            for i in range(members)
+        )
         ports = service_ports(app, role.id)
         for i in range(members if ports else 0):
             pod = f"{name}-{i}"
-            services.append(ObservedService(f"s-{pod}", NS, role.id, tuple(ports),
-                                            {"spec": {"selector": {"statefulset.kubernetes.io/pod-name": pod}}}))
-    rollout = ObservedRollout(cluster.name, NS, "uid-ro-" + cluster.name, 1, app.version, app.version, "c0",
-                              app.version, "Idle")
+            services.append(
+                ObservedService(
+                    f"s-{pod}", NS, role.id, tuple(ports), {"spec": {"selector": {"statefulset.kubernetes.io/pod-name": pod}}}
+                )
+            )
+    rollout = ObservedRollout(cluster.name, NS, "uid-ro-" + cluster.name, 1, app.version, app.version, "c0", app.version, "Idle")
     raw_cluster = cluster_manifest(cluster, (NS, cluster.name))
     raw_cluster["status"] = {"state": "configured"}
-    return ObservedCluster(NS, cluster.name, "uid-" + cluster.name, cluster.app, "configured", raw_cluster, sets, pods,
-                           tuple(services), rollout)
+    return ObservedCluster(
+        NS, cluster.name, "uid-" + cluster.name, cluster.app, "configured", raw_cluster, sets, pods, tuple(services), rollout
+    )
 
 
 def observed_in_sync(desired: DesiredState) -> ObservedState:

@@ -51,12 +51,14 @@ def main() -> int:
             time.sleep(args.idle)  # the idle window being measured
             stats = world.cluster.server.stats
             print(f"first deploy of repo-template, then {args.idle:.0f} s idle (Git unchanged):")
-            print(f"ready: after {ready_after:.1f} s" if ready_after is not None
-                  else f"ready: never (not within {args.timeout:.0f} s)")
+            print(
+                f"ready: after {ready_after:.1f} s"
+                if ready_after is not None
+                else f"ready: never (not within {args.timeout:.0f} s)"
+            )
             for plural in (KDAPP_PLURAL, KDCLUSTER_PLURAL):
                 counts = ", ".join(f"{verb} {stats.total(verb, plural)}" for verb in VERBS)
-                print(f"{plural} updates+patches: {stats.total('update', plural) + stats.total('patch', plural)}"
-                      f" ({counts})")
+                print(f"{plural} updates+patches: {stats.total('update', plural) + stats.total('patch', plural)} ({counts})")
         finally:
             world.close()
     return 0

@@ -273,9 +273,7 @@ class ObservedCluster:
     def __post_init__(self) -> None:
         object.__setattr__(self, "raw", _frozen(self.raw))
         object.__setattr__(self, "statefulsets", _readonly(self.statefulsets))
-        object.__setattr__(
-            self, "pods", _readonly({r: tuple(sorted(p, key=lambda x: x.ordinal)) for r, p in self.pods.items()})
-        )
+        object.__setattr__(self, "pods", _readonly({r: tuple(sorted(p, key=lambda x: x.ordinal)) for r, p in self.pods.items()}))
         object.__setattr__(self, "services", tuple(self.services))
         object.__setattr__(self, "_all_pods", tuple(p for role in sorted(self.pods) for p in self.pods[role]))
 
@@ -332,6 +330,4 @@ class ObservedState:
 
     def clusters_of_app(self, namespace: str, app: str) -> tuple[ObservedCluster, ...]:
         """Live clusters in ``namespace`` whose spec.app is ``app``, sorted by name."""
-        return tuple(
-            c for k, c in sorted(self.clusters.items()) if c.namespace == namespace and c.app == app
-        )
+        return tuple(c for k, c in sorted(self.clusters.items()) if c.namespace == namespace and c.app == app)

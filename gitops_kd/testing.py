@@ -23,5 +23,6 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0, in
 
 def pod_ready(pod: Mapping[str, Any] | None) -> bool:
     """True when the pod's Ready condition is True."""
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in ((pod or {}).get("status") or {}).get("conditions") or [])
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in ((pod or {}).get("status") or {}).get("conditions") or []
+    )

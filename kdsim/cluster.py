@@ -39,17 +39,34 @@ class EmbeddedCluster:
     resourceVersions get 410 Expired).
     """
 
-    def __init__(self, state_dir: Path | None = None, *, controllers: bool = True, use_tls: bool = True,
-                 port: int = 0, bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0,
-                 kd_app_edits: str = "strict", crds: Sequence[Mapping[str, Any]] = (),
-                 kubedirector_user: str | None = None, history_limit: int = HISTORY_LIMIT) -> None:
+    def __init__(
+        self,
+        state_dir: Path | None = None,
+        *,
+        controllers: bool = True,
+        use_tls: bool = True,
+        port: int = 0,
+        bookmark_interval: float = 5.0,
+        pod_grace_cap: float = 1.0,
+        kd_app_edits: str = "strict",
+        crds: Sequence[Mapping[str, Any]] = (),
+        kubedirector_user: str | None = None,
+        history_limit: int = HISTORY_LIMIT,
+    ) -> None:
         self.kubedirector_user = kubedirector_user
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.controllers_enabled = controllers
-        self.server = ApiServer(self.state_dir, port=port, use_tls=use_tls, bookmark_interval=bookmark_interval,
-                                pod_grace_cap=pod_grace_cap, kd_app_edits=kd_app_edits, crds=crds,
-                                history_limit=history_limit)
+        self.server = ApiServer(
+            self.state_dir,
+            port=port,
+            use_tls=use_tls,
+            bookmark_interval=bookmark_interval,
+            pod_grace_cap=pod_grace_cap,
+            kd_app_edits=kd_app_edits,
+            crds=crds,
+            history_limit=history_limit,
+        )
         self._controllers: list[Any] = []
         self.kubeconfig = Path()
         self._started = False
@@ -91,8 +108,7 @@ class EmbeddedCluster:
     def __enter__(self) -> EmbeddedCluster:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
 
     # -- access --------------------------------------------------------------------------------

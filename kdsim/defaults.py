@@ -68,7 +68,7 @@ def _container(c: Obj) -> None:
     for key in ("livenessProbe", "readinessProbe", "startupProbe"):
         if isinstance(c.get(key), dict):
             _probe(c[key])
-    for hook in ((c.get("lifecycle") or {}).values()):
+    for hook in (c.get("lifecycle") or {}).values():
         if isinstance(hook, dict):
             _handler(hook)
 
@@ -82,7 +82,7 @@ def _volume(v: Obj) -> None:
             v[key].setdefault("defaultMode", 420)
     if isinstance(v.get("hostPath"), dict):
         v["hostPath"].setdefault("type", "")
-    for item in ((v.get("downwardAPI") or {}).get("items") or []):
+    for item in (v.get("downwardAPI") or {}).get("items") or []:
         if isinstance(item.get("fieldRef"), dict):
             item["fieldRef"].setdefault("apiVersion", "v1")
 
@@ -234,10 +234,17 @@ def _endpoints(obj: Obj) -> None:
 
 
 _BY_KIND: dict[str, Callable[[Obj], None]] = {
-    "StatefulSet": _statefulset, "Deployment": _deployment, "Pod": _pod, "PodTemplate": _template,
-    "ReplicaSet": lambda o: _template(_sub(o, "spec")), "DaemonSet": lambda o: _template(_sub(o, "spec")),
+    "StatefulSet": _statefulset,
+    "Deployment": _deployment,
+    "Pod": _pod,
+    "PodTemplate": _template,
+    "ReplicaSet": lambda o: _template(_sub(o, "spec")),
+    "DaemonSet": lambda o: _template(_sub(o, "spec")),
     "Job": lambda o: _template(_sub(o, "spec")),
-    "Service": _service, "PersistentVolumeClaim": _pvc, "Secret": _secret, "Namespace": _namespace,
+    "Service": _service,
+    "PersistentVolumeClaim": _pvc,
+    "Secret": _secret,
+    "Namespace": _namespace,
     "Endpoints": _endpoints,
 }
 

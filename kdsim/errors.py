@@ -72,23 +72,29 @@ def _details(name: str, group: str, kind: str) -> dict[str, Any]:
 
 def not_found(resource: str, name: str, group: str = "") -> ApiError:
     """404: `pods "x" not found` / `statefulsets.apps "x" not found`."""
-    return ApiError(404, "NotFound", f'{_qualified(resource, group)} "{name}" not found',
-                    _details(name, group, resource))
+    return ApiError(404, "NotFound", f'{_qualified(resource, group)} "{name}" not found', _details(name, group, resource))
 
 
 def already_exists(resource: str, name: str, group: str = "") -> ApiError:
     """409 AlreadyExists."""
-    return ApiError(409, "AlreadyExists", f'{_qualified(resource, group)} "{name}" already exists',
-                    _details(name, group, resource))
+    return ApiError(
+        409, "AlreadyExists", f'{_qualified(resource, group)} "{name}" already exists', _details(name, group, resource)
+    )
 
 
-def conflict(resource: str, name: str, group: str = "",
-             why: str = "the object has been modified; please apply your changes to the latest version and try again",
-             ) -> ApiError:
+def conflict(
+    resource: str,
+    name: str,
+    group: str = "",
+    why: str = "the object has been modified; please apply your changes to the latest version and try again",
+) -> ApiError:
     """409 Conflict for a stale resourceVersion (optimistic concurrency)."""
-    return ApiError(409, "Conflict",
-                    f'Operation cannot be fulfilled on {_qualified(resource, group)} "{name}": {why}',
-                    _details(name, group, resource))
+    return ApiError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {_qualified(resource, group)} "{name}": {why}',
+        _details(name, group, resource),
+    )
 
 
 def invalid(kind: str, name: str, causes: list[Cause], group: str = "") -> ApiError:
@@ -99,8 +105,7 @@ def invalid(kind: str, name: str, causes: list[Cause], group: str = "") -> ApiEr
         summary = parts[0]
     else:
         summary = "[" + ", ".join(parts) + "]"
-    return ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {summary}',
-                    _details(name, group, kind), list(causes))
+    return ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {summary}', _details(name, group, kind), list(causes))
 
 
 def bad_request(message: str) -> ApiError:
@@ -113,13 +118,20 @@ def method_not_allowed(message: str = "the server does not allow this method on 
     return ApiError(405, "MethodNotAllowed", message)
 
 
-def unsupported_media_type(accepted: tuple[str, ...] = (
-        "application/json-patch+json", "application/merge-patch+json",
-        "application/apply-patch+yaml", "application/strategic-merge-patch+json")) -> ApiError:
+def unsupported_media_type(
+    accepted: tuple[str, ...] = (
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/apply-patch+yaml",
+        "application/strategic-merge-patch+json",
+    ),
+) -> ApiError:
     """415 UnsupportedMediaType, listing the accepted patch types as the real server does."""
-    return ApiError(415, "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types include: "
-                    + ", ".join(accepted))
+    return ApiError(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: " + ", ".join(accepted),
+    )
 
 
 def gone(message: str) -> ApiError:
@@ -132,7 +144,8 @@ def internal(message: str) -> ApiError:
     return ApiError(500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]})
 
 
-def timeout(message: str = "the server was unable to return a response in the time allotted, "
-                           "but may still be processing the request") -> ApiError:
+def timeout(
+    message: str = "the server was unable to return a response in the time allotted, but may still be processing the request",
+) -> ApiError:
     """504 Timeout."""
     return ApiError(504, "Timeout", message)

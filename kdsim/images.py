@@ -140,8 +140,9 @@ class ImageStore:
             dest.write_bytes(data)
             if data.startswith(b"#!"):
                 dest.chmod(0o755)
-        (staging / "image.json").write_text(json.dumps({"ref": ref, "behavior": asdict(self._behaviors.get(
-            ref, ImageBehavior()))}))
+        (staging / "image.json").write_text(
+            json.dumps({"ref": ref, "behavior": asdict(self._behaviors.get(ref, ImageBehavior()))})
+        )
         staging.rename(target)
         log.debug("image %s materialised at %s", ref, rootfs)
 

@@ -225,7 +225,7 @@ def label_selector_from_dict(d: dict[str, Any] | None) -> LabelSelector:
         for expr in d.get("matchExpressions") or []:
             op = ops.get(expr.get("operator", ""))
             if op is None:
-                raise ValueError(f'{go_quote(str(expr.get("operator", "")))} is not a valid label selector operator')
+                raise ValueError(f"{go_quote(str(expr.get('operator', '')))} is not a valid label selector operator")
             reqs.append(_requirement(str(expr.get("key", "")), op, [str(v) for v in expr.get("values") or []]))
     except ValueError as err:
         raise bad_request(str(err)) from None
@@ -250,11 +250,30 @@ def selector_to_string(selector: LabelSelector) -> str:
 
 _COMMON_FIELDS = ("metadata.name", "metadata.namespace")
 _FIELDS: dict[str, tuple[str, ...]] = {
-    "Pod": ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-            "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName"),
-    "Event": ("involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
-              "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath",
-              "reason", "reportingComponent", "source", "type"),
+    "Pod": (
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.podIPs",
+        "status.nominatedNodeName",
+    ),
+    "Event": (
+        "involvedObject.kind",
+        "involvedObject.namespace",
+        "involvedObject.name",
+        "involvedObject.uid",
+        "involvedObject.apiVersion",
+        "involvedObject.resourceVersion",
+        "involvedObject.fieldPath",
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
+    ),
     "Secret": ("type",),
     "Namespace": ("status.phase",),
     "Node": ("spec.unschedulable",),
@@ -320,7 +339,7 @@ def _split_unescaped(text: str, sep: str) -> list[str]:
     parts, cur, i = [], "", 0
     while i < len(text):
         if text[i] == "\\" and i + 1 < len(text):
-            cur += text[i:i + 2]
+            cur += text[i : i + 2]
             i += 2
             continue
         if text[i] == sep:
@@ -339,7 +358,7 @@ def _unescape(value: str) -> str:
         ch = value[i]
         if ch == "\\":
             if i + 1 >= len(value) or value[i + 1] not in "\\,=":
-                raise ValueError(f"invalid field selector: invalid escape sequence: {value[i:i + 2]}")
+                raise ValueError(f"invalid field selector: invalid escape sequence: {value[i : i + 2]}")
             out += value[i + 1]
             i += 2
             continue
@@ -358,7 +377,7 @@ def _split_term(term: str) -> tuple[str, str, str] | None:
             continue
         for op in ("!=", "==", "="):
             if term.startswith(op, i):
-                return term[:i], op, term[i + len(op):]
+                return term[:i], op, term[i + len(op) :]
         i += 1
     return None
 

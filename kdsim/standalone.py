@@ -42,15 +42,23 @@ class SimNode:
     pod runs here; images come from `state_dir/images` (ImageStore.add there before starting, or synthetic).
     """
 
-    def __init__(self, api_client: ApiClient, state_dir: Path, *, name: str = "sim-node",
-                 address: str = "127.0.0.1", port: int = 0, serving: ServingTls | None = None,
-                 bind_pending: bool = True) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        state_dir: Path,
+        *,
+        name: str = "sim-node",
+        address: str = "127.0.0.1",
+        port: int = 0,
+        serving: ServingTls | None = None,
+        bind_pending: bool = True,
+    ) -> None:
         state_dir.mkdir(parents=True, exist_ok=True)
         node = NodeIdentity(name=name, host_ip=address, pod_network=LOOPBACK_POD_NETWORK)
-        self.kubelet = Kubelet(api_client, state_dir=state_dir, images=ImageStore(state_dir / "images"),
-                               node=node, bind_pending=bind_pending)
-        self.server = KubeletServer(self.kubelet, address=address, port=port, serving=serving,
-                                    workdir=state_dir / "pki")
+        self.kubelet = Kubelet(
+            api_client, state_dir=state_dir, images=ImageStore(state_dir / "images"), node=node, bind_pending=bind_pending
+        )
+        self.server = KubeletServer(self.kubelet, address=address, port=port, serving=serving, workdir=state_dir / "pki")
         self._started: list[Any] = []
 
     @property
@@ -95,8 +103,10 @@ def install_kubedirector_crds(api_client: ApiClient, timeout: float = CRD_ESTABL
         name = crd["metadata"]["name"]
         while True:
             got = rest.get("apiextensions.k8s.io/v1", "customresourcedefinitions", None, name)
-            if any(c.get("type") == "Established" and c.get("status") == "True"
-                   for c in (got.get("status") or {}).get("conditions") or []):
+            if any(
+                c.get("type") == "Established" and c.get("status") == "True"
+                for c in (got.get("status") or {}).get("conditions") or []
+            ):
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"CustomResourceDefinition {name} not Established after {timeout:.0f}s")

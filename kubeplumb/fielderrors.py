@@ -17,9 +17,15 @@ TOO_MANY = "FieldValueTooMany"
 NOT_FOUND = "FieldValueNotFound"
 
 _TITLES = {
-    REQUIRED: "Required value", INVALID: "Invalid value", TYPE_INVALID: "Invalid value",
-    NOT_SUPPORTED: "Unsupported value", FORBIDDEN: "Forbidden", DUPLICATE: "Duplicate value",
-    TOO_LONG: "Too long", TOO_MANY: "Too many", NOT_FOUND: "Not found",
+    REQUIRED: "Required value",
+    INVALID: "Invalid value",
+    TYPE_INVALID: "Invalid value",
+    NOT_SUPPORTED: "Unsupported value",
+    FORBIDDEN: "Forbidden",
+    DUPLICATE: "Duplicate value",
+    TOO_LONG: "Too long",
+    TOO_MANY: "Too many",
+    NOT_FOUND: "Not found",
 }
 _NO_VALUE = {REQUIRED, FORBIDDEN, TOO_LONG}
 

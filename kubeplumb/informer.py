@@ -52,7 +52,7 @@ LIST_PAGE = 100  # objects per LIST request (client-go pages by 500; smaller pag
 
 
 def object_key(obj: Mapping[str, Any]) -> str:
-    """"namespace/name" (or "name" for cluster-scoped objects), the work-queue key of an object."""
+    """ "namespace/name" (or "name" for cluster-scoped objects), the work-queue key of an object."""
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace")
     return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
@@ -81,11 +81,21 @@ class _Expired(Exception):
 class Informer:
     """Watch-backed cache of one resource type (optionally one namespace, label selector and field selector)."""
 
-    def __init__(self, api_client: ApiClient, api_version: str, plural: str, *, namespace: str | None = None,
-                 label_selector: str | None = None, field_selector: str | None = None,
-                 resync_seconds: float | None = None, watch_timeout_seconds: int = 300,
-                 max_backoff_seconds: float = 5.0, transform: Transform | None = None,
-                 list_page: int = LIST_PAGE) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        api_version: str,
+        plural: str,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resync_seconds: float | None = None,
+        watch_timeout_seconds: int = 300,
+        max_backoff_seconds: float = 5.0,
+        transform: Transform | None = None,
+        list_page: int = LIST_PAGE,
+    ) -> None:
         self.api_version = api_version
         self.plural = plural
         self.namespace = namespace
@@ -148,8 +158,7 @@ class Informer:
         """Start the list+watch thread."""
         if self._thread is not None:
             return
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"informer-{self.plural}-{self.namespace or 'all'}")
+        self._thread = threading.Thread(target=self._run, daemon=True, name=f"informer-{self.plural}-{self.namespace or 'all'}")
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -180,8 +189,11 @@ class Informer:
         """Deep (plain, mutable) copies of the cached objects in `namespace` (all if None) matching the labels,
         sorted by key."""
         with self._lock:
-            items = [obj for (ns, _), obj in sorted(self._cache.items())
-                     if (namespace is None or ns == namespace) and labels_match(obj, label_selector)]
+            items = [
+                obj
+                for (ns, _), obj in sorted(self._cache.items())
+                if (namespace is None or ns == namespace) and labels_match(obj, label_selector)
+            ]
         return [_plain(obj) for obj in items]
 
     def shared(self, namespace: str | None = None) -> builtins.list[Mapping[str, Any]]:
@@ -221,9 +233,15 @@ class Informer:
         fresh: dict[tuple[str, str], Mapping[str, Any]] = {}
         token, rv = None, None
         while True:
-            page = self._rest.list(self.api_version, self.plural, self.namespace, label_selector=self.label_selector,
-                                   field_selector=self.field_selector, limit=self._list_page,
-                                   continue_token=token)
+            page = self._rest.list(
+                self.api_version,
+                self.plural,
+                self.namespace,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+                limit=self._list_page,
+                continue_token=token,
+            )
             fresh.update((_cache_key(o), self._transformed(o)) for o in page.get("items") or [])
             meta = page.get("metadata") or {}
             rv = rv or meta.get("resourceVersion")
@@ -262,9 +280,15 @@ class Informer:
                 remaining = self.resync_seconds
             timeout = max(1, min(timeout, int(remaining + 0.999)))
         try:
-            stream = self._rest.watch(self.api_version, self.plural, self.namespace, resource_version=self._rv,
-                                      label_selector=self.label_selector, field_selector=self.field_selector,
-                                      timeout_seconds=timeout)
+            stream = self._rest.watch(
+                self.api_version,
+                self.plural,
+                self.namespace,
+                resource_version=self._rv,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+                timeout_seconds=timeout,
+            )
         except ApiException as exc:
             if exc.status == 410:
                 raise _Expired() from exc

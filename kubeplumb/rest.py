@@ -37,8 +37,9 @@ JSON = "application/json"
 _PATCH_TYPES = {"merge": MERGE_PATCH, "json": JSON_PATCH, "strategic": STRATEGIC_PATCH}
 
 
-def resource_path(api_version: str, plural: str, namespace: str | None = None, name: str | None = None,
-                  subresource: str | None = None) -> str:
+def resource_path(
+    api_version: str, plural: str, namespace: str | None = None, name: str | None = None, subresource: str | None = None
+) -> str:
     """URL path of a collection or object: `/api/v1/namespaces/ns/pods/x/status`, `/apis/apps/v1/statefulsets`."""
     base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
     path = base + (f"/namespaces/{namespace}" if namespace else "") + f"/{plural}"
@@ -85,7 +86,7 @@ class WatchStream:
             for chunk in self._resp.stream(amt=None, decode_content=False):
                 buffer.extend(chunk if isinstance(chunk, bytes) else chunk.encode())
                 while (nl := buffer.find(b"\n")) != -1:
-                    line, buffer = bytes(buffer[:nl]).strip(), buffer[nl + 1:]
+                    line, buffer = bytes(buffer[:nl]).strip(), buffer[nl + 1 :]
                     if line:
                         yield json.loads(line)
                 if self._closed:
@@ -123,8 +124,16 @@ class RestClient:
         self.timeout = timeout
 
     # -- transport ---------------------------------------------------------------------------------
-    def _send(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
-              content_type: str = JSON, read_timeout: float | None = None) -> Any:
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+        read_timeout: float | None = None,
+    ) -> Any:
         """The raw urllib3 response (not read yet)."""
         config = self.api_client.configuration
         params = [(k, _qv(v)) for k, v in (query or {}).items() if v is not None]
@@ -138,11 +147,19 @@ class RestClient:
             headers["Content-Type"] = content_type
             data = json.dumps(body).encode()
         pool: urllib3.PoolManager = self.api_client.rest_client.pool_manager
-        return pool.request(method, url, body=data, headers=headers, preload_content=False, retries=False,
-                            timeout=urllib3.Timeout(connect=self.timeout, read=read_timeout))
+        return pool.request(
+            method,
+            url,
+            body=data,
+            headers=headers,
+            preload_content=False,
+            retries=False,
+            timeout=urllib3.Timeout(connect=self.timeout, read=read_timeout),
+        )
 
-    def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
-                content_type: str = JSON) -> dict[str, Any]:
+    def request(
+        self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None, content_type: str = JSON
+    ) -> dict[str, Any]:
         """One request; the decoded JSON body. Raises ApiException for a non-2xx answer."""
         resp = self._send(method, path, query=query, body=body, content_type=content_type, read_timeout=self.timeout)
         try:
@@ -155,8 +172,9 @@ class RestClient:
         return result
 
     # -- verbs -------------------------------------------------------------------------------------
-    def get(self, api_version: str, plural: str, namespace: str | None, name: str,
-            subresource: str | None = None) -> dict[str, Any]:
+    def get(
+        self, api_version: str, plural: str, namespace: str | None, name: str, subresource: str | None = None
+    ) -> dict[str, Any]:
         return self.request("GET", resource_path(api_version, plural, namespace, name, subresource))
 
     def get_or_none(self, api_version: str, plural: str, namespace: str | None, name: str) -> dict[str, Any] | None:
@@ -168,32 +186,76 @@ class RestClient:
                 return None
             raise
 
-    def list(self, api_version: str, plural: str, namespace: str | None = None, *,
-             label_selector: str | None = None, field_selector: str | None = None,
-             resource_version: str | None = None, limit: int | None = None,
-             continue_token: str | None = None) -> dict[str, Any]:
+    def list(
+        self,
+        api_version: str,
+        plural: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> dict[str, Any]:
         """The List object (items + metadata.resourceVersion); with ``limit``, one page of it (metadata.continue
         names the next)."""
-        return self.request("GET", resource_path(api_version, plural, namespace), query={
-            "labelSelector": label_selector, "fieldSelector": field_selector, "resourceVersion": resource_version,
-            "limit": limit, "continue": continue_token})
+        return self.request(
+            "GET",
+            resource_path(api_version, plural, namespace),
+            query={
+                "labelSelector": label_selector,
+                "fieldSelector": field_selector,
+                "resourceVersion": resource_version,
+                "limit": limit,
+                "continue": continue_token,
+            },
+        )
 
     def create(self, api_version: str, plural: str, namespace: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
         return self.request("POST", resource_path(api_version, plural, namespace), body=dict(body))
 
-    def replace(self, api_version: str, plural: str, namespace: str | None, name: str, body: Mapping[str, Any],
-                subresource: str | None = None) -> dict[str, Any]:
+    def replace(
+        self,
+        api_version: str,
+        plural: str,
+        namespace: str | None,
+        name: str,
+        body: Mapping[str, Any],
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
         return self.request("PUT", resource_path(api_version, plural, namespace, name, subresource), body=dict(body))
 
-    def patch(self, api_version: str, plural: str, namespace: str | None, name: str, patch: Any, *,
-              patch_type: str = "merge", subresource: str | None = None) -> dict[str, Any]:
+    def patch(
+        self,
+        api_version: str,
+        plural: str,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        *,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
         """PATCH with patch_type "merge" (default), "json" or "strategic"."""
-        return self.request("PATCH", resource_path(api_version, plural, namespace, name, subresource),
-                            body=patch, content_type=_PATCH_TYPES[patch_type])
+        return self.request(
+            "PATCH",
+            resource_path(api_version, plural, namespace, name, subresource),
+            body=patch,
+            content_type=_PATCH_TYPES[patch_type],
+        )
 
-    def delete(self, api_version: str, plural: str, namespace: str | None, name: str, *,
-               grace_period_seconds: int | None = None, propagation_policy: str | None = None,
-               uid: str | None = None) -> dict[str, Any]:
+    def delete(
+        self,
+        api_version: str,
+        plural: str,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        uid: str | None = None,
+    ) -> dict[str, Any]:
         """DELETE with optional DeleteOptions; returns the server's answer (object or Status)."""
         options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if grace_period_seconds is not None:
@@ -204,13 +266,27 @@ class RestClient:
             options["preconditions"] = {"uid": uid}
         return self.request("DELETE", resource_path(api_version, plural, namespace, name), body=options)
 
-    def watch(self, api_version: str, plural: str, namespace: str | None = None, *, resource_version: str | None,
-              label_selector: str | None = None, field_selector: str | None = None,
-              timeout_seconds: int | None = None, allow_bookmarks: bool = True) -> WatchStream:
+    def watch(
+        self,
+        api_version: str,
+        plural: str,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True,
+    ) -> WatchStream:
         """Open a watch from resource_version; raises ApiException if the server refuses it outright."""
-        query = {"watch": "true", "resourceVersion": resource_version, "labelSelector": label_selector,
-                 "fieldSelector": field_selector,
-                 "timeoutSeconds": timeout_seconds, "allowWatchBookmarks": "true" if allow_bookmarks else None}
+        query = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "labelSelector": label_selector,
+            "fieldSelector": field_selector,
+            "timeoutSeconds": timeout_seconds,
+            "allowWatchBookmarks": "true" if allow_bookmarks else None,
+        }
         read_timeout = (timeout_seconds + 30) if timeout_seconds else None
         resp = self._send("GET", resource_path(api_version, plural, namespace), query=query, read_timeout=read_timeout)
         if not 200 <= resp.status <= 299:

@@ -10,11 +10,25 @@ from typing import Any
 
 from kubeplumb import fielderrors as fe
 
-_OBJECT_META_FIELDS = frozenset({
-    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
-    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
-    "ownerReferences", "finalizers", "managedFields",
-})
+_OBJECT_META_FIELDS = frozenset(
+    {
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    }
+)
 _TYPE_META = ("apiVersion", "kind", "metadata")
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
@@ -128,8 +142,7 @@ def _validate_object(schema: dict[str, Any], value: dict[str, Any], path: str, o
                         _validate(sub, value[key][meta_key], fe.child(child_path, meta_key), out)
             elif value[key] is not None:
                 actual = json_type(value[key])
-                out.append(_v(fe.type_invalid(child_path, actual,
-                                              f'{child_path} in body must be of type object: "{actual}"')))
+                out.append(_v(fe.type_invalid(child_path, actual, f'{child_path} in body must be of type object: "{actual}"')))
             continue
         if key in props:
             _validate(props[key], value[key], child_path, out)
@@ -166,8 +179,9 @@ def _value_checks(schema: dict[str, Any], value: object, path: str, out: list[Vi
         if "maxProperties" in schema and len(value) > int(schema["maxProperties"]):
             out.append(_v(fe.too_many(path, len(value), int(schema["maxProperties"]))))
         if "minProperties" in schema and len(value) < int(schema["minProperties"]):
-            out.append(_v(fe.invalid(path, len(value),
-                                     f"{name} in body should have at least {schema['minProperties']} properties")))
+            out.append(
+                _v(fe.invalid(path, len(value), f"{name} in body should have at least {schema['minProperties']} properties"))
+            )
 
 
 def _number_checks(schema: dict[str, Any], value: int | float, path: str, out: list[Violation]) -> None:

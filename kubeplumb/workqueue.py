@@ -46,8 +46,9 @@ class RequeueAfter(Exception):
 class WorkQueue:
     """Keys in, reconcile(key) out, on `workers` threads, with per-key exponential backoff on failure."""
 
-    def __init__(self, reconcile: Callable[[str], None], *, name: str, workers: int = 1,
-                 base_delay: float = 0.005, max_delay: float = 30.0) -> None:
+    def __init__(
+        self, reconcile: Callable[[str], None], *, name: str, workers: int = 1, base_delay: float = 0.005, max_delay: float = 30.0
+    ) -> None:
         self.name = name
         self._reconcile = reconcile
         self._workers = workers
@@ -85,7 +86,7 @@ class WorkQueue:
         with self._cond:
             failures = self._failures.get(key, 0)
             self._failures[key] = failures + 1
-        self.add_after(key, min(self._max_delay, self._base_delay * (2 ** failures)))
+        self.add_after(key, min(self._max_delay, self._base_delay * (2**failures)))
 
     def forget(self, key: str) -> None:
         """Reset the failure count of `key`."""
@@ -156,8 +157,13 @@ class WorkQueue:
                 self.add_after(key, req.seconds)
             except Exception as exc:  # noqa: BLE001 - a reconcile failure must never kill the worker
                 if status_of(exc) in ROUTINE_STATUSES:
-                    log.info("%s: reconcile of %s: %s %s; retrying with backoff", self.name, key, status_of(exc),
-                             getattr(exc, "reason", ""))
+                    log.info(
+                        "%s: reconcile of %s: %s %s; retrying with backoff",
+                        self.name,
+                        key,
+                        status_of(exc),
+                        getattr(exc, "reason", ""),
+                    )
                 else:
                     log.exception("%s: reconcile of %s failed; retrying with backoff", self.name, key)
                 self.add_rate_limited(key)

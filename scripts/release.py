@@ -43,7 +43,7 @@ class ReleaseError(Exception):
 def current_version(root: Path) -> str:
     found = VERSION_LINE.search((root / VERSION_FILE).read_text(encoding="utf-8"))
     if found is None:
-        raise ReleaseError(f"{VERSION_FILE}: no line `__version__ = \"X.Y.Z\"`")
+        raise ReleaseError(f'{VERSION_FILE}: no line `__version__ = "X.Y.Z"`')
     return found.group(1)
 
 
@@ -59,8 +59,11 @@ def pin_problems(root: Path, version: str) -> list[str]:
         matches = list(re.finditer(pattern, text))
         if not matches:
             problems.append(f"{rel}: no pin matching {pattern!r}")
-        problems += [f"{rel}:{_line_of(text, m.start())}: pins {m.group(1)}, the version is {version}"
-                     for m in matches if m.group(1) != version]
+        problems += [
+            f"{rel}:{_line_of(text, m.start())}: pins {m.group(1)}, the version is {version}"
+            for m in matches
+            if m.group(1) != version
+        ]
     return problems
 
 
@@ -98,8 +101,12 @@ def release(root: Path, version: str) -> str:
         raise ReleaseError(problem)
     tag = f"v{version}"
     head = _git(root, "rev-parse", "HEAD")
-    existing = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "--quiet", f"{tag}^{{commit}}"],
-                              capture_output=True, text=True, check=False).stdout.strip()
+    existing = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--verify", "--quiet", f"{tag}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
     if existing and existing != head:
         raise ReleaseError(f"tag {tag} exists at {existing[:12]}, not at HEAD {head[:12]}")
     if current_version(root) != version or pin_problems(root, version):

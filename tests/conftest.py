@@ -29,11 +29,15 @@ def kd_shared() -> Path:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--backend", choices=BACKENDS, default="embedded",
-                     help="embedded (default): the usual suite; real: only the tests marked `real`, against a real "
-                          "kube-apiserver + kube-controller-manager built by scripts/realk8s; kd / kd-upgrade: the "
-                          "tests marked `kd`, on that control plane with the real KubeDirector (stock master / its "
-                          "live-app-upgrade branch, built by scripts/realkd)")
+    parser.addoption(
+        "--backend",
+        choices=BACKENDS,
+        default="embedded",
+        help="embedded (default): the usual suite; real: only the tests marked `real`, against a real "
+        "kube-apiserver + kube-controller-manager built by scripts/realk8s; kd / kd-upgrade: the "
+        "tests marked `kd`, on that control plane with the real KubeDirector (stock master / its "
+        "live-app-upgrade branch, built by scripts/realkd)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -47,17 +51,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     `backends` run on both; on the real backend they and the other users of `sim_joined` run last."""
     backend = config.getoption("--backend")
     want_real, want_kd = backend == "real", backend in ("kd", "kd-upgrade")
-    keep = [item for item in items if item.get_closest_marker("backends") is not None
-            or ((item.get_closest_marker("kd") is not None) if want_kd
-                else item.get_closest_marker("kd") is None
-                and (item.get_closest_marker("real") is not None) == want_real)]
+    keep = [
+        item
+        for item in items
+        if item.get_closest_marker("backends") is not None
+        or (
+            (item.get_closest_marker("kd") is not None)
+            if want_kd
+            else item.get_closest_marker("kd") is None and (item.get_closest_marker("real") is not None) == want_real
+        )
+    ]
     if len(keep) != len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
         items[:] = keep
     if want_real:  # the session's joined node and KubeDirector (sim_joined) run from their first user to the end:
         # the tests that join their own (tests/real/test_sim_node.py, same Node name) go before it starts
-        items.sort(key=lambda item: item.get_closest_marker("backends") is not None
-                   or "sim_joined" in getattr(item, "fixturenames", ()))
+        items.sort(
+            key=lambda item: item.get_closest_marker("backends") is not None or "sim_joined" in getattr(item, "fixturenames", ())
+        )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -68,6 +79,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     from tests.real.controlplane import binaries
     from tests.real.kubedirector import build
+
     capture = session.config.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled():
         binaries(show_progress=True)

@@ -40,11 +40,17 @@ class Ctx:
     namespace: str
     tmp: Path
 
-    def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = 30,
-            stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([self.kubectl, "--kubeconfig", str(self.kubeconfig), "-n", self.namespace, *args],
-                              capture_output=True, text=True, timeout=timeout, input=stdin,
-                              env={"PATH": "/usr/bin:/bin", "HOME": str(self.tmp), **(env or {})})
+    def run(
+        self, *args: str, env: dict[str, str] | None = None, timeout: float = 30, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [self.kubectl, "--kubeconfig", str(self.kubeconfig), "-n", self.namespace, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=stdin,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(self.tmp), **(env or {})},
+        )
 
     def ok(self, *args: str, expect: str = "", env: dict[str, str] | None = None, stdin: str | None = None) -> bool:
         done = self.run(*args, env=env, stdin=stdin)
@@ -72,17 +78,20 @@ def _edit(c: Ctx) -> bool:
 def _cp(c: Ctx) -> bool:
     src = c.tmp / "note.txt"
     src.write_text("copied\n")
-    return c.ok("cp", str(src), "p:/tmp/note.txt", "-c", "app") and \
-        c.ok("exec", "p", "-c", "app", "--", "cat", "/tmp/note.txt", expect="copied")
+    return c.ok("cp", str(src), "p:/tmp/note.txt", "-c", "app") and c.ok(
+        "exec", "p", "-c", "app", "--", "cat", "/tmp/note.txt", expect="copied"
+    )
 
 
 def _port_forward(c: Ctx) -> bool:
     """An HTTP round trip through `port-forward` to a server run in the pod (started with the newest kubectl)."""
     port, version = free_port(), Path(c.kubectl).name.removeprefix("kubectl.")
     try:
-        with served_in_pod(c.kubeconfig, c.namespace, "p", port, "app"), \
-                forwarding(c.kubeconfig, version, c.namespace, "p", port) as (local, _log), \
-                urllib.request.urlopen(f"http://127.0.0.1:{local}/index.html", timeout=20) as answer:
+        with (
+            served_in_pod(c.kubeconfig, c.namespace, "p", port, "app"),
+            forwarding(c.kubeconfig, version, c.namespace, "p", port) as (local, _log),
+            urllib.request.urlopen(f"http://127.0.0.1:{local}/index.html", timeout=20) as answer,
+        ):
             return bool(answer.read() == b"served from the pod\n")
     except (AssertionError, OSError):
         return False
@@ -101,8 +110,7 @@ COMMANDS: dict[str, Callable[[Ctx], bool]] = {
     "label": lambda c: c.ok("label", "pod", "p", "matrix=yes", expect="labeled"),
     "logs": lambda c: c.run("logs", "p", "-c", "app").returncode == 0,
     "exec": lambda c: c.ok("exec", "p", "-c", "app", "--", "echo", "hello", expect="hello"),
-    "exec -i (stdin)": lambda c: c.ok("exec", "-i", "p", "-c", "app", "--", "tr", "a-z", "A-Z", stdin="up\n",
-                                      expect="UP"),
+    "exec -i (stdin)": lambda c: c.ok("exec", "-i", "p", "-c", "app", "--", "tr", "a-z", "A-Z", stdin="up\n", expect="UP"),
     "cp": _cp,
     "port-forward": _port_forward,
     "auth can-i": lambda c: c.ok("auth", "can-i", "create", "pods", expect="yes"),
@@ -119,10 +127,15 @@ def measure(cluster: EmbeddedCluster, version: str, tmp: Path) -> dict[str, bool
     home = tmp / version
     home.mkdir(parents=True, exist_ok=True)
     ctx = Ctx(kubectl, cluster.kubeconfig, ns, home)
-    subprocess.run([kubectl, "--kubeconfig", str(cluster.kubeconfig), "create", "namespace", ns], check=True,
-                   capture_output=True, timeout=30)
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {"containers": [{"name": "app", "image": IMAGE}], "terminationGracePeriodSeconds": 1}}
+    subprocess.run(
+        [kubectl, "--kubeconfig", str(cluster.kubeconfig), "create", "namespace", ns], check=True, capture_output=True, timeout=30
+    )
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "app", "image": IMAGE}], "terminationGracePeriodSeconds": 1},
+    }
     (home / "pod.json").write_text(json.dumps(pod))
     ctx.run("create", "-f", str(home / "pod.json"))
     deadline = time.monotonic() + 60
@@ -146,8 +159,11 @@ def documented() -> dict[str, dict[str, bool]]:
     text = DOC.read_text()
     if START not in text or END not in text:
         return {}
-    rows = [line.strip().strip("|").split("|") for line in
-            text.split(START, 1)[1].split(END, 1)[0].strip().splitlines() if line.startswith("|")]
+    rows = [
+        line.strip().strip("|").split("|")
+        for line in text.split(START, 1)[1].split(END, 1)[0].strip().splitlines()
+        if line.startswith("|")
+    ]
     versions = [v.strip() for v in rows[0][1:]]
     out: dict[str, dict[str, bool]] = {v: {} for v in versions}
     for row in rows[2:]:
@@ -164,8 +180,8 @@ def write(table: str) -> None:
 
 def main(argv: list[str]) -> int:
     import tempfile
-    with tempfile.TemporaryDirectory(prefix="kubectl-matrix-") as tmp, \
-            EmbeddedCluster(Path(tmp) / "cluster") as cluster:
+
+    with tempfile.TemporaryDirectory(prefix="kubectl-matrix-") as tmp, EmbeddedCluster(Path(tmp) / "cluster") as cluster:
         results = {v: measure(cluster, v, Path(tmp)) for v in installed_versions()}
     table = render(results)
     if "--write" in argv:

@@ -28,16 +28,21 @@ TRANSPORT = {"1.27": "POST", "1.33": "GET"}  # the oldest kubectl here speaks SP
 def kubectl_path(version: str) -> str:
     path = SDK / f"kubectl.{version}"
     if not path.exists():
-        raise AssertionError(f"{path} is missing: the tests need kubectl {version} (google-cloud-sdk's kubectl "
-                             "packages)")
+        raise AssertionError(f"{path} is missing: the tests need kubectl {version} (google-cloud-sdk's kubectl packages)")
     return str(path)
 
 
-def sdk_kubectl(kubeconfig: Path, version: str, *args: str, stdin: str | None = None,
-                timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def sdk_kubectl(
+    kubeconfig: Path, version: str, *args: str, stdin: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """kubectl `version` from the SDK's kubectl packages."""
-    return subprocess.run([kubectl_path(version), "--kubeconfig", str(kubeconfig), *args], input=stdin,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [kubectl_path(version), "--kubeconfig", str(kubeconfig), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def free_port() -> int:
@@ -56,12 +61,43 @@ def served_in_pod(kubeconfig: Path, ns: str, pod: str, port: int, container: str
     """`python3 -m http.server PORT` run in the pod (by kubectl exec) over /srv/www of the pod's own rootfs, whose
     index.html says "served from the pod"."""
     pick = ["-c", container] if container else []
-    made = sdk_kubectl(kubeconfig, "1.33", "-n", ns, "exec", pod, *pick, "--", "sh", "-c",
-                       "mkdir -p /srv/www && echo served from the pod > /srv/www/index.html")
+    made = sdk_kubectl(
+        kubeconfig,
+        "1.33",
+        "-n",
+        ns,
+        "exec",
+        pod,
+        *pick,
+        "--",
+        "sh",
+        "-c",
+        "mkdir -p /srv/www && echo served from the pod > /srv/www/index.html",
+    )
     assert made.returncode == 0, made.stderr
-    server = subprocess.Popen([kubectl_path("1.33"), "--kubeconfig", str(kubeconfig), "-n", ns, "exec", pod, *pick,
-                               "--", "python3", "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                               "--directory", "/srv/www"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            kubectl_path("1.33"),
+            "--kubeconfig",
+            str(kubeconfig),
+            "-n",
+            ns,
+            "exec",
+            pod,
+            *pick,
+            "--",
+            "python3",
+            "-m",
+            "http.server",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+            "/srv/www",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(f"the pod's server on port {port}", lambda: listening(port), 30)
         yield
@@ -73,9 +109,12 @@ def served_in_pod(kubeconfig: Path, ns: str, pod: str, port: int, container: str
 @contextmanager
 def forwarding(kubeconfig: Path, version: str, ns: str, pod: str, port: int) -> Iterator[tuple[int, list[str]]]:
     """`kubectl port-forward pod :PORT` (-v=6); (the local port it listens on, its log lines so far)."""
-    proc = subprocess.Popen([kubectl_path(version), "--kubeconfig", str(kubeconfig), "-v=6", "-n", ns,
-                             "port-forward", f"pod/{pod}", f":{port}"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [kubectl_path(version), "--kubeconfig", str(kubeconfig), "-v=6", "-n", ns, "port-forward", f"pod/{pod}", f":{port}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     log: list[str] = []
     assert proc.stderr is not None and proc.stdout is not None
     threading.Thread(target=lambda: log.extend(proc.stderr or ()), daemon=True).start()
@@ -102,8 +141,12 @@ def spdy_upgrade(kubeconfig: Path, path: str, protocols: list[str]) -> tuple[int
         ctx.load_cert_chain(user["client-certificate"], user["client-key"])
     conn = http.client.HTTPSConnection(server.hostname or "", server.port, context=ctx, timeout=30)
     conn.putrequest("POST", path)
-    for name, value in (("Connection", "Upgrade"), ("Upgrade", "SPDY/3.1"), ("Content-Length", "0"),
-                        *(("X-Stream-Protocol-Version", p) for p in protocols)):
+    for name, value in (
+        ("Connection", "Upgrade"),
+        ("Upgrade", "SPDY/3.1"),
+        ("Content-Length", "0"),
+        *(("X-Stream-Protocol-Version", p) for p in protocols),
+    ):
         conn.putheader(name, value)
     if user.get("token"):
         conn.putheader("Authorization", f"Bearer {user['token']}")

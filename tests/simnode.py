@@ -36,9 +36,14 @@ class SimProcess:
 
     def __enter__(self) -> SimProcess:
         err = self.log.open("w")
-        self.proc = subprocess.Popen([sys.executable, "-c", "from gitops_kd.cli import main; main()", "sim",
-                                      *self.args], stdout=subprocess.PIPE, stderr=err, text=True,
-                                     start_new_session=True, preexec_fn=die_with_parent)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from gitops_kd.cli import main; main()", "sim", *self.args],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
         lines: queue.Queue[str] = queue.Queue()
         out = self.proc.stdout
         assert out is not None
@@ -47,8 +52,7 @@ class SimProcess:
             self.banner = lines.get(timeout=90).strip()
         except queue.Empty:
             self.stop()
-            raise AssertionError(f"gitops-kd sim {self.args[0]} printed nothing in 90s; log:\n"
-                                 f"{self.log.read_text()}") from None
+            raise AssertionError(f"gitops-kd sim {self.args[0]} printed nothing in 90s; log:\n{self.log.read_text()}") from None
         return self
 
     def stop(self) -> int:
@@ -69,8 +73,9 @@ class SimProcess:
 
 def add_tools_image(state_dir: Path) -> None:
     """The image the checks run, defined in the node's image store before the node starts."""
-    ImageStore(state_dir / "images").add(TOOLS, {"/etc/tools/motd": "hello from tools\n"},
-                                         behavior=ImageBehavior(ready_delay_seconds=0.1))
+    ImageStore(state_dir / "images").add(
+        TOOLS, {"/etc/tools/motd": "hello from tools\n"}, behavior=ImageBehavior(ready_delay_seconds=0.1)
+    )
 
 
 def node_args(kubeconfig: Path, state_dir: Path, *extra: str) -> list[str]:
@@ -87,23 +92,47 @@ def check_node(rest: RestClient, port: int) -> dict[str, Any]:
     return node
 
 
-def run_pod_checks(rest: RestClient, kubectl: Kubectl, ns: str,
-                   while_running: Callable[[], None] | None = None) -> None:
+def run_pod_checks(rest: RestClient, kubectl: Kubectl, ns: str, while_running: Callable[[], None] | None = None) -> None:
     """A pod with a claim and an init container runs on the node; exec and logs reach it through the API server.
     `while_running` is called while pod `tools` runs (before it is deleted)."""
-    rest.create("v1", "persistentvolumeclaims", ns, {
-        "metadata": {"name": "data"},
-        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
-    rest.create("v1", "pods", ns, {"metadata": {"name": "tools"}, "spec": {
-        "initContainers": [{"name": "seed", "image": TOOLS, "command": [
-            "/bin/sh", "-c", "echo seeding; echo seeded > /data/seed"],
-            "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
-        "containers": [{"name": "app", "image": TOOLS, "command": ["sleep", "infinity"],
-                        "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
-        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}})
+    rest.create(
+        "v1",
+        "persistentvolumeclaims",
+        ns,
+        {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}},
+    )
+    rest.create(
+        "v1",
+        "pods",
+        ns,
+        {
+            "metadata": {"name": "tools"},
+            "spec": {
+                "initContainers": [
+                    {
+                        "name": "seed",
+                        "image": TOOLS,
+                        "command": ["/bin/sh", "-c", "echo seeding; echo seeded > /data/seed"],
+                        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                    }
+                ],
+                "containers": [
+                    {
+                        "name": "app",
+                        "image": TOOLS,
+                        "command": ["sleep", "infinity"],
+                        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                    }
+                ],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+            },
+        },
+    )
+
     def ready() -> dict[str, Any] | None:
         pod = rest.get("v1", "pods", ns, "tools")
         return pod if pod_ready(pod) else None
+
     pod = wait_for("pod tools Ready", ready, 90)
     assert pod["spec"]["nodeName"] == "sim-node"
     status = pod["status"]
@@ -117,8 +146,7 @@ def run_pod_checks(rest: RestClient, kubectl: Kubectl, ns: str,
 
     done = kubectl("exec", "-n", ns, "tools", "-c", "app", "--", "cat", "/etc/tools/motd", "/data/seed")
     assert done.returncode == 0 and done.stdout == "hello from tools\nseeded\n", done.stderr
-    piped = kubectl("exec", "-i", "-n", ns, "tools", "-c", "app", "--", "/bin/sh", "-c", "tr a-z A-Z",
-                    stdin="through stdin\n")
+    piped = kubectl("exec", "-i", "-n", ns, "tools", "-c", "app", "--", "/bin/sh", "-c", "tr a-z A-Z", stdin="through stdin\n")
     assert piped.stdout == "THROUGH STDIN\n", piped.stderr
     failed = kubectl("exec", "-n", ns, "tools", "-c", "app", "--", "/bin/sh", "-c", "echo oops >&2; exit 3")
     assert failed.returncode == 3 and "oops" in failed.stderr
@@ -130,8 +158,9 @@ def run_pod_checks(rest: RestClient, kubectl: Kubectl, ns: str,
         while_running()
 
     rest.delete("v1", "pods", ns, "tools")
-    wait_for("pod tools gone (the kubelet confirmed its deletion)",
-             lambda: rest.get_or_none("v1", "pods", ns, "tools") is None, 60)
+    wait_for(
+        "pod tools gone (the kubelet confirmed its deletion)", lambda: rest.get_or_none("v1", "pods", ns, "tools") is None, 60
+    )
 
 
 def streaming_checks(kubeconfig: Path, ns: str, pod: str, container: str, tmp: Path, *, tunnel: bool) -> None:
@@ -139,15 +168,19 @@ def streaming_checks(kubeconfig: Path, ns: str, pod: str, container: str, tmp: P
     node's kubelet endpoint, to a server running in the pod. 1.33 tries the WebSocket tunnel first: an API server
     serving it (`tunnel`: the embedded one) upgrades that, else (kube-apiserver 1.20 passes the WebSocket on to
     the kubelet endpoint, which refuses it) kubectl falls back to SPDY."""
-    done = sdk_kubectl(kubeconfig, "1.27", "-v=6", "-n", ns, "exec", pod, "-c", container, "--", "cat",
-                       "/etc/tools/motd")
+    done = sdk_kubectl(kubeconfig, "1.27", "-v=6", "-n", ns, "exec", pod, "-c", container, "--", "cat", "/etc/tools/motd")
     assert done.returncode == 0 and done.stdout == "hello from tools\n", done.stderr
     assert UPGRADED.findall(done.stderr) == ["POST"], done.stderr
     # a protocol the kubelet does not speak: its refusal, passed back by the API server
-    status, headers, body = spdy_upgrade(kubeconfig, f"/api/v1/namespaces/{ns}/pods/{pod}/exec?command=true&"
-                                         f"stdout=1&container={container}", ["v9.channel.k8s.io"])
+    status, headers, body = spdy_upgrade(
+        kubeconfig, f"/api/v1/namespaces/{ns}/pods/{pod}/exec?command=true&stdout=1&container={container}", ["v9.channel.k8s.io"]
+    )
     assert status == 403 and headers["x-accepted-stream-protocol-versions"] == [
-        "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io"], (status, headers)
+        "v4.channel.k8s.io",
+        "v3.channel.k8s.io",
+        "v2.channel.k8s.io",
+        "channel.k8s.io",
+    ], (status, headers)
     assert body.startswith(b"unable to upgrade: unable to negotiate protocol: client supports [v9.channel.k8s.io]")
     note = tmp / "note.txt"
     note.write_text("copied over SPDY\n")
@@ -169,6 +202,7 @@ def create_centos7(rest: RestClient, kd_shared: Path, ns: str) -> None:
     import json
 
     import yaml
+
     app = json.loads((kd_shared / "catalog" / "cr-app-centos7.json").read_text())
     rest.create("kubedirector.hpe.com/v1beta1", "kubedirectorapps", ns, app)
     cluster = yaml.safe_load((kd_shared / "clusters" / "cr-cluster-centos7.yaml").read_text())

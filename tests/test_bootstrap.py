@@ -24,9 +24,11 @@ def _path_with(tmp: Path, *tools: str) -> str:
 def test_demo_bootstrap_needs_git_only_and_tests_name_what_is_missing(tmp_path: Path) -> None:
     env = {"PATH": _path_with(tmp_path, "git", "dirname", "python3", "id", "touch"), "HOME": str(tmp_path)}
     bash = shutil.which("bash") or "/bin/bash"
-    demo = subprocess.run([bash, str(ROOT / "scripts/bootstrap"), "--demo"], env=env, capture_output=True,
-                          text=True, timeout=600, check=False)
+    demo = subprocess.run(
+        [bash, str(ROOT / "scripts/bootstrap"), "--demo"], env=env, capture_output=True, text=True, timeout=600, check=False
+    )
     assert demo.returncode == 0, demo.stderr
-    tests = subprocess.run([bash, str(ROOT / "scripts/bootstrap")], env=env, capture_output=True, text=True,
-                           timeout=60, check=False)
+    tests = subprocess.run(
+        [bash, str(ROOT / "scripts/bootstrap")], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert tests.returncode == 1 and "missing system tools: kubectl gpg bash" in tests.stderr, tests.stderr

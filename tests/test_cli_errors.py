@@ -16,8 +16,7 @@ from gitops_kd.cli.exits import EXIT_CANNOT_RUN
 from tests.review.repos import template_repo
 
 GITOPS_KD = str(Path(sys.executable).parent / "gitops-kd")
-READERS = [["status"], ["history", "hello"], ["sync", "--timeout", "5"], ["suspend", "hello-dev"],
-           ["plan"], ["diff"]]
+READERS = [["status"], ["history", "hello"], ["sync", "--timeout", "5"], ["suspend", "hello-dev"], ["plan"], ["diff"]]
 
 
 def _kubeconfig(path: Path, server: str) -> Path:
@@ -44,8 +43,15 @@ def _free_port() -> int:
 
 
 def _run(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([GITOPS_KD, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "HOME": str(cwd), **(env or {})})
+    return subprocess.run(
+        [GITOPS_KD, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "HOME": str(cwd), **(env or {})},
+    )
 
 
 def _one_line(done: subprocess.CompletedProcess[str]) -> str:

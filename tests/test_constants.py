@@ -21,8 +21,10 @@ def test_the_kdrollout_crd_serves_the_names_gitops_kd_writes() -> None:
 
 
 def test_kubedirectors_crds_serve_the_names_of_the_layout() -> None:
-    for filename, kind, plural in ((KDAPP_CRD, layout.KDAPP_KIND, layout.KDAPP_PLURAL),
-                                   (KDCLUSTER_CRD, layout.KDCLUSTER_KIND, layout.KDCLUSTER_PLURAL)):
+    for filename, kind, plural in (
+        (KDAPP_CRD, layout.KDAPP_KIND, layout.KDAPP_PLURAL),
+        (KDCLUSTER_CRD, layout.KDCLUSTER_KIND, layout.KDCLUSTER_PLURAL),
+    ):
         spec = kubedirector_crd(filename)["spec"]
         assert (spec["names"]["kind"], spec["names"]["plural"]) == (kind, plural)
         versions = [v["name"] for v in spec["versions"] if v.get("storage")]

@@ -52,8 +52,13 @@ def _bound(module: ModuleType) -> set[str]:
     """Upper-case names a module binds itself at top level (assignments, not imports)."""
     names: set[str] = set()
     for node in ast.parse(Path(str(module.__file__)).read_text()).body:
-        targets = node.targets if isinstance(node, ast.Assign) else \
-            [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign) and node.value is not None
+            else []
+        )
         for target in targets:
             for name in target.elts if isinstance(target, ast.Tuple) else [target]:
                 if isinstance(name, ast.Name) and name.id.strip("_").isupper() and not name.id.startswith("__"):

@@ -23,8 +23,8 @@ def section(heading: str) -> str:
     match = re.search(rf"^(#+) {re.escape(heading)}\s*$", DOC, re.MULTILINE)
     assert match, f"docs/reference.md has no heading {heading!r}"
     level = len(match.group(1))
-    end = re.search(rf"^#{{1,{level}}} ", DOC[match.end():], re.MULTILINE)
-    return DOC[match.end(): match.end() + end.start() if end else len(DOC)]
+    end = re.search(rf"^#{{1,{level}}} ", DOC[match.end() :], re.MULTILINE)
+    return DOC[match.end() : match.end() + end.start() if end else len(DOC)]
 
 
 def fields(schema: Mapping[str, Any], path: str) -> Iterator[str]:

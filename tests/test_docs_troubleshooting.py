@@ -42,8 +42,9 @@ def _reason_arg(call: ast.Call, position: int | None) -> ast.expr | None:
     return call.args[position] if position is not None and len(call.args) > position else None
 
 
-def _resolve(node: ast.expr, local: dict[str, list[ast.expr]], params: set[str], module: ModuleType,
-             literals: list[str], values: set[str]) -> None:
+def _resolve(
+    node: ast.expr, local: dict[str, list[ast.expr]], params: set[str], module: ModuleType, literals: list[str], values: set[str]
+) -> None:
     """Add what ``node`` evaluates to: a constant's value to ``values``, a string literal to ``literals``; a
     parameter or an attribute of one (a reason passed through) adds nothing."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -99,8 +100,7 @@ def test_every_stall_reason_has_a_section() -> None:
     found, literal_sites = reasons(STALLERS)
     # the scan itself works: reasons of the planner, the executor, the apply counter and the GitOpsKDSource
     assert {"PodNotReady", "StepFailed", "ApplyRefused", "CommitRefused", "RecordUntrusted"} <= found, found
-    assert not literal_sites, f"stall reasons typed as literals (make them constants in gitops_kd/constants.py): " \
-                              f"{literal_sites}"
+    assert not literal_sites, f"stall reasons typed as literals (make them constants in gitops_kd/constants.py): {literal_sites}"
     missing = sorted(found - sections())
     assert not missing, f"stall reasons without a section in docs/troubleshooting.md: {missing}"
 

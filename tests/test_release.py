@@ -16,8 +16,7 @@ RELEASE = "scripts/release.py"
 
 
 def _release(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(repo / RELEASE), *args], capture_output=True, text=True, timeout=60,
-                          check=False)
+    return subprocess.run([sys.executable, str(repo / RELEASE), *args], capture_output=True, text=True, timeout=60, check=False)
 
 
 def _clone(tmp: Path) -> Path:
@@ -31,8 +30,12 @@ def _clone(tmp: Path) -> Path:
 def test_every_pin_names_the_version_and_the_changelog_has_it() -> None:
     done = _release(ROOT, "check")
     assert done.returncode == 0, done.stderr
-    metadata = subprocess.run([sys.executable, "-c", "import importlib.metadata as m; print(m.version('gitops-kd'))"],
-                              capture_output=True, text=True, check=True)
+    metadata = subprocess.run(
+        [sys.executable, "-c", "import importlib.metadata as m; print(m.version('gitops-kd'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert metadata.stdout.strip() == __version__  # pyproject reads the version from gitops_kd/__init__.py
 
 
@@ -46,9 +49,13 @@ def test_the_pinned_tag_installs_as_the_template_installs_it(tmp_path: Path) -> 
     pin = re.search(r"'(git\+https://\S+@(v\S+))'", workflow)
     assert pin is not None and pin.group(2) == f"v{__version__}", workflow
     target = tmp_path / "installed"
-    installed = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-                                f"git+file://{repo}@{pin.group(2)}"], capture_output=True, text=True, timeout=300,
-                               check=False)
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), f"git+file://{repo}@{pin.group(2)}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert installed.returncode == 0, installed.stderr[-3000:]
     assert (target / f"gitops_kd-{__version__}.dist-info").is_dir(), sorted(p.name for p in target.iterdir())
     assert f'__version__ = "{__version__}"' in (target / "gitops_kd/__init__.py").read_text()

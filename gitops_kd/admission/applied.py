@@ -42,12 +42,20 @@ class Applied:
 class AppliedRevision:
     """The desired state of the revision GitOpsKDSource ``namespace/name`` records as applied (see the module)."""
 
-    def __init__(self, api_client: ApiClient, source: GitSource, *, namespace: str, name: str,
-                 local: Callable[[str], DesiredState | None] = lambda _sha: None) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        source: GitSource,
+        *,
+        namespace: str,
+        name: str,
+        local: Callable[[str], DesiredState | None] = lambda _sha: None,
+    ) -> None:
         self.source, self.namespace, self.name, self._local = source, namespace, name, local
         self.describe = f"{KIND} {namespace}/{name}"
-        self._informer = Informer(api_client, ROLLOUT_API_VERSION, PLURAL, namespace=namespace,
-                                  field_selector=f"metadata.name={name}")
+        self._informer = Informer(
+            api_client, ROLLOUT_API_VERSION, PLURAL, namespace=namespace, field_selector=f"metadata.name={name}"
+        )
         self._wake, self._stop = threading.Event(), threading.Event()
         self._informer.add_handler(lambda _event, _obj, _old: self._wake.set())
         self._loaded: tuple[str, DesiredState] | None = None
@@ -84,16 +92,17 @@ class AppliedRevision:
             return Applied(wanted, local)
         failed = self._failed
         why = failed[1] if failed is not None and failed[0] == wanted else "fetching it from Git"
-        return Applied(wanted, None, f"the applied revision {wanted[:SHORT_SHA]} ({self.describe}) is not loaded "
-                                     f"yet: {why}")
+        return Applied(wanted, None, f"the applied revision {wanted[:SHORT_SHA]} ({self.describe}) is not loaded yet: {why}")
 
     def _wanted(self) -> tuple[str, str]:
         """(the recorded applied revision, why it cannot be used: "" when it can)."""
         obj = self._informer.get(self.namespace, self.name)
         record = SourceRecord.from_status((obj or {}).get("status"))
         if record.applied and (record.url, record.branch) != (self.source.url, self.source.branch):
-            return record.applied, (f"{self.describe} records {record.url}@{record.branch}; this replica follows "
-                                    f"{self.source.url}@{self.source.branch}")
+            return record.applied, (
+                f"{self.describe} records {record.url}@{record.branch}; this replica follows "
+                f"{self.source.url}@{self.source.branch}"
+            )
         return record.applied, ""
 
     def _run(self) -> None:

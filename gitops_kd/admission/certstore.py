@@ -39,19 +39,23 @@ def ensure_cert(rest: RestClient, namespace: str, secret: str, service: str) -> 
         if cert is not None and not cert.needs_renewal(names):
             return cert
         fresh = generate(names)
-        body: dict[str, Any] = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-                "metadata": {"name": secret, "namespace": namespace,
-                             "labels": {"app.kubernetes.io/managed-by": "gitops-kd"}},
-                "data": {k: base64.b64encode(v).decode() for k, v in
-                         (("ca.crt", fresh.ca), ("tls.crt", fresh.cert), ("tls.key", fresh.key))}}
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/tls",
+            "metadata": {"name": secret, "namespace": namespace, "labels": {"app.kubernetes.io/managed-by": "gitops-kd"}},
+            "data": {
+                k: base64.b64encode(v).decode()
+                for k, v in (("ca.crt", fresh.ca), ("tls.crt", fresh.cert), ("tls.key", fresh.key))
+            },
+        }
         try:
             if current is None:
                 rest.create("v1", "secrets", namespace, body)
             else:
                 body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
                 rest.replace("v1", "secrets", namespace, secret, body)
-            log.info("admission: wrote a new serving certificate to Secret %s/%s for %s", namespace, secret,
-                     names[2])
+            log.info("admission: wrote a new serving certificate to Secret %s/%s for %s", namespace, secret, names[2])
             return fresh
         except ApiException as exc:
             if exc.status not in (409,):
@@ -81,8 +85,7 @@ def _sync_ca_bundle(rest: RestClient, config: str, ca: bytes, service: str, name
     ops = []
     for i, hook in enumerate(vwc.get("webhooks") or []):
         svc = (hook.get("clientConfig") or {}).get("service") or {}
-        if (svc.get("name"), svc.get("namespace")) == (service, namespace) and \
-                hook["clientConfig"].get("caBundle") != bundle:
+        if (svc.get("name"), svc.get("namespace")) == (service, namespace) and hook["clientConfig"].get("caBundle") != bundle:
             ops.append({"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": bundle})
     if not ops:
         return False

@@ -30,8 +30,10 @@ class Hook:
         resource = request.get("resource") or {}
         group, plural = str(resource.get("group", "")), str(resource.get("resource", ""))
         operation = str(request.get("operation", ""))
-        return any(_has(rule.get("apiGroups"), group) and _has(rule.get("resources"), plural)
-                   and _has(rule.get("operations"), operation) for rule in self.rules)
+        return any(
+            _has(rule.get("apiGroups"), group) and _has(rule.get("resources"), plural) and _has(rule.get("operations"), operation)
+            for rule in self.rules
+        )
 
 
 def _has(values: Any, value: str) -> bool:

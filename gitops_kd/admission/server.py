@@ -41,9 +41,16 @@ class AdmissionHandler:
     """Answers reviews from `applied()` (the recorded revision's desired state) and `observed()` (None until the
     caches are synced); `hooks` are the configuration's webhooks (None: not read), for the failure policy."""
 
-    def __init__(self, applied: Callable[[], Applied], observed: Callable[[], ObservedState | None],
-                 who: Identities, *, rules: IgnoreRules | None = None, metrics: Any = None,
-                 record_event: Callable[[dict[str, Any], str, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        applied: Callable[[], Applied],
+        observed: Callable[[], ObservedState | None],
+        who: Identities,
+        *,
+        rules: IgnoreRules | None = None,
+        metrics: Any = None,
+        record_event: Callable[[dict[str, Any], str, str], None] | None = None,
+    ) -> None:
         self.applied, self.observed, self.who, self.rules = applied, observed, who, rules
         self.metrics, self.record_event = metrics, record_event
         self.hooks: tuple[Hook, ...] | None = None
@@ -53,19 +60,23 @@ class AdmissionHandler:
             review = await request.json()
         except ValueError:
             return web.json_response({"error": "body is not JSON"}, status=400)
-        if not isinstance(review, dict) or (review.get("apiVersion"), review.get("kind")) != REVIEW or \
-                not isinstance(review.get("request"), dict):
-            return web.json_response({"error": "expected an AdmissionReview admission.k8s.io/v1 with a request"},
-                                     status=400)
+        if (
+            not isinstance(review, dict)
+            or (review.get("apiVersion"), review.get("kind")) != REVIEW
+            or not isinstance(review.get("request"), dict)
+        ):
+            return web.json_response({"error": "expected an AdmissionReview admission.k8s.io/v1 with a request"}, status=400)
         req = review["request"]
         verdict, warnings, result = self.judge(req)
         response: dict[str, Any] = {"uid": req.get("uid"), "allowed": verdict.allowed}
         if not verdict.allowed:
             response["status"] = {"code": 403, "reason": "Forbidden", "message": verdict.message}
         elif result == "break-glass":
-            warnings.append(f"gitops-kd break-glass ({verdict.break_glass}): {', '.join(verdict.fields)} changed by "
-                            "hand; audited. Drift revert still applies unless the object's drift policy is "
-                            "alert-only: change Git to keep it.")
+            warnings.append(
+                f"gitops-kd break-glass ({verdict.break_glass}): {', '.join(verdict.fields)} changed by "
+                "hand; audited. Drift revert still applies unless the object's drift policy is "
+                "alert-only: change Git to keep it."
+            )
         if warnings:
             response["warnings"] = warnings
         if not req.get("dryRun"):
@@ -93,14 +104,29 @@ class AdmissionHandler:
         if glass:
             return Verdict(True, kind, namespace, name, (f"not judged ({why})",), "", glass), [], "break-glass"
         if failure_policy(self.hooks, req) == FAIL:
-            return Verdict(False, kind, namespace, name, message=(
-                f"gitops-kd cannot judge this edit of {kind} {namespace}/{name} now: {why}. The webhook's "
-                "failurePolicy is Fail, so it is refused as if gitops-kd were unreachable; retry in a moment, or "
-                f'break-glass (audited): set the annotation {BREAK_GLASS_ANNOTATION}="<reason>" in this edit')), \
-                [], NOT_JUDGED
-        return Verdict(True, kind, namespace, name), [
-            f"gitops-kd did not check this edit: {why}. Allowed, as the webhook's failurePolicy Ignore would if "
-            "gitops-kd were unreachable; drift revert still applies"], NOT_JUDGED
+            return (
+                Verdict(
+                    False,
+                    kind,
+                    namespace,
+                    name,
+                    message=(
+                        f"gitops-kd cannot judge this edit of {kind} {namespace}/{name} now: {why}. The webhook's "
+                        "failurePolicy is Fail, so it is refused as if gitops-kd were unreachable; retry in a moment, or "
+                        f'break-glass (audited): set the annotation {BREAK_GLASS_ANNOTATION}="<reason>" in this edit'
+                    ),
+                ),
+                [],
+                NOT_JUDGED,
+            )
+        return (
+            Verdict(True, kind, namespace, name),
+            [
+                f"gitops-kd did not check this edit: {why}. Allowed, as the webhook's failurePolicy Ignore would if "
+                "gitops-kd were unreachable; drift revert still applies"
+            ],
+            NOT_JUDGED,
+        )
 
     def _audit(self, req: dict[str, Any], verdict: Verdict, result: str) -> None:
         kind = str((req.get("kind") or {}).get("kind", ""))
@@ -108,9 +134,16 @@ class AdmissionHandler:
         if self.metrics is not None:
             self.metrics.admission_total.labels(kind=kind, result=result).inc()
         if result == NOT_JUDGED:
-            log.warning("admission: %s %s/%s: %s by %s not judged, %s: %s", kind, verdict.namespace, verdict.name,
-                        req.get("operation"), user, "allowed" if verdict.allowed else "refused",
-                        verdict.message or "failurePolicy Ignore")
+            log.warning(
+                "admission: %s %s/%s: %s by %s not judged, %s: %s",
+                kind,
+                verdict.namespace,
+                verdict.name,
+                req.get("operation"),
+                user,
+                "allowed" if verdict.allowed else "refused",
+                verdict.message or "failurePolicy Ignore",
+            )
             return
         if result in ("allowed", EXEMPT):
             return
@@ -120,8 +153,9 @@ class AdmissionHandler:
             log.warning("admission: %s %s/%s: %s", kind, verdict.namespace, verdict.name, message)
             reason = DENIED_REASON
         else:
-            message = (f"{req.get('operation')} by {user} allowed by break-glass ({verdict.break_glass}): "
-                       f"{', '.join(verdict.fields)}")
+            message = (
+                f"{req.get('operation')} by {user} allowed by break-glass ({verdict.break_glass}): {', '.join(verdict.fields)}"
+            )
             log.warning("admission: %s %s/%s: %s", kind, verdict.namespace, verdict.name, message)
             reason = BREAK_GLASS_REASON
         if self.record_event is not None:

@@ -49,14 +49,23 @@ class AdmissionServer:
     """Serves the webhook, judging from `revision` (started and stopped with it); every `refresh_seconds`
     renews the certificate when due, keeps the caBundle current and re-reads the webhooks' failure policy."""
 
-    def __init__(self, api_client: ApiClient, settings: AdmissionSettings, *,
-                 revision: AppliedRevision, observed: Callable[[], ObservedState | None],
-                 who: Identities, rules: IgnoreRules | None = None, metrics: Any = None) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        settings: AdmissionSettings,
+        *,
+        revision: AppliedRevision,
+        observed: Callable[[], ObservedState | None],
+        who: Identities,
+        rules: IgnoreRules | None = None,
+        metrics: Any = None,
+    ) -> None:
         self.settings, self.rest = settings, RestClient(api_client)
         events = EventRecorder(self.rest, lambda: datetime.now(UTC))
         self.revision = revision
-        self.handler = AdmissionHandler(revision.current, observed, who, rules=rules, metrics=metrics,
-                                        record_event=warning_event(events))
+        self.handler = AdmissionHandler(
+            revision.current, observed, who, rules=rules, metrics=metrics, record_event=warning_event(events)
+        )
         self.http: HttpServer | None = None
         self._ctx: ssl.SSLContext | None = None
         self._cert: ServingCert | None = None
@@ -68,8 +77,9 @@ class AdmissionServer:
         if s.cert_dir:
             d = Path(s.cert_dir)
             ca = d / "ca.crt"
-            return ServingCert(ca.read_bytes() if ca.exists() else b"", (d / "tls.crt").read_bytes(),
-                               (d / "tls.key").read_bytes())
+            return ServingCert(
+                ca.read_bytes() if ca.exists() else b"", (d / "tls.crt").read_bytes(), (d / "tls.key").read_bytes()
+            )
         return certstore.ensure_cert(self.rest, s.namespace, s.secret, s.service)
 
     def refresh(self) -> None:
@@ -89,8 +99,7 @@ class AdmissionServer:
         self.revision.start()
         self._cert = self._load()
         self._ctx = self._cert.ssl_context()
-        self.http = HttpServer(make_app(self.handler), self.settings.host, self.settings.port,
-                               ssl_context=self._ctx).start()
+        self.http = HttpServer(make_app(self.handler), self.settings.host, self.settings.port, ssl_context=self._ctx).start()
         self._refresh()
         self._thread = threading.Thread(target=self._loop, name="gitops-kd-admission-certs", daemon=True)
         self._thread.start()

@@ -7,17 +7,30 @@ from typing import Any
 from gitops_kd.alerts.model import Alert, stamp
 from gitops_kd.alerts.registry import ChannelKind, register
 
-ALERTNAME = {"drift": "GitOpsKDDrift", "stall": "GitOpsKDRolloutStalled", "refused-commit": "GitOpsKDCommitRefused",
-             "git-health": "GitOpsKDGitUnreadable"}
+ALERTNAME = {
+    "drift": "GitOpsKDDrift",
+    "stall": "GitOpsKDRolloutStalled",
+    "refused-commit": "GitOpsKDCommitRefused",
+    "git-health": "GitOpsKDGitUnreadable",
+}
 
 
 def render(alert: Alert) -> list[dict[str, Any]]:
     s = alert.subject
-    labels = {"alertname": ALERTNAME[alert.source], "source": alert.source, "severity": alert.severity,
-              "kind": s.kind, "namespace": s.namespace, "name": s.name, "fingerprint": alert.fingerprint,
-              **{k: str(v) for k, v in alert.labels.items()}}
-    one: dict[str, Any] = {"labels": labels, "annotations": {"summary": f"{alert.source}: {s.kind} {s.namespace}/{s.name}",
-                                                             "description": alert.message}}
+    labels = {
+        "alertname": ALERTNAME[alert.source],
+        "source": alert.source,
+        "severity": alert.severity,
+        "kind": s.kind,
+        "namespace": s.namespace,
+        "name": s.name,
+        "fingerprint": alert.fingerprint,
+        **{k: str(v) for k, v in alert.labels.items()},
+    }
+    one: dict[str, Any] = {
+        "labels": labels,
+        "annotations": {"summary": f"{alert.source}: {s.kind} {s.namespace}/{s.name}", "description": alert.message},
+    }
     if alert.starts_at is not None:
         one["startsAt"] = stamp(alert.starts_at)
     if alert.ends_at is not None:

@@ -14,8 +14,11 @@ from gitops_kd.alerts.sources import RecordAlerts
 def build_hub(options: Any, metrics: Any = None) -> AlertHub | None:
     """The hub of ``options``'s channels (controller.options.AlertOptions), or None when none is configured.
     Raises ValueError naming the flag for a bad URL."""
-    wanted = [("webhook", u) for u in options.webhooks] + [("slack", u) for u in options.slacks] + \
-        [("alertmanager", u) for u in options.alertmanagers]
+    wanted = (
+        [("webhook", u) for u in options.webhooks]
+        + [("slack", u) for u in options.slacks]
+        + [("alertmanager", u) for u in options.alertmanagers]
+    )
     if not wanted:
         return None
     channels = []
@@ -31,5 +34,6 @@ def build_hub(options: Any, metrics: Any = None) -> AlertHub | None:
 def watch_record(hub: AlertHub | None, record: Any, *, kind: str, not_ready_after: int) -> None:
     """Refused commits and Git health alerts from the instance record's transitions."""
     if hub is not None and record is not None:
-        record.listeners.append(RecordAlerts(hub, kind=kind, namespace=record.namespace, name=record.name,
-                                             not_ready_after=not_ready_after))
+        record.listeners.append(
+            RecordAlerts(hub, kind=kind, namespace=record.namespace, name=record.name, not_ready_after=not_ready_after)
+        )

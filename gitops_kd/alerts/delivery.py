@@ -24,9 +24,19 @@ _STOP = object()
 class Sender:
     """Posts bodies to ``url`` (http or https). Counters ``sent``, ``failed``, ``dropped`` are for tests/metrics."""
 
-    def __init__(self, url: str, *, what: str = "alert webhook", max_attempts: int = 5, base_delay: float = 0.5,
-                 max_delay: float = 10.0, timeout: float = 5.0, queue_size: int = 1000,
-                 headers: Mapping[str, str] | None = None, on_drop: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        what: str = "alert webhook",
+        max_attempts: int = 5,
+        base_delay: float = 0.5,
+        max_delay: float = 10.0,
+        timeout: float = 5.0,
+        queue_size: int = 1000,
+        headers: Mapping[str, str] | None = None,
+        on_drop: Callable[[], None] | None = None,
+    ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"{what} URL {url!r}: must start with http:// or https://")
         if max_attempts < 1:

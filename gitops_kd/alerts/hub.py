@@ -22,8 +22,14 @@ class AlertHub:
     """Open alerts by fingerprint; ``fire`` sends a new one once, ``resolve`` sends the end of an open one.
     Never blocks and never raises: each channel queues on its own sender thread. Thread-safe."""
 
-    def __init__(self, channels: Iterable[Channel] = (), *, sources: Iterable[str] = SOURCES,
-                 min_severity: str = WARNING, now: Callable[[], datetime] = _utcnow) -> None:
+    def __init__(
+        self,
+        channels: Iterable[Channel] = (),
+        *,
+        sources: Iterable[str] = SOURCES,
+        min_severity: str = WARNING,
+        now: Callable[[], datetime] = _utcnow,
+    ) -> None:
         self.channels = list(channels)
         self.sources = frozenset(sources)
         unknown = self.sources - set(SOURCES)
@@ -51,8 +57,15 @@ class AlertHub:
                 return False
             self.open[alert.fingerprint] = alert
             self.fired += 1
-        log.warning("alert %s [%s] %s %s/%s: %s", alert.state, alert.source, alert.subject.kind,
-                    alert.subject.namespace, alert.subject.name, alert.message)
+        log.warning(
+            "alert %s [%s] %s %s/%s: %s",
+            alert.state,
+            alert.source,
+            alert.subject.kind,
+            alert.subject.namespace,
+            alert.subject.name,
+            alert.message,
+        )
         self._send(alert)
         return True
 
@@ -64,8 +77,7 @@ class AlertHub:
                 return False
             self.resolved += 1
         done = was.resolved(self.now(), message or alert.message, alert.details)
-        log.info("alert resolved [%s] %s %s/%s", done.source, done.subject.kind, done.subject.namespace,
-                 done.subject.name)
+        log.info("alert resolved [%s] %s %s/%s", done.source, done.subject.kind, done.subject.namespace, done.subject.name)
         self._send(done)
         return True
 

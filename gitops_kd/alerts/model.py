@@ -49,14 +49,26 @@ class Alert:
     @property
     def fingerprint(self) -> str:
         """Source, subject and labels: the same condition on the same object has the same fingerprint."""
-        key = "|".join([self.source, self.subject.kind, self.subject.namespace, self.subject.name,
-                        *(f"{k}={v}" for k, v in sorted(self.labels.items()))])
+        key = "|".join(
+            [
+                self.source,
+                self.subject.kind,
+                self.subject.namespace,
+                self.subject.name,
+                *(f"{k}={v}" for k, v in sorted(self.labels.items())),
+            ]
+        )
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
     def resolved(self, at: datetime, message: str | None = None, details: Mapping[str, Any] | None = None) -> Alert:
         """The resolve of this alert, ended at ``at``."""
-        return replace(self, state=RESOLVED, ends_at=at, message=message or self.message,
-                       details=details if details is not None else self.details)
+        return replace(
+            self,
+            state=RESOLVED,
+            ends_at=at,
+            message=message or self.message,
+            details=details if details is not None else self.details,
+        )
 
 
 def stamp(when: datetime | None) -> str | None:

@@ -15,13 +15,18 @@ def render(alert: Alert) -> dict[str, Any]:
     head = ("FIRING" if alert.state == FIRING else "RESOLVED") + f" [{alert.source}] {s.kind} {s.namespace}/{s.name}"
     icon = _ICON[alert.severity] if alert.state == FIRING else ":white_check_mark:"
     text = f"{icon} {head}: {alert.message}"
-    fields = [{"type": "mrkdwn", "text": f"*{k}*\n{v}"} for k, v in
-              [("severity", alert.severity), ("fingerprint", alert.fingerprint), *sorted(alert.labels.items())]]
-    return {"text": text, "blocks": [
-        {"type": "section", "text": {"type": "mrkdwn", "text": f"{icon} *{head}*"}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": alert.message}},
-        {"type": "section", "fields": fields[:10]},
-    ]}
+    fields = [
+        {"type": "mrkdwn", "text": f"*{k}*\n{v}"}
+        for k, v in [("severity", alert.severity), ("fingerprint", alert.fingerprint), *sorted(alert.labels.items())]
+    ]
+    return {
+        "text": text,
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"{icon} *{head}*"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": alert.message}},
+            {"type": "section", "fields": fields[:10]},
+        ],
+    }
 
 
 SLACK = register(ChannelKind("slack", render))

@@ -19,8 +19,7 @@ from gitops_kd.spec.state import Key
 def _drift_alert(occ: Occurrence, message: str, body: dict[str, Any]) -> Alert:
     d = occ.drift
     labels = {"cluster": d.cluster} if d.cluster else {}
-    return Alert(DRIFT, WARNING, Subject(d.kind, d.namespace, d.name), message, labels, starts_at=occ.detected_at,
-                 details=body)
+    return Alert(DRIFT, WARNING, Subject(d.kind, d.namespace, d.name), message, labels, starts_at=occ.detected_at, details=body)
 
 
 def drift(hub: AlertHub, report: DriftReport) -> None:
@@ -49,8 +48,7 @@ def stalls(hub: AlertHub, observed: ObservedState, keys: Iterable[Key]) -> None:
         ro = live.rollout if live is not None else None
         if ro is not None and ro.stalled:
             reason = ro.stalled_reason or "Stalled"
-            alert = _stall_alert(key, reason, f"KDRollout {key[0]}/{key[1]} stalled ({reason}); "
-                                 "its status.conditions say why")
+            alert = _stall_alert(key, reason, f"KDRollout {key[0]}/{key[1]} stalled ({reason}); its status.conditions say why")
             now[alert.fingerprint] = alert
     for open_ in hub.open_of(STALL):
         key = (open_.subject.namespace, open_.subject.name)
@@ -71,18 +69,30 @@ class RecordAlerts:
 
     def __call__(self, before: Any, after: Any) -> None:
         if before.git_failures < self.not_ready_after <= after.git_failures:
-            self.hub.fire(Alert(GIT_HEALTH, CRITICAL, self.subject,
-                                f"{after.git_failures} polls in a row could not read {after.url}: "
-                                f"{(after.git_error or '').splitlines()[0] if after.git_error else ''}"))
+            self.hub.fire(
+                Alert(
+                    GIT_HEALTH,
+                    CRITICAL,
+                    self.subject,
+                    f"{after.git_failures} polls in a row could not read {after.url}: "
+                    f"{(after.git_error or '').splitlines()[0] if after.git_error else ''}",
+                )
+            )
         elif after.git_failures == 0 and before.git_failures > 0:
             for a in self.hub.open_of(GIT_HEALTH):
                 self.hub.resolve(a, f"Git repository {after.url} readable again")
         if after.refusal and (after.refusal, after.attempted) != (before.refusal, before.attempted):
             for a in self.hub.open_of(REFUSED_COMMIT):
                 self.hub.resolve(a, f"commit {a.labels.get('commit')} superseded by {after.attempted[:12]}")
-            self.hub.fire(Alert(REFUSED_COMMIT, WARNING, self.subject,
-                                f"commit {after.attempted[:12]} refused, nothing applied: "
-                                f"{after.refusal.splitlines()[0]}", {"commit": after.attempted[:12]}))
+            self.hub.fire(
+                Alert(
+                    REFUSED_COMMIT,
+                    WARNING,
+                    self.subject,
+                    f"commit {after.attempted[:12]} refused, nothing applied: {after.refusal.splitlines()[0]}",
+                    {"commit": after.attempted[:12]},
+                )
+            )
         elif not after.refusal and before.refusal:
             for a in self.hub.open_of(REFUSED_COMMIT):
                 self.hub.resolve(a, f"commit {after.applied[:12]} applied; the refused commit is no longer the newest")

@@ -20,10 +20,17 @@ def render(alert: Alert) -> dict[str, Any]:
     if alert.details is not None:
         return dict(alert.details)
     s = alert.subject
-    return {"source": alert.source, "severity": alert.severity, "state": alert.state,
-            "fingerprint": alert.fingerprint, "object": {"kind": s.kind, "namespace": s.namespace, "name": s.name},
-            "message": alert.message, "labels": dict(alert.labels), "startsAt": stamp(alert.starts_at),
-            "endsAt": stamp(alert.ends_at)}
+    return {
+        "source": alert.source,
+        "severity": alert.severity,
+        "state": alert.state,
+        "fingerprint": alert.fingerprint,
+        "object": {"kind": s.kind, "namespace": s.namespace, "name": s.name},
+        "message": alert.message,
+        "labels": dict(alert.labels),
+        "startsAt": stamp(alert.starts_at),
+        "endsAt": stamp(alert.ends_at),
+    }
 
 
 WEBHOOK = register(ChannelKind("webhook", render))

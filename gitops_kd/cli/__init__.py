@@ -27,10 +27,13 @@ class Commands(click.Group):
             raise cannot from exc
 
 
-@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]},
-             epilog="Exit status (every command): 0 done, nothing to report; 1 done, and the answer is no "
-                    "(differences, invalid or refused, not healthy or not in sync, not found); 2 could not do it "
-                    "(usage, kubeconfig or context, API server unreachable or refusing, Git unreadable).")
+@click.group(
+    cls=Commands,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit status (every command): 0 done, nothing to report; 1 done, and the answer is no "
+    "(differences, invalid or refused, not healthy or not in sync, not found); 2 could not do it "
+    "(usage, kubeconfig or context, API server unreachable or refusing, Git unreadable).",
+)
 @click.version_option(package_name="gitops-kd")
 def main() -> None:
     """gitops-kd: upgrade KubeDirector apps live, driven by Git."""

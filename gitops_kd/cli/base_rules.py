@@ -22,19 +22,22 @@ from gitops_kd.spec.positions import locate
 
 FLAVOURS = (STOCK, LIVE_UPGRADE)
 
-BASE_HELP = ("Also refuse what KubeDirector and the in-use rules would refuse of the change from this revision "
-             "(taken as what runs; in CI the merge base with the target branch) to the files checked: a KDCluster's "
-             "spec.app or spec.appCatalog, a role property other than members of a role with members; while a "
-             "cluster of the base uses a KDApp whose spec changes, a role added, a changed cardinality or "
-             "configPackage; a changed distroID, a removed role that has members, a version change the stanza's "
-             "from[] or downgrade rules do not allow.")
-FLAVOUR_HELP = ("With --base: the KubeDirector the target cluster runs: stock (bluek8s master), or live-app-upgrade "
-                "(its branch, where a spec.app switch is its native upgrade and not refused as read-only).")
+BASE_HELP = (
+    "Also refuse what KubeDirector and the in-use rules would refuse of the change from this revision "
+    "(taken as what runs; in CI the merge base with the target branch) to the files checked: a KDCluster's "
+    "spec.app or spec.appCatalog, a role property other than members of a role with members; while a "
+    "cluster of the base uses a KDApp whose spec changes, a role added, a changed cardinality or "
+    "configPackage; a changed distroID, a removed role that has members, a version change the stanza's "
+    "from[] or downgrade rules do not allow."
+)
+FLAVOUR_HELP = (
+    "With --base: the KubeDirector the target cluster runs: stock (bluek8s master), or live-app-upgrade "
+    "(its branch, where a spec.app switch is its native upgrade and not refused as read-only)."
+)
 
 
 def _git_top(path: Path) -> Path | None:
-    done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False)
     return Path(done.stdout.strip()).resolve() if done.returncode == 0 and done.stdout.strip() else None
 
 
@@ -62,7 +65,7 @@ def _indexed(err: FieldError, head: DesiredState) -> FieldError:
     ids = [str(r.get("id")) for r in (obj.body.get("spec") or {}).get("roles") or ()]
     if found.group(1) not in ids:
         return err
-    return replace(err, field=f"spec.roles[{ids.index(found.group(1))}]{err.field[found.end():]}")
+    return replace(err, field=f"spec.roles[{ids.index(found.group(1))}]{err.field[found.end() :]}")
 
 
 def change_refusals(base: DesiredState, head: DesiredState, flavour: str, read: Any) -> list[FieldError]:

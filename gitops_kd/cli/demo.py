@@ -34,11 +34,17 @@ CLUSTER = "hello-dev"
 SELECTOR = f"{CLUSTER_LABEL}={CLUSTER}"
 # The two image versions: different files under the persisted dirs, so data handling shows.
 IMAGES = {
-    "gitops-kd/hello:1.0.0": {"/etc/hello/version": "1.0.0\n", "/var/lib/hello/data": "data of 1.0.0\n",
-                              "/opt/hello/cache/index": "cache built by 1.0.0\n"},
-    "gitops-kd/hello:2.0.0": {"/etc/hello/version": "2.0.0\n", "/var/lib/hello/data": "data of 2.0.0\n",
-                              "/var/lib/hello/new-in-2": "added in 2.0.0\n",
-                              "/opt/hello/cache/index": "cache built by 2.0.0\n"},
+    "gitops-kd/hello:1.0.0": {
+        "/etc/hello/version": "1.0.0\n",
+        "/var/lib/hello/data": "data of 1.0.0\n",
+        "/opt/hello/cache/index": "cache built by 1.0.0\n",
+    },
+    "gitops-kd/hello:2.0.0": {
+        "/etc/hello/version": "2.0.0\n",
+        "/var/lib/hello/data": "data of 2.0.0\n",
+        "/var/lib/hello/new-in-2": "added in 2.0.0\n",
+        "/opt/hello/cache/index": "cache built by 2.0.0\n",
+    },
 }
 
 
@@ -47,9 +53,14 @@ def default_template() -> Path:
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "gitops-kd demo", "GIT_AUTHOR_EMAIL": "demo@gitops-kd.invalid",
-           "GIT_COMMITTER_NAME": "gitops-kd demo", "GIT_COMMITTER_EMAIL": "demo@gitops-kd.invalid",
-           "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(repo)}
+    env = {
+        "GIT_AUTHOR_NAME": "gitops-kd demo",
+        "GIT_AUTHOR_EMAIL": "demo@gitops-kd.invalid",
+        "GIT_COMMITTER_NAME": "gitops-kd demo",
+        "GIT_COMMITTER_EMAIL": "demo@gitops-kd.invalid",
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(repo),
+    }
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, timeout=60)
     if done.returncode != 0:
         raise CannotRun(f"git {' '.join(args)}: {done.stderr.strip()}")
@@ -65,14 +76,17 @@ def make_repo(template: Path, target: Path) -> Path:
 
 
 def _ready(pod: dict[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or ())
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in (pod.get("status") or {}).get("conditions") or ())
 
 
 # Said of the cluster the demo itself just created: KubeDirector built it from gitops-kd's apply, so gitops-kd's
 # template patch (its init container, for the next upgrade) is part of the first deploy.
-FIRST_DEPLOY = {"TemplateUpdated": ("TemplatePrepared", "{object}: gitops-kd's upgrade init container added to the "
-                                    "pod template (used from the next upgrade; no pod restarted)")}
+FIRST_DEPLOY = {
+    "TemplateUpdated": (
+        "TemplatePrepared",
+        "{object}: gitops-kd's upgrade init container added to the pod template (used from the next upgrade; no pod restarted)",
+    )
+}
 RESOURCES = "kdrollouts,kubedirectorclusters,statefulsets,pods,services"
 
 
@@ -124,8 +138,7 @@ class Progress:
         parts = [title, f"KDRollout {CLUSTER}: {status.get('phase') or 'not created yet'} {versions}"]
         if status.get("step"):
             parts.append(escape(str(status["step"])))
-        table = Table(title="  ·  ".join(parts), title_justify="left",
-                      box=box.HEAVY_HEAD if self.console.is_terminal else None)
+        table = Table(title="  ·  ".join(parts), title_justify="left", box=box.HEAVY_HEAD if self.console.is_terminal else None)
         for col in ("pod", "role", "image", "ready", "hook", "gate", "service ports"):
             table.add_column(col)
         ports: dict[str, str] = {}
@@ -138,17 +151,21 @@ class Progress:
         for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
             name = pod["metadata"]["name"]
             mark = progress.get(name) or {}
-            table.add_row(name, pod["metadata"]["labels"].get(ROLE_LABEL, ""),
-                          pod["spec"]["containers"][0]["image"].rsplit(":", 1)[-1],
-                          "[red]terminating[/]" if pod["metadata"].get("deletionTimestamp")
-                          else ("[green]Ready[/]" if _ready(pod) else "[yellow]starting[/]"),
-                          "done" if mark.get("hookDone") else "", "passed" if mark.get("gatePassed") else "",
-                          ports.get(name, "-"))
+            table.add_row(
+                name,
+                pod["metadata"]["labels"].get(ROLE_LABEL, ""),
+                pod["spec"]["containers"][0]["image"].rsplit(":", 1)[-1],
+                "[red]terminating[/]"
+                if pod["metadata"].get("deletionTimestamp")
+                else ("[green]Ready[/]" if _ready(pod) else "[yellow]starting[/]"),
+                "done" if mark.get("hookDone") else "",
+                "passed" if mark.get("gatePassed") else "",
+                ports.get(name, "-"),
+            )
         return table
 
 
-def _wait(progress: Progress, live: Live, title: str, version: str, timeout: float,
-          settled: Callable[[], bool]) -> None:
+def _wait(progress: Progress, live: Live, title: str, version: str, timeout: float, settled: Callable[[], bool]) -> None:
     """Refresh the view until hello-dev is Ready at `version` and the controller has nothing left to do."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -164,14 +181,25 @@ def _wait(progress: Progress, live: Live, title: str, version: str, timeout: flo
 
 @click.command("demo")
 @click.option("--keep", is_flag=True, help="Keep the cluster and controller running afterwards (Ctrl-C stops).")
-@click.option("--template", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="The repo-template folder to start from (default: the one beside the package).")
-@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where the cluster, repo and kubeconfig go (default: a new temp dir).")
+@click.option(
+    "--template",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="The repo-template folder to start from (default: the one beside the package).",
+)
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where the cluster, repo and kubeconfig go (default: a new temp dir).",
+)
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds allowed per phase.")
-@click.option("--listen", default="127.0.0.1:8080", show_default=True,
-              help='Address of the controller\'s endpoints and web UI (/ui); a busy port falls back to a free one; '
-                   '"off" for none.')
+@click.option(
+    "--listen",
+    default="127.0.0.1:8080",
+    show_default=True,
+    help='Address of the controller\'s endpoints and web UI (/ui); a busy port falls back to a free one; "off" for none.',
+)
 def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: float, listen: str) -> None:
     """Start an embedded cluster, deploy hello 1.0.0 from Git, then commit 2.0.0 and watch the live upgrade
     (also in the web UI at http://127.0.0.1:8080/ui/ by default)."""
@@ -194,6 +222,7 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
     cluster = embedded_cluster(base / "cluster", controllers=True).start()
     from kdsim import images  # installed: embedded_cluster said so
     from kdsim.images import ImageBehavior
+
     controller = None
     try:
         store = images.store_for(cluster)
@@ -205,19 +234,25 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
         address = _free_or_any(parse_listen(listen))
         # as `run` (build_manager): drift detection, /metrics beside /ui, the GitOpsKDSource (applied revision and
         # head for `gitops-kd status`, requests of `gitops-kd sync`); one replica, no leader election
-        options = Options(namespace=NS, scope=NS, poll_interval=1.0, listen=address, ui=UiSettings(refresh_seconds=1.0),
-                          lease=LeaseOptions(elect=False, name=DEFAULT_LEASE))
+        options = Options(
+            namespace=NS,
+            scope=NS,
+            poll_interval=1.0,
+            listen=address,
+            ui=UiSettings(refresh_seconds=1.0),
+            lease=LeaseOptions(elect=False, name=DEFAULT_LEASE),
+        )
         controller = build_manager(options, api_client=cluster.api_client(), source=source)
         controller.serve()
         if controller.http is not None:
-            console.print(f"[bold]web UI[/] (read-only, live): {controller.http.url}/ui/  "
-                          f"metrics: {controller.http.url}/metrics")
+            console.print(f"[bold]web UI[/] (read-only, live): {controller.http.url}/ui/  metrics: {controller.http.url}/metrics")
         rest = RestClient(cluster.api_client())
         progress = Progress(rest, console)
 
         def settled() -> bool:
             plan = controller.last_plan if controller is not None else None
             return plan is not None and plan.empty
+
         with Live(console=console, refresh_per_second=8, transient=False) as live:
             _wait(progress, live, "deploying hello 1.0.0", "1.0.0", timeout, settled)
         console.print()
@@ -239,13 +274,17 @@ def command(keep: bool, template: Path | None, state_dir: Path | None, timeout: 
             console.print(f"              {me} sync -n {NS} --kubeconfig {cluster.kubeconfig}", soft_wrap=True)
             if controller.http is not None:
                 console.print(f"web UI:       {controller.http.url}/ui/  (fleet, cluster hello-dev, history of hello)")
-            console.print(f"see drift reverted: kubectl --kubeconfig {cluster.kubeconfig} edit kdcluster hello-dev",
-                          soft_wrap=True)
+            console.print(
+                f"see drift reverted: kubectl --kubeconfig {cluster.kubeconfig} edit kdcluster hello-dev", soft_wrap=True
+            )
             console.print("serving until Ctrl-C ...")
             _serve(progress)
         else:
-            console.print("(the cluster stops now" + ("" if state_dir else " and its files are removed") +
-                          "; run with --keep to look around with kubectl and the web UI)")
+            console.print(
+                "(the cluster stops now"
+                + ("" if state_dir else " and its files are removed")
+                + "; run with --keep to look around with kubectl and the web UI)"
+            )
     finally:
         if controller is not None:
             controller.close()
@@ -295,14 +334,19 @@ def _free_or_any(address: tuple[str, int] | None) -> tuple[str, int] | None:
 
 def _show_result(console: Console, rest: RestClient, pod_exec: Any) -> None:
     """What the upgrade did inside each member: hook output and the data rules' effect."""
-    table = Table(title="inside the members after the upgrade", title_justify="left",
-                  box=box.HEAVY_HEAD if console.is_terminal else None)
+    table = Table(
+        title="inside the members after the upgrade", title_justify="left", box=box.HEAVY_HEAD if console.is_terminal else None
+    )
     for col in ("pod", "upgrade.log (hook)", "/etc/hello/version (keep)", "cache (discard)", "schema (migrate)"):
         table.add_column(col)
     for pod in sorted(p["metadata"]["name"] for p in rest.list("v1", "pods", NS, label_selector=SELECTOR)["items"]):
         cells = []
-        for path in ("/var/lib/hello/upgrade.log", "/etc/hello/version", "/opt/hello/cache/index",
-                     "/var/lib/hello/schema-version"):
+        for path in (
+            "/var/lib/hello/upgrade.log",
+            "/etc/hello/version",
+            "/opt/hello/cache/index",
+            "/var/lib/hello/schema-version",
+        ):
             res = pod_exec.run(NS, pod, "app", ["cat", path], timeout=10)
             cells.append(escape(res.stdout.strip()) if res.ok else f"[red]{escape(res.tail(60))}[/]")
         table.add_row(pod, *cells)

@@ -85,17 +85,20 @@ def _cluster_lines(old: DesiredState, new: DesiredState, changed: Iterable[Key],
         elif after is None and before is not None:
             lines.append(f"{label}: (removed) app {before.app}")
         elif before is not None and after is not None:
-            lines.append(f"{label}: app {before.app} -> {after.app}" if before.app != after.app
-                         else f"{label}: app {after.app} (spec changed)")
+            lines.append(
+                f"{label}: app {before.app} -> {after.app}"
+                if before.app != after.app
+                else f"{label}: app {after.app} (spec changed)"
+            )
             lines += _fields(before, after)
     return lines
 
 
 _repo_arg = click.argument("repo")
-_branch_opt = click.option("--branch", default="main", show_default=True,
-                           help="Branch to follow; HEAD means its tip.")
-_ns_opt = click.option("--default-namespace", "namespace", default="default", show_default=True,
-                       help="Namespace for specs that name none.")
+_branch_opt = click.option("--branch", default="main", show_default=True, help="Branch to follow; HEAD means its tip.")
+_ns_opt = click.option(
+    "--default-namespace", "namespace", default="default", show_default=True, help="Namespace for specs that name none."
+)
 
 
 @click.group("desired")
@@ -138,8 +141,12 @@ def diff(repo: str, old: str, new: str, branch: str, namespace: str) -> None:
             _fail(exc)
             return
         click.echo(f"{before.commit[:12]} -> {after.commit[:12]}")
-        paths = ([f"  A {p}" for p in changes.added] + [f"  M {p}" for p in changes.modified]
-                 + [f"  D {p}" for p in changes.deleted] + [f"  R {o} -> {n}" for o, n in changes.renamed])
+        paths = (
+            [f"  A {p}" for p in changes.added]
+            + [f"  M {p}" for p in changes.modified]
+            + [f"  D {p}" for p in changes.deleted]
+            + [f"  R {o} -> {n}" for o, n in changes.renamed]
+        )
         click.echo("Files:")
         click.echo("\n".join(paths) if paths else "  (no changes)")
         click.echo("Apps:")

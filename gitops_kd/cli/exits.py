@@ -22,8 +22,6 @@ class CannotRun(click.ClickException):
     exit_code = EXIT_CANNOT_RUN
 
 
-
-
 def source_exit(errors: object) -> int:
     """A SourceError's status: its files are invalid (it lists field errors: EXIT_FINDINGS), else the repository
     or revision could not be read (EXIT_CANNOT_RUN)."""

@@ -22,8 +22,7 @@ from gitops_kd.history.entries import (
     HistoryEntry,
 )
 
-_STYLE = {SUCCEEDED: "green", DEPLOYED: "green", STALLED: "red", REVERTED: "yellow", IN_PROGRESS: "cyan",
-          SUPERSEDED: "dim"}
+_STYLE = {SUCCEEDED: "green", DEPLOYED: "green", STALLED: "red", REVERTED: "yellow", IN_PROGRESS: "cyan", SUPERSEDED: "dim"}
 
 
 def duration(started: str | None, finished: str | None) -> str:
@@ -31,8 +30,11 @@ def duration(started: str | None, finished: str | None) -> str:
     if not started or not finished:
         return "-"
     try:
-        seconds = int((datetime.fromisoformat(finished.replace("Z", "+00:00"))
-                       - datetime.fromisoformat(started.replace("Z", "+00:00"))).total_seconds())
+        seconds = int(
+            (
+                datetime.fromisoformat(finished.replace("Z", "+00:00")) - datetime.fromisoformat(started.replace("Z", "+00:00"))
+            ).total_seconds()
+        )
     except ValueError:
         return "-"
     hours, rest = divmod(max(seconds, 0), 3600)
@@ -47,12 +49,17 @@ def render_table(entries: list[HistoryEntry], subjects: dict[str, str], console:
         table.add_column(col, no_wrap=True)
     table.add_column("SUBJECT", overflow="fold")
     for e in entries:
-        result = e.result + (f" ({e.reason})" if e.reason else "") + \
-            (f" by {e.revert_commit[:12]}" if e.revert_commit else "")
-        table.add_row(f"{e.namespace}/{e.cluster}", e.version, e.from_version or "-", (e.commit or "-")[:12],
-                      e.started or "-", duration(e.started, e.finished),
-                      f"[{_STYLE.get(e.result, 'white')}]{escape(result)}[/]",
-                      escape(subjects.get(e.commit or "", "") or "-"))
+        result = e.result + (f" ({e.reason})" if e.reason else "") + (f" by {e.revert_commit[:12]}" if e.revert_commit else "")
+        table.add_row(
+            f"{e.namespace}/{e.cluster}",
+            e.version,
+            e.from_version or "-",
+            (e.commit or "-")[:12],
+            e.started or "-",
+            duration(e.started, e.finished),
+            f"[{_STYLE.get(e.result, 'white')}]{escape(result)}[/]",
+            escape(subjects.get(e.commit or "", "") or "-"),
+        )
     console.print(table)
 
 
@@ -86,11 +93,16 @@ def _subjects(rest: object, entries: list[HistoryEntry], repo: str | None, names
 @click.command("history")
 @click.argument("app")
 @cluster_options
-@click.option("--repo", default=None, help="Git repository (local path or URL) to read commit subjects from "
-              "(default: those recorded in the cluster with each rollout, and the applied commit's).")
+@click.option(
+    "--repo",
+    default=None,
+    help="Git repository (local path or URL) to read commit subjects from "
+    "(default: those recorded in the cluster with each rollout, and the applied commit's).",
+)
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def command(app: str, kubeconfig: str | None, context: str | None, namespace: str, all_namespaces: bool,
-            repo: str | None, output: str) -> None:
+def command(
+    app: str, kubeconfig: str | None, context: str | None, namespace: str, all_namespaces: bool, repo: str | None, output: str
+) -> None:
     """List each version applied to each cluster of APP, oldest first, like `argocd app history`: version,
     from version, commit, started, duration, result (Deployed for the first version gitops-kd recorded,
     Succeeded, Stalled, Reverted, Superseded, InProgress for the rollout under way) and the commit subject.
@@ -105,8 +117,15 @@ def command(app: str, kubeconfig: str | None, context: str | None, namespace: st
     entries, rollouts = app_history(rest, app, None if all_namespaces else namespace)
     subjects = _subjects(rest, entries, repo, namespace)
     if output == "json":
-        click.echo(json.dumps([{**e.as_dict(), "subject": subjects.get(e.commit or "") or None,
-                                "duration": duration(e.started, e.finished)} for e in entries], indent=2))
+        click.echo(
+            json.dumps(
+                [
+                    {**e.as_dict(), "subject": subjects.get(e.commit or "") or None, "duration": duration(e.started, e.finished)}
+                    for e in entries
+                ],
+                indent=2,
+            )
+        )
     else:
         render_table(entries, subjects, Console(width=200, soft_wrap=False))
     if rollouts == 0:

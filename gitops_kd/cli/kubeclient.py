@@ -45,8 +45,10 @@ def _contexts(path: str) -> list[str]:
 def _config_problem(path: str, named: str, context: str | None, exc: Exception) -> str:
     contexts = _contexts(path)
     if context and contexts and context not in contexts:
-        return (f'context "{context}" does not exist in {named} (its contexts: {", ".join(contexts)}); '
-                "see `kubectl config get-contexts`")
+        return (
+            f'context "{context}" does not exist in {named} (its contexts: {", ".join(contexts)}); '
+            "see `kubectl config get-contexts`"
+        )
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         reason = f"YAML: {exc.problem} at line {exc.problem_mark.line + 1}, column {exc.problem_mark.column + 1}"
     else:
@@ -63,13 +65,16 @@ def load_api_client(kubeconfig: str | None, context: str | None = None) -> kuber
         try:
             kubernetes.config.load_incluster_config(client_configuration=configuration)
         except kubernetes.config.ConfigException as exc:
-            raise CannotRun(f"no kubeconfig (--kubeconfig, $KUBECONFIG, {DEFAULT_KUBECONFIG}) and not running in a "
-                            f"cluster: {exc}") from exc
+            raise CannotRun(
+                f"no kubeconfig (--kubeconfig, $KUBECONFIG, {DEFAULT_KUBECONFIG}) and not running in a cluster: {exc}"
+            ) from exc
         return kubernetes.client.ApiClient(configuration)
     path, named = found
     if not Path(path).is_file():
-        raise CannotRun(f"{named}: no such file; name an existing kubeconfig, or leave --kubeconfig out to use "
-                        f"$KUBECONFIG or {DEFAULT_KUBECONFIG}")
+        raise CannotRun(
+            f"{named}: no such file; name an existing kubeconfig, or leave --kubeconfig out to use "
+            f"$KUBECONFIG or {DEFAULT_KUBECONFIG}"
+        )
     try:
         kubernetes.config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
     except (kubernetes.config.ConfigException, yaml.YAMLError, ValueError, TypeError, OSError) as exc:
@@ -91,8 +96,10 @@ def unreachable(server: str, exc: BaseException) -> CannotRun:
 
 def refused(server: str, exc: ApiException) -> CannotRun:
     """The one-line error for an API server that answered 401 or 403."""
-    return CannotRun(f"the API server at {server} refused the request: {exc.status} {exc.reason} "
-                     "(check the credentials of --kubeconfig/--context, or the RBAC of the account)")
+    return CannotRun(
+        f"the API server at {server} refused the request: {exc.status} {exc.reason} "
+        "(check the credentials of --kubeconfig/--context, or the RBAC of the account)"
+    )
 
 
 def probe(api_client: kubernetes.client.ApiClient) -> None:

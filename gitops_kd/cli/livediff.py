@@ -17,15 +17,25 @@ from gitops_kd.cli.run import watch_scope
 
 @click.command("diff")
 @click.option("--repo", default=".", show_default=True, help="Git URL or local path of the desired-state repository.")
-@click.option("--branch", default=None,
-              help="Branch to read (default: a local --repo's checked-out HEAD, else main).")
+@click.option("--branch", default=None, help="Branch to read (default: a local --repo's checked-out HEAD, else main).")
 @click.option("--rev", default=None, help="Revision to compare with (default: see --branch).")
 @cluster_options
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @git_credential_options
-def command(repo: str, branch: str | None, rev: str | None, kubeconfig: str | None, context: str | None, namespace: str,
-            all_namespaces: bool, output: str, ssh_key_file: str | None, known_hosts_file: str | None,
-            git_token_file: str | None, git_credentials_dir: str | None) -> None:
+def command(
+    repo: str,
+    branch: str | None,
+    rev: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str,
+    all_namespaces: bool,
+    output: str,
+    ssh_key_file: str | None,
+    known_hosts_file: str | None,
+    git_token_file: str | None,
+    git_credentials_dir: str | None,
+) -> None:
     """Compare the live cluster (read only) with the commit: every object gitops-kd would create or change
     (KubeDirectorApps, KubeDirectorClusters, role StatefulSet pod templates, member Service ports) with each
     differing field's live and Git values. Like `flux diff kustomization` / `argocd app diff`.
@@ -64,8 +74,11 @@ def command(repo: str, branch: str | None, rev: str | None, kubeconfig: str | No
             click.echo(f"~ {d.kind} {d.namespace}/{d.name}{note}")
             for f in d.fields:
                 click.echo(f"    {f.describe()}")
-        click.echo(f"{len(found)} object(s) differ from commit {desired.commit[:12]}" if found
-                   else f"no differences from commit {desired.commit[:12]}")
+        click.echo(
+            f"{len(found)} object(s) differ from commit {desired.commit[:12]}"
+            if found
+            else f"no differences from commit {desired.commit[:12]}"
+        )
         for kept in result.kept:  # e.g. a KDApp stock KubeDirector holds while clusters use it: not a difference
             click.echo(f"note: {kept}")
     if found:

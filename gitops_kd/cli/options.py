@@ -18,8 +18,7 @@ def kubeconfig_options(fn: F) -> F:
     return click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help=KUBECONFIG_HELP)(fn)
 
 
-def cluster_options(fn: F, *, namespace_help: str = "Namespace to read.",
-                    all_help: str = "Every namespace.") -> F:
+def cluster_options(fn: F, *, namespace_help: str = "Namespace to read.", all_help: str = "Every namespace.") -> F:
     """--kubeconfig, --context, -n/--namespace (default "default") and -A/--all-namespaces."""
     fn = click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help=all_help)(fn)
     fn = click.option("-n", "--namespace", default="default", show_default=True, help=namespace_help)(fn)

@@ -21,29 +21,59 @@ from gitops_kd.source.git_source import DEFAULT_BRANCH
 
 @click.command("plan")
 @click.option("--repo", default=".", show_default=True, help="Git URL or local path of the desired-state repository.")
-@click.option("--branch", default=None,
-              help="Branch to read (default: a local --repo's checked-out HEAD, else main).")
+@click.option("--branch", default=None, help="Branch to read (default: a local --repo's checked-out HEAD, else main).")
 @click.option("--rev", default=None, help="Revision to plan (default: see --branch).")
 @click.option("--base", default=None, help="Review a change: the revision merged into (e.g. origin/main).")
 @click.option("--head", default=None, help="With --base: the revision to merge (default HEAD).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="With --base: text, markdown (a pull-request comment) or json.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="With --base: text, markdown (a pull-request comment) or json.",
+)
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help=KUBECONFIG_HELP)
 @click.option("--context", default=None, help="Kubeconfig context to use (default: its current context).")
-@click.option("-n", "--namespace", default="default", show_default=True,
-              help="Default namespace for manifests without one; also the namespace read (as for `run`).")
+@click.option(
+    "-n",
+    "--namespace",
+    default="default",
+    show_default=True,
+    help="Default namespace for manifests without one; also the namespace read (as for `run`).",
+)
 @click.option("-A", "--all-namespaces", is_flag=True, help="As for `gitops-kd run`: read and plan every namespace.")
-@click.option("--watch-namespace", "watch_namespaces", multiple=True, metavar="NS",
-              help="As for `gitops-kd run`: plan as the shard of these namespaces (repeatable).")
+@click.option(
+    "--watch-namespace",
+    "watch_namespaces",
+    multiple=True,
+    metavar="NS",
+    help="As for `gitops-kd run`: plan as the shard of these namespaces (repeatable).",
+)
 @click.option("--offline", is_flag=True, help="Plan against an empty cluster instead of reading the live one.")
 @click.option("--wave-soak", type=float, default=0.0, show_default=True, help="As for `gitops-kd run`.")
 @click.option("--prune", is_flag=True, help="As for `gitops-kd run`: plan deleting what Git no longer has.")
 @git_credential_options
-def command(repo: str, branch: str | None, rev: str | None, base: str | None, head: str | None, fmt: str,
-            kubeconfig: str | None, context: str | None, namespace: str,
-            all_namespaces: bool, watch_namespaces: tuple[str, ...], offline: bool, wave_soak: float,
-            prune: bool, ssh_key_file: str | None, known_hosts_file: str | None, git_token_file: str | None,
-            git_credentials_dir: str | None) -> None:
+def command(
+    repo: str,
+    branch: str | None,
+    rev: str | None,
+    base: str | None,
+    head: str | None,
+    fmt: str,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str,
+    all_namespaces: bool,
+    watch_namespaces: tuple[str, ...],
+    offline: bool,
+    wave_soak: float,
+    prune: bool,
+    ssh_key_file: str | None,
+    known_hosts_file: str | None,
+    git_token_file: str | None,
+    git_credentials_dir: str | None,
+) -> None:
     """Read the cluster (read-only) and print what `run` would do for the commit, in order.
 
     With --base (and --head): what merging HEAD would do, per app and cluster; against the live cluster when
@@ -71,8 +101,9 @@ def command(repo: str, branch: str | None, rev: str | None, base: str | None, he
     desired = read_desired(repo, branch, namespace, rev)
     observed = ObservedState() if offline else observe(kubeconfig, context, scope)
     scoped = restrict(desired, Scope.of(scope))
-    result = scoped.restrict_plan(make_plan(scoped.desired, observed, now=datetime.now(UTC),
-                                            wave_soak_seconds=wave_soak, prune=prune))
+    result = scoped.restrict_plan(
+        make_plan(scoped.desired, observed, now=datetime.now(UTC), wave_soak_seconds=wave_soak, prune=prune)
+    )
     where = "an empty cluster" if offline else scoped.scope.describe()
     click.echo(f"plan for commit {desired.commit[:12]} against {where}:")
     click.echo(plan_text(result, observed))

@@ -24,17 +24,29 @@ def render(r: Review, fmt: str) -> str:
     return markdown(r) if fmt == "markdown" else as_json(r) if fmt == "json" else text(r)
 
 
-def run_review(source: GitSource, repo: str, base: str, head: str, fmt: str, scope: str | frozenset[str] | None,
-               live: ObservedState | None, wave_soak: float) -> None:
+def run_review(
+    source: GitSource,
+    repo: str,
+    base: str,
+    head: str,
+    fmt: str,
+    scope: str | frozenset[str] | None,
+    live: ObservedState | None,
+    wave_soak: float,
+) -> None:
     """Print the review of ``head`` against ``live`` (None: the base revision's desired state as if it ran)."""
     before = desired_or_exit(source, repo, base, "base")
     after = desired_or_exit(source, repo, head, "head")
     scoped = restrict(after, Scope.of(scope))
-    against = ("the live cluster (read only)" if live is not None else
-               f"the base revision `{base}` as if it were running (no cluster was read)")
+    against = (
+        "the live cluster (read only)"
+        if live is not None
+        else f"the base revision `{base}` as if it were running (no cluster was read)"
+    )
     observed = live if live is not None else as_live(restrict(before, Scope.of(scope)).desired)
-    result = review(scoped.desired, observed, now=datetime.now(UTC), base=base, against=against,
-                    head_label=head, wave_soak_seconds=wave_soak)
+    result = review(
+        scoped.desired, observed, now=datetime.now(UTC), base=base, against=against, head_label=head, wave_soak_seconds=wave_soak
+    )
     click.echo(render(result, fmt), nl=False)
     if result.refused:
         raise SystemExit(EXIT_FINDINGS)

@@ -48,8 +48,14 @@ def github_line(err: FieldError, title: str = "gitops-kd validate") -> str:
 
 def as_dict(err: FieldError) -> dict[str, Any]:
     """One error as a JSON object (line/column null when unknown)."""
-    return {"file": err.file, "line": err.line, "column": err.column, "document": err.document,
-            "field": err.field, "reason": err.reason}
+    return {
+        "file": err.file,
+        "line": err.line,
+        "column": err.column,
+        "document": err.document,
+        "field": err.field,
+        "reason": err.reason,
+    }
 
 
 def render(errors: Sequence[FieldError], fmt: str, summary: dict[str, Any]) -> Iterable[str]:

@@ -17,8 +17,12 @@ def local_sha(repo: str, rev: str) -> str | None:
     or has no such revision."""
     if not os.path.isdir(repo) or rev.startswith("-"):
         return None
-    done = subprocess.run(["git", "-C", repo, "rev-parse", "--verify", "--quiet", "--end-of-options",
-                           f"{rev}^{{commit}}"], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["git", "-C", repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     sha = done.stdout.strip()
     return sha if done.returncode == 0 and sha else None
 
@@ -37,8 +41,12 @@ def local_branches(repo: str) -> list[str]:
     """The branch names of the local repository ``repo`` (empty for a URL)."""
     if not os.path.isdir(repo):
         return []
-    done = subprocess.run(["git", "-C", repo, "for-each-ref", "--format=%(refname:short)", "refs/heads"],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["git", "-C", repo, "for-each-ref", "--format=%(refname:short)", "refs/heads"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return done.stdout.split() if done.returncode == 0 else []
 
 

@@ -25,13 +25,22 @@ def render_sources(sources: list[NamedSource], console: Console) -> None:
         r = s.record
         ready = s.ready + (f" ({s.reason})" if s.reason and s.ready != "True" else "")
         colour = "green" if s.ready == "True" else "red" if s.failing else "cyan"
-        table.add_row(s.ref, r.branch or "-", escape(_revision(r.applied, r.applied_subject)),
-                      _revision(r.attempted), f"[{colour}]{escape(ready)}[/]", escape(s.message))
+        table.add_row(
+            s.ref,
+            r.branch or "-",
+            escape(_revision(r.applied, r.applied_subject)),
+            _revision(r.attempted),
+            f"[{colour}]{escape(ready)}[/]",
+            escape(s.message),
+        )
     console.print(table)
     for s in sources:
         lines = refusal_lines(s.record)
         if lines:
-            console.print(f"[red]head {s.record.attempted[:SHORT_SHA]} of {escape(s.record.url)} ({s.record.branch}) "
-                          f"refused[/] — clusters stay at {s.record.applied[:SHORT_SHA] or '-'}:", highlight=False)
+            console.print(
+                f"[red]head {s.record.attempted[:SHORT_SHA]} of {escape(s.record.url)} ({s.record.branch}) "
+                f"refused[/] — clusters stay at {s.record.applied[:SHORT_SHA] or '-'}:",
+                highlight=False,
+            )
             for line in lines:
                 console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)

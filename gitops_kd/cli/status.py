@@ -33,8 +33,14 @@ from gitops_kd.status.sync import (
 from kubeplumb.rest import RestClient
 
 FAILING = (HealthStatus.DEGRADED, HealthStatus.MISSING)
-_STYLE = {HealthStatus.HEALTHY: "green", HealthStatus.PROGRESSING: "cyan", HealthStatus.SUSPENDED: "yellow",
-          HealthStatus.DEGRADED: "red", HealthStatus.MISSING: "red", HealthStatus.UNKNOWN: "dim"}
+_STYLE = {
+    HealthStatus.HEALTHY: "green",
+    HealthStatus.PROGRESSING: "cyan",
+    HealthStatus.SUSPENDED: "yellow",
+    HealthStatus.DEGRADED: "red",
+    HealthStatus.MISSING: "red",
+    HealthStatus.UNKNOWN: "dim",
+}
 
 _SYNC_STYLE = {SYNCED: "green", OUT_OF_SYNC: "cyan", REFUSED: "red", SUSPENDED: "yellow"}
 
@@ -70,14 +76,24 @@ def render_clusters(clusters: Iterable[tuple[ClusterHealth, Sync]], console: Con
         table.add_column(col, no_wrap=True)
     table.add_column("MESSAGE", overflow="fold")
     for c, sync in clusters:
-        table.add_row(f"{c.namespace}/{c.name}", c.app or "-", _version(c), c.phase or "-", _sync_cell(sync),
-                      _health_cell(c.health.status), escape(_message(c, sync)))
+        table.add_row(
+            f"{c.namespace}/{c.name}",
+            c.app or "-",
+            _version(c),
+            c.phase or "-",
+            _sync_cell(sync),
+            _health_cell(c.health.status),
+            escape(_message(c, sync)),
+        )
     console.print(table)
 
 
 def render_objects(c: ClusterHealth, sync: Sync, console: Console) -> None:
-    console.print(f"{c.namespace}/{c.name}  app {c.app or '-'}  version {_version(c)}  phase {c.phase or '-'}  "
-                  f"sync {_sync_cell(sync)}  health {_health_cell(c.health.status)}", highlight=False)
+    console.print(
+        f"{c.namespace}/{c.name}  app {c.app or '-'}  version {_version(c)}  phase {c.phase or '-'}  "
+        f"sync {_sync_cell(sync)}  health {_health_cell(c.health.status)}",
+        highlight=False,
+    )
     if sync.status != SYNCED and sync.message:
         console.print(f"  {escape(sync.message)}", highlight=False)
     table = Table(box=None, pad_edge=False)
@@ -85,8 +101,7 @@ def render_objects(c: ClusterHealth, sync: Sync, console: Console) -> None:
         table.add_column(col, no_wrap=True)
     table.add_column("MESSAGE", overflow="fold")
     for o in c.objects:
-        table.add_row(o.kind, o.name, o.role or "-", o.stage or "-", _health_cell(o.health.status),
-                      escape(o.health.message))
+        table.add_row(o.kind, o.name, o.role or "-", o.stage or "-", _health_cell(o.health.status), escape(o.health.message))
     console.print(table)
 
 
@@ -94,8 +109,9 @@ def render_objects(c: ClusterHealth, sync: Sync, console: Console) -> None:
 @click.argument("cluster", required=False)
 @cluster_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-def command(cluster: str | None, kubeconfig: str | None, context: str | None, namespace: str,
-            all_namespaces: bool, output: str) -> None:
+def command(
+    cluster: str | None, kubeconfig: str | None, context: str | None, namespace: str, all_namespaces: bool, output: str
+) -> None:
     """Show what Git revision is applied and what each KDCluster gitops-kd manages (those with a KDRollout)
     looks like against it, like `flux get kustomizations` / `argocd app get`.
 
@@ -123,8 +139,7 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
     except ApiException as exc:
         raise CannotRun(f"reading the cluster failed: {exc.status} {exc.reason}") from exc
     clusters = healths(fleet)
-    matched = [(c, ro, source_for(ro, sources)) for c, ro in
-               ((c, fleet.rollouts.get((c.namespace, c.name))) for c in clusters)]
+    matched = [(c, ro, source_for(ro, sources)) for c, ro in ((c, fleet.rollouts.get((c.namespace, c.name))) for c in clusters)]
     rows = [(c, cluster_sync(ro, src.record if src else None)) for c, ro, src in matched]
     where = "any namespace" if all_namespaces else f"namespace {namespace}"
     if cluster and not clusters:
@@ -132,8 +147,10 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
         raise SystemExit(EXIT_FINDINGS)
     console = Console(width=200, soft_wrap=False)
     if output == "json":
-        data: Any = [{**c.as_dict(with_objects=bool(cluster)), "sync": sync.as_dict(),
-                      "source": src.as_dict() if src else None} for (c, sync), (_c, _r, src) in zip(rows, matched)]
+        data: Any = [
+            {**c.as_dict(with_objects=bool(cluster)), "sync": sync.as_dict(), "source": src.as_dict() if src else None}
+            for (c, sync), (_c, _r, src) in zip(rows, matched)
+        ]
         click.echo(json.dumps(data[0] if cluster else data, indent=2))
     else:
         click.echo(f"KubeDirector: {detect(rest).describe()}")
@@ -148,6 +165,5 @@ def command(cluster: str | None, kubeconfig: str | None, context: str | None, na
             render_clusters(rows, console)
         else:
             click.echo(f"no KDCluster managed by gitops-kd (no KDRollout) in {where}", err=True)
-    if (any(c.health.status in FAILING or sync.status in FAILING_SYNC for c, sync in rows)
-            or any(s.failing for s in sources)):
+    if any(c.health.status in FAILING or sync.status in FAILING_SYNC for c, sync in rows) or any(s.failing for s in sources):
         raise SystemExit(EXIT_FINDINGS)

@@ -28,13 +28,22 @@ def _targets(rest: Any, clusters: tuple[str, ...], app: str | None, namespace: s
     by_name = {r["metadata"]["name"]: r for r in items}
     missing = [c for c in clusters if c not in by_name]
     if missing:
-        raise CannotRun(f"no KDRollout for cluster(s) {', '.join(missing)} in namespace {namespace} "
-                                   f"(gitops-kd manages a cluster once it has applied it)")
+        raise CannotRun(
+            f"no KDRollout for cluster(s) {', '.join(missing)} in namespace {namespace} "
+            f"(gitops-kd manages a cluster once it has applied it)"
+        )
     return [by_name[c] for c in clusters]
 
 
-def _set(suspend: bool, clusters: tuple[str, ...], app: str | None, kubeconfig: str | None, context: str | None,
-         namespace: str, all_namespaces: bool) -> None:
+def _set(
+    suspend: bool,
+    clusters: tuple[str, ...],
+    app: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str,
+    all_namespaces: bool,
+) -> None:
     from gitops_kd.cli.kubeclient import load_api_client
     from kubeplumb.rest import RestClient
 
@@ -47,30 +56,40 @@ def _set(suspend: bool, clusters: tuple[str, ...], app: str | None, kubeconfig: 
     try:
         for ro in _targets(rest, clusters, app, None if all_namespaces else namespace):
             meta = ro["metadata"]
-            rest.patch(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, meta["namespace"], meta["name"],
-                       {"spec": {"suspend": True if suspend else None}})
+            rest.patch(
+                ROLLOUT_API_VERSION,
+                ROLLOUT_PLURAL,
+                meta["namespace"],
+                meta["name"],
+                {"spec": {"suspend": True if suspend else None}},
+            )
             click.echo(f"kdrollout {meta['namespace']}/{meta['name']} {verb}")
     except ApiException as exc:
         raise CannotRun(f"the API server refused: {exc.status} {exc.reason}") from exc
 
 
 def _options(fn: Any) -> Any:
-    for option in reversed((
+    for option in reversed(
+        (
             click.argument("clusters", nargs=-1),
             click.option("--app", default=None, help="Every cluster of this app instead of named clusters."),
             click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help=KUBECONFIG_HELP),
             click.option("--context", default=None, help="Kubeconfig context to use (default: its current context)."),
             click.option("-n", "--namespace", default="default", show_default=True, help="Namespace of the clusters."),
-            click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True,
-                         help="With --app: its clusters in every namespace."))):
+            click.option(
+                "-A", "--all-namespaces", "all_namespaces", is_flag=True, help="With --app: its clusters in every namespace."
+            ),
+        )
+    ):
         fn = option(fn)
     return fn
 
 
 @click.command("suspend")
 @_options
-def suspend(clusters: tuple[str, ...], app: str | None, kubeconfig: str | None, context: str | None, namespace: str,
-            all_namespaces: bool) -> None:
+def suspend(
+    clusters: tuple[str, ...], app: str | None, kubeconfig: str | None, context: str | None, namespace: str, all_namespaces: bool
+) -> None:
     """Pause CLUSTERs (or every cluster of --app): the running step finishes, then nothing more is done for them
     (no pod replaced, no drift reverted) until `gitops-kd resume`. Recorded on each KDRollout (spec.suspend),
     so every replica and restart honours it; `gitops-kd status` shows them Suspended. Flux: `flux suspend`."""
@@ -79,7 +98,8 @@ def suspend(clusters: tuple[str, ...], app: str | None, kubeconfig: str | None, 
 
 @click.command("resume")
 @_options
-def resume(clusters: tuple[str, ...], app: str | None, kubeconfig: str | None, context: str | None, namespace: str,
-           all_namespaces: bool) -> None:
+def resume(
+    clusters: tuple[str, ...], app: str | None, kubeconfig: str | None, context: str | None, namespace: str, all_namespaces: bool
+) -> None:
     """Go on with CLUSTERs (or every cluster of --app) paused by `gitops-kd suspend`. Flux: `flux resume`."""
     _set(False, clusters, app, kubeconfig, context, namespace, all_namespaces)

@@ -18,12 +18,16 @@ from gitops_kd.status.sync import NamedSource, refusal_lines
 @click.command("sync")
 @click.argument("source", default="gitops-kd")
 @kubeconfig_options
-@click.option("-n", "--namespace", default="gitops-kd-system", show_default=True,
-              help="Namespace of the controller (and of its GitOpsKDSource).")
+@click.option(
+    "-n",
+    "--namespace",
+    default="gitops-kd-system",
+    show_default=True,
+    help="Namespace of the controller (and of its GitOpsKDSource).",
+)
 @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait for the poll.")
 @click.option("--no-wait", is_flag=True, help="Only ask; do not wait for the poll.")
-def command(source: str, kubeconfig: str | None, context: str | None, namespace: str, timeout: float,
-            no_wait: bool) -> None:
+def command(source: str, kubeconfig: str | None, context: str | None, namespace: str, timeout: float, no_wait: bool) -> None:
     """Poll Git now instead of at the next interval: sets the annotation reconcile.gitops-kd.io/requestedAt on
     the controller's GitOpsKDSource SOURCE (named after its Lease, default gitops-kd), which the replica holding
     the Lease notices within seconds; then waits until status.lastHandledReconcileAt shows the poll is done and
@@ -42,8 +46,9 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
         requested = request_poll(rest, namespace, source)
     except ApiException as exc:
         if exc.status == 404:
-            raise CannotRun(f"no GitOpsKDSource {namespace}/{source}: is the controller running there? "
-                                       "(`kubectl get kdsrc -A`)") from exc
+            raise CannotRun(
+                f"no GitOpsKDSource {namespace}/{source}: is the controller running there? (`kubectl get kdsrc -A`)"
+            ) from exc
         raise CannotRun(f"the API server refused: {exc.status} {exc.reason}") from exc
     click.echo(f"► sync requested on gitopskdsource {namespace}/{source} at {requested}")
     if no_wait:
@@ -55,15 +60,20 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
         if found.record.handled == requested:
             break
         if time.monotonic() > deadline:
-            raise CannotRun(f"the controller did not poll within {timeout:g}s (is it running, and does "
-                                       f"one replica hold the Lease {source}?)")
+            raise CannotRun(
+                f"the controller did not poll within {timeout:g}s (is it running, and does one replica hold the Lease {source}?)"
+            )
         time.sleep(0.5)
     r = found.record
-    click.echo(f"✔ polled {r.url} ({r.branch}): head {r.attempted[:SHORT_SHA] or '-'}, applied "
-               f"{r.applied[:SHORT_SHA] or '-'}" + (f" {r.applied_subject}" if r.applied_subject else ""))
+    click.echo(
+        f"✔ polled {r.url} ({r.branch}): head {r.attempted[:SHORT_SHA] or '-'}, applied "
+        f"{r.applied[:SHORT_SHA] or '-'}" + (f" {r.applied_subject}" if r.applied_subject else "")
+    )
     if r.applied and r.applied != before:
-        click.echo(f"✔ new revision {r.applied[:SHORT_SHA]} accepted (was {before[:SHORT_SHA] or '-'}); the clusters' "
-                   f"rollouts follow: `gitops-kd status -A`")
+        click.echo(
+            f"✔ new revision {r.applied[:SHORT_SHA]} accepted (was {before[:SHORT_SHA] or '-'}); the clusters' "
+            f"rollouts follow: `gitops-kd status -A`"
+        )
     lines = refusal_lines(r)
     if lines:
         click.echo(f"✗ head {r.attempted[:SHORT_SHA]} refused:", err=True)

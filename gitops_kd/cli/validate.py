@@ -65,10 +65,12 @@ def _check_rev(repo: str, rev: str, branch: str, namespace: str) -> tuple[list[F
 def storage_class_errors(state: DesiredState, read: Any) -> list[FieldError]:
     """A role with storage and no storageClassName, in a KDCluster not annotated as relying on the target
     cluster's default StorageClass (kd/storage.py); ``read(file) -> bytes | None`` locates the field."""
-    found = [FieldError(c.source, f"spec.roles[{i}].storage.storageClassName", storage_class_reason(role),
-                        c.document)
-             for _, c in sorted(state.clusters.items()) if not relies_on_default_class(c.body)
-             for i, role in roles_without_class(c.body.get("spec") or {})]
+    found = [
+        FieldError(c.source, f"spec.roles[{i}].storage.storageClassName", storage_class_reason(role), c.document)
+        for _, c in sorted(state.clusters.items())
+        if not relies_on_default_class(c.body)
+        for i, role in roles_without_class(c.body.get("spec") or {})
+    ]
     return list(locate(found, read))
 
 
@@ -76,22 +78,58 @@ def storage_class_errors(state: DesiredState, read: Any) -> list[FieldError]:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--repo", default=None, help="Validate a revision of this Git repository (URL or local path) instead.")
 @click.option("--rev", default="HEAD", show_default=True, help="With --repo: the revision to validate.")
-@click.option("--branch", default="main", show_default=True,
-              help="With --repo or --base: the branch fetched (a local revision it does not reach is fetched by sha).")
-@click.option("--default-namespace", "namespace", default="default", show_default=True,
-              help="Namespace for specs that name none (duplicates are found after filling it in).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="text: file:line:column: field: reason; json; github: workflow-command annotations.")
-@click.option("--default-storage-class/--no-default-storage-class", "default_class", default=False,
-              envvar="GITOPS_KD_DEFAULT_STORAGE_CLASS", show_default=True,
-              help="The target cluster has a default StorageClass, so a role's storage may leave storageClassName "
-                   "out (KubeDirector fills it in); without it such a role is refused, as KubeDirector refuses it "
-                   "on a cluster without one.")
+@click.option(
+    "--branch",
+    default="main",
+    show_default=True,
+    help="With --repo or --base: the branch fetched (a local revision it does not reach is fetched by sha).",
+)
+@click.option(
+    "--default-namespace",
+    "namespace",
+    default="default",
+    show_default=True,
+    help="Namespace for specs that name none (duplicates are found after filling it in).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text: file:line:column: field: reason; json; github: workflow-command annotations.",
+)
+@click.option(
+    "--default-storage-class/--no-default-storage-class",
+    "default_class",
+    default=False,
+    envvar="GITOPS_KD_DEFAULT_STORAGE_CLASS",
+    show_default=True,
+    help="The target cluster has a default StorageClass, so a role's storage may leave storageClassName "
+    "out (KubeDirector fills it in); without it such a role is refused, as KubeDirector refuses it "
+    "on a cluster without one.",
+)
 @click.option("--base", default=None, metavar="REV", help=BASE_HELP)
-@click.option("--kubedirector", "flavour", type=click.Choice(FLAVOURS), default=FLAVOURS[0], show_default=True,
-              envvar="GITOPS_KD_KUBEDIRECTOR", help=FLAVOUR_HELP)
-def command(paths: tuple[str, ...], repo: str | None, rev: str, branch: str, namespace: str, fmt: str,
-            default_class: bool, base: str | None, flavour: str) -> None:
+@click.option(
+    "--kubedirector",
+    "flavour",
+    type=click.Choice(FLAVOURS),
+    default=FLAVOURS[0],
+    show_default=True,
+    envvar="GITOPS_KD_KUBEDIRECTOR",
+    help=FLAVOUR_HELP,
+)
+def command(
+    paths: tuple[str, ...],
+    repo: str | None,
+    rev: str,
+    branch: str,
+    namespace: str,
+    fmt: str,
+    default_class: bool,
+    base: str | None,
+    flavour: str,
+) -> None:
     """Check PATH (a repository directory, or a file in one; default .) or --repo/--rev as gitops-kd checks a
     commit before it accepts it: layout, size limits, YAML/JSON, CRD schemas, spec rules, the upgrade stanza,
     cross-file references; and what KubeDirector would refuse that is known offline: a role's storage without
@@ -123,8 +161,12 @@ def command(paths: tuple[str, ...], repo: str | None, rev: str, branch: str, nam
             if state is not None and not default_class:
                 found += [_shown(root, e) for e in storage_class_errors(state, lambda f, r=root: _read(r / f))]
             if state is not None and base is not None:
-                found += [_shown(root, e) for e in change_refusals(
-                    base_state(str(root), base, branch, namespace), state, flavour, lambda f, r=root: _read(r / f))]
+                found += [
+                    _shown(root, e)
+                    for e in change_refusals(
+                        base_state(str(root), base, branch, namespace), state, flavour, lambda f, r=root: _read(r / f)
+                    )
+                ]
             errors += found
             states += [state] if state else []
         summary = {"source": " ".join(os.path.relpath(r) for r in roots)}

@@ -26,7 +26,6 @@ FENCED_RETRY = 1.0  # seconds before a reconcile whose write the fence refused l
 KEY = str(FLEET_KEY)
 
 
-
 @dataclass(frozen=True)
 class Result:
     """What one reconcile asks of the queue (controller-runtime's Result): look again after ``requeue_after``
@@ -49,9 +48,17 @@ class Actor:
     other than the fleet's (the fleet reconcile looks again, debounced). ``per_key``: an ApplyApp selected by
     another key is left to the app's key."""
 
-    def __init__(self, executor: Executor, collector: Collector, queue: WorkQueue, *, per_key: bool,
-                 metrics: Any = None, on_action: Callable[[Action, Outcome], None] | None = None,
-                 after_part_action: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        executor: Executor,
+        collector: Collector,
+        queue: WorkQueue,
+        *,
+        per_key: bool,
+        metrics: Any = None,
+        on_action: Callable[[Action, Outcome], None] | None = None,
+        after_part_action: Callable[[], None] = lambda: None,
+    ) -> None:
         self._executor, self._collector, self._queue = executor, collector, queue
         self._per_key, self._metrics, self._on_action = per_key, metrics, on_action
         self.after_part_action = after_part_action
@@ -131,8 +138,7 @@ class Actor:
                 # Already done, yet planned: the cache may lag (it catches up and re-plans) or the plan and the
                 # cluster disagree. Either way do not spin on it: hold this exact action for a moment.
                 if self._noop.get(key) == action:
-                    log.warning("'%s' planned again although its effect is there (%s)", action.describe(),
-                                outcome.message)
+                    log.warning("'%s' planned again although its effect is there (%s)", action.describe(), outcome.message)
                 self._noop[key] = action
                 self._hold[action] = time.monotonic() + NOOP_HOLD
             if outcome.changed:
@@ -141,4 +147,3 @@ class Actor:
     def _count_step(self, action: Action, result: str) -> None:
         if self._metrics is not None and not isinstance(action, Wait):
             self._metrics.upgrade_step(type(action).__name__, result)
-

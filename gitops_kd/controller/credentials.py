@@ -30,8 +30,13 @@ def _readable(path: str, flag: str) -> Path:
     return Path(os.path.abspath(p))
 
 
-def git_credentials_env(*, ssh_key_file: str | None = None, known_hosts_file: str | None = None,
-                        token_file: str | None = None, token_user: str = "x-access-token") -> dict[str, str]:
+def git_credentials_env(
+    *,
+    ssh_key_file: str | None = None,
+    known_hosts_file: str | None = None,
+    token_file: str | None = None,
+    token_user: str = "x-access-token",
+) -> dict[str, str]:
     """Environment for git: GIT_SSH_COMMAND using the key (and known_hosts, strict checking) for ssh URLs;
     a credential helper reading the token file for https URLs. Empty when no file is given."""
     env: dict[str, str] = {}
@@ -51,9 +56,16 @@ def git_credentials_env(*, ssh_key_file: str | None = None, known_hosts_file: st
         if not token.read_text(errors="replace").strip():
             raise CredentialsError(f"--git-token-file {token_file}: the file is empty")
         helper = _TOKEN_HELPER.format(user=shlex.quote(token_user), file=shlex.quote(str(token)))
-        env.update({"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "credential.helper", "GIT_CONFIG_VALUE_0": "",
-                    "GIT_CONFIG_KEY_1": "credential.helper", "GIT_CONFIG_VALUE_1": helper,
-                    "GIT_TERMINAL_PROMPT": "0"})
+        env.update(
+            {
+                "GIT_CONFIG_COUNT": "2",
+                "GIT_CONFIG_KEY_0": "credential.helper",
+                "GIT_CONFIG_VALUE_0": "",
+                "GIT_CONFIG_KEY_1": "credential.helper",
+                "GIT_CONFIG_VALUE_1": helper,
+                "GIT_TERMINAL_PROMPT": "0",
+            }
+        )
     return env
 
 
@@ -61,7 +73,5 @@ def credentials_in_dir(directory: str) -> dict[str, str | None]:
     """The files a Kubernetes Secret mounted at `directory` provides: ssh-privatekey (+ known_hosts) or token.
     A missing directory (optional Secret not created: a public repository) gives no credentials."""
     d = Path(directory)
-    found = {name: str(d / name) if (d / name).is_file() else None
-             for name in ("ssh-privatekey", "known_hosts", "token")}
-    return {"ssh_key_file": found["ssh-privatekey"], "known_hosts_file": found["known_hosts"],
-            "token_file": found["token"]}
+    found = {name: str(d / name) if (d / name).is_file() else None for name in ("ssh-privatekey", "known_hosts", "token")}
+    return {"ssh_key_file": found["ssh-privatekey"], "known_hosts_file": found["known_hosts"], "token_file": found["token"]}

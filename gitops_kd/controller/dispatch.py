@@ -21,9 +21,20 @@ class Dispatcher:
     """One reconcile of one work key (plan/focus.py): FLEET to the fleet reconciler, a KDCluster or KDApp key to
     its own; a key this instance does not own (``owns``, sharding) is skipped. Counts reconciles that raised."""
 
-    def __init__(self, *, commits: Commits, collector: Collector, queue: WorkQueue, keeper: RecordKeeper | None,
-                 metrics: Any, per_key: bool, owns: Owns, fleet: FleetReconciler, cluster: PartReconciler,
-                 app: PartReconciler) -> None:
+    def __init__(
+        self,
+        *,
+        commits: Commits,
+        collector: Collector,
+        queue: WorkQueue,
+        keeper: RecordKeeper | None,
+        metrics: Any,
+        per_key: bool,
+        owns: Owns,
+        fleet: FleetReconciler,
+        cluster: PartReconciler,
+        app: PartReconciler,
+    ) -> None:
         self._commits, self._collector, self._queue, self._keeper = commits, collector, queue, keeper
         self._metrics, self._per_key, self.owns = metrics, per_key, owns
         self._fleet, self._cluster, self._app = fleet, cluster, app

@@ -62,16 +62,26 @@ class DriftWiring:
 
 def alert_feed(hub: AlertHub) -> Callable[[DriftReport, ObservedState], None]:
     """What the drift stage hands each report to: drift alerts, and stall alerts of the rollouts observed."""
+
     def feed(report: DriftReport, observed: ObservedState) -> None:
         sources.drift(hub, report)
         sources.stalls(hub, observed, observed.clusters.keys())
+
     return feed
 
 
-def drift_wiring(api_client: ApiClient, *, metrics: Any = None, policy: str = "revert",
-                 webhook_url: str | None = None, ignore_file: str | None = None,
-                 wave_soak_seconds: float = 0.0, prune: bool = False, notifier: Any = None,
-                 hub: AlertHub | None = None) -> DriftWiring:
+def drift_wiring(
+    api_client: ApiClient,
+    *,
+    metrics: Any = None,
+    policy: str = "revert",
+    webhook_url: str | None = None,
+    ignore_file: str | None = None,
+    wave_soak_seconds: float = 0.0,
+    prune: bool = False,
+    notifier: Any = None,
+    hub: AlertHub | None = None,
+) -> DriftWiring:
     """Drift detection around the real planner: alerts (Events, metrics, optional webhook) once per
     occurrence; `policy` "revert" (default) or "alert-only" for objects without their own annotation; `prune`
     as for the planner; `hub`: the alerts edge fed from each report;
@@ -82,8 +92,12 @@ def drift_wiring(api_client: ApiClient, *, metrics: Any = None, policy: str = "r
     rest = FencedRest(api_client)
     alerter = DriftAlerter(events=EventRecorder(rest, now), metrics=metrics, notifier=notifier, now=now)
     rules = IgnoreRules.from_file(ignore_file) if ignore_file else None
-    guard = DriftGuard(alerter, rules=rules, default_policy=policy,
-                       planner=partial(plan, wave_soak_seconds=wave_soak_seconds, prune=prune),
-                       on_report=alert_feed(hub) if hub is not None else None)
+    guard = DriftGuard(
+        alerter,
+        rules=rules,
+        default_policy=policy,
+        planner=partial(plan, wave_soak_seconds=wave_soak_seconds, prune=prune),
+        on_report=alert_feed(hub) if hub is not None else None,
+    )
     log.info("drift guard on: default policy %s%s", policy, f", webhook {webhook_url}" if webhook_url else "")
     return DriftWiring(guard, notifier, rest, hub=hub)

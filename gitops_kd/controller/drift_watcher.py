@@ -40,8 +40,7 @@ def owned_part(kind: str, obj: Mapping[str, Any]) -> Any:
     spec = obj.get("spec") or {}
     meta = obj.get("metadata") or {}
     if kind == STATEFULSET:
-        return (spec.get("template"), spec.get("updateStrategy"), tuple((meta.get("labels") or {}).get(k)
-                                                                       for k in KD_LABELS))
+        return (spec.get("template"), spec.get("updateStrategy"), tuple((meta.get("labels") or {}).get(k) for k in KD_LABELS))
     if kind == SERVICE:
         return spec.get("ports")
     return (spec, meta.get("labels"), meta.get("annotations"))
@@ -85,8 +84,14 @@ class DriftWatcher:
             with self._lock:
                 self.triggered += 1
                 self.last_trigger = (kind, str(meta.get("namespace") or ""), str(meta.get("name")), time.monotonic())
-            log.debug("owned fields of %s %s/%s changed: reconciling %s %s/%s", kind, meta.get("namespace"),
-                      meta.get("name"), owner[0], *owner[1])
+            log.debug(
+                "owned fields of %s %s/%s changed: reconciling %s %s/%s",
+                kind,
+                meta.get("namespace"),
+                meta.get("name"),
+                owner[0],
+                *owner[1],
+            )
             self._trigger(*owner)
 
         return on_event

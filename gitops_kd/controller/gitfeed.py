@@ -29,9 +29,18 @@ class GitFeed:
     """Turns each poll into the candidate commit (then wakes the fleet key), keeps the instance record's Git facts,
     loads what was applied at start, and pushes failurePolicy reverts (``trigger_poll`` polls right after)."""
 
-    def __init__(self, *, source: GitSource, commits: Commits, collector: Collector, queue: WorkQueue,
-                 refusals: RefusalReporter, record: InstanceRecord | None, metrics: Any,
-                 trigger_poll: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        *,
+        source: GitSource,
+        commits: Commits,
+        collector: Collector,
+        queue: WorkQueue,
+        refusals: RefusalReporter,
+        record: InstanceRecord | None,
+        metrics: Any,
+        trigger_poll: Callable[[], None],
+    ) -> None:
         self._source, self._commits, self._collector, self._queue = source, commits, collector, queue
         self._refusals, self._record, self._metrics = refusals, record, metrics
         self._trigger_poll = trigger_poll
@@ -42,8 +51,13 @@ class GitFeed:
         if trust is not None and trust.verifies_signatures:
             raise RevertError("commit signatures are verified: gitops-kd's own revert would be unsigned and refused")
         result = push_revert_result(self._source, commit, message=reason)
-        log.warning("revert %s of commit %s %s: %s", result.sha[:12], commit[:12],
-                    "pushed" if result.pushed else "already on the branch", reason.splitlines()[0])
+        log.warning(
+            "revert %s of commit %s %s: %s",
+            result.sha[:12],
+            commit[:12],
+            "pushed" if result.pushed else "already on the branch",
+            reason.splitlines()[0],
+        )
         self._trigger_poll()
         return result.sha, result.pushed
 
@@ -63,8 +77,12 @@ class GitFeed:
             return False
         if keeper.establish():
             recorded = self._record.record
-            log.info("%s: applied %s, force-push baseline %s", self._record.describe, recorded.applied[:12] or "-",
-                     recorded.baseline[:12] or "-")
+            log.info(
+                "%s: applied %s, force-push baseline %s",
+                self._record.describe,
+                recorded.applied[:12] or "-",
+                recorded.baseline[:12] or "-",
+            )
         self._commits.marked = None
         return True
 
@@ -77,16 +95,13 @@ class GitFeed:
             try:
                 self._commits.applied = self._source.desired_at(commit)
             except Exception as exc:  # noqa: BLE001 - a vanished or now-invalid commit: start from the next one
-                log.warning("applied commit %s cannot be read back (%s); waiting for the next accepted commit",
-                            commit, exc)
+                log.warning("applied commit %s cannot be read back (%s); waiting for the next accepted commit", commit, exc)
 
     def on_poll(self, result: PollResult) -> None:
         try:
-            failed = not result.changed and not result.accepted and any(e.file == self._source.url
-                                                                        for e in result.errors)
+            failed = not result.changed and not result.accepted and any(e.file == self._source.url for e in result.errors)
             if self._metrics is not None:
-                self._metrics.record_poll(poll_result_label(changed=result.changed, accepted=result.accepted,
-                                                            failed=failed))
+                self._metrics.record_poll(poll_result_label(changed=result.changed, accepted=result.accepted, failed=failed))
                 self._metrics.set_git_health(self._source.failing_polls, self._source.recoveries)
             self._record_poll(result, failed)
             if not result.accepted and not failed:  # a repository that cannot be read refuses no commit
@@ -103,13 +118,25 @@ class GitFeed:
             return
         source, before = self._source, self._record.record
         if source.recoveries > before.recoveries:
-            self._record.event(GIT_CACHE_RECOVERED, f"the local Git cache was corrupt and was cloned again: "
-                               f"{source.last_recovery.splitlines()[0] if source.last_recovery else ''}", type_=WARNING)
+            self._record.event(
+                GIT_CACHE_RECOVERED,
+                f"the local Git cache was corrupt and was cloned again: "
+                f"{source.last_recovery.splitlines()[0] if source.last_recovery else ''}",
+                type_=WARNING,
+            )
         if failed and source.failing_polls == NOT_READY_AFTER_FAILED_POLLS:
-            self._record.event(GIT_UNREADABLE, f"{source.failing_polls} polls in a row could not read {source.url}: "
-                               f"{source.last_error.splitlines()[0] if source.last_error else ''}", type_=WARNING)
-        changes: dict[str, Any] = {"git_failures": source.failing_polls, "git_error": source.last_error,
-                                   "recoveries": source.recoveries, "kubedirector": self._collector.flavour.describe()}
+            self._record.event(
+                GIT_UNREADABLE,
+                f"{source.failing_polls} polls in a row could not read {source.url}: "
+                f"{source.last_error.splitlines()[0] if source.last_error else ''}",
+                type_=WARNING,
+            )
+        changes: dict[str, Any] = {
+            "git_failures": source.failing_polls,
+            "git_error": source.last_error,
+            "recoveries": source.recoveries,
+            "kubedirector": self._collector.flavour.describe(),
+        }
         if result.changed and not result.accepted and not failed:
             changes.update(attempted=result.commit, refusal="\n".join(str(e) for e in result.errors))
         self._record.update(**changes)

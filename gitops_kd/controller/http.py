@@ -50,8 +50,15 @@ async def readyz(request: web.Request) -> web.Response:
     return web.Response(text="ok\n" if ok else "not ready\n", status=200 if ok else 503)
 
 
-def make_app(target: Triggerable, *, middlewares: tuple[Middleware, ...] = (), webhook_secret: bytes | None = None,
-             branch: str | None = None, metrics: Any = None, ui: Any = None) -> web.Application:
+def make_app(
+    target: Triggerable,
+    *,
+    middlewares: tuple[Middleware, ...] = (),
+    webhook_secret: bytes | None = None,
+    branch: str | None = None,
+    metrics: Any = None,
+    ui: Any = None,
+) -> web.Application:
     """The Application with /webhook, /healthz, /readyz (and /metrics with `metrics`); add routes before serving.
 
     With `webhook_secret`, /webhook is gitops_kd.server.webhook's handler: GitHub X-Hub-Signature-256
@@ -69,8 +76,9 @@ def make_app(target: Triggerable, *, middlewares: tuple[Middleware, ...] = (), w
     if webhook_secret is not None:
         from gitops_kd.server.webhook import make_webhook_handler
 
-        app.router.add_route("*", "/webhook", make_webhook_handler(webhook_secret, target.trigger_poll, branch=branch,
-                                                                  allow_gitlab_token=True))
+        app.router.add_route(
+            "*", "/webhook", make_webhook_handler(webhook_secret, target.trigger_poll, branch=branch, allow_gitlab_token=True)
+        )
     else:
         app.router.add_post("/webhook", webhook)
     app.router.add_get("/healthz", healthz)
@@ -89,8 +97,9 @@ def make_app(target: Triggerable, *, middlewares: tuple[Middleware, ...] = (), w
 class HttpServer:
     """Serves an aiohttp Application on its own event-loop thread; port 0 picks a free port."""
 
-    def __init__(self, app: web.Application, host: str = "127.0.0.1", port: int = 0,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, app: web.Application, host: str = "127.0.0.1", port: int = 0, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self.app = app
         self.ssl_context = ssl_context
         self.host = host
@@ -123,8 +132,11 @@ class HttpServer:
         started.wait(30)
         if errors:
             raise RuntimeError(f"cannot listen on {self.host}:{self.port}: {errors[0]}") from errors[0]
-        log.info("HTTP endpoints on %s (%s)", self.url,
-                 ", ".join(sorted({str(r.resource.canonical) for r in self.app.router.routes() if r.resource})))
+        log.info(
+            "HTTP endpoints on %s (%s)",
+            self.url,
+            ", ".join(sorted({str(r.resource.canonical) for r in self.app.router.routes() if r.resource})),
+        )
         return self
 
     async def _start(self) -> None:

@@ -44,8 +44,9 @@ class InstanceRecord:
     replica writes nothing: after a 409 it re-reads and stops, never putting its view on top.
     """
 
-    def __init__(self, api_client: ApiClient, *, namespace: str, name: str, url: str, branch: str,
-                 now: Callable[[], datetime] = _utcnow) -> None:
+    def __init__(
+        self, api_client: ApiClient, *, namespace: str, name: str, url: str, branch: str, now: Callable[[], datetime] = _utcnow
+    ) -> None:
         self.namespace, self.name = namespace, name
         self._rest = FencedRest(api_client)
         self._now = now
@@ -82,8 +83,14 @@ class InstanceRecord:
             if not found.url and not found.applied:
                 self.recorded = None
             elif (found.url, found.branch) != (self._url, self._branch):
-                log.warning("%s records %s@%s, this instance follows %s@%s: not adopting its commits",
-                            self.describe, found.url, found.branch, self._url, self._branch)
+                log.warning(
+                    "%s records %s@%s, this instance follows %s@%s: not adopting its commits",
+                    self.describe,
+                    found.url,
+                    found.branch,
+                    self._url,
+                    self._branch,
+                )
                 self.recorded = None
             else:
                 self.recorded = found
@@ -97,8 +104,12 @@ class InstanceRecord:
         return SourceRecord.from_status((obj or {}).get("status")).applied
 
     def _create(self) -> dict[str, Any]:
-        body = {"apiVersion": ROLLOUT_API_VERSION, "kind": KIND, "metadata": {"name": self.name,
-                "namespace": self.namespace, "labels": {"app.kubernetes.io/part-of": "gitops-kd"}}, "spec": {}}
+        body = {
+            "apiVersion": ROLLOUT_API_VERSION,
+            "kind": KIND,
+            "metadata": {"name": self.name, "namespace": self.namespace, "labels": {"app.kubernetes.io/part-of": "gitops-kd"}},
+            "spec": {},
+        }
         try:
             obj = self._rest.create(ROLLOUT_API_VERSION, PLURAL, self.namespace, body)
         except ApiException as exc:
@@ -119,17 +130,31 @@ class InstanceRecord:
                     return False
                 log.warning("%s was deleted: creating it again with the record this replica holds", self.describe)
                 obj = self._create()
-                self.event(RECORD_RECREATED, "deleted out of band: created again with the applied commit "
-                           f"{self._record.applied[:12] or '-'} and force-push baseline {self._record.baseline[:12] or '-'}",
-                           type_=WARNING)
-            elif self._object is not None and not self.pending and obj.get("status") != self._object.get("status") \
-                    and self._rest.fence():
-                log.warning("%s was edited out of band (lastAppliedRevision %s, forcePushBaseline %s): writing back "
-                            "what this replica applied", self.describe, (obj.get("status") or {}).get(
-                                "lastAppliedRevision"), (obj.get("status") or {}).get("forcePushBaseline"))
-                self.event(RECORD_REWRITTEN, "status edited out of band; written back: applied commit "
-                           f"{self._record.applied[:12] or '-'}, force-push baseline {self._record.baseline[:12] or '-'}",
-                           type_=WARNING)
+                self.event(
+                    RECORD_RECREATED,
+                    "deleted out of band: created again with the applied commit "
+                    f"{self._record.applied[:12] or '-'} and force-push baseline {self._record.baseline[:12] or '-'}",
+                    type_=WARNING,
+                )
+            elif (
+                self._object is not None
+                and not self.pending
+                and obj.get("status") != self._object.get("status")
+                and self._rest.fence()
+            ):
+                log.warning(
+                    "%s was edited out of band (lastAppliedRevision %s, forcePushBaseline %s): writing back "
+                    "what this replica applied",
+                    self.describe,
+                    (obj.get("status") or {}).get("lastAppliedRevision"),
+                    (obj.get("status") or {}).get("forcePushBaseline"),
+                )
+                self.event(
+                    RECORD_REWRITTEN,
+                    "status edited out of band; written back: applied commit "
+                    f"{self._record.applied[:12] or '-'}, force-push baseline {self._record.baseline[:12] or '-'}",
+                    type_=WARNING,
+                )
             self._object = obj
             self._flush()
             return not self.pending
@@ -164,8 +189,9 @@ class InstanceRecord:
             return
         current = self._object.get("status") or {}
         generation = self._object.get("metadata", {}).get("generation") or 1
-        status = source_status(self._record, current, generation=generation,
-                               not_ready_after=NOT_READY_AFTER_FAILED_POLLS, now=self._now())
+        status = source_status(
+            self._record, current, generation=generation, not_ready_after=NOT_READY_AFTER_FAILED_POLLS, now=self._now()
+        )
         if status == current:
             self.pending = False
             return
@@ -174,8 +200,9 @@ class InstanceRecord:
             body = copy.deepcopy(self._object)
             body["status"] = status
             try:
-                self._object = self._rest.replace(ROLLOUT_API_VERSION, PLURAL, self.namespace, self.name, body,
-                                                  subresource="status")
+                self._object = self._rest.replace(
+                    ROLLOUT_API_VERSION, PLURAL, self.namespace, self.name, body, subresource="status"
+                )
                 self.writes += 1
                 self.pending = False
                 return
@@ -196,12 +223,16 @@ class InstanceRecord:
                         log.warning("%s: cannot create it again (%s); retrying", self.describe, again)
                         return
                     continue
-                log.warning("%s: status write failed (%s); retrying with backoff, nothing is planned until it "
-                            "lands", self.describe, exc.reason)
+                log.warning(
+                    "%s: status write failed (%s); retrying with backoff, nothing is planned until it lands",
+                    self.describe,
+                    exc.reason,
+                )
                 return
             except Exception as exc:  # noqa: BLE001 - the API unreachable: keep the record, retry later
-                log.warning("%s: status write failed (%s); retrying with backoff, nothing is planned until it lands",
-                            self.describe, exc)
+                log.warning(
+                    "%s: status write failed (%s); retrying with backoff, nothing is planned until it lands", self.describe, exc
+                )
                 return
         log.warning("%s: status write conflicted %d times; retrying with backoff", self.describe, CONFLICT_RETRIES)
 
@@ -215,6 +246,8 @@ class InstanceRecord:
             return False
         if self._rest.fence():
             return True
-        log.warning("%s was written by another replica and this one no longer holds a fresh Lease: not writing "
-                    "its record on top", self.describe)
+        log.warning(
+            "%s was written by another replica and this one no longer holds a fresh Lease: not writing its record on top",
+            self.describe,
+        )
         return False

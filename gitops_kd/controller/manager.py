@@ -49,10 +49,19 @@ def _every_key(_work: Any) -> bool:
     return True
 
 
-def build_manager(options: Options, *, api_client: ApiClient, source: GitSource, metrics: Any = None,
-                  now: Callable[[], datetime] = _utcnow, on_action: Callable[[Action, Outcome], None] | None = None,
-                  planner: Planner | None = None, drift_notifier: Any = None, owns: Owns = _every_key,
-                  on_lease_lost: Callable[[], None] | None = None) -> Manager:
+def build_manager(
+    options: Options,
+    *,
+    api_client: ApiClient,
+    source: GitSource,
+    metrics: Any = None,
+    now: Callable[[], datetime] = _utcnow,
+    on_action: Callable[[Action, Outcome], None] | None = None,
+    planner: Planner | None = None,
+    drift_notifier: Any = None,
+    owns: Owns = _every_key,
+    on_lease_lost: Callable[[], None] | None = None,
+) -> Manager:
     """The controller `gitops-kd run` runs, wired from ``options``. Test seams (never another wiring): ``metrics``
     (a ControllerMetrics to read; default a new one when options.metrics), ``now``, ``on_action`` (called after
     each executed action), ``planner`` (instead of the pure plan/planner.py: to count or hold calls; the drift
@@ -63,42 +72,87 @@ def build_manager(options: Options, *, api_client: ApiClient, source: GitSource,
     m = Manager(options, source, api_client)
     m.metrics = metrics if metrics is not None or not options.metrics else ControllerMetrics()
     if options.record:
-        m.record = InstanceRecord(api_client, namespace=options.own_namespace, name=options.lease.name,
-                                  url=source.url, branch=source.branch)
+        m.record = InstanceRecord(
+            api_client, namespace=options.own_namespace, name=options.lease.name, url=source.url, branch=source.branch
+        )
     m.commits = Commits(source.applied_commit)
     m.collector = Collector(api_client, namespace=options.scope)
-    m.queue = WorkQueue(lambda key: m.dispatch.reconcile(key), name="gitops-kd", workers=m.workers,
-                        base_delay=0.2, max_delay=30.0)
+    m.queue = WorkQueue(
+        lambda key: m.dispatch.reconcile(key), name="gitops-kd", workers=m.workers, base_delay=0.2, max_delay=30.0
+    )
     m.executor = Executor(api_client, now=now, reverter=lambda commit, reason: m.feed.push_revert(commit, reason))
-    m.refusals = RefusalReporter(m.executor.events,
-                                 on_refused=m.metrics.commit_refused if m.metrics is not None else None)
-    m.feed = GitFeed(source=source, commits=m.commits, collector=m.collector, queue=m.queue, refusals=m.refusals,
-                     record=m.record, metrics=m.metrics, trigger_poll=m.trigger_poll)
+    m.refusals = RefusalReporter(m.executor.events, on_refused=m.metrics.commit_refused if m.metrics is not None else None)
+    m.feed = GitFeed(
+        source=source,
+        commits=m.commits,
+        collector=m.collector,
+        queue=m.queue,
+        refusals=m.refusals,
+        record=m.record,
+        metrics=m.metrics,
+        trigger_poll=m.trigger_poll,
+    )
     m.poller = Poller(source, m.feed.on_poll, interval=options.poll_interval)
     hub = build_hub(options.alerts, m.metrics)  # the alerts edge (None without a channel)
     watch_record(hub, m.record, kind=SOURCE_KIND, not_ready_after=NOT_READY_AFTER_FAILED_POLLS)
     if options.shards > 1:
         owns = shard_leases(m, api_client, options)
-    m.drift = drift_wiring(api_client, metrics=m.metrics, policy=options.drift.policy,
-                           webhook_url=options.drift.webhook_url, ignore_file=options.drift.ignore_file,
-                           wave_soak_seconds=options.wave_soak_seconds, prune=options.prune, notifier=drift_notifier,
-                           hub=hub)
+    m.drift = drift_wiring(
+        api_client,
+        metrics=m.metrics,
+        policy=options.drift.policy,
+        webhook_url=options.drift.webhook_url,
+        ignore_file=options.drift.ignore_file,
+        wave_soak_seconds=options.wave_soak_seconds,
+        prune=options.prune,
+        notifier=drift_notifier,
+        hub=hub,
+    )
     pure = planner or partial(make_plan, wave_soak_seconds=options.wave_soak_seconds, prune=options.prune)
     planning = Planning(pure, [m.drift.stage], m.scope, now)
     m.actor = Actor(m.executor, m.collector, m.queue, per_key=m.per_key, metrics=m.metrics, on_action=on_action)
     if m.record is not None:
         leads = None if m.shards is None else (lambda: m.shards.holds(0))
-        m.keeper = RecordKeeper(m.record, source, m.collector, on_trusted=m.record_trusted, leads=leads,
-                                on_lead=m.record_led, applied=m.commits.applied_commit)
-    m.fleet = FleetReconciler(commits=m.commits, planning=planning, collector=m.collector, actor=m.actor,
-                              queue=m.queue, source=source, refusals=m.refusals, record=m.record, keeper=m.keeper,
-                              metrics=m.metrics, per_key=m.per_key, owns=owns)
+        m.keeper = RecordKeeper(
+            m.record,
+            source,
+            m.collector,
+            on_trusted=m.record_trusted,
+            leads=leads,
+            on_lead=m.record_led,
+            applied=m.commits.applied_commit,
+        )
+    m.fleet = FleetReconciler(
+        commits=m.commits,
+        planning=planning,
+        collector=m.collector,
+        actor=m.actor,
+        queue=m.queue,
+        source=source,
+        refusals=m.refusals,
+        record=m.record,
+        keeper=m.keeper,
+        metrics=m.metrics,
+        per_key=m.per_key,
+        owns=owns,
+    )
     m.actor.after_part_action = m.fleet.schedule
-    cluster, app = (kind(commits=m.commits, planning=planning, collector=m.collector, actor=m.actor,
-                         schedule_fleet=m.fleet.schedule) for kind in (ClusterReconciler, AppReconciler))
-    m.dispatch = Dispatcher(commits=m.commits, collector=m.collector, queue=m.queue, keeper=m.keeper,
-                            metrics=m.metrics, per_key=m.per_key, owns=owns, fleet=m.fleet,
-                            cluster=cluster, app=app)
+    cluster, app = (
+        kind(commits=m.commits, planning=planning, collector=m.collector, actor=m.actor, schedule_fleet=m.fleet.schedule)
+        for kind in (ClusterReconciler, AppReconciler)
+    )
+    m.dispatch = Dispatcher(
+        commits=m.commits,
+        collector=m.collector,
+        queue=m.queue,
+        keeper=m.keeper,
+        metrics=m.metrics,
+        per_key=m.per_key,
+        owns=owns,
+        fleet=m.fleet,
+        cluster=cluster,
+        app=app,
+    )
     m.drift.attach(m)
     if m.record is not None:
         m.requests = SyncRequests(api_client, m.record, m, interval=options.sync_check_interval or CHECK_INTERVAL)
@@ -116,7 +170,16 @@ def _replica(m: Manager, api_client: ApiClient, options: Options, on_lost: Calla
 
     lease = options.lease
     log.info("leader election: Lease %s", lease.name)
-    return Replica(m, api_client, lease_namespace=options.own_namespace, lease_name=lease.name,
-                   listen=options.listen, webhook_secret=options.webhook_secret, metrics=m.metrics,
-                   lease_duration=lease.duration, renew_deadline=lease.renew_deadline,
-                   retry_period=lease.retry_period, on_lost=on_lost)
+    return Replica(
+        m,
+        api_client,
+        lease_namespace=options.own_namespace,
+        lease_name=lease.name,
+        listen=options.listen,
+        webhook_secret=options.webhook_secret,
+        metrics=m.metrics,
+        lease_duration=lease.duration,
+        renew_deadline=lease.renew_deadline,
+        retry_period=lease.retry_period,
+        on_lost=on_lost,
+    )

@@ -28,9 +28,11 @@ class PhaseReport:
             if phase in ROLLOUT_PHASES:
                 self._metrics.set_rollout_phase(namespace, name, phase)
             seen[(namespace, name)] = frozenset(
-                [(KDCLUSTER_KIND, name)] + [(STATEFULSET, s.name) for s in cluster.statefulsets.values()]
-                + [(SERVICE, s.name) for s in cluster.services])
-        for (namespace, name) in self._reported.keys() - seen.keys():
+                [(KDCLUSTER_KIND, name)]
+                + [(STATEFULSET, s.name) for s in cluster.statefulsets.values()]
+                + [(SERVICE, s.name) for s in cluster.services]
+            )
+        for namespace, name in self._reported.keys() - seen.keys():
             self._metrics.forget_rollout(namespace, name)
             for kind, obj in self._reported[(namespace, name)]:
                 self._metrics.forget_object(kind, namespace, obj)

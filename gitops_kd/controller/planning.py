@@ -22,8 +22,7 @@ class Planning:
     """``plan`` runs ``planner`` then ``stages``; callers hold ``lock`` around it (a stage keeps state, and the
     fleet reconcile's choice of commit plans twice under one hold)."""
 
-    def __init__(self, planner: Planner, stages: Sequence[PlanStage], scope: Scope,
-                 now: Callable[[], datetime]) -> None:
+    def __init__(self, planner: Planner, stages: Sequence[PlanStage], scope: Scope, now: Callable[[], datetime]) -> None:
         self.lock = threading.Lock()
         self.scope = scope
         self._planner, self._stages, self._now = planner, tuple(stages), now
@@ -34,8 +33,7 @@ class Planning:
         """The plan of ``desired`` (already in scope); the planner is called with ``partial=True`` only for a part,
         so a planner that plans only whole fleets can be given in fleet mode."""
         now = self._now()
-        made = self._planner(desired, observed, now=now, partial=True) if partial else \
-            self._planner(desired, observed, now=now)
+        made = self._planner(desired, observed, now=now, partial=True) if partial else self._planner(desired, observed, now=now)
         for stage in self._stages:
             made = stage(desired, observed, made, partial=partial)
         return made

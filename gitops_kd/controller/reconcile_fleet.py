@@ -33,9 +33,22 @@ class FleetReconciler:
     """Plans the whole desired state when Git or the set of objects changes. In per-key mode it runs only the
     fleet key's own actions (prune, records) and queues each owned key with work; in fleet mode, every action."""
 
-    def __init__(self, *, commits: Commits, planning: Planning, collector: Collector, actor: Actor,
-                 queue: WorkQueue, source: GitSource, refusals: RefusalReporter, record: InstanceRecord | None,
-                 keeper: RecordKeeper | None, metrics: Any, per_key: bool, owns: Owns) -> None:
+    def __init__(
+        self,
+        *,
+        commits: Commits,
+        planning: Planning,
+        collector: Collector,
+        actor: Actor,
+        queue: WorkQueue,
+        source: GitSource,
+        refusals: RefusalReporter,
+        record: InstanceRecord | None,
+        keeper: RecordKeeper | None,
+        metrics: Any,
+        per_key: bool,
+        owns: Owns,
+    ) -> None:
         self._commits, self._planning, self._collector, self._actor = commits, planning, collector, actor
         self._queue, self._source, self._refusals = queue, source, refusals
         self._record, self._keeper, self._metrics = record, keeper, metrics
@@ -102,14 +115,18 @@ class FleetReconciler:
                     self._commits.applied = candidate
                 self._source.set_baseline(candidate.commit)
                 if self._record is not None:
-                    self._record.update(applied=candidate.commit, attempted=candidate.commit, refusal="",
-                                        applied_subject=self._source.subject(candidate.commit),
-                                        baseline=candidate.commit, in_sync=plan.empty)
+                    self._record.update(
+                        applied=candidate.commit,
+                        attempted=candidate.commit,
+                        refusal="",
+                        applied_subject=self._source.subject(candidate.commit),
+                        baseline=candidate.commit,
+                        in_sync=plan.empty,
+                    )
                 return candidate, plan
             self._refusals.plan_refused(candidate, plan, observed)
             if self._record is not None:
-                self._record.update(attempted=candidate.commit,
-                                    refusal="\n".join(r.describe() for r in plan.refusals))
+                self._record.update(attempted=candidate.commit, refusal="\n".join(r.describe() for r in plan.refusals))
         if applied is None:
             return None, None
         plan = self._planning.fleet(applied, observed)

@@ -21,8 +21,9 @@ class PartReconciler:
 
     part_of: PartOf
 
-    def __init__(self, *, commits: Commits, planning: Planning, collector: Collector, actor: Actor,
-                 schedule_fleet: Callable[[], None]) -> None:
+    def __init__(
+        self, *, commits: Commits, planning: Planning, collector: Collector, actor: Actor, schedule_fleet: Callable[[], None]
+    ) -> None:
         self._commits, self._planning, self._collector = commits, planning, collector
         self._actor, self._schedule_fleet = actor, schedule_fleet
 
@@ -42,8 +43,9 @@ class PartReconciler:
         part = type(self).part_of(scoped.desired, work.key)
         if part is None:
             return None  # not in Git (or outside the scope): prune is the fleet's
-        observed = self._collector.snapshot_of(part.clusters | self._collector.index.clusters_using(part.app_name),
-                                               (part.app_name,))
+        observed = self._collector.snapshot_of(
+            part.clusters | self._collector.index.clusters_using(part.app_name), (part.app_name,)
+        )
         with self._planning.lock:
             plan = scoped.restrict_plan(self._planning.plan(part.desired, observed, partial=True))
         if plan.refused:

@@ -51,8 +51,7 @@ def contains(git: GitCache, ancestor: str, descendant: str) -> bool:
     return ancestor == descendant or git.run("merge-base", "--is-ancestor", ancestor, descendant).returncode == 0
 
 
-def check_record(git: GitCache, found: SourceRecord | None, shown: Iterable[ClusterCommit], *,
-                 allow_force_push: bool) -> Verdict:
+def check_record(git: GitCache, found: SourceRecord | None, shown: Iterable[ClusterCommit], *, allow_force_push: bool) -> Verdict:
     """The record to adopt, checked: its applied commit exists in Git (or the baseline is gone too: a force push
     the source then refuses), the baseline descends from it, and it contains every commit the cluster shows (a
     KDRollout attempt newer than the record means the record is stale or was edited: planning from it would
@@ -65,24 +64,31 @@ def check_record(git: GitCache, found: SourceRecord | None, shown: Iterable[Clus
             return Verdict(None, gone[0].sha)
         baseline = _newest(git, known)
         if known and baseline is None and not allow_force_push:
-            return Verdict(problem="the record is empty and the commits the KDRollouts show are not one line of "
-                           "history: no force-push baseline can be re-established")
+            return Verdict(
+                problem="the record is empty and the commits the KDRollouts show are not one line of "
+                "history: no force-push baseline can be re-established"
+            )
         return Verdict(None, baseline)
     baseline_known = not found.baseline or in_git(git, found.baseline)
     if found.applied and not in_git(git, found.applied):
         if baseline_known:  # (both gone: the branch was force-pushed; the source refuses every head it cannot check)
-            return Verdict(problem=f"lastAppliedRevision {found.applied[:SHORT_SHA]} is not a commit of "
-                           f"{found.url}@{found.branch}")
+            return Verdict(
+                problem=f"lastAppliedRevision {found.applied[:SHORT_SHA]} is not a commit of {found.url}@{found.branch}"
+            )
         return Verdict(found.applied, found.baseline)
     if found.applied and found.baseline and baseline_known and not contains(git, found.applied, found.baseline):
-        return Verdict(problem=f"forcePushBaseline {found.baseline[:SHORT_SHA]} does not descend from "
-                       f"lastAppliedRevision {found.applied[:SHORT_SHA]}")
+        return Verdict(
+            problem=f"forcePushBaseline {found.baseline[:SHORT_SHA]} does not descend from "
+            f"lastAppliedRevision {found.applied[:SHORT_SHA]}"
+        )
     newest = found.applied or found.baseline
     if not allow_force_push and (found.applied or baseline_known):
         for commit in known:
             if not contains(git, commit.sha, newest):
-                return Verdict(problem=f"{commit.where} shows commit {commit.sha[:SHORT_SHA]}, newer than the "
-                               f"recorded {newest[:SHORT_SHA]}: the record is stale or was edited")
+                return Verdict(
+                    problem=f"{commit.where} shows commit {commit.sha[:SHORT_SHA]}, newer than the "
+                    f"recorded {newest[:SHORT_SHA]}: the record is stale or was edited"
+                )
     return Verdict(found.applied or None, found.baseline or None)
 
 

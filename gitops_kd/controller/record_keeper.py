@@ -39,9 +39,17 @@ class RecordKeeper:
     ``on_lead``.
     """
 
-    def __init__(self, record: InstanceRecord, source: GitSource, collector: Collector, *,
-                 on_trusted: Callable[[], None], leads: Callable[[], bool] | None = None,
-                 on_lead: Callable[[], None] | None = None, applied: Callable[[], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        record: InstanceRecord,
+        source: GitSource,
+        collector: Collector,
+        *,
+        on_trusted: Callable[[], None],
+        leads: Callable[[], bool] | None = None,
+        on_lead: Callable[[], None] | None = None,
+        applied: Callable[[], str | None] | None = None,
+    ) -> None:
         self.record, self.source = record, source
         self._collector = collector
         self._on_trusted = on_trusted
@@ -59,8 +67,12 @@ class RecordKeeper:
         """Check the record the last load() found; adopt it (True) or stall the record (False). Raises nothing."""
         try:
             self.source.fetch()
-            verdict = check_record(self.source.git, self.record.recorded, cluster_commits(self._rollouts()),
-                                   allow_force_push=self.source.trust.allow_force_push)
+            verdict = check_record(
+                self.source.git,
+                self.record.recorded,
+                cluster_commits(self._rollouts()),
+                allow_force_push=self.source.trust.allow_force_push,
+            )
         except Exception as exc:  # noqa: BLE001 - Git or the watch caches unreadable: cannot know, so do not trust
             reason = str(exc).splitlines()[0] if str(exc) else repr(exc)
             verdict = Verdict(problem=f"cannot check the record against Git and the KDRollouts: {reason}")
@@ -69,8 +81,11 @@ class RecordKeeper:
             return False
         if self.record.recorded is None or not self.record.recorded.baseline:
             if verdict.baseline:
-                log.warning("%s is empty: force-push baseline %s re-established from the KDRollouts",
-                            self.record.describe, verdict.baseline[:12])
+                log.warning(
+                    "%s is empty: force-push baseline %s re-established from the KDRollouts",
+                    self.record.describe,
+                    verdict.baseline[:12],
+                )
         self.source.adopt(verdict.applied, verdict.baseline)
         self.leading = self._leads is None or self._leads()
         self.record.update(distrust="", **({"baseline": verdict.baseline} if verdict.baseline else {}))

@@ -48,13 +48,18 @@ class RefusalReporter:
             self._reported.add((kind, key))
             return True
 
-    def _report(self, commit: str, lines: tuple[str, ...], per_file: Iterable[tuple[str, str]],
-                desired: DesiredState | None, observed: Any) -> None:
+    def _report(
+        self,
+        commit: str,
+        lines: tuple[str, ...],
+        per_file: Iterable[tuple[str, str]],
+        desired: DesiredState | None,
+        observed: Any,
+    ) -> None:
         self.last = (commit, lines)
         if self._on_refused is not None:
             self._on_refused()
-        log.error("commit %s refused; nothing applied, the last applied state stays:\n  %s", commit[:12],
-                  "\n  ".join(lines))
+        log.error("commit %s refused; nothing applied, the last applied state stays:\n  %s", commit[:12], "\n  ".join(lines))
         for file, line in per_file:
             for kind, namespace, name in _objects_of_file(desired, file):
                 message = f"commit {commit[:12]} refused, nothing applied: {line}"
@@ -81,5 +86,6 @@ def _live(observed: Any, kind: str, namespace: str, name: str) -> dict[str, Any]
     if obj is None:
         return None
     from gitops_kd.spec.freeze import thaw
+
     raw: dict[str, Any] = thaw(obj.raw)
     return {**raw, "apiVersion": API_VERSION, "kind": kind}

@@ -32,26 +32,45 @@ class Replica:
     exits so a restart campaigns again; `on_lost` is called then.
     """
 
-    def __init__(self, controller: Manager, api_client: ApiClient, *, lease_namespace: str, lease_name: str,
-                 listen: tuple[str, int] | None, webhook_secret: bytes | None = None, metrics: Any = None,
-                 identity: str | None = None, lease_duration: float = LEASE_DURATION,
-                 renew_deadline: float = LEASE_RENEW_DEADLINE, retry_period: float = LEASE_RETRY_PERIOD,
-                 on_lost: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        controller: Manager,
+        api_client: ApiClient,
+        *,
+        lease_namespace: str,
+        lease_name: str,
+        listen: tuple[str, int] | None,
+        webhook_secret: bytes | None = None,
+        metrics: Any = None,
+        identity: str | None = None,
+        lease_duration: float = LEASE_DURATION,
+        renew_deadline: float = LEASE_RENEW_DEADLINE,
+        retry_period: float = LEASE_RETRY_PERIOD,
+        on_lost: Callable[[], None] | None = None,
+    ) -> None:
         self.controller = controller
         self.on_lost = on_lost
         self.metrics = metrics
         self.lost = threading.Event()
         self._rest, self._lease = RestClient(api_client), (lease_namespace, lease_name)  # the GitOpsKDSource's name
         self.leading = threading.Event()
-        self.elector = LeaderElector(api_client, namespace=lease_namespace, name=lease_name,
-                                     identity=identity or default_identity(), lease_duration=lease_duration,
-                                     renew_deadline=renew_deadline, retry_period=retry_period,
-                                     on_started_leading=self._started, on_stopped_leading=self._stopped)
+        self.elector = LeaderElector(
+            api_client,
+            namespace=lease_namespace,
+            name=lease_name,
+            identity=identity or default_identity(),
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
+            on_started_leading=self._started,
+            on_stopped_leading=self._stopped,
+        )
         controller.set_fence(lambda: self.elector.is_leader)  # a deposed or frozen leader writes and execs nothing
         self.http: HttpServer | None = None
         if listen is not None:
-            app = make_app(self, webhook_secret=webhook_secret, branch=controller.source.branch, metrics=metrics,
-                           ui=controller.ui_config())
+            app = make_app(
+                self, webhook_secret=webhook_secret, branch=controller.source.branch, metrics=metrics, ui=controller.ui_config()
+            )
             self.http = HttpServer(app, *listen)
         self._campaigning = False
         self._stopping = False
@@ -66,10 +85,13 @@ class Replica:
         try:
             request_poll(self._rest, self._lease[0], self._lease[1])
         except ApiException as exc:  # one line for the webhook's 503, not the client's raw response
-            raise RuntimeError(f"standby: recording the request on gitopskdsource {self._lease[0]}/{self._lease[1]} "
-                               f"failed: {exc.status} {exc.reason}") from None
-        log.info("replica %s is standby: poll requested from the leader on gitopskdsource %s/%s",
-                 self.elector.identity, *self._lease)
+            raise RuntimeError(
+                f"standby: recording the request on gitopskdsource {self._lease[0]}/{self._lease[1]} "
+                f"failed: {exc.status} {exc.reason}"
+            ) from None
+        log.info(
+            "replica %s is standby: poll requested from the leader on gitopskdsource %s/%s", self.elector.identity, *self._lease
+        )
         return f"standby: poll requested from the leader (gitopskdsource {self._lease[0]}/{self._lease[1]})"
 
     @property
@@ -122,8 +144,7 @@ class Replica:
         if was_leading and self._stopping:
             log.info("replica %s stopped leading (graceful stop)", self.elector.identity)
         elif was_leading:
-            log.error("replica %s lost the Lease %s: stopping reconciles", self.elector.identity,
-                      self.elector.describe)
+            log.error("replica %s lost the Lease %s: stopping reconciles", self.elector.identity, self.elector.describe)
             self.lost.set()  # the caller stops the controller at once: no new action, the running one finishes
             if self.on_lost is not None:
                 self.on_lost()

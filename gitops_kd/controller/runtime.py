@@ -85,7 +85,8 @@ class Manager:
         self.collector.on_change(self.dispatch.on_change)
         for kind in ("apps", "clusters"):  # an object added or gone: prune and acceptance are the fleet's
             self.collector.informers[kind].add_handler(
-                lambda event, _obj, _old: self.queue.add(KEY) if event != MODIFIED else None)
+                lambda event, _obj, _old: self.queue.add(KEY) if event != MODIFIED else None
+            )
         self.collector.start()
         if not self.collector.wait_synced(sync_timeout):
             log.warning("informers not synced after %ss; continuing (reconciles wait for them)", sync_timeout)
@@ -98,8 +99,13 @@ class Manager:
         if self.keeper is not None:
             self.keeper.start()
         if self.options.listen is not None and self.replica is None:
-            app = make_app(self, webhook_secret=self.options.webhook_secret, branch=self.source.branch,
-                           metrics=self.metrics, ui=self.ui_config())
+            app = make_app(
+                self,
+                webhook_secret=self.options.webhook_secret,
+                branch=self.source.branch,
+                metrics=self.metrics,
+                ui=self.ui_config(),
+            )
             self.http = HttpServer(app, *self.options.listen).start()
         log.info("controller started: %s@%s, %s", self.source.url, self.source.branch, self.scope.describe())
         return self
@@ -180,8 +186,12 @@ class Manager:
     def ready(self) -> bool:
         """Started, informers synced, Git polled, and fewer than NOT_READY_AFTER_FAILED_POLLS polls in a row
         failed to read the repository (liveness is not affected: restarting does not fix a Git outage)."""
-        return (self._started and self.collector.wait_synced(0) and self.poller.polls > 0
-                and getattr(self.source, "failing_polls", 0) < NOT_READY_AFTER_FAILED_POLLS)
+        return (
+            self._started
+            and self.collector.wait_synced(0)
+            and self.poller.polls > 0
+            and getattr(self.source, "failing_polls", 0) < NOT_READY_AFTER_FAILED_POLLS
+        )
 
     @property
     def healthy(self) -> bool:
@@ -211,8 +221,14 @@ class Manager:
             return None
         from gitops_kd.server.ui import ui_config
 
-        return ui_config(ui, self._api_client, self.namespace, self.source, auth=ui.auth(),
-                         record_namespace=self.record.namespace if self.record is not None else None)
+        return ui_config(
+            ui,
+            self._api_client,
+            self.namespace,
+            self.source,
+            auth=ui.auth(),
+            record_namespace=self.record.namespace if self.record is not None else None,
+        )
 
     def record_trusted(self) -> None:
         """The keeper found the record trustworthy after a stall: start from what it says was applied."""

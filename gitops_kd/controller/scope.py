@@ -57,12 +57,16 @@ class OutOfScope:
     used_by: Key | None = None
 
     def describe(self, scope: Scope) -> str:
-        what = f"{self.kind} {self.namespace}/{self.name} ({self.file}): namespace {self.namespace} is outside " \
-               f"this controller's scope ({scope.describe()})"
+        what = (
+            f"{self.kind} {self.namespace}/{self.name} ({self.file}): namespace {self.namespace} is outside "
+            f"this controller's scope ({scope.describe()})"
+        )
         if self.used_by is None:
             return f"{what}; skipped"
-        return (f"{what}; read as the app of KDCluster {self.used_by[0]}/{self.used_by[1]} but not applied "
-                f"(the shard of {self.namespace} applies it)")
+        return (
+            f"{what}; read as the app of KDCluster {self.used_by[0]}/{self.used_by[1]} but not applied "
+            f"(the shard of {self.namespace} applies it)"
+        )
 
 
 @dataclass(frozen=True)
@@ -85,10 +89,13 @@ class Scoped:
         """One line naming each out-of-scope file and its namespace, or None when all is in scope."""
         if not self.outside:
             return None
-        files = ", ".join(f"{o.file} ({o.namespace}{', app of an in-scope cluster, not applied' if o.used_by else ''})"
-                          for o in self.outside)
-        return (f"commit {self.desired.commit[:12]}: {len(self.outside)} object(s) outside this controller's "
-                f"scope ({self.scope.describe()}) skipped: {files}")
+        files = ", ".join(
+            f"{o.file} ({o.namespace}{', app of an in-scope cluster, not applied' if o.used_by else ''})" for o in self.outside
+        )
+        return (
+            f"commit {self.desired.commit[:12]}: {len(self.outside)} object(s) outside this controller's "
+            f"scope ({self.scope.describe()}) skipped: {files}"
+        )
 
     def restrict_plan(self, plan: Plan) -> Plan:
         """``plan`` without applying a borrowed app, with the out-of-scope objects as notes (Plan.kept)."""
@@ -110,10 +117,10 @@ def restrict(desired: DesiredState, scope: Scope) -> Scoped:
         if found is not None and found[0][0] not in scope:
             users.setdefault(found[0], key)
     apps = {k: a for k, a in desired.apps.items() if k[0] in scope or k in users}
-    outside = [OutOfScope(KDCLUSTER_KIND, k[0], k[1], c.source) for k, c in sorted(desired.clusters.items())
-               if k not in clusters]
-    outside += [OutOfScope(KDAPP_KIND, k[0], k[1], a.source, users.get(k)) for k, a in sorted(desired.apps.items())
-                if k[0] not in scope]
+    outside = [OutOfScope(KDCLUSTER_KIND, k[0], k[1], c.source) for k, c in sorted(desired.clusters.items()) if k not in clusters]
+    outside += [
+        OutOfScope(KDAPP_KIND, k[0], k[1], a.source, users.get(k)) for k, a in sorted(desired.apps.items()) if k[0] not in scope
+    ]
     outside.sort(key=lambda o: (o.file, o.namespace, o.name))
     if not outside:
         return Scoped(desired, scope)

@@ -27,13 +27,22 @@ def shard_leases(m: Manager, api_client: ApiClient, options: Options) -> Owns:
             m.metrics.set_shards(held, count)
         m.kick()  # the fleet reconcile queues the keys of shards just taken
 
-    m.shards = ShardLeases(api_client, namespace=options.own_namespace, name=lease.name, shards=count,
-                           identity=default_identity(), lease_duration=lease.duration,
-                           renew_deadline=lease.renew_deadline, retry_period=lease.retry_period, on_change=changed)
+    m.shards = ShardLeases(
+        api_client,
+        namespace=options.own_namespace,
+        name=lease.name,
+        shards=count,
+        identity=default_identity(),
+        lease_duration=lease.duration,
+        renew_deadline=lease.renew_deadline,
+        retry_period=lease.retry_period,
+        on_change=changed,
+    )
     shards: ShardLeases = m.shards
 
     def owns(work: Any) -> bool:
         return shards.holds(shard_of(work, count))
+
     if m.metrics is not None:
         m.metrics.count_shards(count, ShardCounts(m.collector, count, shards.holds))
     if m.record is not None:  # shard 0's holder writes the record, once its keeper re-checked it (record_keeper.py)

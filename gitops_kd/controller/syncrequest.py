@@ -30,8 +30,7 @@ class SyncRequests:
     """Watches one GitOpsKDSource's requestedAt annotation for `controller` (anything with `poller`
     (running, polls) and `trigger_poll()`)."""
 
-    def __init__(self, api_client: Any, record: InstanceRecord, controller: Any, *,
-                 interval: float = CHECK_INTERVAL) -> None:
+    def __init__(self, api_client: Any, record: InstanceRecord, controller: Any, *, interval: float = CHECK_INTERVAL) -> None:
         self._rest = RestClient(api_client)
         self._record, self._controller, self._interval = record, controller, interval
         self._stop = threading.Event()

@@ -5,6 +5,18 @@ from gitops_kd.diff.model import AppDiff, ClusterDiff, DiffReport, FieldChange, 
 from gitops_kd.diff.transition import compare_versions, transition
 
 __all__ = [
-    "AppDiff", "ClusterDiff", "DiffReport", "FieldChange", "PortsDiff", "RoleDiff", "Transition", "app_for",
-    "app_manifest", "cluster_manifest", "compare_versions", "diff", "transition", "users_of",
+    "AppDiff",
+    "ClusterDiff",
+    "DiffReport",
+    "FieldChange",
+    "PortsDiff",
+    "RoleDiff",
+    "Transition",
+    "app_for",
+    "app_manifest",
+    "cluster_manifest",
+    "compare_versions",
+    "diff",
+    "transition",
+    "users_of",
 ]

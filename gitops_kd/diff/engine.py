@@ -62,20 +62,23 @@ MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED, _FACTS, _DIGESTS, _STOR
 
 def frozen_app_manifest(app: KDApp, key: Key) -> FrozenMap[str, Any]:
     """app_manifest(), deep-frozen and memoised per (app, namespace): what ApplyApp carries."""
-    return _MANIFESTS.get((app,), ("app", key[0]),
-                          lambda: freeze(_stamp(app.cluster_manifest(), key[0])))
+    return _MANIFESTS.get((app,), ("app", key[0]), lambda: freeze(_stamp(app.cluster_manifest(), key[0])))
 
 
 def frozen_cluster_manifest(cluster: KDCluster, key: Key) -> FrozenMap[str, Any]:
     """cluster_manifest(), deep-frozen and memoised per (cluster, namespace): what ApplyCluster carries."""
-    return _MANIFESTS.get((cluster,), ("cluster", key[0]),
-                          lambda: freeze(_stamp(cluster.body, key[0])))
+    return _MANIFESTS.get((cluster,), ("cluster", key[0]), lambda: freeze(_stamp(cluster.body, key[0])))
 
 
 def manifests_digest(cluster: KDCluster, key: Key, app: KDApp, app_key: Key) -> str:
     """sha256 of a cluster's manifest and its app's (canonical JSON), memoised per (cluster, app, keys)."""
-    return _DIGESTS.get((cluster, app), (key, app_key), lambda: hashlib.sha256(compact_json(
-        {"cluster": cluster_manifest(cluster, key), "app": app_manifest(app, app_key)}).encode()).hexdigest())
+    return _DIGESTS.get(
+        (cluster, app),
+        (key, app_key),
+        lambda: hashlib.sha256(
+            compact_json({"cluster": cluster_manifest(cluster, key), "app": app_manifest(app, app_key)}).encode()
+        ).hexdigest(),
+    )
 
 
 def app_manifest(app: KDApp, key: Key) -> dict[str, Any]:
@@ -93,11 +96,13 @@ def desired_app_facts(app: KDApp) -> dict[str, dict[str, Any]]:
     return _FACTS.get((app,), None, lambda: app_role_facts(app.frozen_body.get("spec") or FrozenMap()))
 
 
-def memo_owned_template(app: KDApp, cluster: KDCluster, role: str, *, from_version: str | None,
-                        rules: Any) -> Any:
+def memo_owned_template(app: KDApp, cluster: KDCluster, role: str, *, from_version: str | None, rules: Any) -> Any:
     """render.template.owned_template (deep-frozen), memoised per (app, cluster, role, from_version, rules)."""
-    return _OWNED.get((app, cluster, rules), (role, from_version),
-                      lambda: freeze(owned_template(app, cluster, role, from_version=from_version, rules=rules)))
+    return _OWNED.get(
+        (app, cluster, rules),
+        (role, from_version),
+        lambda: freeze(owned_template(app, cluster, role, from_version=from_version, rules=rules)),
+    )
 
 
 def annotation(raw: Any, name: str) -> Any:
@@ -107,8 +112,7 @@ def annotation(raw: Any, name: str) -> Any:
 
 def stored_manifest_spec(manifest: Mapping[str, Any]) -> Any:
     """The manifest's spec in KubeDirector's stored form (kd/normalize.py), frozen, memoised per manifest."""
-    return _STORED.get((manifest,), None, lambda: freeze(stored_spec(str(manifest.get("kind", "")),
-                                                                     manifest.get("spec") or {})))
+    return _STORED.get((manifest,), None, lambda: freeze(stored_spec(str(manifest.get("kind", "")), manifest.get("spec") or {})))
 
 
 def applied(live_raw: Any, manifest: Mapping[str, Any]) -> bool:
@@ -167,8 +171,9 @@ class _Index:
         return (found, self.apps[found]) if found is not None else None
 
     def users_of(self, app_key: Key) -> tuple[ObservedCluster, ...]:
-        return tuple(c for c in self._by_app.get(app_key[1], ())
-                     if c.namespace == app_key[0] or (c.namespace, c.app) not in self.apps)
+        return tuple(
+            c for c in self._by_app.get(app_key[1], ()) if c.namespace == app_key[0] or (c.namespace, c.app) not in self.apps
+        )
 
 
 def app_applied(app: KDApp, key: Key, live: ObservedApp) -> bool:
@@ -188,8 +193,9 @@ def _direction(app: KDApp, live: ObservedApp | None) -> str:
     return UPGRADE if order > 0 else DOWNGRADE if order < 0 else EQUAL
 
 
-def diff_app(desired: DesiredState, observed: ObservedState, key: Key,
-             index: _Index | None = None) -> tuple[AppDiff, list[Refusal]]:
+def diff_app(
+    desired: DesiredState, observed: ObservedState, key: Key, index: _Index | None = None
+) -> tuple[AppDiff, list[Refusal]]:
     """One desired app against its live object; memoised on (app, live app, live clusters using it)."""
     app = desired.apps[key]
     live = observed.apps.get(key)
@@ -198,14 +204,16 @@ def diff_app(desired: DesiredState, observed: ObservedState, key: Key,
     return found, list(refusals)
 
 
-def _diff_app(app: KDApp, live: ObservedApp | None, key: Key,
-              users: tuple[ObservedCluster, ...]) -> tuple[AppDiff, tuple[Refusal, ...]]:
+def _diff_app(
+    app: KDApp, live: ObservedApp | None, key: Key, users: tuple[ObservedCluster, ...]
+) -> tuple[AppDiff, tuple[Refusal, ...]]:
     live_facts = app_role_facts(live.spec) if live is not None else None
     refusals = app_refusals(app, live, users, live_facts)
     changes = app_fact_changes(live_facts, desired_app_facts(app)) if live_facts is not None else ()
     needs = live is None or not app_applied(app, key, live)
-    return AppDiff(key, app.source, live.version if live else None, app.version, _direction(app, live), needs,
-                   changes), tuple(refusals)
+    return AppDiff(key, app.source, live.version if live else None, app.version, _direction(app, live), needs, changes), tuple(
+        refusals
+    )
 
 
 def role_diffs(app: KDApp, cluster: KDCluster, live: ObservedCluster, t: Transition) -> tuple[RoleDiff, ...]:
@@ -235,8 +243,9 @@ def ports_diffs(app: KDApp, live: ObservedCluster) -> tuple[PortsDiff, ...]:
     return tuple(out)
 
 
-def diff_cluster(desired: DesiredState, observed: ObservedState, key: Key,
-                 index: _Index | None = None) -> tuple[ClusterDiff, list[Refusal]]:
+def diff_cluster(
+    desired: DesiredState, observed: ObservedState, key: Key, index: _Index | None = None
+) -> tuple[ClusterDiff, list[Refusal]]:
     """One desired cluster against its live object; memoised on (cluster, live cluster, app, live app)."""
     cluster = desired.clusters[key]
     live = observed.clusters.get(key)
@@ -244,13 +253,20 @@ def diff_cluster(desired: DesiredState, observed: ObservedState, key: Key,
     app_key, app = found if found is not None else (None, None)
     live_app = observed.apps.get(app_key) if app_key is not None else None
     native = switch.native(observed)
-    result, refusals = _CLUSTER_DIFFS.get((cluster, live, app, live_app), (key, app_key, native),
-                                          lambda: _diff_cluster(cluster, live, key, found, live_app, native))
+    result, refusals = _CLUSTER_DIFFS.get(
+        (cluster, live, app, live_app), (key, app_key, native), lambda: _diff_cluster(cluster, live, key, found, live_app, native)
+    )
     return result, list(refusals)
 
 
-def _diff_cluster(cluster: KDCluster, live: ObservedCluster | None, key: Key, found: tuple[Key, KDApp] | None,
-                  live_app: ObservedApp | None, native: bool = False) -> tuple[ClusterDiff, tuple[Refusal, ...]]:
+def _diff_cluster(
+    cluster: KDCluster,
+    live: ObservedCluster | None,
+    key: Key,
+    found: tuple[Key, KDApp] | None,
+    live_app: ObservedApp | None,
+    native: bool = False,
+) -> tuple[ClusterDiff, tuple[Refusal, ...]]:
     refusals = tuple(cluster_refusals(cluster, live, app_switch=native))
     if live is None:
         return ClusterDiff(key, cluster.source, found[0] if found else None, False, True), refusals
@@ -260,8 +276,9 @@ def _diff_cluster(cluster: KDCluster, live: ObservedCluster | None, key: Key, fo
         return ClusterDiff(key, cluster.source, None, True, needs, changes=changes), refusals
     app_key, app = found
     t = transition(app, live_app, live.rollout, template_versions(live), live.all_pods())
-    return ClusterDiff(key, cluster.source, app_key, True, needs, t, role_diffs(app, cluster, live, t),
-                       ports_diffs(app, live), changes), refusals
+    return ClusterDiff(
+        key, cluster.source, app_key, True, needs, t, role_diffs(app, cluster, live, t), ports_diffs(app, live), changes
+    ), refusals
 
 
 def diff(desired: DesiredState, observed: ObservedState, *, new_round: bool = True) -> DiffReport:

@@ -22,8 +22,9 @@ def app_role_facts(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """role id -> {image, persistDirs, cardinality, ports} with the app-wide defaults applied (plain values;
     ``spec`` may be frozen)."""
     services = {s.get("id"): s for s in spec.get("services") or () if isinstance(s, Mapping)}
-    role_services = {rs.get("roleID"): list(rs.get("serviceIDs") or ())
-                     for rs in (spec.get("config") or {}).get("roleServices") or ()}
+    role_services = {
+        rs.get("roleID"): list(rs.get("serviceIDs") or ()) for rs in (spec.get("config") or {}).get("roleServices") or ()
+    }
     out: dict[str, dict[str, Any]] = {}
     for rid, role in _roles(spec).items():
         ports = []
@@ -32,14 +33,18 @@ def app_role_facts(spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             if sid in role_services.get(rid, []) and endpoint.get("port") is not None:
                 ports.append(f"{sid}:{endpoint.get('port')}")
         dirs = role.get("persistDirs", spec.get("defaultPersistDirs"))
-        out[rid] = {"image": role.get("imageRepoTag") or spec.get("defaultImageRepoTag"),
-                    "persistDirs": list(dirs) if dirs is not None else None,
-                    "cardinality": role.get("cardinality"), "ports": ports}
+        out[rid] = {
+            "image": role.get("imageRepoTag") or spec.get("defaultImageRepoTag"),
+            "persistDirs": list(dirs) if dirs is not None else None,
+            "cardinality": role.get("cardinality"),
+            "ports": ports,
+        }
     return out
 
 
-def _changes(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], fields: tuple[str, ...],
-             role_field: str) -> tuple[FieldChange, ...]:
+def _changes(
+    old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], fields: tuple[str, ...], role_field: str
+) -> tuple[FieldChange, ...]:
     out: list[FieldChange] = []
     for rid in sorted(set(old) | set(new)):
         if rid not in new:
@@ -47,8 +52,7 @@ def _changes(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], fie
         elif rid not in old:
             out.append(FieldChange(rid, role_field, None, rid))
         else:
-            out += [FieldChange(rid, f, old[rid].get(f), new[rid].get(f)) for f in fields
-                    if old[rid].get(f) != new[rid].get(f)]
+            out += [FieldChange(rid, f, old[rid].get(f), new[rid].get(f)) for f in fields if old[rid].get(f) != new[rid].get(f)]
     return tuple(out)
 
 
@@ -67,8 +71,10 @@ def cluster_changes(live_spec: Mapping[str, Any], desired_spec: Mapping[str, Any
     """Role-level changes of a cluster: role added/removed ("role"), members, resources, env, storage, podLabels;
     what KubeDirector filled in where Git leaves it out (kd/normalize.py) is not a change."""
     desired = _roles(desired_spec)
-    live = {**live_spec, "roles": [without_kd_defaults(r, desired[rid]) if rid in desired else r
-                                   for rid, r in _roles(live_spec).items()]}
+    live = {
+        **live_spec,
+        "roles": [without_kd_defaults(r, desired[rid]) if rid in desired else r for rid, r in _roles(live_spec).items()],
+    }
     return _changes(cluster_role_facts(live), cluster_role_facts(desired_spec), CLUSTER_FIELDS, "role")
 
 
@@ -80,6 +86,5 @@ def contains(live: Any, want: Any) -> bool:
     if isinstance(want, Mapping):
         return isinstance(live, Mapping) and all(k in live and contains(live[k], v) for k, v in want.items())
     if isinstance(want, (list, tuple)):
-        return isinstance(live, (list, tuple)) and len(live) == len(want) and all(
-            contains(a, b) for a, b in zip(live, want))
+        return isinstance(live, (list, tuple)) and len(live) == len(want) and all(contains(a, b) for a, b in zip(live, want))
     return bool(live == want)

@@ -153,8 +153,8 @@ class DiffReport:
             state = "missing" if not c.exists else "in sync" if c.in_sync else "differs"
             lines.append(f"cluster {c.key[0]}/{c.key[1]}: {state}")
             lines += [f"  {ch.describe()}" for ch in c.changes]
-            lines += [f"  role {r.role} ({r.statefulset}): pod template differs in {len(r.fields)} owned field(s)"
-                      for r in c.roles]
-            lines += [f"  service {p.service}: ports -> [{', '.join(f'{n}:{port}' for n, port in p.ports)}]"
-                      for p in c.ports]
+            lines += [
+                f"  role {r.role} ({r.statefulset}): pod template differs in {len(r.fields)} owned field(s)" for r in c.roles
+            ]
+            lines += [f"  service {p.service}: ports -> [{', '.join(f'{n}:{port}' for n, port in p.ports)}]" for p in c.ports]
         return "\n".join(lines) if lines else "no differences"

@@ -16,8 +16,9 @@ from gitops_kd.spec.model import KDApp, KDCluster
 _MUTABLE = ", ".join(sorted(STATEFULSET_MUTABLE_FIELDS))
 
 
-def app_refusals(app: KDApp, live: ObservedApp | None, users: Iterable[ObservedCluster],
-                 live_facts: dict[str, dict[str, Any]] | None = None) -> list[Refusal]:
+def app_refusals(
+    app: KDApp, live: ObservedApp | None, users: Iterable[ObservedCluster], live_facts: dict[str, dict[str, Any]] | None = None
+) -> list[Refusal]:
     """Refusals for changing the live KDApp into ``app``; ``users`` are the live clusters using it;
     ``live_facts`` is app_role_facts(live.spec) when the caller has it already."""
     if live is None:
@@ -25,17 +26,31 @@ def app_refusals(app: KDApp, live: ObservedApp | None, users: Iterable[ObservedC
     users = list(users)
     out: list[Refusal] = []
     if live.distro_id is not None and live.distro_id != app.distro_id:
-        out.append(Refusal(app.source, "spec.distroID", (
-            f'changing distroID from "{live.distro_id}" to "{app.distro_id}" is not allowed: an upgrade keeps '
-            f'the distribution and changes only the version')))
+        out.append(
+            Refusal(
+                app.source,
+                "spec.distroID",
+                (
+                    f'changing distroID from "{live.distro_id}" to "{app.distro_id}" is not allowed: an upgrade keeps '
+                    f"the distribution and changes only the version"
+                ),
+            )
+        )
     live_roles = live_facts if live_facts is not None else app_role_facts(live.spec)
     for rid in sorted(set(live_roles) - set(app.role_ids)):
         for cluster in users:
             members = _members(cluster, rid)
             if members:
-                out.append(Refusal(app.source, f"spec.roles[{rid}]", (
-                    f'role "{rid}" is removed but KubeDirectorCluster {cluster.namespace}/{cluster.name} has '
-                    f'{members} member(s) in it; remove the role from the cluster first')))
+                out.append(
+                    Refusal(
+                        app.source,
+                        f"spec.roles[{rid}]",
+                        (
+                            f'role "{rid}" is removed but KubeDirectorCluster {cluster.namespace}/{cluster.name} has '
+                            f"{members} member(s) in it; remove the role from the cluster first"
+                        ),
+                    )
+                )
     # the version each cluster runs comes from what it shows (stock KubeDirector holds the KDApp at its old spec)
     by_version: dict[str, list[ObservedCluster]] = {}
     for cluster in users:
@@ -55,15 +70,29 @@ def version_refusals(app: KDApp, live: ObservedApp, version: str, users: list[Ob
         return []  # a live version that is not semver: nothing to compare against
     names = ", ".join(f"{c.namespace}/{c.name}" for c in users)
     if order > 0 and (app.upgrade is None or app.upgrade.rule_for_upgrade_from(version) is None):
-        return [Refusal(app.source, "spec.upgrade.from", (
-            f'no from[] rule matches the live version {version}: upgrading {version} -> {app.version} '
-            f'is refused while clusters use the app ({names})'))]
+        return [
+            Refusal(
+                app.source,
+                "spec.upgrade.from",
+                (
+                    f"no from[] rule matches the live version {version}: upgrading {version} -> {app.version} "
+                    f"is refused while clusters use the app ({names})"
+                ),
+            )
+        ]
     if order < 0:
         stanzas = [stanza_of(version, live, c.rollout) for c in users]
         if any(s is None or s.rule_for_downgrade_to(app.version) is None for s in stanzas):
-            return [Refusal(app.source, "spec.version", (
-                f'downgrade {version} -> {app.version} is refused: the live version\'s upgrade.downgrade.to '
-                f'lists no rule for {app.version} (clusters use the app: {names})'))]
+            return [
+                Refusal(
+                    app.source,
+                    "spec.version",
+                    (
+                        f"downgrade {version} -> {app.version} is refused: the live version's upgrade.downgrade.to "
+                        f"lists no rule for {app.version} (clusters use the app: {names})"
+                    ),
+                )
+            ]
     return []
 
 
@@ -87,13 +116,25 @@ def cluster_refusals(cluster: KDCluster, live: ObservedCluster | None, *, app_sw
     out: list[Refusal] = []
     spec = cluster.body.get("spec") or {}
     if live.app != cluster.app and not app_switch:
-        out.append(Refusal(cluster.source, "spec.app", (
-            f'changing the app of a KubeDirectorCluster from "{live.app}" to "{cluster.app}" is not allowed by '
-            f'KubeDirector ("{KD_READ_ONLY.format(prop="app")}"); create a new cluster instead')))
+        out.append(
+            Refusal(
+                cluster.source,
+                "spec.app",
+                (
+                    f'changing the app of a KubeDirectorCluster from "{live.app}" to "{cluster.app}" is not allowed by '
+                    f'KubeDirector ("{KD_READ_ONLY.format(prop="app")}"); create a new cluster instead'
+                ),
+            )
+        )
     live_catalog = live.spec.get("appCatalog")
     if spec.get("appCatalog") is not None and live_catalog is not None and spec["appCatalog"] != live_catalog:
-        out.append(Refusal(cluster.source, "spec.appCatalog", (
-            f'appCatalog "{live_catalog}" -> "{spec["appCatalog"]}": "{KD_READ_ONLY.format(prop="appCatalog")}"')))
+        out.append(
+            Refusal(
+                cluster.source,
+                "spec.appCatalog",
+                (f'appCatalog "{live_catalog}" -> "{spec["appCatalog"]}": "{KD_READ_ONLY.format(prop="appCatalog")}"'),
+            )
+        )
     live_roles = {str(r.get("id")): thaw(r) for r in live.spec.get("roles") or ()}
     for i, role in enumerate(spec.get("roles") or ()):
         rid = str(role.get("id"))
@@ -113,8 +154,7 @@ _STATEFULSET_FIELDS = {"storage": "volumeClaimTemplates", "podLabels": "selector
 def _has_members(live: ObservedCluster, role_id: str) -> bool:
     """KubeDirector's test: the role has status (members exist or are going away); pods count too."""
     status_roles = (live.raw.get("status") or {}).get("roles") or ()
-    return bool(live.role_pods(role_id)) or any(r.get("id") == role_id for r in status_roles) \
-        or bool(live.live_members(role_id))
+    return bool(live.role_pods(role_id)) or any(r.get("id") == role_id for r in status_roles) or bool(live.live_members(role_id))
 
 
 def _changed_properties(live_role: dict[str, Any], role: Any) -> list[str]:
@@ -128,5 +168,7 @@ def _changed_properties(live_role: dict[str, Any], role: Any) -> list[str]:
 
 
 def _immutable(role: str, field: str) -> str:
-    return (f'role "{role}": the role StatefulSet\'s spec.{field} would change, which the apiserver refuses to '
-            f'update (updates may change only {_MUTABLE})')
+    return (
+        f'role "{role}": the role StatefulSet\'s spec.{field} would change, which the apiserver refuses to '
+        f"update (updates may change only {_MUTABLE})"
+    )

@@ -37,8 +37,9 @@ def rollback(target: str, origin: str | None, stanza: UpgradeSpec | None) -> Rol
     if origin == target:
         return Rollback(True, f"the cluster stays at {target}")
     if stanza is None or stanza.rule_for_downgrade_to(origin) is None:
-        return Rollback(False, f"version {target} allows no downgrade to {origin}: its upgrade.downgrade.to lists "
-                               f"no rule for {origin}")
+        return Rollback(
+            False, f"version {target} allows no downgrade to {origin}: its upgrade.downgrade.to lists no rule for {origin}"
+        )
     return Rollback(True, f"version {target} allows the downgrade to {origin}: upgrade.downgrade.to")
 
 

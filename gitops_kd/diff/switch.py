@@ -68,8 +68,7 @@ def switch_refusals(desired: DesiredState, observed: ObservedState, switch: Swit
     target, running = desired.apps.get(switch.target), observed.apps.get(switch.running)
     if target is None or running is None:
         return []  # a missing target is the diff's refusal already; the running app is not in this snapshot
-    out = _refused(cluster, live, f"switching its app from {live.app} to {cluster.app}", _errors(desired, switch,
-                                                                                                  live, running))
+    out = _refused(cluster, live, f"switching its app from {live.app} to {cluster.app}", _errors(desired, switch, live, running))
     if not out and not switch.rollback:
         version = running_version(target.version, running, live)
         if version is not None:
@@ -84,13 +83,21 @@ def _errors(desired: DesiredState, switch: Switch, live: ObservedCluster, runnin
         return [app_switch.NOT_ONLY_APP]
     git_running = desired.apps.get(switch.running)
     may_mark = git_running is None or git_running.frozen_body.get("spec", {}).get(app_switch.UPGRADABLE) is not False
-    return app_switch.switch_errors(_status(live), thaw(running.spec), _git_spec(target), running_name=switch.running[1],
-                                    target_name=switch.target[1], may_mark=may_mark)
+    return app_switch.switch_errors(
+        _status(live),
+        thaw(running.spec),
+        _git_spec(target),
+        running_name=switch.running[1],
+        target_name=switch.target[1],
+        may_mark=may_mark,
+    )
 
 
 def _refused(cluster: KDCluster, live: ObservedCluster, what: str, errors: list[str]) -> list[Refusal]:
-    return [Refusal(cluster.source, "spec.app", f"{what}: KubeDirector's live-app-upgrade branch refuses it: "
-                                                f'"{error}"') for error in errors]
+    return [
+        Refusal(cluster.source, "spec.app", f'{what}: KubeDirector\'s live-app-upgrade branch refuses it: "{error}"')
+        for error in errors
+    ]
 
 
 __all__ = ["Switch", "native", "switch_of", "switch_refusals"]

@@ -17,8 +17,9 @@ def compare_versions(a: str, b: str) -> int:
     return parse_app_version(a).compare(parse_app_version(b))
 
 
-def from_version_of(target: str, live_app: ObservedApp | None, rollout: ObservedRollout | None,
-                    reached: Collection[str] = ()) -> str | None:
+def from_version_of(
+    target: str, live_app: ObservedApp | None, rollout: ObservedRollout | None, reached: Collection[str] = ()
+) -> str | None:
     """The version a cluster comes from: the rollout's record if it already targets ``target``; the
     target of an unfinished rollout to a newer version that already reached the templates (``reached``:
     the live templates' app versions) when going back from it (a revert of a half-done upgrade: some
@@ -89,18 +90,25 @@ def stale_image(app: KDApp, pod: ObservedPod) -> bool:
 
 def _rebuilding(rollout: ObservedRollout | None, target: str) -> bool:
     """True while a rebuild attempt at ``target`` is under way (not finished)."""
-    return (rollout is not None and rollout.direction == REBUILD and rollout.target_version == target
-            and rollout.phase != Phase.IDLE)
+    return (
+        rollout is not None and rollout.direction == REBUILD and rollout.target_version == target and rollout.phase != Phase.IDLE
+    )
 
 
 def _finished_at(rollout: ObservedRollout | None, target: str) -> bool:
     """True when the rollout's last attempt finished at ``target`` (Idle there): the cluster is at ``target``."""
-    return (rollout is not None and rollout.target_version == target and rollout.app_version == target
-            and rollout.phase == Phase.IDLE)
+    return (
+        rollout is not None and rollout.target_version == target and rollout.app_version == target and rollout.phase == Phase.IDLE
+    )
 
 
-def transition(app: KDApp, live_app: ObservedApp | None, rollout: ObservedRollout | None,
-               reached: Collection[str] = (), pods: Iterable[ObservedPod] = ()) -> Transition:
+def transition(
+    app: KDApp,
+    live_app: ObservedApp | None,
+    rollout: ObservedRollout | None,
+    reached: Collection[str] = (),
+    pods: Iterable[ObservedPod] = (),
+) -> Transition:
     """The transition of a cluster of ``app`` towards ``app.version``.
 
     At the same version, it is an adoption only when the ``pods`` prove it (each runs the image the app asks

@@ -36,8 +36,7 @@ from gitops_kd.spec.state import DesiredState
 
 # kube-controller-manager's garbage collector (with and without --use-service-account-credentials): its DELETE of
 # a StatefulSet or Service follows the deletion of the owning KDCluster, which admission already judged
-GARBAGE_COLLECTORS = frozenset({"system:serviceaccount:kube-system:generic-garbage-collector",
-                                "system:kube-controller-manager"})
+GARBAGE_COLLECTORS = frozenset({"system:serviceaccount:kube-system:generic-garbage-collector", "system:kube-controller-manager"})
 KINDS = {"StatefulSet": STATEFULSET, "Service": SERVICE, layout.KDAPP_KIND: KDAPP_KIND, layout.KDCLUSTER_KIND: KDCLUSTER_KIND}
 
 
@@ -77,21 +76,33 @@ def trusted(request: Mapping[str, Any], who: Identities) -> bool:
 def exempt(request: Mapping[str, Any], who: Identities) -> bool:
     """True when ``request`` is allowed whatever Git says (no desired state needed): not an UPDATE/DELETE of a
     kind judged here, a subresource, or trusted."""
-    return (KINDS.get(str((request.get("kind") or {}).get("kind", ""))) is None
-            or str(request.get("operation", "")) not in ("UPDATE", "DELETE") or bool(request.get("subResource"))
-            or trusted(request, who) or (str(request.get("operation", "")) == "DELETE" and str(
-                (request.get("userInfo") or {}).get("username", "")) in GARBAGE_COLLECTORS))
+    return (
+        KINDS.get(str((request.get("kind") or {}).get("kind", ""))) is None
+        or str(request.get("operation", "")) not in ("UPDATE", "DELETE")
+        or bool(request.get("subResource"))
+        or trusted(request, who)
+        or (
+            str(request.get("operation", "")) == "DELETE"
+            and str((request.get("userInfo") or {}).get("username", "")) in GARBAGE_COLLECTORS
+        )
+    )
 
 
 def break_glass(request: Mapping[str, Any], who: Identities) -> str:
     """The break-glass ``request`` carries ("group G", "annotation 'reason'"), or "" (none)."""
     groups = [str(g) for g in (request.get("userInfo") or {}).get("groups") or []]
-    return _break_glass(groups, who, str(request.get("operation", "")), request.get("object") or {},
-                        request.get("oldObject") or {})
+    return _break_glass(
+        groups, who, str(request.get("operation", "")), request.get("object") or {}, request.get("oldObject") or {}
+    )
 
 
-def decide(request: Mapping[str, Any], desired: DesiredState | None, observed: ObservedState | None,
-           who: Identities, rules: IgnoreRules | None = None) -> Verdict:
+def decide(
+    request: Mapping[str, Any],
+    desired: DesiredState | None,
+    observed: ObservedState | None,
+    who: Identities,
+    rules: IgnoreRules | None = None,
+) -> Verdict:
     """The verdict on one AdmissionReview v1 ``request``."""
     if desired is None or exempt(request, who):
         return ALLOW
@@ -100,43 +111,48 @@ def decide(request: Mapping[str, Any], desired: DesiredState | None, observed: O
     new, old = request.get("object") or {}, request.get("oldObject") or {}
     namespace = str(request.get("namespace") or _meta(old).get("namespace") or "")
     name = str(request.get("name") or _meta(old).get("name") or "")
-    owned = _owned_changes(kind, namespace, name, operation, new, old, desired, observed,
-                           rules if rules is not None else IgnoreRules.defaults())
+    owned = _owned_changes(
+        kind, namespace, name, operation, new, old, desired, observed, rules if rules is not None else IgnoreRules.defaults()
+    )
     glass = break_glass(request, who)
     if owned is not None and not owned[0] and glass.startswith("annotation"):
         # the annotation set on an edit that changes nothing owned: still audited, and no standing bypass
-        return Verdict(True, kind, namespace, name, (f"metadata.annotations[{BREAK_GLASS_ANNOTATION}]",), "", glass,
-                       owned[1])
+        return Verdict(True, kind, namespace, name, (f"metadata.annotations[{BREAK_GLASS_ANNOTATION}]",), "", glass, owned[1])
     if owned is None or not owned[0]:
         return ALLOW
     changed, files = owned
     if glass:
         return Verdict(True, kind, namespace, name, changed, "", glass, files)
-    return Verdict(False, kind, namespace, name, changed, denial(kind, namespace, name, operation, changed, files,
-                                                                 who), "", files)
+    return Verdict(
+        False, kind, namespace, name, changed, denial(kind, namespace, name, operation, changed, files, who), "", files
+    )
 
 
-def denial(kind: str, namespace: str, name: str, operation: str, changed: tuple[str, ...], files: tuple[str, ...],
-           who: Identities) -> str:
+def denial(
+    kind: str, namespace: str, name: str, operation: str, changed: tuple[str, ...], files: tuple[str, ...], who: Identities
+) -> str:
     """The denial message: object, field(s), the Git file(s) to change instead, and the break-glass."""
     what = "deleting it" if operation == "DELETE" else ", ".join(changed)
     where = " or ".join(files) if files else "the Git repository"
-    groups = f'a user in group {", ".join(sorted(who.break_glass_groups))}' if who.break_glass_groups else ""
-    head = (f"{kind} {namespace}/{name} is managed by gitops-kd from Git: {what} "
-            f"{'is' if operation == 'DELETE' or len(changed) == 1 else 'are'} owned by gitops-kd; "
-            f"change {where} in Git instead.")
+    groups = f"a user in group {', '.join(sorted(who.break_glass_groups))}" if who.break_glass_groups else ""
+    head = (
+        f"{kind} {namespace}/{name} is managed by gitops-kd from Git: {what} "
+        f"{'is' if operation == 'DELETE' or len(changed) == 1 else 'are'} owned by gitops-kd; "
+        f"change {where} in Git instead."
+    )
     if operation == "DELETE":  # a DELETE carries no annotation: only the group breaks the glass
         return f"{head} Break-glass (audited): {groups}" if groups else head
-    return (f"{head} Break-glass (audited): set the annotation {BREAK_GLASS_ANNOTATION}"
-            f'="<reason>" in this edit{" or " + groups if groups else ""}')
+    return (
+        f"{head} Break-glass (audited): set the annotation {BREAK_GLASS_ANNOTATION}"
+        f'="<reason>" in this edit{" or " + groups if groups else ""}'
+    )
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
 
-def _break_glass(groups: list[str], who: Identities, operation: str, new: Mapping[str, Any],
-                 old: Mapping[str, Any]) -> str:
+def _break_glass(groups: list[str], who: Identities, operation: str, new: Mapping[str, Any], old: Mapping[str, Any]) -> str:
     for group in groups:
         if group in who.break_glass_groups:
             return f"group {group}"
@@ -147,9 +163,17 @@ def _break_glass(groups: list[str], who: Identities, operation: str, new: Mappin
     return f"annotation {reason!r}" if reason and reason != old_reason else ""
 
 
-def _owned_changes(kind: str, namespace: str, name: str, operation: str, new: Mapping[str, Any],
-                   old: Mapping[str, Any], desired: DesiredState, observed: ObservedState | None,
-                   rules: IgnoreRules) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def _owned_changes(
+    kind: str,
+    namespace: str,
+    name: str,
+    operation: str,
+    new: Mapping[str, Any],
+    old: Mapping[str, Any],
+    desired: DesiredState,
+    observed: ObservedState | None,
+    rules: IgnoreRules,
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """(owned fields this request changes away from Git, the Git files of the object) or None (not managed)."""
     if kind in (KDAPP_KIND, KDCLUSTER_KIND):
         key = (namespace, name)
@@ -161,8 +185,7 @@ def _owned_changes(kind: str, namespace: str, name: str, operation: str, new: Ma
             return ("the object",), files
         manifest = app_manifest(spec, key) if kind == KDAPP_KIND else cluster_manifest(spec, key)  # type: ignore[arg-type]
         meta = manifest.get("metadata") or {}
-        wanted = {"spec": manifest.get("spec") or {},
-                  "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}
+        wanted = {"spec": manifest.get("spec") or {}, "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}
         return _changed_away(kind, [c.path for c in missing_or_changed_stored(new, wanted, kind)], new, old, rules), files
     cluster_name, role = _member_of(kind, old, new, observed, namespace)
     cluster = desired.clusters.get((namespace, cluster_name)) if cluster_name and role else None
@@ -173,16 +196,18 @@ def _owned_changes(kind: str, namespace: str, name: str, operation: str, new: Ma
     sources = (app.source, cluster.source)
     if operation == "DELETE":
         return ("the object",), sources
-    moved_labels = tuple(f"metadata.labels[{k}]" for k in layout.KD_LABELS
-                         if (_meta(old).get("labels") or {}).get(k) != (_meta(new).get("labels") or {}).get(k))
+    moved_labels = tuple(
+        f"metadata.labels[{k}]"
+        for k in layout.KD_LABELS
+        if (_meta(old).get("labels") or {}).get(k) != (_meta(new).get("labels") or {}).get(k)
+    )
     if kind == SERVICE:
         want = [(p["name"], p["port"]) for p in service_ports(app, str(role))]
         have, was = _ports(new), _ports(old)
         moved = bool(want) and have != was and have != want and not rules.ignored(SERVICE, "spec.ports")
         return moved_labels + (("spec.ports",) if moved else ()), sources
     live = observed.clusters.get((namespace, str(cluster_name))) if observed is not None else None
-    t = transition(app, observed.apps.get(app_key) if observed is not None else None,
-                   live.rollout if live is not None else None)
+    t = transition(app, observed.apps.get(app_key) if observed is not None else None, live.rollout if live is not None else None)
     try:
         owned = owned_template(app, cluster, str(role), from_version=t.from_version, rules=t.rules)
     except (KeyError, ValueError):
@@ -191,14 +216,14 @@ def _owned_changes(kind: str, namespace: str, name: str, operation: str, new: Ma
     found_paths = [f"spec.template.{p}" for p in owned_differences(template, owned)]
     changed_paths = _changed_away(STATEFULSET, found_paths, new, old, rules)
     strategy, was_strategy = _value(new, UPDATE_STRATEGY), _value(old, UPDATE_STRATEGY)
-    if strategy != was_strategy and strategy not in (None, ON_DELETE) and not rules.ignored(STATEFULSET,
-                                                                                           UPDATE_STRATEGY):
+    if strategy != was_strategy and strategy not in (None, ON_DELETE) and not rules.ignored(STATEFULSET, UPDATE_STRATEGY):
         changed_paths += (UPDATE_STRATEGY,)
     return moved_labels + changed_paths, sources
 
 
-def _member_of(kind: str, old: Mapping[str, Any], new: Mapping[str, Any], observed: ObservedState | None,
-               namespace: str) -> tuple[str, str]:
+def _member_of(
+    kind: str, old: Mapping[str, Any], new: Mapping[str, Any], observed: ObservedState | None, namespace: str
+) -> tuple[str, str]:
     """(KDCluster name, role id) of a StatefulSet or member Service: from KubeDirector's labels, else (labels
     removed) from its controller ownerReference to a KDCluster and the role the watch caches know it by."""
     labels = _meta(old).get("labels") or _meta(new).get("labels") or {}
@@ -219,8 +244,9 @@ def _ports(obj: Mapping[str, Any]) -> list[tuple[Any, Any]]:
     return [(p.get("name"), p.get("port")) for p in (obj.get("spec") or {}).get("ports") or []]
 
 
-def _changed_away(kind: str, differing: list[str], new: Mapping[str, Any], old: Mapping[str, Any],
-                  rules: IgnoreRules) -> tuple[str, ...]:
+def _changed_away(
+    kind: str, differing: list[str], new: Mapping[str, Any], old: Mapping[str, Any], rules: IgnoreRules
+) -> tuple[str, ...]:
     """The paths where ``new`` differs from Git that this request changed (old had another value) and that
     the ignore rules do not drop."""
     out = []

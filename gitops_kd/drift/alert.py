@@ -67,8 +67,14 @@ def payload(occ: Occurrence, action: str, state: str = DETECTED) -> dict[str, An
     obj = {"apiVersion": ref["apiVersion"], "kind": d.kind, "namespace": d.namespace, "name": d.name}
     if d.cluster:
         obj["cluster"] = d.cluster
-    return {"object": obj, "fields": [f.as_json() for f in d.fields], "commit": d.commit, "action": action,
-            "detectedAt": _stamp(occ.detected_at), "state": state}
+    return {
+        "object": obj,
+        "fields": [f.as_json() for f in d.fields],
+        "commit": d.commit,
+        "action": action,
+        "detectedAt": _stamp(occ.detected_at),
+        "state": state,
+    }
 
 
 def detected_message(d: Drift, action: str) -> str:
@@ -86,9 +92,15 @@ def resolved_message(d: Drift, reverted: bool) -> str:
 class DriftAlerter:
     """Turns each reconcile's drift list into alerts, once per occurrence."""
 
-    def __init__(self, *, events: EventSink | None = None, metrics: Metrics | None = None,
-                 notifier: Notifier | None = None, now: Callable[[], datetime] = _utcnow,
-                 tracker: DriftTracker | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        events: EventSink | None = None,
+        metrics: Metrics | None = None,
+        notifier: Notifier | None = None,
+        now: Callable[[], datetime] = _utcnow,
+        tracker: DriftTracker | None = None,
+    ) -> None:
         self.events = events
         self.metrics = metrics
         self.notifier = notifier
@@ -100,8 +112,7 @@ class DriftAlerter:
         """The drifts currently open (as last seen)."""
         return tuple(o.drift for _, o in sorted(self.tracker.open.items()))
 
-    def process(self, drifts: Sequence[Drift], policy: DriftPolicy, *,
-                scope: Iterable[ObjectKey] | None = None) -> Transitions:
+    def process(self, drifts: Sequence[Drift], policy: DriftPolicy, *, scope: Iterable[ObjectKey] | None = None) -> Transitions:
         """Alert new occurrences, keep ongoing ones active, close resolved ones (only within ``scope``)."""
         t = self.tracker.update(drifts, self.now(), scope=scope)
         self.emit(t, policy)
@@ -123,8 +134,14 @@ class DriftAlerter:
         if self.metrics is not None:
             self._safe(lambda: self.metrics.drift_detected(d.kind, d.namespace, d.name))  # type: ignore[union-attr]
         if self.events is not None:
-            self._safe(lambda: self.events.record(object_ref(d), DRIFT_DETECTED,  # type: ignore[union-attr]
-                                                  detected_message(d, action), type_=WARNING))
+            self._safe(
+                lambda: self.events.record(  # type: ignore[union-attr]
+                    object_ref(d),
+                    DRIFT_DETECTED,
+                    detected_message(d, action),
+                    type_=WARNING,
+                )
+            )
         if self.notifier is not None:
             self._safe(lambda: self.notifier.notify(body))  # type: ignore[union-attr]
 
@@ -136,8 +153,14 @@ class DriftAlerter:
             self._safe(lambda: self.metrics.drift_resolved(d.kind, d.namespace, d.name))  # type: ignore[union-attr]
         if self.events is not None:
             reason = DRIFT_REVERTED if reverted else DRIFT_RESOLVED
-            self._safe(lambda: self.events.record(object_ref(d), reason,  # type: ignore[union-attr]
-                                                  resolved_message(d, reverted), type_=NORMAL))
+            self._safe(
+                lambda: self.events.record(  # type: ignore[union-attr]
+                    object_ref(d),
+                    reason,
+                    resolved_message(d, reverted),
+                    type_=NORMAL,
+                )
+            )
         if self.notifier is not None:
             self._safe(lambda: self.notifier.notify(body))  # type: ignore[union-attr]
 

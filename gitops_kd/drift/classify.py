@@ -63,9 +63,17 @@ class DriftReport:
         return self.transitions.resolved
 
 
-def classify(plan: Plan, observed: ObservedState, baselines: Baselines, *, desired: DesiredState, now: datetime,
-             rules: IgnoreRules | None = None, default_policy: str = REVERT,
-             partial: bool = False) -> tuple[Plan, DriftReport]:
+def classify(
+    plan: Plan,
+    observed: ObservedState,
+    baselines: Baselines,
+    *,
+    desired: DesiredState,
+    now: datetime,
+    rules: IgnoreRules | None = None,
+    default_policy: str = REVERT,
+    partial: bool = False,
+) -> tuple[Plan, DriftReport]:
     """The plan with alert-only objects' reverting actions removed (and RecordInSync for clusters newly in sync),
     and the report. ``partial``: ``desired`` is one work key's part; occurrences outside it stay as they are.
     A refused plan is returned as it is (nothing classified)."""
@@ -80,8 +88,13 @@ def classify(plan: Plan, observed: ObservedState, baselines: Baselines, *, desir
     def app_busy(key: Key) -> bool:
         return apps.get(key) != desired.commit
 
-    drifts = detect(desired, observed, rules=rules if rules is not None else IgnoreRules.defaults(),
-                    in_progress=busy, app_in_progress=app_busy)
+    drifts = detect(
+        desired,
+        observed,
+        rules=rules if rules is not None else IgnoreRules.defaults(),
+        in_progress=busy,
+        app_in_progress=app_busy,
+    )
     tracker = DriftTracker(dict(baselines.open))
     scope = _scope(tracker, desired, observed, busy, app_busy, partial)
     transitions = tracker.update(drifts, now, scope=scope)
@@ -91,8 +104,9 @@ def classify(plan: Plan, observed: ObservedState, baselines: Baselines, *, desir
     return out, report
 
 
-def _updated(desired: DesiredState, observed: ObservedState, base: Plan, clusters: dict[Key, str],
-             apps: dict[Key, str]) -> tuple[dict[Key, str], dict[Key, str]]:
+def _updated(
+    desired: DesiredState, observed: ObservedState, base: Plan, clusters: dict[Key, str], apps: dict[Key, str]
+) -> tuple[dict[Key, str], dict[Key, str]]:
     restored: set[Key] = set()
     for key in desired.clusters:
         if key not in observed.clusters or upgrade_in_progress(desired, observed, key):
@@ -102,8 +116,7 @@ def _updated(desired: DesiredState, observed: ObservedState, base: Plan, cluster
         if not base.for_cluster(*key):
             log.info("drift baseline: cluster %s/%s in sync at commit %s", *key, desired.commit[:12])
             clusters[key] = desired.commit
-        elif (got := baseline.recorded(observed, key)) is not None and \
-                got == baseline.digest(desired, observed, key):
+        elif (got := baseline.recorded(observed, key)) is not None and got == baseline.digest(desired, observed, key):
             log.info("drift baseline: cluster %s/%s restored from its KDRollout (in sync at this spec)", *key)
             clusters[key] = desired.commit
             restored.add(key)
@@ -119,8 +132,7 @@ def _updated(desired: DesiredState, observed: ObservedState, base: Plan, cluster
     return clusters, apps
 
 
-def _records(desired: DesiredState, observed: ObservedState, base: Plan,
-             clusters: Mapping[Key, str]) -> list[RecordInSync]:
+def _records(desired: DesiredState, observed: ObservedState, base: Plan, clusters: Mapping[Key, str]) -> list[RecordInSync]:
     """RecordInSync for each cluster in sync now (no action planned) whose KDRollout records another digest."""
     out: list[RecordInSync] = []
     for key in sorted(k for k, c in clusters.items() if c == desired.commit):
@@ -133,8 +145,14 @@ def _records(desired: DesiredState, observed: ObservedState, base: Plan,
     return out
 
 
-def _scope(tracker: DriftTracker, desired: DesiredState, observed: ObservedState, busy: Callable[[Key], bool],
-           app_busy: Callable[[Key], bool], partial: bool) -> list[ObjectKey]:
+def _scope(
+    tracker: DriftTracker,
+    desired: DesiredState,
+    observed: ObservedState,
+    busy: Callable[[Key], bool],
+    app_busy: Callable[[Key], bool],
+    partial: bool,
+) -> list[ObjectKey]:
     """Open occurrences detection looked at this time (others stay open). A partial desired state looked
     only at its own apps and clusters."""
     out: list[ObjectKey] = []
@@ -142,16 +160,24 @@ def _scope(tracker: DriftTracker, desired: DesiredState, observed: ObservedState
         d = occ.drift
         if d.kind == KDAPP_KIND:
             app = (d.namespace, d.name)
-            looked = app in desired.apps and not app_busy(app) if partial else \
-                app not in desired.apps or not app_busy(app)
+            looked = app in desired.apps and not app_busy(app) if partial else app not in desired.apps or not app_busy(app)
         elif partial:
             ck = d.cluster_key
-            looked = ck is not None and ck in desired.clusters and ck in observed.clusters and not busy(ck) \
+            looked = (
+                ck is not None
+                and ck in desired.clusters
+                and ck in observed.clusters
+                and not busy(ck)
                 and not upgrade_in_progress(desired, observed, ck)
+            )
         else:
             ck = d.cluster_key
-            looked = ck is None or ck not in desired.clusters or ck not in observed.clusters or (
-                not busy(ck) and not upgrade_in_progress(desired, observed, ck))
+            looked = (
+                ck is None
+                or ck not in desired.clusters
+                or ck not in observed.clusters
+                or (not busy(ck) and not upgrade_in_progress(desired, observed, ck))
+            )
         if looked:
             out.append(key)
     return out

@@ -57,8 +57,14 @@ def upgrade_in_progress(desired: DesiredState, observed: ObservedState, key: Key
     return rollout.phase in ACTIVE_PHASES or rollout.app_version != target
 
 
-def detect(desired: DesiredState, observed: ObservedState, *, rules: IgnoreRules | None = None,
-           in_progress: InProgress | None = None, app_in_progress: InProgress | None = None) -> list[Drift]:
+def detect(
+    desired: DesiredState,
+    observed: ObservedState,
+    *,
+    rules: IgnoreRules | None = None,
+    in_progress: InProgress | None = None,
+    app_in_progress: InProgress | None = None,
+) -> list[Drift]:
     """Every drifted object, sorted by (kind, namespace, name).
 
     ``in_progress(cluster_key)`` marks more clusters as converging (e.g. not yet seen in sync at this
@@ -77,8 +83,16 @@ def detect(desired: DesiredState, observed: ObservedState, *, rules: IgnoreRules
             converging.add(key)
             continue
         cluster = desired.clusters[key]
-        drifts += _object(KDCLUSTER_KIND, key[0], key[1], key[1], desired.commit, rules,
-                          _metadata_and_spec(live.raw, cluster_manifest(cluster, key)), live.raw)
+        drifts += _object(
+            KDCLUSTER_KIND,
+            key[0],
+            key[1],
+            key[1],
+            desired.commit,
+            rules,
+            _metadata_and_spec(live.raw, cluster_manifest(cluster, key)),
+            live.raw,
+        )
         found = app_for(desired, key, cluster)
         if found is None:
             continue
@@ -104,8 +118,16 @@ def detect(desired: DesiredState, observed: ObservedState, *, rules: IgnoreRules
     return sorted(drifts, key=lambda d: d.key)
 
 
-def _object(kind: str, namespace: str, name: str, cluster: str | None, commit: str, rules: IgnoreRules,
-            changes: list[FieldChange], raw: Mapping[str, Any] | None = None) -> list[Drift]:
+def _object(
+    kind: str,
+    namespace: str,
+    name: str,
+    cluster: str | None,
+    commit: str,
+    rules: IgnoreRules,
+    changes: list[FieldChange],
+    raw: Mapping[str, Any] | None = None,
+) -> list[Drift]:
     kept = tuple(c for c in changes if not rules.ignored(kind, c.path))
     uid = str(((raw or {}).get("metadata") or {}).get("uid") or "")
     return [Drift(kind, namespace, name, cluster, kept, commit, uid)] if kept else []
@@ -115,13 +137,13 @@ def _metadata_and_spec(live: Mapping[str, Any], want: Mapping[str, Any]) -> list
     meta = want.get("metadata") or {}
     if kept_by_server(live, (meta.get("annotations") or {}).get(APPLIED_ANNOTATION)):  # execute/server_kept.py
         return missing_or_changed(live, {"metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}})
-    wanted = {"spec": want.get("spec") or {},
-              "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}
+    wanted = {"spec": want.get("spec") or {}, "metadata": {k: meta[k] for k in ("labels", "annotations") if meta.get(k)}}
     return missing_or_changed_stored(live, wanted, str(want.get("kind", "")))
 
 
-def _workloads(app: KDApp, cluster: KDCluster, live: ObservedCluster, observed: ObservedState, app_key: Key,
-               commit: str, rules: IgnoreRules) -> list[Drift]:
+def _workloads(
+    app: KDApp, cluster: KDCluster, live: ObservedCluster, observed: ObservedState, app_key: Key, commit: str, rules: IgnoreRules
+) -> list[Drift]:
     t = transition(app, observed.apps.get(app_key), live.rollout)
     cluster_roles = {r.id for r in cluster.roles}
     out: list[Drift] = []
@@ -130,8 +152,10 @@ def _workloads(app: KDApp, cluster: KDCluster, live: ObservedCluster, observed: 
         if sts is None or rid not in cluster_roles:
             continue
         owned = owned_template(app, cluster, rid, from_version=t.from_version, rules=t.rules)
-        changes = [FieldChange(f"{TEMPLATE}.{p}", paths.value_at(owned, p), paths.value_at(sts.template, p))
-                   for p in owned_differences(sts.template, owned)]
+        changes = [
+            FieldChange(f"{TEMPLATE}.{p}", paths.value_at(owned, p), paths.value_at(sts.template, p))
+            for p in owned_differences(sts.template, owned)
+        ]
         if sts.update_strategy != ON_DELETE:
             changes.append(FieldChange(UPDATE_STRATEGY, ON_DELETE, sts.update_strategy))
         labels = (sts.raw.get("metadata") or {}).get("labels") or {}
@@ -143,8 +167,7 @@ def _workloads(app: KDApp, cluster: KDCluster, live: ObservedCluster, observed: 
         want = service_ports(app, svc.role)
         if not want:
             continue
-        out += _object(SERVICE, svc.namespace, svc.name, live.name, commit, rules, _port_changes(want, svc.ports),
-                       svc.raw)
+        out += _object(SERVICE, svc.namespace, svc.name, live.name, commit, rules, _port_changes(want, svc.ports), svc.raw)
     return out
 
 

@@ -33,9 +33,15 @@ def _default_planner(desired: DesiredState, observed: ObservedState, *, now: dat
 class DriftGuard:
     """The baselines' holder; thread-safe (one classification at a time, under its own lock)."""
 
-    def __init__(self, alerter: DriftAlerter, *, rules: IgnoreRules | None = None, default_policy: str = REVERT,
-                 planner: Planner | None = None, on_report: Callable[[DriftReport, ObservedState], None] | None = None,
-                 ) -> None:
+    def __init__(
+        self,
+        alerter: DriftAlerter,
+        *,
+        rules: IgnoreRules | None = None,
+        default_policy: str = REVERT,
+        planner: Planner | None = None,
+        on_report: Callable[[DriftReport, ObservedState], None] | None = None,
+    ) -> None:
         self.alerter = alerter
         self.rules = rules if rules is not None else IgnoreRules.defaults()
         self.default_policy = default_policy
@@ -62,8 +68,16 @@ class DriftGuard:
         if plan.refused:
             return plan
         with self._lock:
-            out, report = classify(plan, observed, self.baselines, desired=desired, now=self.alerter.now(),
-                                   rules=self.rules, default_policy=self.default_policy, partial=partial)
+            out, report = classify(
+                plan,
+                observed,
+                self.baselines,
+                desired=desired,
+                now=self.alerter.now(),
+                rules=self.rules,
+                default_policy=self.default_policy,
+                partial=partial,
+            )
             self.baselines = report.baselines
             self.last_drifts = report.drifts
             self.checks += 1
@@ -74,6 +88,7 @@ class DriftGuard:
 
     def plan(self, desired: DesiredState, observed: ObservedState, *, now: datetime, partial: bool = False) -> Plan:
         """Planner wrapper: the planner's plan through ``stage``."""
-        base = self._planner(desired, observed, now=now, partial=partial) if partial else \
-            self._planner(desired, observed, now=now)
+        base = (
+            self._planner(desired, observed, now=now, partial=partial) if partial else self._planner(desired, observed, now=now)
+        )
         return self.stage(desired, observed, base, partial=partial)

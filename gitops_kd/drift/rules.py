@@ -38,19 +38,36 @@ REGEX_PREFIX = "regex:"
 # Fields the API server, controllers or kubectl write; they are never gitops-kd's, so never drift.
 DEFAULT_IGNORE: Mapping[str, tuple[str, ...]] = {
     ANY_KIND: (
-        "status", "metadata.managedFields", "metadata.resourceVersion", "metadata.generation", "metadata.uid",
-        "metadata.creationTimestamp", "metadata.selfLink", "metadata.ownerReferences", "metadata.finalizers",
+        "status",
+        "metadata.managedFields",
+        "metadata.resourceVersion",
+        "metadata.generation",
+        "metadata.uid",
+        "metadata.creationTimestamp",
+        "metadata.selfLink",
+        "metadata.ownerReferences",
+        "metadata.finalizers",
         "metadata.annotations[kubectl.kubernetes.io/last-applied-configuration]",
         "metadata.annotations[deployment.kubernetes.io/*]",
     ),
     # KubeDirector owns the member count (spec.replicas), kubectl rollout restart stamps the template.
     STATEFULSET: (
-        "spec.replicas", "spec.template.metadata.annotations[kubectl.kubernetes.io/*]",
-        "spec.template.metadata.labels[controller-revision-hash]", "spec.revisionHistoryLimit",
+        "spec.replicas",
+        "spec.template.metadata.annotations[kubectl.kubernetes.io/*]",
+        "spec.template.metadata.labels[controller-revision-hash]",
+        "spec.revisionHistoryLimit",
     ),
     # The apiserver defaults these (clusterIP allocation, targetPort = port, protocol TCP).
-    SERVICE: ("spec.clusterIP", "spec.clusterIPs", "spec.ports[*].targetPort", "spec.ports[*].protocol",
-              "spec.ports[*].nodePort", "spec.ipFamilies", "spec.ipFamilyPolicy", "spec.internalTrafficPolicy"),
+    SERVICE: (
+        "spec.clusterIP",
+        "spec.clusterIPs",
+        "spec.ports[*].targetPort",
+        "spec.ports[*].protocol",
+        "spec.ports[*].nodePort",
+        "spec.ipFamilies",
+        "spec.ipFamilyPolicy",
+        "spec.internalTrafficPolicy",
+    ),
     KDAPP_KIND: ("metadata.annotations[kubedirector.hpe.com/*]",),
     KDCLUSTER_KIND: ("metadata.annotations[kubedirector.hpe.com/*]", "spec.roles[*].podLabels[kubedirector.hpe.com/*]"),
 }
@@ -89,12 +106,10 @@ class IgnoreRules:
         """Rules from a parsed document; DEFAULT_IGNORE is included unless ``defaults: false``."""
         data = data or {}
         if not isinstance(data, Mapping):
-            raise RulesError(f"{source}: must be a mapping with 'ignore' (and optional 'defaults'), "
-                             f"got {type(data).__name__}")
+            raise RulesError(f"{source}: must be a mapping with 'ignore' (and optional 'defaults'), got {type(data).__name__}")
         unknown = set(data) - {"ignore", "defaults"}
         if unknown:
-            raise RulesError(f"{source}: unknown field(s) {', '.join(sorted(map(str, unknown)))} "
-                             f"(allowed: ignore, defaults)")
+            raise RulesError(f"{source}: unknown field(s) {', '.join(sorted(map(str, unknown)))} (allowed: ignore, defaults)")
         use_defaults = data.get("defaults", True)
         if not isinstance(use_defaults, bool):
             raise RulesError(f"{source}: defaults: must be true or false, got {use_defaults!r}")
@@ -150,9 +165,9 @@ def _compile(text: Any, where: str) -> _Pattern:
     text = text.strip()
     if text.startswith(REGEX_PREFIX):
         try:
-            return _Pattern(text, regex=re.compile(text[len(REGEX_PREFIX):]))
+            return _Pattern(text, regex=re.compile(text[len(REGEX_PREFIX) :]))
         except re.error as exc:
-            raise RulesError(f"{where}: invalid regular expression {text[len(REGEX_PREFIX):]!r}: {exc}") from exc
+            raise RulesError(f"{where}: invalid regular expression {text[len(REGEX_PREFIX) :]!r}: {exc}") from exc
     try:
         return _Pattern(text, segments=paths.split(text))
     except ValueError as exc:

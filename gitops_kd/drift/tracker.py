@@ -63,8 +63,7 @@ class DriftTracker:
                 ongoing.append(occ)
             self.open[key] = occ
         in_scope = set(scope) if scope is not None else None
-        resolved = [occ for key, occ in sorted(self.open.items())
-                    if key not in current and (in_scope is None or key in in_scope)]
+        resolved = [occ for key, occ in sorted(self.open.items()) if key not in current and (in_scope is None or key in in_scope)]
         for occ in resolved:
             del self.open[occ.drift.key]
         return Transitions(tuple(new), tuple(ongoing), tuple(resolved))

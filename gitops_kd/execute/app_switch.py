@@ -22,8 +22,13 @@ def mark_upgradable(ctx: ExecContext, action: MarkUpgradable) -> Outcome:
             return Outcome(action.describe(), False, "already upgradable")
         app["spec"] = {**(app.get("spec") or {}), UPGRADABLE: True}  # an update (deploy/ RBAC), guarded by its rv
         patched = ctx.rest.replace(API_VERSION, KDAPP_PLURAL, action.namespace, action.app, app)
-        return Outcome(action.describe(), True, "spec.upgradable set",
-                       expect=(Expectation(KDAPP_PLURAL, action.namespace, action.app, rv(patched)),))
+        return Outcome(
+            action.describe(),
+            True,
+            "spec.upgradable set",
+            expect=(Expectation(KDAPP_PLURAL, action.namespace, action.app, rv(patched)),),
+        )
+
     return refusable(ctx, KDAPP_KIND, action.namespace, action.app, action.describe(), StallReason.APPLY_FAILED, call)
 
 
@@ -37,12 +42,20 @@ def switch_app(ctx: ExecContext, action: SwitchApp) -> Outcome:
             meta["annotations"] = {**(meta.get("annotations") or {}), APPLIED_ANNOTATION: action.digest}
         live["spec"] = {**live["spec"], "app": action.app}  # the app alone (the branch refuses more), its rv kept
         patched = ctx.rest.replace(API_VERSION, KDCLUSTER_PLURAL, action.namespace, action.cluster, live)
-        ctx.event_on_cluster(action.namespace, action.cluster, ev.APP_SWITCHED,
-                             f"spec.app {action.previous} -> {action.app} (KubeDirector's live-app-upgrade path)")
-        return Outcome(action.describe(), True, f"spec.app switched to {action.app}",
-                       expect=(Expectation(KDCLUSTER_PLURAL, action.namespace, action.cluster, rv(patched)),))
-    return refusable(ctx, KDCLUSTER_KIND, action.namespace, action.cluster, action.describe(), StallReason.APPLY_FAILED,
-                     call)
+        ctx.event_on_cluster(
+            action.namespace,
+            action.cluster,
+            ev.APP_SWITCHED,
+            f"spec.app {action.previous} -> {action.app} (KubeDirector's live-app-upgrade path)",
+        )
+        return Outcome(
+            action.describe(),
+            True,
+            f"spec.app switched to {action.app}",
+            expect=(Expectation(KDCLUSTER_PLURAL, action.namespace, action.cluster, rv(patched)),),
+        )
+
+    return refusable(ctx, KDCLUSTER_KIND, action.namespace, action.cluster, action.describe(), StallReason.APPLY_FAILED, call)
 
 
 __all__ = ["mark_upgradable", "switch_app"]

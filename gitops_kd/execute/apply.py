@@ -37,13 +37,16 @@ log = logging.getLogger(__name__)
 REFUSED = (400, 403, 422)  # the server (or an admission webhook) said no: retrying at once will not help
 RACES = (404, 409)  # the object went or changed meanwhile: the runtime re-plans and retries at once
 REFUSED_RETRY_SECONDS = FAILURE_RETRY_CAP
-WEBHOOK_HINT = ("KubeDirector's admission webhook refuses spec changes to a KubeDirectorApp that clusters use; "
-                "gitops-kd writes none its clusters use, so a cluster it does not watch must use this one "
-                "(docs/design/stock-kubedirector.md)")
+WEBHOOK_HINT = (
+    "KubeDirector's admission webhook refuses spec changes to a KubeDirectorApp that clusters use; "
+    "gitops-kd writes none its clusters use, so a cluster it does not watch must use this one "
+    "(docs/design/stock-kubedirector.md)"
+)
 
 
-def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[str, Any], description: str,
-           force_create: bool = False) -> tuple[Outcome, dict[str, Any] | None]:
+def _apply(
+    ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[str, Any], description: str, force_create: bool = False
+) -> tuple[Outcome, dict[str, Any] | None]:
     """Create, or replace spec + gitops-kd's labels/annotations (a no-op when the live object has them)."""
     meta = body.setdefault("metadata", {})
     meta["namespace"], meta["name"] = namespace, name
@@ -52,8 +55,15 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
         live = ctx.rest.get_or_none(API_VERSION, plural, namespace, name)
     if live is None:
         created = ctx.rest.create(API_VERSION, plural, namespace, body)
-        return (Outcome(description, True, f"created {plural} {namespace}/{name}",
-                        expect=(Expectation(plural, namespace, name, rv(created)),)), created)
+        return (
+            Outcome(
+                description,
+                True,
+                f"created {plural} {namespace}/{name}",
+                expect=(Expectation(plural, namespace, name, rv(created)),),
+            ),
+            created,
+        )
     new_meta = dict(live.get("metadata") or {})
     for key in ("labels", "annotations"):
         merged = {k: v for k, v in (new_meta.get(key) or {}).items() if not k.startswith(OWNED_PREFIX)}
@@ -63,9 +73,11 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
     live_spec = live.get("spec")
     if body.get("kind") == KDCLUSTER_KIND and isinstance(live_spec, dict):  # KD judges the request unmutated
         body = {**body, "spec": with_kd_filled(body.get("spec") or {}, live_spec)}
-    if (live_spec in (body.get("spec"), stored_spec(str(body.get("kind", "")), body.get("spec") or {}))
-            and (live_meta.get("labels") or {}) == new_meta["labels"]
-            and (live_meta.get("annotations") or {}) == new_meta["annotations"]):
+    if (
+        live_spec in (body.get("spec"), stored_spec(str(body.get("kind", "")), body.get("spec") or {}))
+        and (live_meta.get("labels") or {}) == new_meta["labels"]
+        and (live_meta.get("annotations") or {}) == new_meta["annotations"]
+    ):
         return Outcome(description, False, f"{plural} {namespace}/{name} already up to date"), None
     new = dict(body)
     new["metadata"] = new_meta
@@ -74,12 +86,17 @@ def _apply(ctx: ExecContext, plural: str, namespace: str, name: str, body: dict[
     updated = ctx.rest.replace(API_VERSION, plural, namespace, name, new)
     if rv(updated) == rv(live):  # the server (after KubeDirector's webhook) stored nothing new: a no-op
         return Outcome(description, False, f"{plural} {namespace}/{name} unchanged by the server"), updated
-    return (Outcome(description, True, f"updated {plural} {namespace}/{name}",
-                    expect=(Expectation(plural, namespace, name, rv(updated)),)), updated)
+    return (
+        Outcome(
+            description, True, f"updated {plural} {namespace}/{name}", expect=(Expectation(plural, namespace, name, rv(updated)),)
+        ),
+        updated,
+    )
 
 
-def refusable(ctx: ExecContext, kind: str, namespace: str, name: str, description: str, reason: str,
-               call: Callable[[], Outcome]) -> Outcome:
+def refusable(
+    ctx: ExecContext, kind: str, namespace: str, name: str, description: str, reason: str, call: Callable[[], Outcome]
+) -> Outcome:
     """``call()``; a refusal by the server (400/403/422) becomes a Warning Event and a failed, held Outcome."""
     try:
         return call()
@@ -99,9 +116,17 @@ def _say(kind: str, code: int, message: str) -> str:
     return f"the API server {verb} the change ({code or 'timeout'}): {message}{hint}"
 
 
-def _counted(ctx: ExecContext, kind: str, namespace: str, name: str, description: str, manifest: Any,
-             rollouts: tuple[tuple[str, str], ...], counted: tuple[tuple[str, str], ...],
-             call: Callable[[], Outcome]) -> Outcome:
+def _counted(
+    ctx: ExecContext,
+    kind: str,
+    namespace: str,
+    name: str,
+    description: str,
+    manifest: Any,
+    rollouts: tuple[tuple[str, str], ...],
+    counted: tuple[tuple[str, str], ...],
+    call: Callable[[], Outcome],
+) -> Outcome:
     """``call()``, its failures in a row counted in the KDRollouts of ``rollouts`` (apply_failures.py): a 4xx (but
     404 and 409, races the runtime retries at once), a 5xx or a timeout is a Warning Event and a failed Outcome
     retried with backoff; the STALL_AFTER_FAILURES-th in a row stalls those rollouts. A success drops the count
@@ -129,28 +154,52 @@ def _counted(ctx: ExecContext, kind: str, namespace: str, name: str, description
         if code not in REFUSED:
             raise error
         return Outcome(description, False, short, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
-    return Outcome(description, False, f"{short} ({in_row}/{STALL_AFTER_FAILURES} in a row)", failed=True,
-                   requeue_after=retry_after(in_row), expect=expect)
+    return Outcome(
+        description,
+        False,
+        f"{short} ({in_row}/{STALL_AFTER_FAILURES} in a row)",
+        failed=True,
+        requeue_after=retry_after(in_row),
+        expect=expect,
+    )
 
 
 def apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
-    return _counted(ctx, KDAPP_KIND, action.namespace, action.name, action.describe(), action.body,
-                    action.users, action.counted, lambda: _apply_app(ctx, action))
+    return _counted(
+        ctx,
+        KDAPP_KIND,
+        action.namespace,
+        action.name,
+        action.describe(),
+        action.body,
+        action.users,
+        action.counted,
+        lambda: _apply_app(ctx, action),
+    )
 
 
 def apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
     cluster = ((action.namespace, action.name),)
-    return _counted(ctx, KDCLUSTER_KIND, action.namespace, action.name, action.describe(), action.body,
-                    cluster, cluster if action.counted else (), lambda: _apply_cluster(ctx, action))
+    return _counted(
+        ctx,
+        KDCLUSTER_KIND,
+        action.namespace,
+        action.name,
+        action.describe(),
+        action.body,
+        cluster,
+        cluster if action.counted else (),
+        lambda: _apply_cluster(ctx, action),
+    )
 
 
 def prune(ctx: ExecContext, action: Prune) -> Outcome:
-    return refusable(ctx, action.kind, action.namespace, action.name, action.describe(), ev.PRUNE_FAILED,
-                      lambda: _prune(ctx, action))
+    return refusable(
+        ctx, action.kind, action.namespace, action.name, action.describe(), ev.PRUNE_FAILED, lambda: _prune(ctx, action)
+    )
 
 
-def _kept(ctx: ExecContext, plural: str, outcome: Outcome, obj: dict[str, Any] | None,
-          manifest: dict[str, Any]) -> Outcome:
+def _kept(ctx: ExecContext, plural: str, outcome: Outcome, obj: dict[str, Any] | None, manifest: dict[str, Any]) -> Outcome:
     """server_kept's mark after the write; the reconcile then waits to read the mark, not only the write."""
     said, marked = server_kept.mark(ctx, plural, obj, manifest)
     if marked is None:
@@ -164,8 +213,11 @@ def _apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
     outcome, obj = _apply(ctx, KDAPP_PLURAL, action.namespace, action.name, action.body, action.describe())
     outcome = _kept(ctx, KDAPP_PLURAL, outcome, obj, action.body)
     if obj is not None and outcome.changed:
-        ctx.events.record(obj, ev.APPLIED, f"KubeDirectorApp {action.name} applied"
-                          + (f" at version {action.version}" if action.version else ""))
+        ctx.events.record(
+            obj,
+            ev.APPLIED,
+            f"KubeDirectorApp {action.name} applied" + (f" at version {action.version}" if action.version else ""),
+        )
     return outcome
 
 
@@ -174,8 +226,9 @@ def _apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
         reason = storage_class.refusal(ctx, action.body)
         if reason is not None:  # KubeDirector would refuse the create: say why, write nothing
             said = f"not created: KubeDirector would refuse it: {reason}"
-            ctx.events.record_ref(API_VERSION, KDCLUSTER_KIND, action.namespace, action.name, StallReason.APPLY_FAILED, said,
-                                  type_=WARNING)
+            ctx.events.record_ref(
+                API_VERSION, KDCLUSTER_KIND, action.namespace, action.name, StallReason.APPLY_FAILED, said, type_=WARNING
+            )
             log.error("%s: %s", action.describe(), said)
             return Outcome(action.describe(), False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
     outcome, obj = _apply(ctx, KDCLUSTER_PLURAL, action.namespace, action.name, action.body, action.describe())
@@ -194,15 +247,17 @@ def _prune(ctx: ExecContext, action: Prune) -> Outcome:
     if live is None or (live.get("metadata") or {}).get("uid") != action.uid:
         return Outcome(action.describe(), False, "already gone", expect=gone)
     try:
-        answer = ctx.rest.delete(API_VERSION, plural, action.namespace, action.name, uid=action.uid,
-                                 propagation_policy="Background")
+        answer = ctx.rest.delete(
+            API_VERSION, plural, action.namespace, action.name, uid=action.uid, propagation_policy="Background"
+        )
     except ApiException as exc:
         if exc.status in (404, 409):
             return Outcome(action.describe(), False, f"already gone ({exc.status})", expect=gone)
         raise
     if answer.get("kind") == live.get("kind") and rv(answer):  # finalizers: deleting, not gone yet
         gone = (Expectation(plural, action.namespace, action.name, rv(answer)),)
-    ctx.events.record(live, ev.PRUNED, f"{action.kind} {action.name} deleted: gitops-kd applied it and it is "
-                                       "no longer in Git (--prune)")
+    ctx.events.record(
+        live, ev.PRUNED, f"{action.kind} {action.name} deleted: gitops-kd applied it and it is no longer in Git (--prune)"
+    )
     log.info("pruned %s %s/%s", action.kind, action.namespace, action.name)
     return Outcome(action.describe(), True, "deleted", expect=gone)

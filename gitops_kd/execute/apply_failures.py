@@ -34,16 +34,24 @@ class Write:
     description: str
 
     def record(self, failures: int, code: int, message: str) -> dict[str, Any]:
-        return {"kind": self.kind, "namespace": self.namespace, "name": self.name, "digest": self.digest,
-                "failures": failures, "code": code, "message": message[:MESSAGE_LIMIT]}
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "digest": self.digest,
+            "failures": failures,
+            "code": code,
+            "message": message[:MESSAGE_LIMIT],
+        }
 
 
 def _expect(namespace: str, cluster: str, written: dict[str, Any]) -> Expectation:
     return Expectation(ROLLOUT_PLURAL, namespace, cluster, rv(written))
 
 
-def failed(ctx: ExecContext, write: Write, rollouts: tuple[tuple[str, str], ...], code: int, message: str,
-           said: str) -> tuple[int, tuple[Expectation, ...]]:
+def failed(
+    ctx: ExecContext, write: Write, rollouts: tuple[tuple[str, str], ...], code: int, message: str, said: str
+) -> tuple[int, tuple[Expectation, ...]]:
     """Count one more failure of ``write`` in each KDRollout of ``rollouts`` (1 again when the record is another
     write's); the STALL_AFTER_FAILURES-th in a row stalls it, ApplyRefused for a 4xx, else ApplyFailed. Returns
     the most failures in a row counted (0: no KDRollout to count in) and the writes to wait for."""
@@ -63,11 +71,20 @@ def failed(ctx: ExecContext, write: Write, rollouts: tuple[tuple[str, str], ...]
         if count >= STALL_AFTER_FAILURES and status.get("phase") != Phase.STALLED:
             reason = StallReason.APPLY_REFUSED if refused(code) else StallReason.APPLY_FAILED
             text = f"{write.description} failed {count} times in a row; last: {said}"
-            written = stall_rollout(ctx, namespace, cluster, obj, reason, text,
-                                    {APPLY_FAILURE_FIELD: {**record, "phase": status.get("phase")}}, failed_reason=None)
+            written = stall_rollout(
+                ctx,
+                namespace,
+                cluster,
+                obj,
+                reason,
+                text,
+                {APPLY_FAILURE_FIELD: {**record, "phase": status.get("phase")}},
+                failed_reason=None,
+            )
         else:
-            written = ctx.patch_rollout_status(namespace, cluster, rs.count_apply_failure(
-                status, record, generation=generation(obj), now=ctx.now()), rv=rv(obj))
+            written = ctx.patch_rollout_status(
+                namespace, cluster, rs.count_apply_failure(status, record, generation=generation(obj), now=ctx.now()), rv=rv(obj)
+            )
         expect.append(_expect(namespace, cluster, written))
     return most, tuple(expect)
 
@@ -82,8 +99,9 @@ def succeeded(ctx: ExecContext, write: Write, rollouts: tuple[tuple[str, str], .
         if obj is None or not rs.same_object(previous, write.kind, write.namespace, write.name):
             continue
         message = f"{write.description}: succeeded after {previous.get('failures')} failure(s) in a row"
-        written = ctx.patch_rollout_status(namespace, cluster, rs.lift_apply_stall(
-            status, message, generation=generation(obj), now=ctx.now()), rv=rv(obj))
+        written = ctx.patch_rollout_status(
+            namespace, cluster, rs.lift_apply_stall(status, message, generation=generation(obj), now=ctx.now()), rv=rv(obj)
+        )
         if rs.apply_stalled(status):
             ctx.event_on_cluster(namespace, cluster, ev.STALL_LIFTED, message)
         log.info("%s/%s: %s", namespace, cluster, message)

@@ -29,12 +29,20 @@ def clear_break_glass(ctx: ExecContext, a: ClearBreakGlass) -> Outcome:
     reason = (((obj or {}).get("metadata") or {}).get("annotations") or {}).get(BREAK_GLASS_ANNOTATION)
     if obj is None or reason is None:
         return Outcome(a.describe(), False, "no break-glass annotation")
-    patched = ctx.rest.patch(api, plural, a.namespace, a.name,
-                             {"metadata": {"annotations": {BREAK_GLASS_ANNOTATION: None}, "resourceVersion": rv(obj)}})
-    message = (f"break-glass annotation {BREAK_GLASS_ANNOTATION}={reason!r} removed from {a.kind} {a.namespace}/"
-               f"{a.name}: a break-glass counts for the request that set it (audited then), it is no standing "
-               "marker")
+    patched = ctx.rest.patch(
+        api,
+        plural,
+        a.namespace,
+        a.name,
+        {"metadata": {"annotations": {BREAK_GLASS_ANNOTATION: None}, "resourceVersion": rv(obj)}},
+    )
+    message = (
+        f"break-glass annotation {BREAK_GLASS_ANNOTATION}={reason!r} removed from {a.kind} {a.namespace}/"
+        f"{a.name}: a break-glass counts for the request that set it (audited then), it is no standing "
+        "marker"
+    )
     log.warning("%s", message)
     ctx.events.record(patched, ev.BREAK_GLASS_CLEARED, message, type_=WARNING)
-    return Outcome(a.describe(), True, "break-glass annotation removed",
-                   expect=(Expectation(plural, a.namespace, a.name, rv(patched)),))
+    return Outcome(
+        a.describe(), True, "break-glass annotation removed", expect=(Expectation(plural, a.namespace, a.name, rv(patched)),)
+    )

@@ -43,13 +43,13 @@ class ExecContext:
         else:
             self.events.record(obj, reason, message, type_=type_)
 
-    def patch_rollout_status(self, namespace: str, name: str, patch: dict[str, Any], *,
-                             rv: str | None) -> dict[str, Any]:
+    def patch_rollout_status(self, namespace: str, name: str, patch: dict[str, Any], *, rv: str | None) -> dict[str, Any]:
         """Merge-patch the KDRollout's status subresource, on condition that the object is still at
         resourceVersion ``rv`` (the one the caller read): a write based on a stale read, such as a deposed
         leader's, fails with 409 Conflict instead of overwriting newer progress."""
-        return self.rest.patch(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, namespace, name, _guarded("status", patch, rv),
-                               subresource="status")
+        return self.rest.patch(
+            ROLLOUT_API_VERSION, ROLLOUT_PLURAL, namespace, name, _guarded("status", patch, rv), subresource="status"
+        )
 
     def patch_rollout_spec(self, namespace: str, name: str, spec: dict[str, Any], *, rv: str | None) -> dict[str, Any]:
         """Merge-patch the KDRollout's spec, on the same resourceVersion condition as patch_rollout_status."""

@@ -26,17 +26,29 @@ class EventRecorder:
 
     def record(self, obj: Mapping[str, Any], reason: str, message: str, *, type_: str = NORMAL) -> None:
         """One Event about `obj` (a full object dict with apiVersion/kind/metadata)."""
-        body = event_body(involved(obj), reason, message, type_=type_, now=self._now(),
-                          component=self._component, host=self._host)
-        log.info("event %s %s %s/%s: %s", type_, reason, body["involvedObject"].get("namespace"),
-                 body["involvedObject"].get("name"), message)
+        body = event_body(
+            involved(obj), reason, message, type_=type_, now=self._now(), component=self._component, host=self._host
+        )
+        log.info(
+            "event %s %s %s/%s: %s",
+            type_,
+            reason,
+            body["involvedObject"].get("namespace"),
+            body["involvedObject"].get("name"),
+            message,
+        )
         try:
             self._rest.create("v1", "events", body["metadata"]["namespace"], body)
         except Exception as exc:  # noqa: BLE001 - events are best effort, as in client-go
             log.warning("could not record event %s on %s: %s", reason, body["involvedObject"].get("name"), exc)
 
-    def record_ref(self, api_version: str, kind: str, namespace: str, name: str, reason: str, message: str, *,
-                   type_: str = NORMAL) -> None:
+    def record_ref(
+        self, api_version: str, kind: str, namespace: str, name: str, reason: str, message: str, *, type_: str = NORMAL
+    ) -> None:
         """Like record() for an object known only by reference (it may not exist)."""
-        self.record({"apiVersion": api_version, "kind": kind, "metadata": {"namespace": namespace, "name": name}},
-                    reason, message, type_=type_)
+        self.record(
+            {"apiVersion": api_version, "kind": kind, "metadata": {"namespace": namespace, "name": name}},
+            reason,
+            message,
+            type_=type_,
+        )

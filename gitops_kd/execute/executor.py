@@ -51,8 +51,14 @@ def _utcnow() -> datetime:
 class Executor:
     """`Executor(api_client).execute(action) -> Outcome`. API errors propagate (the runtime retries)."""
 
-    def __init__(self, api_client: ApiClient, *, now: Callable[[], datetime] = _utcnow,
-                 component: str = "gitops-kd", reverter: failure.Reverter | None = None) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        *,
+        now: Callable[[], datetime] = _utcnow,
+        component: str = "gitops-kd",
+        reverter: failure.Reverter | None = None,
+    ) -> None:
         """`reverter(commit, reason) -> (sha, pushed)` pushes a revert for failurePolicy revert-commit (None: the
         policy halts instead)."""
         self.reverter = reverter
@@ -77,8 +83,13 @@ class Executor:
         if handler is None:
             raise TypeError(f"Executor: no handler for action {type(action).__name__}")
         outcome = handler(self._ctx, action)
-        log.log(logging.INFO if outcome.changed or outcome.failed else logging.DEBUG, "%s -> %s%s",
-                action.describe(), "FAILED: " if outcome.failed else "", outcome.message)
+        log.log(
+            logging.INFO if outcome.changed or outcome.failed else logging.DEBUG,
+            "%s -> %s%s",
+            action.describe(),
+            "FAILED: " if outcome.failed else "",
+            outcome.message,
+        )
         return outcome
 
     def close(self) -> None:

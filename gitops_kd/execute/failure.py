@@ -29,8 +29,10 @@ conflict, commit not on the branch, signatures enforced) or SourceError (transie
 
 
 def revert_message(a: HandleFailure) -> str:
-    return (f"gitops-kd: the {a.app} {a.target_version} rollout of {a.namespace}/{a.cluster} failed ({a.reason}); "
-            f"failurePolicy revert-commit goes back to {a.from_version}.\n\n{a.message}")
+    return (
+        f"gitops-kd: the {a.app} {a.target_version} rollout of {a.namespace}/{a.cluster} failed ({a.reason}); "
+        f"failurePolicy revert-commit goes back to {a.from_version}.\n\n{a.message}"
+    )
 
 
 def handle_failure(ctx: ExecContext, a: HandleFailure, reverter: Reverter | None) -> Outcome:
@@ -42,8 +44,7 @@ def handle_failure(ctx: ExecContext, a: HandleFailure, reverter: Reverter | None
     status: dict[str, Any] = obj.get("status") or {}
     if (status.get(FAILURE_FIELD) or {}).get("commit") == a.commit:
         return Outcome(a.describe(), False, "failure already handled")
-    record: dict[str, Any] = {"commit": a.commit, "reason": a.reason, "policy": a.policy,
-                              "handledAt": rfc3339(ctx.now())}
+    record: dict[str, Any] = {"commit": a.commit, "reason": a.reason, "policy": a.policy, "handledAt": rfc3339(ctx.now())}
     note = a.note
     if a.revert and reverter is None:
         note = "this controller cannot push to the Git source"
@@ -59,32 +60,56 @@ def handle_failure(ctx: ExecContext, a: HandleFailure, reverter: Reverter | None
         else:
             record["revertCommit"] = sha
             what = "pushed" if pushed else "found already on the branch"
-            ctx.event_on_cluster(a.namespace, a.cluster, ev.REVERT_PUSHED,
-                                 f"revert {sha} of commit {a.commit} {what} ({a.reason}); rolling back to "
-                                 f"{a.from_version}", warning=True)
-            return _write(ctx, a, obj, record, f"{a.message}; failurePolicy revert-commit: revert {sha[:12]} of "
-                                               f"commit {a.commit[:12]} {what}, the next poll rolls back to "
-                                               f"{a.from_version}")
+            ctx.event_on_cluster(
+                a.namespace,
+                a.cluster,
+                ev.REVERT_PUSHED,
+                f"revert {sha} of commit {a.commit} {what} ({a.reason}); rolling back to {a.from_version}",
+                warning=True,
+            )
+            return _write(
+                ctx,
+                a,
+                obj,
+                record,
+                f"{a.message}; failurePolicy revert-commit: revert {sha[:12]} of "
+                f"commit {a.commit[:12]} {what}, the next poll rolls back to "
+                f"{a.from_version}",
+            )
     if note:
         record["note"] = note
     record["rollback"] = {"possible": a.rollback_possible, "why": a.rollback_why}
     if not a.rollback_possible:
         advice = Rollback(False, a.rollback_why).advice(a.commit)
-        ctx.event_on_cluster(a.namespace, a.cluster, ev.ROLLOUT_HALTED,
-                             f"rollout of {a.app} {a.target_version} halted ({a.reason}); {advice}", warning=True)
+        ctx.event_on_cluster(
+            a.namespace,
+            a.cluster,
+            ev.ROLLOUT_HALTED,
+            f"rollout of {a.app} {a.target_version} halted ({a.reason}); {advice}",
+            warning=True,
+        )
         return _write(ctx, a, obj, record, f"{a.message}; failurePolicy {a.policy}: {advice}")
-    ctx.event_on_cluster(a.namespace, a.cluster, ev.ROLLOUT_HALTED,
-                         f"rollout of {a.app} {a.target_version} halted ({a.reason}); revert commit {a.commit} to "
-                         f"roll back" + (f"; {note}" if note else ""), warning=True)
-    return _write(ctx, a, obj, record, f"{a.message}; failurePolicy {a.policy}: revert commit {a.commit[:12]} "
-                                       f"(git revert {a.commit}) to roll back" + (f" ({note})" if note else ""))
+    ctx.event_on_cluster(
+        a.namespace,
+        a.cluster,
+        ev.ROLLOUT_HALTED,
+        f"rollout of {a.app} {a.target_version} halted ({a.reason}); revert commit {a.commit} to "
+        f"roll back" + (f"; {note}" if note else ""),
+        warning=True,
+    )
+    return _write(
+        ctx,
+        a,
+        obj,
+        record,
+        f"{a.message}; failurePolicy {a.policy}: revert commit {a.commit[:12]} "
+        f"(git revert {a.commit}) to roll back" + (f" ({note})" if note else ""),
+    )
 
 
 def _write(ctx: ExecContext, a: HandleFailure, obj: dict[str, Any], record: dict[str, Any], message: str) -> Outcome:
-    patch = rs.stall(obj.get("status") or {}, reason=a.reason, message=message, generation=generation(obj),
-                     now=ctx.now())
+    patch = rs.stall(obj.get("status") or {}, reason=a.reason, message=message, generation=generation(obj), now=ctx.now())
     patch[FAILURE_FIELD] = record
     written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
     log.warning("failure policy %s for %s/%s: %s", a.policy, a.namespace, a.cluster, message)
-    return Outcome(a.describe(), True, message,
-                   expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
+    return Outcome(a.describe(), True, message, expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))

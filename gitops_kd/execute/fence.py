@@ -28,8 +28,7 @@ class FencedRest(RestClient):
         super().__init__(api_client)
         self.fence = fence
 
-    def request(self, method: str, path: str, *, query: Any = None, body: Any = None,
-                content_type: str = JSON) -> dict[str, Any]:
+    def request(self, method: str, path: str, *, query: Any = None, body: Any = None, content_type: str = JSON) -> dict[str, Any]:
         if method != "GET" and not self.fence():
             raise NotLeading(f"not writing {method} {path}: this replica no longer holds a fresh Lease")
         return super().request(method, path, query=query, body=body, content_type=content_type)
@@ -42,8 +41,7 @@ class FencedExec(PodExec):
         super().__init__(api_client)
         self.fence = fence
 
-    def run(self, namespace: str, pod: str, container: str | None, command: Sequence[str],
-            timeout: float) -> ExecResult:
+    def run(self, namespace: str, pod: str, container: str | None, command: Sequence[str], timeout: float) -> ExecResult:
         if not self.fence():
             raise NotLeading(f"not executing in pod {namespace}/{pod}: this replica no longer holds a fresh Lease")
         return super().run(namespace, pod, container, command, timeout)

@@ -38,19 +38,30 @@ def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
         return Outcome(a.describe(), False, f"pod {a.pod} not found", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     gate = a.gate
     command = gate.probe.command()
-    result = ctx.pod_exec.run(a.namespace, a.pod, _container(pod), command,
-                              timeout=min(PROBE_TIMEOUT, float(max(1, gate.timeout_seconds))))
+    result = ctx.pod_exec.run(
+        a.namespace, a.pod, _container(pod), command, timeout=min(PROBE_TIMEOUT, float(max(1, gate.timeout_seconds)))
+    )
     revision = ((pod.get("metadata") or {}).get("labels") or {}).get("controller-revision-hash", "")
     if result.ok:
         patch = rs.pod_progress(a.pod, **gate_step.done_fields(entry), revision=revision)
         patch.update({"gateCheckedAt": rfc3339(ctx.now()), "step": f"gate passed in {a.pod}"})
         written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
         ctx.event_on_cluster(a.namespace, a.cluster, ev.GATE_PASSED, f"upgrade gate passed in pod {a.pod}")
-        return Outcome(a.describe(), True, "gate passed",
-                       expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
+        return Outcome(
+            a.describe(), True, "gate passed", expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),)
+        )
     detail = result.tail(300) or result.error or f"exit code {result.exit_code}"
-    written = ctx.patch_rollout_status(a.namespace, a.cluster, {
-        "gateCheckedAt": rfc3339(ctx.now()), "step": f"waiting for gate in {a.pod}: {detail}"}, rv=rv(obj))
+    written = ctx.patch_rollout_status(
+        a.namespace,
+        a.cluster,
+        {"gateCheckedAt": rfc3339(ctx.now()), "step": f"waiting for gate in {a.pod}: {detail}"},
+        rv=rv(obj),
+    )
     log.info("gate in %s/%s not passed yet: %s", a.namespace, a.pod, detail)
-    return Outcome(a.describe(), False, f"gate not passed yet: {detail}", requeue_after=float(gate.period_seconds),
-                   expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
+    return Outcome(
+        a.describe(),
+        False,
+        f"gate not passed yet: {detail}",
+        requeue_after=float(gate.period_seconds),
+        expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),),
+    )

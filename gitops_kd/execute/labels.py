@@ -19,12 +19,22 @@ def restore_labels(ctx: ExecContext, a: RestoreLabels) -> Outcome:
     have = (sts.get("metadata") or {}).get("labels") or {}
     if all(have.get(k) == v for k, v in a.labels):
         return Outcome(a.describe(), False, "labels already there")
-    patched = ctx.rest.patch("apps/v1", "statefulsets", a.namespace, a.statefulset,
-                             {"metadata": {"labels": dict(a.labels), "resourceVersion": rv(sts)}})
+    patched = ctx.rest.patch(
+        "apps/v1",
+        "statefulsets",
+        a.namespace,
+        a.statefulset,
+        {"metadata": {"labels": dict(a.labels), "resourceVersion": rv(sts)}},
+    )
     was = ", ".join(f"{k}={have.get(k)!r}" for k, _ in a.labels)
-    ctx.events.record(patched, ev.LABELS_RESTORED,
-                      f"KubeDirector's labels put back ({was} -> {', '.join(f'{k}={v}' for k, v in a.labels)}): "
-                      f"they were removed or changed out of band on this StatefulSet of cluster {a.cluster}, "
-                      f"role {a.role}", type_=WARNING)
-    return Outcome(a.describe(), True, "labels restored",
-                   expect=(Expectation("statefulsets", a.namespace, a.statefulset, rv(patched)),))
+    ctx.events.record(
+        patched,
+        ev.LABELS_RESTORED,
+        f"KubeDirector's labels put back ({was} -> {', '.join(f'{k}={v}' for k, v in a.labels)}): "
+        f"they were removed or changed out of band on this StatefulSet of cluster {a.cluster}, "
+        f"role {a.role}",
+        type_=WARNING,
+    )
+    return Outcome(
+        a.describe(), True, "labels restored", expect=(Expectation("statefulsets", a.namespace, a.statefulset, rv(patched)),)
+    )

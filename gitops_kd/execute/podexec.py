@@ -51,17 +51,23 @@ class PodExec:
         self._api = ApiClient(api_client.configuration)
         self._core: Any = None  # CoreV1Api, made on first use (importing it loads every client model)
 
-    def run(self, namespace: str, pod: str, container: str | None, command: Sequence[str],
-            timeout: float) -> ExecResult:
+    def run(self, namespace: str, pod: str, container: str | None, command: Sequence[str], timeout: float) -> ExecResult:
         """Run `command` (argv) and wait up to `timeout` seconds for it to exit."""
-        kwargs = {"command": list(command), "stdout": True, "stderr": True, "stdin": False, "tty": False,
-                  "_preload_content": False}
+        kwargs = {
+            "command": list(command),
+            "stdout": True,
+            "stderr": True,
+            "stdin": False,
+            "tty": False,
+            "_preload_content": False,
+        }
         if container:
             kwargs["container"] = container
         try:
             with _STREAM_LOCK:
                 if self._core is None:
                     from kubernetes.client import CoreV1Api
+
                     self._core = CoreV1Api(self._api)
                 from kubernetes.stream import stream
 
@@ -94,8 +100,14 @@ class PodExec:
         if timed_out:
             return ExecResult(None, stdout, stderr, error=f"timed out after {timeout:g}s", timed_out=True)
         if code is None:
-            return ExecResult(None, stdout, stderr, error=f"exec in pod {namespace}/{pod}: no answer (the connection "
-                                                          f"ended before the command's exit status){dropped}", lost=True)
+            return ExecResult(
+                None,
+                stdout,
+                stderr,
+                error=f"exec in pod {namespace}/{pod}: no answer (the connection "
+                f"ended before the command's exit status){dropped}",
+                lost=True,
+            )
         return ExecResult(code, stdout, stderr)
 
     def close(self) -> None:

@@ -50,11 +50,15 @@ def _expect(obj: dict[str, Any]) -> tuple[Expectation, ...]:
 
 def _create(ctx: ExecContext, a: EnsureRollout) -> dict[str, Any]:
     uid = a.cluster_uid or ((ctx.cluster(a.namespace, a.cluster) or {}).get("metadata") or {}).get("uid")
-    meta: dict[str, Any] = {"name": a.cluster, "namespace": a.namespace,
-                            "labels": {CLUSTER_LABEL: a.cluster, MANAGED_BY_LABEL: MANAGER}}
+    meta: dict[str, Any] = {
+        "name": a.cluster,
+        "namespace": a.namespace,
+        "labels": {CLUSTER_LABEL: a.cluster, MANAGED_BY_LABEL: MANAGER},
+    }
     if uid:
-        meta["ownerReferences"] = [{"apiVersion": API_VERSION, "kind": KDCLUSTER_KIND, "name": a.cluster,
-                                    "uid": uid, "blockOwnerDeletion": False}]
+        meta["ownerReferences"] = [
+            {"apiVersion": API_VERSION, "kind": KDCLUSTER_KIND, "name": a.cluster, "uid": uid, "blockOwnerDeletion": False}
+        ]
     body = {"apiVersion": ROLLOUT_API_VERSION, "kind": ROLLOUT_KIND, "metadata": meta, "spec": _spec(a)}
     return ctx.rest.create(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, a.namespace, body)
 
@@ -68,14 +72,22 @@ def _spec(a: EnsureRollout) -> dict[str, Any]:
 
 def _is_retry(status: dict[str, Any], a: EnsureRollout) -> bool:
     """A Stalled attempt to the same target, direction and origin, asked for by a newer commit."""
-    return (status.get("phase") == Phase.STALLED and status.get("targetVersion") == a.target_version
-            and status.get("commit") != a.commit and status.get("direction") == a.direction
-            and status.get("fromVersion") == a.from_version)
+    return (
+        status.get("phase") == Phase.STALLED
+        and status.get("targetVersion") == a.target_version
+        and status.get("commit") != a.commit
+        and status.get("direction") == a.direction
+        and status.get("fromVersion") == a.from_version
+    )
 
 
 def _same_attempt(status: dict[str, Any], a: EnsureRollout) -> bool:
-    return (status.get("targetVersion") == a.target_version and status.get("direction") == a.direction
-            and status.get("phase") in ACTIVE_PHASES and status.get("fromVersion") == a.from_version)
+    return (
+        status.get("targetVersion") == a.target_version
+        and status.get("direction") == a.direction
+        and status.get("phase") in ACTIVE_PHASES
+        and status.get("fromVersion") == a.from_version
+    )
 
 
 def new_attempt_id() -> str:
@@ -103,35 +115,78 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
     if a.direction == ADOPT:
         if rs.is_finished(status, a.target_version, gen):
             return Outcome(a.describe(), changed, "already recorded", expect=_expect(obj))
-        obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.adopt(
-            status, app=a.app, version=a.target_version, commit=a.commit, subject=a.subject, generation=gen,
-            now=ctx.now(), ready=a.members_ready, target_stanza=a.target_stanza, images=dict(a.images),
-            note=a.note), rv=rv(obj))
+        obj = ctx.patch_rollout_status(
+            a.namespace,
+            a.cluster,
+            rs.adopt(
+                status,
+                app=a.app,
+                version=a.target_version,
+                commit=a.commit,
+                subject=a.subject,
+                generation=gen,
+                now=ctx.now(),
+                ready=a.members_ready,
+                target_stanza=a.target_stanza,
+                images=dict(a.images),
+                note=a.note,
+            ),
+            rv=rv(obj),
+        )
         if a.deployed:
-            ctx.event_on_cluster(a.namespace, a.cluster, ev.DEPLOYED,
-                                 f"created from Git and managed by gitops-kd at {a.app} {a.target_version}")
+            ctx.event_on_cluster(
+                a.namespace, a.cluster, ev.DEPLOYED, f"created from Git and managed by gitops-kd at {a.app} {a.target_version}"
+            )
         else:
             ctx.event_on_cluster(a.namespace, a.cluster, ev.ADOPTED, f"managed by gitops-kd at {a.app} {a.target_version}")
         return Outcome(a.describe(), True, "adopted", expect=_expect(obj))
     if _is_retry(status, a):
-        obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.resume(
-            status, commit=a.commit, subject=a.subject, generation=gen, now=ctx.now()), rv=rv(obj))
-        ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STARTED, f"retrying the {a.direction} of {a.app} "
-                             f"to {a.target_version} after commit {(a.commit or '?')[:12]} (was stalled: "
-                             f"{status.get('stalledReason') or '?'}); progress made so far is kept")
+        obj = ctx.patch_rollout_status(
+            a.namespace,
+            a.cluster,
+            rs.resume(status, commit=a.commit, subject=a.subject, generation=gen, now=ctx.now()),
+            rv=rv(obj),
+        )
+        ctx.event_on_cluster(
+            a.namespace,
+            a.cluster,
+            ev.UPGRADE_STARTED,
+            f"retrying the {a.direction} of {a.app} "
+            f"to {a.target_version} after commit {(a.commit or '?')[:12]} (was stalled: "
+            f"{status.get('stalledReason') or '?'}); progress made so far is kept",
+        )
         return Outcome(a.describe(), True, "stalled rollout resumed", expect=_expect(obj))
     if _same_attempt(status, a):
         if status.get("observedGeneration") != gen:
             obj = ctx.patch_rollout_status(a.namespace, a.cluster, {"observedGeneration": gen}, rv=rv(obj))
         return Outcome(a.describe(), changed, "rollout already started", expect=_expect(obj))
     previous = attempt_of(status, {}) if status.get("targetVersion") else None
-    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.start(
-        status, direction=a.direction, app=a.app, target=a.target_version, from_version=a.from_version,
-        commit=a.commit, subject=a.subject, attempt=new_attempt_id(), from_stanza=a.from_stanza, generation=gen,
-        now=ctx.now(), previous=previous, target_stanza=a.target_stanza), rv=rv(obj))
+    obj = ctx.patch_rollout_status(
+        a.namespace,
+        a.cluster,
+        rs.start(
+            status,
+            direction=a.direction,
+            app=a.app,
+            target=a.target_version,
+            from_version=a.from_version,
+            commit=a.commit,
+            subject=a.subject,
+            attempt=new_attempt_id(),
+            from_stanza=a.from_stanza,
+            generation=gen,
+            now=ctx.now(),
+            previous=previous,
+            target_stanza=a.target_stanza,
+        ),
+        rv=rv(obj),
+    )
     reason = ev.DOWNGRADE_STARTED if a.direction == DOWNGRADE else ev.UPGRADE_STARTED
-    what = f"rebuild of {a.app} {a.target_version} (its pods do not run its template)" if a.direction == REBUILD \
+    what = (
+        f"rebuild of {a.app} {a.target_version} (its pods do not run its template)"
+        if a.direction == REBUILD
         else f"{a.direction} of {a.app} from {a.from_version or 'unknown'} to {a.target_version}"
+    )
     ctx.event_on_cluster(a.namespace, a.cluster, reason, what + (f" (commit {a.commit[:12]})" if a.commit else ""))
     return Outcome(a.describe(), True, "rollout started", expect=_expect(obj))
 
@@ -158,12 +213,27 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
     if rs.is_finished(status, a.version, gen) and dict(status.get(ROLLOUT_IMAGES_FIELD) or {}) == dict(a.images):
         return Outcome(a.describe(), False, "already finished", expect=_expect(obj))
     was_active = status.get("phase") in ACTIVE_PHASES
-    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.finish(
-        status, version=a.version, commit=status.get("commit"), generation=gen, now=ctx.now(), images=dict(a.images),
-        note=a.note), rv=rv(obj))
+    obj = ctx.patch_rollout_status(
+        a.namespace,
+        a.cluster,
+        rs.finish(
+            status,
+            version=a.version,
+            commit=status.get("commit"),
+            generation=gen,
+            now=ctx.now(),
+            images=dict(a.images),
+            note=a.note,
+        ),
+        rv=rv(obj),
+    )
     if was_active:
-        ctx.event_on_cluster(a.namespace, a.cluster, rs.succeeded_reason(status),
-                             f"all members run version {a.version} (from {status.get('fromVersion') or 'unknown'})")
+        ctx.event_on_cluster(
+            a.namespace,
+            a.cluster,
+            rs.succeeded_reason(status),
+            f"all members run version {a.version} (from {status.get('fromVersion') or 'unknown'})",
+        )
     return Outcome(a.describe(), True, "rollout finished", expect=_expect(obj))
 
 
@@ -175,8 +245,9 @@ def mark_missing(ctx: ExecContext, a: MarkMissing) -> Outcome:
     status = obj.get("status") or {}
     if rs.is_statefulset_missing(status):
         return Outcome(a.describe(), False, "already marked", expect=_expect(obj))
-    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.statefulset_missing(
-        status, role=a.role, generation=generation(obj), now=ctx.now()), rv=rv(obj))
+    obj = ctx.patch_rollout_status(
+        a.namespace, a.cluster, rs.statefulset_missing(status, role=a.role, generation=generation(obj), now=ctx.now()), rv=rv(obj)
+    )
     return Outcome(a.describe(), True, "marked not Ready", expect=_expect(obj))
 
 
@@ -204,14 +275,20 @@ def record_stages(ctx: ExecContext, a: RecordStages) -> Outcome:
     obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.pod_stages(changed), rv=rv(obj))
     kept = RolloutStatus.from_obj(obj.get("status"))
     if any(kept.stage(pod) != stage for pod, stage in changed.items()):
-        return Outcome(a.describe(), False, "the API server did not keep status.pods[].stage: the installed KDRollout "
-                       "CRD predates it (apply gitops_kd/crds); the rollout goes on without the record", failed=True,
-                       requeue_after=STAGES_PRUNED_RETRY)
+        return Outcome(
+            a.describe(),
+            False,
+            "the API server did not keep status.pods[].stage: the installed KDRollout "
+            "CRD predates it (apply gitops_kd/crds); the rollout goes on without the record",
+            failed=True,
+            requeue_after=STAGES_PRUNED_RETRY,
+        )
     return Outcome(a.describe(), True, "stages recorded", expect=_expect(obj))
 
 
-def _set_status(ctx: ExecContext, a: NoteStep | RecordInSync, fields: dict[str, Any], done: str, *,
-                observed: bool = False) -> Outcome:
+def _set_status(
+    ctx: ExecContext, a: NoteStep | RecordInSync, fields: dict[str, Any], done: str, *, observed: bool = False
+) -> Outcome:
     """Merge-patch ``fields`` into the KDRollout's status unless it already holds them (None: absent); with
     ``observed``, status.observedGeneration too (the fields were derived from the current spec)."""
     obj = ctx.rollout(a.namespace, a.cluster)
@@ -233,8 +310,12 @@ def stall(ctx: ExecContext, a: Stall) -> Outcome:
     status = obj.get("status") or {}
     if rs.is_stalled(status, a.reason, a.message):
         return Outcome(a.describe(), False, "already stalled", expect=_expect(obj))
-    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.stall(
-        status, reason=a.reason, message=a.message, generation=generation(obj), now=ctx.now()), rv=rv(obj))
+    obj = ctx.patch_rollout_status(
+        a.namespace,
+        a.cluster,
+        rs.stall(status, reason=a.reason, message=a.message, generation=generation(obj), now=ctx.now()),
+        rv=rv(obj),
+    )
     ctx.event_on_cluster(a.namespace, a.cluster, ev.UPGRADE_STALLED, f"{a.reason}: {a.message}", warning=True)
     return Outcome(a.describe(), True, "rollout stalled", expect=_expect(obj))
 
@@ -247,7 +328,8 @@ def lift_stall(ctx: ExecContext, a: LiftStall) -> Outcome:
     status = obj.get("status") or {}
     if not rs.apply_stalled(status):
         return Outcome(a.describe(), False, "not stalled by a write", expect=_expect(obj))
-    obj = ctx.patch_rollout_status(a.namespace, a.cluster, rs.lift_apply_stall(
-        status, a.message, generation=generation(obj), now=ctx.now()), rv=rv(obj))
+    obj = ctx.patch_rollout_status(
+        a.namespace, a.cluster, rs.lift_apply_stall(status, a.message, generation=generation(obj), now=ctx.now()), rv=rv(obj)
+    )
     ctx.event_on_cluster(a.namespace, a.cluster, ev.STALL_LIFTED, a.message)
     return Outcome(a.describe(), True, "stall lifted", expect=_expect(obj))

@@ -25,12 +25,14 @@ log = logging.getLogger(__name__)
 
 def kept_fields(stored: Mapping[str, Any], manifest: Mapping[str, Any]) -> list[str]:
     """Paths of Git's spec the stored object lacks or has otherwise (as drift names them)."""
-    return [c.path for c in missing_or_changed_stored(stored, {"spec": manifest.get("spec") or {}},
-                                                      str(manifest.get("kind", "")))]
+    return [
+        c.path for c in missing_or_changed_stored(stored, {"spec": manifest.get("spec") or {}}, str(manifest.get("kind", "")))
+    ]
 
 
-def mark(ctx: ExecContext, plural: str, stored: dict[str, Any] | None,
-         manifest: Mapping[str, Any]) -> tuple[str, dict[str, Any] | None]:
+def mark(
+    ctx: ExecContext, plural: str, stored: dict[str, Any] | None, manifest: Mapping[str, Any]
+) -> tuple[str, dict[str, Any] | None]:
     """After a write whose answer is ``stored``: mark the object when the server kept it different from Git.
     Returns what to add to the Outcome's message ("" when the stored object is what Git asks for) and the object
     as the server answered the mark (None: not marked): the next plan must read the mark, not only the write
@@ -43,11 +45,22 @@ def mark(ctx: ExecContext, plural: str, stored: dict[str, Any] | None,
         return "", None
     meta = stored.get("metadata") or {}
     namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
-    marked = ctx.rest.patch(API_VERSION, plural, namespace, name, {"metadata": {
-        "resourceVersion": meta.get("resourceVersion"),
-        "annotations": {SERVER_KEPT_ANNOTATION: kept_marker(digest, stored)}}})
-    said = (f"the API server stored {', '.join(fields)} differently from Git (KubeDirector's admission webhook "
-            f"or the CRD schema keeps them): not written again for this Git revision")
+    marked = ctx.rest.patch(
+        API_VERSION,
+        plural,
+        namespace,
+        name,
+        {
+            "metadata": {
+                "resourceVersion": meta.get("resourceVersion"),
+                "annotations": {SERVER_KEPT_ANNOTATION: kept_marker(digest, stored)},
+            }
+        },
+    )
+    said = (
+        f"the API server stored {', '.join(fields)} differently from Git (KubeDirector's admission webhook "
+        f"or the CRD schema keeps them): not written again for this Git revision"
+    )
     ctx.events.record(stored, SERVER_KEPT_FIELDS, said, type_=WARNING)
     log.warning("%s %s/%s: %s", stored.get("kind", plural), namespace, name, said)
     return f"; {said}", marked

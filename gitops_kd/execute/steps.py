@@ -28,7 +28,7 @@ WRAPPER = (
     f'if [ -e "$m.done" ]; then echo "gitops-kd: step already done"; exit {ALREADY_DONE}; fi; '
     'mkdir -p "$(dirname "$m")" || exit 98; '
     f'if ! mkdir "$m.started" 2>/dev/null; then echo "gitops-kd: step started before and did not finish" >&2; '
-    f'exit {INTERRUPTED}; fi; '
+    f"exit {INTERRUPTED}; fi; "
     '"$@"; rc=$?; '
     'if [ "$rc" -eq 0 ]; then touch "$m.done" || exit 98; fi; '
     'exit "$rc"'
@@ -75,19 +75,26 @@ def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
         return Outcome(a.describe(), False, f"pod {a.pod} not found", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     revision = ((pod.get("metadata") or {}).get("labels") or {}).get("controller-revision-hash", "")
     marker = marker_path(attempt_id(obj), a.step_id)
-    result = ctx.pod_exec.run(a.namespace, a.pod, a.container, wrapped_command(attempt_id(obj), a.step_id, a.command),
-                              timeout=float(a.timeout_seconds))
+    result = ctx.pod_exec.run(
+        a.namespace, a.pod, a.container, wrapped_command(attempt_id(obj), a.step_id, a.command), timeout=float(a.timeout_seconds)
+    )
     log.info("step %s in %s/%s: exit %s\n%s", a.step_id, a.namespace, a.pod, result.exit_code, result.tail())
     if result.exit_code in (0, ALREADY_DONE):
-        written = ctx.patch_rollout_status(a.namespace, a.cluster, _progress_patch(status, a, revision, result.tail()),
-                                           rv=rv(obj))
+        written = ctx.patch_rollout_status(
+            a.namespace, a.cluster, _progress_patch(status, a, revision, result.tail()), rv=rv(obj)
+        )
         if result.exit_code == 0:
             reason = RUN_KINDS[a.kind].succeeded
             output = result.tail(600)
-            ctx.event_on_cluster(a.namespace, a.cluster, reason,
-                                 f"{a.describe()}: succeeded" + (f". Output: {output}" if output else ""))
-        return Outcome(a.describe(), result.exit_code == 0, result.tail() or "done",
-                       expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
+            ctx.event_on_cluster(
+                a.namespace, a.cluster, reason, f"{a.describe()}: succeeded" + (f". Output: {output}" if output else "")
+            )
+        return Outcome(
+            a.describe(),
+            result.exit_code == 0,
+            result.tail() or "done",
+            expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),),
+        )
     if result.exit_code is None and not result.timed_out:  # refused, or no answer: the marker makes a retry safe
         return _exec_refused(ctx, a, obj, result)
     return _stall(ctx, a, obj, result, marker)
@@ -100,22 +107,30 @@ def _exec_refused(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: Exe
     progress = ((obj.get("status") or {}).get("pods") or {}).get(a.pod) or {}
     failures = int(progress.get("execFailures") or 0) + 1
     if failures >= STALL_AFTER_FAILURES:
-        message = (f"{a.describe()}: the exec could not be started or gave no answer {failures} times in a row; "
-                   f"last error: {result.error or result.tail(300)}")
+        message = (
+            f"{a.describe()}: the exec could not be started or gave no answer {failures} times in a row; "
+            f"last error: {result.error or result.tail(300)}"
+        )
         return _stall_with(ctx, a, obj, StallReason.EXEC_FAILED, message, {"execFailures": failures})
-    written = ctx.patch_rollout_status(a.namespace, a.cluster, rs.pod_progress(a.pod, execFailures=failures),
-                                       rv=rv(obj))
+    written = ctx.patch_rollout_status(a.namespace, a.cluster, rs.pod_progress(a.pod, execFailures=failures), rv=rv(obj))
     what = "exec gave no answer" if result.lost else "exec not started"
-    return Outcome(a.describe(), True, f"{what} ({failures}/{STALL_AFTER_FAILURES}): {result.error}", failed=True,
-                   requeue_after=retry_after(failures),
-                   expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
+    return Outcome(
+        a.describe(),
+        True,
+        f"{what} ({failures}/{STALL_AFTER_FAILURES}): {result.error}",
+        failed=True,
+        requeue_after=retry_after(failures),
+        expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),),
+    )
 
 
 def _stall(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult, marker: str) -> Outcome:
     if result.exit_code == INTERRUPTED:
         reason = StallReason.STEP_INTERRUPTED
-        message = (f"{a.describe()} started before but never finished (controller or pod died during it); it is "
-                   f"not run twice. Check pod {a.pod}, then remove {marker}.started in it to run the step again")
+        message = (
+            f"{a.describe()} started before but never finished (controller or pod died during it); it is "
+            f"not run twice. Check pod {a.pod}, then remove {marker}.started in it to run the step again"
+        )
     elif result.timed_out:
         reason = StallReason.STEP_TIMED_OUT
         message = f"{a.describe()} did not finish within {a.timeout_seconds}s. Output: {result.tail(600)}"
@@ -125,9 +140,11 @@ def _stall(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult
     return _stall_with(ctx, a, obj, reason, message, {"output": result.tail()})
 
 
-def _stall_with(ctx: ExecContext, a: RunStep, obj: dict[str, Any], reason: str, message: str,
-                progress: dict[str, Any]) -> Outcome:
+def _stall_with(
+    ctx: ExecContext, a: RunStep, obj: dict[str, Any], reason: str, message: str, progress: dict[str, Any]
+) -> Outcome:
     """Stall the rollout (one status write with the pod's progress fields) and say so in two Warning events."""
     written = stall_rollout(ctx, a.namespace, a.cluster, obj, reason, message, rs.pod_progress(a.pod, **progress))
-    return Outcome(a.describe(), True, message, failed=True,
-                   expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))
+    return Outcome(
+        a.describe(), True, message, failed=True, expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),)
+    )

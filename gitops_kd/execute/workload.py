@@ -23,32 +23,58 @@ def set_on_delete(ctx: ExecContext, action: SetOnDelete) -> Outcome:
     sts = ctx.rest.get("apps/v1", "statefulsets", action.namespace, action.statefulset)
     if ((sts.get("spec") or {}).get("updateStrategy") or {}).get("type") == "OnDelete":
         return Outcome(action.describe(), False, "already OnDelete")
-    patched = ctx.rest.patch("apps/v1", "statefulsets", action.namespace, action.statefulset,
-                             {"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": None}}})
+    patched = ctx.rest.patch(
+        "apps/v1",
+        "statefulsets",
+        action.namespace,
+        action.statefulset,
+        {"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": None}}},
+    )
     if action.cluster:
-        ctx.event_on_cluster(action.namespace, action.cluster, ev.STRATEGY_SET,
-                             f"StatefulSet {action.statefulset} (role {action.role}): updateStrategy OnDelete")
-    return Outcome(action.describe(), True, "updateStrategy set to OnDelete",
-                   expect=(Expectation("statefulsets", action.namespace, action.statefulset, rv(patched)),))
+        ctx.event_on_cluster(
+            action.namespace,
+            action.cluster,
+            ev.STRATEGY_SET,
+            f"StatefulSet {action.statefulset} (role {action.role}): updateStrategy OnDelete",
+        )
+    return Outcome(
+        action.describe(),
+        True,
+        "updateStrategy set to OnDelete",
+        expect=(Expectation("statefulsets", action.namespace, action.statefulset, rv(patched)),),
+    )
 
 
 def patch_template(ctx: ExecContext, action: PatchTemplate) -> Outcome:
     """The strategic merge patch is idempotent by nature; a patch that changes nothing keeps the generation."""
     before = ctx.rest.get("apps/v1", "statefulsets", action.namespace, action.statefulset)
-    patched = ctx.rest.patch("apps/v1", "statefulsets", action.namespace, action.statefulset, action.patch_body,
-                             patch_type="strategic")
+    patched = ctx.rest.patch(
+        "apps/v1", "statefulsets", action.namespace, action.statefulset, action.patch_body, patch_type="strategic"
+    )
     changed = generation(patched) != generation(before)
     if changed and action.cluster:
         fields = ", ".join(action.fields) or "owned fields"
-        ctx.event_on_cluster(action.namespace, action.cluster, ev.TEMPLATE_UPDATED,
-                             f"StatefulSet {action.statefulset} (role {action.role}): pod template updated ({fields})")
-    return Outcome(action.describe(), changed, "template patched" if changed else "template already up to date",
-                   expect=(Expectation("statefulsets", action.namespace, action.statefulset, rv(patched)),))
+        ctx.event_on_cluster(
+            action.namespace,
+            action.cluster,
+            ev.TEMPLATE_UPDATED,
+            f"StatefulSet {action.statefulset} (role {action.role}): pod template updated ({fields})",
+        )
+    return Outcome(
+        action.describe(),
+        changed,
+        "template patched" if changed else "template already up to date",
+        expect=(Expectation("statefulsets", action.namespace, action.statefulset, rv(patched)),),
+    )
 
 
 def _port_key(port: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (port.get("name"), port.get("port"), port.get("protocol") or "TCP",
-            port.get("targetPort") if port.get("targetPort") is not None else port.get("port"))
+    return (
+        port.get("name"),
+        port.get("port"),
+        port.get("protocol") or "TCP",
+        port.get("targetPort") if port.get("targetPort") is not None else port.get("port"),
+    )
 
 
 def keep_node_ports(desired: list[dict[str, Any]], live: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -60,8 +86,10 @@ def keep_node_ports(desired: list[dict[str, Any]], live: list[Mapping[str, Any]]
     matched: dict[int, Mapping[str, Any]] = {}
     rules: tuple[Callable[[Mapping[str, Any], Mapping[str, Any]], bool], ...] = (
         lambda want, have: bool(want.get("name")) and want.get("name") == have.get("name"),
-        lambda want, have: want.get("port") == have.get("port")
-        and (want.get("protocol") or "TCP") == (have.get("protocol") or "TCP"))
+        lambda want, have: (
+            want.get("port") == have.get("port") and (want.get("protocol") or "TCP") == (have.get("protocol") or "TCP")
+        ),
+    )
     for same in rules:
         for i, port in enumerate(desired):
             if i in matched or port.get("nodePort"):
@@ -86,10 +114,10 @@ def patch_service_ports(ctx: ExecContext, action: PatchServicePorts) -> Outcome:
     patched = ctx.rest.patch("v1", "services", action.namespace, action.service, {"spec": {"ports": ports}})
     if action.cluster:
         text = ", ".join(f"{p.get('name')}:{p.get('port')}" for p in ports)
-        ctx.event_on_cluster(action.namespace, action.cluster, ev.PORTS_UPDATED,
-                             f"Service {action.service}: ports now [{text}]")
-    return Outcome(action.describe(), True, "ports updated",
-                   expect=(Expectation("services", action.namespace, action.service, rv(patched)),))
+        ctx.event_on_cluster(action.namespace, action.cluster, ev.PORTS_UPDATED, f"Service {action.service}: ports now [{text}]")
+    return Outcome(
+        action.describe(), True, "ports updated", expect=(Expectation("services", action.namespace, action.service, rv(patched)),)
+    )
 
 
 def _others_down(ctx: ExecContext, action: DeletePod) -> str | None:
@@ -97,14 +125,17 @@ def _others_down(ctx: ExecContext, action: DeletePod) -> str | None:
     Ready, terminating or missing — the last check before a destructive step (never two pods down)."""
     selector = f"{CLUSTER_LABEL}={action.cluster}"
     pods = ctx.rest.list("v1", "pods", action.namespace, label_selector=selector)["items"]
-    wanted = sum(int((s.get("spec") or {}).get("replicas") or 0) for s in
-                 ctx.rest.list("apps/v1", "statefulsets", action.namespace, label_selector=selector)["items"])
+    wanted = sum(
+        int((s.get("spec") or {}).get("replicas") or 0)
+        for s in ctx.rest.list("apps/v1", "statefulsets", action.namespace, label_selector=selector)["items"]
+    )
     for pod in pods:
         meta = pod.get("metadata") or {}
         if meta.get("name") == action.pod:
             continue
-        ready = any(c.get("type") == "Ready" and c.get("status") == "True"
-                    for c in (pod.get("status") or {}).get("conditions") or ())
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in (pod.get("status") or {}).get("conditions") or ()
+        )
         if meta.get("deletionTimestamp") or not ready:
             return f"pod {meta.get('name')} is not Ready"
     if len(pods) < wanted:
@@ -117,8 +148,9 @@ def delete_pod(ctx: ExecContext, action: DeletePod) -> Outcome:
     later) while another pod of the cluster is down."""
     gone = (Expectation("pods", action.namespace, action.pod, gone_uid=action.uid),)
     if action.cluster and (why := _others_down(ctx, action)) is not None:
-        return Outcome(action.describe(), False, f"not deleting {action.pod}: {why}", failed=True,
-                       requeue_after=REQUEUE_NOT_CACHED)
+        return Outcome(
+            action.describe(), False, f"not deleting {action.pod}: {why}", failed=True, requeue_after=REQUEUE_NOT_CACHED
+        )
     try:
         answer = ctx.rest.delete("v1", "pods", action.namespace, action.pod, uid=action.uid)
     except ApiException as exc:
@@ -129,6 +161,10 @@ def delete_pod(ctx: ExecContext, action: DeletePod) -> Outcome:
         gone = (Expectation("pods", action.namespace, action.pod, rv(answer), gone_uid=action.uid),)
     if action.cluster:
         role = f" (role {action.role})" if action.role else ""
-        ctx.event_on_cluster(action.namespace, action.cluster, ev.POD_REPLACED,
-                             f"deleted pod {action.pod}{role}; the StatefulSet recreates it at the new revision")
+        ctx.event_on_cluster(
+            action.namespace,
+            action.cluster,
+            ev.POD_REPLACED,
+            f"deleted pod {action.pod}{role}; the StatefulSet recreates it at the new revision",
+        )
     return Outcome(action.describe(), True, "pod deleted", expect=gone)

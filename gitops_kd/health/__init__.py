@@ -11,7 +11,21 @@ from gitops_kd.health.service import service_health
 from gitops_kd.health.statefulset import statefulset_health
 
 __all__ = [
-    "SEVERITY", "ClusterHealth", "Health", "HealthStatus", "ObjectHealth", "aggregate", "cluster_health",
-    "health_of", "is_worse", "kdcluster_health", "kdrollout_health", "object_healths", "pod_health",
-    "pvc_health", "service_health", "statefulset_health", "worst",
+    "SEVERITY",
+    "ClusterHealth",
+    "Health",
+    "HealthStatus",
+    "ObjectHealth",
+    "aggregate",
+    "cluster_health",
+    "health_of",
+    "is_worse",
+    "kdcluster_health",
+    "kdrollout_health",
+    "object_healths",
+    "pod_health",
+    "pvc_health",
+    "service_health",
+    "statefulset_health",
+    "worst",
 ]

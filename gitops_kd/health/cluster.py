@@ -35,8 +35,13 @@ class ObjectHealth:
     stage: str = ""  # a Pod's stage in the rollout as the planner recorded it (status.pods[pod].stage)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "role": self.role or None, "stage": self.stage or None,
-                **self.health.as_dict()}
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "role": self.role or None,
+            "stage": self.stage or None,
+            **self.health.as_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -53,9 +58,15 @@ class ClusterHealth:
     objects: tuple[ObjectHealth, ...] = field(default=())
 
     def as_dict(self, *, with_objects: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {"namespace": self.namespace, "name": self.name, "app": self.app,
-                               "liveVersion": self.live_version or None, "targetVersion": self.target_version or None,
-                               "phase": self.phase or None, **self.health.as_dict()}
+        out: dict[str, Any] = {
+            "namespace": self.namespace,
+            "name": self.name,
+            "app": self.app,
+            "liveVersion": self.live_version or None,
+            "targetVersion": self.target_version or None,
+            "phase": self.phase or None,
+            **self.health.as_dict(),
+        }
         if with_objects:
             out["objects"] = [o.as_dict() for o in self.objects]
         return out
@@ -69,12 +80,16 @@ def _by_name(objs: Iterable[Obj]) -> dict[str, Obj]:
     return {_name(o): o for o in objs}
 
 
-ORPHAN_PVC = Health(HealthStatus.UNKNOWN, "orphaned: no member of the KDCluster uses it (KubeDirector keeps a "
-                                         "removed member's PVC and its data); delete it once the data is not needed")
+ORPHAN_PVC = Health(
+    HealthStatus.UNKNOWN,
+    "orphaned: no member of the KDCluster uses it (KubeDirector keeps a "
+    "removed member's PVC and its data); delete it once the data is not needed",
+)
 
 
-def _rows(kind: str, wanted: Sequence[tuple[str, str]], present: dict[str, Obj],
-          check: Callable[[Obj], Health], unreadable: str = "") -> list[ObjectHealth]:
+def _rows(
+    kind: str, wanted: Sequence[tuple[str, str]], present: dict[str, Obj], check: Callable[[Obj], Health], unreadable: str = ""
+) -> list[ObjectHealth]:
     """A row per wanted (name, role): its health, or Missing; names listed twice appear once. `unreadable`: the
     kind's plural when the reader may not list it (RBAC 403): an absent object is then Unknown, never Missing."""
     rows, seen = [], set()
@@ -93,19 +108,36 @@ def _rows(kind: str, wanted: Sequence[tuple[str, str]], present: dict[str, Obj],
     return rows
 
 
-def object_healths(rollout: Obj | None, kdcluster: Obj | None, *, statefulsets: Iterable[Obj] = (),
-                   pods: Iterable[Obj] = (), services: Iterable[Obj] = (),
-                   pvcs: Iterable[Obj] = (), unreadable: Collection[str] = ()) -> tuple[ObjectHealth, ...]:
+def object_healths(
+    rollout: Obj | None,
+    kdcluster: Obj | None,
+    *,
+    statefulsets: Iterable[Obj] = (),
+    pods: Iterable[Obj] = (),
+    services: Iterable[Obj] = (),
+    pvcs: Iterable[Obj] = (),
+    unreadable: Collection[str] = (),
+) -> tuple[ObjectHealth, ...]:
     """Rows for the KDRollout, the KDCluster, then per role its StatefulSet, member Pods, member Services and
     PVCs (Missing when KubeDirector's status names one that is absent, Unknown when its kind's plural is in
     `unreadable`: the reader may not list it), the headless Service, and last any other object passed in
     (labelled with the cluster but not named in its status)."""
     name = _name(kdcluster or {}) or _name(rollout or {})
     rows = [
-        ObjectHealth(ROLLOUT_KIND, name, kdrollout_health(rollout) if rollout is not None
-                     else Health(HealthStatus.MISSING, "no KDRollout: gitops-kd does not manage this cluster")),
-        ObjectHealth(KDCLUSTER_KIND, name, kdcluster_health(kdcluster) if kdcluster is not None
-                     else Health(HealthStatus.MISSING, f"KubeDirectorCluster {name} not found")),
+        ObjectHealth(
+            ROLLOUT_KIND,
+            name,
+            kdrollout_health(rollout)
+            if rollout is not None
+            else Health(HealthStatus.MISSING, "no KDRollout: gitops-kd does not manage this cluster"),
+        ),
+        ObjectHealth(
+            KDCLUSTER_KIND,
+            name,
+            kdcluster_health(kdcluster)
+            if kdcluster is not None
+            else Health(HealthStatus.MISSING, f"KubeDirectorCluster {name} not found"),
+        ),
     ]
     kinds: tuple[tuple[str, dict[str, Obj], Callable[[Obj], Health]], ...] = (
         ("StatefulSet", _by_name(statefulsets), statefulset_health),
@@ -170,22 +202,33 @@ def _held_to_version(rows: list[ObjectHealth], rollout: Obj | None, pods: dict[s
         want = text(images, row.role) if pod is not None else ""
         have = _app_image(pod) if pod is not None else ""
         if want and have and have != want:
-            row = ObjectHealth(row.kind, row.name, Health(HealthStatus.DEGRADED, (
-                f"runs {have}, not {want} of version {text(status, 'appVersion')} the KDRollout is at")), row.role)
+            row = ObjectHealth(
+                row.kind,
+                row.name,
+                Health(
+                    HealthStatus.DEGRADED,
+                    (f"runs {have}, not {want} of version {text(status, 'appVersion')} the KDRollout is at"),
+                ),
+                row.role,
+            )
         out.append(row)
     return out
 
 
-KEPT_MESSAGE = ("pods kept at an earlier template revision (OnDelete; gitops-kd replaces pods when the app version "
-                "or image changes)")
+KEPT_MESSAGE = (
+    "pods kept at an earlier template revision (OnDelete; gitops-kd replaces pods when the app version or image changes)"
+)
 
 
 def _kept(row: ObjectHealth) -> ObjectHealth:
     """With the rollout Idle and Ready, OnDelete pods at an earlier template revision are kept on purpose:
     gitops-kd replaces pods when the app's version or image changes, not for its own additions to the template
     (e.g. its init container, added after KubeDirector created the pods of a first deploy). Healthy, saying so."""
-    if row.kind == "StatefulSet" and row.health.status is HealthStatus.PROGRESSING \
-            and row.health.message.endswith(ON_DELETE_WAITING):
+    if (
+        row.kind == "StatefulSet"
+        and row.health.status is HealthStatus.PROGRESSING
+        and row.health.message.endswith(ON_DELETE_WAITING)
+    ):
         return ObjectHealth(row.kind, row.name, Health(HealthStatus.HEALTHY, KEPT_MESSAGE), row.role)
     return row
 
@@ -195,11 +238,16 @@ def _replacing(row: ObjectHealth) -> ObjectHealth:
     Progressing, not Degraded or Missing (a pod that exists and fails stays Degraded)."""
     status, message = row.health.status, row.health.message
     if row.kind == KDCLUSTER_KIND and status is HealthStatus.DEGRADED and message.startswith(MEMBERS_DOWN):
-        return ObjectHealth(row.kind, row.name, Health(HealthStatus.PROGRESSING,
-                            "members being replaced by the rollout: " + message[len(MEMBERS_DOWN):]), row.role)
+        return ObjectHealth(
+            row.kind,
+            row.name,
+            Health(HealthStatus.PROGRESSING, "members being replaced by the rollout: " + message[len(MEMBERS_DOWN) :]),
+            row.role,
+        )
     if row.kind == "Pod" and status is HealthStatus.MISSING:
-        return ObjectHealth(row.kind, row.name, Health(HealthStatus.PROGRESSING,
-                            f"being replaced by the rollout ({message})"), row.role)
+        return ObjectHealth(
+            row.kind, row.name, Health(HealthStatus.PROGRESSING, f"being replaced by the rollout ({message})"), row.role
+        )
     return row
 
 
@@ -228,15 +276,21 @@ def aggregate(rows: Iterable[ObjectHealth]) -> Health:
     return Health(row.health.status, message + more)
 
 
-def cluster_health(rollout: Obj | None, kdcluster: Obj | None, unreadable: Collection[str] = (),
-                   **objects: Iterable[Obj]) -> ClusterHealth:
+def cluster_health(
+    rollout: Obj | None, kdcluster: Obj | None, unreadable: Collection[str] = (), **objects: Iterable[Obj]
+) -> ClusterHealth:
     """The ClusterHealth of a KDCluster and its KDRollout (either may be None) from its objects
     (keyword lists statefulsets, pods, services, pvcs, as in object_healths; `unreadable` as there)."""
     rows = object_healths(rollout, kdcluster, unreadable=unreadable, **objects)
     meta = section(rollout or kdcluster, "metadata")
     r_spec, r_status = section(rollout, "spec"), section(rollout, "status")
     return ClusterHealth(
-        namespace=text(meta, "namespace"), name=text(meta, "name"),
+        namespace=text(meta, "namespace"),
+        name=text(meta, "name"),
         app=text(r_spec, "app") or text(section(kdcluster, "spec"), "app"),
-        live_version=text(r_status, "appVersion"), target_version=text(r_spec, "targetVersion"),
-        phase=text(r_status, "phase"), health=aggregate(rows), objects=rows)
+        live_version=text(r_status, "appVersion"),
+        target_version=text(r_spec, "targetVersion"),
+        phase=text(r_status, "phase"),
+        health=aggregate(rows),
+        objects=rows,
+    )

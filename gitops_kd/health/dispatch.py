@@ -30,7 +30,7 @@ CHECKS: Mapping[tuple[str, str], HealthFunc] = {
 
 
 def group_of(api_version: str) -> str:
-    """"apps/v1" → "apps"; "v1" → "" (the core group)."""
+    """ "apps/v1" → "apps"; "v1" → "" (the core group)."""
     return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
 
 

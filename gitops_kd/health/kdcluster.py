@@ -30,15 +30,20 @@ def _config_errors(status: Mapping[str, Any]) -> list[str]:
 
 
 def _down(status: Mapping[str, Any]) -> list[str]:
-    return [f"{text(m, 'pod')} ({text(section(m, 'stateDetail'), 'lastKnownContainerState')})"
-            for m in _members(status)
-            if text(section(m, "stateDetail"), "lastKnownContainerState") in _DOWN_CONTAINER_STATES
-            and text(m, "state") not in ("create pending", "delete pending", "deleting")]
+    return [
+        f"{text(m, 'pod')} ({text(section(m, 'stateDetail'), 'lastKnownContainerState')})"
+        for m in _members(status)
+        if text(section(m, "stateDetail"), "lastKnownContainerState") in _DOWN_CONTAINER_STATES
+        and text(m, "state") not in ("create pending", "delete pending", "deleting")
+    ]
 
 
 def _unscheduled(status: Mapping[str, Any]) -> list[str]:
-    return [f"{text(m, 'pod')}: {text(section(m, 'stateDetail'), 'schedulingErrorMessage')}"
-            for m in _members(status) if text(section(m, "stateDetail"), "schedulingErrorMessage")]
+    return [
+        f"{text(m, 'pod')}: {text(section(m, 'stateDetail'), 'schedulingErrorMessage')}"
+        for m in _members(status)
+        if text(section(m, "stateDetail"), "schedulingErrorMessage")
+    ]
 
 
 def _progress(status: Mapping[str, Any]) -> str:

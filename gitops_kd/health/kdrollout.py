@@ -35,16 +35,17 @@ def kdrollout_health(obj: Mapping[str, Any]) -> Health:
         return Health(HealthStatus.PROGRESSING, "Pending deletion")
     if section(obj, "spec").get("suspend"):
         phase = text(section(obj, "status"), "phase")
-        return Health(HealthStatus.SUSPENDED, "suspended by an operator (`gitops-kd resume` to go on)"
-                      + (f"; rollout {phase}" if phase else ""))
+        return Health(
+            HealthStatus.SUSPENDED,
+            "suspended by an operator (`gitops-kd resume` to go on)" + (f"; rollout {phase}" if phase else ""),
+        )
     status = section(obj, "status")
     if not status:
         return Health(HealthStatus.PROGRESSING, "Waiting for gitops-kd to report status")
     generation = integer(section(obj, "metadata"), "generation")
     observed = integer(status, "observedGeneration")
     if generation and observed < generation:
-        return Health(HealthStatus.PROGRESSING,
-                      f"Waiting for gitops-kd to observe generation {generation} (observed {observed})")
+        return Health(HealthStatus.PROGRESSING, f"Waiting for gitops-kd to observe generation {generation} (observed {observed})")
     stalled = condition(status, "Stalled")
     if _is_true(stalled) or text(status, "phase") == Phase.STALLED:
         fallback = text(status, "stalledReason") + (": " if text(status, "stalledReason") else "") + text(status, "message")
@@ -58,7 +59,6 @@ def kdrollout_health(obj: Mapping[str, Any]) -> Health:
     if _is_true(ready):
         ready_generation = integer(ready, "observedGeneration", observed)
         if generation and ready_generation < generation:
-            return Health(HealthStatus.PROGRESSING,
-                          f"Ready condition is for generation {ready_generation}, not {generation}")
+            return Health(HealthStatus.PROGRESSING, f"Ready condition is for generation {ready_generation}, not {generation}")
         return Health(HealthStatus.HEALTHY, text(ready or {}, "message") or text(status, "message"))
     return Health(HealthStatus.PROGRESSING, _say(ready, "Waiting for the Ready condition"))

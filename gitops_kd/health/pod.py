@@ -75,8 +75,9 @@ def _not_ready_message(status: Mapping[str, Any]) -> str:
 
 def _restarted_message(cs: Mapping[str, Any]) -> str:
     last = section(section(cs, "lastState"), "terminated")
-    message = (f"container {text(cs, 'name')} restarted {integer(cs, 'restartCount')} times, last exit code "
-               f"{integer(last, 'exitCode')}")
+    message = (
+        f"container {text(cs, 'name')} restarted {integer(cs, 'restartCount')} times, last exit code {integer(last, 'exitCode')}"
+    )
     if text(last, "reason"):
         message += f" ({text(last, 'reason')})"
     return message

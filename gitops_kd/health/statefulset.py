@@ -43,21 +43,26 @@ def statefulset_health(obj: Mapping[str, Any]) -> Health:
         if rolling.get("partition") is not None:
             wanted = replicas - integer(rolling, "partition")
             if updated < wanted:
-                return Health(HealthStatus.PROGRESSING,
-                              f"Waiting for partitioned roll out to finish: {updated} out of {wanted} "
-                              f"new pods have been updated...")
+                return Health(
+                    HealthStatus.PROGRESSING,
+                    f"Waiting for partitioned roll out to finish: {updated} out of {wanted} new pods have been updated...",
+                )
         return Health(HealthStatus.HEALTHY, f"partitioned roll out complete: {updated} new pods have been updated...")
     if kind == "OnDelete":
         if updated < replicas:
-            return Health(HealthStatus.PROGRESSING,
-                          f"Waiting for {replicas - updated} pods to be replaced at revision "
-                          f"{text(status, 'updateRevision')}{ON_DELETE_WAITING}")
+            return Health(
+                HealthStatus.PROGRESSING,
+                f"Waiting for {replicas - updated} pods to be replaced at revision "
+                f"{text(status, 'updateRevision')}{ON_DELETE_WAITING}",
+            )
         return Health(HealthStatus.HEALTHY, f"statefulset has {ready} ready pods")
     update_revision, current_revision = text(status, "updateRevision"), text(status, "currentRevision")
     if update_revision != current_revision:
-        return Health(HealthStatus.PROGRESSING,
-                      f"waiting for statefulset rolling update to complete {updated} pods at revision "
-                      f"{update_revision}...")
-    return Health(HealthStatus.HEALTHY,
-                  f"statefulset rolling update complete {integer(status, 'currentReplicas')} pods at revision "
-                  f"{current_revision}...")
+        return Health(
+            HealthStatus.PROGRESSING,
+            f"waiting for statefulset rolling update to complete {updated} pods at revision {update_revision}...",
+        )
+    return Health(
+        HealthStatus.HEALTHY,
+        f"statefulset rolling update complete {integer(status, 'currentReplicas')} pods at revision {current_revision}...",
+    )

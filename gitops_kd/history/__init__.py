@@ -11,5 +11,4 @@ from gitops_kd.history.entries import (
     entries_of,
 )
 
-__all__ = ["IN_PROGRESS", "REVERTED", "STALLED", "SUCCEEDED", "SUPERSEDED", "HistoryEntry", "closing_entry",
-           "entries_of"]
+__all__ = ["IN_PROGRESS", "REVERTED", "STALLED", "SUCCEEDED", "SUPERSEDED", "HistoryEntry", "closing_entry", "entries_of"]

@@ -40,10 +40,20 @@ class HistoryEntry:
     subject: str | None = None  # the commit's subject line, as recorded when the attempt started
 
     def as_dict(self) -> dict[str, Any]:
-        return {"namespace": self.namespace, "cluster": self.cluster, "app": self.app, "version": self.version,
-                "fromVersion": self.from_version, "commit": self.commit, "startedAt": self.started,
-                "finishedAt": self.finished, "result": self.result, "revertCommit": self.revert_commit,
-                "reason": self.reason, "subject": self.subject}
+        return {
+            "namespace": self.namespace,
+            "cluster": self.cluster,
+            "app": self.app,
+            "version": self.version,
+            "fromVersion": self.from_version,
+            "commit": self.commit,
+            "startedAt": self.started,
+            "finishedAt": self.finished,
+            "result": self.result,
+            "revertCommit": self.revert_commit,
+            "reason": self.reason,
+            "subject": self.subject,
+        }
 
 
 def _stalled_at(status: Mapping[str, Any]) -> str | None:
@@ -63,8 +73,10 @@ def _revert_of(status: Mapping[str, Any], commit: str | None) -> str | None:
 def attempt_of(status: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, Any]:
     """The current attempt's target and commit: recorded in the status when it started (the spec's for a
     KDRollout written before the status carried them)."""
-    return {"targetVersion": status.get("targetVersion") or spec.get("targetVersion"),
-            "commit": status.get("commit") or spec.get("commit")}
+    return {
+        "targetVersion": status.get("targetVersion") or spec.get("targetVersion"),
+        "commit": status.get("commit") or spec.get("commit"),
+    }
 
 
 def closing_entry(status: Mapping[str, Any], spec: Mapping[str, Any], *, now: str) -> dict[str, Any] | None:
@@ -77,9 +89,14 @@ def closing_entry(status: Mapping[str, Any], spec: Mapping[str, Any], *, now: st
     revert = _revert_of(status, commit)
     stalled = status.get("phase") == Phase.STALLED
     result = REVERTED if revert else STALLED if stalled else SUPERSEDED
-    entry = {"version": spec.get("targetVersion"), "fromVersion": status.get("fromVersion"), "commit": commit,
-             "startedAt": status.get("startedAt"), "finishedAt": (_stalled_at(status) if stalled else None) or now,
-             "result": result}
+    entry = {
+        "version": spec.get("targetVersion"),
+        "fromVersion": status.get("fromVersion"),
+        "commit": commit,
+        "startedAt": status.get("startedAt"),
+        "finishedAt": (_stalled_at(status) if stalled else None) or now,
+        "result": result,
+    }
     if status.get(SUBJECT):
         entry["subject"] = status.get(SUBJECT)
     if revert:
@@ -95,16 +112,42 @@ def entries_of(rollout: Mapping[str, Any]) -> list[HistoryEntry]:
     spec = rollout.get("spec") or {}
     status = rollout.get("status") or {}
     ns, name, app = str(meta.get("namespace", "")), str(meta.get("name", "")), str(spec.get("app", ""))
-    out = [HistoryEntry(ns, name, app, str(h.get("version", "")), h.get("fromVersion"), h.get("commit"),
-                        h.get("startedAt"), h.get("finishedAt"), str(h.get("result", SUCCEEDED)),
-                        h.get("revertCommit"), h.get("reason"), h.get("subject"))
-           for h in status.get("history") or ()]
+    out = [
+        HistoryEntry(
+            ns,
+            name,
+            app,
+            str(h.get("version", "")),
+            h.get("fromVersion"),
+            h.get("commit"),
+            h.get("startedAt"),
+            h.get("finishedAt"),
+            str(h.get("result", SUCCEEDED)),
+            h.get("revertCommit"),
+            h.get("reason"),
+            h.get("subject"),
+        )
+        for h in status.get("history") or ()
+    ]
     current = closing_entry(status, attempt_of(status, spec), now="")
     if current is not None:
         result = current["result"] if current["result"] != SUPERSEDED else IN_PROGRESS
-        out.append(HistoryEntry(ns, name, app, str(current["version"] or ""), current["fromVersion"], current["commit"],
-                                current["startedAt"], current["finishedAt"] or None, result,
-                                current.get("revertCommit"), current.get("reason"), current.get("subject")))
+        out.append(
+            HistoryEntry(
+                ns,
+                name,
+                app,
+                str(current["version"] or ""),
+                current["fromVersion"],
+                current["commit"],
+                current["startedAt"],
+                current["finishedAt"] or None,
+                result,
+                current.get("revertCommit"),
+                current.get("reason"),
+                current.get("subject"),
+            )
+        )
     return out
 
 

@@ -20,18 +20,21 @@ from gitops_kd.kd.layout import CONFIGURED
 from gitops_kd.spec.version import parse_app_version
 
 UPGRADABLE = "upgradable"  # KDApp spec field of the branch (its CRD; the flavour tells it by this field)
-NOT_ONLY_APP = ("Change to spec not allowed because not only spec.app field was changed. Do not change spec.app "
-                "with other spec fields in the same time.")
+NOT_ONLY_APP = (
+    "Change to spec not allowed because not only spec.app field was changed. Do not change spec.app "
+    "with other spec fields in the same time."
+)
 BUSY = "The {cluster} cluster already is upgrading, but it can be rolled back to the previous app"
-NOT_NEWER = ("The candidate app version {new} is not newer than version {old} that is already running at the "
-             "current cluster.")
-BAD_VERSION = ("The version string {version} cannot be recognized according Semantic Versioning rules "
-               "(see https://semver.org/).")
+NOT_NEWER = "The candidate app version {new} is not newer than version {old} that is already running at the current cluster."
+BAD_VERSION = "The version string {version} cannot be recognized according Semantic Versioning rules (see https://semver.org/)."
 NOT_UPGRADABLE = "The application {distro} of version {version} doesn't support live upgrade."
-TOO_DIFFERENT = ("The candidate app {new} spec is too different from the actual app {old} spec. Currently the "
-                 "potential differences are only for role image tags and cardinality.")
-CARDINALITY = ("The candidate app {new} {role} role cardinality doesn't satisfy the current cluster {role} role "
-               "active members count")
+TOO_DIFFERENT = (
+    "The candidate app {new} spec is too different from the actual app {old} spec. Currently the "
+    "potential differences are only for role image tags and cardinality."
+)
+CARDINALITY = (
+    "The candidate app {new} {role} role cardinality doesn't satisfy the current cluster {role} role active members count"
+)
 IMAGE_SAME = "As role {role} spec was changed its image also must be changed"
 DISTRO = "Invalid application with distroId: {new}. Expected application with distroId: {old}"
 
@@ -48,8 +51,15 @@ def busy(status: Mapping[str, Any], target: str) -> bool:
     return status.get("state") != CONFIGURED and not rollback(status, target)
 
 
-def switch_errors(status: Mapping[str, Any], running: Mapping[str, Any], target: Mapping[str, Any], *,
-                  running_name: str, target_name: str, may_mark: bool) -> list[str]:
+def switch_errors(
+    status: Mapping[str, Any],
+    running: Mapping[str, Any],
+    target: Mapping[str, Any],
+    *,
+    running_name: str,
+    target_name: str,
+    may_mark: bool,
+) -> list[str]:
     """KubeDirector's answers to switching a cluster with ``status`` from the app it runs (``running``: its stored
     spec) to ``target`` (stored spec); empty when admitted. ``may_mark``: gitops-kd sets `upgradable` on the running
     app first (it is unset, and Git does not say false), so its absence is no refusal."""
@@ -91,8 +101,9 @@ def _fits(cardinality: Any, members: int) -> bool:
     return members >= wanted if text.endswith("+") else members == wanted
 
 
-def spec_difference(status: Mapping[str, Any], running: Mapping[str, Any], target: Mapping[str, Any], *,
-                    running_name: str, target_name: str) -> str | None:
+def spec_difference(
+    status: Mapping[str, Any], running: Mapping[str, Any], target: Mapping[str, Any], *, running_name: str, target_name: str
+) -> str | None:
     """validateAppSpecChanges: the branch's answer when ``target`` differs from ``running`` beyond what it allows."""
     seen = copy.deepcopy(dict(running))
     roles = {str(r.get("id")): r for r in seen.get("roles") or ()}

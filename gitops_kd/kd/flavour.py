@@ -26,10 +26,12 @@ class Flavour:
     evidence: str
 
     def describe(self) -> str:
-        what = {STOCK: "stock KubeDirector: KDApps clusters use are held; upgrades run at the StatefulSet level",
-                LIVE_UPGRADE: "KubeDirector's live-app-upgrade branch: a Git change of a cluster's spec.app to "
-                              "another KDApp upgrades by its native switch; a KDApp version edit as on stock",
-                UNKNOWN: "KubeDirector not identified: gitops-kd upgrades as on stock"}[self.name]
+        what = {
+            STOCK: "stock KubeDirector: KDApps clusters use are held; upgrades run at the StatefulSet level",
+            LIVE_UPGRADE: "KubeDirector's live-app-upgrade branch: a Git change of a cluster's spec.app to "
+            "another KDApp upgrades by its native switch; a KDApp version edit as on stock",
+            UNKNOWN: "KubeDirector not identified: gitops-kd upgrades as on stock",
+        }[self.name]
         return f"{what} ({self.evidence})"
 
 
@@ -53,13 +55,17 @@ def flavour_of(app_crd: Mapping[str, Any] | None, cluster_crd: Mapping[str, Any]
     """The flavour the KDApp and KDCluster CRDs (as the API server serves them; None when unreadable) show."""
     if app_crd is None or cluster_crd is None:
         return Flavour(UNKNOWN, "KubeDirector's CRDs could not be read")
-    found = [what for what, yes in (("KubeDirectorApp spec.upgradable", _has(_schema(app_crd), "spec", "upgradable")),
-                                    ("KubeDirectorCluster status.upgradeInfo",
-                                     _has(_schema(cluster_crd), "status", "upgradeInfo"))) if yes]
+    found = [
+        what
+        for what, yes in (
+            ("KubeDirectorApp spec.upgradable", _has(_schema(app_crd), "spec", "upgradable")),
+            ("KubeDirectorCluster status.upgradeInfo", _has(_schema(cluster_crd), "status", "upgradeInfo")),
+        )
+        if yes
+    ]
     if found:
         return Flavour(LIVE_UPGRADE, "CRD schema has " + " and ".join(found))
-    return Flavour(STOCK, "CRD schema has neither KubeDirectorApp spec.upgradable nor KubeDirectorCluster "
-                          "status.upgradeInfo")
+    return Flavour(STOCK, "CRD schema has neither KubeDirectorApp spec.upgradable nor KubeDirectorCluster status.upgradeInfo")
 
 
 __all__ = ["LIVE_UPGRADE", "STOCK", "UNKNOWN", "Flavour", "flavour_of"]

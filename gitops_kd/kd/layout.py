@@ -42,17 +42,29 @@ CATALOG_LOCAL = "local"
 CATALOG_SYSTEM = "system"
 
 # StatefulSet spec fields the apiserver lets an update change; any other change is refused.
-STATEFULSET_MUTABLE_FIELDS = frozenset({
-    "replicas", "template", "updateStrategy", "ordinals", "persistentVolumeClaimRetentionPolicy",
-    "minReadySeconds",
-})
+STATEFULSET_MUTABLE_FIELDS = frozenset(
+    {
+        "replicas",
+        "template",
+        "updateStrategy",
+        "ordinals",
+        "persistentVolumeClaimRetentionPolicy",
+        "minReadySeconds",
+    }
+)
 
 
 def controller_cluster(meta: Mapping[str, Any]) -> str:
     """The KDCluster named by an object's controller ownerReference to a KDCluster (KubeDirector sets one on
     every StatefulSet and Service it makes: shared.OwnerReferences), "" when it has none."""
-    return next((str(r.get("name") or "") for r in meta.get("ownerReferences") or ()
-                 if r.get("controller") and r.get("kind") == KDCLUSTER_KIND), "")
+    return next(
+        (
+            str(r.get("name") or "")
+            for r in meta.get("ownerReferences") or ()
+            if r.get("controller") and r.get("kind") == KDCLUSTER_KIND
+        ),
+        "",
+    )
 
 
 def member_pod_name(statefulset: str, index: int) -> str:

@@ -24,8 +24,12 @@ from gitops_kd.spec.freeze import thaw
 
 MAX_LOG_SIZE_DUMP = 256  # pkg/shared/types.go DefaultMaxLogSizeDump
 APP_DEFAULT_FIELDS = {  # top-level default -> the role field KD writes it into (app.go validateRoles)
-    "defaultImageRepoTag": "imageRepoTag", "defaultConfigPackage": "configPackage",
-    "defaultPersistDirs": "persistDirs", "defaultEventList": "eventList", "defaultMaxLogSizeDump": "maxLogSizeDump"}
+    "defaultImageRepoTag": "imageRepoTag",
+    "defaultConfigPackage": "configPackage",
+    "defaultPersistDirs": "persistDirs",
+    "defaultEventList": "eventList",
+    "defaultMaxLogSizeDump": "maxLogSizeDump",
+}
 
 
 def _package_info(package: Any) -> dict[str, Any] | None:
@@ -33,8 +37,7 @@ def _package_info(package: Any) -> dict[str, Any] | None:
     no omitempty: kubedirectorapp_types.go), other keys dropped; null stays null."""
     if not isinstance(package, Mapping):
         return None
-    return {"packageURL": str(package.get("packageURL") or ""),
-            "useNewSetupLayout": bool(package.get("useNewSetupLayout"))}
+    return {"packageURL": str(package.get("packageURL") or ""), "useNewSetupLayout": bool(package.get("useNewSetupLayout"))}
 
 
 def stored_app_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,8 +110,12 @@ def with_kd_filled(spec: Mapping[str, Any], live_spec: Mapping[str, Any]) -> dic
             if role.get(field) is None and live.get(field) is not None:
                 role[field] = thaw(live[field])
         storage, live_storage = role.get("storage"), live.get("storage")
-        if isinstance(storage, dict) and isinstance(live_storage, Mapping) and storage.get(
-                "storageClassName") is None and live_storage.get("storageClassName") is not None:
+        if (
+            isinstance(storage, dict)
+            and isinstance(live_storage, Mapping)
+            and storage.get("storageClassName") is None
+            and live_storage.get("storageClassName") is not None
+        ):
             storage["storageClassName"] = live_storage["storageClassName"]
     return out
 

@@ -12,10 +12,11 @@ from typing import Any
 
 from gitops_kd.constants import DEFAULT_STORAGE_CLASS_ANNOTATION
 
-NO_DEFAULT_STORAGE_CLASS = ("storageClassName is not specified for one or more roles, and no default storage class "
-                            "is available.")  # pkg/validator/types.go noDefaultStorageClass
-DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
-                             "storageclass.beta.kubernetes.io/is-default-class")
+NO_DEFAULT_STORAGE_CLASS = (
+    "storageClassName is not specified for one or more roles, and no default storage class "
+    "is available."
+)  # pkg/validator/types.go noDefaultStorageClass
+DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class")
 
 
 def roles_without_class(spec: Mapping[str, Any]) -> list[tuple[int, str]]:
@@ -39,10 +40,12 @@ def default_class(classes: Iterable[Mapping[str, Any]]) -> str | None:
 
 def storage_class_reason(role: str) -> str:
     """Why `gitops-kd validate` refuses a role's storage without storageClassName (KD's own words included)."""
-    return (f'role "{role}" has storage but no storageClassName: KubeDirector then needs a default StorageClass in '
-            f'the cluster and refuses the KubeDirectorCluster without one ("{NO_DEFAULT_STORAGE_CLASS}"); name the '
-            f'class, or annotate the KDCluster {DEFAULT_STORAGE_CLASS_ANNOTATION}: "true" (or pass '
-            "--default-storage-class) when the target cluster has a default one")
+    return (
+        f'role "{role}" has storage but no storageClassName: KubeDirector then needs a default StorageClass in '
+        f'the cluster and refuses the KubeDirectorCluster without one ("{NO_DEFAULT_STORAGE_CLASS}"); name the '
+        f'class, or annotate the KDCluster {DEFAULT_STORAGE_CLASS_ANNOTATION}: "true" (or pass '
+        "--default-storage-class) when the target cluster has a default one"
+    )
 
 
 def relies_on_default_class(body: Mapping[str, Any]) -> bool:

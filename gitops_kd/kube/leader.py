@@ -71,17 +71,26 @@ class LeaderElectionRecord:
 
     def to_spec(self) -> dict[str, Any]:
         """The Lease spec for this record (LeaderElectionRecordToLeaseSpec)."""
-        spec = {"holderIdentity": self.holder_identity, "leaseDurationSeconds": self.lease_duration_seconds,
-                "acquireTime": self.acquire_time, "renewTime": self.renew_time,
-                "leaseTransitions": self.leader_transitions}
+        spec = {
+            "holderIdentity": self.holder_identity,
+            "leaseDurationSeconds": self.lease_duration_seconds,
+            "acquireTime": self.acquire_time,
+            "renewTime": self.renew_time,
+            "leaseTransitions": self.leader_transitions,
+        }
         return {key: value for key, value in spec.items() if value is not None}
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any] | None) -> LeaderElectionRecord:
         """The record in a Lease spec (LeaseSpecToLeaderElectionRecord); missing fields are zero."""
         spec = spec or {}
-        return cls(str(spec.get("holderIdentity") or ""), int(spec.get("leaseDurationSeconds") or 0),
-                   spec.get("acquireTime"), spec.get("renewTime"), int(spec.get("leaseTransitions") or 0))
+        return cls(
+            str(spec.get("holderIdentity") or ""),
+            int(spec.get("leaseDurationSeconds") or 0),
+            spec.get("acquireTime"),
+            spec.get("renewTime"),
+            int(spec.get("leaseTransitions") or 0),
+        )
 
 
 Callback = Callable[[], None]
@@ -90,11 +99,21 @@ Callback = Callable[[], None]
 class LeaderElector:
     """Campaigns for the Lease `namespace/name` as `identity`; see the module docstring for semantics."""
 
-    def __init__(self, api_client: ApiClient, *, namespace: str, name: str, identity: str,
-                 lease_duration: float = LEASE_DURATION, renew_deadline: float = LEASE_RENEW_DEADLINE,
-                 retry_period: float = LEASE_RETRY_PERIOD,
-                 on_started_leading: Callback, on_stopped_leading: Callback,
-                 on_new_leader: Callable[[str], None] | None = None, release_on_cancel: bool = True) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        *,
+        namespace: str,
+        name: str,
+        identity: str,
+        lease_duration: float = LEASE_DURATION,
+        renew_deadline: float = LEASE_RENEW_DEADLINE,
+        retry_period: float = LEASE_RETRY_PERIOD,
+        on_started_leading: Callback,
+        on_stopped_leading: Callback,
+        on_new_leader: Callable[[str], None] | None = None,
+        release_on_cancel: bool = True,
+    ) -> None:
         if lease_duration <= renew_deadline:
             raise ValueError("leaseDuration must be greater than renewDeadline")
         if renew_deadline <= JITTER_FACTOR * retry_period:
@@ -252,9 +271,16 @@ class LeaderElector:
                     log.warning("Failed to update lock optimistically: %s, falling back to slow path", _why(exc))
             lease = self._rest.get_or_none(*LEASES, self.namespace, self.name)
             if lease is None:
-                self._lease = self._rest.create(*LEASES, self.namespace, {
-                    "apiVersion": LEASES[0], "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace}, "spec": record.to_spec()})
+                self._lease = self._rest.create(
+                    *LEASES,
+                    self.namespace,
+                    {
+                        "apiVersion": LEASES[0],
+                        "kind": "Lease",
+                        "metadata": {"name": self.name, "namespace": self.namespace},
+                        "spec": record.to_spec(),
+                    },
+                )
                 self._set_observed(record)
                 return True
             self._lease = lease
@@ -312,8 +338,9 @@ class LeaderElector:
 
 
 def _with(record: LeaderElectionRecord, acquire_time: str | None, transitions: int) -> LeaderElectionRecord:
-    return LeaderElectionRecord(record.holder_identity, record.lease_duration_seconds, acquire_time,
-                                record.renew_time, transitions)
+    return LeaderElectionRecord(
+        record.holder_identity, record.lease_duration_seconds, acquire_time, record.renew_time, transitions
+    )
 
 
 def _why(exc: BaseException) -> str:

@@ -56,9 +56,19 @@ class ShardLeases:
     """This replica's shards of instance ``name`` (``shards`` of them) in ``namespace``. ``on_change(held)`` is
     called (on this object's thread) after the set of held shards changed."""
 
-    def __init__(self, api_client: ApiClient, *, namespace: str, name: str, shards: int, identity: str,
-                 lease_duration: float, renew_deadline: float, retry_period: float,
-                 on_change: Callable[[frozenset[int]], None] | None = None) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        *,
+        namespace: str,
+        name: str,
+        shards: int,
+        identity: str,
+        lease_duration: float,
+        renew_deadline: float,
+        retry_period: float,
+        on_change: Callable[[frozenset[int]], None] | None = None,
+    ) -> None:
         self._rest = RestClient(api_client)
         self.namespace, self.name, self.shards, self.identity = namespace, name, shards, identity
         self.lease_duration, self.renew_deadline, self.retry_period = lease_duration, renew_deadline, retry_period
@@ -113,40 +123,65 @@ class ShardLeases:
             log.warning("shards %s: %s", self.name, exc)
         after = self.held()
         if after != before:
-            log.info("shards %s: %s holds %s of %d (%d live replicas)", self.name, self.identity,
-                     sorted(after) or "none", self.shards, self.members)
+            log.info(
+                "shards %s: %s holds %s of %d (%d live replicas)",
+                self.name,
+                self.identity,
+                sorted(after) or "none",
+                self.shards,
+                self.members,
+            )
             if self._on_change is not None:
                 self._on_change(after)
 
     def _round(self) -> None:
         member = {MEMBER_LABEL: "true", **({STANDBY_LABEL: "true"} if self.standby else {})}
         self._write(member_lease(self.name, self.identity), member)
-        leases = {item["metadata"]["name"]: item for item in self._rest.list(
-            *LEASES, self.namespace, label_selector=f"{INSTANCE_LABEL}={self.name}")["items"]}
+        leases = {
+            item["metadata"]["name"]: item
+            for item in self._rest.list(*LEASES, self.namespace, label_selector=f"{INSTANCE_LABEL}={self.name}")["items"]
+        }
         now = time.monotonic()
         for name, lease in leases.items():
             spec = dict(lease.get("spec") or {})
             if self._seen.get(name, ({}, 0.0))[0] != spec:
                 self._seen[name] = (spec, now)
-        others = [lease for name, lease in leases.items()
-                  if self._live(name) and self._holder(lease) != self.identity]
-        verdict = count_verdict(self.shards, [(_count(lease), _labels(lease).get(STANDBY_LABEL) == "true")
-                                               for lease in others if _labels(lease).get(MEMBER_LABEL)],
-                                [_count(lease) for lease in others if _labels(lease).get(SHARD_LABEL)])
+        others = [lease for name, lease in leases.items() if self._live(name) and self._holder(lease) != self.identity]
+        verdict = count_verdict(
+            self.shards,
+            [
+                (_count(lease), _labels(lease).get(STANDBY_LABEL) == "true")
+                for lease in others
+                if _labels(lease).get(MEMBER_LABEL)
+            ],
+            [_count(lease) for lease in others if _labels(lease).get(SHARD_LABEL)],
+        )
         if verdict == STAND_BY:
             if not self.standby:
-                log.warning("shards %s: a live replica runs with more than %d shards: %s stands by",
-                            self.name, self.shards, self.identity)
+                log.warning(
+                    "shards %s: a live replica runs with more than %d shards: %s stands by", self.name, self.shards, self.identity
+                )
             self.standby = True
             for shard in list(self._renewed):
                 self._release(shard)
             return
         self.standby = False
-        self.members = max(1, 1 + sum(1 for lease in others if _labels(lease).get(MEMBER_LABEL)
-                                      and _count(lease) == self.shards and not _labels(lease).get(STANDBY_LABEL)))
+        self.members = max(
+            1,
+            1
+            + sum(
+                1
+                for lease in others
+                if _labels(lease).get(MEMBER_LABEL) and _count(lease) == self.shards and not _labels(lease).get(STANDBY_LABEL)
+            ),
+        )
         share = fair_share(self.shards, self.members)
-        mine = [s for s in range(self.shards) if self._holder(leases.get(shard_lease(self.name, s))) == self.identity
-                and _count(leases[shard_lease(self.name, s)]) == self.shards]
+        mine = [
+            s
+            for s in range(self.shards)
+            if self._holder(leases.get(shard_lease(self.name, s))) == self.identity
+            and _count(leases[shard_lease(self.name, s)]) == self.shards
+        ]
         for shard in list(self._renewed):
             if shard not in mine:  # another replica holds it now (we were too slow): stop acting at once
                 with self._lock:
@@ -211,11 +246,22 @@ class ShardLeases:
         labels = {INSTANCE_LABEL: self.name, COUNT_LABEL: str(self.shards), **labels}
         current = lease if lease is not None else self._rest.get_or_none(*LEASES, self.namespace, name)
         if current is None:
-            self._rest.create(*LEASES, self.namespace, {
-                "apiVersion": LEASES[0], "kind": "Lease",
-                "metadata": {"name": name, "namespace": self.namespace, "labels": labels},
-                "spec": {"holderIdentity": self.identity, "leaseDurationSeconds": duration,
-                         "acquireTime": stamp, "renewTime": stamp, "leaseTransitions": 0}})
+            self._rest.create(
+                *LEASES,
+                self.namespace,
+                {
+                    "apiVersion": LEASES[0],
+                    "kind": "Lease",
+                    "metadata": {"name": name, "namespace": self.namespace, "labels": labels},
+                    "spec": {
+                        "holderIdentity": self.identity,
+                        "leaseDurationSeconds": duration,
+                        "acquireTime": stamp,
+                        "renewTime": stamp,
+                        "leaseTransitions": 0,
+                    },
+                },
+            )
             return
         spec = dict(current.get("spec") or {})
         taken = spec.get("holderIdentity") != self.identity
@@ -224,8 +270,9 @@ class ShardLeases:
             spec.update(acquireTime=stamp, leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1)
         kept = {k: v for k, v in _labels(current).items() if k != STANDBY_LABEL}
         metadata = {**current["metadata"], "labels": {**kept, **labels}}
-        self._rest.replace(*LEASES, self.namespace, name,
-                           {**current, "metadata": metadata, "spec": spec})  # carries resourceVersion
+        self._rest.replace(
+            *LEASES, self.namespace, name, {**current, "metadata": metadata, "spec": spec}
+        )  # carries resourceVersion
 
 
 def _labels(lease: dict[str, Any]) -> dict[str, str]:

@@ -76,16 +76,19 @@ class Collector:
     """Watch-backed observation of every KDCluster in `namespace`: one namespace (a string), a set of
     namespaces (one set of informers per namespace, merged), or all namespaces (None)."""
 
-    def __init__(self, api_client: ApiClient, *, namespace: str | Collection[str] | None = None,
-                 resync_seconds: float | None = None) -> None:
+    def __init__(
+        self, api_client: ApiClient, *, namespace: str | Collection[str] | None = None, resync_seconds: float | None = None
+    ) -> None:
         self.namespace = namespace
         self.namespaces: frozenset[str] | None = watched_namespaces(namespace)
         self._list_ns = namespace if isinstance(namespace, str) else None  # a set's informers list only their own
         self.shared = SharedValues()  # the informers cache compact objects (observe/compact.py), equal values shared
         self._informers: dict[str, Informer | NamespacedInformers] = {
-            kind: _informer(api_client, api, plural, namespace, selector, resync_seconds,
-                            transform(self.shared, pod=kind == "pods"))
-            for kind, api, plural, selector in KINDS}
+            kind: _informer(
+                api_client, api, plural, namespace, selector, resync_seconds, transform(self.shared, pod=kind == "pods")
+            )
+            for kind, api, plural, selector in KINDS
+        }
         self._callbacks: list[ChangeCallback] = []
         self._changed = threading.Condition()
         self._snap_lock = threading.Lock()
@@ -165,8 +168,9 @@ class Collector:
             cluster_memo: dict[tuple[str, str], tuple[Any, ObservedCluster]] = {}
             for raw in self._informers["clusters"].shared(self._list_ns):
                 key = (_ns(raw), _name(raw))
-                cluster_memo[key] = self._cluster_model(key, raw, sts.get(key, []), pods.get(key, []),
-                                                        svcs.get(key, []), rollouts.get(key))
+                cluster_memo[key] = self._cluster_model(
+                    key, raw, sts.get(key, []), pods.get(key, []), svcs.get(key, []), rollouts.get(key)
+                )
                 clusters[key] = cluster_memo[key][1]
             self._apps, self._clusters = app_memo, cluster_memo  # objects gone from the caches are forgotten
             return ObservedState(apps=apps, clusters=clusters, flavour=self.flavour.name())
@@ -199,14 +203,23 @@ class Collector:
         known = self._apps.get(key)
         return rv, known[1] if known is not None and known[0] == rv else observed_app(raw)
 
-    def _cluster_model(self, key: tuple[str, str], raw: Mapping[str, Any], sts: list[Any], pods: list[Any],
-                       svcs: list[Any], rollout: Mapping[str, Any] | None) -> tuple[Any, ObservedCluster]:
+    def _cluster_model(
+        self,
+        key: tuple[str, str],
+        raw: Mapping[str, Any],
+        sts: list[Any],
+        pods: list[Any],
+        svcs: list[Any],
+        rollout: Mapping[str, Any] | None,
+    ) -> tuple[Any, ObservedCluster]:
         """(resourceVersions, model) of a KDCluster and its objects: the previous model while none changed."""
-        sig = (_rv_of(raw), *(tuple(_rv_of(o) for o in objs) for objs in (sts, pods, svcs)),
-               _rv_of(rollout) if rollout is not None else None)
+        sig = (
+            _rv_of(raw),
+            *(tuple(_rv_of(o) for o in objs) for objs in (sts, pods, svcs)),
+            _rv_of(rollout) if rollout is not None else None,
+        )
         cached = self._clusters.get(key)
-        return sig, cached[1] if cached is not None and cached[0] == sig else \
-            observed_cluster(raw, sts, pods, svcs, rollout)
+        return sig, cached[1] if cached is not None and cached[0] == sig else observed_cluster(raw, sts, pods, svcs, rollout)
 
     # -- internals ---------------------------------------------------------------------------------
     def _met(self, e: Expectation) -> bool:
@@ -248,13 +261,28 @@ def watched_namespaces(namespace: str | Collection[str] | None) -> frozenset[str
     return frozenset([namespace]) if isinstance(namespace, str) else frozenset(namespace)
 
 
-def _informer(api_client: ApiClient, api: str, plural: str, namespace: str | Collection[str] | None,
-              selector: str | None, resync_seconds: float | None, compact: Transform) -> Informer | NamespacedInformers:
+def _informer(
+    api_client: ApiClient,
+    api: str,
+    plural: str,
+    namespace: str | Collection[str] | None,
+    selector: str | None,
+    resync_seconds: float | None,
+    compact: Transform,
+) -> Informer | NamespacedInformers:
     if namespace is None or isinstance(namespace, str):
-        return Informer(api_client, api, plural, namespace=namespace, label_selector=selector,
-                        resync_seconds=resync_seconds, transform=compact)
-    return NamespacedInformers(api_client, api, plural, namespaces=namespace, label_selector=selector,
-                               resync_seconds=resync_seconds, transform=compact)
+        return Informer(
+            api_client,
+            api,
+            plural,
+            namespace=namespace,
+            label_selector=selector,
+            resync_seconds=resync_seconds,
+            transform=compact,
+        )
+    return NamespacedInformers(
+        api_client, api, plural, namespaces=namespace, label_selector=selector, resync_seconds=resync_seconds, transform=compact
+    )
 
 
 # -- dict -> model (pure) --------------------------------------------------------------------------
@@ -269,13 +297,23 @@ def observed_app(raw: Mapping[str, Any]) -> ObservedApp:
             upgrade = UpgradeSpec.from_annotation(text, source)
         except SpecError as exc:
             log.warning("%s", exc)
-    return ObservedApp(namespace=_ns(raw), name=_name(raw), version=str((raw.get("spec") or {}).get("version", "")),
-                       upgrade=upgrade, resource_version=str(meta.get("resourceVersion", "")), raw=raw)
+    return ObservedApp(
+        namespace=_ns(raw),
+        name=_name(raw),
+        version=str((raw.get("spec") or {}).get("version", "")),
+        upgrade=upgrade,
+        resource_version=str(meta.get("resourceVersion", "")),
+        raw=raw,
+    )
 
 
-def observed_cluster(raw: Mapping[str, Any], sts: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]],
-                     svcs: Sequence[Mapping[str, Any]],
-                     rollout: Mapping[str, Any] | None) -> ObservedCluster:
+def observed_cluster(
+    raw: Mapping[str, Any],
+    sts: Sequence[Mapping[str, Any]],
+    pods: Sequence[Mapping[str, Any]],
+    svcs: Sequence[Mapping[str, Any]],
+    rollout: Mapping[str, Any] | None,
+) -> ObservedCluster:
     """A live KDCluster with its role StatefulSets, member pods, Services and KDRollout."""
     meta, spec = _meta(raw), raw.get("spec") or {}
     by_role: dict[str, list[ObservedPod]] = {}
@@ -284,13 +322,20 @@ def observed_cluster(raw: Mapping[str, Any], sts: Sequence[Mapping[str, Any]], p
         if pod is not None:
             by_role.setdefault(pod.role, []).append(pod)
     by_name = kd_roles(raw)  # KubeDirector's own record of each object's role: a label may be removed or changed
-    statefulsets = {s.role: s for s in (observed_statefulset(x, by_name.get(_name(x), "")) for x in sts)
-                    if s is not None}
+    statefulsets = {s.role: s for s in (observed_statefulset(x, by_name.get(_name(x), "")) for x in sts) if s is not None}
     services = tuple(observed_service(s, by_name.get(_name(s), "")) for s in sorted(svcs, key=_name))
-    return ObservedCluster(namespace=_ns(raw), name=_name(raw), uid=str(meta.get("uid", "")),
-                           app=str(spec.get("app", "")), kd_state=(raw.get("status") or {}).get("state"),
-                           raw=raw, statefulsets=statefulsets, pods={r: tuple(p) for r, p in by_role.items()},
-                           services=services, rollout=observed_rollout(rollout) if rollout else None)
+    return ObservedCluster(
+        namespace=_ns(raw),
+        name=_name(raw),
+        uid=str(meta.get("uid", "")),
+        app=str(spec.get("app", "")),
+        kd_state=(raw.get("status") or {}).get("state"),
+        raw=raw,
+        statefulsets=statefulsets,
+        pods={r: tuple(p) for r, p in by_role.items()},
+        services=services,
+        rollout=observed_rollout(rollout) if rollout else None,
+    )
 
 
 def kd_roles(raw: Mapping[str, Any]) -> dict[str, str]:
@@ -312,13 +357,20 @@ def observed_statefulset(raw: Mapping[str, Any], status_role: str = "") -> Obser
     if not role:
         return None
     return ObservedStatefulSet(
-        name=_name(raw), namespace=_ns(raw), role=str(role), uid=str(meta.get("uid", "")),
-        generation=int(meta.get("generation") or 0), observed_generation=status.get("observedGeneration"),
+        name=_name(raw),
+        namespace=_ns(raw),
+        role=str(role),
+        uid=str(meta.get("uid", "")),
+        generation=int(meta.get("generation") or 0),
+        observed_generation=status.get("observedGeneration"),
         update_strategy=str((spec.get("updateStrategy") or {}).get("type") or ROLLING_UPDATE),
         replicas=int(spec["replicas"]) if spec.get("replicas") is not None else 1,
         current_revision=str(status.get("currentRevision") or ""),
         update_revision=str(status.get("updateRevision") or ""),
-        template=spec.get("template") or {}, raw=raw, ready_replicas=int(status.get("readyReplicas") or 0))
+        template=spec.get("template") or {},
+        raw=raw,
+        ready_replicas=int(status.get("readyReplicas") or 0),
+    )
 
 
 _ORDINAL = re.compile(r"-(\d+)$")
@@ -333,12 +385,20 @@ def observed_pod(raw: Mapping[str, Any]) -> ObservedPod | None:
     ready = next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), None)
     is_ready = ready is not None and ready.get("status") == "True"
     return ObservedPod(
-        name=_name(raw), namespace=_ns(raw), role=str(role), ordinal=int(match.group(1)),
-        uid=str(meta.get("uid", "")), revision=str(labels.get(REVISION_LABEL, "")),
-        phase=str(status.get("phase") or "Pending"), ready=is_ready,
-        deleting=meta.get("deletionTimestamp") is not None, created_at=parse_time(meta.get("creationTimestamp")),
+        name=_name(raw),
+        namespace=_ns(raw),
+        role=str(role),
+        ordinal=int(match.group(1)),
+        uid=str(meta.get("uid", "")),
+        revision=str(labels.get(REVISION_LABEL, "")),
+        phase=str(status.get("phase") or "Pending"),
+        ready=is_ready,
+        deleting=meta.get("deletionTimestamp") is not None,
+        created_at=parse_time(meta.get("creationTimestamp")),
         ready_since=parse_time(ready.get("lastTransitionTime")) if is_ready and ready else None,
-        pod_ip=status.get("podIP"), image=_app_image(raw))
+        pod_ip=status.get("podIP"),
+        image=_app_image(raw),
+    )
 
 
 def _app_image(raw: Mapping[str, Any]) -> str:
@@ -352,8 +412,13 @@ def _app_image(raw: Mapping[str, Any]) -> str:
 def observed_service(raw: Mapping[str, Any], status_role: str = "") -> ObservedService:
     """A KDCluster's Service: its role ``status_role`` (KubeDirector's status) when given, else its label."""
     role = status_role or (_meta(raw).get("labels") or {}).get(ROLE_LABEL)
-    return ObservedService(name=_name(raw), namespace=_ns(raw), role=str(role) if role else None,
-                           ports=tuple((raw.get("spec") or {}).get("ports") or ()), raw=raw)
+    return ObservedService(
+        name=_name(raw),
+        namespace=_ns(raw),
+        role=str(role) if role else None,
+        ports=tuple((raw.get("spec") or {}).get("ports") or ()),
+        raw=raw,
+    )
 
 
 def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
@@ -361,14 +426,28 @@ def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
     st = RolloutStatus.from_obj(raw.get("status"))
     from_upgrade, target_upgrade = _stanza(raw, "fromStanza"), _stanza(raw, TARGET_STANZA_FIELD)
     return ObservedRollout(
-        name=_name(raw), namespace=_ns(raw), uid=str(meta.get("uid", "")), generation=int(meta.get("generation") or 0),
-        target_version=st.target_version, from_version=st.from_version, commit=st.commit,
-        app_version=st.app_version, phase=str(st.phase or ""), pods=dict(st.pods),
-        gate_started_at=parse_time(st.gate_started_at), stalled_reason=st.stalled_reason,
-        conditions=st.conditions, raw=raw, current_pod=st.current_pod,
-        gate_checked_at=parse_time(st.gate_checked_at), direction=st.direction,
-        app=spec.get("app"), observed_generation=st.observed_generation, from_upgrade=from_upgrade,
-        target_upgrade=target_upgrade)
+        name=_name(raw),
+        namespace=_ns(raw),
+        uid=str(meta.get("uid", "")),
+        generation=int(meta.get("generation") or 0),
+        target_version=st.target_version,
+        from_version=st.from_version,
+        commit=st.commit,
+        app_version=st.app_version,
+        phase=str(st.phase or ""),
+        pods=dict(st.pods),
+        gate_started_at=parse_time(st.gate_started_at),
+        stalled_reason=st.stalled_reason,
+        conditions=st.conditions,
+        raw=raw,
+        current_pod=st.current_pod,
+        gate_checked_at=parse_time(st.gate_checked_at),
+        direction=st.direction,
+        app=spec.get("app"),
+        observed_generation=st.observed_generation,
+        from_upgrade=from_upgrade,
+        target_upgrade=target_upgrade,
+    )
 
 
 def _stanza(raw: Mapping[str, Any], field: str) -> UpgradeSpec | None:

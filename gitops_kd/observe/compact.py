@@ -21,9 +21,27 @@ from kubeplumb.informer import Transform
 POD_STATUS_FIELDS = ("phase", "conditions", "podIP")
 """The Pod status fields kept (read by observe.collector.observed_pod)."""
 
-UNSHARED_KEYS = frozenset({"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "lastTransitionTime",
-                           "lastProbeTime", "lastUpdateTime", "startTime", "startedAt", "finishedAt", "podIP", "ip",
-                           "hostIP", "gateCheckedAt", "gateStartedAt", "readySince", "requestedAt"})
+UNSHARED_KEYS = frozenset(
+    {
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "lastTransitionTime",
+        "lastProbeTime",
+        "lastUpdateTime",
+        "startTime",
+        "startedAt",
+        "finishedAt",
+        "podIP",
+        "ip",
+        "hostIP",
+        "gateCheckedAt",
+        "gateStartedAt",
+        "readySince",
+        "requestedAt",
+    }
+)
 """Keys whose values are unique to one object or one version of it: kept out of the table (never shared, and
 each write would add entries)."""
 
@@ -87,14 +105,21 @@ def pod_fields(pod: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a Pod gitops-kd reads: apiVersion, kind, metadata, the app container's name and image,
     and status.phase, conditions and podIP."""
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
-    containers = [{"name": c.get("name"), "image": c.get("image")}
-                  for c in spec.get("containers") or () if c.get("name") == APP_CONTAINER]
-    return {"apiVersion": pod.get("apiVersion"), "kind": pod.get("kind"), "metadata": pod.get("metadata") or {},
-            "spec": {"containers": containers}, "status": {k: status[k] for k in POD_STATUS_FIELDS if k in status}}
+    containers = [
+        {"name": c.get("name"), "image": c.get("image")} for c in spec.get("containers") or () if c.get("name") == APP_CONTAINER
+    ]
+    return {
+        "apiVersion": pod.get("apiVersion"),
+        "kind": pod.get("kind"),
+        "metadata": pod.get("metadata") or {},
+        "spec": {"containers": containers},
+        "status": {k: status[k] for k in POD_STATUS_FIELDS if k in status},
+    }
 
 
 def transform(shared: SharedValues, *, pod: bool = False) -> Transform:
     """An informer transform that compacts every object with ``shared``."""
+
     def apply(obj: dict[str, Any]) -> Mapping[str, Any]:
         return compact(obj, shared, pod=pod)
 

@@ -16,9 +16,17 @@ class NamespacedInformers:
     """Watches `plural` in each of `namespaces` (one list+watch each, as a namespaced Role allows);
     `get` routes by namespace, `list` merges, handlers see every namespace's events."""
 
-    def __init__(self, api_client: ApiClient, api_version: str, plural: str, *, namespaces: Iterable[str],
-                 label_selector: str | None = None, resync_seconds: float | None = None,
-                 transform: Transform | None = None) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        api_version: str,
+        plural: str,
+        *,
+        namespaces: Iterable[str],
+        label_selector: str | None = None,
+        resync_seconds: float | None = None,
+        transform: Transform | None = None,
+    ) -> None:
         self.api_version = api_version
         self.plural = plural
         self.namespaces = tuple(sorted(set(namespaces)))
@@ -26,9 +34,17 @@ class NamespacedInformers:
             raise ValueError("NamespacedInformers needs at least one namespace")
         self.label_selector = label_selector
         self._by_ns: dict[str, Informer] = {
-            ns: Informer(api_client, api_version, plural, namespace=ns, label_selector=label_selector,
-                         resync_seconds=resync_seconds, transform=transform)
-            for ns in self.namespaces}
+            ns: Informer(
+                api_client,
+                api_version,
+                plural,
+                namespace=ns,
+                label_selector=label_selector,
+                resync_seconds=resync_seconds,
+                transform=transform,
+            )
+            for ns in self.namespaces
+        }
 
     @property
     def members(self) -> Mapping[str, Informer]:
@@ -49,8 +65,9 @@ class NamespacedInformers:
 
     def wait_synced(self, timeout: float | None = None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
-        return all(i.wait_synced(None if deadline is None else max(0.0, deadline - time.monotonic()))
-                   for i in self._by_ns.values())
+        return all(
+            i.wait_synced(None if deadline is None else max(0.0, deadline - time.monotonic())) for i in self._by_ns.values()
+        )
 
     @property
     def synced(self) -> bool:

@@ -20,8 +20,12 @@ from gitops_kd.kd import layout
 from gitops_kd.spec.state import Key
 from kubeplumb.rest import RestClient
 
-MEMBER_KINDS = (("statefulsets", "apps/v1", "statefulsets"), ("pods", "v1", "pods"),
-                ("services", "v1", "services"), ("pvcs", "v1", "persistentvolumeclaims"))
+MEMBER_KINDS = (
+    ("statefulsets", "apps/v1", "statefulsets"),
+    ("pods", "v1", "pods"),
+    ("services", "v1", "services"),
+    ("pvcs", "v1", "persistentvolumeclaims"),
+)
 
 Obj = dict[str, Any]
 
@@ -49,8 +53,16 @@ def _forbidden(exc: ApiException) -> bool:
     return exc.status in (401, 403)
 
 
-def _list(rest: RestClient, api_version: str, plural: str, namespace: str | None, *, selector: str | None,
-          tolerate: bool, forbidden: list[str]) -> list[Obj]:
+def _list(
+    rest: RestClient,
+    api_version: str,
+    plural: str,
+    namespace: str | None,
+    *,
+    selector: str | None,
+    tolerate: bool,
+    forbidden: list[str],
+) -> list[Obj]:
     try:
         return list(rest.list(api_version, plural, namespace, label_selector=selector).get("items") or [])
     except ApiException as exc:
@@ -64,13 +76,16 @@ def _unlabelled_pvcs(rest: RestClient, kdcluster: Obj | None, found: list[Obj]) 
     """PVCs KubeDirector's status names that the label selector did not return (fetched one by one)."""
     namespace, _ = key_of(kdcluster or {})
     have = {(o.get("metadata") or {}).get("name") for o in found}
-    names = [m.get("pvc") for r in ((kdcluster or {}).get("status") or {}).get("roles") or []
-             for m in r.get("members") or [] if m.get("pvc") and m.get("pvc") not in have]
+    names = [
+        m.get("pvc")
+        for r in ((kdcluster or {}).get("status") or {}).get("roles") or []
+        for m in r.get("members") or []
+        if m.get("pvc") and m.get("pvc") not in have
+    ]
     return [obj for n in names if (obj := rest.get_or_none("v1", "persistentvolumeclaims", namespace, n)) is not None]
 
 
-def fetch(rest: RestClient, namespace: str | None, name: str | None = None, *,
-          tolerate_forbidden: bool = False) -> Fleet:
+def fetch(rest: RestClient, namespace: str | None, name: str | None = None, *, tolerate_forbidden: bool = False) -> Fleet:
     """Every managed KDCluster in ``namespace`` (None: all) with its objects, or the one named ``name``
     (also when it has no KDRollout)."""
     forbidden: list[str] = []
@@ -82,14 +97,14 @@ def fetch(rest: RestClient, namespace: str | None, name: str | None = None, *,
         kdclusters = {key_of(found): found} if found else {}
     else:
         rollouts = {key_of(o): o for o in rest.list(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, namespace).get("items") or []}
-        kdclusters = {key_of(o): o for o in
-                      rest.list(layout.API_VERSION, layout.KDCLUSTER_PLURAL, namespace).get("items") or []}
+        kdclusters = {key_of(o): o for o in rest.list(layout.API_VERSION, layout.KDCLUSTER_PLURAL, namespace).get("items") or []}
     keys = sorted(set(rollouts) | (set(kdclusters) if name else set()))
     members: dict[str, dict[Key, list[Obj]]] = {}
     for kind, api_version, plural in MEMBER_KINDS:
         grouped: dict[Key, list[Obj]] = defaultdict(list)
-        for obj in _list(rest, api_version, plural, namespace, selector=selector, tolerate=tolerate_forbidden,
-                         forbidden=forbidden):
+        for obj in _list(
+            rest, api_version, plural, namespace, selector=selector, tolerate=tolerate_forbidden, forbidden=forbidden
+        ):
             meta = obj.get("metadata") or {}
             grouped[(meta.get("namespace") or "", (meta.get("labels") or {}).get(layout.CLUSTER_LABEL, ""))].append(obj)
         members[kind] = grouped
@@ -110,8 +125,9 @@ def healths(fleet: Fleet) -> list[ClusterHealth]:
     """The ClusterHealth of each cluster of the fleet, in key order (pure); a member kind the reader may not list
     is Unknown there, never Missing."""
     unreadable = {f.split(" ")[0] for f in fleet.forbidden}
-    return [cluster_health(fleet.rollouts.get(key), fleet.kdclusters.get(key), unreadable, **fleet.objects(key))
-            for key in fleet.keys]
+    return [
+        cluster_health(fleet.rollouts.get(key), fleet.kdclusters.get(key), unreadable, **fleet.objects(key)) for key in fleet.keys
+    ]
 
 
 def collect(rest: RestClient, namespace: str | None, name: str | None = None) -> list[ClusterHealth]:

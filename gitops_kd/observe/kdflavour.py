@@ -38,8 +38,9 @@ class FlavourCache:
     most every ``seconds``; a read that fails keeps the last answer (before the first, UNKNOWN saying why), so
     neither a snapshot nor a poll's record fails on it."""
 
-    def __init__(self, api_client: ApiClient, seconds: float = REFRESH_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, api_client: ApiClient, seconds: float = REFRESH_SECONDS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._rest, self._seconds, self._clock = RestClient(api_client), seconds, clock
         self._flavour = Flavour(UNKNOWN, "not read yet")
         self._known = False

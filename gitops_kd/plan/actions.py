@@ -141,8 +141,10 @@ class EnsureRollout(_ClusterScoped):
         if self.direction == ADOPT:
             verb = "record the first deploy of" if self.deployed else "adopt"
             return f"{verb} KubeDirectorCluster {self.namespace}/{self.cluster} at {self.app} {self.target_version}"
-        return (f"start {self.direction} of {self.namespace}/{self.cluster}: {self.app} "
-                f"{self.from_version or '?'} -> {self.target_version}")
+        return (
+            f"start {self.direction} of {self.namespace}/{self.cluster}: {self.app} "
+            f"{self.from_version or '?'} -> {self.target_version}"
+        )
 
 
 @dataclass(frozen=True)
@@ -360,8 +362,10 @@ class RestoreLabels(_ClusterScoped):
     cluster: str
 
     def describe(self) -> str:
-        return (f"restore labels {', '.join(f'{k}={v}' for k, v in self.labels)} on StatefulSet "
-                f"{self.namespace}/{self.statefulset} (role {self.role})")
+        return (
+            f"restore labels {', '.join(f'{k}={v}' for k, v in self.labels)} on StatefulSet "
+            f"{self.namespace}/{self.statefulset} (role {self.role})"
+        )
 
 
 @dataclass(frozen=True)
@@ -473,9 +477,13 @@ class HandleFailure(_ClusterScoped):
     rollback_why: str = ""
 
     def describe(self) -> str:
-        what = f"push a revert of commit {self.commit[:12]}" if self.revert else \
-            f"halt (revert commit {self.commit[:12]} to roll back)" if self.rollback_possible else \
-            "halt (a revert would be refused: roll forward)"
+        what = (
+            f"push a revert of commit {self.commit[:12]}"
+            if self.revert
+            else f"halt (revert commit {self.commit[:12]} to roll back)"
+            if self.rollback_possible
+            else "halt (a revert would be refused: roll forward)"
+        )
         return f"failure policy {self.policy} for {self.namespace}/{self.cluster} ({self.reason}): {what}"
 
 
@@ -500,10 +508,32 @@ class Wait:
         return f"wait: {where}{self.reason} (requeue after {self.requeue_after_seconds:g}s)"
 
 
-Action = (ApplyApp | ApplyCluster | EnsureRollout | SetOnDelete | PatchTemplate | PatchServicePorts | DeletePod
-          | RunStep | StartGate | CheckGate | FinishRollout | MarkMissing | NoteStep | Prune | RecordInSync | RecordStages
-          | Stall | LiftStall
-          | HandleFailure | RestoreLabels | ClearBreakGlass | MarkUpgradable | SwitchApp | Wait)
+Action = (
+    ApplyApp
+    | ApplyCluster
+    | EnsureRollout
+    | SetOnDelete
+    | PatchTemplate
+    | PatchServicePorts
+    | DeletePod
+    | RunStep
+    | StartGate
+    | CheckGate
+    | FinishRollout
+    | MarkMissing
+    | NoteStep
+    | Prune
+    | RecordInSync
+    | RecordStages
+    | Stall
+    | LiftStall
+    | HandleFailure
+    | RestoreLabels
+    | ClearBreakGlass
+    | MarkUpgradable
+    | SwitchApp
+    | Wait
+)
 
 
 def waits_last(actions: Iterable[Action]) -> tuple[Action, ...]:
@@ -511,9 +541,31 @@ def waits_last(actions: Iterable[Action]) -> tuple[Action, ...]:
     listed = list(actions)
     return tuple([a for a in listed if not isinstance(a, Wait)] + [a for a in listed if isinstance(a, Wait)])
 
+
 __all__ = [
-    "ADOPT", "DOWNGRADE", "HOOK_STEP", "MIGRATE_STEP", "REBUILD", "UPGRADE",
-    "Action", "ApplyApp", "ApplyCluster", "CheckGate", "DeletePod", "EnsureRollout", "FinishRollout",
-    "HandleFailure", "MarkUpgradable", "PatchServicePorts", "PatchTemplate", "Plan", "Refusal", "RunStep", "SetOnDelete", "Stall",
-    "StartGate", "SwitchApp", "Wait",
+    "ADOPT",
+    "DOWNGRADE",
+    "HOOK_STEP",
+    "MIGRATE_STEP",
+    "REBUILD",
+    "UPGRADE",
+    "Action",
+    "ApplyApp",
+    "ApplyCluster",
+    "CheckGate",
+    "DeletePod",
+    "EnsureRollout",
+    "FinishRollout",
+    "HandleFailure",
+    "MarkUpgradable",
+    "PatchServicePorts",
+    "PatchTemplate",
+    "Plan",
+    "Refusal",
+    "RunStep",
+    "SetOnDelete",
+    "Stall",
+    "StartGate",
+    "SwitchApp",
+    "Wait",
 ]

@@ -22,8 +22,9 @@ from gitops_kd.observed import ObservedCluster
 from gitops_kd.plan.actions import HandleFailure
 from gitops_kd.spec.upgrade import HALT, REVERT_COMMIT
 
-REVERTIBLE_REASONS = frozenset({StallReason.POD_NOT_READY, StallReason.GATE_TIMEOUT, StallReason.STEP_FAILED,
-                                StallReason.STEP_TIMED_OUT})
+REVERTIBLE_REASONS = frozenset(
+    {StallReason.POD_NOT_READY, StallReason.GATE_TIMEOUT, StallReason.STEP_FAILED, StallReason.STEP_TIMED_OUT}
+)
 FAILURE_FIELD = "failure"  # KDRollout status.failure: {commit, reason, policy, revertCommit, handledAt, note}
 
 
@@ -51,11 +52,35 @@ def failure_action(app_name: str, live: ObservedCluster, t: Transition) -> Handl
     if policy == REVERT_COMMIT:
         revert, note = _revertible(ro.direction or t.direction, reason, t)
     if (ro.direction or t.direction) != UPGRADE:  # a failed downgrade or rebuild: its revert is judged when made
-        return HandleFailure(live.namespace, live.name, app_name, ro.commit, policy, reason, message,
-                             t.target_version, t.from_version, revert, note)
+        return HandleFailure(
+            live.namespace,
+            live.name,
+            app_name,
+            ro.commit,
+            policy,
+            reason,
+            message,
+            t.target_version,
+            t.from_version,
+            revert,
+            note,
+        )
     back = rollback(t.target_version, t.from_version, t.stanza)
-    return HandleFailure(live.namespace, live.name, app_name, ro.commit, policy, reason, message,
-                         t.target_version, t.from_version, revert, note, back.possible, back.why)
+    return HandleFailure(
+        live.namespace,
+        live.name,
+        app_name,
+        ro.commit,
+        policy,
+        reason,
+        message,
+        t.target_version,
+        t.from_version,
+        revert,
+        note,
+        back.possible,
+        back.why,
+    )
 
 
 def _revertible(direction: str, reason: str, t: Transition) -> tuple[bool, str]:
@@ -66,8 +91,10 @@ def _revertible(direction: str, reason: str, t: Transition) -> tuple[bool, str]:
     if not t.from_version:
         return False, "the version the cluster came from is unknown"
     if t.stanza is None or t.stanza.rule_for_downgrade_to(t.from_version) is None:
-        return False, (f"version {t.target_version} allows no downgrade to {t.from_version} (upgrade.downgrade.to), "
-                       f"so a revert would be refused")
+        return False, (
+            f"version {t.target_version} allows no downgrade to {t.from_version} (upgrade.downgrade.to), "
+            f"so a revert would be refused"
+        )
     return True, ""
 
 

@@ -53,14 +53,14 @@ class Part:
     """What one key plans: a desired state restricted to it, and what to observe for it."""
 
     desired: DesiredState
-    clusters: frozenset[Key]   # KDClusters to observe (add the live users of ``app_name``)
+    clusters: frozenset[Key]  # KDClusters to observe (add the live users of ``app_name``)
     app_name: str
 
 
 @dataclass(frozen=True)
 class _Index:
     by_app: Mapping[str, tuple[Key, ...]]  # desired clusters by spec.app, sorted
-    apps: Mapping[str, tuple[Key, ...]]    # desired apps by name, sorted
+    apps: Mapping[str, tuple[Key, ...]]  # desired apps by name, sorted
 
 
 _LAST: list[tuple[DesiredState, _Index]] = []  # the index of the last desired state asked for (one commit at a time)
@@ -123,5 +123,17 @@ def owner(action: Action) -> WorkKey:
     return cluster_key(found) if found is not None else FLEET_KEY
 
 
-__all__ = ["APP", "CLUSTER", "FLEET", "FLEET_KEY", "Part", "WorkKey", "app_key", "app_part", "cluster_key",
-           "cluster_part", "owner", "users"]
+__all__ = [
+    "APP",
+    "CLUSTER",
+    "FLEET",
+    "FLEET_KEY",
+    "Part",
+    "WorkKey",
+    "app_key",
+    "app_part",
+    "cluster_key",
+    "cluster_part",
+    "owner",
+    "users",
+]

@@ -33,13 +33,17 @@ class Held:
     @property
     def note(self) -> str:
         """What status says of it (the KDRollout's Ready message, `gitops-kd plan` / `status` notes)."""
-        return (f"KDApp {self.key[1]} held at {self.live_version} by KubeDirector while in use; clusters run "
-                f"{self.version} at the StatefulSet level")
+        return (
+            f"KDApp {self.key[1]} held at {self.live_version} by KubeDirector while in use; clusters run "
+            f"{self.version} at the StatefulSet level"
+        )
 
     def describe(self) -> str:
         users = ", ".join(f"{ns}/{name}" for ns, name in self.users)
-        return (f"KubeDirectorApp {self.key[0]}/{self.key[1]} not applied: {self.note} (used by {users}; applied "
-                f"once no cluster uses it)")
+        return (
+            f"KubeDirectorApp {self.key[0]}/{self.key[1]} not applied: {self.note} (used by {users}; applied "
+            f"once no cluster uses it)"
+        )
 
 
 def spec_changed(app: KDApp, key: Key, live: ObservedApp) -> bool:
@@ -53,8 +57,7 @@ def spec_changed(app: KDApp, key: Key, live: ObservedApp) -> bool:
     return live.version != app.version or not contains(live.spec, manifest.get("spec") or {})
 
 
-def held(app: KDApp, key: Key, live: ObservedApp | None, users: Iterable[ObservedCluster],
-         needs_apply: bool) -> Held | None:
+def held(app: KDApp, key: Key, live: ObservedApp | None, users: Iterable[ObservedCluster], needs_apply: bool) -> Held | None:
     """The hold of a KDApp whose apply would change its spec while clusters use it, or None (apply it)."""
     using = tuple(sorted(c.key for c in users))
     if live is None or not using or not needs_apply or not spec_changed(app, key, live):
@@ -75,23 +78,40 @@ def _config_packages(spec: Any) -> dict[str, Any]:
 def held_refusals(app: KDApp, hold: Held, live: ObservedApp) -> list[Refusal]:
     """What stock KubeDirector cannot do at the StatefulSet level while it holds the KDApp: it validates and renders
     the clusters' roles from the held spec (roles, cardinality) and runs its setup (config package)."""
-    why = (f"KubeDirector holds KDApp {hold.key[1]} at {hold.live_version} while "
-           f"{', '.join(f'{ns}/{n}' for ns, n in hold.users)} use it, and validates and renders the clusters' roles "
-           f"from it")
+    why = (
+        f"KubeDirector holds KDApp {hold.key[1]} at {hold.live_version} while "
+        f"{', '.join(f'{ns}/{n}' for ns, n in hold.users)} use it, and validates and renders the clusters' roles "
+        f"from it"
+    )
     out: list[Refusal] = []
     for change in app_fact_changes(app_role_facts(live.spec), desired_app_facts(app)):
         if change.field == "role" and change.old is None:  # a removed role is refused while it has members (diff)
-            out.append(Refusal(app.source, f"spec.roles[{change.role}]", (
-                f"role {change.role} added: {why}; add roles with a new KDApp once no cluster uses this one")))
+            out.append(
+                Refusal(
+                    app.source,
+                    f"spec.roles[{change.role}]",
+                    (f"role {change.role} added: {why}; add roles with a new KDApp once no cluster uses this one"),
+                )
+            )
         elif change.field == "cardinality":
-            out.append(Refusal(app.source, f"spec.roles[{change.role}].cardinality", (
-                f"cardinality {change.old!r} -> {change.new!r}: {why}")))
+            out.append(
+                Refusal(
+                    app.source, f"spec.roles[{change.role}].cardinality", (f"cardinality {change.old!r} -> {change.new!r}: {why}")
+                )
+            )
     live_packages, packages = _config_packages(live.spec), _config_packages(app.frozen_body.get("spec") or {})
     for rid in sorted(set(live_packages) & set(packages)):
         if live_packages[rid] != packages[rid]:
-            out.append(Refusal(app.source, f"spec.roles[{rid}].configPackage", (
-                f"config package {live_packages[rid]!r} -> {packages[rid]!r}: KubeDirector runs the setup of the KDApp "
-                f"it holds at {hold.live_version} while clusters use it; the new package would never run")))
+            out.append(
+                Refusal(
+                    app.source,
+                    f"spec.roles[{rid}].configPackage",
+                    (
+                        f"config package {live_packages[rid]!r} -> {packages[rid]!r}: KubeDirector runs the setup of the KDApp "
+                        f"it holds at {hold.live_version} while clusters use it; the new package would never run"
+                    ),
+                )
+            )
     return out
 
 

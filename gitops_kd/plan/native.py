@@ -17,13 +17,21 @@ from gitops_kd.plan.actions import Action, EnsureRollout, MarkUpgradable, SetOnD
 from gitops_kd.plan.pods import POLL_SECONDS
 
 
-def switch_steps(switch: Switch, live: ObservedCluster, observed: ObservedState, ensure: EnsureRollout | None,
-                 *, target_pending: bool, digest: str) -> list[Action]:
+def switch_steps(
+    switch: Switch,
+    live: ObservedCluster,
+    observed: ObservedState,
+    ensure: EnsureRollout | None,
+    *,
+    target_pending: bool,
+    digest: str,
+) -> list[Action]:
     """What cluster ``live`` does next towards ``switch`` (``target_pending``: Git's target KDApp is not applied yet;
     ``digest``: Git's manifest digest the switch stamps)."""
     ns, name = live.key
-    out: list[Action] = [SetOnDelete(ns, sts.name, rid, name) for rid, sts in sorted(live.statefulsets.items())
-                         if sts.update_strategy != ON_DELETE]
+    out: list[Action] = [
+        SetOnDelete(ns, sts.name, rid, name) for rid, sts in sorted(live.statefulsets.items()) if sts.update_strategy != ON_DELETE
+    ]
     if ensure is not None or live.rollout is None:
         return [*out, _wait(live, "the attempt to be recorded before the switch")]
     running = observed.apps.get(switch.running)

@@ -81,8 +81,16 @@ from gitops_kd.spec.state import DesiredState, Key
 from gitops_kd.spec.upgrade import order_roles
 
 
-def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_soak_seconds: float = 0.0,
-         prune: bool = False, partial: bool = False, suspend: bool = True) -> Plan:
+def plan(
+    desired: DesiredState,
+    observed: ObservedState,
+    *,
+    now: datetime,
+    wave_soak_seconds: float = 0.0,
+    prune: bool = False,
+    partial: bool = False,
+    suspend: bool = True,
+) -> Plan:
     """The plan for the whole desired state. ``now`` is the only clock (timeouts, gate periods, soak);
     ``wave_soak_seconds`` is how long a wave must have been Ready before the next wave starts (a cluster's
     gitops-kd.io/wave-soak-seconds annotation overrides it); ``prune`` deletes what gitops-kd applied and
@@ -111,9 +119,15 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             continue
         moved = switch_of(desired, observed, key)  # the live-app-upgrade branch's native path (plan/native.py)
         if (not cdiff.exists or cdiff.needs_apply) and moved is None:
-            clusters.append(ApplyCluster(key[0], key[1], frozen_cluster_manifest(desired.clusters[key], key),
-                                         create=not cdiff.exists,
-                                         counted=_counts(observed.clusters.get(key), (KDCLUSTER_KIND, *key))))
+            clusters.append(
+                ApplyCluster(
+                    key[0],
+                    key[1],
+                    frozen_cluster_manifest(desired.clusters[key], key),
+                    create=not cdiff.exists,
+                    counted=_counts(observed.clusters.get(key), (KDCLUSTER_KIND, *key)),
+                )
+            )
         if cdiff.app is None:
             continue
         wave = desired.clusters[key].wave
@@ -149,8 +163,14 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
             continue  # stalled until the desired state changes (new target or commit)
         if moved is not None:
             app_diff = report.app(cdiff.app)
-            found_steps[key] = switch_steps(moved, live, observed, ensure, digest=_digest(desired.clusters[key], key),
-                                            target_pending=app_diff is not None and app_diff.needs_apply)
+            found_steps[key] = switch_steps(
+                moved,
+                live,
+                observed,
+                ensure,
+                digest=_digest(desired.clusters[key], key),
+                target_pending=app_diff is not None and app_diff.needs_apply,
+            )
             members[key] = (cdiff.app, WaveMember(key, wave, None, soaks[key]))
             moving.add(key)
             continue
@@ -177,12 +197,27 @@ def plan(desired: DesiredState, observed: ObservedState, *, now: datetime, wave_
         elif found and noted is not None and noted.startswith(WAITING_PREFIX):
             found = [NoteStep(key[0], key[1], None)] + found  # the wave let it go: clear the note
         steps += found
-    apps = [ApplyApp(k[0], k[1], frozen_app_manifest(desired.apps[k], k), desired.apps[k].version,
-                     tuple(users.get(k, ())),
-                     tuple(u for u in users.get(k, ()) if _counts(observed.clusters.get(u), (KDAPP_KIND, *k))))
-            for k in sorted(desired.apps) if (d := report.app(k)) is not None and d.needs_apply and k not in holds]
-    actions: list[Action] = [*rollouts, *apps, *clusters, *failures, *steps, *pruned.actions,
-                             *left_break_glass(desired, observed)]
+    apps = [
+        ApplyApp(
+            k[0],
+            k[1],
+            frozen_app_manifest(desired.apps[k], k),
+            desired.apps[k].version,
+            tuple(users.get(k, ())),
+            tuple(u for u in users.get(k, ()) if _counts(observed.clusters.get(u), (KDAPP_KIND, *k))),
+        )
+        for k in sorted(desired.apps)
+        if (d := report.app(k)) is not None and d.needs_apply and k not in holds
+    ]
+    actions: list[Action] = [
+        *rollouts,
+        *apps,
+        *clusters,
+        *failures,
+        *steps,
+        *pruned.actions,
+        *left_break_glass(desired, observed),
+    ]
     kept = pruned.kept + tuple(holds[k].describe() for k in sorted(holds))
     return Plan(waits_last(hold_suspended(actions, observed) if suspend else actions), kept=kept)
 
@@ -219,30 +254,44 @@ def _soaks(desired: DesiredState, default: float) -> tuple[dict[Key, float], lis
         try:
             soaks[key] = soak_seconds(cluster, default)
         except ValueError:
-            bad.append(Refusal(cluster.source, f"metadata.annotations[{SOAK_ANNOTATION}]",
-                               "must be a number of seconds >= 0"))
+            bad.append(Refusal(cluster.source, f"metadata.annotations[{SOAK_ANNOTATION}]", "must be a number of seconds >= 0"))
             soaks[key] = default
     return soaks, bad
 
 
-def _ensure_rollout(desired: DesiredState, live: ObservedCluster, t: Transition, app: KDApp,
-                    cluster: KDCluster, note: str = "") -> EnsureRollout | None:
+def _ensure_rollout(
+    desired: DesiredState, live: ObservedCluster, t: Transition, app: KDApp, cluster: KDCluster, note: str = ""
+) -> EnsureRollout | None:
     """EnsureRollout when the cluster has no rollout, or one for another target, or a stalled one from an
     older commit (a new commit retries; an apply stall is lifted by its write instead: _lift_apply_stall).
     An adoption is recorded Ready only when every member Git asks for is Ready (``members_ready``)."""
     rollout = live.rollout
-    if rollout is not None and rollout.target_version == t.target_version and not (
-            rollout.stalled and not rollout.apply_stalled and rollout.commit != desired.commit) and not (
-            t.direction == REBUILD and (rollout.direction != REBUILD or rollout.phase == Phase.IDLE)):
+    if (
+        rollout is not None
+        and rollout.target_version == t.target_version
+        and not (rollout.stalled and not rollout.apply_stalled and rollout.commit != desired.commit)
+        and not (t.direction == REBUILD and (rollout.direction != REBUILD or rollout.phase == Phase.IDLE))
+    ):
         return None
     left = t.left_stanza.to_annotation() if t.left_stanza is not None else None
     adopt = t.direction == ADOPT
-    return EnsureRollout(live.namespace, live.name, app.name, t.target_version, t.from_version, desired.commit,
-                         t.direction, live.uid, left, desired.subject,
-                         adopt and annotation(live.raw, APPLIED_ANNOTATION) is not None,
-                         not adopt or unready_role(app, cluster, live) is None,
-                         app.upgrade.to_annotation() if app.upgrade is not None else None,
-                         role_images(app) if adopt else (), note)
+    return EnsureRollout(
+        live.namespace,
+        live.name,
+        app.name,
+        t.target_version,
+        t.from_version,
+        desired.commit,
+        t.direction,
+        live.uid,
+        left,
+        desired.subject,
+        adopt and annotation(live.raw, APPLIED_ANNOTATION) is not None,
+        not adopt or unready_role(app, cluster, live) is None,
+        app.upgrade.to_annotation() if app.upgrade is not None else None,
+        role_images(app) if adopt else (),
+        note,
+    )
 
 
 def _counts(live: ObservedCluster | None, what: tuple[str, str, str]) -> bool:
@@ -250,8 +299,7 @@ def _counts(live: ObservedCluster | None, what: tuple[str, str, str]) -> bool:
     return live is not None and live.rollout is not None and live.rollout.apply_failure_of == what
 
 
-def _lift_apply_stall(live: ObservedCluster, cdiff: ClusterDiff, app: AppDiff | None,
-                      app_held: bool = False) -> LiftStall | None:
+def _lift_apply_stall(live: ObservedCluster, cdiff: ClusterDiff, app: AppDiff | None, app_held: bool = False) -> LiftStall | None:
     """LiftStall for a rollout stalled by a write (status.applyFailure) that Git no longer asks for: a new commit
     made the object match the live one, the write is another object's, or it is the KDApp's and stock KubeDirector
     holds it (``app_held``: the upgrade goes on at the StatefulSet level). None while it is still planned (its
@@ -264,9 +312,13 @@ def _lift_apply_stall(live: ObservedCluster, cdiff: ClusterDiff, app: AppDiff | 
         return None
     what = f"{recorded[0]} {recorded[1]}/{recorded[2]}" if recorded else "the failing write"
     if is_app and app_held:
-        return LiftStall(live.namespace, live.name, f"the write of {what} is no longer made: KubeDirector holds the "
-                                                    "KDApp while clusters use it; the upgrade goes on at the "
-                                                    "StatefulSet level")
+        return LiftStall(
+            live.namespace,
+            live.name,
+            f"the write of {what} is no longer made: KubeDirector holds the "
+            "KDApp while clusters use it; the upgrade goes on at the "
+            "StatefulSet level",
+        )
     return LiftStall(live.namespace, live.name, f"Git no longer asks for the write of {what} that stalled it")
 
 
@@ -283,8 +335,7 @@ def unready_role(app: KDApp, cluster: KDCluster, live: ObservedCluster) -> str |
     """The first role with fewer Ready members (not being deleted) than Git asks for, or None."""
     app_roles = set(app.role_ids)
     for role in cluster.roles:
-        if role.id in app_roles and sum(1 for p in live.pods.get(role.id, ()) if p.up) < role.members_for(
-                app.role(role.id)):
+        if role.id in app_roles and sum(1 for p in live.pods.get(role.id, ()) if p.up) < role.members_for(app.role(role.id)):
             return role.id
     return None
 
@@ -299,8 +350,15 @@ def role_order(app: KDApp, t: Transition, live: ObservedCluster) -> tuple[str, .
     return tuple(r for r in ids if live.statefulset(r) is not None)
 
 
-def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: ClusterDiff,
-                  ensure: EnsureRollout | None, now: datetime, note: str = "") -> list[Action]:
+def cluster_steps(
+    app: KDApp,
+    cluster: KDCluster,
+    live: ObservedCluster,
+    cdiff: ClusterDiff,
+    ensure: EnsureRollout | None,
+    now: datetime,
+    note: str = "",
+) -> list[Action]:
     """SetOnDelete, PatchTemplate, PatchServicePorts, then the pod phase and FinishRollout of one cluster
     (``note``: what its Ready message adds, e.g. the KDApp held by KubeDirector)."""
     t = cdiff.transition
@@ -322,24 +380,31 @@ def cluster_steps(app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: 
             if patch is not None:
                 out.append(PatchTemplate(live.namespace, sts.name, rid, patch, live.name, role_diffs[rid].fields))
     for ports in cdiff.ports:
-        out.append(PatchServicePorts(live.namespace, ports.service,
-                                     tuple({"name": n, "port": p} for n, p in ports.ports), live.name))
+        out.append(
+            PatchServicePorts(live.namespace, ports.service, tuple({"name": n, "port": p} for n, p in ports.ports), live.name)
+        )
     rollout = live.rollout if ensure is None else None
     ctx = PodContext(app, live, t, rollout, order, frozenset(role_diffs), now)
     if not out and _steady(live, t, ensure, ctx):
         return []
-    unsettled = [live.statefulsets[r].name for r in order
-                 if r not in role_diffs and not live.statefulsets[r].settled]
+    unsettled = [live.statefulsets[r].name for r in order if r not in role_diffs and not live.statefulsets[r].settled]
     if unsettled:
         return out + [Wait(f"StatefulSet {unsettled[0]} to observe its new spec", POLL_SECONDS, live.key)]
     pods, finished = pod_steps(ctx)
     out += pods
-    if finished and not out and ensure is None and (rollout is None or rollout.phase != Phase.IDLE
-                                                    or rollout.app_version != t.target_version or rollout.reconciling):
+    if (
+        finished
+        and not out
+        and ensure is None
+        and (rollout is None or rollout.phase != Phase.IDLE or rollout.app_version != t.target_version or rollout.reconciling)
+    ):
         # an adoption counts Git's members: KubeDirector raises a StatefulSet's replicas as it adds them
         down = unready_role(app, cluster, live) if rollout is not None and rollout.direction == ADOPT else None
-        out.append(FinishRollout(live.namespace, live.name, t.target_version, role_images(app), note) if down is None else
-                   Wait(f"the members of role {down} to be Ready", POLL_SECONDS, live.key))
+        out.append(
+            FinishRollout(live.namespace, live.name, t.target_version, role_images(app), note)
+            if down is None
+            else Wait(f"the members of role {down} to be Ready", POLL_SECONDS, live.key)
+        )
     return _record_stages(ctx) + out
 
 
@@ -356,8 +421,13 @@ def _record_stages(ctx: PodContext) -> list[Action]:
 def _steady(live: ObservedCluster, t: Transition, ensure: EnsureRollout | None, ctx: PodContext) -> bool:
     """True when the rollout is finished at the target and every pod runs the current template."""
     rollout: ObservedRollout | None = live.rollout
-    if (ensure is not None or rollout is None or rollout.phase != Phase.IDLE or rollout.app_version != t.target_version
-            or rollout.reconciling):  # an apply stall lifted: Ready again once steady (FinishRollout)
+    if (
+        ensure is not None
+        or rollout is None
+        or rollout.phase != Phase.IDLE
+        or rollout.app_version != t.target_version
+        or rollout.reconciling
+    ):  # an apply stall lifted: Ready again once steady (FinishRollout)
         return False
     return not any(outdated(ctx, p) for p in live.all_pods())
 

@@ -47,8 +47,14 @@ def not_ready(ctx: PodContext, pod: ObservedPod, why: str) -> Action:
     if pod.created_at is not None and not pod.deleting:
         age = (ctx.now - pod.created_at).total_seconds()
         if age > ctx.ready_timeout:
-            return Stall(ctx.namespace, ctx.live.name, StallReason.POD_NOT_READY, (
-                f"pod {pod.name} ({why}) is not Ready {int(age)}s after its creation "
-                f"(podReadyTimeoutSeconds {ctx.ready_timeout})"))
+            return Stall(
+                ctx.namespace,
+                ctx.live.name,
+                StallReason.POD_NOT_READY,
+                (
+                    f"pod {pod.name} ({why}) is not Ready {int(age)}s after its creation "
+                    f"(podReadyTimeoutSeconds {ctx.ready_timeout})"
+                ),
+            )
         return Wait(f"pod {pod.name} to become Ready ({why})", min(POLL_SECONDS, ctx.ready_timeout - age + 1), ctx.key)
     return Wait(f"pod {pod.name} to be recreated ({why})", POLL_SECONDS, ctx.key)

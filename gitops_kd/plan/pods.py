@@ -138,8 +138,9 @@ def whole_sequence(ctx: PodContext) -> list[tuple[ObservedPod, list[str]]]:
         rules = ctx.transition.rules
         dirs = ctx.app.role(pod.role).effective_persist_dirs if rules is not None else ()
         if dirs:
-            steps.append("init container, persisted data: " + ", ".join(
-                f"{d} {action}" for d, action in dir_actions(dirs, rules)))
+            steps.append(
+                "init container, persisted data: " + ", ".join(f"{d} {action}" for d, action in dir_actions(dirs, rules))
+            )
         steps.append(f"wait for {pod.name} Ready (podReadyTimeoutSeconds {ctx.ready_timeout}, else Stalled PodNotReady)")
         if upgrade:
             for kind in STEP_KINDS:

@@ -42,18 +42,31 @@ def _kept(kind: str, key: tuple[str, str], why: str) -> str:
 def prune(desired: DesiredState, observed: ObservedState, *, enabled: bool) -> PruneResult:
     """What to do with the live objects gitops-kd applied that are not in ``desired`` (clusters first)."""
     found: list[tuple[str, tuple[str, str], Mapping[str, Any], str]] = [
-        (KDCLUSTER_KIND, k, c.raw, c.uid) for k, c in sorted(observed.clusters.items()) if k not in desired.clusters]
-    found += [(KDAPP_KIND, k, a.raw, str((a.raw.get("metadata") or {}).get("uid") or ""))
-              for k, a in sorted(observed.apps.items()) if k not in desired.apps]
+        (KDCLUSTER_KIND, k, c.raw, c.uid) for k, c in sorted(observed.clusters.items()) if k not in desired.clusters
+    ]
+    found += [
+        (KDAPP_KIND, k, a.raw, str((a.raw.get("metadata") or {}).get("uid") or ""))
+        for k, a in sorted(observed.apps.items())
+        if k not in desired.apps
+    ]
     found = [f for f in found if annotation(f[2], APPLIED_ANNOTATION) is not None]
     if not found:
         return PruneResult()
     if not enabled:
         return PruneResult(kept=tuple(_kept(kind, key, "(prune is off)") for kind, key, _, _ in found))
     if not desired.apps and not desired.clusters:
-        return PruneResult(refusals=(Refusal(".", "apps/, clusters/", (
-            f"the commit has no KDApp and no KDCluster: refusing to prune the {len(found)} "
-            "object(s) gitops-kd applied (delete them with kubectl if that is really meant)")),))
+        return PruneResult(
+            refusals=(
+                Refusal(
+                    ".",
+                    "apps/, clusters/",
+                    (
+                        f"the commit has no KDApp and no KDCluster: refusing to prune the {len(found)} "
+                        "object(s) gitops-kd applied (delete them with kubectl if that is really meant)"
+                    ),
+                ),
+            )
+        )
     actions: list[Prune] = []
     kept: list[str] = []
     for kind, key, raw, uid in found:

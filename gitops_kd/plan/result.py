@@ -53,12 +53,13 @@ class Plan:
         """Human text: refusals first, then numbered actions, each followed by its ``details`` lines (indented);
         "in sync" when empty."""
         if self.refusals:
-            return "\n".join([f"refused ({len(self.refusals)} forbidden change(s)); nothing will be applied:"]
-                             + [f"  - {r.describe()}" for r in self.refusals]
-                             + [f"  then: {a.describe()}" for a in self.actions])
+            return "\n".join(
+                [f"refused ({len(self.refusals)} forbidden change(s)); nothing will be applied:"]
+                + [f"  - {r.describe()}" for r in self.refusals]
+                + [f"  then: {a.describe()}" for a in self.actions]
+            )
         lines: list[str] = []
         for i, a in enumerate(self.actions, 1):
             lines.append(f"{i}. {a.describe()}")
             lines += [f"     {line}" for line in (details(a) if details is not None else ())]
         return "\n".join((lines or ["in sync: nothing to do"]) + [f"  note: {k}" for k in self.kept])
-

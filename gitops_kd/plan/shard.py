@@ -26,8 +26,10 @@ def fair_share(shards: int, replicas: int) -> int:
 def preference(identity: str, shards: int) -> list[int]:
     """The order in which ``identity`` tries free shards (rendezvous hashing: replicas prefer different shards, so
     they rarely race for the same one, and a replica that comes back prefers the shards it had)."""
+
     def score(shard: int) -> bytes:
         return hashlib.sha256(f"{identity}|{shard}".encode()).digest()
+
     return sorted(range(shards), key=score, reverse=True)
 
 

@@ -29,24 +29,38 @@ def hold_suspended(actions: Iterable[Action], observed: ObservedState) -> list[A
             suspended.add(key)
             if ro.step != SUSPENDED_STEP:
                 out.append(NoteStep(key[0], key[1], SUSPENDED_STEP))
-            out.append(Wait(f"cluster {key[0]}/{key[1]} to be resumed (gitops-kd resume)", SUSPEND_RECHECK_SECONDS,
-                            key))
+            out.append(Wait(f"cluster {key[0]}/{key[1]} to be resumed (gitops-kd resume)", SUSPEND_RECHECK_SECONDS, key))
         elif ro.step == SUSPENDED_STEP:
             out.append(NoteStep(key[0], key[1], None))
     listed = list(actions)
     if not suspended and not out:
         return listed
-    held = {(a.namespace, a.app, a.cluster) for a in listed
-            if isinstance(a, EnsureRollout) and a.cluster_key in suspended}
+    held = {(a.namespace, a.app, a.cluster) for a in listed if isinstance(a, EnsureRollout) and a.cluster_key in suspended}
     apps = {(ns, app): cluster for ns, app, cluster in sorted(held)}
-    waiting = {key: apps[(key[0], live.app)] for key, live in observed.clusters.items()
-               if (key[0], live.app) in apps and key not in suspended}
+    waiting = {
+        key: apps[(key[0], live.app)]
+        for key, live in observed.clusters.items()
+        if (key[0], live.app) in apps and key not in suspended
+    }
     for ns, app, cluster in sorted(held):
-        out.append(Wait(f"KubeDirectorApp {ns}/{app} is applied once cluster {ns}/{cluster} is resumed",
-                        SUSPEND_RECHECK_SECONDS, (ns, cluster)))
-    keep = [a for a in listed if a.cluster_key not in suspended and a.cluster_key not in waiting
-            and not (isinstance(a, ApplyApp) and (a.namespace, a.name) in apps)]
+        out.append(
+            Wait(
+                f"KubeDirectorApp {ns}/{app} is applied once cluster {ns}/{cluster} is resumed",
+                SUSPEND_RECHECK_SECONDS,
+                (ns, cluster),
+            )
+        )
+    keep = [
+        a
+        for a in listed
+        if a.cluster_key not in suspended
+        and a.cluster_key not in waiting
+        and not (isinstance(a, ApplyApp) and (a.namespace, a.name) in apps)
+    ]
     for key in sorted({a.cluster_key for a in listed if a.cluster_key in waiting}):
-        out.append(Wait(f"the new version of its app waits for cluster {key[0]}/{waiting[key]} (suspended)",
-                        SUSPEND_RECHECK_SECONDS, key))
+        out.append(
+            Wait(
+                f"the new version of its app waits for cluster {key[0]}/{waiting[key]} (suspended)", SUSPEND_RECHECK_SECONDS, key
+            )
+        )
     return out + keep

@@ -44,8 +44,11 @@ def off_version(live: ObservedCluster, images: Mapping[str, str]) -> list[Observ
 
 def _claims_ready(live: ObservedCluster) -> bool:
     ro = live.rollout
-    return ro is not None and ro.phase == Phase.IDLE and any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in ro.conditions)
+    return (
+        ro is not None
+        and ro.phase == Phase.IDLE
+        and any(c.get("type") == "Ready" and c.get("status") == "True" for c in ro.conditions)
+    )
 
 
 def pods_off_version(clusters: Iterable[ObservedCluster], desired: DesiredState | None = None) -> list[Stall]:
@@ -59,9 +62,17 @@ def pods_off_version(clusters: Iterable[ObservedCluster], desired: DesiredState 
         if wrong and live.rollout is not None:
             pod = wrong[0]
             more = f" (and {len(wrong) - 1} more pod(s))" if len(wrong) > 1 else ""
-            out.append(Stall(live.namespace, live.name, StallReason.PODS_OFF_VERSION, (
-                f"pod {pod.name} runs {pod.image}, not {images[pod.role]} of {live.rollout.app or live.app} "
-                f"{live.rollout.app_version}{more}; the plan is refused, so gitops-kd cannot bring it back")))
+            out.append(
+                Stall(
+                    live.namespace,
+                    live.name,
+                    StallReason.PODS_OFF_VERSION,
+                    (
+                        f"pod {pod.name} runs {pod.image}, not {images[pod.role]} of {live.rollout.app or live.app} "
+                        f"{live.rollout.app_version}{more}; the plan is refused, so gitops-kd cannot bring it back"
+                    ),
+                )
+            )
     return out
 
 

@@ -47,8 +47,9 @@ def soak_seconds(cluster: KDCluster, default: float) -> float:
     except (TypeError, ValueError):
         value = -1.0
     if value < 0 or value != value:
-        raise ValueError(f"{cluster.source}: metadata.annotations[{SOAK_ANNOTATION}]: "
-                         f"must be a number of seconds >= 0, got {raw!r}")
+        raise ValueError(
+            f"{cluster.source}: metadata.annotations[{SOAK_ANNOTATION}]: must be a number of seconds >= 0, got {raw!r}"
+        )
     return value
 
 
@@ -107,8 +108,9 @@ def blocked(wave: int, members: Iterable[WaveMember], app: str, now: datetime) -
     return None
 
 
-def members_by_app(members: Mapping[tuple[str, str], tuple[tuple[str, str], WaveMember]]
-                   ) -> dict[tuple[str, str], list[WaveMember]]:
+def members_by_app(
+    members: Mapping[tuple[str, str], tuple[tuple[str, str], WaveMember]],
+) -> dict[tuple[str, str], list[WaveMember]]:
     """Group {cluster key: (app key, member)} by app key."""
     out: dict[tuple[str, str], list[WaveMember]] = {}
     for app_key, member in members.values():
@@ -116,6 +118,14 @@ def members_by_app(members: Mapping[tuple[str, str], tuple[tuple[str, str], Wave
     return out
 
 
-__all__ = ["SOAK_ANNOTATION", "WAITING_PREFIX", "WaveBlock", "WaveMember", "blocked", "members_by_app", "parse_time",
-           "ready_since",
-           "soak_seconds"]
+__all__ = [
+    "SOAK_ANNOTATION",
+    "WAITING_PREFIX",
+    "WaveBlock",
+    "WaveMember",
+    "blocked",
+    "members_by_app",
+    "parse_time",
+    "ready_since",
+    "soak_seconds",
+]

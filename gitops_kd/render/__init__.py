@@ -12,6 +12,15 @@ from gitops_kd.render.template import (
 )
 
 __all__ = [
-    "APP_VERSION_ANNOTATION", "INIT_SCRIPT", "container_ports", "dir_actions", "dirs_env", "has_storage",
-    "owned_differences", "owned_fields_equal", "owned_template", "service_ports", "template_patch",
+    "APP_VERSION_ANNOTATION",
+    "INIT_SCRIPT",
+    "container_ports",
+    "dir_actions",
+    "dirs_env",
+    "has_storage",
+    "owned_differences",
+    "owned_fields_equal",
+    "owned_template",
+    "service_ports",
+    "template_patch",
 ]

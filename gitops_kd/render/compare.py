@@ -51,8 +51,9 @@ def _plain(value: Any) -> Any:
     return thaw(value)
 
 
-def _keyed_diff(live_c: Mapping[str, Any], owned_c: Mapping[str, Any], spec: _KeyedList,
-                where: str) -> tuple[list[str], list[dict[str, Any]] | None]:
+def _keyed_diff(
+    live_c: Mapping[str, Any], owned_c: Mapping[str, Any], spec: _KeyedList, where: str
+) -> tuple[list[str], list[dict[str, Any]] | None]:
     """(differing paths, patch list or None) for one keyed list of a container."""
     if spec.field not in owned_c:
         return [], None
@@ -70,8 +71,9 @@ def _keyed_diff(live_c: Mapping[str, Any], owned_c: Mapping[str, Any], spec: _Ke
     return paths, [_plain(i) for i in owned_items] + [{spec.key: k, PATCH: "delete"} for k in extra]
 
 
-def _container_diff(live_c: Mapping[str, Any] | None, owned_c: Mapping[str, Any],
-                    where: str) -> tuple[list[str], dict[str, Any] | None]:
+def _container_diff(
+    live_c: Mapping[str, Any] | None, owned_c: Mapping[str, Any], where: str
+) -> tuple[list[str], dict[str, Any] | None]:
     if live_c is None:
         return [where], _plain(owned_c)
     paths: list[str] = []

@@ -133,9 +133,15 @@ def dirs_env(entries: Iterable[tuple[str, str]]) -> str:
     for directory, action in entries:
         if action not in ACTIONS:
             raise ValueError(f"persisted dir {directory}: unknown action {action!r} (want {', '.join(ACTIONS)})")
-        if not directory.startswith("/") or directory == "/" or any(c.isspace() for c in directory) \
-                or ".." in directory.split("/") or any(c in directory for c in "*?["):
-            raise ValueError(f"persisted dir {directory!r}: must be an absolute path below / without "
-                             f"whitespace, glob characters or '..'")
+        if (
+            not directory.startswith("/")
+            or directory == "/"
+            or any(c.isspace() for c in directory)
+            or ".." in directory.split("/")
+            or any(c in directory for c in "*?[")
+        ):
+            raise ValueError(
+                f"persisted dir {directory!r}: must be an absolute path below / without whitespace, glob characters or '..'"
+            )
         words[directory.rstrip("/")] = action
     return " ".join(f"{words[d]}={d}" for d in sorted(words))

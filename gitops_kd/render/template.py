@@ -36,15 +36,17 @@ def dir_actions(dirs: tuple[str, ...], rules: PersistRules | None) -> tuple[tupl
 def container_ports(app: KDApp, role_id: str) -> list[dict[str, Any]]:
     """containerPort per service endpoint of the role, in the app's services order (as KubeDirector)."""
     role = app.role(role_id)
-    return [{"containerPort": s.port, "name": s.id} for s in app.services
-            if s.id in role.service_ids and s.port is not None]
+    return [{"containerPort": s.port, "name": s.id} for s in app.services if s.id in role.service_ids and s.port is not None]
 
 
 def service_ports(app: KDApp, role_id: str) -> list[dict[str, Any]]:
     """spec.ports of a member Service of the role: name ``<scheme>-<id>`` / ``generic-<id>``, port."""
     role = app.role(role_id)
-    return [{"name": layout.service_port_name(s.id, s.url_scheme), "port": s.port} for s in app.services
-            if s.id in role.service_ids and s.port is not None]
+    return [
+        {"name": layout.service_port_name(s.id, s.url_scheme), "port": s.port}
+        for s in app.services
+        if s.id in role.service_ids and s.port is not None
+    ]
 
 
 def has_storage(cluster: KDCluster, role_id: str) -> bool:
@@ -52,8 +54,9 @@ def has_storage(cluster: KDCluster, role_id: str) -> bool:
     return cluster.role(role_id).storage_size is not None
 
 
-def owned_template(app: KDApp, cluster: KDCluster, role_id: str, *, from_version: str | None,
-                   rules: PersistRules | None) -> dict[str, Any]:
+def owned_template(
+    app: KDApp, cluster: KDCluster, role_id: str, *, from_version: str | None, rules: PersistRules | None
+) -> dict[str, Any]:
     """The owned fields of role ``role_id``'s pod template, shaped as a (partial) pod template.
 
     ``from_version`` and ``rules`` describe the version change the data-handling init container
@@ -65,17 +68,31 @@ def owned_template(app: KDApp, cluster: KDCluster, role_id: str, *, from_version
     if not role.image:
         raise ValueError(f"{app.source}: spec.roles[{role_id}].imageRepoTag: no image and no defaultImageRepoTag")
     resources = thaw(cluster_role.resources)
-    app_container: dict[str, Any] = {"name": layout.APP_CONTAINER, "image": role.image,
-                                     "resources": resources, "ports": container_ports(app, role_id)}
+    app_container: dict[str, Any] = {
+        "name": layout.APP_CONTAINER,
+        "image": role.image,
+        "resources": resources,
+        "ports": container_ports(app, role_id),
+    }
     spec: dict[str, Any] = {"containers": [app_container]}
     if has_storage(cluster, role_id):
         dirs = role.effective_persist_dirs
         mounts = [{"name": layout.PVC_TEMPLATE, "mountPath": d, "subPath": d.lstrip("/")} for d in dirs]
         mounts.append({"name": layout.PVC_TEMPLATE, "mountPath": STATE_MOUNT, "subPath": STATE_DIR})
         app_container["volumeMounts"] = mounts
-        env = [{"name": ENV_VERSION, "value": app.version},
-               {"name": ENV_FROM_VERSION, "value": from_version or ""},
-               {"name": ENV_DIRS, "value": dirs_env(dir_actions(dirs, rules))}]
-        spec["initContainers"] = [{"name": layout.INIT_CONTAINER, "image": role.image, "resources": thaw(resources),
-                                   "command": ["/bin/sh"], "args": ["-c", INIT_SCRIPT], "env": env}]
+        env = [
+            {"name": ENV_VERSION, "value": app.version},
+            {"name": ENV_FROM_VERSION, "value": from_version or ""},
+            {"name": ENV_DIRS, "value": dirs_env(dir_actions(dirs, rules))},
+        ]
+        spec["initContainers"] = [
+            {
+                "name": layout.INIT_CONTAINER,
+                "image": role.image,
+                "resources": thaw(resources),
+                "command": ["/bin/sh"],
+                "args": ["-c", INIT_SCRIPT],
+                "env": env,
+            }
+        ]
     return {"metadata": {"annotations": {APP_VERSION_ANNOTATION: app.version}}, "spec": spec}

@@ -31,8 +31,16 @@ from gitops_kd.spec.state import DesiredState, Key
 from gitops_kd.spec.upgrade import HALT, KEEP
 
 
-def review(head: DesiredState, observed: ObservedState, *, now: datetime, base: str, against: str,
-           head_label: str | None = None, wave_soak_seconds: float = 0.0) -> Review:
+def review(
+    head: DesiredState,
+    observed: ObservedState,
+    *,
+    now: datetime,
+    base: str,
+    against: str,
+    head_label: str | None = None,
+    wave_soak_seconds: float = 0.0,
+) -> Review:
     """The review of ``head`` against ``observed`` (described by ``against``); ``base`` and ``head_label``
     (default: the head commit) name the two revisions."""
     report = diff(head, observed)
@@ -41,11 +49,15 @@ def review(head: DesiredState, observed: ObservedState, *, now: datetime, base: 
     apps = tuple(_app(head, observed, report, k) for k in sorted(head.apps))
     order = sorted(head.clusters, key=lambda k: (head.clusters[k].wave, k))
     clusters = tuple(_cluster(head, observed, report, k, now) for k in order)
-    notes = tuple(f"{kind} {k[0]}/{k[1]} is no longer in Git: left in place (deleted only with --prune)"
-                  for kind, keys in (("app", observed.apps), ("cluster", observed.clusters))
-                  for k in sorted(keys) if k not in (head.apps if kind == "app" else head.clusters))
-    return Review(base, head_label or head.commit, against, refusals, apps, clusters, notes,
-                  total_seconds(clusters, wave_soak_seconds))
+    notes = tuple(
+        f"{kind} {k[0]}/{k[1]} is no longer in Git: left in place (deleted only with --prune)"
+        for kind, keys in (("app", observed.apps), ("cluster", observed.clusters))
+        for k in sorted(keys)
+        if k not in (head.apps if kind == "app" else head.clusters)
+    )
+    return Review(
+        base, head_label or head.commit, against, refusals, apps, clusters, notes, total_seconds(clusters, wave_soak_seconds)
+    )
 
 
 def _app(head: DesiredState, observed: ObservedState, report: DiffReport, key: Key) -> AppReview:
@@ -55,12 +67,10 @@ def _app(head: DesiredState, observed: ObservedState, report: DiffReport, key: K
     direction, allowed, verdict = app_verdict(app, live, bool(users))
     found = report.app(key)
     changes = tuple(c.describe() for c in found.changes) if found is not None else ()
-    return AppReview(key, app.source, live.version if live else None, app.version, direction, allowed, verdict,
-                     changes)
+    return AppReview(key, app.source, live.version if live else None, app.version, direction, allowed, verdict, changes)
 
 
-def _cluster(head: DesiredState, observed: ObservedState, report: DiffReport, key: Key,
-             now: datetime) -> ClusterReview:
+def _cluster(head: DesiredState, observed: ObservedState, report: DiffReport, key: Key, now: datetime) -> ClusterReview:
     cluster = head.clusters[key]
     cdiff = report.cluster(key)
     live = observed.clusters.get(key)
@@ -70,8 +80,11 @@ def _cluster(head: DesiredState, observed: ObservedState, report: DiffReport, ke
         return base
     app = head.apps[cdiff.app]
     if live is None or not cdiff.exists:
-        roles = tuple(RoleReview(r.id, r.members_for(app.role(r.id)), 0, (), has_storage(cluster, r.id), False, False)
-                      for r in cluster.roles if r.id in app.role_ids)
+        roles = tuple(
+            RoleReview(r.id, r.members_for(app.role(r.id)), 0, (), has_storage(cluster, r.id), False, False)
+            for r in cluster.roles
+            if r.id in app.role_ids
+        )
         return _replace(base, state="create", to_version=app.version, roles=roles)
     t = cdiff.transition
     if t is None:
@@ -79,8 +92,9 @@ def _cluster(head: DesiredState, observed: ObservedState, report: DiffReport, ke
     return _rollout(base, app, cluster, live, cdiff, t, now)
 
 
-def _rollout(base: ClusterReview, app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: ClusterDiff,
-             t: Transition, now: datetime) -> ClusterReview:
+def _rollout(
+    base: ClusterReview, app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: ClusterDiff, t: Transition, now: datetime
+) -> ClusterReview:
     order = role_order(app, t, live)
     pending = frozenset(r.role for r in cdiff.roles)
     ctx = PodContext(app, live, t, live.rollout, order, pending, now)
@@ -97,13 +111,19 @@ def _rollout(base: ClusterReview, app: KDApp, cluster: KDCluster, live: Observed
     moving = any(r.replaced for r in roles) or t.direction in (UPGRADE, DOWNGRADE)
     state = "rollout" if moving else "update" if not cdiff.in_sync else "in-sync"
     found = _replace(
-        base, state=state, direction=t.direction, from_version=t.from_version, to_version=t.target_version,
-        roles=tuple(roles), ports=_ports(live, cdiff),
+        base,
+        state=state,
+        direction=t.direction,
+        from_version=t.from_version,
+        to_version=t.target_version,
+        roles=tuple(roles),
+        ports=_ports(live, cdiff),
         hook=hook_step(stanza.post_upgrade) if upgrade and stanza and stanza.post_upgrade else None,
         gate=gate_step(stanza.gate) if upgrade and stanza and stanza.gate else None,
         failure_policy=stanza.failure_policy if stanza is not None else HALT,
         pod_ready_timeout_seconds=ctx.ready_timeout,
-        rollback=rollback(t.target_version, t.from_version, stanza) if t.direction == UPGRADE else None)
+        rollback=rollback(t.target_version, t.from_version, stanza) if t.direction == UPGRADE else None,
+    )
     return _replace(found, estimate_seconds=cluster_seconds(found))
 
 
@@ -116,8 +136,7 @@ def _dirs(dirs: tuple[str, ...], t: Transition) -> tuple[DirRule, ...]:
     for directory, action in dir_actions(dirs, t.rules if t.direction in (UPGRADE, DOWNGRADE) else None):
         rule = t.rules.action_for(directory) if t.rules is not None and action != KEEP else None
         migrate = rule.migrate if rule is not None else None
-        out.append(DirRule(directory, action, migrate.command if migrate else None,
-                           migrate.timeout_seconds if migrate else None))
+        out.append(DirRule(directory, action, migrate.command if migrate else None, migrate.timeout_seconds if migrate else None))
     return tuple(out)
 
 

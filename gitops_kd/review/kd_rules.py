@@ -59,8 +59,7 @@ def _cluster_errors(head: DesiredState, live: ObservedState, *, app_read_only: b
     return out
 
 
-def branch_switch_refusals(cluster: KDCluster, have: ObservedCluster, head: DesiredState,
-                           live: ObservedState) -> list[Refusal]:
+def branch_switch_refusals(cluster: KDCluster, have: ObservedCluster, head: DesiredState, live: ObservedState) -> list[Refusal]:
     """What KubeDirector's live-app-upgrade branch refuses of switching ``have`` (the base's cluster, taken as
     configured) to ``cluster.app`` (its native upgrade), and what the target's upgrade stanza refuses of it: the
     controller's own rule (diff/switch.py), applied offline."""
@@ -84,8 +83,7 @@ def _live_app_upgrade(head: DesiredState, live: ObservedState) -> list[FieldErro
     return _app_errors(head, live) + _cluster_errors(head, live, app_read_only=False)
 
 
-RULES: dict[str, Callable[[DesiredState, ObservedState], list[FieldError]]] = {
-    STOCK: _stock, LIVE_UPGRADE: _live_app_upgrade}
+RULES: dict[str, Callable[[DesiredState, ObservedState], list[FieldError]]] = {STOCK: _stock, LIVE_UPGRADE: _live_app_upgrade}
 """Per KubeDirector flavour (kd/flavour.py): the rules a change from a running base is judged by."""
 
 

@@ -51,9 +51,14 @@ class ObjectDiff:
     note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "namespace": self.namespace, "name": self.name, "create": self.create,
-                "note": self.note or None,
-                "fields": [{"path": f.path, "old": thaw(f.old), "new": thaw(f.new)} for f in self.fields]}
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "create": self.create,
+            "note": self.note or None,
+            "fields": [{"path": f.path, "old": thaw(f.old), "new": thaw(f.new)} for f in self.fields],
+        }
 
 
 def show(value: Any, limit: int = MAX_VALUE) -> str:
@@ -115,8 +120,9 @@ def field_diffs(live: Any, desired: Any, path: str = "", *, removals: bool = Tru
     return []
 
 
-def _list_diffs(live: Sequence[Mapping[str, Any]], desired: Sequence[Mapping[str, Any]], key: str, path: str,
-                removals: bool) -> list[FieldDiff]:
+def _list_diffs(
+    live: Sequence[Mapping[str, Any]], desired: Sequence[Mapping[str, Any]], key: str, path: str, removals: bool
+) -> list[FieldDiff]:
     by_key = {i.get(key): i for i in live}
     out: list[FieldDiff] = []
     for item in desired:
@@ -143,40 +149,82 @@ def action_diff(action: Action, observed: ObservedState) -> ObjectDiff | None:
         cluster = observed.clusters.get((a.namespace, a.name))
         return _spec_diff(KDCLUSTER_KIND, a.namespace, a.name, cluster.raw if cluster is not None else None, a.body)
     if isinstance(a, (PatchTemplate, SetOnDelete)):
-        sts = next((s for c in observed.clusters.values() for s in c.statefulsets.values()
-                    if (s.namespace, s.name) == (a.namespace, a.statefulset)), None)
+        sts = next(
+            (
+                s
+                for c in observed.clusters.values()
+                for s in c.statefulsets.values()
+                if (s.namespace, s.name) == (a.namespace, a.statefulset)
+            ),
+            None,
+        )
         note = f"cluster {a.cluster}, role {a.role}"
         if isinstance(a, SetOnDelete):
-            return ObjectDiff("StatefulSet", a.namespace, a.statefulset, (FieldDiff(
-                "spec.updateStrategy.type", sts.update_strategy if sts is not None else None, ON_DELETE),), note=note)
-        fields = field_diffs(sts.template if sts is not None else None, a.patch_body["spec"]["template"],
-                             "spec.template", removals=False)
+            return ObjectDiff(
+                "StatefulSet",
+                a.namespace,
+                a.statefulset,
+                (FieldDiff("spec.updateStrategy.type", sts.update_strategy if sts is not None else None, ON_DELETE),),
+                note=note,
+            )
+        fields = field_diffs(
+            sts.template if sts is not None else None, a.patch_body["spec"]["template"], "spec.template", removals=False
+        )
         return ObjectDiff("StatefulSet", a.namespace, a.statefulset, tuple(fields), note=note)
     if isinstance(a, RestoreLabels):
-        sts = next((s for c in observed.clusters.values() for s in c.statefulsets.values()
-                    if (s.namespace, s.name) == (a.namespace, a.statefulset)), None)
+        sts = next(
+            (
+                s
+                for c in observed.clusters.values()
+                for s in c.statefulsets.values()
+                if (s.namespace, s.name) == (a.namespace, a.statefulset)
+            ),
+            None,
+        )
         have = ((sts.raw.get("metadata") or {}).get("labels") or {}) if sts is not None else {}
-        return ObjectDiff("StatefulSet", a.namespace, a.statefulset,
-                          tuple(FieldDiff(f"metadata.labels[{k}]", have.get(k), v) for k, v in a.labels),
-                          note=f"cluster {a.cluster}, role {a.role}")
+        return ObjectDiff(
+            "StatefulSet",
+            a.namespace,
+            a.statefulset,
+            tuple(FieldDiff(f"metadata.labels[{k}]", have.get(k), v) for k, v in a.labels),
+            note=f"cluster {a.cluster}, role {a.role}",
+        )
     if isinstance(a, ClearBreakGlass):
-        return ObjectDiff(a.kind, a.namespace, a.name, (FieldDiff(f"metadata.annotations[{BREAK_GLASS_ANNOTATION}]",
-                                                                  a.reason, None),),
-                          note=f"cluster {a.cluster}: a break-glass counts for one request")
+        return ObjectDiff(
+            a.kind,
+            a.namespace,
+            a.name,
+            (FieldDiff(f"metadata.annotations[{BREAK_GLASS_ANNOTATION}]", a.reason, None),),
+            note=f"cluster {a.cluster}: a break-glass counts for one request",
+        )
     if isinstance(a, SwitchApp):
-        return ObjectDiff(KDCLUSTER_KIND, a.namespace, a.cluster, (FieldDiff("spec.app", a.previous, a.app),),
-                          note="KubeDirector's live-app-upgrade switch")
+        return ObjectDiff(
+            KDCLUSTER_KIND,
+            a.namespace,
+            a.cluster,
+            (FieldDiff("spec.app", a.previous, a.app),),
+            note="KubeDirector's live-app-upgrade switch",
+        )
     if isinstance(a, MarkUpgradable):
         live_app = observed.apps.get((a.namespace, a.app))
-        return ObjectDiff(KDAPP_KIND, a.namespace, a.app, (FieldDiff(
-            "spec.upgradable", live_app.spec.get("upgradable") if live_app is not None else None, True),),
-            note=f"the app cluster {a.cluster} leaves by a switch")
+        return ObjectDiff(
+            KDAPP_KIND,
+            a.namespace,
+            a.app,
+            (FieldDiff("spec.upgradable", live_app.spec.get("upgradable") if live_app is not None else None, True),),
+            note=f"the app cluster {a.cluster} leaves by a switch",
+        )
     if isinstance(a, PatchServicePorts):
-        svc = next((s for c in observed.clusters.values() for s in c.services
-                    if (s.namespace, s.name) == (a.namespace, a.service)), None)
-        return ObjectDiff("Service", a.namespace, a.service, tuple(
-            field_diffs(list(svc.ports) if svc is not None else None, a.ports_body, "spec.ports")),
-            note=f"cluster {a.cluster}")
+        svc = next(
+            (s for c in observed.clusters.values() for s in c.services if (s.namespace, s.name) == (a.namespace, a.service)), None
+        )
+        return ObjectDiff(
+            "Service",
+            a.namespace,
+            a.service,
+            tuple(field_diffs(list(svc.ports) if svc is not None else None, a.ports_body, "spec.ports")),
+            note=f"cluster {a.cluster}",
+        )
     return None
 
 
@@ -188,11 +236,14 @@ def live_diff(actions: Iterable[Action], observed: ObservedState) -> list[Object
     return [d for d in found if d is not None and (d.create or d.fields)]
 
 
-def _spec_diff(kind: str, namespace: str, name: str, live: Mapping[str, Any] | None,
-               manifest: Mapping[str, Any]) -> ObjectDiff:
+def _spec_diff(kind: str, namespace: str, name: str, live: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> ObjectDiff:
     if live is None:
         return ObjectDiff(kind, namespace, name, create=True)
     fields = field_diffs(live.get("spec"), manifest.get("spec"), "spec")
-    fields += field_diffs((live.get("metadata") or {}).get("labels"), (manifest.get("metadata") or {}).get("labels"),
-                          "metadata.labels", removals=False)
+    fields += field_diffs(
+        (live.get("metadata") or {}).get("labels"),
+        (manifest.get("metadata") or {}).get("labels"),
+        "metadata.labels",
+        removals=False,
+    )
     return ObjectDiff(kind, namespace, name, tuple(fields))

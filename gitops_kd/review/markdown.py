@@ -31,7 +31,8 @@ def _lines(r: Review) -> Iterator[str]:
     moving = [c for c in r.clusters if c.state == "rollout"]
     yield ("If it were not refused: " if r.refused else "") + (
         f"**{len(moving)} cluster(s) roll out, {r.replaced} pod(s) replaced** one at a time per cluster; "
-        f"duration at most **{duration(r.estimate_seconds)}** (upper bound).")
+        f"duration at most **{duration(r.estimate_seconds)}** (upper bound)."
+    )
     yield ""
     yield "### Apps"
     yield ""
@@ -92,8 +93,7 @@ def _cluster(c: ClusterReview) -> Iterator[str]:
     if c.hook is not None:
         yield f"- Hook (postUpgrade): `{c.hook.detail}`, timeout {c.hook.timeout_seconds}s, {roles_of(c.hook)}"
     if c.gate is not None:
-        yield (f"- Gate: `{c.gate.detail}` every {c.gate.period_seconds}s, timeout {c.gate.timeout_seconds}s, "
-               f"{roles_of(c.gate)}")
+        yield (f"- Gate: `{c.gate.detail}` every {c.gate.period_seconds}s, timeout {c.gate.timeout_seconds}s, {roles_of(c.gate)}")
     policy = c.failure_policy or "halt"
     yield f"- Failure policy: `{policy}` ({_POLICY.get(policy, policy)})"
     yield f"- Pod ready timeout: {c.pod_ready_timeout_seconds}s"

@@ -22,11 +22,21 @@ def missing_statefulsets(desired: DesiredState, observed: ObservedState) -> list
         if live is None or found is None:
             continue  # a KDCluster not created yet: its own diff entry says so
         app = found[1]
-        recorded = {str(r.get("id")): str(r.get("statefulSet") or "")
-                    for r in ((live.raw.get("status") or {}).get("roles") or ()) if isinstance(r, Mapping)}
+        recorded = {
+            str(r.get("id")): str(r.get("statefulSet") or "")
+            for r in ((live.raw.get("status") or {}).get("roles") or ())
+            if isinstance(r, Mapping)
+        }
         for role in cluster.roles:
             if role.id in app.role_ids and role.members_for(app.role(role.id)) and live.statefulset(role.id) is None:
                 name = recorded.get(role.id) or f"{live.name}/{role.id}"
-                out.append(ObjectDiff(STATEFULSET, live.namespace, name, create=True,
-                                      note=f"cluster {live.name}, role {role.id}: missing; KubeDirector creates it"))
+                out.append(
+                    ObjectDiff(
+                        STATEFULSET,
+                        live.namespace,
+                        name,
+                        create=True,
+                        note=f"cluster {live.name}, role {role.id}: missing; KubeDirector creates it",
+                    )
+                )
     return out

@@ -47,8 +47,11 @@ def sequences(head: DesiredState, observed: ObservedState, *, now: datetime) -> 
         ctx = PodContext(app, live, t, live.rollout, order, frozenset(r.role for r in cdiff.roles), now)
         pods = tuple(PodSequence(p.name, p.role, tuple(steps)) for p, steps in whole_sequence(ctx))
         if pods:
-            out.append(ClusterSequence(key[0], key[1], head.clusters[key].wave, t.direction, t.from_version,
-                                       t.target_version, order, pods))
+            out.append(
+                ClusterSequence(
+                    key[0], key[1], head.clusters[key].wave, t.direction, t.from_version, t.target_version, order, pods
+                )
+            )
     return out
 
 
@@ -65,8 +68,10 @@ def sequence_lines(found: list[ClusterSequence], wave_soak_seconds: float = 0.0)
             wave = c.wave
             yield f"  wave {c.wave}:"
         versions = f"{c.from_version or '?'} -> {c.to_version}"
-        yield (f"    {c.namespace}/{c.name}: {c.direction} {versions}, roles in order {', '.join(c.roles)}, "
-               f"{len(c.pods)} pod(s), one at a time")
+        yield (
+            f"    {c.namespace}/{c.name}: {c.direction} {versions}, roles in order {', '.join(c.roles)}, "
+            f"{len(c.pods)} pod(s), one at a time"
+        )
         for i, p in enumerate(c.pods, 1):
             yield f"      {i}. pod {p.pod} (role {p.role})"
             yield from (f"         - {s}" for s in p.steps)

@@ -33,8 +33,7 @@ def _lines(r: Review) -> Iterator[str]:
             yield head + ("no rollout" + (f"; spec: {'; '.join(c.changes)}" if c.changes else ""))
             continue
         versions = c.to_version if c.from_version in (None, c.to_version) else f"{c.from_version} -> {c.to_version}"
-        yield head + (f"{c.direction} {versions}, {c.replaced} pod(s) replaced, "
-                      f"at most {duration(c.estimate_seconds)}")
+        yield head + (f"{c.direction} {versions}, {c.replaced} pod(s) replaced, at most {duration(c.estimate_seconds)}")
         for x in c.roles:
             steps = [s for s, on in (("hook", x.hook), ("gate", x.gate)) if on]
             yield f"    {x.role}: {x.replaced}/{x.members} pod(s)" + (f", {' + '.join(steps)}" if steps else "")
@@ -44,12 +43,15 @@ def _lines(r: Review) -> Iterator[str]:
         if c.hook is not None:
             yield f"    hook: {c.hook.detail} (timeout {c.hook.timeout_seconds}s, {roles_of(c.hook)})"
         if c.gate is not None:
-            yield (f"    gate: {c.gate.detail} (every {c.gate.period_seconds}s, timeout {c.gate.timeout_seconds}s, "
-                   f"{roles_of(c.gate)})")
+            yield (
+                f"    gate: {c.gate.detail} (every {c.gate.period_seconds}s, timeout {c.gate.timeout_seconds}s, "
+                f"{roles_of(c.gate)})"
+            )
         yield f"    failure policy: {c.failure_policy}; pod ready timeout {c.pod_ready_timeout_seconds}s"
         if c.rollback is not None:
             yield f"    rollback: {rollback_sentence(c.rollback)}"
-        yield from (f"    service ports {p.role}: {ports(p.before)} -> {ports(p.after)} ({p.services} Service(s))"
-                    for p in c.ports)
+        yield from (
+            f"    service ports {p.role}: {ports(p.before)} -> {ports(p.after)} ({p.services} Service(s))" for p in c.ports
+        )
     yield from (f"note: {n}" for n in r.notes)
     yield f"total: {r.replaced} pod(s) replaced, at most {duration(r.estimate_seconds)} ({UPPER_BOUND})"

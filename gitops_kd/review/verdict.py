@@ -33,15 +33,21 @@ def app_verdict(app: KDApp, live: ObservedApp | None, used: bool) -> tuple[str, 
         rule = upgrade.rule_for_upgrade_from(live.version) if upgrade is not None else None
         if upgrade is not None and rule is not None:
             i = _index(upgrade.upgrade_from, rule)
-            return UPGRADE, True, f"allowed by spec.upgrade.from[{i}] (versions \"{rule.versions.text}\"){idle}"
-        why = "the new version has no spec.upgrade" if upgrade is None else \
-            f"no spec.upgrade.from[] rule of {app.version} matches {live.version}"
+            return UPGRADE, True, f'allowed by spec.upgrade.from[{i}] (versions "{rule.versions.text}"){idle}'
+        why = (
+            "the new version has no spec.upgrade"
+            if upgrade is None
+            else f"no spec.upgrade.from[] rule of {app.version} matches {live.version}"
+        )
         return UPGRADE, not used, (f"refused: {why}" if used else f"{why}{idle}")
     left = live.upgrade
     down = left.rule_for_downgrade_to(app.version) if left is not None else None
     if left is not None and down is not None:
         i = _index(left.downgrade_to or (), down)
-        return DOWNGRADE, True, (f"allowed by spec.upgrade.downgrade.to[{i}] of {live.version} "
-                                 f"(versions \"{down.versions.text}\"){idle}")
+        return (
+            DOWNGRADE,
+            True,
+            (f'allowed by spec.upgrade.downgrade.to[{i}] of {live.version} (versions "{down.versions.text}"){idle}'),
+        )
     why = f"{live.version} declares no spec.upgrade.downgrade.to[] rule for {app.version}"
     return DOWNGRADE, not used, (f"refused: {why}" if used else f"{why}{idle}")

@@ -8,8 +8,10 @@ from gitops_kd.diff.rollback import ROLL_FORWARD, Rollback
 from gitops_kd.review.model import DirRule, Step
 from gitops_kd.spec.state import Key
 
-UPPER_BOUND = ("an upper bound: every pod takes podReadyTimeoutSeconds plus the timeouts of its migrate "
-               "commands, hook and gate; real rollouts are usually much faster")
+UPPER_BOUND = (
+    "an upper bound: every pod takes podReadyTimeoutSeconds plus the timeouts of its migrate "
+    "commands, hook and gate; real rollouts are usually much faster"
+)
 
 
 def duration(seconds: int) -> str:

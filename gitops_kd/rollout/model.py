@@ -90,28 +90,57 @@ class PodProgress:
     step_progress: Mapping[str, Any] = field(default_factory=dict, hash=False)
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
-    KEYS = frozenset({"revision", STAGE_FIELD, "hookDone", "migrationsDone", "gatePassed", "readySince",
-                      "execFailures", "output", "step", "stepProgress"})
+    KEYS = frozenset(
+        {
+            "revision",
+            STAGE_FIELD,
+            "hookDone",
+            "migrationsDone",
+            "gatePassed",
+            "readySince",
+            "execFailures",
+            "output",
+            "step",
+            "stepProgress",
+        }
+    )
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any] | None) -> PodProgress:
         obj = _map(obj)
-        return cls(revision=str(obj.get("revision") or ""), stage=_enum(Stage, obj.get(STAGE_FIELD)),
-                   hook_done=bool(obj.get("hookDone")), migrations_done=tuple(str(s) for s in obj.get("migrationsDone") or ()),
-                   gate_passed=bool(obj.get("gatePassed")), ready_since=_text(obj.get("readySince")),
-                   exec_failures=_int(obj.get("execFailures")) or 0,
-                   output=None if obj.get("output") is None else str(obj.get("output")),
-                   step=_text(obj.get("step")), step_progress=dict(_map(obj.get("stepProgress"))),
-                   extra=_extra(obj, cls.KEYS))
+        return cls(
+            revision=str(obj.get("revision") or ""),
+            stage=_enum(Stage, obj.get(STAGE_FIELD)),
+            hook_done=bool(obj.get("hookDone")),
+            migrations_done=tuple(str(s) for s in obj.get("migrationsDone") or ()),
+            gate_passed=bool(obj.get("gatePassed")),
+            ready_since=_text(obj.get("readySince")),
+            exec_failures=_int(obj.get("execFailures")) or 0,
+            output=None if obj.get("output") is None else str(obj.get("output")),
+            step=_text(obj.get("step")),
+            step_progress=dict(_map(obj.get("stepProgress"))),
+            extra=_extra(obj, cls.KEYS),
+        )
 
     def to_obj(self) -> dict[str, Any]:
         """The entry as stored (unset fields left out)."""
-        return {**self.extra, **_drop_none({
-            "revision": self.revision or None, STAGE_FIELD: str(self.stage) if self.stage else None,
-            "hookDone": self.hook_done or None, "migrationsDone": list(self.migrations_done) or None,
-            "gatePassed": self.gate_passed or None, "readySince": self.ready_since,
-            "execFailures": self.exec_failures or None, "output": self.output, "step": self.step,
-            "stepProgress": dict(self.step_progress) or None})}
+        return {
+            **self.extra,
+            **_drop_none(
+                {
+                    "revision": self.revision or None,
+                    STAGE_FIELD: str(self.stage) if self.stage else None,
+                    "hookDone": self.hook_done or None,
+                    "migrationsDone": list(self.migrations_done) or None,
+                    "gatePassed": self.gate_passed or None,
+                    "readySince": self.ready_since,
+                    "execFailures": self.exec_failures or None,
+                    "output": self.output,
+                    "step": self.step,
+                    "stepProgress": dict(self.step_progress) or None,
+                }
+            ),
+        }
 
 
 @dataclass(frozen=True)
@@ -129,15 +158,30 @@ class ApplyFailure:
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> ApplyFailure:
-        return cls(kind=str(obj.get("kind") or ""), namespace=str(obj.get("namespace") or ""),
-                   name=str(obj.get("name") or ""), digest=str(obj.get("digest") or ""),
-                   failures=_int(obj.get("failures")) or 0, code=_int(obj.get("code")),
-                   message=str(obj.get("message") or ""), phase=_enum(Phase, obj.get("phase")))
+        return cls(
+            kind=str(obj.get("kind") or ""),
+            namespace=str(obj.get("namespace") or ""),
+            name=str(obj.get("name") or ""),
+            digest=str(obj.get("digest") or ""),
+            failures=_int(obj.get("failures")) or 0,
+            code=_int(obj.get("code")),
+            message=str(obj.get("message") or ""),
+            phase=_enum(Phase, obj.get("phase")),
+        )
 
     def to_obj(self) -> dict[str, Any]:
-        return _drop_none({"kind": self.kind, "namespace": self.namespace, "name": self.name, "digest": self.digest,
-                           "failures": self.failures, "code": self.code, "message": self.message,
-                           "phase": str(self.phase) if self.phase else None})
+        return _drop_none(
+            {
+                "kind": self.kind,
+                "namespace": self.namespace,
+                "name": self.name,
+                "digest": self.digest,
+                "failures": self.failures,
+                "code": self.code,
+                "message": self.message,
+                "phase": str(self.phase) if self.phase else None,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -155,16 +199,30 @@ class Failure:
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> Failure:
-        return cls(commit=_text(obj.get("commit")), reason=_enum(StallReason, obj.get("reason")),
-                   message=_text(obj.get("message")), policy=_text(obj.get("policy")),
-                   handled_at=_text(obj.get("handledAt")), revert_commit=_text(obj.get("revertCommit")),
-                   note=_text(obj.get("note")), rollback=dict(_map(obj.get("rollback"))))
+        return cls(
+            commit=_text(obj.get("commit")),
+            reason=_enum(StallReason, obj.get("reason")),
+            message=_text(obj.get("message")),
+            policy=_text(obj.get("policy")),
+            handled_at=_text(obj.get("handledAt")),
+            revert_commit=_text(obj.get("revertCommit")),
+            note=_text(obj.get("note")),
+            rollback=dict(_map(obj.get("rollback"))),
+        )
 
     def to_obj(self) -> dict[str, Any]:
-        return _drop_none({"commit": self.commit, "reason": str(self.reason) if self.reason else None,
-                           "message": self.message, "policy": self.policy, "handledAt": self.handled_at,
-                           "revertCommit": self.revert_commit, "note": self.note,
-                           "rollback": dict(self.rollback) or None})
+        return _drop_none(
+            {
+                "commit": self.commit,
+                "reason": str(self.reason) if self.reason else None,
+                "message": self.message,
+                "policy": self.policy,
+                "handledAt": self.handled_at,
+                "revertCommit": self.revert_commit,
+                "note": self.note,
+                "rollback": dict(self.rollback) or None,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -183,27 +241,59 @@ class HistoryRecord:
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any]) -> HistoryRecord:
-        return cls(version=str(obj.get("version") or ""), result=str(obj.get("result") or ""),
-                   from_version=_text(obj.get("fromVersion")), commit=_text(obj.get("commit")),
-                   subject=_text(obj.get("subject")), started_at=_text(obj.get("startedAt")),
-                   finished_at=_text(obj.get("finishedAt")), revert_commit=_text(obj.get("revertCommit")),
-                   reason=_text(obj.get("reason")))
+        return cls(
+            version=str(obj.get("version") or ""),
+            result=str(obj.get("result") or ""),
+            from_version=_text(obj.get("fromVersion")),
+            commit=_text(obj.get("commit")),
+            subject=_text(obj.get("subject")),
+            started_at=_text(obj.get("startedAt")),
+            finished_at=_text(obj.get("finishedAt")),
+            revert_commit=_text(obj.get("revertCommit")),
+            reason=_text(obj.get("reason")),
+        )
 
     def to_obj(self) -> dict[str, Any]:
-        return _drop_none({"version": self.version, "fromVersion": self.from_version, "commit": self.commit,
-                           "subject": self.subject, "startedAt": self.started_at, "finishedAt": self.finished_at,
-                           "result": self.result, "revertCommit": self.revert_commit, "reason": self.reason})
+        return _drop_none(
+            {
+                "version": self.version,
+                "fromVersion": self.from_version,
+                "commit": self.commit,
+                "subject": self.subject,
+                "startedAt": self.started_at,
+                "finishedAt": self.finished_at,
+                "result": self.result,
+                "revertCommit": self.revert_commit,
+                "reason": self.reason,
+            }
+        )
 
 
 # camelCase status key -> RolloutStatus attribute, for the plain (text / number) fields
-_PLAIN = {"observedGeneration": "observed_generation", "appVersion": "app_version", "fromVersion": "from_version",
-          "targetVersion": "target_version", "attempt": "attempt", "commit": "commit",
-          "commitSubject": "commit_subject", "fromStanza": "from_stanza", TARGET_STANZA_FIELD: "target_stanza",
-          "currentRole": "current_role", "currentPod": "current_pod", "direction": "direction", "step": "step",
-          "message": "message", "startedAt": "started_at", "gateStartedAt": "gate_started_at",
-          "gateCheckedAt": "gate_checked_at", "syncedDigest": "synced_digest", "syncedCommit": "synced_commit"}
-_TYPED = frozenset({"phase", "stalledReason", PODS_FIELD, ROLLOUT_IMAGES_FIELD, "conditions", APPLY_FAILURE_FIELD,
-                    "failure", "history"})
+_PLAIN = {
+    "observedGeneration": "observed_generation",
+    "appVersion": "app_version",
+    "fromVersion": "from_version",
+    "targetVersion": "target_version",
+    "attempt": "attempt",
+    "commit": "commit",
+    "commitSubject": "commit_subject",
+    "fromStanza": "from_stanza",
+    TARGET_STANZA_FIELD: "target_stanza",
+    "currentRole": "current_role",
+    "currentPod": "current_pod",
+    "direction": "direction",
+    "step": "step",
+    "message": "message",
+    "startedAt": "started_at",
+    "gateStartedAt": "gate_started_at",
+    "gateCheckedAt": "gate_checked_at",
+    "syncedDigest": "synced_digest",
+    "syncedCommit": "synced_commit",
+}
+_TYPED = frozenset(
+    {"phase", "stalledReason", PODS_FIELD, ROLLOUT_IMAGES_FIELD, "conditions", APPLY_FAILURE_FIELD, "failure", "history"}
+)
 
 
 @dataclass(frozen=True)
@@ -247,16 +337,18 @@ class RolloutStatus:
         plain: dict[str, Any] = {attr: _text(status.get(key)) for key, attr in _PLAIN.items()}
         plain["observed_generation"] = _int(status.get("observedGeneration"))
         apply_failure, failure = _map(status.get(APPLY_FAILURE_FIELD)), _map(status.get("failure"))
-        return cls(**plain, phase=_enum(Phase, status.get("phase")),
-                   stalled_reason=_enum(StallReason, status.get("stalledReason")),
-                   images={str(k): str(v) for k, v in _map(status.get(ROLLOUT_IMAGES_FIELD)).items() if v},
-                   pods={str(k): PodProgress.from_obj(v) for k, v in _map(status.get(PODS_FIELD)).items() if v},
-                   conditions=tuple(dict(c) for c in status.get("conditions") or () if isinstance(c, Mapping)),
-                   apply_failure=ApplyFailure.from_obj(apply_failure) if apply_failure else None,
-                   failure=Failure.from_obj(failure) if failure else None,
-                   history=tuple(HistoryRecord.from_obj(h) for h in status.get("history") or ()
-                                 if isinstance(h, Mapping)),
-                   extra=_extra(status, frozenset(_PLAIN) | _TYPED))
+        return cls(
+            **plain,
+            phase=_enum(Phase, status.get("phase")),
+            stalled_reason=_enum(StallReason, status.get("stalledReason")),
+            images={str(k): str(v) for k, v in _map(status.get(ROLLOUT_IMAGES_FIELD)).items() if v},
+            pods={str(k): PodProgress.from_obj(v) for k, v in _map(status.get(PODS_FIELD)).items() if v},
+            conditions=tuple(dict(c) for c in status.get("conditions") or () if isinstance(c, Mapping)),
+            apply_failure=ApplyFailure.from_obj(apply_failure) if apply_failure else None,
+            failure=Failure.from_obj(failure) if failure else None,
+            history=tuple(HistoryRecord.from_obj(h) for h in status.get("history") or () if isinstance(h, Mapping)),
+            extra=_extra(status, frozenset(_PLAIN) | _TYPED),
+        )
 
     def to_obj(self) -> dict[str, Any]:
         """The status as stored (unset fields left out): ``from_obj(s.to_obj()) == s``."""
@@ -268,8 +360,10 @@ class RolloutStatus:
         one does not."""
         body = self._body()
         if previous is not None:
-            for key, mine, theirs in ((PODS_FIELD, self.pods, previous.pods),
-                                      (ROLLOUT_IMAGES_FIELD, self.images, previous.images)):
+            for key, mine, theirs in (
+                (PODS_FIELD, self.pods, previous.pods),
+                (ROLLOUT_IMAGES_FIELD, self.images, previous.images),
+            ):
                 gone = {name: None for name in theirs if name not in mine}
                 if gone:
                     body[key] = {**gone, **(body[key] or {})}
@@ -278,16 +372,18 @@ class RolloutStatus:
 
     def _body(self) -> dict[str, Any]:
         body: dict[str, Any] = {key: getattr(self, attr) for key, attr in _PLAIN.items()}
-        body.update({
-            "phase": str(self.phase) if self.phase else None,
-            "stalledReason": str(self.stalled_reason) if self.stalled_reason else None,
-            ROLLOUT_IMAGES_FIELD: dict(self.images) or None,
-            PODS_FIELD: {name: p.to_obj() for name, p in self.pods.items()} or None,
-            "conditions": [dict(c) for c in self.conditions] or None,
-            APPLY_FAILURE_FIELD: self.apply_failure.to_obj() if self.apply_failure else None,
-            "failure": self.failure.to_obj() if self.failure else None,
-            "history": [h.to_obj() for h in self.history] or None,
-        })
+        body.update(
+            {
+                "phase": str(self.phase) if self.phase else None,
+                "stalledReason": str(self.stalled_reason) if self.stalled_reason else None,
+                ROLLOUT_IMAGES_FIELD: dict(self.images) or None,
+                PODS_FIELD: {name: p.to_obj() for name, p in self.pods.items()} or None,
+                "conditions": [dict(c) for c in self.conditions] or None,
+                APPLY_FAILURE_FIELD: self.apply_failure.to_obj() if self.apply_failure else None,
+                "failure": self.failure.to_obj() if self.failure else None,
+                "history": [h.to_obj() for h in self.history] or None,
+            }
+        )
         return {**self.extra, **body}
 
     @property

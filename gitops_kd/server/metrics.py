@@ -30,47 +30,72 @@ class ControllerMetrics:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         r = self.registry
         self.reconcile_total = Counter("gitops_kd_reconcile_total", "Reconciles by result.", ["result"], registry=r)
-        self.reconcile_duration = Histogram("gitops_kd_reconcile_duration_seconds", "Time one reconcile took.",
-                                            buckets=RECONCILE_BUCKETS, registry=r)
-        self.git_poll_total = Counter("gitops_kd_git_poll_total",
-                                      "Git polls by result (changed, unchanged, refused, error).", ["result"],
-                                      registry=r)
-        self.applied_commit_info = Gauge("gitops_kd_applied_commit_info",
-                                         "The Git commit whose desired state was last applied (value 1).",
-                                         ["commit"], registry=r)
-        self.drift_detected_total = Counter("gitops_kd_drift_detected_total",
-                                            "Out-of-band changes detected (and reverted), per object.",
-                                            ["kind", "namespace", "name"], registry=r)
-        self.drift_active = Gauge("gitops_kd_drift_active", "1 while an object differs from Git, else 0.",
-                                  ["kind", "namespace", "name"], registry=r)
-        self.upgrade_steps_total = Counter("gitops_kd_upgrade_steps_total", "Upgrade steps executed, by result.",
-                                           ["step", "result"], registry=r)
-        self.rollout_phase = Gauge("gitops_kd_rollout_phase",
-                                   "1 for the current phase of a KDCluster's rollout, 0 for the others.",
-                                   ["namespace", "cluster", "phase"], registry=r)
-        self.refused_commits_total = Counter("gitops_kd_refused_commits_total",
-                                             "Commits refused (invalid, forbidden change, untrusted).", registry=r)
-        self.alerts_dropped_total = Counter("gitops_kd_alerts_dropped_total",
-                                            "Alerts dropped (oldest first) because a channel's queue was full.",
-                                            ["channel"], registry=r)
-        self.git_failing_polls = Gauge("gitops_kd_git_failing_polls",
-                                       "Git polls in a row that could not read the repository (0 when the last worked).",
-                                       registry=r)
-        self.git_cache_recoveries = Gauge("gitops_kd_git_cache_recoveries",
-                                          "Times a corrupt local Git cache was removed and cloned again.", registry=r)
-        self.admission_total = Counter("gitops_kd_admission_requests_total",
-                                       "Admission webhook answers by kind and result (allowed, denied, break-glass; "
-                                       "exempt: gitops-kd's or KubeDirector's users; not-judged: answered by the "
-                                       "failure policy).",
-                                       ["kind", "result"], registry=r)
-        self.leader = Gauge("gitops_kd_leader", "1 while this replica holds the leader lease, else 0.",
-                            registry=r)
-        self.shard_held = Gauge("gitops_kd_shard_held",
-                                "With --shards: 1 while this replica holds the shard's Lease, else 0.", ["shard"],
-                                registry=r)
-        self.shard_clusters = Gauge("gitops_kd_shard_clusters",
-                                    "With --shards: the KDClusters of each shard this replica holds (0 for the others): "
-                                    "summed over the replicas, the fleet.", ["shard"], registry=r)
+        self.reconcile_duration = Histogram(
+            "gitops_kd_reconcile_duration_seconds", "Time one reconcile took.", buckets=RECONCILE_BUCKETS, registry=r
+        )
+        self.git_poll_total = Counter(
+            "gitops_kd_git_poll_total", "Git polls by result (changed, unchanged, refused, error).", ["result"], registry=r
+        )
+        self.applied_commit_info = Gauge(
+            "gitops_kd_applied_commit_info",
+            "The Git commit whose desired state was last applied (value 1).",
+            ["commit"],
+            registry=r,
+        )
+        self.drift_detected_total = Counter(
+            "gitops_kd_drift_detected_total",
+            "Out-of-band changes detected (and reverted), per object.",
+            ["kind", "namespace", "name"],
+            registry=r,
+        )
+        self.drift_active = Gauge(
+            "gitops_kd_drift_active", "1 while an object differs from Git, else 0.", ["kind", "namespace", "name"], registry=r
+        )
+        self.upgrade_steps_total = Counter(
+            "gitops_kd_upgrade_steps_total", "Upgrade steps executed, by result.", ["step", "result"], registry=r
+        )
+        self.rollout_phase = Gauge(
+            "gitops_kd_rollout_phase",
+            "1 for the current phase of a KDCluster's rollout, 0 for the others.",
+            ["namespace", "cluster", "phase"],
+            registry=r,
+        )
+        self.refused_commits_total = Counter(
+            "gitops_kd_refused_commits_total", "Commits refused (invalid, forbidden change, untrusted).", registry=r
+        )
+        self.alerts_dropped_total = Counter(
+            "gitops_kd_alerts_dropped_total",
+            "Alerts dropped (oldest first) because a channel's queue was full.",
+            ["channel"],
+            registry=r,
+        )
+        self.git_failing_polls = Gauge(
+            "gitops_kd_git_failing_polls",
+            "Git polls in a row that could not read the repository (0 when the last worked).",
+            registry=r,
+        )
+        self.git_cache_recoveries = Gauge(
+            "gitops_kd_git_cache_recoveries", "Times a corrupt local Git cache was removed and cloned again.", registry=r
+        )
+        self.admission_total = Counter(
+            "gitops_kd_admission_requests_total",
+            "Admission webhook answers by kind and result (allowed, denied, break-glass; "
+            "exempt: gitops-kd's or KubeDirector's users; not-judged: answered by the "
+            "failure policy).",
+            ["kind", "result"],
+            registry=r,
+        )
+        self.leader = Gauge("gitops_kd_leader", "1 while this replica holds the leader lease, else 0.", registry=r)
+        self.shard_held = Gauge(
+            "gitops_kd_shard_held", "With --shards: 1 while this replica holds the shard's Lease, else 0.", ["shard"], registry=r
+        )
+        self.shard_clusters = Gauge(
+            "gitops_kd_shard_clusters",
+            "With --shards: the KDClusters of each shard this replica holds (0 for the others): "
+            "summed over the replicas, the fleet.",
+            ["shard"],
+            registry=r,
+        )
         self._lock = threading.Lock()
         self._commit: str | None = None
 

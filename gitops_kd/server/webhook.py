@@ -99,8 +99,14 @@ def _payload(request: web.Request, body: bytes) -> dict[str, Any]:
     return data
 
 
-def make_webhook_handler(secret: bytes | None, trigger: Callable[[], str | None], *, max_body: int = MAX_BODY,
-                         branch: str | None = None, allow_gitlab_token: bool = False) -> Handler:
+def make_webhook_handler(
+    secret: bytes | None,
+    trigger: Callable[[], str | None],
+    *,
+    max_body: int = MAX_BODY,
+    branch: str | None = None,
+    allow_gitlab_token: bool = False,
+) -> Handler:
     """An aiohttp handler for POST /webhook.
 
     With `secret` every request must carry a valid X-Hub-Signature-256 (or, with `allow_gitlab_token`,
@@ -121,8 +127,9 @@ def make_webhook_handler(secret: bytes | None, trigger: Callable[[], str | None]
 
     async def handle(request: web.Request) -> web.StreamResponse:
         if request.method != "POST":
-            return web.json_response({"status": 405, "message": f"method {request.method} not allowed"},
-                                     status=405, headers={"Allow": "POST"})
+            return web.json_response(
+                {"status": 405, "message": f"method {request.method} not allowed"}, status=405, headers={"Allow": "POST"}
+            )
         body = await _read_limited(request, max_body)
         if body is None:
             log.warning("webhook: refused a body larger than %d bytes from %s", max_body, request.remote)

@@ -6,5 +6,4 @@ from gitops_kd.source.model import ChangeSet, DesiredState, Key, PollResult
 from gitops_kd.source.poller import Poller
 from gitops_kd.spec.limits import MAX_FILE_BYTES
 
-__all__ = ["ChangeSet", "DesiredState", "GitSource", "Key", "MAX_FILE_BYTES", "PollResult", "Poller",
-           "SourceError"]
+__all__ = ["ChangeSet", "DesiredState", "GitSource", "Key", "MAX_FILE_BYTES", "PollResult", "Poller", "SourceError"]

@@ -10,8 +10,7 @@ from gitops_kd.source.model import ChangeSet, Key
 from gitops_kd.source.snapshot import content
 
 
-def changed_keys(old: Mapping[Key, object], new: Mapping[Key, object],
-                 only: Collection[Key] | None = None) -> frozenset[Key]:
+def changed_keys(old: Mapping[Key, object], new: Mapping[Key, object], only: Collection[Key] | None = None) -> frozenset[Key]:
     """Keys added, removed, or whose spec content differs (where a spec was read from is ignored).
 
     ``only``: compare just these keys (the keys defined in the files git names as changed; every
@@ -21,9 +20,15 @@ def changed_keys(old: Mapping[Key, object], new: Mapping[Key, object],
     return frozenset(k for k in keys if k not in old or k not in new or content(old[k]) != content(new[k]))
 
 
-def change_set(raw: Iterable[RawChange], old_apps: Mapping[Key, object], new_apps: Mapping[Key, object],
-               old_clusters: Mapping[Key, object], new_clusters: Mapping[Key, object], *,
-               only: Collection[Key] | None = None) -> ChangeSet:
+def change_set(
+    raw: Iterable[RawChange],
+    old_apps: Mapping[Key, object],
+    new_apps: Mapping[Key, object],
+    old_clusters: Mapping[Key, object],
+    new_clusters: Mapping[Key, object],
+    *,
+    only: Collection[Key] | None = None,
+) -> ChangeSet:
     """Sort git's changes into added/modified/deleted/renamed, keeping only paths that can matter.
 
     A rename whose one side is irrelevant (e.g. apps/x.yaml -> examples/x.yaml) counts as a

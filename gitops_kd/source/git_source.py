@@ -48,22 +48,30 @@ class GitSource:
     refused commit is read.
     """
 
-    def __init__(self, url: str, branch: str = DEFAULT_BRANCH, cache_dir: Path | str | None = None, *,
-                 default_namespace: str = "default", fetch_timeout: float = 120.0,
-                 trusted_keys: Sequence[str] | None = None, allowed_fingerprints: Sequence[str] | None = None,
-                 allow_force_push: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        branch: str = DEFAULT_BRANCH,
+        cache_dir: Path | str | None = None,
+        *,
+        default_namespace: str = "default",
+        fetch_timeout: float = 120.0,
+        trusted_keys: Sequence[str] | None = None,
+        allowed_fingerprints: Sequence[str] | None = None,
+        allow_force_push: bool = False,
+    ) -> None:
         if not url:
             raise ValueError("GitSource: url must not be empty")
         if not branch:
             raise ValueError("GitSource: branch must not be empty")
-        self.trust = CommitTrust(trusted_keys, allowed_fingerprints=allowed_fingerprints,
-                                 allow_force_push=allow_force_push)  # first: bad keys fail before any I/O
+        self.trust = CommitTrust(
+            trusted_keys, allowed_fingerprints=allowed_fingerprints, allow_force_push=allow_force_push
+        )  # first: bad keys fail before any I/O
         self.url = str(url)
         self.branch = branch
         self.default_namespace = default_namespace
         self._own_dir = cache_dir is None
-        self.cache_dir = Path(tempfile.mkdtemp(prefix="gitops-kd-source-")) if cache_dir is None \
-            else Path(cache_dir)
+        self.cache_dir = Path(tempfile.mkdtemp(prefix="gitops-kd-source-")) if cache_dir is None else Path(cache_dir)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self._git = GitCache(self.url, self.cache_dir / REPO_DIR_NAME, timeout=fetch_timeout)
         self._state_path = self.cache_dir / STATE_FILE_NAME
@@ -81,8 +89,15 @@ class GitSource:
         self._applied: str | None = state.applied_commit if state else None
         self._baseline: str | None = None  # the newest applied commit: a new head must descend from it
         if state and (state.url, state.branch) != (self.url, self.branch):
-            log.info("%s: cache was for %s@%s, now %s@%s; keeping applied commit %s", self.cache_dir,
-                     state.url, state.branch, self.url, self.branch, self._applied)
+            log.info(
+                "%s: cache was for %s@%s, now %s@%s; keeping applied commit %s",
+                self.cache_dir,
+                state.url,
+                state.branch,
+                self.url,
+                self.branch,
+                self._applied,
+            )
 
     # -- public ----------------------------------------------------------------------------
     @property
@@ -111,8 +126,9 @@ class GitSource:
         local state file says (it is only a cache). Nothing is fetched here; the next read fetches first."""
         with self._lock:
             if applied != self._applied:
-                log.info("git source: the cluster records applied commit %s (local cache said %s); using it",
-                         applied, self._applied)
+                log.info(
+                    "git source: the cluster records applied commit %s (local cache said %s); using it", applied, self._applied
+                )
             self._applied = applied or None
             self._baseline = baseline or None
             self._last_good, self._last_good_files = None, ()
@@ -210,8 +226,12 @@ class GitSource:
 
     def _recover(self, reason: str) -> None:
         """Throw the corrupt cache away; the next fetch clones it again."""
-        log.warning("git cache %s is corrupt, removing it and cloning %s again: %s", self._git.path, self.url,
-                    reason.splitlines()[0] if reason else "")
+        log.warning(
+            "git cache %s is corrupt, removing it and cloning %s again: %s",
+            self._git.path,
+            self.url,
+            reason.splitlines()[0] if reason else "",
+        )
         self._git.close()
         shutil.rmtree(self._git.path, ignore_errors=True)
         self._git = GitCache(self.url, self._git.path, timeout=self._git.timeout)
@@ -225,8 +245,12 @@ class GitSource:
         so an outage of the Git server does not log a warning every poll (the poll metric counts each)."""
         same = self._failing is not None and self._failing[0] == message
         self._failing = (message, self._failing[1] + 1 if self._failing is not None else 1)
-        log.log(logging.DEBUG if same else logging.WARNING, "git source poll failed: %s%s", message,
-                " (repeats are logged at debug level until a poll works)" if not same else "")
+        log.log(
+            logging.DEBUG if same else logging.WARNING,
+            "git source poll failed: %s%s",
+            message,
+            " (repeats are logged at debug level until a poll works)" if not same else "",
+        )
 
     @property
     def last_polled(self) -> str | None:
@@ -330,8 +354,14 @@ class GitSource:
         old_apps, old_clusters = self._keyed(old_snap) if old_snap else ({}, {})
         new_apps, new_clusters = self._keyed(new_snap)
         paths = {p for c in raw for p in (c.old_path, c.new_path) if p is not None}
-        only = {key_of(obj, self.default_namespace) for snap in (old_snap, new_snap) if snap is not None
-                for p in paths if (f := snap.by_path.get(p)) is not None for obj in f.objects}
+        only = {
+            key_of(obj, self.default_namespace)
+            for snap in (old_snap, new_snap)
+            if snap is not None
+            for p in paths
+            if (f := snap.by_path.get(p)) is not None
+            for obj in f.objects
+        }
         return change_set(raw, old_apps, new_apps, old_clusters, new_clusters, only=only)
 
     def _keyed(self, snap: Snapshot) -> tuple[dict[Key, KDApp], dict[Key, KDCluster]]:
@@ -346,8 +376,7 @@ class GitSource:
         if snap is None and base is not None and raw is not None:
             snap = derive_snapshot(commit, base, raw, self.cache, self._git.read_blob, self._git.blob_size)
         if snap is None:
-            snap = read_snapshot(commit, self._git.list_tree(commit), self.cache, self._git.read_blob,
-                                 self.default_namespace)
+            snap = read_snapshot(commit, self._git.list_tree(commit), self.cache, self._git.read_blob, self.default_namespace)
         self.cache.remember(snap, self.default_namespace)
         return snap
 
@@ -369,5 +398,6 @@ class GitSource:
 
     def _failure(self, message: str) -> PollResult:
         reason = message.removeprefix(f"{self.url}: ")
-        return PollResult(self._last_polled or "", False, self._last_good, ChangeSet(),
-                          (FieldError(self.url, "", reason),), False)
+        return PollResult(
+            self._last_polled or "", False, self._last_good, ChangeSet(), (FieldError(self.url, "", reason),), False
+        )

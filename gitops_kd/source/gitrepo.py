@@ -84,9 +84,14 @@ class GitCache:
         C locale, the fetch timeout. `env` adds variables (an identity, GNUPGHOME); `worktree` runs it in a
         linked worktree of the repository. Never raises for a non-zero exit: the caller reads `returncode`."""
         command = ["git", *(("-C", str(worktree)) if worktree is not None else ()), *args]
-        status, out, err = self.repo.git.execute(command, with_extended_output=True, with_exceptions=False,
-                                                 kill_after_timeout=self.timeout, env=dict(env or {}),
-                                                 strip_newline_in_stdout=False)
+        status, out, err = self.repo.git.execute(
+            command,
+            with_extended_output=True,
+            with_exceptions=False,
+            kill_after_timeout=self.timeout,
+            env=dict(env or {}),
+            strip_newline_in_stdout=False,
+        )
         return GitResult(int(status or 0), str(out), str(err))
 
     def close(self) -> None:
@@ -99,8 +104,7 @@ class GitCache:
     def fetch(self) -> None:
         """Fetch every branch and tag of the remote; raises SourceError naming the url on failure."""
         try:
-            self.repo.git.fetch(REMOTE, "--prune", "--no-write-fetch-head", *_FETCH_REFSPECS,
-                                kill_after_timeout=self.timeout)
+            self.repo.git.fetch(REMOTE, "--prune", "--no-write-fetch-head", *_FETCH_REFSPECS, kill_after_timeout=self.timeout)
         except git.GitCommandError as exc:
             raise SourceError(f"{self.url}: git fetch failed: {_stderr(exc)}") from exc
 
@@ -163,8 +167,9 @@ class GitCache:
 
     def diff(self, old: str | None, new: str) -> list[RawChange]:
         """Changes from commit `old` (None: the empty tree) to `new`, with rename detection."""
-        out = self.repo.git.diff_tree("-r", "-z", "-M", "--raw", "--no-commit-id",
-                                      old or EMPTY_TREE, new, strip_newline_in_stdout=False)
+        out = self.repo.git.diff_tree(
+            "-r", "-z", "-M", "--raw", "--no-commit-id", old or EMPTY_TREE, new, strip_newline_in_stdout=False
+        )
         fields = out.split("\0")
         changes: list[RawChange] = []
         i = 0
@@ -180,10 +185,17 @@ class GitCache:
                 i += 3
                 continue
             path = fields[i + 1]
-            changes.append(RawChange(letter, None if letter == "A" else path,
-                                     None if letter == "D" else path,
-                                     None if letter == "A" else osha, None if letter == "D" else nsha,
-                                     None if letter == "A" else omode, None if letter == "D" else nmode))
+            changes.append(
+                RawChange(
+                    letter,
+                    None if letter == "A" else path,
+                    None if letter == "D" else path,
+                    None if letter == "A" else osha,
+                    None if letter == "D" else nsha,
+                    None if letter == "A" else omode,
+                    None if letter == "D" else nmode,
+                )
+            )
             i += 2
         return changes
 

@@ -103,8 +103,9 @@ def classify(entry: TreeEntry, link_target: str | None = None) -> Placement:
         target = link_target if link_target is not None else "?"
         if symlink_escapes(path, target):
             return _refuse(path, f"symlink to {target!r} leaves the repository")
-        return _refuse(path, f"symlink to {target!r} refused: symlinks are not allowed "
-                       "under apps/ and clusters/ (commit the file itself)")
+        return _refuse(
+            path, f"symlink to {target!r} refused: symlinks are not allowed under apps/ and clusters/ (commit the file itself)"
+        )
     if entry.is_submodule:
         return _refuse(path, "submodules are not allowed under apps/ and clusters/")
     if not is_manifest_name(path):

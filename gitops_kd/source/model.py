@@ -25,8 +25,7 @@ class ChangeSet:
     @property
     def empty(self) -> bool:
         """True when no relevant path and no app or cluster changed."""
-        return not (self.added or self.modified or self.deleted or self.renamed
-                    or self.apps_changed or self.clusters_changed)
+        return not (self.added or self.modified or self.deleted or self.renamed or self.apps_changed or self.clusters_changed)
 
     @property
     def paths(self) -> tuple[str, ...]:

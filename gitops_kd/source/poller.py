@@ -37,8 +37,7 @@ class Poller:
     desired state is kept) and an exception in the callback is logged; neither stops the schedule.
     """
 
-    def __init__(self, source: Pollable, callback: Callable[[PollResult], None], *,
-                 interval: float = 60.0) -> None:
+    def __init__(self, source: Pollable, callback: Callable[[PollResult], None], *, interval: float = 60.0) -> None:
         if interval <= 0:
             raise ValueError(f"Poller: interval must be > 0 seconds, got {interval}")
         self.source = source
@@ -70,8 +69,9 @@ class Poller:
 
     def start(self) -> None:
         """Start the schedule; the first poll runs right away."""
-        self._scheduler.add_job(self._run, "interval", seconds=self.interval, id=_INTERVAL_JOB,
-                                next_run_time=datetime.now(UTC), replace_existing=True)
+        self._scheduler.add_job(
+            self._run, "interval", seconds=self.interval, id=_INTERVAL_JOB, next_run_time=datetime.now(UTC), replace_existing=True
+        )
         self._scheduler.start()
         log.info("poller started: every %ss", self.interval)
 
@@ -86,8 +86,7 @@ class Poller:
         in progress, and several triggers before it starts collapse into one."""
         if not self._scheduler.running:
             raise RuntimeError("Poller.trigger_now: the poller is not started")
-        self._scheduler.add_job(self._run, "date", run_date=datetime.now(UTC),
-                                id=_NOW_JOB, replace_existing=True)
+        self._scheduler.add_job(self._run, "date", run_date=datetime.now(UTC), id=_NOW_JOB, replace_existing=True)
 
     def poll_once(self) -> PollResult:
         """Run one poll in the calling thread (serialised with scheduled polls) and report it."""
@@ -104,9 +103,14 @@ class Poller:
                 result = self.source.poll()
             except Exception as exc:  # keep polling whatever goes wrong in one poll
                 log.exception("poll of %s failed", getattr(self.source, "url", "source"))
-                result = PollResult("", False, self._last_good(), ChangeSet(),
-                                    (FieldError(getattr(self.source, "url", "source"), "",
-                                                f"poll failed: {exc}"),), False)
+                result = PollResult(
+                    "",
+                    False,
+                    self._last_good(),
+                    ChangeSet(),
+                    (FieldError(getattr(self.source, "url", "source"), "", f"poll failed: {exc}"),),
+                    False,
+                )
             try:
                 self.callback(result)
             except Exception:

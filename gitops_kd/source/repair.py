@@ -10,13 +10,13 @@ CACHE_UNUSABLE = "local git cache unusable"
 # What git (fetch, cat-file, rev-parse, ls-tree) prints when an object of the LOCAL repository cannot be read;
 # an unreachable or refusing remote prints none of them.
 CORRUPTION_MARKERS: tuple[str, ...] = (
-    "inflate:",                    # "inflate: data stream error (incorrect header check)"
-    "bad object",                  # "fatal: bad object <sha>"
-    "unable to unpack",            # "unable to unpack <sha> header"
-    "packfile",                    # "packfile .../pack-x.pack does not match index", "cannot be accessed"
-    "corrupt",                     # "loose object <sha> (stored in ...) is corrupt", "corrupt tree"
-    "object file",                 # "object file .../objects/ab/cd... is empty"
-    CACHE_UNUSABLE,                # gitpython cannot open the cache at all
+    "inflate:",  # "inflate: data stream error (incorrect header check)"
+    "bad object",  # "fatal: bad object <sha>"
+    "unable to unpack",  # "unable to unpack <sha> header"
+    "packfile",  # "packfile .../pack-x.pack does not match index", "cannot be accessed"
+    "corrupt",  # "loose object <sha> (stored in ...) is corrupt", "corrupt tree"
+    "object file",  # "object file .../objects/ab/cd... is empty"
+    CACHE_UNUSABLE,  # gitpython cannot open the cache at all
     "did not send all necessary objects",  # fetch negotiated against objects the cache only thinks it has
 )
 FSCK_TIMEOUT = 300.0
@@ -36,8 +36,14 @@ def fsck_problem(git_dir: Path) -> str:
     """The first problem `git fsck` finds in the cache ("" if it is sound); run only after an unexplained read error."""
     env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
     try:
-        proc = subprocess.run(["git", "--git-dir", str(git_dir), "fsck", "--no-progress", "--no-dangling"],
-                              capture_output=True, text=True, env=env, timeout=FSCK_TIMEOUT, check=False)
+        proc = subprocess.run(
+            ["git", "--git-dir", str(git_dir), "fsck", "--no-progress", "--no-dangling"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=FSCK_TIMEOUT,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"git fsck could not run: {exc}"
     if proc.returncode == 0:

@@ -134,15 +134,22 @@ class Snapshot:
         return [(f.path, obj) for f in self.files for obj in f.objects]
 
 
-def read_snapshot(commit: str, entries: Iterable[TreeEntry], cache: ManifestCache,
-                  read_blob: BlobReader, default_namespace: str) -> Snapshot:
+def read_snapshot(
+    commit: str, entries: Iterable[TreeEntry], cache: ManifestCache, read_blob: BlobReader, default_namespace: str
+) -> Snapshot:
     """Apply the layout rules to a commit's tree, parse its manifests and run the cross-file checks."""
     placed = {e.path: p for e in entries if (p := _place(e, cache, read_blob)) is not None}
     return _checked(commit, placed, default_namespace, read_blob)
 
 
-def derive_snapshot(commit: str, base: Snapshot, changes: Iterable[RawChange], cache: ManifestCache,
-                    read_blob: BlobReader, blob_size: Callable[[str], int]) -> Snapshot | None:
+def derive_snapshot(
+    commit: str,
+    base: Snapshot,
+    changes: Iterable[RawChange],
+    cache: ManifestCache,
+    read_blob: BlobReader,
+    blob_size: Callable[[str], int],
+) -> Snapshot | None:
     """The snapshot of ``commit`` from the error-free snapshot of ``base.commit`` and git's raw changes
     between them (with modes): only the changed entries are classified and read. Equal to read_snapshot
     of the whole tree (entries it ignores leave no trace in a snapshot). None if ``base`` has errors
@@ -181,8 +188,7 @@ def _place(entry: TreeEntry, cache: ManifestCache, read_blob: BlobReader) -> Par
     return None
 
 
-def _checked(commit: str, placed: dict[str, ParsedFile | FieldError], default_namespace: str,
-             read_blob: BlobReader) -> Snapshot:
+def _checked(commit: str, placed: dict[str, ParsedFile | FieldError], default_namespace: str, read_blob: BlobReader) -> Snapshot:
     """The snapshot of placed entries in path order, with the cross-file checks (located in their files)."""
     errors: list[FieldError] = []
     files: list[ParsedFile] = []
@@ -221,10 +227,8 @@ def desired_from(snapshot: Snapshot, default_namespace: str, subject: str = "") 
     """The desired state of an error-free snapshot (`subject`: its commit's); raises SourceError listing every
     error."""
     if snapshot.errors:
-        raise SourceError(f"commit {snapshot.commit} refused: {len(snapshot.errors)} error(s)",
-                          snapshot.errors)
-    apps, clusters = snapshot.by_key if default_namespace == snapshot.default_namespace \
-        else keyed(snapshot, default_namespace)
+        raise SourceError(f"commit {snapshot.commit} refused: {len(snapshot.errors)} error(s)", snapshot.errors)
+    apps, clusters = snapshot.by_key if default_namespace == snapshot.default_namespace else keyed(snapshot, default_namespace)
     return DesiredState(snapshot.commit, apps, clusters, subject)
 
 

@@ -46,8 +46,7 @@ def load_state(path: Path) -> SourceState | None:
 def save_state(path: Path, state: SourceState) -> None:
     """Write the state file atomically (write a temp file, fsync, rename)."""
     tmp = path.with_name(path.name + ".tmp")
-    data = json.dumps({"url": state.url, "branch": state.branch,
-                       "applied_commit": state.applied_commit}, indent=2) + "\n"
+    data = json.dumps({"url": state.url, "branch": state.branch, "applied_commit": state.applied_commit}, indent=2) + "\n"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(data)
         fh.flush()

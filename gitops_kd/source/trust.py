@@ -32,10 +32,12 @@ log = logging.getLogger(__name__)
 _FPR = re.compile(r"^(?:[0-9A-F]{40}|[0-9A-F]{64})$")
 _STATUS = "[GNUPG:] "
 _TIMEOUT = 60.0
-_BAD = {"BADSIG": "bad signature from {who}: the commit was changed after it was signed",
-        "EXPKEYSIG": "signed by {who} with an expired key",
-        "REVKEYSIG": "signed by {who} with a revoked key",
-        "EXPSIG": "the signature by {who} has expired"}
+_BAD = {
+    "BADSIG": "bad signature from {who}: the commit was changed after it was signed",
+    "EXPKEYSIG": "signed by {who} with an expired key",
+    "REVKEYSIG": "signed by {who} with a revoked key",
+    "EXPSIG": "the signature by {who} has expired",
+}
 
 
 def normalize_fingerprint(text: str) -> str:
@@ -56,7 +58,7 @@ class SignatureCheck:
 
 def parse_status(status: str) -> SignatureCheck:
     """Interpret gpg's --status-fd lines (as `git verify-commit --raw` prints them) for one signature."""
-    lines = [line[len(_STATUS):].split(" ") for line in status.splitlines() if line.startswith(_STATUS)]
+    lines = [line[len(_STATUS) :].split(" ") for line in status.splitlines() if line.startswith(_STATUS)]
     by_kw = {parts[0]: parts[1:] for parts in lines if parts}
     for keyword, template in _BAD.items():
         if keyword in by_kw:
@@ -100,8 +102,13 @@ class Keyring:
             raise
 
     def _gpg(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([self.gpg, "--batch", "--no-tty", "--homedir", str(self.home), *args], input=stdin,
-                              capture_output=True, text=True, timeout=_TIMEOUT)
+        return subprocess.run(
+            [self.gpg, "--batch", "--no-tty", "--homedir", str(self.home), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=_TIMEOUT,
+        )
 
     def _import(self, index: int, key: str) -> None:
         where = f"trusted_keys[{index}]"
@@ -131,16 +138,23 @@ class Keyring:
     def close(self) -> None:
         """Stop any gpg agent started for this home and remove it."""
         if shutil.which("gpgconf"):
-            subprocess.run(["gpgconf", "--homedir", str(self.home), "--kill", "all"], capture_output=True,
-                           timeout=_TIMEOUT, check=False)
+            subprocess.run(
+                ["gpgconf", "--homedir", str(self.home), "--kill", "all"], capture_output=True, timeout=_TIMEOUT, check=False
+            )
         shutil.rmtree(self.home, ignore_errors=True)
 
 
 class CommitTrust:
     """The trust policy of a GitSource; see the module docstring."""
 
-    def __init__(self, trusted_keys: Sequence[str] | None = None, *, allowed_fingerprints: Sequence[str] | None = None,
-                 allow_force_push: bool = False, gpg: str = "gpg") -> None:
+    def __init__(
+        self,
+        trusted_keys: Sequence[str] | None = None,
+        *,
+        allowed_fingerprints: Sequence[str] | None = None,
+        allow_force_push: bool = False,
+        gpg: str = "gpg",
+    ) -> None:
         self.allow_force_push = allow_force_push
         self.allowed: frozenset[str] | None = None
         if allowed_fingerprints is not None:
@@ -180,16 +194,16 @@ class CommitTrust:
             return "the commit is not signed; only commits signed by a trusted key are applied"
         if "SSH SIGNATURE" in signature.group(1) or "SIGNED MESSAGE" in signature.group(1):
             return "the commit has an SSH or X.509 signature; only OpenPGP signatures are verified"
-        proc = git.run("-c", f"gpg.program={self.keyring.gpg}", "verify-commit", "--raw", commit,
-                       env={"GNUPGHOME": str(self.keyring.home)})
+        proc = git.run(
+            "-c", f"gpg.program={self.keyring.gpg}", "verify-commit", "--raw", commit, env={"GNUPGHOME": str(self.keyring.home)}
+        )
         result = parse_status(proc.stderr)
         if not result.good:
             return result.reason
         if result.primary_fingerprint not in self.keyring.primary:
             return f"signed by key {result.fingerprint} which is not among the trusted keys"
         if self.allowed is not None and not {result.fingerprint, result.primary_fingerprint} & self.allowed:
-            return (f"signed by {result.signer} (key {result.primary_fingerprint}) which is not in "
-                    "allowed_fingerprints")
+            return f"signed by {result.signer} (key {result.primary_fingerprint}) which is not in allowed_fingerprints"
         log.info("commit %s: good signature from %s (key %s)", commit, result.signer, result.primary_fingerprint)
         return ""
 
@@ -205,8 +219,7 @@ def _checked_fingerprints(values: Sequence[str]) -> list[str]:
     for index, value in enumerate(values):
         fpr = normalize_fingerprint(str(value))
         if not _FPR.match(fpr):
-            raise ValueError(f"allowed_fingerprints[{index}]: {value!r} is not a key fingerprint "
-                             "(40 or 64 hex digits)")
+            raise ValueError(f"allowed_fingerprints[{index}]: {value!r} is not a key fingerprint (40 or 64 hex digits)")
         out.append(fpr)
     return out
 
@@ -214,13 +227,16 @@ def _checked_fingerprints(values: Sequence[str]) -> list[str]:
 def _force_push_problem(git: GitCache, head: str, baseline: str) -> str:
     known = git.run("cat-file", "-e", f"{baseline}^{{commit}}")
     if known.returncode != 0:
-        return (f"cannot check that it descends from the last applied commit {baseline}, which is not in the "
-                "repository; refusing a possible force push (set allow_force_push to accept it)")
+        return (
+            f"cannot check that it descends from the last applied commit {baseline}, which is not in the "
+            "repository; refusing a possible force push (set allow_force_push to accept it)"
+        )
     proc = git.run("merge-base", "--is-ancestor", baseline, head)
     if proc.returncode == 1:
-        return (f"does not descend from the last applied commit {baseline}: the branch was force-pushed "
-                "(set allow_force_push to accept rewritten history)")
+        return (
+            f"does not descend from the last applied commit {baseline}: the branch was force-pushed "
+            "(set allow_force_push to accept rewritten history)"
+        )
     if proc.returncode != 0:
         return f"could not compare with the last applied commit {baseline}: {proc.stderr.strip()}"
     return ""
-

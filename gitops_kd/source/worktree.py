@@ -46,15 +46,14 @@ def _entry(root: Path, path: Path, mode: str) -> TreeEntry:
 def read_entry(key: str) -> bytes:
     """The content of an entry listed by tree_entries: a file's bytes, or a symlink's target."""
     if key.startswith(_LINK):
-        return os.readlink(key[len(_LINK):]).encode()
-    return Path(key[len(_FILE):]).read_bytes()
+        return os.readlink(key[len(_LINK) :]).encode()
+    return Path(key[len(_FILE) :]).read_bytes()
 
 
 def read_worktree(root: Path | str, default_namespace: str = "default") -> Snapshot:
     """The snapshot of a directory, through the same read_snapshot a commit goes through."""
     root = Path(root).resolve()
-    return read_snapshot(f"working tree {root}", tree_entries(root), ManifestCache(), read_entry,
-                         default_namespace)
+    return read_snapshot(f"working tree {root}", tree_entries(root), ManifestCache(), read_entry, default_namespace)
 
 
 def worktree_desired(root: Path | str, default_namespace: str = "default") -> DesiredState:

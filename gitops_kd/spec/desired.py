@@ -52,10 +52,16 @@ def check_desired_set(
         app = find_app(cluster, app_list, default_namespace, system_namespace)
         if app is None:
             names = ", ".join(sorted({a.name for a in app_list})) or "none"
-            errors.append(_err(cluster, "spec.app", (
-                f'unknown app "{cluster.app}": no KubeDirectorApp of that name in '
-                f"{_where(_ns(cluster.namespace, default_namespace))} of this repository (apps: {names})"
-            )))
+            errors.append(
+                _err(
+                    cluster,
+                    "spec.app",
+                    (
+                        f'unknown app "{cluster.app}": no KubeDirectorApp of that name in '
+                        f"{_where(_ns(cluster.namespace, default_namespace))} of this repository (apps: {names})"
+                    ),
+                )
+            )
             continue
         errors.extend(_check_roles(cluster, app))
     return errors
@@ -86,19 +92,36 @@ def _check_roles(cluster: KDCluster, app: KDApp) -> list[FieldError]:
         path = join_path("spec.roles", i)
         listed.add(role.id)
         if role.id not in app.role_ids:
-            errors.append(_err(cluster, join_path(path, "id"),
-                               f'unknown role "{role.id}" for app "{app.name}" (roles: {", ".join(app.role_ids)})'))
+            errors.append(
+                _err(
+                    cluster,
+                    join_path(path, "id"),
+                    f'unknown role "{role.id}" for app "{app.name}" (roles: {", ".join(app.role_ids)})',
+                )
+            )
             continue
         app_role = app.role(role.id)
         if role.members is not None and not app_role.allows_members(role.members):
-            errors.append(_err(cluster, join_path(path, "members"), (
-                f'{role.members} members does not match cardinality "{app_role.cardinality}" '
-                f'of role "{role.id}" in app "{app.name}"'
-            )))
+            errors.append(
+                _err(
+                    cluster,
+                    join_path(path, "members"),
+                    (
+                        f'{role.members} members does not match cardinality "{app_role.cardinality}" '
+                        f'of role "{role.id}" in app "{app.name}"'
+                    ),
+                )
+            )
     for app_role in app.roles:
         if app_role.selected and app_role.min_members > 0 and app_role.id not in listed:
-            errors.append(_err(cluster, "spec.roles", (
-                f'role "{app_role.id}" of app "{app.name}" is active with cardinality '
-                f'"{app_role.cardinality}" and must be listed'
-            )))
+            errors.append(
+                _err(
+                    cluster,
+                    "spec.roles",
+                    (
+                        f'role "{app_role.id}" of app "{app.name}" is active with cardinality '
+                        f'"{app_role.cardinality}" and must be listed'
+                    ),
+                )
+            )
     return errors

@@ -52,9 +52,7 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _StrictLoader.construct_mapping
-)
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _StrictLoader.construct_mapping)
 
 
 def split_documents(path: str, data: bytes) -> tuple[list[Document], list[FieldError]]:
@@ -172,11 +170,16 @@ def _check_aliasing(path: str, node: yaml.Node) -> FieldError | None:
     large string count its size each time), decided before the document is constructed."""
     decoded, aliased, expanded_bytes = _expansion(node)
     line, column = node.start_mark.line + 1, node.start_mark.column + 1
-    if decoded > MAX_EXPANDED_NODES or (aliased > 100 and decoded > 1000
-                                        and aliased / decoded > _allowed_alias_ratio(decoded)):
-        return FieldError(path, "", f"invalid YAML: line {line}: document contains excessive aliasing ({decoded} "
-                          f"nodes once aliases are expanded, {aliased} of them from aliases); refused", None,
-                          line, column)
+    if decoded > MAX_EXPANDED_NODES or (aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded)):
+        return FieldError(
+            path,
+            "",
+            f"invalid YAML: line {line}: document contains excessive aliasing ({decoded} "
+            f"nodes once aliases are expanded, {aliased} of them from aliases); refused",
+            None,
+            line,
+            column,
+        )
     return expanded_size_error(path, expanded_bytes, None, line, column)
 
 

@@ -82,8 +82,9 @@ def freeze(value: Any, share: Share | None = None, key: Any = None) -> Any:
     if isinstance(value, Mapping):
         if share is None:
             return FrozenMap._frozen({k: freeze(v) for k, v in value.items()})
-        return share(key, FrozenMap._frozen({share(None, k) if type(k) is str else k: freeze(v, share, k)
-                                             for k, v in value.items()}))
+        return share(
+            key, FrozenMap._frozen({share(None, k) if type(k) is str else k: freeze(v, share, k) for k, v in value.items()})
+        )
     if isinstance(value, (list, tuple)):
         frozen = tuple(freeze(v, share, key) for v in value)
         return frozen if share is None else share(key, frozen)

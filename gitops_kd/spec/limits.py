@@ -53,13 +53,21 @@ def document_count_error(path: str, count: int) -> FieldError | None:
     return FieldError(path, "", f"file holds {count} documents, over the limit of {MAX_DOCUMENTS}")
 
 
-def expanded_size_error(path: str, size: int, document: int | None = None, line: int | None = None,
-                        column: int | None = None) -> FieldError | None:
+def expanded_size_error(
+    path: str, size: int, document: int | None = None, line: int | None = None, column: int | None = None
+) -> FieldError | None:
     """The refusal of a document whose scalars total `size` bytes once aliases are expanded, or None."""
     if size <= MAX_REQUEST_BODY_BYTES:
         return None
-    return FieldError(path, "", f"document is {size} bytes once its YAML aliases are expanded, over the API "
-                      f"server's {MAX_REQUEST_BODY_BYTES} byte (3 MiB) request limit; refused", document, line, column)
+    return FieldError(
+        path,
+        "",
+        f"document is {size} bytes once its YAML aliases are expanded, over the API "
+        f"server's {MAX_REQUEST_BODY_BYTES} byte (3 MiB) request limit; refused",
+        document,
+        line,
+        column,
+    )
 
 
 def annotations_error(path: str, data: Any, document: int | None = None) -> FieldError | None:
@@ -78,8 +86,9 @@ def annotations_error(path: str, data: Any, document: int | None = None) -> Fiel
                 total += sizes[id(text)]
     if total <= MAX_ANNOTATIONS_BYTES:
         return None
-    return FieldError(path, "metadata.annotations", f"Too long: must have at most {MAX_ANNOTATIONS_BYTES} bytes "
-                      f"(these are {total})", document)
+    return FieldError(
+        path, "metadata.annotations", f"Too long: must have at most {MAX_ANNOTATIONS_BYTES} bytes (these are {total})", document
+    )
 
 
 def value_errors(path: str, data: Any, document: int | None = None) -> list[FieldError]:
@@ -109,8 +118,7 @@ def value_errors(path: str, data: Any, document: int | None = None) -> list[Fiel
             continue
         if depth >= MAX_DEPTH:
             if not deep_reported:
-                errors.append(FieldError(path, _shortened(field), f"nested more than {MAX_DEPTH} levels deep",
-                                         document))
+                errors.append(FieldError(path, _shortened(field), f"nested more than {MAX_DEPTH} levels deep", document))
                 deep_reported = True
             continue
         stack.extend((child, child_field, depth + 1) for child, child_field in reversed(children))

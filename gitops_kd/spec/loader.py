@@ -58,4 +58,3 @@ def _load_document(path: str, doc: Document) -> tuple[KDApp | KDCluster | None, 
     semantic = [e for e in reader.errors if e.field not in covered]
     found = structural + semantic
     return (obj if not found else None), found
-

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from gitops_kd.spec.upgrade import UpgradeSpec
 
 
-
 @dataclass(frozen=True)
 class ConfigPackage:
     """A role's app setup package (configPackage / defaultConfigPackage)."""

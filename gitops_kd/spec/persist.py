@@ -53,9 +53,7 @@ def _add(result: list[str], source: list[str], other: list[str], check_other_dup
         result.append(posixpath.normpath(directory))
 
 
-def _covered(
-    index: int, directory: str, source: list[str], other: list[str], check_other_dups: bool
-) -> bool:
+def _covered(index: int, directory: str, source: list[str], other: list[str], check_other_dups: bool) -> bool:
     for other_index, candidate in enumerate(source):
         if is_within(directory, candidate):
             if posixpath.normpath(directory) != posixpath.normpath(candidate):

@@ -83,8 +83,9 @@ class Reader:
         self.error(join_path(path, key), f"must be true or false, not {type_name(value)}")
         return None
 
-    def get_str_list(self, parent: Mapping[str, Any] | None, key: str, path: str,
-                     required: bool = False) -> tuple[str, ...] | None:
+    def get_str_list(
+        self, parent: Mapping[str, Any] | None, key: str, path: str, required: bool = False
+    ) -> tuple[str, ...] | None:
         items = self.get_list(parent, key, path, required)
         if items is None:
             return None
@@ -96,8 +97,9 @@ class Reader:
                 self.error(join_path(join_path(path, key), i), f"must be a string, not {type_name(item)}")
         return tuple(result)
 
-    def get_maps(self, parent: Mapping[str, Any] | None, key: str, path: str,
-                 required: bool = False) -> list[tuple[str, Mapping[str, Any]]]:
+    def get_maps(
+        self, parent: Mapping[str, Any] | None, key: str, path: str, required: bool = False
+    ) -> list[tuple[str, Mapping[str, Any]]]:
         """A list of maps, as (item path, item) pairs; non-map items are reported and skipped."""
         items = self.get_list(parent, key, path, required)
         result: list[tuple[str, Mapping[str, Any]]] = []

@@ -36,4 +36,4 @@ def structural_errors(kind: str, doc: Mapping[str, Any]) -> list[tuple[str, str]
 
 def _reason(path: str, message: str) -> str:
     prefix = f"{path}: "
-    return message[len(prefix):] if path and message.startswith(prefix) else message
+    return message[len(prefix) :] if path and message.startswith(prefix) else message

@@ -24,9 +24,26 @@ HALT, REVERT_COMMIT = "halt", "revert-commit"
 
 DEFAULT_POD_READY_TIMEOUT = 600
 __all__ = [
-    "DEFAULT_COMMAND_TIMEOUT", "DEFAULT_GATE_PERIOD", "DEFAULT_GATE_TIMEOUT", "DEFAULT_POD_READY_TIMEOUT", "DISCARD", "HALT",
-    "KEEP", "MIGRATE", "RESTORE", "REVERT_COMMIT", "Command", "DirAction", "DowngradeTo", "Gate", "Hook", "HttpGet",
-    "PersistRules", "UpgradeFrom", "UpgradeSpec", "order_roles",
+    "DEFAULT_COMMAND_TIMEOUT",
+    "DEFAULT_GATE_PERIOD",
+    "DEFAULT_GATE_TIMEOUT",
+    "DEFAULT_POD_READY_TIMEOUT",
+    "DISCARD",
+    "HALT",
+    "KEEP",
+    "MIGRATE",
+    "RESTORE",
+    "REVERT_COMMIT",
+    "Command",
+    "DirAction",
+    "DowngradeTo",
+    "Gate",
+    "Hook",
+    "HttpGet",
+    "PersistRules",
+    "UpgradeFrom",
+    "UpgradeSpec",
+    "order_roles",
 ]
 
 
@@ -59,9 +76,7 @@ class PersistRules:
 
     def actions_within(self, directory: str) -> tuple[tuple[str, DirAction], ...]:
         """Listed dirs strictly below ``directory`` (finer rules inside a persisted dir), sorted."""
-        return tuple(
-            (d, a) for d, a in sorted(self.persist_dirs.items()) if d != directory and is_within(d, directory)
-        )
+        return tuple((d, a) for d, a in sorted(self.persist_dirs.items()) if d != directory and is_within(d, directory))
 
 
 @dataclass(frozen=True)
@@ -118,5 +133,3 @@ def order_roles(role_order: Iterable[str], role_ids: Iterable[str]) -> tuple[str
     ids = list(role_ids)
     first = [r for r in role_order if r in ids]
     return tuple(first + [r for r in ids if r not in first])
-
-

@@ -68,9 +68,7 @@ def parse_annotation(text: str, source: str) -> UpgradeSpec:
 
 
 class _Builder:
-    def __init__(
-        self, reader: Reader, base: str, role_ids: Sequence[str] | None, persisted: Sequence[str] | None
-    ) -> None:
+    def __init__(self, reader: Reader, base: str, role_ids: Sequence[str] | None, persisted: Sequence[str] | None) -> None:
         self.r = reader
         self.base = base
         self.role_ids = role_ids
@@ -165,5 +163,6 @@ class _Builder:
         path = self.base
         for part in kind.PATH:
             path = join_path(path, part)
-        return kind.parse(fragment(raw, kind), partial(self.r.error, path),
-                          lambda names: self._roles(names, join_path(path, "roles")))
+        return kind.parse(
+            fragment(raw, kind), partial(self.r.error, path), lambda names: self._roles(names, join_path(path, "roles"))
+        )

@@ -9,9 +9,7 @@ import semver
 
 _IDENT = r"[0-9A-Za-z-]+"
 _PRE = rf"{_IDENT}(?:\.{_IDENT})*"
-_VERSION_RE = re.compile(
-    rf"^[vV]?(?P<nums>[0-9]+(?:\.[0-9]+)*)(?:-(?P<pre>{_PRE}))?(?:\+(?P<build>{_PRE}))?$"
-)
+_VERSION_RE = re.compile(rf"^[vV]?(?P<nums>[0-9]+(?:\.[0-9]+)*)(?:-(?P<pre>{_PRE}))?(?:\+(?P<build>{_PRE}))?$")
 _HINT = (
     'expected MAJOR[.MINOR[.PATCH]] with an optional leading "v", "-prerelease" and "+build", '
     'e.g. "1.0", "2.4.5" or "v3.0.0-rc.1"'
@@ -35,9 +33,7 @@ def parse_app_version(text: str) -> semver.Version:
         raise ValueError(f'"{text}" is not a version: {_HINT}')
     nums = m.group("nums").split(".")
     if len(nums) > 3:
-        raise ValueError(
-            f'"{text}" has {len(nums)} numeric parts; at most 3 (MAJOR.MINOR.PATCH) are allowed'
-        )
+        raise ValueError(f'"{text}" has {len(nums)} numeric parts; at most 3 (MAJOR.MINOR.PATCH) are allowed')
     for part in nums:
         if len(part) > 1 and part.startswith("0"):
             raise ValueError(f'"{text}": numeric part "{part}" has a leading zero')

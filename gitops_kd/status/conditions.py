@@ -68,8 +68,13 @@ def set_condition(conditions: Sequence[Mapping[str, Any]] | None, cond: Conditio
     transition = rfc3339(now)
     if previous is not None and previous.get("status") == cond.status and previous.get("lastTransitionTime"):
         transition = str(previous["lastTransitionTime"])
-    new: dict[str, Any] = {"type": cond.type, "status": cond.status, "reason": cond.reason,
-                           "message": cond.message, "lastTransitionTime": transition}
+    new: dict[str, Any] = {
+        "type": cond.type,
+        "status": cond.status,
+        "reason": cond.reason,
+        "message": cond.message,
+        "lastTransitionTime": transition,
+    }
     if cond.observed_generation is not None:
         new["observedGeneration"] = cond.observed_generation
     out.append(new)
@@ -81,23 +86,26 @@ def delete(conditions: Sequence[Mapping[str, Any]] | None, type_: str) -> Condit
     return [copy.deepcopy(dict(c)) for c in conditions or () if c.get("type") != type_]
 
 
-def mark_ready(conditions: Sequence[Mapping[str, Any]] | None, reason: str, message: str, *,
-               generation: int | None, now: datetime) -> Conditions:
+def mark_ready(
+    conditions: Sequence[Mapping[str, Any]] | None, reason: str, message: str, *, generation: int | None, now: datetime
+) -> Conditions:
     """Ready=True; Reconciling and Stalled removed (kstatus: abnormal-true conditions are absent when fine)."""
     out = set_condition(conditions, Condition(READY, TRUE, reason, message, generation), now)
     return delete(delete(out, RECONCILING), STALLED)
 
 
-def mark_reconciling(conditions: Sequence[Mapping[str, Any]] | None, reason: str, message: str, *,
-                     generation: int | None, now: datetime) -> Conditions:
+def mark_reconciling(
+    conditions: Sequence[Mapping[str, Any]] | None, reason: str, message: str, *, generation: int | None, now: datetime
+) -> Conditions:
     """Reconciling=True and Ready=False with the same reason and message; Stalled removed."""
     out = set_condition(conditions, Condition(RECONCILING, TRUE, reason, message, generation), now)
     out = set_condition(out, Condition(READY, FALSE, reason, message, generation), now)
     return delete(out, STALLED)
 
 
-def mark_stalled(conditions: Sequence[Mapping[str, Any]] | None, reason: str, message: str, *,
-                 generation: int | None, now: datetime) -> Conditions:
+def mark_stalled(
+    conditions: Sequence[Mapping[str, Any]] | None, reason: str, message: str, *, generation: int | None, now: datetime
+) -> Conditions:
     """Stalled=True and Ready=False with the same reason and message; Reconciling removed."""
     out = set_condition(conditions, Condition(STALLED, TRUE, reason, message, generation), now)
     out = set_condition(out, Condition(READY, FALSE, reason, message, generation), now)

@@ -50,8 +50,12 @@ MESSAGE_LIMIT = 1024
 def involved(obj: Mapping[str, Any]) -> dict[str, Any]:
     """The involvedObject reference of an object dict (apiVersion, kind, namespace, name, uid, rv)."""
     meta = obj.get("metadata") or {}
-    ref = {"apiVersion": obj.get("apiVersion", ""), "kind": obj.get("kind", ""),
-           "namespace": meta.get("namespace", ""), "name": meta.get("name", "")}
+    ref = {
+        "apiVersion": obj.get("apiVersion", ""),
+        "kind": obj.get("kind", ""),
+        "namespace": meta.get("namespace", ""),
+        "name": meta.get("name", ""),
+    }
     if meta.get("uid"):
         ref["uid"] = meta["uid"]
     if meta.get("resourceVersion"):
@@ -59,8 +63,16 @@ def involved(obj: Mapping[str, Any]) -> dict[str, Any]:
     return ref
 
 
-def event_body(ref: Mapping[str, Any], reason: str, message: str, *, type_: str = NORMAL, now: datetime,
-               component: str = COMPONENT, host: str = "") -> dict[str, Any]:
+def event_body(
+    ref: Mapping[str, Any],
+    reason: str,
+    message: str,
+    *,
+    type_: str = NORMAL,
+    now: datetime,
+    component: str = COMPONENT,
+    host: str = "",
+) -> dict[str, Any]:
     """A core/v1 Event about `ref`; its name is `<object>.<16 hex>` (unique per reason, message, time)."""
     if type_ not in (NORMAL, WARNING):
         raise ValueError(f"event type must be {NORMAL} or {WARNING}, got {type_!r}")
@@ -72,9 +84,17 @@ def event_body(ref: Mapping[str, Any], reason: str, message: str, *, type_: str 
     if host:
         source["host"] = host
     return {
-        "apiVersion": "v1", "kind": "Event",
+        "apiVersion": "v1",
+        "kind": "Event",
         "metadata": {"name": f"{ref.get('name')}.{digest}", "namespace": ref.get("namespace") or "default"},
-        "involvedObject": dict(ref), "reason": reason, "message": message, "type": type_,
-        "source": source, "reportingComponent": component, "reportingInstance": host or component,
-        "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+        "involvedObject": dict(ref),
+        "reason": reason,
+        "message": message,
+        "type": type_,
+        "source": source,
+        "reportingComponent": component,
+        "reportingInstance": host or component,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
     }

@@ -29,10 +29,22 @@ def _clear_pods(status: Status) -> dict[str, None]:
     return {name: None for name in (status.get("pods") or {})}
 
 
-def start(status: Status, *, direction: str, app: str, target: str, from_version: str | None, commit: str | None,
-          attempt: str, from_stanza: str | None, generation: int, now: datetime,
-          previous: Mapping[str, Any] | None = None, subject: str = "",
-          target_stanza: str | None = None) -> dict[str, Any]:
+def start(
+    status: Status,
+    *,
+    direction: str,
+    app: str,
+    target: str,
+    from_version: str | None,
+    commit: str | None,
+    attempt: str,
+    from_stanza: str | None,
+    generation: int,
+    now: datetime,
+    previous: Mapping[str, Any] | None = None,
+    subject: str = "",
+    target_stanza: str | None = None,
+) -> dict[str, Any]:
     """A new attempt (upgrade/downgrade/rebuild) towards `target`, recorded whole in ONE status write: its id,
     direction, from and target versions, commit (and its subject) and the upgrade stanza of the version being
     left; progress reset, Reconciling=True. `previous` is the attempt before this one: if it did not finish it
@@ -40,8 +52,11 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
     (status.applyFailure): the new commit asks for new writes."""
     phase = Phase.DOWNGRADING if direction == "downgrade" else Phase.UPGRADING
     verb = {"downgrade": "downgrading", "rebuild": "rebuilding"}.get(direction, "upgrading")
-    origin = f"at {target} (the pods do not run its template)" if direction == "rebuild" else \
-        f"from {from_version or 'unknown'} to {target}"
+    origin = (
+        f"at {target} (the pods do not run its template)"
+        if direction == "rebuild"
+        else f"from {from_version or 'unknown'} to {target}"
+    )
     message = f"{verb} {app} {origin}" + (f" (commit {commit[:12]})" if commit else "")
     reason = verb.capitalize()
     extra: dict[str, Any] = {}
@@ -50,13 +65,28 @@ def start(status: Status, *, direction: str, app: str, target: str, from_version
         extra["history"] = ([dict(h) for h in status.get("history") or ()] + [closing])[-HISTORY_LIMIT:]
     return {
         **extra,
-        "observedGeneration": generation, "phase": phase, "direction": direction, "fromVersion": from_version,
-        "targetVersion": target, "attempt": attempt, "commit": commit, SUBJECT: subject or None,
-        "fromStanza": from_stanza, TARGET_STANZA_FIELD: target_stanza,
-        "appVersion": status.get("appVersion") or from_version, "startedAt": rfc3339(now), ROLLOUT_IMAGES_FIELD: None,
+        "observedGeneration": generation,
+        "phase": phase,
+        "direction": direction,
+        "fromVersion": from_version,
+        "targetVersion": target,
+        "attempt": attempt,
+        "commit": commit,
+        SUBJECT: subject or None,
+        "fromStanza": from_stanza,
+        TARGET_STANZA_FIELD: target_stanza,
+        "appVersion": status.get("appVersion") or from_version,
+        "startedAt": rfc3339(now),
+        ROLLOUT_IMAGES_FIELD: None,
         "pods": _clear_pods(status) or None,
-        "currentRole": None, "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None,
-        APPLY_FAILURE_FIELD: None, "step": "started", "message": message,
+        "currentRole": None,
+        "currentPod": None,
+        "gateStartedAt": None,
+        "gateCheckedAt": None,
+        "stalledReason": None,
+        APPLY_FAILURE_FIELD: None,
+        "step": "started",
+        "message": message,
         "conditions": cond.mark_reconciling(_conds(status), reason, message, generation=generation, now=now),
     }
 
@@ -68,37 +98,75 @@ def resume(status: Status, *, commit: str | None, generation: int, now: datetime
     phase = Phase.DOWNGRADING if status.get("direction") == "downgrade" else Phase.UPGRADING
     message = f"retrying after commit {(commit or '?')[:12]} (was stalled: {status.get('stalledReason') or '?'})"
     extra: dict[str, Any] = {}
-    stalled = closing_entry(status, {"targetVersion": status.get("targetVersion"), "commit": status.get("commit")},
-                            now=rfc3339(now)) if status.get("commit") != commit else None
+    stalled = (
+        closing_entry(status, {"targetVersion": status.get("targetVersion"), "commit": status.get("commit")}, now=rfc3339(now))
+        if status.get("commit") != commit
+        else None
+    )
     if stalled is not None:
         extra["history"] = ([dict(h) for h in status.get("history") or ()] + [stalled])[-HISTORY_LIMIT:]
-    return {**extra, "observedGeneration": generation, "phase": phase, "stalledReason": None, "message": message,
-            "commit": commit, SUBJECT: subject or None,
-            "gateStartedAt": None, "gateCheckedAt": None, "step": "resumed",
-            "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now)}
+    return {
+        **extra,
+        "observedGeneration": generation,
+        "phase": phase,
+        "stalledReason": None,
+        "message": message,
+        "commit": commit,
+        SUBJECT: subject or None,
+        "gateStartedAt": None,
+        "gateCheckedAt": None,
+        "step": "resumed",
+        "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now),
+    }
 
 
-def adopt(status: Status, *, app: str, version: str, commit: str | None, generation: int,
-          now: datetime, subject: str = "", ready: bool = True, target_stanza: str | None = None,
-          images: Mapping[str, str] | None = None, note: str = "") -> dict[str, Any]:
+def adopt(
+    status: Status,
+    *,
+    app: str,
+    version: str,
+    commit: str | None,
+    generation: int,
+    now: datetime,
+    subject: str = "",
+    ready: bool = True,
+    target_stanza: str | None = None,
+    images: Mapping[str, str] | None = None,
+    note: str = "",
+) -> dict[str, Any]:
     """A cluster whose pods all run `version`'s image and that had no rollout: Idle and Ready, or, while a member
     Git asks for is missing or not Ready (`ready` False), Idle and Reconciling until FinishRollout. The first time
     (no version recorded yet) a history entry says from when gitops-kd manages it at `version` (Deployed)."""
-    message = (f"all members run {app} {version}" if ready else
-               f"the members run {app} {version}; waiting for every member to be Ready") + (f"; {note}" if note else "")
+    message = (
+        f"all members run {app} {version}" if ready else f"the members run {app} {version}; waiting for every member to be Ready"
+    ) + (f"; {note}" if note else "")
     extra: dict[str, Any] = {}
     if not status.get("appVersion") and not status.get("history"):
         first = {"version": version, "startedAt": rfc3339(now), "finishedAt": rfc3339(now), "result": DEPLOYED}
         first.update({k: v for k, v in (("commit", commit), ("subject", subject)) if v})  # no fromVersion: none before
         extra["history"] = [first]
-    return {**extra, "observedGeneration": generation, "phase": Phase.IDLE, "direction": "adopt", "appVersion": version,
-            "targetVersion": version, "fromVersion": None, "commit": commit, SUBJECT: subject or None, "attempt": None,
-            "fromStanza": None, TARGET_STANZA_FIELD: target_stanza, "stalledReason": None, APPLY_FAILURE_FIELD: None,
-            ROLLOUT_IMAGES_FIELD: _images(status, images) if ready else None,
-            "step": None, "message": message,
-            "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)
-            if ready else cond.mark_reconciling(_conds(status), MEMBERS_NOT_READY, message, generation=generation,
-                                                now=now)}
+    return {
+        **extra,
+        "observedGeneration": generation,
+        "phase": Phase.IDLE,
+        "direction": "adopt",
+        "appVersion": version,
+        "targetVersion": version,
+        "fromVersion": None,
+        "commit": commit,
+        SUBJECT: subject or None,
+        "attempt": None,
+        "fromStanza": None,
+        TARGET_STANZA_FIELD: target_stanza,
+        "stalledReason": None,
+        APPLY_FAILURE_FIELD: None,
+        ROLLOUT_IMAGES_FIELD: _images(status, images) if ready else None,
+        "step": None,
+        "message": message,
+        "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)
+        if ready
+        else cond.mark_reconciling(_conds(status), MEMBERS_NOT_READY, message, generation=generation, now=now),
+    }
 
 
 def pod_progress(pod: str, **fields: Any) -> dict[str, Any]:
@@ -112,8 +180,7 @@ def pod_stages(stages: Mapping[str, str]) -> dict[str, Any]:
 
 
 def gate_started(pod: str, role: str | None, now: datetime) -> dict[str, Any]:
-    patch: dict[str, Any] = {"currentPod": pod, "gateStartedAt": rfc3339(now), "gateCheckedAt": None,
-                             "step": f"gating {pod}"}
+    patch: dict[str, Any] = {"currentPod": pod, "gateStartedAt": rfc3339(now), "gateCheckedAt": None, "step": f"gating {pod}"}
     if role:
         patch["currentRole"] = role
     return patch
@@ -126,8 +193,16 @@ def _images(status: Status, images: Mapping[str, str] | None) -> dict[str, Any] 
     return {**{k: None for k in status.get(ROLLOUT_IMAGES_FIELD) or {}}, **dict(images)}
 
 
-def finish(status: Status, *, version: str, commit: str | None, generation: int, now: datetime,
-           images: Mapping[str, str] | None = None, note: str = "") -> dict[str, Any]:
+def finish(
+    status: Status,
+    *,
+    version: str,
+    commit: str | None,
+    generation: int,
+    now: datetime,
+    images: Mapping[str, str] | None = None,
+    note: str = "",
+) -> dict[str, Any]:
     """Every member at `version`: Idle, Ready=True, a history entry (newest last, capped); ``images`` (role -> the
     app image `version` renders) is what the pods are held to while Ready; ``note`` is added to the message (the
     KDApp held by KubeDirector)."""
@@ -135,14 +210,30 @@ def finish(status: Status, *, version: str, commit: str | None, generation: int,
     message = f"all members run version {version}" + (f"; {note}" if note else "")
     history = [dict(h) for h in status.get("history") or ()]
     if status.get("phase") in (Phase.UPGRADING, Phase.DOWNGRADING, Phase.STALLED):
-        entry = {"version": version, "fromVersion": status.get("fromVersion") or previous, "commit": commit,
-                 "startedAt": status.get("startedAt"), "finishedAt": rfc3339(now), "result": "Succeeded"}
+        entry = {
+            "version": version,
+            "fromVersion": status.get("fromVersion") or previous,
+            "commit": commit,
+            "startedAt": status.get("startedAt"),
+            "finishedAt": rfc3339(now),
+            "result": "Succeeded",
+        }
         history.append({**entry, "subject": status[SUBJECT]} if status.get(SUBJECT) else entry)
-    return {"observedGeneration": generation, "phase": Phase.IDLE, "appVersion": version, "currentRole": None,
-            "currentPod": None, "gateStartedAt": None, "gateCheckedAt": None, "stalledReason": None, "step": None,
-            "message": message, "history": history[-HISTORY_LIMIT:], ROLLOUT_IMAGES_FIELD: _images(status, images),
-            "conditions": cond.mark_ready(_conds(status), succeeded_reason(status), message, generation=generation,
-                                          now=now)}
+    return {
+        "observedGeneration": generation,
+        "phase": Phase.IDLE,
+        "appVersion": version,
+        "currentRole": None,
+        "currentPod": None,
+        "gateStartedAt": None,
+        "gateCheckedAt": None,
+        "stalledReason": None,
+        "step": None,
+        "message": message,
+        "history": history[-HISTORY_LIMIT:],
+        ROLLOUT_IMAGES_FIELD: _images(status, images),
+        "conditions": cond.mark_ready(_conds(status), succeeded_reason(status), message, generation=generation, now=now),
+    }
 
 
 def succeeded_reason(status: Status) -> str:
@@ -151,14 +242,23 @@ def succeeded_reason(status: Status) -> str:
 
 
 def is_finished(status: Status, version: str, generation: int) -> bool:
-    return (status.get("phase") == Phase.IDLE and status.get("appVersion") == version
-            and status.get("observedGeneration") == generation and cond.is_true(status.get("conditions"), cond.READY))
+    return (
+        status.get("phase") == Phase.IDLE
+        and status.get("appVersion") == version
+        and status.get("observedGeneration") == generation
+        and cond.is_true(status.get("conditions"), cond.READY)
+    )
 
 
 def stall(status: Status, *, reason: str, message: str, generation: int, now: datetime) -> dict[str, Any]:
     """Stalled: no more steps until the operator or a new commit acts."""
-    return {"observedGeneration": generation, "phase": Phase.STALLED, "stalledReason": reason, "message": message,
-            "conditions": cond.mark_stalled(_conds(status), reason, message, generation=generation, now=now)}
+    return {
+        "observedGeneration": generation,
+        "phase": Phase.STALLED,
+        "stalledReason": reason,
+        "message": message,
+        "conditions": cond.mark_stalled(_conds(status), reason, message, generation=generation, now=now),
+    }
 
 
 def is_stalled(status: Status, reason: str, message: str) -> bool:
@@ -193,9 +293,15 @@ def count_apply_failure(status: Status, record: dict[str, Any], *, generation: i
     previous = apply_failure(status)
     record = {**record, "phase": previous.get("phase") if apply_stalled(status) else status.get("phase")}
     if apply_stalled(status) and record.get("failures") == 1:
-        return {**lift_apply_stall(status, f"{record['kind']} {record['namespace']}/{record['name']} changed in Git "
-                                           f"since the stall; retrying", generation=generation, now=now),
-                APPLY_FAILURE_FIELD: record}
+        return {
+            **lift_apply_stall(
+                status,
+                f"{record['kind']} {record['namespace']}/{record['name']} changed in Git since the stall; retrying",
+                generation=generation,
+                now=now,
+            ),
+            APPLY_FAILURE_FIELD: record,
+        }
     return {APPLY_FAILURE_FIELD: record}
 
 
@@ -205,19 +311,27 @@ def lift_apply_stall(status: Status, message: str, *, generation: int, now: date
     if not apply_stalled(status):
         return {APPLY_FAILURE_FIELD: None}
     phase = apply_failure(status).get("phase")
-    return {APPLY_FAILURE_FIELD: None, "observedGeneration": generation,
-            "phase": phase if phase in (Phase.IDLE, Phase.UPGRADING, Phase.DOWNGRADING) else Phase.IDLE, "stalledReason": None,
-            "message": message,
-            "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now)}
+    return {
+        APPLY_FAILURE_FIELD: None,
+        "observedGeneration": generation,
+        "phase": phase if phase in (Phase.IDLE, Phase.UPGRADING, Phase.DOWNGRADING) else Phase.IDLE,
+        "stalledReason": None,
+        "message": message,
+        "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now),
+    }
 
 
 def statefulset_missing(status: Status, *, role: str, generation: int, now: datetime) -> dict[str, Any]:
     """Ready no longer: Reconciling (StatefulSetMissing) while the StatefulSet of ``role`` is absent."""
     message = f"the StatefulSet of role {role} is missing; waiting for KubeDirector to create it"
-    return {"message": message, "conditions": cond.mark_reconciling(_conds(status), STATEFULSET_MISSING, message,
-                                                                    generation=generation, now=now)}
+    return {
+        "message": message,
+        "conditions": cond.mark_reconciling(_conds(status), STATEFULSET_MISSING, message, generation=generation, now=now),
+    }
 
 
 def is_statefulset_missing(status: Status) -> bool:
-    return any(c.get("type") == cond.RECONCILING and c.get("status") == "True"
-               and c.get("reason") == STATEFULSET_MISSING for c in status.get("conditions") or ())
+    return any(
+        c.get("type") == cond.RECONCILING and c.get("status") == "True" and c.get("reason") == STATEFULSET_MISSING
+        for c in status.get("conditions") or ()
+    )

@@ -19,10 +19,21 @@ SUCCEEDED, PROGRESSING = "Succeeded", "Progressing"
 SHORT_SHA = 12
 
 # status key of each SourceRecord field (the CRD's names)
-_KEYS = {"url": "url", "branch": "branch", "applied": "lastAppliedRevision", "applied_subject": "lastAppliedSubject",
-         "attempted": "lastAttemptedRevision", "refusal": "refusal", "baseline": "forcePushBaseline",
-         "git_failures": "gitFailures", "git_error": "lastGitError", "recoveries": "cacheRecoveries",
-         "handled": "lastHandledReconcileAt", "distrust": "recordProblem", "kubedirector": "kubeDirector"}
+_KEYS = {
+    "url": "url",
+    "branch": "branch",
+    "applied": "lastAppliedRevision",
+    "applied_subject": "lastAppliedSubject",
+    "attempted": "lastAttemptedRevision",
+    "refusal": "refusal",
+    "baseline": "forcePushBaseline",
+    "git_failures": "gitFailures",
+    "git_error": "lastGitError",
+    "recoveries": "cacheRecoveries",
+    "handled": "lastHandledReconcileAt",
+    "distrust": "recordProblem",
+    "kubedirector": "kubeDirector",
+}
 
 
 @dataclass(frozen=True)
@@ -67,8 +78,9 @@ class SourceRecord:
         return dataclasses.replace(self, **changes)
 
 
-def source_status(record: SourceRecord, previous: Mapping[str, Any] | None, *, generation: int | None,
-                  not_ready_after: int, now: datetime) -> dict[str, Any]:
+def source_status(
+    record: SourceRecord, previous: Mapping[str, Any] | None, *, generation: int | None, not_ready_after: int, now: datetime
+) -> dict[str, Any]:
     """The status to write for `record`: its fields and Ready / Reconciling / Stalled conditions.
 
     Stalled (Ready=False) when the record found disagrees with Git or the cluster (RecordUntrusted), the
@@ -80,8 +92,7 @@ def source_status(record: SourceRecord, previous: Mapping[str, Any] | None, *, g
     before = (previous or {}).get("conditions")
     revision = f"{record.branch}@sha1:{record.applied[:SHORT_SHA]}" if record.applied else ""
     if record.distrust:
-        conditions = mark_stalled(before, STALL_RECORD_UNTRUSTED, _first_line(record.distrust), generation=generation,
-                                  now=now)
+        conditions = mark_stalled(before, STALL_RECORD_UNTRUSTED, _first_line(record.distrust), generation=generation, now=now)
     elif record.git_failures >= not_ready_after:
         message = f"{record.git_failures} polls in a row could not read {record.url}: {_first_line(record.git_error)}"
         conditions = mark_stalled(before, GIT_UNREADABLE, message, generation=generation, now=now)
@@ -89,8 +100,9 @@ def source_status(record: SourceRecord, previous: Mapping[str, Any] | None, *, g
         message = f"commit {record.attempted[:SHORT_SHA]} refused: {_first_line(record.refusal)}"
         conditions = mark_stalled(before, COMMIT_REFUSED, message, generation=generation, now=now)
     elif not record.applied:
-        conditions = mark_reconciling(before, PROGRESSING, "waiting for the first accepted commit",
-                                      generation=generation, now=now)
+        conditions = mark_reconciling(
+            before, PROGRESSING, "waiting for the first accepted commit", generation=generation, now=now
+        )
     elif not record.in_sync:
         conditions = mark_reconciling(before, PROGRESSING, f"applying {revision}", generation=generation, now=now)
     else:

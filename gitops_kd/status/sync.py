@@ -40,10 +40,15 @@ class NamedSource:
     @classmethod
     def from_object(cls, obj: Mapping[str, Any]) -> NamedSource:
         meta, status = _section(obj, "metadata"), _section(obj, "status")
-        ready = next((c for c in status.get("conditions") or () if isinstance(c, Mapping) and c.get("type") == "Ready"),
-                     {})
-        return cls(str(meta.get("namespace") or ""), str(meta.get("name") or ""), SourceRecord.from_status(status),
-                   str(ready.get("status") or "Unknown"), str(ready.get("reason") or ""), str(ready.get("message") or ""))
+        ready = next((c for c in status.get("conditions") or () if isinstance(c, Mapping) and c.get("type") == "Ready"), {})
+        return cls(
+            str(meta.get("namespace") or ""),
+            str(meta.get("name") or ""),
+            SourceRecord.from_status(status),
+            str(ready.get("status") or "Unknown"),
+            str(ready.get("reason") or ""),
+            str(ready.get("message") or ""),
+        )
 
     @property
     def failing(self) -> bool:
@@ -52,10 +57,20 @@ class NamedSource:
 
     def as_dict(self) -> dict[str, Any]:
         r = self.record
-        return {"namespace": self.namespace, "name": self.name, "url": r.url, "branch": r.branch,
-                "appliedRevision": r.applied or None, "appliedSubject": r.applied_subject or None,
-                "headRevision": r.attempted or None, "refused": bool(r.refusal), "refusal": refusal_lines(r),
-                "ready": self.ready, "reason": self.reason, "message": self.message}
+        return {
+            "namespace": self.namespace,
+            "name": self.name,
+            "url": r.url,
+            "branch": r.branch,
+            "appliedRevision": r.applied or None,
+            "appliedSubject": r.applied_subject or None,
+            "headRevision": r.attempted or None,
+            "refused": bool(r.refusal),
+            "refusal": refusal_lines(r),
+            "ready": self.ready,
+            "reason": self.reason,
+            "message": self.message,
+        }
 
     @property
     def ref(self) -> str:
@@ -96,8 +111,11 @@ def cluster_sync(rollout: Mapping[str, Any] | None, source: SourceRecord | None)
         return Sync(SUSPENDED, "suspended by an operator (`gitops-kd resume` to go on)")
     if source is not None and source.refusal:
         first = refusal_lines(source)
-        return Sync(REFUSED, f"head {source.attempted[:SHORT_SHA]} refused, still at {source.applied[:SHORT_SHA] or '-'}"
-                    + (f": {first[0]}" if first else ""))
+        return Sync(
+            REFUSED,
+            f"head {source.attempted[:SHORT_SHA]} refused, still at {source.applied[:SHORT_SHA] or '-'}"
+            + (f": {first[0]}" if first else ""),
+        )
     generation, observed = meta.get("generation") or 0, status.get("observedGeneration") or 0
     if generation > observed:
         return Sync(OUT_OF_SYNC, f"generation {generation} not observed yet (observed {observed})")

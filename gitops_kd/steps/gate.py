@@ -42,9 +42,16 @@ class Gate:
     timeout_seconds: int
     roles: tuple[str, ...] | None
 
-    def __init__(self, exec_command: tuple[str, ...] | None = None, http_get: HttpGet | None = None,
-                 period_seconds: int = DEFAULT_GATE_PERIOD, timeout_seconds: int = DEFAULT_GATE_TIMEOUT,
-                 roles: tuple[str, ...] | None = None, *, probe: Probe | None = None) -> None:
+    def __init__(
+        self,
+        exec_command: tuple[str, ...] | None = None,
+        http_get: HttpGet | None = None,
+        period_seconds: int = DEFAULT_GATE_PERIOD,
+        timeout_seconds: int = DEFAULT_GATE_TIMEOUT,
+        roles: tuple[str, ...] | None = None,
+        *,
+        probe: Probe | None = None,
+    ) -> None:
         chosen = probe or (ExecProbe(tuple(exec_command)) if exec_command is not None else http_get)
         if chosen is None:
             raise TypeError("a Gate needs a probe")
@@ -65,8 +72,9 @@ class Gate:
         return self.roles is None or role_id in self.roles
 
 
-def parse(raw: Mapping[str, Any] | None, error: Callable[[str], None],
-          roles_of: Callable[[Any], tuple[str, ...] | None]) -> Gate | None:
+def parse(
+    raw: Mapping[str, Any] | None, error: Callable[[str], None], roles_of: Callable[[Any], tuple[str, ...] | None]
+) -> Gate | None:
     """The gate of spec.upgrade.gate (schema-valid): exactly one probe key (else ``error``), roles checked."""
     if raw is None:
         return None
@@ -77,11 +85,17 @@ def parse(raw: Mapping[str, Any] | None, error: Callable[[str], None],
     roles = roles_of(raw.get("roles"))
     if probe is None:
         return None
-    return Gate(probe=probe, period_seconds=raw.get("periodSeconds", DEFAULT_GATE_PERIOD),
-                timeout_seconds=raw.get("timeoutSeconds", DEFAULT_GATE_TIMEOUT), roles=roles)
+    return Gate(
+        probe=probe,
+        period_seconds=raw.get("periodSeconds", DEFAULT_GATE_PERIOD),
+        timeout_seconds=raw.get("timeoutSeconds", DEFAULT_GATE_TIMEOUT),
+        roles=roles,
+    )
 
 
 def describe(gate: Gate, pod: str) -> str:
     """The gate as a plan line against ``pod``: its probe, period and timeout."""
-    return (f"gate: {gate.probe.describe(pod)} every {gate.period_seconds}s until it passes "
-            f"(timeout {gate.timeout_seconds}s, else Stalled {StallReason.GATE_TIMEOUT})")
+    return (
+        f"gate: {gate.probe.describe(pod)} every {gate.period_seconds}s until it passes "
+        f"(timeout {gate.timeout_seconds}s, else Stalled {StallReason.GATE_TIMEOUT})"
+    )

@@ -37,12 +37,16 @@ class HttpGet:
         curl, else wget, else python3; exit 0 only for a 2xx/3xx answer."""
         path = self.path if self.path.startswith("/") else "/" + self.path
         url = shlex.quote(f"{self.scheme.lower()}://127.0.0.1:{self.port}{path}")
-        py = shlex.quote("import sys,urllib.request as u\ntry:\n r=u.urlopen(sys.argv[1],timeout=5)\n"
-                         " sys.exit(0 if r.status<400 else 1)\nexcept Exception as e:\n print(e);sys.exit(1)")
-        script = (f"if command -v curl >/dev/null 2>&1; then curl -fsSk -o /dev/null --max-time 5 {url}; "
-                  f"elif command -v wget >/dev/null 2>&1; then wget -q -O /dev/null -T 5 {url}; "
-                  f"elif command -v python3 >/dev/null 2>&1; then python3 -c {py} {url}; "
-                  f"else echo 'no curl, wget or python3 in the container for the HTTP gate' >&2; exit 2; fi")
+        py = shlex.quote(
+            "import sys,urllib.request as u\ntry:\n r=u.urlopen(sys.argv[1],timeout=5)\n"
+            " sys.exit(0 if r.status<400 else 1)\nexcept Exception as e:\n print(e);sys.exit(1)"
+        )
+        script = (
+            f"if command -v curl >/dev/null 2>&1; then curl -fsSk -o /dev/null --max-time 5 {url}; "
+            f"elif command -v wget >/dev/null 2>&1; then wget -q -O /dev/null -T 5 {url}; "
+            f"elif command -v python3 >/dev/null 2>&1; then python3 -c {py} {url}; "
+            f"else echo 'no curl, wget or python3 in the container for the HTTP gate' >&2; exit 2; fi"
+        )
         return ["/bin/sh", "-c", script]
 
 

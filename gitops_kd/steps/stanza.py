@@ -16,8 +16,9 @@ class StanzaStep(Protocol):
     PATH: tuple[str, ...]
     SCHEMA: Mapping[str, Any]
 
-    def parse(self, raw: Mapping[str, Any] | None, error: Callable[[str], None],
-              roles_of: Callable[[Any], tuple[str, ...] | None]) -> object:
+    def parse(
+        self, raw: Mapping[str, Any] | None, error: Callable[[str], None], roles_of: Callable[[Any], tuple[str, ...] | None]
+    ) -> object:
         """The kind's model of a schema-valid fragment (None when absent); problems go to ``error``."""
         ...
 

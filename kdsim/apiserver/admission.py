@@ -13,8 +13,9 @@ def _cause(v: Any) -> errors.Cause:
     if isinstance(v, errors.Cause):
         return v
     path = getattr(v, "path", None) or getattr(v, "field", "") or ""
-    return errors.Cause(reason=str(getattr(v, "reason", "FieldValueInvalid")),
-                        message=str(getattr(v, "message", v)), field=str(path))
+    return errors.Cause(
+        reason=str(getattr(v, "reason", "FieldValueInvalid")), message=str(getattr(v, "message", v)), field=str(path)
+    )
 
 
 def default_object(rt: ResourceType, obj: dict[str, Any]) -> None:
@@ -34,8 +35,9 @@ def reject_unknown_fields(rt: ResourceType, obj: dict[str, Any]) -> None:
     unknown = structural.unknown_fields(rt.schema, obj)
     if unknown:
         fields = ", ".join(f'unknown field "{p}"' for p in unknown)
-        raise errors.bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
-                                 f"strict decoding error: {fields}")
+        raise errors.bad_request(
+            f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: strict decoding error: {fields}'
+        )
 
 
 def validate_object(rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:

@@ -16,9 +16,14 @@ log = logging.getLogger(__name__)
 NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # A fresh cluster has a default StorageClass, as most real ones do (kind's "standard"): KubeDirector defaults a
 # role's storageClassName to it and refuses a KDCluster needing one when there is none.
-DEFAULT_STORAGE_CLASS = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {
-    "name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
-    "provisioner": "kubernetes.io/no-provisioner", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}
+DEFAULT_STORAGE_CLASS = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+    "provisioner": "kubernetes.io/no-provisioner",
+    "reclaimPolicy": "Delete",
+    "volumeBindingMode": "Immediate",
+}
 
 
 def seed(api: ObjectApi, extra_crds: Sequence[Mapping[str, Any]] = (), *, live_upgrade: bool = False) -> None:

@@ -36,8 +36,9 @@ class Deleter:
         return next((t for t in types if t.storage), types[0] if types else None)
 
     # -- delete --------------------------------------------------------------------------------
-    def delete(self, rt: ResourceType, namespace: str | None, name: str,
-               options: dict[str, Any] | None = None, *, dry_run: bool = False) -> tuple[dict[str, Any], bool]:
+    def delete(
+        self, rt: ResourceType, namespace: str | None, name: str, options: dict[str, Any] | None = None, *, dry_run: bool = False
+    ) -> tuple[dict[str, Any], bool]:
         """Delete one object; return (body, removed_now). body is the object, or a Status when removed now.
         `dry_run`: check and answer the same, but store nothing (no write, no watch event, no resourceVersion)."""
         opts = options or {}
@@ -46,19 +47,36 @@ class Deleter:
             m = meta(obj)
             pre = opts.get("preconditions") or {}
             if pre.get("uid") and pre["uid"] != m.get("uid"):
-                raise errors.conflict(rt.plural, name, rt.group, f"Precondition failed: UID in precondition: "
-                                      f"{pre['uid']}, UID in object meta: {m.get('uid')}")
+                raise errors.conflict(
+                    rt.plural,
+                    name,
+                    rt.group,
+                    f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {m.get('uid')}",
+                )
             if pre.get("resourceVersion") and pre["resourceVersion"] != m.get("resourceVersion"):
-                raise errors.conflict(rt.plural, name, rt.group, f"Precondition failed: ResourceVersion in "
-                                      f"precondition: {pre['resourceVersion']}, ResourceVersion in object meta: "
-                                      f"{m.get('resourceVersion')}")
+                raise errors.conflict(
+                    rt.plural,
+                    name,
+                    rt.group,
+                    f"Precondition failed: ResourceVersion in "
+                    f"precondition: {pre['resourceVersion']}, ResourceVersion in object meta: "
+                    f"{m.get('resourceVersion')}",
+                )
             policy = opts.get("propagationPolicy")
             if policy is None and opts.get("orphanDependents") is not None:
                 policy = "Orphan" if opts["orphanDependents"] else "Background"
             if policy not in (None, "Background", "Foreground", "Orphan"):
-                raise errors.invalid("DeleteOptions", "", [errors.Cause(
-                    "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values: "Foreground", '
-                    '"Background", "Orphan", "nil"', "propagationPolicy")])
+                raise errors.invalid(
+                    "DeleteOptions",
+                    "",
+                    [
+                        errors.Cause(
+                            "FieldValueNotSupported",
+                            f'Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan", "nil"',
+                            "propagationPolicy",
+                        )
+                    ],
+                )
             if dry_run:
                 return self._dry_run_body(rt, obj, opts, policy)
             if m.get("deletionTimestamp"):
@@ -89,8 +107,9 @@ class Deleter:
             self._remove(rt, obj)
             return self._deleted_body(rt, obj), True
 
-    def _dry_run_body(self, rt: ResourceType, obj: dict[str, Any], opts: dict[str, Any],
-                      policy: str | None) -> tuple[dict[str, Any], bool]:
+    def _dry_run_body(
+        self, rt: ResourceType, obj: dict[str, Any], opts: dict[str, Any], policy: str | None
+    ) -> tuple[dict[str, Any], bool]:
         """What delete would answer, computed on the copy `obj` alone."""
         m = meta(obj)
         if m.get("deletionTimestamp"):
@@ -119,8 +138,7 @@ class Deleter:
         """A DELETE of an object already being deleted may only shorten a pod's grace period."""
         m = meta(obj)
         grace = opts.get("gracePeriodSeconds")
-        if rt.group != "" or rt.plural != "pods" or grace is None or int(grace) >= int(
-                m.get("deletionGracePeriodSeconds") or 0):
+        if rt.group != "" or rt.plural != "pods" or grace is None or int(grace) >= int(m.get("deletionGracePeriodSeconds") or 0):
             return obj, False
         if int(grace) <= 0 and not m.get("finalizers"):
             self._remove(rt, obj)
@@ -161,9 +179,16 @@ class Deleter:
         for pod_rt, pod in self._load([k for k in self.store.deleting() if k[1] == "pods" and k[0] == ""]):
             self._schedule_pod_removal(pod_rt, pod, float(meta(pod).get("deletionGracePeriodSeconds") or 0))
 
-    def delete_collection(self, rt: ResourceType, namespace: str | None, *, label_selector: str | None,
-                          field_selector: str | None, options: dict[str, Any] | None,
-                          dry_run: bool = False) -> list[dict[str, Any]]:
+    def delete_collection(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        *,
+        label_selector: str | None,
+        field_selector: str | None,
+        options: dict[str, Any] | None,
+        dry_run: bool = False,
+    ) -> list[dict[str, Any]]:
         listing = self.api.list(rt, namespace, label_selector=label_selector, field_selector=field_selector)
         out = []
         for item in listing["items"]:
@@ -227,8 +252,12 @@ class Deleter:
 
     def _safe_delete(self, rt: ResourceType, obj: dict[str, Any], policy: str | None) -> None:
         try:
-            self.delete(rt, meta(obj).get("namespace"), meta(obj)["name"],
-                        {"propagationPolicy": policy, "gracePeriodSeconds": 0} if policy else {"gracePeriodSeconds": 0})
+            self.delete(
+                rt,
+                meta(obj).get("namespace"),
+                meta(obj)["name"],
+                {"propagationPolicy": policy, "gracePeriodSeconds": 0} if policy else {"gracePeriodSeconds": 0},
+            )
         except errors.ApiError as exc:
             if exc.code != 404:
                 log.warning("garbage collector could not delete %s %s: %s", rt.plural, meta(obj)["name"], exc)
@@ -246,8 +275,9 @@ class Deleter:
 
     def _release_foreground(self) -> None:
         """Owners in foreground deletion with no dependents left lose the foregroundDeletion finalizer."""
-        waiting = [(rt, obj) for rt, obj in self._load(self.store.deleting())
-                   if FOREGROUND in (meta(obj).get("finalizers") or [])]
+        waiting = [
+            (rt, obj) for rt, obj in self._load(self.store.deleting()) if FOREGROUND in (meta(obj).get("finalizers") or [])
+        ]
         for rt, obj in waiting:
             m = meta(obj)
             if self.store.dependents(str(m.get("uid"))):
@@ -300,4 +330,3 @@ def status_success(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     if rt.group:
         details["group"] = rt.group
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-

@@ -21,14 +21,25 @@ _SUBRESOURCE_VERBS = {
 
 
 def version_info() -> dict[str, str]:
-    return {"major": "1", "minor": "30", "gitVersion": GIT_VERSION, "gitCommit": "embedded-gitops-kd",
-            "gitTreeState": "clean", "buildDate": "2024-08-14T00:00:00Z", "goVersion": "go1.22.5",
-            "compiler": "gc", "platform": "linux/amd64"}
+    return {
+        "major": "1",
+        "minor": "30",
+        "gitVersion": GIT_VERSION,
+        "gitCommit": "embedded-gitops-kd",
+        "gitTreeState": "clean",
+        "buildDate": "2024-08-14T00:00:00Z",
+        "goVersion": "go1.22.5",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    }
 
 
 def api_versions(server_address: str) -> dict[str, Any]:
-    return {"kind": "APIVersions", "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    }
 
 
 def api_group_list(registry: Registry) -> dict[str, Any]:
@@ -48,8 +59,13 @@ def api_group(registry: Registry, group: str) -> dict[str, Any] | None:
 
 
 def _resource_entry(t: ResourceType) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": t.plural, "singularName": t.singular, "namespaced": t.namespaced,
-                             "kind": t.kind, "verbs": list(t.verbs)}
+    entry: dict[str, Any] = {
+        "name": t.plural,
+        "singularName": t.singular,
+        "namespaced": t.namespaced,
+        "kind": t.kind,
+        "verbs": list(t.verbs),
+    }
     if t.short_names:
         entry["shortNames"] = list(t.short_names)
     if t.categories:
@@ -65,12 +81,30 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
     for t in types:
         resources.append(_resource_entry(t))
         for sub in t.subresources:
-            kind = "Scale" if sub == "scale" else "Binding" if sub == "binding" else ("PodExecOptions" if sub == "exec" else
-                                                    "PodAttachOptions" if sub == "attach" else
-                                                    "PodPortForwardOptions" if sub == "portforward" else
-                                                    "Pod" if sub == "log" else t.kind)
-            item: dict[str, Any] = {"name": f"{t.plural}/{sub}", "singularName": "", "namespaced": t.namespaced,
-                                    "kind": kind, "verbs": _SUBRESOURCE_VERBS[sub]}
+            kind = (
+                "Scale"
+                if sub == "scale"
+                else "Binding"
+                if sub == "binding"
+                else (
+                    "PodExecOptions"
+                    if sub == "exec"
+                    else "PodAttachOptions"
+                    if sub == "attach"
+                    else "PodPortForwardOptions"
+                    if sub == "portforward"
+                    else "Pod"
+                    if sub == "log"
+                    else t.kind
+                )
+            )
+            item: dict[str, Any] = {
+                "name": f"{t.plural}/{sub}",
+                "singularName": "",
+                "namespaced": t.namespaced,
+                "kind": kind,
+                "verbs": _SUBRESOURCE_VERBS[sub],
+            }
             if sub == "scale":
                 item["group"] = "autoscaling"
                 item["version"] = "v1"

@@ -9,8 +9,13 @@ from typing import Any
 from kdsim import errors
 
 ALL = "All"
-_OPTIONS_KIND = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions",
-                 "delete": "DeleteOptions", "deletecollection": "DeleteOptions"}
+_OPTIONS_KIND = {
+    "create": "CreateOptions",
+    "update": "UpdateOptions",
+    "patch": "PatchOptions",
+    "delete": "DeleteOptions",
+    "deletecollection": "DeleteOptions",
+}
 
 
 def requested(verb: str, values: Sequence[Any]) -> bool:
@@ -21,9 +26,12 @@ def requested(verb: str, values: Sequence[Any]) -> bool:
     bad = [v for v in values if v != ALL]
     if bad:
         shown = "[]string{" + ", ".join(json.dumps(str(v)) for v in values) + "}"
-        raise errors.invalid(_OPTIONS_KIND.get(verb, "CreateOptions"), "", [errors.Cause(
-            "FieldValueNotSupported", f'Unsupported value: {shown}: supported values: "{ALL}"', "dryRun")],
-            "meta.k8s.io")
+        raise errors.invalid(
+            _OPTIONS_KIND.get(verb, "CreateOptions"),
+            "",
+            [errors.Cause("FieldValueNotSupported", f'Unsupported value: {shown}: supported values: "{ALL}"', "dryRun")],
+            "meta.k8s.io",
+        )
     return True
 
 

@@ -50,8 +50,16 @@ class FaultRule:
         return verb_ok and resource_ok and self.user in ("*", user)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "verb": self.verb, "resource": self.resource, "remaining": self.remaining,
-                "delay": self.delay, "message": self.message, "user": self.user, "skip": self.skip}
+        return {
+            "kind": self.kind,
+            "verb": self.verb,
+            "resource": self.resource,
+            "remaining": self.remaining,
+            "delay": self.delay,
+            "message": self.message,
+            "user": self.user,
+            "skip": self.skip,
+        }
 
 
 @dataclass
@@ -62,8 +70,18 @@ class FaultInjector:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _drop_watches: Callable[[], int] | None = None
 
-    def add(self, kind: str, verb: str = "*", resource: str = "*", count: int = 1, *, delay: float = 1.0,
-            message: str = "injected fault", user: str = "*", skip: int = 0) -> FaultRule:
+    def add(
+        self,
+        kind: str,
+        verb: str = "*",
+        resource: str = "*",
+        count: int = 1,
+        *,
+        delay: float = 1.0,
+        message: str = "injected fault",
+        user: str = "*",
+        skip: int = 0,
+    ) -> FaultRule:
         """Fail `count` requests matching (verb, resource, user) with `kind`, after `skip` matching ones."""
         if kind not in KINDS:
             raise ValueError(f"fault kind {kind!r}: must be one of {', '.join(KINDS)}")
@@ -129,26 +147,45 @@ class FaultInjector:
             return {"dropped": self.drop_watches()}
         if action == "add":
             try:
-                rule = self.add(str(body.get("kind", "error")), str(body.get("verb", "*")),
-                                str(body.get("resource", "*")), int(body.get("count", 1)),
-                                delay=float(body.get("delay", 1.0)), message=str(body.get("message", "injected fault")),
-                                user=str(body.get("user", "*")), skip=int(body.get("skip", 0)))
+                rule = self.add(
+                    str(body.get("kind", "error")),
+                    str(body.get("verb", "*")),
+                    str(body.get("resource", "*")),
+                    int(body.get("count", 1)),
+                    delay=float(body.get("delay", 1.0)),
+                    message=str(body.get("message", "injected fault")),
+                    user=str(body.get("user", "*")),
+                    skip=int(body.get("skip", 0)),
+                )
             except (TypeError, ValueError) as exc:
                 raise errors.bad_request(f"/sim/faults: {exc}") from None
             return rule.to_dict()
         raise errors.bad_request(f'/sim/faults: unknown action "{action}" (add, clear, drop-watches)')
 
 
-def error_for(rule: FaultRule, resource: str, name: str, group: str, *, verb: str = "", user: str = "",
-              namespace: str = "", rbac_resource: str = "") -> errors.ApiError:
+def error_for(
+    rule: FaultRule,
+    resource: str,
+    name: str,
+    group: str,
+    *,
+    verb: str = "",
+    user: str = "",
+    namespace: str = "",
+    rbac_resource: str = "",
+) -> errors.ApiError:
     """The ApiError an injected rule produces (after the delay, for timeouts; after the request, for a lost answer);
     a "forbidden" one is worded as RBAC's 403 (`rbac_resource`: the plural, or plural/subresource)."""
     if rule.kind == FORBIDDEN:
         what = f'{resource} "{name}"' if name else resource
         where = f' in the namespace "{namespace}"' if namespace else ""
-        return errors.ApiError(403, "Forbidden", f'{what} is forbidden: User "{user}" cannot {verb} resource '
-                               f'"{rbac_resource or resource}" in API group "{group}"{where}',
-                               {"name": name, "kind": resource, "group": group})
+        return errors.ApiError(
+            403,
+            "Forbidden",
+            f'{what} is forbidden: User "{user}" cannot {verb} resource '
+            f'"{rbac_resource or resource}" in API group "{group}"{where}',
+            {"name": name, "kind": resource, "group": group},
+        )
     if rule.kind == "conflict":
         return errors.conflict(resource, name or "unknown", group)
     if rule.kind in ("timeout", LOST):

@@ -29,8 +29,7 @@ PodHandler = Callable[[web.Request, str, str], Awaitable[web.StreamResponse]]
 
 
 def json_response(body: dict[str, Any], status: int = 200) -> web.Response:
-    return web.Response(status=status, text=json.dumps(body, separators=(",", ":")),
-                        content_type="application/json")
+    return web.Response(status=status, text=json.dumps(body, separators=(",", ":")), content_type="application/json")
 
 
 def error_response(err: errors.ApiError) -> web.Response:
@@ -47,8 +46,9 @@ def _verb(method: str, p: paths.ApiPath, query: dict[str, str]) -> str:
         if p.name:
             return "get"
         return "watch" if p.watch or query.get("watch") in ("1", "true", "True") else "list"
-    return {"POST": "create", "PUT": "update", "PATCH": "patch",
-            "DELETE": "delete" if p.name else "deletecollection"}.get(method, "")
+    return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete" if p.name else "deletecollection"}.get(
+        method, ""
+    )
 
 
 def _selected_name(verb: str, query: dict[str, str], kind: str) -> str:
@@ -107,8 +107,11 @@ class ResourceHandlers:
         if p is None:
             return error_response(errors.ApiError(404, "NotFound", "the server could not find the requested resource"))
         rt = self.server.registry.lookup(p.group, p.version, p.plural)
-        if rt is None or (p.namespace is not None and not rt.namespaced) or \
-                (p.subresource and p.subresource not in rt.subresources):
+        if (
+            rt is None
+            or (p.namespace is not None and not rt.namespaced)
+            or (p.subresource and p.subresource not in rt.subresources)
+        ):
             return error_response(errors.ApiError(404, "NotFound", "the server could not find the requested resource"))
         query = dict(request.query)
         verb = _verb(request.method, p, query)
@@ -116,10 +119,17 @@ class ResourceHandlers:
             raise errors.method_not_allowed()
         self.server.stats.record(verb, p.resource)
         user = user_from_authorization(request.headers.get("Authorization"))
-        self.server.access.record(AccessEntry(
-            user=user, verb=verb, group=p.group,
-            resource=p.plural, subresource=p.subresource or "", namespace=p.namespace or "",
-            name=p.name or _selected_name(verb, query, rt.kind)))
+        self.server.access.record(
+            AccessEntry(
+                user=user,
+                verb=verb,
+                group=p.group,
+                resource=p.plural,
+                subresource=p.subresource or "",
+                namespace=p.namespace or "",
+                name=p.name or _selected_name(verb, query, rt.kind),
+            )
+        )
         log.debug("%s %s -> %s %s", request.method, request.path_qs, verb, p.resource)
         rule = self.server.faults.take(verb, p.resource, user)
         if rule is not None and rule.kind == LOST:
@@ -127,19 +137,37 @@ class ResourceHandlers:
         if rule is not None:
             if rule.kind == "timeout":
                 await asyncio.sleep(rule.delay)
-            raise error_for(rule, rt.plural, p.name or "", rt.group, verb=verb, user=user,
-                            namespace=p.namespace or "", rbac_resource=p.resource)
+            raise error_for(
+                rule,
+                rt.plural,
+                p.name or "",
+                rt.group,
+                verb=verb,
+                user=user,
+                namespace=p.namespace or "",
+                rbac_resource=p.resource,
+            )
         return await self._serve(request, rt, p, verb, query, user)
 
-    async def _lose_answer(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
-                           query: dict[str, str], user: str, rule: FaultRule) -> web.StreamResponse:
+    async def _lose_answer(
+        self,
+        request: web.Request,
+        rt: ResourceType,
+        p: paths.ApiPath,
+        verb: str,
+        query: dict[str, str],
+        user: str,
+        rule: FaultRule,
+    ) -> web.StreamResponse:
         """Carry the request out, then lose its answer: 504 after the rule's delay (what a client whose own timeout
         fired sees of a write the server applied); an exec runs, then its connection is closed before its output
         and exit status (by the in-process exec handler: a proxied one cannot be cut after its command)."""
         if p.subresource == "exec":
             if self.server.exec_handler is None:
-                raise errors.bad_request(f'injected fault "{LOST}" on pods/exec: only the in-process kubelet can '
-                                         "lose an exec's answer (this pod's exec is proxied to its node)")
+                raise errors.bad_request(
+                    f'injected fault "{LOST}" on pods/exec: only the in-process kubelet can '
+                    "lose an exec's answer (this pod's exec is proxied to its node)"
+                )
             token = ANSWER_LOST.set(True)
             try:
                 return await self._serve(request, rt, p, verb, query, user)
@@ -150,29 +178,34 @@ class ResourceHandlers:
         await asyncio.sleep(rule.delay)
         raise error_for(rule, rt.plural, p.name or "", rt.group)
 
-    async def _serve(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
-                     query: dict[str, str], user: str) -> web.StreamResponse:
+    async def _serve(
+        self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str, query: dict[str, str], user: str
+    ) -> web.StreamResponse:
         """The request past authentication and fault injection: streams, subresources, reviews, then the verb."""
         if p.subresource in ("exec", "attach", "log", "portforward"):
             return await self._pod_stream(request, rt, p)
         if p.subresource == "binding":
             if verb != "create":
                 raise errors.method_not_allowed()
-            return json_response(self._bind(rt, p, await _json_body(request),
-                                            dryrun.requested(verb, request.query.getall("dryRun", []))), 201)
+            return json_response(
+                self._bind(rt, p, await _json_body(request), dryrun.requested(verb, request.query.getall("dryRun", []))), 201
+            )
         if p.subresource == "scale":
-            return await self._scale(request, rt, p, verb,
-                                     verb != "get" and dryrun.requested(verb, request.query.getall("dryRun", [])))
+            return await self._scale(
+                request, rt, p, verb, verb != "get" and dryrun.requested(verb, request.query.getall("dryRun", []))
+            )
         if reviews.is_review(rt):
             if verb != "create" or p.name:
                 raise errors.method_not_allowed()
-            requester = webhooks.user_info(user, request.headers.get("Impersonate-User", ""),
-                                           tuple(request.headers.getall("Impersonate-Group", [])))
+            requester = webhooks.user_info(
+                user, request.headers.get("Impersonate-User", ""), tuple(request.headers.getall("Impersonate-Group", []))
+            )
             return json_response(reviews.answer(rt, await _json_body(request, rt.kind), requester), 201)
         return await self._verb(request, rt, p, verb, query)
 
-    async def _verb(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
-                    query: dict[str, str]) -> web.StreamResponse:
+    async def _verb(
+        self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str, query: dict[str, str]
+    ) -> web.StreamResponse:
         objects, table = self.server.objects, _wants_table(request)
         include = query.get("includeObject", "Metadata")
         if rt.namespaced and p.name and p.namespace is None:
@@ -182,20 +215,29 @@ class ResourceHandlers:
             return json_response(to_table(rt, [obj], include_object=include) if table else obj)
         if verb == "watch":
             wr = watch.WatchRequest(
-                rt=rt, namespace=p.namespace, resource_version=query.get("resourceVersion", ""),
-                label_selector=query.get("labelSelector"), field_selector=query.get("fieldSelector"),
-                timeout=float(query.get("timeoutSeconds") or 1800), bookmarks=query.get("allowWatchBookmarks") in
-                ("1", "true", "True"), send_initial_events=query.get("sendInitialEvents") == "true",
-                table=table, include_object=include)
-            return await watch.serve(request, wr, self.server.store, self.server.hub,
-                                     self.server.bookmark_interval)
+                rt=rt,
+                namespace=p.namespace,
+                resource_version=query.get("resourceVersion", ""),
+                label_selector=query.get("labelSelector"),
+                field_selector=query.get("fieldSelector"),
+                timeout=float(query.get("timeoutSeconds") or 1800),
+                bookmarks=query.get("allowWatchBookmarks") in ("1", "true", "True"),
+                send_initial_events=query.get("sendInitialEvents") == "true",
+                table=table,
+                include_object=include,
+            )
+            return await watch.serve(request, wr, self.server.store, self.server.hub, self.server.bookmark_interval)
         if verb == "list":
-            listing = objects.list(rt, p.namespace, label_selector=query.get("labelSelector"),
-                                   field_selector=query.get("fieldSelector"), limit=int(query.get("limit") or 0),
-                                   continue_token=query.get("continue"))
+            listing = objects.list(
+                rt,
+                p.namespace,
+                label_selector=query.get("labelSelector"),
+                field_selector=query.get("fieldSelector"),
+                limit=int(query.get("limit") or 0),
+                continue_token=query.get("continue"),
+            )
             if table:
-                return json_response(to_table(rt, listing["items"], include_object=include,
-                                              list_meta=listing["metadata"]))
+                return json_response(to_table(rt, listing["items"], include_object=include, list_meta=listing["metadata"]))
             return json_response(listing)
         dry_values, strict = request.query.getall("dryRun", []), query.get("fieldValidation") == "Strict"
         if verb in ("create", "update", "patch"):
@@ -208,21 +250,41 @@ class ResourceHandlers:
             if "propagationPolicy" in query:
                 options.setdefault("propagationPolicy", query["propagationPolicy"])
             if self.server.webhooks.may_apply(rt):  # each item is admitted as a DELETE, as kube-apiserver does
-                listing = objects.list(rt, p.namespace, label_selector=query.get("labelSelector"),
-                                       field_selector=query.get("fieldSelector"))
+                listing = objects.list(
+                    rt, p.namespace, label_selector=query.get("labelSelector"), field_selector=query.get("fieldSelector")
+                )
                 for item in listing["items"]:
-                    await self.server.webhooks.admit(self._attributes(request, rt, p, "DELETE", None, item, dry_run,
-                                                                      dict(options)))
+                    await self.server.webhooks.admit(
+                        self._attributes(request, rt, p, "DELETE", None, item, dry_run, dict(options))
+                    )
             items = self.server.deleter.delete_collection(
-                rt, p.namespace, label_selector=query.get("labelSelector"),
-                field_selector=query.get("fieldSelector"), options=options, dry_run=dry_run)
-            return json_response({"kind": rt.list_kind, "apiVersion": rt.api_version,
-                                  "metadata": {"resourceVersion": str(self.server.store.resource_version)},
-                                  "items": items})
+                rt,
+                p.namespace,
+                label_selector=query.get("labelSelector"),
+                field_selector=query.get("fieldSelector"),
+                options=options,
+                dry_run=dry_run,
+            )
+            return json_response(
+                {
+                    "kind": rt.list_kind,
+                    "apiVersion": rt.api_version,
+                    "metadata": {"resourceVersion": str(self.server.store.resource_version)},
+                    "items": items,
+                }
+            )
         raise errors.method_not_allowed()
 
-    async def _write(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
-                     query: dict[str, str], dry_run: bool, strict: bool) -> web.StreamResponse:
+    async def _write(
+        self,
+        request: web.Request,
+        rt: ResourceType,
+        p: paths.ApiPath,
+        verb: str,
+        query: dict[str, str],
+        dry_run: bool,
+        strict: bool,
+    ) -> web.StreamResponse:
         """create / update / patch, through the validating webhooks when some may apply: the result is
         computed as a dry run, shown to the webhooks (no lock held), then written only if the object did not
         change meanwhile (else admitted again, like GuaranteedUpdate's retry)."""
@@ -239,8 +301,7 @@ class ResourceHandlers:
                 warnings = await hooks.admit(self._attributes(request, rt, p, "CREATE", new, None, dry_run))
                 if dry_run:
                     return warned(json_response(new, 201), warnings)
-            return warned(json_response(objects.create(rt, p.namespace, body, dry_run=dry_run, strict=strict),
-                                         201), warnings)
+            return warned(json_response(objects.create(rt, p.namespace, body, dry_run=dry_run, strict=strict), 201), warnings)
         raw = await request.read()
         ctype = request.content_type
         if verb == "patch" and ctype == "application/apply-patch+yaml" and p.subresource:
@@ -249,29 +310,33 @@ class ResourceHandlers:
 
         def write(dry: bool, expect_rv: str | None) -> dict[str, Any]:
             if verb == "update":
-                return objects.update(rt, p.namespace, name, update_body, p.subresource, dry_run=dry, strict=strict,
-                                      expect_rv=expect_rv)
-            return objects.patch(rt, p.namespace, name, raw, ctype, p.subresource, dry_run=dry, strict=strict,
-                                 expect_rv=expect_rv)
+                return objects.update(
+                    rt, p.namespace, name, update_body, p.subresource, dry_run=dry, strict=strict, expect_rv=expect_rv
+                )
+            return objects.patch(
+                rt, p.namespace, name, raw, ctype, p.subresource, dry_run=dry, strict=strict, expect_rv=expect_rv
+            )
+
         if not gated:
             return json_response(write(dry_run, None))
         for _ in range(5):
             current = objects.read(rt, p.namespace, name) if objects.exists(rt, p.namespace, name) else None
             new = write(True, None)
             operation = "UPDATE" if current is not None else "CREATE"
-            warnings = await hooks.admit(self._attributes(request, rt, p, operation, new, current, dry_run,
-                                                          patch=verb == "patch"))
+            warnings = await hooks.admit(
+                self._attributes(request, rt, p, operation, new, current, dry_run, patch=verb == "patch")
+            )
             if dry_run:
                 return warned(json_response(new), warnings)
             try:
-                return warned(json_response(write(False, meta(current).get("resourceVersion") if current else None)),
-                               warnings)
+                return warned(json_response(write(False, meta(current).get("resourceVersion") if current else None)), warnings)
             except Changed:
                 continue
         raise errors.conflict(rt.plural, name, rt.group)
 
-    async def _delete(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, query: dict[str, str],
-                      dry_values: list[str]) -> web.StreamResponse:
+    async def _delete(
+        self, request: web.Request, rt: ResourceType, p: paths.ApiPath, query: dict[str, str], dry_values: list[str]
+    ) -> web.StreamResponse:
         """DELETE of one object, its options from the body or else the query; a dry run is admitted (dryRun true)
         and answers what the delete would, leaving the object as it is."""
         objects, hooks, name = self.server.objects, self.server.webhooks, p.name or ""
@@ -280,38 +345,60 @@ class ResourceHandlers:
         for key in ("propagationPolicy", "gracePeriodSeconds", "orphanDependents"):
             if key in query and key not in options:
                 val: Any = query[key]
-                options[key] = int(val) if key == "gracePeriodSeconds" else (
-                    val == "true" if key == "orphanDependents" else val)
+                options[key] = int(val) if key == "gracePeriodSeconds" else (val == "true" if key == "orphanDependents" else val)
         warnings: list[str] = []
         if hooks.may_apply(rt):
             old = objects.read(rt, p.namespace, name)
-            warnings = await hooks.admit(self._attributes(request, rt, p, "DELETE", None, old, dry_run,
-                                                          dict(options)))
+            warnings = await hooks.admit(self._attributes(request, rt, p, "DELETE", None, old, dry_run, dict(options)))
         body, _ = self.server.deleter.delete(rt, p.namespace, name, options, dry_run=dry_run)
         return warned(json_response(body, 200), warnings)
 
-    def _attributes(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, operation: str,
-                    obj: dict[str, Any] | None, old: dict[str, Any] | None, dry_run: bool,
-                    options: dict[str, Any] | None = None, patch: bool = False) -> webhooks.Attributes:
-        user = webhooks.user_info(user_from_authorization(request.headers.get("Authorization")),
-                                  request.headers.get("Impersonate-User", ""),
-                                  tuple(request.headers.getall("Impersonate-Group", [])))
+    def _attributes(
+        self,
+        request: web.Request,
+        rt: ResourceType,
+        p: paths.ApiPath,
+        operation: str,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+        dry_run: bool,
+        options: dict[str, Any] | None = None,
+        patch: bool = False,
+    ) -> webhooks.Attributes:
+        user = webhooks.user_info(
+            user_from_authorization(request.headers.get("Authorization")),
+            request.headers.get("Impersonate-User", ""),
+            tuple(request.headers.getall("Impersonate-Group", [])),
+        )
         m = meta(obj if obj is not None else old or {})
-        return webhooks.Attributes(rt=rt, operation=operation, namespace=str(p.namespace or m.get("namespace") or ""),
-                                   name=str(m.get("name") or p.name or ""), obj=obj, old=old, user=user,
-                                   subresource=p.subresource or "", dry_run=dry_run, options=options, patch=patch)
+        return webhooks.Attributes(
+            rt=rt,
+            operation=operation,
+            namespace=str(p.namespace or m.get("namespace") or ""),
+            name=str(m.get("name") or p.name or ""),
+            obj=obj,
+            old=old,
+            user=user,
+            subresource=p.subresource or "",
+            dry_run=dry_run,
+            options=options,
+            patch=patch,
+        )
 
     async def _pod_stream(self, request: web.Request, rt: ResourceType, p: paths.ApiPath) -> web.StreamResponse:
         pod = self.server.objects.read(rt, p.namespace, p.name or "")
-        handler: PodHandler | None = {"log": self.server.log_handler,
-                                      "portforward": self.server.portforward_handler}.get(p.subresource or "",
-                                                                                          self.server.exec_handler)
+        handler: PodHandler | None = {"log": self.server.log_handler, "portforward": self.server.portforward_handler}.get(
+            p.subresource or "", self.server.exec_handler
+        )
         if handler is not None:
             return await handler(request, p.namespace or "", p.name or "")
         # no kubelet in process: proxy to the pod's node's kubelet endpoint, as kube-apiserver does
         ns, name = p.namespace or "", p.name or ""
-        container = "" if p.subresource == "portforward" else \
-            kubelet_proxy.resolve_container(pod, name, request.query.get("container") or "")
+        container = (
+            ""
+            if p.subresource == "portforward"
+            else kubelet_proxy.resolve_container(pod, name, request.query.get("container") or "")
+        )
         node_name = (pod.get("spec") or {}).get("nodeName")
         if not node_name:
             if p.subresource == "log":
@@ -328,24 +415,22 @@ class ResourceHandlers:
         """POST pods/{name}/binding: assign the pod to a node (what the scheduler does); a dry run only checks."""
         node = str((binding.get("target") or {}).get("name") or "")
         if not node:
-            raise errors.invalid("Binding", p.name or "", [errors.Cause("FieldValueRequired", "Required value",
-                                                                        "target.name")])
+            raise errors.invalid("Binding", p.name or "", [errors.Cause("FieldValueRequired", "Required value", "target.name")])
         with self.server.store.lock:
             pod = self.server.objects.read(rt, p.namespace, p.name or "")
             current = (pod.get("spec") or {}).get("nodeName")
             if meta(pod).get("deletionTimestamp"):
-                raise errors.conflict("pods/binding", p.name or "", "", f"pod {p.name} is being deleted, cannot be "
-                                      "assigned to a host")
+                raise errors.conflict(
+                    "pods/binding", p.name or "", "", f"pod {p.name} is being deleted, cannot be assigned to a host"
+                )
             if current:
-                raise errors.conflict("pods/binding", p.name or "", "", f'pod {p.name} is already assigned to node '
-                                      f'"{current}"')
+                raise errors.conflict("pods/binding", p.name or "", "", f'pod {p.name} is already assigned to node "{current}"')
             pod.setdefault("spec", {})["nodeName"] = node
             if not dry_run:
                 self.server.store.write(rt.group, rt.plural, pod)
         return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
-    async def _scale(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str,
-                     dry_run: bool) -> web.Response:
+    async def _scale(self, request: web.Request, rt: ResourceType, p: paths.ApiPath, verb: str, dry_run: bool) -> web.Response:
         objects = self.server.objects
         if verb == "get":
             return json_response(scale_of(objects.read(rt, p.namespace, p.name or "")))
@@ -354,15 +439,21 @@ class ResourceHandlers:
             if verb == "update":
                 scale = await _json_body(request)
             elif verb == "patch":
-                scale = admission.patch_object(scale_of(current), await request.read(), request.content_type,
-                                               _SCALE_RT)
+                scale = admission.patch_object(scale_of(current), await request.read(), request.content_type, _SCALE_RT)
             else:
                 raise errors.method_not_allowed()
             replicas = (scale.get("spec") or {}).get("replicas")
             if not isinstance(replicas, int) or replicas < 0:
-                raise errors.invalid("Scale", p.name or "", [errors.Cause(
-                    "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or equal to 0",
-                    "spec.replicas")], "autoscaling")
+                raise errors.invalid(
+                    "Scale",
+                    p.name or "",
+                    [
+                        errors.Cause(
+                            "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or equal to 0", "spec.replicas"
+                        )
+                    ],
+                    "autoscaling",
+                )
             rv = meta(scale).get("resourceVersion")
             if rv and rv != meta(current).get("resourceVersion"):
                 raise errors.conflict(rt.plural, p.name or "", rt.group)
@@ -372,17 +463,20 @@ class ResourceHandlers:
         return json_response(scale_of(updated))
 
 
-_SCALE_RT = ResourceType(group="autoscaling", version="v1", plural="scales", singular="scale", kind="Scale",
-                         namespaced=True)
+_SCALE_RT = ResourceType(group="autoscaling", version="v1", plural="scales", singular="scale", kind="Scale", namespaced=True)
 
 
 def scale_of(obj: dict[str, Any]) -> dict[str, Any]:
     """The autoscaling/v1 Scale view of a StatefulSet-like object."""
     m = meta(obj)
     sel = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-            "metadata": {k: m[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                         if k in m},
-            "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 1)},
-            "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
-                       "selector": ",".join(f"{k}={v}" for k, v in sorted(sel.items()))}}
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {k: m[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in m},
+        "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 1)},
+        "status": {
+            "replicas": (obj.get("status") or {}).get("replicas", 0),
+            "selector": ",".join(f"{k}={v}" for k, v in sorted(sel.items())),
+        },
+    }

@@ -44,10 +44,20 @@ class KdAppWebhook:
         """The webhook as the dispatcher serves it (None in "upgrade" mode: KD admits every edit)."""
         if self.mode == UPGRADE:
             return None
-        config = {"name": WEBHOOK_NAME, "sideEffects": "None", "admissionReviewVersions": ["v1"],
-                  "failurePolicy": "Fail", "rules": [{"operations": ["UPDATE", "DELETE"],
-                                                      "apiGroups": [names.API_GROUP], "apiVersions": ["*"],
-                                                      "resources": [names.KDAPP_PLURAL, names.KDCLUSTER_PLURAL]}]}
+        config = {
+            "name": WEBHOOK_NAME,
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+            "failurePolicy": "Fail",
+            "rules": [
+                {
+                    "operations": ["UPDATE", "DELETE"],
+                    "apiGroups": [names.API_GROUP],
+                    "apiVersions": ["*"],
+                    "resources": [names.KDAPP_PLURAL, names.KDCLUSTER_PLURAL],
+                }
+            ],
+        }
         return Builtin(webhook_match.defaulted(config), self.answer)
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -68,9 +78,12 @@ class KdAppWebhook:
     def _references(self, app: dict[str, Any]) -> list[str]:
         meta = app.get("metadata") or {}
         return app_in_use.referencing_clusters(
-            str(meta.get("namespace", "")), str(meta.get("name", "")),
-            self.store.read_all(names.API_GROUP, names.KDCLUSTER_PLURAL), system_namespace=self.system_namespace,
-            app_exists=lambda ns, name: self.store.read(names.API_GROUP, names.KDAPP_PLURAL, ns, name) is not None)
+            str(meta.get("namespace", "")),
+            str(meta.get("name", "")),
+            self.store.read_all(names.API_GROUP, names.KDCLUSTER_PLURAL),
+            system_namespace=self.system_namespace,
+            app_exists=lambda ns, name: self.store.read(names.API_GROUP, names.KDAPP_PLURAL, ns, name) is not None,
+        )
 
 
 class KdMutations:
@@ -78,8 +91,14 @@ class KdMutations:
     server's `ObjectApi.mutate` hook: the KDApp / KDCluster stored is the one real KubeDirector would store,
     and a KDCluster needing a default StorageClass when none exists is denied with KD's message."""
 
-    def __init__(self, store: Store, system_namespace: str = SYSTEM_NAMESPACE, *, cluster_rules: bool = True,
-                 live_upgrade_rules: bool = False) -> None:
+    def __init__(
+        self,
+        store: Store,
+        system_namespace: str = SYSTEM_NAMESPACE,
+        *,
+        cluster_rules: bool = True,
+        live_upgrade_rules: bool = False,
+    ) -> None:
         self.store, self.system_namespace, self.cluster_rules = store, system_namespace, cluster_rules
         self.live_upgrade_rules = live_upgrade_rules
 
@@ -105,8 +124,10 @@ class KdMutations:
 
     def _branch_rules(self, old: Any, new: Any) -> list[str]:
         """The live-app-upgrade branch's validateGeneralClusterChanges, the apps read as KD stores them."""
+
         def find(obj: Any) -> dict[str, Any] | None:
             return self._find_app(str((obj.get("metadata") or {}).get("namespace", "")), obj.get("spec") or {})
+
         return live_upgrade.general_errors(old, new, find)
 
     def _cluster_spec(self, obj: dict[str, Any]) -> dict[str, Any]:
@@ -114,9 +135,12 @@ class KdMutations:
         namespace = str(meta.get("namespace", ""))
         classes = self.store.read_all(STORAGE_GROUP, STORAGE_CLASSES)
         spec, errors = mutate.cluster_spec(
-            obj["spec"], namespace=namespace, app=self._find_app(namespace, obj["spec"]),
+            obj["spec"],
+            namespace=namespace,
+            app=self._find_app(namespace, obj["spec"]),
             storage_class=mutate.default_storage_class(classes),
-            classes=frozenset(str((c.get("metadata") or {}).get("name")) for c in classes))
+            classes=frozenset(str((c.get("metadata") or {}).get("name")) for c in classes),
+        )
         if errors:  # KD answers "\n" + its errors joined by "\n" (admitClusterCR's deferred response)
             raise denial(WEBHOOK_NAME, {"message": "\n" + "\n".join(errors)})
         return spec

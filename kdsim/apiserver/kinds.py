@@ -30,13 +30,24 @@ def prepare_create(rt: ResourceType, obj: dict[str, Any]) -> None:
         names = (obj.get("spec") or {}).get("names") or {}
         obj["status"] = {
             "acceptedNames": copy.deepcopy(names),
-            "storedVersions": [v.get("name") for v in (obj.get("spec") or {}).get("versions") or []
-                               if v.get("storage")],
+            "storedVersions": [v.get("name") for v in (obj.get("spec") or {}).get("versions") or [] if v.get("storage")],
             "conditions": [
-                {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
-                 "message": "no conflicts found", "lastTransitionTime": now()},
-                {"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                 "message": "the initial names have been accepted", "lastTransitionTime": now()}]}
+                {
+                    "type": "NamesAccepted",
+                    "status": "True",
+                    "reason": "NoConflicts",
+                    "message": "no conflicts found",
+                    "lastTransitionTime": now(),
+                },
+                {
+                    "type": "Established",
+                    "status": "True",
+                    "reason": "InitialNamesAccepted",
+                    "message": "the initial names have been accepted",
+                    "lastTransitionTime": now(),
+                },
+            ],
+        }
 
 
 def qos_class(pod_spec: dict[str, Any]) -> str:

@@ -20,7 +20,9 @@ def build(server_url: str, ca_pem: bytes | None, token: str | None = None) -> di
     if ca_pem is not None:
         cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     return {
-        "apiVersion": "v1", "kind": "Config", "preferences": {},
+        "apiVersion": "v1",
+        "kind": "Config",
+        "preferences": {},
         "clusters": [{"name": CLUSTER, "cluster": cluster}],
         "users": [{"name": USER, "user": {"token": token or secrets.token_urlsafe(24)}}],
         "contexts": [{"name": CLUSTER, "context": {"cluster": CLUSTER, "user": USER, "namespace": "default"}}],

@@ -34,8 +34,9 @@ def resolve_container(pod: Mapping[str, Any], name: str, container: str) -> str:
     containers = [c["name"] for c in spec.get("containers") or []]
     if not container:
         if len(containers) != 1:
-            raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
-                                     f"[{' '.join(containers)}]")
+            raise errors.bad_request(
+                f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+            )
         return cast(str, containers[0])
     every = containers + [c["name"] for c in spec.get("initContainers") or []]
     every += [c["name"] for c in spec.get("ephemeralContainers") or []]
@@ -52,7 +53,7 @@ def kubelet_url(node: Mapping[str, Any] | None, node_name: str) -> str:
     port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
     address = next((a.get("address") for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
     if not address:
-        raise errors.internal(f'no preferred addresses found; known addresses: {status.get("addresses") or []}')
+        raise errors.internal(f"no preferred addresses found; known addresses: {status.get('addresses') or []}")
     if not port:
         raise errors.internal(f"node {node_name} has no kubelet endpoint port (status.daemonEndpoints)")
     return f"https://{address}:{port}"
@@ -76,8 +77,9 @@ async def proxy_logs(request: web.Request, base: str, namespace: str, pod: str, 
     async with aiohttp.ClientSession() as session:
         try:
             async with session.get(url, ssl=False) as answer:
-                out = web.StreamResponse(status=answer.status, headers={
-                    "Content-Type": answer.headers.get("Content-Type", "text/plain")})
+                out = web.StreamResponse(
+                    status=answer.status, headers={"Content-Type": answer.headers.get("Content-Type", "text/plain")}
+                )
                 await out.prepare(request)
                 async for chunk in answer.content.iter_any():
                     await out.write(chunk)
@@ -87,8 +89,9 @@ async def proxy_logs(request: web.Request, base: str, namespace: str, pod: str, 
             raise unreachable(exc) from None
 
 
-async def proxy_stream(request: web.Request, base: str, subresource: str, namespace: str, pod: str,
-                       container: str) -> web.StreamResponse:
+async def proxy_stream(
+    request: web.Request, base: str, subresource: str, namespace: str, pod: str, container: str
+) -> web.StreamResponse:
     """exec/attach: the client's WebSocket relayed frame by frame to <kubelet>/{exec,attach}/ns/pod/container
     (a SPDY upgrade is relayed as bytes)."""
     commands = request.query.getall("command", []) if subresource == "exec" else []
@@ -102,18 +105,22 @@ async def proxy_stream(request: web.Request, base: str, subresource: str, namesp
         try:
             kubelet_ws = await session.ws_connect(url, ssl=False, protocols=_offered(request), autoping=True)
         except aiohttp.WSServerHandshakeError as exc:
-            body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                    "message": exc.message, "code": exc.status}
+            body = {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": exc.message,
+                "code": exc.status,
+            }
             return web.Response(status=exc.status, text=json.dumps(body), content_type="application/json")
         except aiohttp.ClientError as exc:
             raise unreachable(exc) from None
         # answer the client with the subprotocol the kubelet chose
-        server_ws = web.WebSocketResponse(protocols=(kubelet_ws.protocol,) if kubelet_ws.protocol else (),
-                                          autoping=True)
+        server_ws = web.WebSocketResponse(protocols=(kubelet_ws.protocol,) if kubelet_ws.protocol else (), autoping=True)
         await server_ws.prepare(request)
         async with kubelet_ws:
-            pumps = [asyncio.create_task(_relay(kubelet_ws, server_ws)),
-                     asyncio.create_task(_relay(server_ws, kubelet_ws))]
+            pumps = [asyncio.create_task(_relay(kubelet_ws, server_ws)), asyncio.create_task(_relay(server_ws, kubelet_ws))]
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
             with contextlib.suppress(asyncio.TimeoutError):  # the rest of the kubelet's frames, then close
                 await asyncio.wait_for(pumps[0], 5)

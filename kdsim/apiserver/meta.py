@@ -46,11 +46,12 @@ def body_of(obj: dict[str, Any], *, without_status: bool) -> dict[str, Any]:
 
 def same_ignoring_rv(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """True when two versions of an object differ at most in resourceVersion (and apiVersion/kind)."""
+
     def strip(o: dict[str, Any]) -> dict[str, Any]:
         c = {k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
-        c["metadata"] = {k: v for k, v in (o.get("metadata") or {}).items()
-                         if k not in ("resourceVersion", "managedFields")}
+        c["metadata"] = {k: v for k, v in (o.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
         return c
+
     return strip(a) == strip(b)
 
 

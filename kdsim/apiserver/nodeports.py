@@ -31,8 +31,7 @@ def node_ports(key: tuple[str, str, str, str], obj: dict[str, Any]) -> list[str]
     """The store index function of NODE_PORT_INDEX: the nodePorts a stored Service holds."""
     if key[0] != "" or key[1] != "services":
         return []
-    return [str(p["nodePort"]) for p in (obj.get("spec") or {}).get("ports") or ()
-            if isinstance(p, dict) and p.get("nodePort")]
+    return [str(p["nodePort"]) for p in (obj.get("spec") or {}).get("ports") or () if isinstance(p, dict) and p.get("nodePort")]
 
 
 def in_use(held: set[str]) -> set[int]:
@@ -44,8 +43,11 @@ def patch_allocated(new: dict[str, Any], old: dict[str, Any]) -> None:
     """An update that leaves out values the server allocated keeps them (patchAllocatedValues): the clusterIP,
     and the nodePort of each port by name, unless another port of the new spec already uses it."""
     ns, os_ = new.setdefault("spec", {}), old.get("spec") or {}
-    if ns.get("type") != "ExternalName" and os_.get("type") != "ExternalName" \
-            and "None" not in (ns.get("clusterIP"), os_.get("clusterIP")):
+    if (
+        ns.get("type") != "ExternalName"
+        and os_.get("type") != "ExternalName"
+        and "None" not in (ns.get("clusterIP"), os_.get("clusterIP"))
+    ):
         if not ns.get("clusterIP") and os_.get("clusterIP"):
             ns["clusterIP"] = os_["clusterIP"]
         if not ns.get("clusterIPs") and os_.get("clusterIPs"):
@@ -54,8 +56,9 @@ def patch_allocated(new: dict[str, Any], old: dict[str, Any]) -> None:
         return
     old_ports = [p for p in os_.get("ports") or () if isinstance(p, dict)]
     new_ports = [p for p in ns.get("ports") or () if isinstance(p, dict)]
-    taken = {p.get("nodePort") for p in old_ports if p.get("nodePort")} & \
-        {p.get("nodePort") for p in new_ports if p.get("nodePort")}
+    taken = {p.get("nodePort") for p in old_ports if p.get("nodePort")} & {
+        p.get("nodePort") for p in new_ports if p.get("nodePort")
+    }
     by_name = {str(p.get("name") or ""): p.get("nodePort") for p in old_ports}
     for port in new_ports:
         if not port.get("nodePort"):
@@ -111,8 +114,7 @@ def allocate_create(obj: dict[str, Any], used: set[int]) -> None:
             continue
         shared = by_number.get(port.get("port"))
         if shared is None:
-            asked = next((int(p["nodePort"]) for p in ports[i:] if p.get("port") == port.get("port")
-                          and p.get("nodePort")), 0)
+            asked = next((int(p["nodePort"]) for p in ports[i:] if p.get("port") == port.get("port") and p.get("nodePort")), 0)
             if asked:
                 _claim(name, i, asked, used)
                 by_number[port.get("port")] = port["nodePort"] = asked
@@ -132,8 +134,7 @@ def allocate_update(new: dict[str, Any], old: dict[str, Any], used: set[int]) ->
     if not needs_node_port(spec):
         return
     name = str((new.get("metadata") or {}).get("name") or "")
-    held = {int(p["nodePort"]) for p in (old.get("spec") or {}).get("ports") or ()
-            if isinstance(p, dict) and p.get("nodePort")}
+    held = {int(p["nodePort"]) for p in (old.get("spec") or {}).get("ports") or () if isinstance(p, dict) and p.get("nodePort")}
     claimed: set[int] = set()
     for i, port in enumerate(p for p in spec.get("ports") or () if isinstance(p, dict)):
         value = int(port.get("nodePort") or 0)

@@ -32,8 +32,7 @@ class ObjectApi:
         # Mutating admission (an emulated component's webhook, e.g. KubeDirector's): (rt, new, old or None)
         # changes `new` in place (True when it did) or raises the denial; runs after defaulting, before
         # validation, as in kube-apiserver, and a changed object is pruned and defaulted again after it.
-        self.mutate: Callable[[ResourceType, dict[str, Any], dict[str, Any] | None], bool] = \
-            lambda rt, new, old: False
+        self.mutate: Callable[[ResourceType, dict[str, Any], dict[str, Any] | None], bool] = lambda rt, new, old: False
 
     # -- helpers -------------------------------------------------------------------------------
     def _out(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
@@ -60,17 +59,28 @@ class ObjectApi:
         if ns is None:
             raise errors.not_found("namespaces", namespace)
         if (ns.get("metadata") or {}).get("deletionTimestamp"):
-            raise errors.ApiError(403, "Forbidden",
-                                  f'{rt.group_resource} "{meta(ns).get("name")}" is forbidden: unable to create new '
-                                  f"content in namespace {namespace} because it is being terminated",
-                                  {"name": namespace, "kind": rt.plural,
-                                   "causes": [{"reason": "NamespaceTerminating",
-                                               "message": f"namespace {namespace} is being terminated",
-                                               "field": "metadata.namespace"}]})
+            raise errors.ApiError(
+                403,
+                "Forbidden",
+                f'{rt.group_resource} "{meta(ns).get("name")}" is forbidden: unable to create new '
+                f"content in namespace {namespace} because it is being terminated",
+                {
+                    "name": namespace,
+                    "kind": rt.plural,
+                    "causes": [
+                        {
+                            "reason": "NamespaceTerminating",
+                            "message": f"namespace {namespace} is being terminated",
+                            "field": "metadata.namespace",
+                        }
+                    ],
+                },
+            )
 
     # -- create --------------------------------------------------------------------------------
-    def create(self, rt: ResourceType, namespace: str | None, body: dict[str, Any], *,
-               dry_run: bool = False, strict: bool = False) -> dict[str, Any]:
+    def create(
+        self, rt: ResourceType, namespace: str | None, body: dict[str, Any], *, dry_run: bool = False, strict: bool = False
+    ) -> dict[str, Any]:
         obj = copy.deepcopy(body)
         m = meta(obj)
         self._check_type(rt, obj)
@@ -79,8 +89,7 @@ class ObjectApi:
         ns = self._ns(rt, namespace)
         if rt.namespaced:
             if m.get("namespace") and ns and m["namespace"] != ns:
-                raise errors.bad_request("the namespace of the provided object does not match the namespace "
-                                         "sent on the request")
+                raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
             ns = ns or m.get("namespace") or "default"
             m["namespace"] = ns
         else:
@@ -88,9 +97,12 @@ class ObjectApi:
         if not m.get("name") and m.get("generateName"):
             m["name"] = generated_name(str(m["generateName"]))
         if not m.get("name"):
-            raise errors.invalid(rt.kind, "", [errors.Cause("FieldValueRequired",
-                                                            "Required value: name or generateName is required",
-                                                            "metadata.name")], rt.group)
+            raise errors.invalid(
+                rt.kind,
+                "",
+                [errors.Cause("FieldValueRequired", "Required value: name or generateName is required", "metadata.name")],
+                rt.group,
+            )
         with self.store.lock:
             self._check_namespace(rt, ns)
             if self.store.read(rt.group, rt.plural, ns, m["name"]) is not None:
@@ -132,8 +144,9 @@ class ObjectApi:
     def _check_type(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if api_version and api_version != rt.api_version:
-            raise errors.bad_request(f"the API version in the data ({api_version}) does not match the expected "
-                                     f"API version ({rt.api_version})")
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version})"
+            )
         if kind and kind != rt.kind:
             raise errors.bad_request(f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})")
 
@@ -142,8 +155,16 @@ class ObjectApi:
             self.registry.set_crd(stored)
 
     # -- list ----------------------------------------------------------------------------------
-    def list(self, rt: ResourceType, namespace: str | None, *, label_selector: str | None = None,
-             field_selector: str | None = None, limit: int = 0, continue_token: str | None = None) -> dict[str, Any]:
+    def list(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = 0,
+        continue_token: str | None = None,
+    ) -> dict[str, Any]:
         labels = admission.label_matcher(label_selector)
         fields = admission.field_matcher(field_selector, rt.kind)
         start = 0
@@ -154,9 +175,14 @@ class ObjectApi:
                 raise errors.bad_request("continue key is not valid: illegal base64 data") from None
         with self.store.lock:
             rv = self.store.resource_version
-            page, total = self.store.read_page(rt.group, rt.plural, namespace if rt.namespaced and namespace else None,
-                                               where=lambda o: matches(o, labels, fields), start=start,
-                                               limit=max(limit, 0))  # copies the page's objects only
+            page, total = self.store.read_page(
+                rt.group,
+                rt.plural,
+                namespace if rt.namespaced and namespace else None,
+                where=lambda o: matches(o, labels, fields),
+                start=start,
+                limit=max(limit, 0),
+            )  # copies the page's objects only
         items = [self._out(rt, o) for o in page]
         list_meta: dict[str, Any] = {"resourceVersion": str(rv)}
         if limit and limit > 0 and start + limit < total:
@@ -166,9 +192,19 @@ class ObjectApi:
         return {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": list_meta, "items": items}
 
     # -- update / patch ------------------------------------------------------------------------
-    def update(self, rt: ResourceType, namespace: str | None, name: str, body: dict[str, Any],
-               subresource: str | None = None, *, dry_run: bool = False, strict: bool = False,
-               expect_rv: str | None = None, owned: bool = False) -> dict[str, Any]:
+    def update(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        name: str,
+        body: dict[str, Any],
+        subresource: str | None = None,
+        *,
+        dry_run: bool = False,
+        strict: bool = False,
+        expect_rv: str | None = None,
+        owned: bool = False,
+    ) -> dict[str, Any]:
         """Replace the object (or its status) with `body`; `owned`: `body` is the caller's to consume (no copy).
         `expect_rv`: raise Changed unless the stored object is still at that resourceVersion (the object
         admission webhooks were shown)."""
@@ -178,8 +214,7 @@ class ObjectApi:
             admission.reject_unknown_fields(rt, new)
         nm = meta(new)
         if nm.get("name") and nm["name"] != name:
-            raise errors.bad_request(f"the name of the object ({nm['name']}) does not match the name on the URL "
-                                     f"({name})")
+            raise errors.bad_request(f"the name of the object ({nm['name']}) does not match the name on the URL ({name})")
         with self.store.lock:
             old = self.read(rt, namespace, name)
             om = meta(old)
@@ -188,9 +223,12 @@ class ObjectApi:
             if nm.get("resourceVersion") and nm["resourceVersion"] != om.get("resourceVersion"):
                 raise errors.conflict(rt.plural, name, rt.group)
             if nm.get("uid") and nm["uid"] != om.get("uid"):
-                raise errors.conflict(rt.plural, name, rt.group,
-                                      f"Precondition failed: UID in precondition: {nm['uid']}, "
-                                      f"UID in object meta: {om.get('uid')}")
+                raise errors.conflict(
+                    rt.plural,
+                    name,
+                    rt.group,
+                    f"Precondition failed: UID in precondition: {nm['uid']}, UID in object meta: {om.get('uid')}",
+                )
             if subresource == "status":
                 merged = copy.deepcopy(old)
                 if "status" in new:
@@ -199,8 +237,15 @@ class ObjectApi:
                     merged.pop("status", None)
                 new = merged
             else:
-                for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
-                          "generation", "namespace", "name"):
+                for k in (
+                    "uid",
+                    "creationTimestamp",
+                    "deletionTimestamp",
+                    "deletionGracePeriodSeconds",
+                    "generation",
+                    "namespace",
+                    "name",
+                ):
                     if k in om:
                         nm[k] = om[k]
                     else:
@@ -217,21 +262,36 @@ class ObjectApi:
                 if rt.group == "" and rt.plural == "services":
                     nodeports.patch_allocated(new, old)
                     nodeports.drop_unneeded(new, old)
-                if rt.has_generation and (body_of(new, without_status=rt.has_status())
-                                          != body_of(old, without_status=rt.has_status())):
+                if rt.has_generation and (
+                    body_of(new, without_status=rt.has_status()) != body_of(old, without_status=rt.has_status())
+                ):
                     nm["generation"] = int(om.get("generation") or 0) + 1
             self._out(rt, new)
             if om.get("deletionTimestamp"):
                 added = set(meta(new).get("finalizers") or []) - set(om.get("finalizers") or [])
                 if added:
-                    raise errors.invalid(rt.kind, name, [errors.Cause(
-                        "FieldValueForbidden", "Forbidden: no new finalizers can be added if the object is being "
-                        "deleted, found new finalizers " + json.dumps(sorted(added)), "metadata.finalizers")],
-                        rt.group)
+                    raise errors.invalid(
+                        rt.kind,
+                        name,
+                        [
+                            errors.Cause(
+                                "FieldValueForbidden",
+                                "Forbidden: no new finalizers can be added if the object is being "
+                                "deleted, found new finalizers " + json.dumps(sorted(added)),
+                                "metadata.finalizers",
+                            )
+                        ],
+                        rt.group,
+                    )
             admission.validate_object(rt, new, old)
             if rt.group == "" and rt.plural == "services" and subresource is None:
-                nodeports.allocate_update(new, old, nodeports.in_use(self.store.index_values(
-                    nodeports.NODE_PORT_INDEX, skip=(rt.group, rt.plural, namespace or "", name))))
+                nodeports.allocate_update(
+                    new,
+                    old,
+                    nodeports.in_use(
+                        self.store.index_values(nodeports.NODE_PORT_INDEX, skip=(rt.group, rt.plural, namespace or "", name))
+                    ),
+                )
             if same_ignoring_rv(new, old):
                 return old
             meta(new).pop("managedFields", None)
@@ -245,26 +305,52 @@ class ObjectApi:
                 self.on_finalized(rt, stored)
             return stored
 
-    def patch(self, rt: ResourceType, namespace: str | None, name: str, body: bytes, content_type: str,
-              subresource: str | None = None, *, dry_run: bool = False, strict: bool = False,
-              expect_rv: str | None = None) -> dict[str, Any]:
+    def patch(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        name: str,
+        body: bytes,
+        content_type: str,
+        subresource: str | None = None,
+        *,
+        dry_run: bool = False,
+        strict: bool = False,
+        expect_rv: str | None = None,
+    ) -> dict[str, Any]:
         if content_type == "application/apply-patch+yaml":
             return self._apply(rt, namespace, name, body, dry_run, strict, expect_rv)
         with self.store.lock:
             old = self.read(rt, namespace, name)
             patched = admission.patch_object(old, body, content_type, rt)
-            return self.update(rt, namespace, name, patched, subresource, dry_run=dry_run, strict=strict,
-                               expect_rv=expect_rv, owned=True)
+            return self.update(
+                rt, namespace, name, patched, subresource, dry_run=dry_run, strict=strict, expect_rv=expect_rv, owned=True
+            )
 
-    def _apply(self, rt: ResourceType, namespace: str | None, name: str, body: bytes,
-               dry_run: bool, strict: bool, expect_rv: str | None = None) -> dict[str, Any]:
+    def _apply(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        name: str,
+        body: bytes,
+        dry_run: bool,
+        strict: bool,
+        expect_rv: str | None = None,
+    ) -> dict[str, Any]:
         """Server-side apply, approximated: create when absent, else merge the applied config (no field owners)."""
         with self.store.lock:
             if self.store.read(rt.group, rt.plural, self._ns(rt, namespace), name) is not None:
                 old = self.read(rt, namespace, name)
-                return self.update(rt, namespace, name,
-                                   admission.patch_object(old, body, "application/apply-patch+yaml", rt),
-                                   dry_run=dry_run, strict=strict, expect_rv=expect_rv, owned=True)
+                return self.update(
+                    rt,
+                    namespace,
+                    name,
+                    admission.patch_object(old, body, "application/apply-patch+yaml", rt),
+                    dry_run=dry_run,
+                    strict=strict,
+                    expect_rv=expect_rv,
+                    owned=True,
+                )
             if expect_rv:
                 raise Changed(name)
             try:

@@ -25,12 +25,14 @@ def _paths_for(rt: ResourceType) -> dict[str, Any]:
     item = f"{base}/namespaces/{{namespace}}/{rt.plural}/{{name}}" if rt.namespaced else f"{base}/{rt.plural}/{{name}}"
     gvk = {"group": rt.group, "version": rt.version, "kind": rt.kind}
     ok = {"200": {"description": "OK"}}
-    patch = {"operationId": f"patch{rt.kind}", "x-kubernetes-action": "patch",
-             "x-kubernetes-group-version-kind": gvk, "responses": ok,
-             "parameters": [{"name": p, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
-                            for p in _PATCH_PARAMS]}
-    get = {"operationId": f"read{rt.kind}", "x-kubernetes-action": "get", "x-kubernetes-group-version-kind": gvk,
-           "responses": ok}
+    patch = {
+        "operationId": f"patch{rt.kind}",
+        "x-kubernetes-action": "patch",
+        "x-kubernetes-group-version-kind": gvk,
+        "responses": ok,
+        "parameters": [{"name": p, "in": "query", "schema": {"type": "string", "uniqueItems": True}} for p in _PATCH_PARAMS],
+    }
+    get = {"operationId": f"read{rt.kind}", "x-kubernetes-action": "get", "x-kubernetes-group-version-kind": gvk, "responses": ok}
     return {item: {"get": get, "patch": patch}}
 
 
@@ -40,8 +42,6 @@ def group_versions(registry: Registry) -> list[tuple[str, str]]:
         if (rt.group, rt.version) not in seen:
             seen.append((rt.group, rt.version))
     return seen
-
-
 
 
 def _schemas(types: list[ResourceType]) -> dict[str, dict[str, Any]]:
@@ -59,8 +59,12 @@ def gv_document(registry: Registry, group: str, version: str) -> dict[str, Any] 
     paths: dict[str, Any] = {}
     for rt in types:
         paths.update(_paths_for(rt))
-    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": GIT_VERSION}, "paths": paths,
-            "components": {"schemas": schemas.with_refs(_schemas(types), "#/components/schemas/", wrap=True)}}
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": GIT_VERSION},
+        "paths": paths,
+        "components": {"schemas": schemas.with_refs(_schemas(types), "#/components/schemas/", wrap=True)},
+    }
 
 
 def v2_document(registry: Registry) -> dict[str, Any]:
@@ -69,8 +73,13 @@ def v2_document(registry: Registry) -> dict[str, Any]:
 
 
 def _hash(registry: Registry, group: str, version: str) -> str:
-    kinds = ",".join(sorted(f"{t.plural}:{t.kind}:{json.dumps(t.schema, sort_keys=True)}" for t in registry.all()
-                            if t.group == group and t.version == version))
+    kinds = ",".join(
+        sorted(
+            f"{t.plural}:{t.kind}:{json.dumps(t.schema, sort_keys=True)}"
+            for t in registry.all()
+            if t.group == group and t.version == version
+        )
+    )
     return hashlib.sha256(kinds.encode()).hexdigest()[:32].upper()
 
 

@@ -19,8 +19,7 @@ PROTOBUF_V2_ANSWER = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf
 
 def document(schemas: dict[str, dict[str, Any]], version: str) -> dict[str, Any]:
     """The JSON document: schemas (with #/definitions/ refs) as its definitions."""
-    return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": version}, "paths": {},
-            "definitions": schemas}
+    return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": version}, "paths": {}, "definitions": schemas}
 
 
 # -- protobuf ------------------------------------------------------------------------------------------
@@ -62,10 +61,20 @@ def _named(name: str, value: bytes) -> bytes:
     return _str(1, name) + _bytes(2, value)
 
 
-_NUMBERS = {"maximum": (7, _double), "minimum": (9, _double), "maxLength": (11, _int), "minLength": (12, _int),
-            "maxItems": (14, _int), "minItems": (15, _int), "uniqueItems": (16, _int), "maxProperties": (17, _int),
-            "minProperties": (18, _int), "exclusiveMaximum": (8, _int), "exclusiveMinimum": (10, _int),
-            "readOnly": (27, _int)}
+_NUMBERS = {
+    "maximum": (7, _double),
+    "minimum": (9, _double),
+    "maxLength": (11, _int),
+    "minLength": (12, _int),
+    "maxItems": (14, _int),
+    "minItems": (15, _int),
+    "uniqueItems": (16, _int),
+    "maxProperties": (17, _int),
+    "minProperties": (18, _int),
+    "exclusiveMaximum": (8, _int),
+    "exclusiveMinimum": (10, _int),
+    "readOnly": (27, _int),
+}
 
 
 def schema_pb(s: dict[str, Any]) -> bytes:
@@ -109,6 +118,9 @@ def to_protobuf(doc: dict[str, Any]) -> bytes:
     """openapi.v2.Document of the JSON `doc` (swagger, info, empty paths, definitions)."""
     info = doc.get("info") or {}
     definitions = b"".join(_bytes(1, _named(name, schema_pb(s))) for name, s in (doc.get("definitions") or {}).items())
-    return (_str(1, str(doc.get("swagger", "2.0"))) + _bytes(2, _str(1, str(info.get("title", "")))
-                                                           + _str(2, str(info.get("version", ""))))
-            + _bytes(8, b"") + _bytes(9, definitions))
+    return (
+        _str(1, str(doc.get("swagger", "2.0")))
+        + _bytes(2, _str(1, str(info.get("title", ""))) + _str(2, str(info.get("version", ""))))
+        + _bytes(8, b"")
+        + _bytes(9, definitions)
+    )

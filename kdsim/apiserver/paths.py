@@ -38,11 +38,16 @@ def parse(path: str) -> ApiPath | None:
     if rest and rest[0] == "watch":
         watch, rest = True, rest[1:]
     namespace = None
-    if len(rest) >= 3 and rest[0] == "namespaces" and not (
-            group == "" and len(rest) == 3 and rest[2] in _NAMESPACE_SUBRESOURCES):
+    if len(rest) >= 3 and rest[0] == "namespaces" and not (group == "" and len(rest) == 3 and rest[2] in _NAMESPACE_SUBRESOURCES):
         namespace, rest = rest[1], rest[2:]
     if not rest or len(rest) > 3:
         return None
-    return ApiPath(group=group, version=version, plural=rest[0], namespace=namespace,
-                   name=rest[1] if len(rest) > 1 else None, subresource=rest[2] if len(rest) > 2 else None,
-                   watch=watch)
+    return ApiPath(
+        group=group,
+        version=version,
+        plural=rest[0],
+        namespace=namespace,
+        name=rest[1] if len(rest) > 1 else None,
+        subresource=rest[2] if len(rest) > 2 else None,
+        watch=watch,
+    )

@@ -32,8 +32,12 @@ def load(store: Store, state_dir: Path) -> bool:
         return False
     try:
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        objects = {(e["group"], e["plural"], e["object"]["metadata"].get("namespace", "") or "",
-                    e["object"]["metadata"]["name"]): e["object"] for e in data["objects"]}
+        objects = {
+            (e["group"], e["plural"], e["object"]["metadata"].get("namespace", "") or "", e["object"]["metadata"]["name"]): e[
+                "object"
+            ]
+            for e in data["objects"]
+        }
         rv = int(data["resourceVersion"])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{path}: not a saved cluster state ({exc})") from exc
@@ -111,9 +115,14 @@ class Saver:
             if not keys:
                 return
             rv, entries = self.store.entries(keys)
-            data = b"".join(json.dumps({"rv": rv, "group": k[0], "plural": k[1], "namespace": k[2], "name": k[3],
-                                        "object": obj}, separators=(",", ":")).encode() + b"\n"
-                            for k, obj in entries)
+            data = b"".join(
+                json.dumps(
+                    {"rv": rv, "group": k[0], "plural": k[1], "namespace": k[2], "name": k[3], "object": obj},
+                    separators=(",", ":"),
+                ).encode()
+                + b"\n"
+                for k, obj in entries
+            )
             with open(self.journal, "ab") as fh:
                 fh.write(data)
                 fh.flush()

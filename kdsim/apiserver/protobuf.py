@@ -48,7 +48,7 @@ def _fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
             size, pos = _varint(data, pos)
             if pos + size > len(data):
                 raise ProtobufError("truncated field")
-            yield number, data[pos:pos + size]
+            yield number, data[pos : pos + size]
             pos += size
         elif wire in (1, 5):
             pos += 8 if wire == 1 else 4
@@ -131,8 +131,7 @@ def _strings(value: int | bytes, names: dict[int, str]) -> dict[str, Any]:
     return {names[n]: _text(v) for n, v in _fields(value) if n in names}
 
 
-_RESOURCE_ATTRIBUTES = {1: "namespace", 2: "verb", 3: "group", 4: "version", 5: "resource", 6: "subresource",
-                        7: "name"}
+_RESOURCE_ATTRIBUTES = {1: "namespace", 2: "verb", 3: "group", 4: "version", 5: "resource", 6: "subresource", 7: "name"}
 
 
 def _access_review(number: int, value: int | bytes, obj: dict[str, Any]) -> None:
@@ -169,12 +168,20 @@ def _delete_options(number: int, value: int | bytes, obj: dict[str, Any]) -> Non
 
 
 KINDS: dict[str, Callable[[int, int | bytes, dict[str, Any]], None]] = {
-    "ConfigMap": _configmap, "Secret": _secret, "Namespace": _namespace, "ServiceAccount": _serviceaccount,
-    "SelfSubjectAccessReview": _access_review, "SelfSubjectRulesReview": _rules_review,
+    "ConfigMap": _configmap,
+    "Secret": _secret,
+    "Namespace": _namespace,
+    "ServiceAccount": _serviceaccount,
+    "SelfSubjectAccessReview": _access_review,
+    "SelfSubjectRulesReview": _rules_review,
     "SelfSubjectReview": lambda _n, _v, _o: None,  # `kubectl auth whoami`: metadata only
-    "DeleteOptions": _delete_options}
-API_VERSIONS = {"SelfSubjectAccessReview": "authorization.k8s.io/v1", "SelfSubjectRulesReview": "authorization.k8s.io/v1",
-                "DeleteOptions": "meta.k8s.io/v1"}
+    "DeleteOptions": _delete_options,
+}
+API_VERSIONS = {
+    "SelfSubjectAccessReview": "authorization.k8s.io/v1",
+    "SelfSubjectRulesReview": "authorization.k8s.io/v1",
+    "DeleteOptions": "meta.k8s.io/v1",
+}
 
 
 def decode(body: bytes, kind: str) -> dict[str, Any]:
@@ -184,7 +191,7 @@ def decode(body: bytes, kind: str) -> dict[str, Any]:
         raise ProtobufError(f"{kind} in protobuf is not decoded by the embedded cluster")
     if not body.startswith(MAGIC):
         raise ProtobufError("missing the k8s protobuf magic")
-    envelope = list(_fields(body[len(MAGIC):]))
+    envelope = list(_fields(body[len(MAGIC) :]))
     raw = next((v for n, v in envelope if n == 2 and isinstance(v, bytes)), None)
     if raw is None:
         raise ProtobufError("the envelope carries no object")

@@ -25,8 +25,7 @@ def answer(rt: ResourceType, body: dict[str, Any], user: UserInfo) -> dict[str, 
     request (no RBAC), so every access is allowed and the rules are the AlwaysAllow authorizer's wildcards;
     a SelfSubjectReview carries the requester as admission sees it (the token is the user name)."""
     if body.get("kind") not in (None, rt.kind) or body.get("apiVersion") not in (None, rt.api_version):
-        raise errors.bad_request(f"the kind in the data ({body.get('kind')}) does not match the expected kind "
-                                 f"({rt.kind})")
+        raise errors.bad_request(f"the kind in the data ({body.get('kind')}) does not match the expected kind ({rt.kind})")
     out = copy.deepcopy(body)
     out["apiVersion"], out["kind"] = rt.api_version, rt.kind
     out.setdefault("metadata", {})
@@ -37,18 +36,32 @@ def answer(rt: ResourceType, body: dict[str, Any], user: UserInfo) -> dict[str, 
         return out
     spec = out.setdefault("spec", {})
     if rt.plural == ACCESS:
-        has_resource, has_other = spec.get("resourceAttributes") is not None, \
-            spec.get("nonResourceAttributes") is not None
+        has_resource, has_other = spec.get("resourceAttributes") is not None, spec.get("nonResourceAttributes") is not None
         if has_resource and has_other:
-            _refuse(rt, fe.invalid("spec.nonResourceAttributes", spec["nonResourceAttributes"],
-                                   "cannot be specified in combination with resourceAttributes"))
+            _refuse(
+                rt,
+                fe.invalid(
+                    "spec.nonResourceAttributes",
+                    spec["nonResourceAttributes"],
+                    "cannot be specified in combination with resourceAttributes",
+                ),
+            )
         if not has_resource and not has_other:
-            _refuse(rt, fe.FieldError("spec.resourceAttributes", fe.INVALID, "Invalid value: null: exactly one of "
-                                      "nonResourceAttributes or resourceAttributes must be specified"))
+            _refuse(
+                rt,
+                fe.FieldError(
+                    "spec.resourceAttributes",
+                    fe.INVALID,
+                    "Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                ),
+            )
         out["status"] = {"allowed": True}
     else:
-        out["status"] = {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                         "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
+        out["status"] = {
+            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+            "incomplete": False,
+        }
     return out
 
 

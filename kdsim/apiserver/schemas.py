@@ -17,8 +17,20 @@ from kdsim.patch import schemas as strategic
 META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 # The meta/v1 types the built-in kinds reference (the rest live in their kind's API package).
-_META_TYPES = {"ObjectMeta", "ListMeta", "LabelSelector", "LabelSelectorRequirement", "OwnerReference",
-               "ManagedFieldsEntry", "Condition", "Status", "StatusDetails", "StatusCause", "Time", "MicroTime"}
+_META_TYPES = {
+    "ObjectMeta",
+    "ListMeta",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "OwnerReference",
+    "ManagedFieldsEntry",
+    "Condition",
+    "Status",
+    "StatusDetails",
+    "StatusCause",
+    "Time",
+    "MicroTime",
+}
 _MODEL_FOR = {("", "Event"): "CoreV1Event", ("events.k8s.io", "Event"): "EventsV1Event"}
 _VERSION_PREFIX = re.compile(r"^(V\d+(?:alpha\d+|beta\d+)?|CoreV1|EventsV1|StorageV1|DiscoveryV1)")
 
@@ -37,6 +49,7 @@ def custom_name(rt: ResourceType) -> str:
 
 def _model(rt: ResourceType) -> Any:
     import kubernetes.client as k
+
     return getattr(k, _MODEL_FOR.get((rt.group, rt.kind), f"{rt.version.capitalize()}{rt.kind}"), None)
 
 
@@ -71,9 +84,15 @@ def _schema_of(t: Any, ref: Any) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": _schema_of(args[1], ref)}
     if _is_model(t):
         return {"$ref": ref(t)}
-    simple = {str: {"type": "string"}, bool: {"type": "boolean"}, int: {"type": "integer", "format": "int32"},
-              float: {"type": "number", "format": "double"}, datetime: {"type": "string", "format": "date-time"},
-              date: {"type": "string", "format": "date"}, bytes: {"type": "string", "format": "byte"}}
+    simple = {
+        str: {"type": "string"},
+        bool: {"type": "boolean"},
+        int: {"type": "integer", "format": "int32"},
+        float: {"type": "number", "format": "double"},
+        datetime: {"type": "string", "format": "date-time"},
+        date: {"type": "string", "format": "date"},
+        bytes: {"type": "string", "format": "byte"},
+    }
     return dict(simple.get(t, {"type": "object"}))
 
 
@@ -96,13 +115,31 @@ def _model_schema(cls: Any, ref: Any) -> dict[str, Any]:
 
 # Where each model lives, found walking from these kinds in this order: a model first reached from a core kind
 # is core's (a StatefulSet's pod template is a core PodTemplateSpec), and so on.
-_SEEDS = (("", "v1", ("Pod", "PodTemplate", "Service", "ConfigMap", "Secret", "Event", "PersistentVolumeClaim",
-                      "Namespace", "Node", "ServiceAccount", "Endpoints")),
-          ("apps", "v1", ("StatefulSet", "Deployment", "ControllerRevision")),
-          ("rbac.authorization.k8s.io", "v1", ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")),
-          ("coordination.k8s.io", "v1", ("Lease",)), ("events.k8s.io", "v1", ("Event",)),
-          ("authorization.k8s.io", "v1", ("SelfSubjectAccessReview", "SelfSubjectRulesReview")),
-          ("apiextensions.k8s.io", "v1", ("CustomResourceDefinition",)))
+_SEEDS = (
+    (
+        "",
+        "v1",
+        (
+            "Pod",
+            "PodTemplate",
+            "Service",
+            "ConfigMap",
+            "Secret",
+            "Event",
+            "PersistentVolumeClaim",
+            "Namespace",
+            "Node",
+            "ServiceAccount",
+            "Endpoints",
+        ),
+    ),
+    ("apps", "v1", ("StatefulSet", "Deployment", "ControllerRevision")),
+    ("rbac.authorization.k8s.io", "v1", ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")),
+    ("coordination.k8s.io", "v1", ("Lease",)),
+    ("events.k8s.io", "v1", ("Event",)),
+    ("authorization.k8s.io", "v1", ("SelfSubjectAccessReview", "SelfSubjectRulesReview")),
+    ("apiextensions.k8s.io", "v1", ("CustomResourceDefinition",)),
+)
 
 
 def _fields_models(cls: Any) -> list[Any]:
@@ -113,6 +150,7 @@ def _fields_models(cls: Any) -> list[Any]:
             found.append(t)
         for a in typing.get_args(t):
             visit(a)
+
     for field in cls.model_fields.values():
         visit(field.annotation)
     return found
@@ -122,6 +160,7 @@ def _fields_models(cls: Any) -> list[Any]:
 def _names() -> dict[Any, str]:
     """model class -> its schema name (io.k8s.api.core.v1.PodSpec, io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta)."""
     import kubernetes.client as k
+
     names: dict[Any, str] = {}
     for group, version, kinds in _SEEDS:
         home = package(group, version)
@@ -143,6 +182,7 @@ def _names() -> dict[Any, str]:
 def _builtin(group: str, version: str, kind: str, model_name: str) -> dict[str, dict[str, Any]]:
     """name -> schema of a built-in kind and every model it references (cached: they never change)."""
     import kubernetes.client as k
+
     cls = getattr(k, model_name)
     names = _names()
     top = names.get(cls) or f"{package(group, version)}.{kind}"
@@ -150,8 +190,9 @@ def _builtin(group: str, version: str, kind: str, model_name: str) -> dict[str, 
     pending, seen = [cls], {cls}
     while pending:
         c = pending.pop()
-        out[top if c is cls else names.get(c, f"{package(group, version)}.{_short(c)}")] = \
-            _model_schema(c, lambda m: names.get(m, f"{package(group, version)}.{_short(m)}"))
+        out[top if c is cls else names.get(c, f"{package(group, version)}.{_short(c)}")] = _model_schema(
+            c, lambda m: names.get(m, f"{package(group, version)}.{_short(m)}")
+        )
         for m in _fields_models(c):
             if m not in seen:
                 seen.add(m)
@@ -199,19 +240,26 @@ def for_type(rt: ResourceType) -> tuple[str, dict[str, dict[str, Any]]]:
     return f"{package(rt.group, rt.version)}.{rt.kind}", _builtin(rt.group, rt.version, rt.kind, model.__name__)
 
 
-_API_VERSION = ("APIVersion defines the versioned schema of this representation of an object. Servers should convert "
-                "recognized schemas to the latest internal value, and may reject unrecognized values. More info: "
-                "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources")
-_KIND = ("Kind is a string value representing the REST resource this object represents. Servers may infer this "
-         "from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: "
-         "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
-_METADATA = ("Standard object's metadata. More info: "
-             "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
+_API_VERSION = (
+    "APIVersion defines the versioned schema of this representation of an object. Servers should convert "
+    "recognized schemas to the latest internal value, and may reject unrecognized values. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"
+)
+_KIND = (
+    "Kind is a string value representing the REST resource this object represents. Servers may infer this "
+    "from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
+)
+_METADATA = (
+    "Standard object's metadata. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
 
 
 def with_refs(schemas: dict[str, dict[str, Any]], prefix: str, wrap: bool) -> dict[str, dict[str, Any]]:
     """The schemas with each `$ref` made a JSON pointer under `prefix` (#/components/schemas/ for v3,
     #/definitions/ for v2); `wrap` puts a property's ref in allOf beside its description, as v3 documents do."""
+
     def fix(node: Any) -> Any:
         if isinstance(node, dict):
             out = {k: fix(v) for k, v in node.items()}
@@ -226,4 +274,5 @@ def with_refs(schemas: dict[str, dict[str, Any]], prefix: str, wrap: bool) -> di
         if isinstance(node, list):
             return [fix(v) for v in node]
         return node
+
     return {name: fix(schema) for name, schema in schemas.items()}

@@ -32,9 +32,18 @@ log = logging.getLogger(__name__)
 class ApiServer:
     """A Kubernetes API server emulator bound to 127.0.0.1 (port 0 = ephemeral), HTTPS by default."""
 
-    def __init__(self, state_dir: Path | None = None, *, port: int = 0, use_tls: bool = True,
-                 bookmark_interval: float = 5.0, pod_grace_cap: float = 1.0, history_limit: int = HISTORY_LIMIT,
-                 kd_app_edits: str = kd_webhook.STRICT, crds: Sequence[Mapping[str, Any]] = ()) -> None:
+    def __init__(
+        self,
+        state_dir: Path | None = None,
+        *,
+        port: int = 0,
+        use_tls: bool = True,
+        bookmark_interval: float = 5.0,
+        pod_grace_cap: float = 1.0,
+        history_limit: int = HISTORY_LIMIT,
+        kd_app_edits: str = kd_webhook.STRICT,
+        crds: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.port = port
         self.use_tls = use_tls
@@ -46,8 +55,9 @@ class ApiServer:
         self.deleter = Deleter(self.objects, schedule=self._schedule, pod_grace_cap=pod_grace_cap)
         self.kd_webhook = kd_webhook.KdAppWebhook(self.store, kd_app_edits)
         self.kd_app_edits = kd_app_edits
-        self.objects.mutate = kd_webhook.KdMutations(self.store, cluster_rules=kd_app_edits != kd_webhook.UPGRADE,
-                                                     live_upgrade_rules=kd_app_edits == LIVE_UPGRADE)
+        self.objects.mutate = kd_webhook.KdMutations(
+            self.store, cluster_rules=kd_app_edits != kd_webhook.UPGRADE, live_upgrade_rules=kd_app_edits == LIVE_UPGRADE
+        )
         builtin = self.kd_webhook.builtin()
         self.webhooks = webhooks.Dispatcher(self.store, self.registry, [builtin] if builtin is not None else [])
         self.hub = WatchHub()
@@ -80,8 +90,7 @@ class ApiServer:
         self._thread.start()
         self._ready.wait(timeout=30)
         if self._startup_error is not None:
-            raise RuntimeError(f"embedded API server failed to start: {self._startup_error}") \
-                from self._startup_error
+            raise RuntimeError(f"embedded API server failed to start: {self._startup_error}") from self._startup_error
         if not self.url:
             raise RuntimeError("embedded API server did not start within 30s")
         self.deleter.resume()
@@ -130,8 +139,14 @@ class ApiServer:
         app = web.Application(middlewares=[_errors_middleware], client_max_size=64 * 1024 * 1024)
         resources = ResourceHandlers(self)
         routes: dict[str, Callable[[web.Request], Awaitable[web.StreamResponse]]] = {
-            "/version": self._version, "/healthz": self._ok, "/livez": self._ok, "/readyz": self._ok,
-            "/api": self._api_versions, "/apis": self._api_groups, "/openapi/v3": self._openapi_root}
+            "/version": self._version,
+            "/healthz": self._ok,
+            "/livez": self._ok,
+            "/readyz": self._ok,
+            "/api": self._api_versions,
+            "/apis": self._api_groups,
+            "/openapi/v3": self._openapi_root,
+        }
         for path, handler in routes.items():
             app.router.add_get(path, handler)
             app.router.add_get(path + "/", handler)
@@ -143,8 +158,9 @@ class ApiServer:
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         app.on_cleanup.append(lambda _app: self.webhooks.close())
         # handler_cancellation: a closed watch connection ends its handler
-        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, access_log=None,
-                                     handler_cancellation=True, **request_limits())
+        self._runner = web.AppRunner(
+            app, handle_signals=False, shutdown_timeout=1.0, access_log=None, handler_cancellation=True, **request_limits()
+        )
         await self._runner.setup()
         ssl_ctx = self.tls.server_context(self._pki_dir()) if self.tls is not None else None
         site = web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=ssl_ctx)
@@ -228,8 +244,7 @@ class ApiServer:
 
     async def _faults(self, request: web.Request) -> web.Response:
         if request.method == "GET":
-            return json_response({"rules": [r.to_dict() for r in self.faults.rules()],
-                                  "openWatches": self.hub.count()})
+            return json_response({"rules": [r.to_dict() for r in self.faults.rules()], "openWatches": self.hub.count()})
         if request.method != "POST":
             raise errors.method_not_allowed()
         try:

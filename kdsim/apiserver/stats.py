@@ -33,8 +33,11 @@ class RequestStats:
     def total(self, verb: str | None = None, resource: str | None = None) -> int:
         """Requests so far, optionally only of one verb and/or one resource."""
         with self._lock:
-            return sum(n for k, n in self._counts.items()
-                       if (verb is None or k.verb == verb) and (resource is None or k.resource == resource))
+            return sum(
+                n
+                for k, n in self._counts.items()
+                if (verb is None or k.verb == verb) and (resource is None or k.resource == resource)
+            )
 
     def reset(self) -> None:
         with self._lock:
@@ -42,5 +45,6 @@ class RequestStats:
 
     def to_dict(self) -> dict[str, int]:
         """`{"list pods": 3, "patch statefulsets/status": 1}`: the body of GET /sim/requests."""
-        return {f"{k.verb} {k.resource}": n for k, n in sorted(self.counts().items(),
-                                                               key=lambda kv: (kv[0].resource, kv[0].verb))}
+        return {
+            f"{k.verb} {k.resource}": n for k, n in sorted(self.counts().items(), key=lambda kv: (kv[0].resource, kv[0].verb))
+        }

@@ -86,22 +86,22 @@ class Store:
         with self.lock:
             return self._counts[(group, plural)]
 
-    def read_all(self, group: str, plural: str, namespace: str | None = None, *,
-                 where: Callable[[dict[str, Any]], bool] | None = None) -> list[dict[str, Any]]:
+    def read_all(
+        self, group: str, plural: str, namespace: str | None = None, *, where: Callable[[dict[str, Any]], bool] | None = None
+    ) -> list[dict[str, Any]]:
         """Deep copies of every object of a resource (optionally in one namespace), sorted by namespace/name;
         with `where`, only of the objects it accepts (it reads the stored object: copies are made for matches only)."""
         with self.lock:
-            keys = sorted(k for k in self._by_resource.get((group, plural), ())
-                          if namespace is None or k[2] == namespace)
+            keys = sorted(k for k in self._by_resource.get((group, plural), ()) if namespace is None or k[2] == namespace)
             return [copy.deepcopy(obj) for obj in (self._objects[k] for k in keys) if where is None or where(obj)]
 
-    def read_page(self, group: str, plural: str, namespace: str | None, *, where: Callable[[dict[str, Any]], bool],
-                  start: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+    def read_page(
+        self, group: str, plural: str, namespace: str | None, *, where: Callable[[dict[str, Any]], bool], start: int, limit: int
+    ) -> tuple[list[dict[str, Any]], int]:
         """(deep copies of the matches ``start`` to ``start + limit`` in read_all's order (all from ``start`` when
         ``limit`` is 0), how many objects match in all): a page copies its own objects only, not every match."""
         with self.lock:
-            keys = sorted(k for k in self._by_resource.get((group, plural), ())
-                          if namespace is None or k[2] == namespace)
+            keys = sorted(k for k in self._by_resource.get((group, plural), ()) if namespace is None or k[2] == namespace)
             matched = [obj for obj in (self._objects[k] for k in keys) if where(obj)]
             end = start + limit if limit > 0 else len(matched)
             return [copy.deepcopy(obj) for obj in matched[start:end]], len(matched)
@@ -171,8 +171,9 @@ class Store:
             obj["apiVersion"] = api_version
         return obj
 
-    def list(self, api_version: str, plural: str, namespace: str | None = None,
-             labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    def list(
+        self, api_version: str, plural: str, namespace: str | None = None, labels: dict[str, str] | None = None
+    ) -> list[dict[str, Any]]:
         """In-process list, optionally filtered by exact label matches."""
         out = []
         for obj in self.read_all(group_of(api_version), plural, namespace):
@@ -198,8 +199,7 @@ class Store:
             if old is None:
                 self._counts[(group, plural)] += 1
             self._index(key, stored, old)
-            self._emit(StoreEvent(self._rv, "MODIFIED" if old is not None else "ADDED", group, plural, key[2],
-                                  stored, old))
+            self._emit(StoreEvent(self._rv, "MODIFIED" if old is not None else "ADDED", group, plural, key[2], stored, old))
             return obj
 
     def remove(self, group: str, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
@@ -273,8 +273,9 @@ class Store:
             listener()
 
     # -- watch ---------------------------------------------------------------------------------
-    def subscribe(self, since: int | None, callback: Subscriber, *,
-                  resource: tuple[str, str] | None = None) -> tuple[builtins.list[StoreEvent], Callable[[], None]]:
+    def subscribe(
+        self, since: int | None, callback: Subscriber, *, resource: tuple[str, str] | None = None
+    ) -> tuple[builtins.list[StoreEvent], Callable[[], None]]:
         """Events after `since` (None: none) and a live subscription, atomically; 410 if `since` is compacted.
 
         `resource` (group, plural): only that resource's events, in the backlog and live.
@@ -318,9 +319,12 @@ class Store:
     # -- persistence ---------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
-            return {"resourceVersion": self._rv,
-                    "objects": [{"group": k[0], "plural": k[1], "object": copy.deepcopy(v)}
-                                for k, v in sorted(self._objects.items())]}
+            return {
+                "resourceVersion": self._rv,
+                "objects": [
+                    {"group": k[0], "plural": k[1], "object": copy.deepcopy(v)} for k, v in sorted(self._objects.items())
+                ],
+            }
 
     def entries(self, keys: Iterable[Key]) -> tuple[int, builtins.list[tuple[Key, dict[str, Any] | None]]]:
         """(resourceVersion, [(key, copy of its object or None when removed)]) for `keys`, atomically."""

@@ -31,17 +31,23 @@ async def proxy_port_forward(request: web.Request, base: str, namespace: str, po
     raise errors.bad_request("Upgrade request required")
 
 
-async def proxy_upgrade(request: web.Request, base: str, path: str, *,
-                        tunnel: web.WebSocketResponse | None = None) -> web.StreamResponse:
+async def proxy_upgrade(
+    request: web.Request, base: str, path: str, *, tunnel: web.WebSocketResponse | None = None
+) -> web.StreamResponse:
     """A SPDY/3.1 upgrade relayed to the kubelet, as kube-apiserver's UpgradeAwareHandler does: the request
     replayed to <kubelet>/path, a non-101 answer passed back, else the bytes copied both ways. With `tunnel`
     (kubectl 1.31+ port-forward) the client's side is that WebSocket, whose binary messages carry the SPDY
     frames, accepted with the protocol the kubelet chose."""
     url = URL(base)
     offered = request.headers.getall(upgrade.PROTOCOL_HEADER, []) if tunnel is None else list(portforward.PROTOCOLS)
-    head = [f"POST {path} HTTP/1.1", f"Host: {url.host}:{url.port}", "Connection: Upgrade",
-            f"Upgrade: {upgrade.SPDY_31}", "Content-Length: 0",
-            *(f"{upgrade.PROTOCOL_HEADER}: {p}" for p in offered)]
+    head = [
+        f"POST {path} HTTP/1.1",
+        f"Host: {url.host}:{url.port}",
+        "Connection: Upgrade",
+        f"Upgrade: {upgrade.SPDY_31}",
+        "Content-Length: 0",
+        *(f"{upgrade.PROTOCOL_HEADER}: {p}" for p in offered),
+    ]
     ssl_ctx = ssl.create_default_context()
     ssl_ctx.check_hostname, ssl_ctx.verify_mode = False, ssl.CERT_NONE
     try:
@@ -80,8 +86,9 @@ async def proxy_upgrade(request: web.Request, base: str, path: str, *,
 def _response_head(raw: bytes) -> tuple[int, list[tuple[str, str]]]:
     """The status code and the (lower-cased name, value) headers of an HTTP/1.1 response head."""
     lines = raw.decode("latin-1").split("\r\n")
-    headers = [(name.strip().lower(), value.strip()) for name, _, value in
-               (line.partition(":") for line in lines[1:] if ":" in line)]
+    headers = [
+        (name.strip().lower(), value.strip()) for name, _, value in (line.partition(":") for line in lines[1:] if ":" in line)
+    ]
     return int(lines[0].split(" ")[1]), headers
 
 

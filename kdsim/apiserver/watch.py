@@ -101,15 +101,15 @@ def _translate(ev: StoreEvent, wr: WatchRequest, labels: Any, fields: Any) -> tu
     return None
 
 
-async def serve(request: web.Request, wr: WatchRequest, store: Store, hub: WatchHub,
-                bookmark_interval: float) -> web.StreamResponse:
+async def serve(
+    request: web.Request, wr: WatchRequest, store: Store, hub: WatchHub, bookmark_interval: float
+) -> web.StreamResponse:
     """Stream a watch until timeout, client disconnect, or a drop."""
     labels = admission.label_matcher(wr.label_selector)
     fields = admission.field_matcher(wr.field_selector, wr.rt.kind)
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
-    resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
-                                                   "Cache-Control": "no-cache, private"})
+    resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json", "Cache-Control": "no-cache, private"})
     resp.enable_chunked_encoding()
     initial: list[dict[str, Any]] = []
     error: errors.ApiError | None = None
@@ -119,17 +119,18 @@ async def serve(request: web.Request, wr: WatchRequest, store: Store, hub: Watch
         try:
             since = int(rv) if rv not in ("", "0") else None
         except ValueError:
-            raise errors.bad_request(f'invalid resource version: strconv.ParseUint: parsing "{rv}": invalid syntax') \
-                from None
+            raise errors.bad_request(f'invalid resource version: strconv.ParseUint: parsing "{rv}": invalid syntax') from None
         if since is None or wr.send_initial_events:
             ns = wr.namespace if wr.rt.namespaced and wr.namespace else None
-            initial = [dict(o, apiVersion=wr.rt.api_version, kind=wr.rt.kind)
-                       for o in store.read_all(wr.rt.group, wr.rt.plural, ns,
-                                               where=lambda o: matches(o, labels, fields))]
+            initial = [
+                dict(o, apiVersion=wr.rt.api_version, kind=wr.rt.kind)
+                for o in store.read_all(wr.rt.group, wr.rt.plural, ns, where=lambda o: matches(o, labels, fields))
+            ]
             since = store.resource_version
         try:
-            backlog, unsubscribe = store.subscribe(since, lambda ev: _deliver(loop, queue, ev),
-                                                   resource=(wr.rt.group, wr.rt.plural))
+            backlog, unsubscribe = store.subscribe(
+                since, lambda ev: _deliver(loop, queue, ev), resource=(wr.rt.group, wr.rt.plural)
+            )
         except errors.ApiError as exc:
             error, backlog = exc, []
         start_rv = store.resource_version

@@ -36,8 +36,12 @@ log = logging.getLogger(__name__)
 
 GROUP, PLURAL = "admissionregistration.k8s.io", "validatingwebhookconfigurations"
 # Never sent to webhooks, so a bad webhook cannot lock its own configuration in (apiserver's IsExemptAdmission).
-EXEMPT = {(GROUP, "validatingwebhookconfigurations"), (GROUP, "mutatingwebhookconfigurations"),
-          (GROUP, "validatingadmissionpolicies"), (GROUP, "validatingadmissionpolicybindings")}
+EXEMPT = {
+    (GROUP, "validatingwebhookconfigurations"),
+    (GROUP, "mutatingwebhookconfigurations"),
+    (GROUP, "validatingadmissionpolicies"),
+    (GROUP, "validatingadmissionpolicybindings"),
+}
 OPTIONS_KIND = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
@@ -126,7 +130,9 @@ class Dispatcher:
             return False
         return self.store.count(GROUP, PLURAL) > 0 or any(
             rt.plural in r.get("resources", ()) and rt.group in r.get("apiGroups", ())
-            for b in self.builtins for r in b.webhook.get("rules") or [])
+            for b in self.builtins
+            for r in b.webhook.get("rules") or []
+        )
 
     def _match_request(self, a: Attributes) -> webhook_match.Request:
         labels: dict[str, str] = {}
@@ -134,9 +140,17 @@ class Dispatcher:
             ns = self.store.read("", "namespaces", "", a.namespace) or {}
             labels = dict((ns.get("metadata") or {}).get("labels") or {})
         return webhook_match.Request(
-            operation=a.operation, group=a.rt.group, version=a.rt.version, resource=a.rt.plural,
-            subresource=a.subresource, namespaced=a.rt.namespaced, namespace=a.namespace, obj=a.obj, old=a.old,
-            namespace_labels=labels)
+            operation=a.operation,
+            group=a.rt.group,
+            version=a.rt.version,
+            resource=a.rt.plural,
+            subresource=a.subresource,
+            namespaced=a.rt.namespaced,
+            namespace=a.namespace,
+            obj=a.obj,
+            old=a.old,
+            namespace_labels=labels,
+        )
 
     async def admit(self, a: Attributes) -> list[str]:
         """Call every matching webhook (concurrently, as the real server does); the warnings they return."""
@@ -177,8 +191,9 @@ class Dispatcher:
                 log.warning("Failed calling webhook, failing open %s: %s", name, exc)
                 return []
             log.warning("Failed calling webhook, failing closed %s: %s", name, exc)
-            raise errors.ApiError(500, "InternalError", f"Internal error occurred: {exc}",
-                                  {"causes": [{"message": str(exc)}]}) from None
+            raise errors.ApiError(
+                500, "InternalError", f"Internal error occurred: {exc}", {"causes": [{"message": str(exc)}]}
+            ) from None
         warnings = [str(x) for x in response.get("warnings") or []]
         if response.get("allowed") is True:
             return warnings
@@ -193,13 +208,16 @@ class Dispatcher:
         if cc.get("url"):
             return cc["url"] + timeout, cc["url"] + timeout, None
         svc = cc.get("service") or {}
-        ns, svc_name, port, path = (str(svc.get("namespace", "")), str(svc.get("name", "")),
-                                    int(svc.get("port", 443)), str(svc.get("path") or ""))
+        ns, svc_name, port, path = (
+            str(svc.get("namespace", "")),
+            str(svc.get("name", "")),
+            int(svc.get("port", 443)),
+            str(svc.get("path") or ""),
+        )
         shown = f"https://{svc_name}.{ns}.svc:{port}{path}{timeout}"
         address = self._resolve(ns, svc_name, port)
         if address is None:
-            raise CallError(str(w.get("name", "")),
-                            f'Post "{shown}": dial tcp: lookup {svc_name}.{ns}.svc: no such host')
+            raise CallError(str(w.get("name", "")), f'Post "{shown}": dial tcp: lookup {svc_name}.{ns}.svc: no such host')
         return shown, f"https://{address}{path}{timeout}", f"{svc_name}.{ns}.svc"
 
     def _ssl_context(self, name: str, bundle: str) -> ssl.SSLContext:
@@ -207,8 +225,11 @@ class Dispatcher:
         ctx = self._contexts.get(bundle)
         if ctx is None:
             try:
-                ctx = (ssl.create_default_context(cadata=base64.b64decode(bundle).decode()) if bundle
-                       else ssl.create_default_context())
+                ctx = (
+                    ssl.create_default_context(cadata=base64.b64decode(bundle).decode())
+                    if bundle
+                    else ssl.create_default_context()
+                )
             except (ValueError, ssl.SSLError) as exc:
                 raise CallError(name, f"could not get REST client: unable to load root certificates: {exc}") from None
             if len(self._contexts) > 64:
@@ -227,8 +248,9 @@ class Dispatcher:
         ready = []
         for subset in endpoints.get("subsets") or []:
             addresses, ports = subset.get("addresses") or [], subset.get("ports") or []
-            chosen = next((p for p in ports if p.get("name", "") == svc_port.get("name", "")),
-                          ports[0] if len(ports) == 1 else None)
+            chosen = next(
+                (p for p in ports if p.get("name", "") == svc_port.get("name", "")), ports[0] if len(ports) == 1 else None
+            )
             if chosen:
                 ready += [f"{a.get('ip')}:{chosen.get('port')}" for a in addresses]
         if ready:
@@ -244,23 +266,29 @@ class Dispatcher:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession()
         try:
-            async with self._session.post(url, json=body, ssl=ctx, server_hostname=server_name,
-                                          timeout=timeout) as resp:
+            async with self._session.post(url, json=body, ssl=ctx, server_hostname=server_name, timeout=timeout) as resp:
                 text = await resp.text()
                 if resp.status != 200:
-                    raise CallError(name, f'an error on the server ("{text.strip()[:200]}") has prevented '
-                                    "the request from succeeding")
+                    raise CallError(
+                        name, f'an error on the server ("{text.strip()[:200]}") has prevented the request from succeeding'
+                    )
         except CallError:
             raise
         except TimeoutError:
             raise CallError(name, f'Post "{shown}": context deadline exceeded') from None
         except aiohttp.ClientConnectorCertificateError as exc:
             cert_error = exc.certificate_error
-            raise CallError(name, f'Post "{shown}": tls: failed to verify certificate: x509: '
-                            f"{getattr(cert_error, 'verify_message', '') or cert_error}") from None
+            raise CallError(
+                name,
+                f'Post "{shown}": tls: failed to verify certificate: x509: '
+                f"{getattr(cert_error, 'verify_message', '') or cert_error}",
+            ) from None
         except aiohttp.ClientConnectorError as exc:
-            reason = ("connect: connection refused" if exc.os_error.errno == errno.ECONNREFUSED
-                      else str(exc.os_error.strerror or exc.os_error))
+            reason = (
+                "connect: connection refused"
+                if exc.os_error.errno == errno.ECONNREFUSED
+                else str(exc.os_error.strerror or exc.os_error)
+            )
             raise CallError(name, f'Post "{shown}": dial tcp {exc.host}:{exc.port}: {reason}') from None
         except (aiohttp.ClientError, ssl.SSLError, OSError) as exc:
             raise CallError(name, f'Post "{shown}": {exc}') from None
@@ -272,18 +300,21 @@ def _response(name: str, text: str, uid: str) -> dict[str, Any]:
         review_out = json.loads(text)
     except ValueError as exc:
         raise CallError(name, f"received invalid webhook response: {exc}") from None
-    if not isinstance(review_out, dict) or (review_out.get("apiVersion"), review_out.get("kind")) != \
-            ("admission.k8s.io/v1", "AdmissionReview"):
-        got = review_out if not isinstance(review_out, dict) else \
-            f"{review_out.get('apiVersion')}, Kind={review_out.get('kind')}"
-        raise CallError(name, "received invalid webhook response: expected webhook response of "
-                        f"admission.k8s.io/v1, Kind=AdmissionReview, got {got}")
+    if not isinstance(review_out, dict) or (review_out.get("apiVersion"), review_out.get("kind")) != (
+        "admission.k8s.io/v1",
+        "AdmissionReview",
+    ):
+        got = review_out if not isinstance(review_out, dict) else f"{review_out.get('apiVersion')}, Kind={review_out.get('kind')}"
+        raise CallError(
+            name,
+            "received invalid webhook response: expected webhook response of "
+            f"admission.k8s.io/v1, Kind=AdmissionReview, got {got}",
+        )
     response = review_out.get("response")
     if not isinstance(response, dict):
         raise CallError(name, "received invalid webhook response: webhook response was absent")
     if response.get("uid") != uid:
-        raise CallError(name, f'received invalid webhook response: expected response.uid="{uid}", '
-                        f'got "{response.get("uid")}"')
+        raise CallError(name, f'received invalid webhook response: expected response.uid="{uid}", got "{response.get("uid")}"')
     return response
 
 
@@ -319,10 +350,18 @@ def review(a: Attributes, version: str) -> dict[str, Any]:
     options = {**(a.options or {}), "kind": options_kind, "apiVersion": "meta.k8s.io/v1"} if options_kind else None
     request: dict[str, Any] = {
         "uid": str(uuid.uuid4()),
-        "kind": {**request_kind, "version": version}, "resource": {**request_resource, "version": version},
-        "requestKind": request_kind, "requestResource": request_resource,
-        "name": a.name, "operation": a.operation, "userInfo": a.user.to_dict(),
-        "object": at_version(a.obj), "oldObject": at_version(a.old), "dryRun": a.dry_run, "options": options}
+        "kind": {**request_kind, "version": version},
+        "resource": {**request_resource, "version": version},
+        "requestKind": request_kind,
+        "requestResource": request_resource,
+        "name": a.name,
+        "operation": a.operation,
+        "userInfo": a.user.to_dict(),
+        "object": at_version(a.obj),
+        "oldObject": at_version(a.old),
+        "dryRun": a.dry_run,
+        "options": options,
+    }
     if a.subresource:
         request["subResource"] = request["requestSubResource"] = a.subresource
     if rt.namespaced:

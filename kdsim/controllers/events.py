@@ -16,7 +16,6 @@ from kubeplumb.rest import RestClient
 log = logging.getLogger(__name__)
 
 
-
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -30,9 +29,14 @@ def reference(obj: Mapping[str, Any], field_path: str = "", kind: str = "", api_
     """The involvedObject of an event about `obj` (a container's events name it in fieldPath); `kind` and
     `api_version` stand in for an object read from a list, which carries neither."""
     meta = obj.get("metadata") or {}
-    ref = {"kind": obj.get("kind") or kind, "namespace": meta.get("namespace"), "name": meta.get("name"),
-           "uid": meta.get("uid"), "apiVersion": obj.get("apiVersion") or api_version,
-           "resourceVersion": meta.get("resourceVersion")}
+    ref = {
+        "kind": obj.get("kind") or kind,
+        "namespace": meta.get("namespace"),
+        "name": meta.get("name"),
+        "uid": meta.get("uid"),
+        "apiVersion": obj.get("apiVersion") or api_version,
+        "resourceVersion": meta.get("resourceVersion"),
+    }
     if field_path:
         ref["fieldPath"] = field_path
     return {k: v for k, v in ref.items() if v}
@@ -42,8 +46,16 @@ class EventRecorder:
     """Writes the Events of one component (`statefulset-controller`, `kubelet` with its node as host, or a
     new-style reporter like `default-scheduler`). Best effort, as the real recorder: a failed write is logged."""
 
-    def __init__(self, rest: RestClient, component: str, kind: tuple[str, str], *, host: str = "",
-                 instance: str = "", new_style: bool = False) -> None:
+    def __init__(
+        self,
+        rest: RestClient,
+        component: str,
+        kind: tuple[str, str],
+        *,
+        host: str = "",
+        instance: str = "",
+        new_style: bool = False,
+    ) -> None:
         self.rest, self.component, self.host = rest, component, host
         self.kind = kind  # (kind, apiVersion) of the objects this component's events are about
         self.instance = instance or host
@@ -53,8 +65,9 @@ class EventRecorder:
         self._queue: queue.Queue[tuple[dict[str, Any], str, str, str, str] | None] = queue.Queue()
         self._worker: threading.Thread | None = None
 
-    def event(self, obj: Mapping[str, Any], kind: str, reason: str, message: str, *, field_path: str = "",
-              action: str = "") -> None:
+    def event(
+        self, obj: Mapping[str, Any], kind: str, reason: str, message: str, *, field_path: str = "", action: str = ""
+    ) -> None:
         """Queue the event; a background thread writes the queue in order (the caller never waits on it)."""
         self._queue.put((reference(obj, field_path, *self.kind), kind, reason, message, action))
         with self._lock:
@@ -91,21 +104,31 @@ class EventRecorder:
                 return
             name = f"{ref.get('name')}.{time.time_ns():x}"
             body: dict[str, Any] = {
-                "apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": namespace},
-                "involvedObject": ref, "reason": reason, "message": message, "type": kind,
-                "reportingComponent": self.component, "reportingInstance": self.instance}
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": name, "namespace": namespace},
+                "involvedObject": ref,
+                "reason": reason,
+                "message": message,
+                "type": kind,
+                "reportingComponent": self.component,
+                "reportingInstance": self.instance,
+            }
             if self.new_style:
                 body.update(source={}, eventTime=_micro_now(), action=action or reason)
             else:
-                body.update(source={k: v for k, v in (("component", self.component), ("host", self.host)) if v},
-                            firstTimestamp=_now(), lastTimestamp=_now(), count=1)
+                body.update(
+                    source={k: v for k, v in (("component", self.component), ("host", self.host)) if v},
+                    firstTimestamp=_now(),
+                    lastTimestamp=_now(),
+                    count=1,
+                )
             self.rest.create("v1", "events", namespace, body)
             with self._lock:
                 self._seen[key] = (name, 1)
                 if len(self._seen) > 4096:
                     self._seen.pop(next(iter(self._seen)))
         except ApiException as exc:
-            log.debug("%s: event %s on %s/%s not written: %s", self.component, reason, namespace,
-                      ref.get("name"), exc.status)
+            log.debug("%s: event %s on %s/%s not written: %s", self.component, reason, namespace, ref.get("name"), exc.status)
             with self._lock:
                 self._seen.pop(key, None)

@@ -63,8 +63,9 @@ def _owned_by(obj: Mapping[str, Any], uid: str) -> bool:
 class KubeDirectorController:
     """Level-triggered KDCluster reconciler; one pass per queued "namespace/name"."""
 
-    def __init__(self, api_client: Any, *, workers: int = 2, system_namespace: str = SYSTEM_NAMESPACE,
-                 live_upgrade: bool = False) -> None:
+    def __init__(
+        self, api_client: Any, *, workers: int = 2, system_namespace: str = SYSTEM_NAMESPACE, live_upgrade: bool = False
+    ) -> None:
         self.rest = RestClient(api_client)
         self.live_upgrade = live_upgrade  # react to a spec.app switch as KubeDirector's live-app-upgrade branch
         self.system_namespace = system_namespace
@@ -124,8 +125,9 @@ class KubeDirectorController:
         status = {**st.empty_status(), **copy.deepcopy(old_status)}
         app_obj = self._find_app(obj)
         if app_obj is None:
-            log.error("KubeDirectorCluster %s: app referenced by cluster does not exist: %r", key,
-                      (obj.get("spec") or {}).get("app"))
+            log.error(
+                "KubeDirectorCluster %s: app referenced by cluster does not exist: %r", key, (obj.get("spec") or {}).get("app")
+            )
             self._write_status(obj, old_status, status)
             return
         try:
@@ -144,8 +146,7 @@ class KubeDirectorController:
             status["lastConnectionHash"] = hash_now
         self._sync_member_services(cluster, app, status)
         self._sync_members(cluster, status)
-        stable = not changed and not upgrading and role_ops.stable({r.id: r.members for r in cluster.roles},
-                                                                   status["roles"])
+        stable = not changed and not upgrading and role_ops.stable({r.id: r.members for r in cluster.roles}, status["roles"])
         status["state"] = st.cluster_state(str(old_status.get("state") or ""), stable)
         status["memberStateRollup"] = st.rollup(status["roles"])
         self._write_status(obj, old_status, status)
@@ -159,8 +160,12 @@ class KubeDirectorController:
             return obj
         finalizers = finalizers + [names.FINALIZER] if present else [f for f in finalizers if f != names.FINALIZER]
         patch = {"metadata": {"finalizers": finalizers, "resourceVersion": _meta(obj).get("resourceVersion")}}
-        log.info("KubeDirectorCluster %s/%s: %s finalizer", _meta(obj).get("namespace"), _meta(obj).get("name"),
-                 "adding" if present else "greenlighting for deletion; removing")
+        log.info(
+            "KubeDirectorCluster %s/%s: %s finalizer",
+            _meta(obj).get("namespace"),
+            _meta(obj).get("name"),
+            "adding" if present else "greenlighting for deletion; removing",
+        )
         return self.rest.patch(names.API_VERSION, names.KDCLUSTER_PLURAL, _meta(obj).get("namespace"), _meta(obj)["name"], patch)
 
     def _write_status(self, obj: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -189,7 +194,8 @@ class KubeDirectorController:
             return None
         if catalog in (None, names.CATALOG_LOCAL):
             app = self.apps.get(_meta(obj).get("namespace"), app_id) or self.rest.get_or_none(
-                names.API_VERSION, names.KDAPP_PLURAL, _meta(obj).get("namespace"), app_id)
+                names.API_VERSION, names.KDAPP_PLURAL, _meta(obj).get("namespace"), app_id
+            )
             if app is not None or catalog is not None:
                 return app
         return self.apps.get(self.system_namespace, app_id)
@@ -208,24 +214,33 @@ class KubeDirectorController:
     @staticmethod
     def _members(informer: Informer, cluster: Cluster, labels: Mapping[str, str]) -> list[dict[str, Any]]:
         """Cached objects labelled with the cluster's name (and `labels`), from the cluster index."""
-        return [o for o in informer.by_index(CLUSTER_INDEX, f"{cluster.namespace}/{cluster.name}")
-                if _has_labels(o, labels)]
+        return [o for o in informer.by_index(CLUSTER_INDEX, f"{cluster.namespace}/{cluster.name}") if _has_labels(o, labels)]
 
     def _repair_owner(self, cluster: Cluster, api_version: str, plural: str, obj: Mapping[str, Any]) -> None:
         if not _owned_by(obj, cluster.uid):
             log.info("repairing owner ref on %s{%s}", plural, _meta(obj)["name"])
-            self.rest.patch(api_version, plural, cluster.namespace, _meta(obj)["name"],
-                            {"metadata": {"ownerReferences": owner_references(cluster)}})
+            self.rest.patch(
+                api_version,
+                plural,
+                cluster.namespace,
+                _meta(obj)["name"],
+                {"metadata": {"ownerReferences": owner_references(cluster)}},
+            )
 
     def _sync_cluster_service(self, cluster: Cluster, app: App, status: dict[str, Any]) -> None:
         name = status.get("clusterService") or ""
         svc = self._fresh(self.services, "v1", "services", cluster.namespace, name)
         if svc is None and not name:  # adopt one we created but failed to record
-            svc = next((s for s in self._members(self.services, cluster, {})
-                        if _owned_by(s, cluster.uid) and (s.get("spec") or {}).get("clusterIP") == "None"), None)
+            svc = next(
+                (
+                    s
+                    for s in self._members(self.services, cluster, {})
+                    if _owned_by(s, cluster.uid) and (s.get("spec") or {}).get("clusterIP") == "None"
+                ),
+                None,
+            )
         if svc is None:
-            svc = self.rest.create("v1", "services", cluster.namespace,
-                                   render_headless_service(cluster, app, name=name or None))
+            svc = self.rest.create("v1", "services", cluster.namespace, render_headless_service(cluster, app, name=name or None))
         else:
             self._repair_owner(cluster, "v1", "services", svc)
         status["clusterService"] = _meta(svc)["name"]
@@ -234,8 +249,7 @@ class KubeDirectorController:
         changed = False
         statuses: list[dict[str, Any]] = status["roles"]
         known = {r["id"] for r in statuses}
-        statuses += [{"id": r.id, "statefulSet": "", "members": []} for r in cluster.roles
-                     if r.id not in known and r.members]
+        statuses += [{"id": r.id, "statefulSet": "", "members": []} for r in cluster.roles if r.id not in known and r.members]
         creating = role_ops.any_creating(statuses)
         for rs in list(statuses):
             role = cluster.role(rs["id"])
@@ -278,26 +292,30 @@ class KubeDirectorController:
                 self.rest.patch("apps/v1", "statefulsets", cluster.namespace, _meta(sts)["name"], patch)
                 rs["roleUpgradeStatus"] = live_upgrade.ROLLING_BACK if back else live_upgrade.UPGRADING
             pods = self._members(self.pods, cluster, {names.ROLE_LABEL: rs["id"]})
-            if rs.get("roleUpgradeStatus") in (live_upgrade.UPGRADING, live_upgrade.ROLLING_BACK) and \
-                    live_upgrade.role_done(pods, role.image, st.pod_ready):
+            if rs.get("roleUpgradeStatus") in (live_upgrade.UPGRADING, live_upgrade.ROLLING_BACK) and live_upgrade.role_done(
+                pods, role.image, st.pod_ready
+            ):
                 rs["roleUpgradeStatus"] = "upgraded" if rs["roleUpgradeStatus"] == live_upgrade.UPGRADING else "rolledBack"
-        if info and not any(rs.get("roleUpgradeStatus") in (live_upgrade.UPGRADING, live_upgrade.ROLLING_BACK)
-                            for rs in status["roles"]):
+        if info and not any(
+            rs.get("roleUpgradeStatus") in (live_upgrade.UPGRADING, live_upgrade.ROLLING_BACK) for rs in status["roles"]
+        ):
             status["upgradeInfo"] = None  # handleClusterUpgrade: every role finished
             for rs in status["roles"]:
                 rs.pop("roleUpgradeStatus", None)
         switched = live_upgrade.handle_switch(cluster.app_id, status)
         return switched or bool(status.get("upgradeInfo"))
 
-    def _adopt_or_create_statefulset(self, cluster: Cluster, app: App, role: Any, rs: dict[str, Any],
-                                     status: dict[str, Any]) -> dict[str, Any]:
+    def _adopt_or_create_statefulset(
+        self, cluster: Cluster, app: App, role: Any, rs: dict[str, Any], status: dict[str, Any]
+    ) -> dict[str, Any]:
         if not rs.get("statefulSet"):
             for sts in self._members(self.sets, cluster, {names.ROLE_LABEL: role.id}):
                 if _owned_by(sts, cluster.uid):
                     return sts
         log.info("KubeDirectorCluster %s/%s: creating role{%s}", cluster.namespace, cluster.name, role.id)
-        body = render_statefulset(cluster, app, role, cluster_service=status["clusterService"],
-                                  name=rs.get("statefulSet") or None)
+        body = render_statefulset(
+            cluster, app, role, cluster_service=status["clusterService"], name=rs.get("statefulSet") or None
+        )
         return self.rest.create("apps/v1", "statefulsets", cluster.namespace, body)
 
     def _sync_member_services(self, cluster: Cluster, app: App, status: dict[str, Any]) -> None:
@@ -340,8 +358,9 @@ class KubeDirectorController:
             replicas = role_ops.live_count(rs)
             synced = True
             if sts is not None and (sts.get("spec") or {}).get("replicas") != replicas:
-                log.info("changing replicas count for role{%s}: %s -> %s", rs["id"],
-                         (sts.get("spec") or {}).get("replicas"), replicas)
+                log.info(
+                    "changing replicas count for role{%s}: %s -> %s", rs["id"], (sts.get("spec") or {}).get("replicas"), replicas
+                )
                 self.rest.patch("apps/v1", "statefulsets", ns, rs["statefulSet"], {"spec": {"replicas": replicas}})
                 synced = False
             for m in list(rs.get("members") or []):
@@ -371,5 +390,6 @@ class KubeDirectorController:
 
 def start(cluster: EmbeddedCluster) -> KubeDirectorController:
     """Start the simulated KubeDirector against the cluster's API server, as the cluster's `kubedirector_user`."""
-    return KubeDirectorController(cluster.api_client(token=cluster.kubedirector_user),
-                                  live_upgrade=cluster.server.kd_app_edits == live_upgrade.MODE).start()
+    return KubeDirectorController(
+        cluster.api_client(token=cluster.kubedirector_user), live_upgrade=cluster.server.kd_app_edits == live_upgrade.MODE
+    ).start()

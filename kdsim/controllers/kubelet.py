@@ -35,8 +35,11 @@ IP_INDEX = "pod-ip"  # pods by status.podIP
 
 def _claims_of(pod: dict[str, Any]) -> list[str]:
     ns = pod["metadata"].get("namespace") or ""
-    return [f"{ns}/{name}" for vol in (pod.get("spec") or {}).get("volumes") or []
-            if (name := (vol.get("persistentVolumeClaim") or {}).get("claimName"))]
+    return [
+        f"{ns}/{name}"
+        for vol in (pod.get("spec") or {}).get("volumes") or []
+        if (name := (vol.get("persistentVolumeClaim") or {}).get("claimName"))
+    ]
 
 
 def _ip_of(pod: dict[str, Any]) -> list[str]:
@@ -51,16 +54,24 @@ class Kubelet:
     other API server alike; `state_dir` holds pod sandboxes and claim volumes, `images` the image store.
     """
 
-    def __init__(self, api_client: ApiClient, *, state_dir: Path, images: sim_images.ImageStore,
-                 node: NodeIdentity | None = None, bind_pending: bool = True) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        *,
+        state_dir: Path,
+        images: sim_images.ImageStore,
+        node: NodeIdentity | None = None,
+        bind_pending: bool = True,
+    ) -> None:
         self.node = node or NodeIdentity()
         self.bind_pending = bind_pending
         self.rest = RestClient(api_client)
         self.images = images
         self.dirs = sandbox.NodeDirs(state_dir)
         self.events = EventRecorder(self.rest, "kubelet", ("Pod", "v1"), host=self.node.name)
-        self.scheduler_events = EventRecorder(self.rest, "default-scheduler", ("Pod", "v1"), instance="default-scheduler-sim",
-                                              new_style=True)
+        self.scheduler_events = EventRecorder(
+            self.rest, "default-scheduler", ("Pod", "v1"), instance="default-scheduler-sim", new_style=True
+        )
         self.node_images: set[str] = set()  # the images "pulled" on this node
         self.pods = Informer(api_client, "v1", "pods")
         self.pods.add_index(CLAIM_INDEX, _claims_of)
@@ -76,8 +87,7 @@ class Kubelet:
         self._binding_unsupported = False
 
     def _on_claim(self, _event: str, claim: dict[str, Any], _old: dict[str, Any] | None) -> None:
-        for pod in self.pods.by_index(CLAIM_INDEX, f"{claim['metadata'].get('namespace') or ''}/"
-                                                   f"{claim['metadata']['name']}"):
+        for pod in self.pods.by_index(CLAIM_INDEX, f"{claim['metadata'].get('namespace') or ''}/{claim['metadata']['name']}"):
             self.queue.add(object_key(pod))
 
     def start(self) -> Kubelet:
@@ -180,8 +190,9 @@ class Kubelet:
         if runtime is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return
-            runtime = (PodRuntime.adopt(pod, host_ip) if self.dirs.pod(meta["uid"]).is_dir() else None) \
-                or PodRuntime(uid=meta["uid"], pod_ip=self._next_ip(), host_ip=host_ip)
+            runtime = (PodRuntime.adopt(pod, host_ip) if self.dirs.pod(meta["uid"]).is_dir() else None) or PodRuntime(
+                uid=meta["uid"], pod_ip=self._next_ip(), host_ip=host_ip
+            )
             runtime.node_images = self.node_images
             with self._lock:
                 self._runtimes[key] = runtime
@@ -209,24 +220,46 @@ class Kubelet:
         if self._binding_unsupported:
             return False
         meta = pod["metadata"]
-        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": meta["name"]},
-                   "target": {"apiVersion": "v1", "kind": "Node", "name": self.node.name}}
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": meta["name"]},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": self.node.name},
+        }
         try:
-            self.rest.request("POST", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/binding",
-                              body=binding)
+            self.rest.request("POST", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/binding", body=binding)
         except ApiException as exc:
             if exc.status not in (404, 405) or "could not find the requested resource" not in (exc.body or ""):
                 raise
-            log.warning("API server has no pods/binding subresource: running pods on %s without spec.nodeName",
-                        self.node.name)
+            log.warning("API server has no pods/binding subresource: running pods on %s without spec.nodeName", self.node.name)
             self._binding_unsupported = True
             return False
-        self.scheduler_events.event(pod, NORMAL, "Scheduled",
-                                    f"Successfully assigned {meta['namespace']}/{meta['name']} to {self.node.name}",
-                                    action="Binding")
-        self.rest.patch("v1", "pods", meta["namespace"], meta["name"], {"status": {"conditions": [
-            {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-             "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}}, subresource="status")
+        self.scheduler_events.event(
+            pod,
+            NORMAL,
+            "Scheduled",
+            f"Successfully assigned {meta['namespace']}/{meta['name']} to {self.node.name}",
+            action="Binding",
+        )
+        self.rest.patch(
+            "v1",
+            "pods",
+            meta["namespace"],
+            meta["name"],
+            {
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "PodScheduled",
+                            "status": "True",
+                            "lastProbeTime": None,
+                            "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        }
+                    ]
+                }
+            },
+            subresource="status",
+        )
         return True
 
     def _bind_claims(self, pod: dict[str, Any]) -> None:
@@ -241,9 +274,20 @@ class Kubelet:
             if not (claim.get("spec") or {}).get("volumeName"):
                 self.rest.patch("v1", "persistentvolumeclaims", ns, claim_name, {"spec": {"volumeName": volume}})
             request = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
-            self.rest.patch("v1", "persistentvolumeclaims", ns, claim_name, {"status": {
-                "phase": "Bound", "accessModes": (claim.get("spec") or {}).get("accessModes") or ["ReadWriteOnce"],
-                "capacity": {"storage": request.get("storage", "1Gi")}}}, subresource="status")
+            self.rest.patch(
+                "v1",
+                "persistentvolumeclaims",
+                ns,
+                claim_name,
+                {
+                    "status": {
+                        "phase": "Bound",
+                        "accessModes": (claim.get("spec") or {}).get("accessModes") or ["ReadWriteOnce"],
+                        "capacity": {"storage": request.get("storage", "1Gi")},
+                    }
+                },
+                subresource="status",
+            )
             self.dirs.pvc(ns, claim_name).mkdir(parents=True, exist_ok=True)
 
     def _terminate(self, key: str, pod: dict[str, Any]) -> None:
@@ -263,8 +307,7 @@ class Kubelet:
             raise RequeueAfter(wait)
         self._forget(key)
         try:
-            self.rest.delete("v1", "pods", meta["namespace"], meta["name"], grace_period_seconds=0,
-                             uid=meta.get("uid"))
+            self.rest.delete("v1", "pods", meta["namespace"], meta["name"], grace_period_seconds=0, uid=meta.get("uid"))
         except ApiException as exc:
             if exc.status not in (404, 409):
                 raise
@@ -280,8 +323,9 @@ class Kubelet:
         patch: dict[str, Any] = {k: None for k in old if k not in status}
         patch.update(status)
         try:
-            self.rest.patch("v1", "pods", pod["metadata"]["namespace"], pod["metadata"]["name"],
-                            {"status": patch}, subresource="status")
+            self.rest.patch(
+                "v1", "pods", pod["metadata"]["namespace"], pod["metadata"]["name"], {"status": patch}, subresource="status"
+            )
         except ApiException as exc:
             if exc.status not in (404, 409):
                 raise
@@ -294,9 +338,11 @@ class InProcessKubelet:
         from kdsim.exec.handler import ExecHandler
         from kdsim.exec.portforward import PortForwardHandler
         from kdsim.kubelet.logs import LogHandler
+
         self.cluster = cluster
-        self.kubelet = Kubelet(cluster.api_client(), state_dir=sim_images.sim_state_dir(cluster),
-                               images=sim_images.store_for(cluster))
+        self.kubelet = Kubelet(
+            cluster.api_client(), state_dir=sim_images.sim_state_dir(cluster), images=sim_images.store_for(cluster)
+        )
         self.kubelet.start()
         cluster.set_exec_handler(ExecHandler(self.kubelet).handle)
         cluster.set_log_handler(LogHandler(self.kubelet).handle)

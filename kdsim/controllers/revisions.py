@@ -69,8 +69,14 @@ def build_revision(sts: Mapping[str, Any], number: int, collision_count: int | N
 def owner_reference(sts: Mapping[str, Any]) -> dict[str, Any]:
     """The controller ownerReference a StatefulSet puts on what it creates."""
     meta = sts.get("metadata") or {}
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": meta.get("name"), "uid": meta.get("uid"),
-            "controller": True, "blockOwnerDeletion": True}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "name": meta.get("name"),
+        "uid": meta.get("uid"),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def sort_revisions(revisions: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -94,8 +100,9 @@ def template_of(revision: Mapping[str, Any]) -> dict[str, Any]:
     return template
 
 
-def revisions_to_prune(revisions: Sequence[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
-                       current: str, update: str, history_limit: int) -> list[str]:
+def revisions_to_prune(
+    revisions: Sequence[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]], current: str, update: str, history_limit: int
+) -> list[str]:
     """Names of revisions to delete: the oldest ones not used by a pod, current or update, beyond the limit."""
     live = {current, update}
     live.update(((p.get("metadata") or {}).get("labels") or {}).get(POD_REVISION_LABEL, "") for p in pods)

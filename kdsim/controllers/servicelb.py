@@ -61,8 +61,7 @@ class ServiceLB:
             return
         try:
             # JSON merge patch: null removes a stale ingress when the type changed away from LoadBalancer
-            self.rest.patch("v1", "services", namespace, name, {"status": {"loadBalancer": wanted or None}},
-                            subresource="status")
+            self.rest.patch("v1", "services", namespace, name, {"status": {"loadBalancer": wanted or None}}, subresource="status")
         except ApiException as exc:
             if exc.status != 404:
                 raise

@@ -34,7 +34,7 @@ def _claim_pod(sts: Mapping[str, Any], claim: str) -> str:
     for template in (sts.get("spec") or {}).get("volumeClaimTemplates") or []:
         prefix = f"{(template.get('metadata') or {}).get('name')}-"
         if claim.startswith(prefix):
-            return claim[len(prefix):]
+            return claim[len(prefix) :]
     return claim
 
 
@@ -104,8 +104,11 @@ class StatefulSetController:
     # -- reconcile ---------------------------------------------------------------------------------
     def _owned(self, informer: Informer, namespace: str, sts: Mapping[str, Any]) -> list[dict[str, Any]]:
         uid = sts["metadata"].get("uid")
-        return [o for o in informer.by_index(OWNER_UID, str(uid))
-                if (o.get("metadata") or {}).get("namespace", "") == namespace] if uid else []
+        return (
+            [o for o in informer.by_index(OWNER_UID, str(uid)) if (o.get("metadata") or {}).get("namespace", "") == namespace]
+            if uid
+            else []
+        )
 
     def reconcile(self, key: str) -> None:
         namespace, name = split_key(key)
@@ -121,15 +124,13 @@ class StatefulSetController:
             self._apply(action, sts)
         if result.status != {k: (sts.get("status") or {}).get(k) for k in result.status}:
             try:
-                self.rest.patch("apps/v1", "statefulsets", namespace, name, {"status": result.status},
-                                subresource="status")
+                self.rest.patch("apps/v1", "statefulsets", namespace, name, {"status": result.status}, subresource="status")
             except ApiException as exc:
                 if exc.status != 404:
                     raise
         history = rev.sort_revisions(self._owned(self.revisions, namespace or "", sts))
         limit = int((sts.get("spec") or {}).get("revisionHistoryLimit", 10))
-        for old in rev.revisions_to_prune(history, pods, current["metadata"]["name"],
-                                          update["metadata"]["name"], limit):
+        for old in rev.revisions_to_prune(history, pods, current["metadata"]["name"], update["metadata"]["name"], limit):
             self._ignore_missing(lambda n=old: self.rest.delete("apps/v1", "controllerrevisions", namespace, n))
 
     def _revisions(self, sts: dict[str, Any], history: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any], int]:
@@ -152,8 +153,14 @@ class StatefulSetController:
                     raise
                 existing = self.rest.get("apps/v1", "controllerrevisions", namespace, candidate["metadata"]["name"])
                 if existing.get("data") != candidate["data"]:
-                    self.rest.patch("apps/v1", "statefulsets", namespace, sts["metadata"]["name"],
-                                    {"status": {"collisionCount": collisions + 1}}, subresource="status")
+                    self.rest.patch(
+                        "apps/v1",
+                        "statefulsets",
+                        namespace,
+                        sts["metadata"]["name"],
+                        {"status": {"collisionCount": collisions + 1}},
+                        subresource="status",
+                    )
                     raise RuntimeError(f"hash collision on revision {candidate['metadata']['name']}") from exc
                 update = existing
         current_name = (sts.get("status") or {}).get("currentRevision")
@@ -164,17 +171,31 @@ class StatefulSetController:
         meta = action.obj["metadata"]
         ns, name = meta.get("namespace"), meta["name"]
         if action.verb == "create_pvc":
-            self._recorded(sts, "create", f"Claim {name} Pod {_claim_pod(sts, name)}", "success",
-                           lambda: self._ignore_exists(
-                               lambda: self.rest.create("v1", "persistentvolumeclaims", ns, action.obj)))
+            self._recorded(
+                sts,
+                "create",
+                f"Claim {name} Pod {_claim_pod(sts, name)}",
+                "success",
+                lambda: self._ignore_exists(lambda: self.rest.create("v1", "persistentvolumeclaims", ns, action.obj)),
+            )
         elif action.verb == "create_pod":
             log.info("statefulset: creating pod %s/%s", ns, name)
-            self._recorded(sts, "create", f"Pod {name}", "successful",
-                           lambda: self._ignore_exists(lambda: self.rest.create("v1", "pods", ns, action.obj)))
+            self._recorded(
+                sts,
+                "create",
+                f"Pod {name}",
+                "successful",
+                lambda: self._ignore_exists(lambda: self.rest.create("v1", "pods", ns, action.obj)),
+            )
         elif action.verb == "delete_pod":
             log.info("statefulset: deleting pod %s/%s", ns, name)
-            self._recorded(sts, "delete", f"Pod {name}", "successful", lambda: self._ignore_missing(
-                lambda: self.rest.delete("v1", "pods", ns, name, uid=meta.get("uid"))))
+            self._recorded(
+                sts,
+                "delete",
+                f"Pod {name}",
+                "successful",
+                lambda: self._ignore_missing(lambda: self.rest.delete("v1", "pods", ns, name, uid=meta.get("uid"))),
+            )
         else:
             raise ValueError(f"unknown statefulset action {action.verb!r}")
 
@@ -186,21 +207,21 @@ class StatefulSetController:
             if call() is False:
                 return
         except ApiException as exc:
-            self.events.event(sts, WARNING, f"Failed{verb.title()}",
-                              f"{verb} {what} in StatefulSet {set_name} failed error: {exc.reason}")
+            self.events.event(
+                sts, WARNING, f"Failed{verb.title()}", f"{verb} {what} in StatefulSet {set_name} failed error: {exc.reason}"
+            )
             raise
         self.events.event(sts, NORMAL, f"Successful{verb.title()}", f"{verb} {what} in StatefulSet {set_name} {success}")
 
     def _collect_garbage(self, namespace: str, name: str) -> None:
         """The set is gone: delete the pods and revisions it controlled (the garbage collector's job)."""
-        for informer, api_version, plural in ((self.pods, "v1", "pods"),
-                                              (self.revisions, "apps/v1", "controllerrevisions")):
+        for informer, api_version, plural in ((self.pods, "v1", "pods"), (self.revisions, "apps/v1", "controllerrevisions")):
             for obj in informer.by_index(OWNER_NAME, f"{namespace}/{name}"):
                 ref = _controller_ref(obj)
-                if ref and not self._live_set(namespace, name, ref.get("uid")) \
-                        and not obj["metadata"].get("deletionTimestamp"):
-                    self._ignore_missing(lambda o=obj, v=api_version, p=plural: self.rest.delete(
-                        v, p, namespace, o["metadata"]["name"]))
+                if ref and not self._live_set(namespace, name, ref.get("uid")) and not obj["metadata"].get("deletionTimestamp"):
+                    self._ignore_missing(
+                        lambda o=obj, v=api_version, p=plural: self.rest.delete(v, p, namespace, o["metadata"]["name"])
+                    )
 
     def _live_set(self, namespace: str, name: str, uid: Any) -> bool:
         """Whether the StatefulSet `uid` still exists (the only one that can is the cached `name`)."""

@@ -59,10 +59,13 @@ def new_pod(sts: Mapping[str, Any], revision: Mapping[str, Any], ordinal: int) -
     template = template_of(revision)
     tmeta = template.get("metadata") or {}
     labels = dict(tmeta.get("labels") or {})
-    labels.update({POD_NAME_LABEL: name, POD_INDEX_LABEL: str(ordinal),
-                   POD_REVISION_LABEL: _meta(revision)["name"]})
-    meta: dict[str, Any] = {"name": name, "namespace": _meta(sts).get("namespace"), "labels": labels,
-                            "ownerReferences": [owner_reference(sts)]}
+    labels.update({POD_NAME_LABEL: name, POD_INDEX_LABEL: str(ordinal), POD_REVISION_LABEL: _meta(revision)["name"]})
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": _meta(sts).get("namespace"),
+        "labels": labels,
+        "ownerReferences": [owner_reference(sts)],
+    }
     for key in ("annotations", "finalizers"):
         if tmeta.get(key):
             meta[key] = copy.deepcopy(tmeta[key])
@@ -70,8 +73,10 @@ def new_pod(sts: Mapping[str, Any], revision: Mapping[str, Any], ordinal: int) -
     spec["hostname"] = name
     if _spec(sts).get("serviceName"):
         spec["subdomain"] = _spec(sts)["serviceName"]
-    claims = {t["metadata"]["name"]: claim_name(t["metadata"]["name"], _meta(sts)["name"], ordinal)
-              for t in _spec(sts).get("volumeClaimTemplates") or []}
+    claims = {
+        t["metadata"]["name"]: claim_name(t["metadata"]["name"], _meta(sts)["name"], ordinal)
+        for t in _spec(sts).get("volumeClaimTemplates") or []
+    }
     volumes = [{"name": t, "persistentVolumeClaim": {"claimName": c}} for t, c in claims.items()]
     volumes += [v for v in spec.get("volumes") or [] if v.get("name") not in claims]
     if volumes:
@@ -87,12 +92,16 @@ def new_claims(sts: Mapping[str, Any], ordinal: int) -> list[dict[str, Any]]:
         tmeta = tmpl.get("metadata") or {}
         labels = dict(tmeta.get("labels") or {})
         labels.update(selector)
-        meta: dict[str, Any] = {"name": claim_name(tmeta["name"], _meta(sts)["name"], ordinal),
-                                "namespace": _meta(sts).get("namespace"), "labels": labels}
+        meta: dict[str, Any] = {
+            "name": claim_name(tmeta["name"], _meta(sts)["name"], ordinal),
+            "namespace": _meta(sts).get("namespace"),
+            "labels": labels,
+        }
         if tmeta.get("annotations"):
             meta["annotations"] = dict(tmeta["annotations"])
-        claims.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
-                       "spec": copy.deepcopy(tmpl.get("spec") or {})})
+        claims.append(
+            {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta, "spec": copy.deepcopy(tmpl.get("spec") or {})}
+        )
     return claims
 
 
@@ -119,8 +128,14 @@ def _finished(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Failed", "Succeeded")
 
 
-def plan(sts: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], existing_claims: Container[str],
-         current: Mapping[str, Any], update: Mapping[str, Any], collision_count: int) -> Plan:
+def plan(
+    sts: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    existing_claims: Container[str],
+    current: Mapping[str, Any],
+    update: Mapping[str, Any],
+    collision_count: int,
+) -> Plan:
     """One reconcile pass. `pods` are the pods this set owns; `existing_claims` the PVC names present."""
     spec, name = _spec(sts), _meta(sts)["name"]
     replica_count = int(spec.get("replicas", 1))
@@ -132,10 +147,17 @@ def plan(sts: Mapping[str, Any], pods: Sequence[Mapping[str, Any]], existing_cla
     cur_name, upd_name = _meta(current)["name"], _meta(update)["name"]
     prior_current = int((sts.get("status") or {}).get("currentReplicas") or 0)
 
-    status: dict[str, Any] = {"observedGeneration": _meta(sts).get("generation", 0), "replicas": 0,
-                              "readyReplicas": 0, "availableReplicas": 0, "currentReplicas": 0,
-                              "updatedReplicas": 0, "currentRevision": cur_name, "updateRevision": upd_name,
-                              "collisionCount": collision_count}
+    status: dict[str, Any] = {
+        "observedGeneration": _meta(sts).get("generation", 0),
+        "replicas": 0,
+        "readyReplicas": 0,
+        "availableReplicas": 0,
+        "currentReplicas": 0,
+        "updatedReplicas": 0,
+        "currentRevision": cur_name,
+        "updateRevision": upd_name,
+        "collisionCount": collision_count,
+    }
 
     def count(pod: Mapping[str, Any], sign: int = 1) -> None:
         status["replicas"] += sign

@@ -22,8 +22,13 @@ log = logging.getLogger(__name__)
 
 # the remotecommand protocols the kubelet speaks over SPDY, most preferred first
 SPDY_PROTOCOLS = ("v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io")
-STREAM_TYPES = {"stdin": protocol.STDIN, "stdout": protocol.STDOUT, "stderr": protocol.STDERR,
-                "error": protocol.ERROR, "resize": protocol.RESIZE}
+STREAM_TYPES = {
+    "stdin": protocol.STDIN,
+    "stdout": protocol.STDOUT,
+    "stderr": protocol.STDERR,
+    "error": protocol.ERROR,
+    "resize": protocol.RESIZE,
+}
 STREAM_CREATION_TIMEOUT = 30.0  # the kubelet's default --streaming-connection... stream creation timeout
 
 
@@ -68,8 +73,14 @@ class WebSocketChannels:
 
 
 class SpdyChannels:
-    def __init__(self, response: web.StreamResponse, conn: spdy_conn.Connection, proto: str,
-                 streams: dict[int, spdy_conn.Stream], serving: asyncio.Task[None]) -> None:
+    def __init__(
+        self,
+        response: web.StreamResponse,
+        conn: spdy_conn.Connection,
+        proto: str,
+        streams: dict[int, spdy_conn.Stream],
+        serving: asyncio.Task[None],
+    ) -> None:
         self.response, self.conn, self.proto, self.streams, self._serving = response, conn, proto, streams, serving
 
     async def send(self, channel: int, data: bytes) -> None:
@@ -141,4 +152,3 @@ async def open_spdy(request: web.Request, streams: dict[str, bool]) -> SpdyChann
 async def _drain(stream: spdy_conn.Stream) -> None:
     while await stream.read():
         pass
-

@@ -38,8 +38,7 @@ def _flag(query: Any, key: str, default: bool) -> bool:
 # stream -> (query parameter, default): the API server's pods/{name}/exec, and the kubelet's /exec, whose
 # parameters are input, output and error ("1" when on), as kube-apiserver sends them
 API_STREAMS = {"stdin": ("stdin", False), "stdout": ("stdout", True), "stderr": ("stderr", True), "tty": ("tty", False)}
-KUBELET_STREAMS = {"stdin": ("input", False), "stdout": ("output", False), "stderr": ("error", False),
-                   "tty": ("tty", False)}
+KUBELET_STREAMS = {"stdin": ("input", False), "stdout": ("output", False), "stderr": ("error", False), "tty": ("tty", False)}
 
 
 def streams_of(query: Any, names: dict[str, tuple[str, bool]]) -> dict[str, bool]:
@@ -56,8 +55,17 @@ class ExecHandler:
     def __init__(self, kubelet: Kubelet) -> None:
         self.kubelet = kubelet
 
-    def _validate(self, request: web.Request, namespace: str, name: str, container: str, *,
-                  streams: dict[str, bool], uid: str | None = None, attach: bool = False) -> tuple[str, list[str]]:
+    def _validate(
+        self,
+        request: web.Request,
+        namespace: str,
+        name: str,
+        container: str,
+        *,
+        streams: dict[str, bool],
+        uid: str | None = None,
+        attach: bool = False,
+    ) -> tuple[str, list[str]]:
         pod = self.kubelet.pod(namespace, name)
         if pod is None or (uid and (pod.get("metadata") or {}).get("uid") != uid):
             raise errors.not_found("pods", name)
@@ -66,8 +74,9 @@ class ExecHandler:
         containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
         if not container:
             if len(containers) != 1:
-                raise errors.bad_request(f"a container name must be specified for pod {name}, choose one of: "
-                                         f"[{' '.join(containers)}]")
+                raise errors.bad_request(
+                    f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+                )
             container = containers[0]
         inits = [c["name"] for c in (pod.get("spec") or {}).get("initContainers") or []]
         if container not in containers and container not in inits:
@@ -88,23 +97,39 @@ class ExecHandler:
     async def handle(self, request: web.Request, namespace: str, name: str) -> web.StreamResponse:
         """pods/{name}/exec (and attach) of the embedded API server: the container from the query."""
         attach = request.path.rstrip("/").endswith("/attach")
-        return await self._serve(request, namespace, name, request.query.get("container") or "",
-                                 streams=streams_of(request.query, API_STREAMS),
-                                 attach=attach)
+        return await self._serve(
+            request,
+            namespace,
+            name,
+            request.query.get("container") or "",
+            streams=streams_of(request.query, API_STREAMS),
+            attach=attach,
+        )
 
     async def kubelet_exec(self, request: web.Request) -> web.StreamResponse:
         """The kubelet's /exec/{namespace}/{pod}[/{uid}]/{container} (what a real API server proxies to)."""
         m = request.match_info
-        return await self._serve(request, m["namespace"], m["pod"], m["container"],
-                                 streams=streams_of(request.query, KUBELET_STREAMS),
-                                 uid=m.get("uid"))
+        return await self._serve(
+            request,
+            m["namespace"],
+            m["pod"],
+            m["container"],
+            streams=streams_of(request.query, KUBELET_STREAMS),
+            uid=m.get("uid"),
+        )
 
     async def kubelet_attach(self, request: web.Request) -> web.StreamResponse:
         """The kubelet's /attach/{namespace}/{pod}[/{uid}]/{container}."""
         m = request.match_info
-        return await self._serve(request, m["namespace"], m["pod"], m["container"],
-                                 streams=streams_of(request.query, KUBELET_STREAMS),
-                                 uid=m.get("uid"), attach=True)
+        return await self._serve(
+            request,
+            m["namespace"],
+            m["pod"],
+            m["container"],
+            streams=streams_of(request.query, KUBELET_STREAMS),
+            uid=m.get("uid"),
+            attach=True,
+        )
 
     async def kubelet_run(self, request: web.Request) -> web.StreamResponse:
         """The kubelet's POST /run/{namespace}/{pod}[/{uid}]/{container}?cmd=...: the output, no streaming."""
@@ -118,8 +143,9 @@ class ExecHandler:
             runtime = self.kubelet.runtime(m["namespace"], m["pod"])
             ctx = runtime.contexts.get(m["container"]) if runtime else None
             if ctx is None or not cmd:
-                raise errors.bad_request(f'container not found ("{m["container"]}")' if ctx is None
-                                         else "you must specify a command (cmd)")
+                raise errors.bad_request(
+                    f'container not found ("{m["container"]}")' if ctx is None else "you must specify a command (cmd)"
+                )
         except errors.ApiError as err:
             return status_response(err)
         try:
@@ -129,11 +155,19 @@ class ExecHandler:
         out, err_out = await proc.communicate()
         return web.Response(body=out + err_out, content_type="text/plain")
 
-    async def _serve(self, request: web.Request, namespace: str, name: str, container: str, *,
-                     streams: dict[str, bool], uid: str | None = None, attach: bool = False) -> web.StreamResponse:
+    async def _serve(
+        self,
+        request: web.Request,
+        namespace: str,
+        name: str,
+        container: str,
+        *,
+        streams: dict[str, bool],
+        uid: str | None = None,
+        attach: bool = False,
+    ) -> web.StreamResponse:
         try:
-            container, command = self._validate(request, namespace, name, container, streams=streams, uid=uid,
-                                                attach=attach)
+            container, command = self._validate(request, namespace, name, container, streams=streams, uid=uid, attach=attach)
         except errors.ApiError as err:
             return status_response(err)
         opened = await self._open(request, streams)
@@ -157,8 +191,10 @@ class ExecHandler:
             if request.transport is not None:
                 request.transport.abort()  # the connection drops: no status frame, no close frame
             return opened.response
-        pumps = [asyncio.create_task(self._pump(proc.stdout, opened, protocol.STDOUT)),
-                 asyncio.create_task(self._pump(proc.stderr, opened, protocol.STDOUT if tty else protocol.STDERR))]
+        pumps = [
+            asyncio.create_task(self._pump(proc.stdout, opened, protocol.STDOUT)),
+            asyncio.create_task(self._pump(proc.stderr, opened, protocol.STDOUT if tty else protocol.STDERR)),
+        ]
         reader = asyncio.create_task(self._read_input(opened, proc))
         await asyncio.gather(*pumps)
         code = runner.exit_code_of(await proc.wait())

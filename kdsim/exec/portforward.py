@@ -42,10 +42,12 @@ def sandbox_id(uid: str) -> str:
 
 def refused_message(port: int, sandbox: str, v4: OSError, v6: OSError) -> str:
     """The kubelet's error for a port nothing listens on, with containerd's host-network wording."""
-    return (f'error forwarding port {port} to pod {sandbox}, uid : failed to execute portforward in network '
-            f'namespace "host": failed to connect to localhost:{port} inside namespace "{sandbox}", '
-            f'IPv4: dial tcp4 127.0.0.1:{port}: connect: {_go_errno(v4)} '
-            f'IPv6 dial tcp6 [::1]:{port}: connect: {_go_errno(v6)} ')
+    return (
+        f"error forwarding port {port} to pod {sandbox}, uid : failed to execute portforward in network "
+        f'namespace "host": failed to connect to localhost:{port} inside namespace "{sandbox}", '
+        f"IPv4: dial tcp4 127.0.0.1:{port}: connect: {_go_errno(v4)} "
+        f"IPv6 dial tcp6 [::1]:{port}: connect: {_go_errno(v6)} "
+    )
 
 
 def _go_errno(exc: OSError) -> str:
@@ -108,8 +110,7 @@ class Forwarder:
         await asyncio.sleep(STREAM_CREATION_TIMEOUT)
         pair = self.pairs.get(request_id)
         if pair is not None and not pair.started and pair.error is not None:
-            await pair.error.write(f"(conn={id(self.conn):#x}, request={request_id}) timed out waiting for "
-                                   "streams".encode())
+            await pair.error.write(f"(conn={id(self.conn):#x}, request={request_id}) timed out waiting for streams".encode())
             await pair.error.close()
 
     async def _forward(self, request_id: str, error: spdy_conn.Stream, data: spdy_conn.Stream) -> None:
@@ -165,8 +166,9 @@ class PortForwardHandler:
         m = request.match_info
         return await self._serve(request, m["namespace"], m["pod"], m.get("uid"), tunnel=False)
 
-    async def _serve(self, request: web.Request, namespace: str, name: str, uid: str | None, *,
-                     tunnel: bool) -> web.StreamResponse:
+    async def _serve(
+        self, request: web.Request, namespace: str, name: str, uid: str | None, *, tunnel: bool
+    ) -> web.StreamResponse:
         pod = self.kubelet.pod(namespace, name)
         if pod is None or (uid and (pod.get("metadata") or {}).get("uid") != uid):
             return upgrade.go_error(404, "pod does not exist")

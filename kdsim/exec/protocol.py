@@ -52,16 +52,24 @@ def success_status() -> dict[str, Any]:
 def exit_status(command: Sequence[str], exit_code: int) -> dict[str, Any]:
     """The Status the kubelet reports on the error channel for a non-zero exit code."""
     shown = "[" + " ".join(command) + "]"
-    return {"metadata": {}, "status": "Failure",
-            "message": f"command terminated with non-zero exit code: error executing command {shown}, "
-                       f"exit code {exit_code}",
-            "reason": "NonZeroExitCode",
-            "details": {"causes": [{"reason": "ExitCode", "message": str(exit_code)}]}}
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": f"command terminated with non-zero exit code: error executing command {shown}, exit code {exit_code}",
+        "reason": "NonZeroExitCode",
+        "details": {"causes": [{"reason": "ExitCode", "message": str(exit_code)}]},
+    }
 
 
 def internal_status(message: str) -> dict[str, Any]:
-    return {"metadata": {}, "status": "Failure", "message": f"Internal error occurred: {message}",
-            "reason": "InternalError", "details": {"causes": [{"message": message}]}, "code": 500}
+    return {
+        "metadata": {},
+        "status": "Failure",
+        "message": f"Internal error occurred: {message}",
+        "reason": "InternalError",
+        "details": {"causes": [{"message": message}]},
+        "code": 500,
+    }
 
 
 def error_payload(protocol: str, status: dict[str, Any]) -> bytes:

@@ -22,19 +22,23 @@ MAX_LENGTH = 0xFFFFFF
 PROTOCOL_ERROR, INVALID_STREAM, REFUSED_STREAM, CANCEL, INTERNAL_ERROR = 1, 2, 3, 5, 6
 
 # The SPDY/3 header dictionary: these words, each with a 32-bit length prefix, then the raw tail.
-_WORDS = ("options head post put delete trace accept accept-charset accept-encoding accept-language "
-          "accept-ranges age allow authorization cache-control connection content-base content-encoding "
-          "content-language content-length content-location content-md5 content-range content-type date etag "
-          "expect expires from host if-match if-modified-since if-none-match if-range if-unmodified-since "
-          "last-modified location max-forwards pragma proxy-authenticate proxy-authorization range referer "
-          "retry-after server te trailer transfer-encoding upgrade user-agent vary via warning www-authenticate "
-          "method get status 200_OK version HTTP/1.1 url public set-cookie keep-alive origin").split()
-_TAIL = ("100101201202205206300302303304305306307402405406407408409410411412413414415416417502504505"
-         "203 Non-Authoritative Information204 No Content301 Moved Permanently400 Bad Request401 Unauthorized"
-         "403 Forbidden404 Not Found500 Internal Server Error501 Not Implemented503 Service Unavailable"
-         "Jan Feb Mar Apr May Jun Jul Aug Sept Oct Nov Dec 00:00:00 Mon, Tue, Wed, Thu, Fri, Sat, Sun, GMT"
-         "chunked,text/html,image/png,image/jpg,image/gif,application/xml,application/xhtml+xml,text/plain,"
-         "text/javascript,publicprivatemax-age=gzip,deflate,sdchcharset=utf-8charset=iso-8859-1,utf-,*,enq=0.")
+_WORDS = (
+    "options head post put delete trace accept accept-charset accept-encoding accept-language "
+    "accept-ranges age allow authorization cache-control connection content-base content-encoding "
+    "content-language content-length content-location content-md5 content-range content-type date etag "
+    "expect expires from host if-match if-modified-since if-none-match if-range if-unmodified-since "
+    "last-modified location max-forwards pragma proxy-authenticate proxy-authorization range referer "
+    "retry-after server te trailer transfer-encoding upgrade user-agent vary via warning www-authenticate "
+    "method get status 200_OK version HTTP/1.1 url public set-cookie keep-alive origin"
+).split()
+_TAIL = (
+    "100101201202205206300302303304305306307402405406407408409410411412413414415416417502504505"
+    "203 Non-Authoritative Information204 No Content301 Moved Permanently400 Bad Request401 Unauthorized"
+    "403 Forbidden404 Not Found500 Internal Server Error501 Not Implemented503 Service Unavailable"
+    "Jan Feb Mar Apr May Jun Jul Aug Sept Oct Nov Dec 00:00:00 Mon, Tue, Wed, Thu, Fri, Sat, Sun, GMT"
+    "chunked,text/html,image/png,image/jpg,image/gif,application/xml,application/xhtml+xml,text/plain,"
+    "text/javascript,publicprivatemax-age=gzip,deflate,sdchcharset=utf-8charset=iso-8859-1,utf-,*,enq=0."
+)
 DICTIONARY = b"".join(struct.pack(">I", len(w)) + w.replace("_", " ").encode() for w in _WORDS) + _TAIL.encode()
 
 
@@ -76,8 +80,8 @@ class Buffer:
             length = second & MAX_LENGTH
             if len(self.pending) < HEADER_SIZE + length:
                 break
-            payload = bytes(self.pending[HEADER_SIZE:HEADER_SIZE + length])
-            del self.pending[:HEADER_SIZE + length]
+            payload = bytes(self.pending[HEADER_SIZE : HEADER_SIZE + length])
+            del self.pending[: HEADER_SIZE + length]
             flags = second >> 24
             if first & 0x80000000:
                 if (first >> 16) & 0x7FFF != VERSION:
@@ -92,8 +96,7 @@ class HeaderCodec:
     """The connection's two header-block zlib streams (one compresses ours, one inflates the peer's)."""
 
     def __init__(self) -> None:
-        self._deflate = zlib.compressobj(zlib.Z_BEST_COMPRESSION, zlib.DEFLATED, 15, 8, zlib.Z_DEFAULT_STRATEGY,
-                                         zdict=DICTIONARY)
+        self._deflate = zlib.compressobj(zlib.Z_BEST_COMPRESSION, zlib.DEFLATED, 15, 8, zlib.Z_DEFAULT_STRATEGY, zdict=DICTIONARY)
         self._inflate = zlib.decompressobj(zdict=DICTIONARY)
 
     def encode(self, headers: dict[str, list[str]]) -> bytes:
@@ -106,14 +109,14 @@ class HeaderCodec:
     def decode(self, compressed: bytes) -> dict[str, list[str]]:
         try:
             block = self._inflate.decompress(compressed)
-            count, = struct.unpack_from(">I", block)
+            (count,) = struct.unpack_from(">I", block)
             headers: dict[str, list[str]] = {}
             offset = 4
             for _ in range(count):
                 values = []
                 for _part in range(2):
-                    size, = struct.unpack_from(">I", block, offset)
-                    values.append(block[offset + 4:offset + 4 + size].decode())
+                    (size,) = struct.unpack_from(">I", block, offset)
+                    values.append(block[offset + 4 : offset + 4 + size].decode())
                     offset += 4 + size
                 headers.setdefault(values[0].lower(), []).extend(values[1].split("\0"))
         except (zlib.error, struct.error, UnicodeDecodeError) as exc:
@@ -145,7 +148,7 @@ def syn_stream_of(codec: HeaderCodec, frame: Control) -> tuple[int, dict[str, li
     """(stream id, headers) of a SYN_STREAM: id, associated id, priority and slot, then the header block."""
     if len(frame.payload) < 10:
         raise SpdyError("short SYN_STREAM frame")
-    stream_id, = struct.unpack_from(">I", frame.payload)
+    (stream_id,) = struct.unpack_from(">I", frame.payload)
     return stream_id & 0x7FFFFFFF, codec.decode(frame.payload[10:])
 
 

@@ -55,7 +55,7 @@ class Stream:
         for start in range(0, len(data), CHUNK):
             if self.closed:
                 return
-            await self.conn.send(spdy.data(self.id, data[start:start + CHUNK]))
+            await self.conn.send(spdy.data(self.id, data[start : start + CHUNK]))
 
     async def close(self) -> None:
         """FIN our half (an empty data frame with the FIN flag), as spdystream's Close does."""

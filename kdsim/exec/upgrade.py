@@ -20,26 +20,33 @@ ACCEPTED_HEADER = "X-Accepted-Stream-Protocol-Versions"
 
 def is_spdy(request: web.Request) -> bool:
     """A SPDY/3.1 upgrade request, as the kubelet's upgrader recognises one."""
-    return ("upgrade" in request.headers.get("Connection", "").lower()
-            and SPDY_31.lower() in request.headers.get("Upgrade", "").lower())
+    return (
+        "upgrade" in request.headers.get("Connection", "").lower()
+        and SPDY_31.lower() in request.headers.get("Upgrade", "").lower()
+    )
 
 
 def go_error(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
     """What Go's http.Error writes."""
-    return web.Response(status=status, text=message + "\n", headers={
-        "Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff", **(headers or {})})
+    return web.Response(
+        status=status,
+        text=message + "\n",
+        headers={"Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff", **(headers or {})},
+    )
 
 
 def negotiate(request: web.Request, server: tuple[str, ...]) -> str | web.Response:
     """httpstream.Handshake: the first client protocol the server speaks, else the error the kubelet answers."""
-    offered = [p.strip() for value in request.headers.getall(PROTOCOL_HEADER, []) for p in value.split(",")
-               if p.strip()]
+    offered = [p.strip() for value in request.headers.getall(PROTOCOL_HEADER, []) for p in value.split(",") if p.strip()]
     if not offered:
         return go_error(400, f"unable to upgrade: {PROTOCOL_HEADER} is required")
     chosen = next((p for p in offered if p in server), None)
     if chosen is None:
-        response = go_error(403, f"unable to upgrade: unable to negotiate protocol: client supports "
-                                 f"[{' '.join(offered)}], server accepts [{' '.join(server)}]")
+        response = go_error(
+            403,
+            f"unable to upgrade: unable to negotiate protocol: client supports "
+            f"[{' '.join(offered)}], server accepts [{' '.join(server)}]",
+        )
         for protocol in server:
             response.headers.add(ACCEPTED_HEADER, protocol)
         return response
@@ -107,8 +114,9 @@ class HijackedPipe:
 
 async def switch(request: web.Request, protocol: str) -> HijackedPipe:
     """Answer 101 Switching Protocols (Upgrade: SPDY/3.1, the negotiated protocol) and take the connection."""
-    response = _SwitchingProtocols({"Connection": "Upgrade", "Upgrade": SPDY_31,
-                                    **({PROTOCOL_HEADER: protocol} if protocol else {})})
+    response = _SwitchingProtocols(
+        {"Connection": "Upgrade", "Upgrade": SPDY_31, **({PROTOCOL_HEADER: protocol} if protocol else {})}
+    )
     response.force_close()
     await response.prepare(request)
     pipe = HijackedPipe(request, response)

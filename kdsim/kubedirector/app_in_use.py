@@ -17,8 +17,9 @@ from typing import Any
 from kdsim.kubedirector import names
 from kdsim.validation.pvc import parse_quantity
 
-APP_IN_USE = ("KubeDirectorApp resource cannot be deleted or modified while referenced by the following "
-              "KubeDirectorCluster resources: %s")
+APP_IN_USE = (
+    "KubeDirectorApp resource cannot be deleted or modified while referenced by the following KubeDirectorCluster resources: %s"
+)
 
 _MISSING = object()  # a key absent from the JSON (only SetupPackage tells it apart from null)
 _UNSET, _NULL = ("unset",), ("null",)  # SetupPackage IsSet=false / IsSet and IsNull
@@ -26,9 +27,15 @@ Conv = Callable[[Any], Any]
 
 
 # -- which clusters reference the app --------------------------------------------------------------
-def referencing_clusters(app_namespace: str, app_name: str, clusters: Iterable[Mapping[str, Any]], *,
-                         system_namespace: str, app_exists: Callable[[str, str], bool]) -> list[str]:
-    """"namespace/name" of every KDCluster using the app, in the order KD would have noticed them.
+def referencing_clusters(
+    app_namespace: str,
+    app_name: str,
+    clusters: Iterable[Mapping[str, Any]],
+    *,
+    system_namespace: str,
+    app_exists: Callable[[str, str], bool],
+) -> list[str]:
+    """ "namespace/name" of every KDCluster using the app, in the order KD would have noticed them.
 
     `app_exists(namespace, name)` says whether a KDApp exists there: a cluster without spec.appCatalog gets
     "local" when its namespace has the app, else "system" (what KD's cluster webhook would have written)."""
@@ -38,8 +45,7 @@ def referencing_clusters(app_namespace: str, app_name: str, clusters: Iterable[M
         if spec.get("app") != app_name or _released(meta):
             continue
         namespace = str(meta.get("namespace", ""))
-        catalog = spec.get("appCatalog") or (
-            names.CATALOG_LOCAL if app_exists(namespace, app_name) else names.CATALOG_SYSTEM)
+        catalog = spec.get("appCatalog") or (names.CATALOG_LOCAL if app_exists(namespace, app_name) else names.CATALOG_SYSTEM)
         key_namespace = namespace if catalog == names.CATALOG_LOCAL else system_namespace
         if key_namespace == app_namespace:
             found.append((str(meta.get("creationTimestamp", "")), namespace, str(meta.get("name", ""))))
@@ -115,6 +121,7 @@ def _struct(fields: dict[str, Conv]) -> Conv:
     def conv(v: Any) -> dict[str, Any]:
         src = v if isinstance(v, Mapping) else {}
         return {k: c(src.get(k, _MISSING)) for k, c in fields.items()}
+
     return conv
 
 
@@ -137,19 +144,51 @@ def _quantity(q: Any) -> Decimal | str:
 _STR, _INT, _BOOL = _value(""), _value(0), _value(False)
 _STRINGS = _slice(_STR)
 _LABEL = _struct({"name": _STR, "description": _STR})
-_NODE_ROLE = _struct({
-    "id": _STR, "cardinality": _STR, "imageRepoTag": _ptr(), "configPackage": _setup_package,
-    "persistDirs": _ptr(_STRINGS), "eventList": _ptr(_STRINGS),
-    "minResources": _ptr(lambda m: {k: _quantity(q) for k, q in (m or {}).items()}),
-    "minStorage": _ptr(_struct({"size": _STR, "ephemeralModeSupported": _BOOL})),
-    "containerSpec": _ptr(_struct({"stdin": _BOOL, "tty": _BOOL})), "maxLogSizeDump": _ptr()})
-_SERVICE = _struct({"id": _STR, "label": _LABEL, "exported_service": _STR, "endpoint": _struct({
-    "urlScheme": _STR, "port": _ptr(), "path": _STR, "isDashboard": _BOOL, "hasAuthToken": _BOOL})})
-_CONFIG = _struct({"roleServices": _slice(_struct({"serviceIDs": _STRINGS, "roleID": _STR})),
-                   "selectedRoles": _STRINGS, "configMeta": lambda v: {} if _absent(v) else dict(v)})
-_APP_SPEC = _struct({
-    "label": _LABEL, "distroID": _STR, "version": _STR, "configSchemaVersion": _INT,
-    "defaultImageRepoTag": _ptr(), "defaultConfigPackage": _setup_package, "services": _slice(_SERVICE),
-    "roles": _slice(_NODE_ROLE), "config": _CONFIG, "defaultPersistDirs": _ptr(_STRINGS),
-    "defaultEventList": _ptr(_STRINGS), "capabilities": _STRINGS, "systemdRequired": _BOOL, "logoURL": _STR,
-    "defaultMaxLogSizeDump": _ptr()})
+_NODE_ROLE = _struct(
+    {
+        "id": _STR,
+        "cardinality": _STR,
+        "imageRepoTag": _ptr(),
+        "configPackage": _setup_package,
+        "persistDirs": _ptr(_STRINGS),
+        "eventList": _ptr(_STRINGS),
+        "minResources": _ptr(lambda m: {k: _quantity(q) for k, q in (m or {}).items()}),
+        "minStorage": _ptr(_struct({"size": _STR, "ephemeralModeSupported": _BOOL})),
+        "containerSpec": _ptr(_struct({"stdin": _BOOL, "tty": _BOOL})),
+        "maxLogSizeDump": _ptr(),
+    }
+)
+_SERVICE = _struct(
+    {
+        "id": _STR,
+        "label": _LABEL,
+        "exported_service": _STR,
+        "endpoint": _struct({"urlScheme": _STR, "port": _ptr(), "path": _STR, "isDashboard": _BOOL, "hasAuthToken": _BOOL}),
+    }
+)
+_CONFIG = _struct(
+    {
+        "roleServices": _slice(_struct({"serviceIDs": _STRINGS, "roleID": _STR})),
+        "selectedRoles": _STRINGS,
+        "configMeta": lambda v: {} if _absent(v) else dict(v),
+    }
+)
+_APP_SPEC = _struct(
+    {
+        "label": _LABEL,
+        "distroID": _STR,
+        "version": _STR,
+        "configSchemaVersion": _INT,
+        "defaultImageRepoTag": _ptr(),
+        "defaultConfigPackage": _setup_package,
+        "services": _slice(_SERVICE),
+        "roles": _slice(_NODE_ROLE),
+        "config": _CONFIG,
+        "defaultPersistDirs": _ptr(_STRINGS),
+        "defaultEventList": _ptr(_STRINGS),
+        "capabilities": _STRINGS,
+        "systemdRequired": _BOOL,
+        "logoURL": _STR,
+        "defaultMaxLogSizeDump": _ptr(),
+    }
+)

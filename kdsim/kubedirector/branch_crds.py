@@ -19,8 +19,11 @@ def live_upgrade_crds() -> list[dict[str, Any]]:
                 continue
             status = root["status"]["properties"]
             status["app"] = {"type": "string", "minLength": 1}
-            status["upgradeInfo"] = {"type": "object", "nullable": True, "properties": {
-                "isRollingBack": {"type": "boolean"}, "prevApp": {"type": "string"}}}
+            status["upgradeInfo"] = {
+                "type": "object",
+                "nullable": True,
+                "properties": {"isRollingBack": {"type": "boolean"}, "prevApp": {"type": "string"}},
+            }
             role = status["roles"]["items"]["properties"]
             role["roleUpgradeStatus"] = {"type": "string"}
             role["members"]["items"]["properties"]["podUpgradeStatus"] = {"type": "string"}

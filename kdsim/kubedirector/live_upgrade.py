@@ -21,17 +21,19 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
-NOT_ONLY_APP = ("Change to spec not allowed because not only spec.app field was changed. Do not change spec.app "
-                "with other spec fields in the same time.")
+NOT_ONLY_APP = (
+    "Change to spec not allowed because not only spec.app field was changed. Do not change spec.app "
+    "with other spec fields in the same time."
+)
 CLUSTER_NOT_READY = "The %s cluster spec cannot be changed, as currently it is busy with other changes."
 APP_IS_UPGRADING = "The %s cluster already is upgrading, but it can be rolled back to the previous app"
-NOT_NEWER = ("The candidate app version %s is not newer than version %s that is already running at the current "
-             "cluster.")
-BAD_VERSION = ("The version string %s cannot be recognized according Semantic Versioning rules "
-               "(see https://semver.org/).")
+NOT_NEWER = "The candidate app version %s is not newer than version %s that is already running at the current cluster."
+BAD_VERSION = "The version string %s cannot be recognized according Semantic Versioning rules (see https://semver.org/)."
 NOT_UPGRADABLE = "The application %s of version %s doesn't support live upgrade."
-TOO_DIFFERENT = ("The candidate app %s spec is too different from the actual app %s spec. Currently the potential "
-                 "differences are only for role image tags and cardinality.")
+TOO_DIFFERENT = (
+    "The candidate app %s spec is too different from the actual app %s spec. Currently the potential "
+    "differences are only for role image tags and cardinality."
+)
 BAD_CARDINALITY = "The candidate app %s %s role cardinality doesn't satisfy the current cluster %s role active members count"
 IMAGE_NOT_CHANGED = "As role %s spec was changed its image also must be changed"
 BAD_DISTRO = "Invalid application with distroId: %s. Expected application with distroId: %s"
@@ -139,8 +141,7 @@ def general_errors(old: Mapping[str, Any], new: Mapping[str, Any], find_app: Fin
     for obj, found in ((new, new_app), (old, prev_app)):
         if found is None:
             errors.append(APP_NOT_FOUND % (obj.get("spec") or {}).get("app"))
-    rollback = bool(app_modified and info and not info.get("isRollingBack")
-                    and new_spec.get("app") == info.get("prevApp"))
+    rollback = bool(app_modified and info and not info.get("isRollingBack") and new_spec.get("app") == info.get("prevApp"))
     fields_modified = {**old_spec, "app": new_spec.get("app")} != dict(new_spec)
     if not configured:
         if fields_modified:
@@ -156,8 +157,7 @@ def general_errors(old: Mapping[str, Any], new: Mapping[str, Any], find_app: Fin
     return errors
 
 
-def _switch_errors(old: Mapping[str, Any], prev_app: Mapping[str, Any], new_app: Mapping[str, Any],
-                   rollback: bool) -> list[str]:
+def _switch_errors(old: Mapping[str, Any], prev_app: Mapping[str, Any], new_app: Mapping[str, Any], rollback: bool) -> list[str]:
     prev_spec, new_spec = prev_app.get("spec") or {}, new_app.get("spec") or {}
     errors: list[str] = []
     if prev_spec.get("distroID") != new_spec.get("distroID"):
@@ -219,9 +219,16 @@ def image_patch(template: Mapping[str, Any], image: str, rolling_back: bool) -> 
 
 def role_done(pods: Sequence[Mapping[str, Any]], image: str, ready: Callable[[Mapping[str, Any]], bool]) -> bool:
     """The emulator's stand-in for every member of a role reporting its upgrade done: each pod runs ``image``."""
-    return all(ready(p) and any(c.get("image") == image for c in (p.get("spec") or {}).get("containers") or ())
-               for p in pods)
+    return all(ready(p) and any(c.get("image") == image for c in (p.get("spec") or {}).get("containers") or ()) for p in pods)
 
 
-__all__ = ["MODE", "app_spec_error", "app_update_view", "cardinality", "general_errors", "handle_switch", "image_patch",
-           "role_done"]
+__all__ = [
+    "MODE",
+    "app_spec_error",
+    "app_update_view",
+    "cardinality",
+    "general_errors",
+    "handle_switch",
+    "image_patch",
+    "role_done",
+]

@@ -152,17 +152,28 @@ def parse_app(obj: Mapping[str, Any]) -> App:
         persist = raw.get("persistDirs", spec.get("defaultPersistDirs"))
         pkg = _setup_package(raw["configPackage"]) if "configPackage" in raw else (default_pkg if default_pkg_set else None)
         container = raw.get("containerSpec") or {}
-        roles.append(AppRole(
-            id=role_id, min_members=min_members, scale_out=scale_out,
-            image=raw.get("imageRepoTag") or spec.get("defaultImageRepoTag"),
-            persist_dirs=tuple(persist) if persist is not None else None,
-            setup_package=pkg, ports=tuple(ports),
-            stdin=bool(container.get("stdin")), tty=bool(container.get("tty"))))
+        roles.append(
+            AppRole(
+                id=role_id,
+                min_members=min_members,
+                scale_out=scale_out,
+                image=raw.get("imageRepoTag") or spec.get("defaultImageRepoTag"),
+                persist_dirs=tuple(persist) if persist is not None else None,
+                setup_package=pkg,
+                ports=tuple(ports),
+                stdin=bool(container.get("stdin")),
+                tty=bool(container.get("tty")),
+            )
+        )
     meta = obj.get("metadata") or {}
-    return App(name=str(meta.get("name", "")), namespace=str(meta.get("namespace", "")),
-               pretty_name=str((spec.get("label") or {}).get("name", "")),
-               systemd_required=bool(spec.get("systemdRequired")),
-               capabilities=tuple(spec.get("capabilities") or ()), roles=tuple(roles))
+    return App(
+        name=str(meta.get("name", "")),
+        namespace=str(meta.get("namespace", "")),
+        pretty_name=str((spec.get("label") or {}).get("name", "")),
+        systemd_required=bool(spec.get("systemdRequired")),
+        capabilities=tuple(spec.get("capabilities") or ()),
+        roles=tuple(roles),
+    )
 
 
 def parse_cluster(obj: Mapping[str, Any], app: App) -> Cluster:
@@ -188,20 +199,34 @@ def parse_cluster(obj: Mapping[str, Any], app: App) -> Cluster:
             card = f"{app_role.min_members}{'+' if app_role.scale_out else ''}"
             raise SpecError(f"{where}.members: {members} does not satisfy the app's cardinality {card}")
         storage = raw.get("storage")
-        roles.append(ClusterRole(
-            id=role_id, members=int(members), resources=raw.get("resources") or {},
-            storage=Storage(str(storage["size"]), storage.get("storageClassName")) if storage else None,
-            env=tuple(raw.get("env") or ()), pod_labels=raw.get("podLabels") or {},
-            pod_annotations=raw.get("podAnnotations") or {}, service_labels=raw.get("serviceLabels") or {},
-            service_annotations=raw.get("serviceAnnotations") or {},
-            secret=raw.get("secret") or spec.get("defaultSecret"), shared_memory=raw.get("sharedMemory"),
-            service_account=raw.get("serviceAccountName") or "", affinity=raw.get("affinity"),
-            volume_projections=tuple(raw.get("volumeProjections") or ())))
+        roles.append(
+            ClusterRole(
+                id=role_id,
+                members=int(members),
+                resources=raw.get("resources") or {},
+                storage=Storage(str(storage["size"]), storage.get("storageClassName")) if storage else None,
+                env=tuple(raw.get("env") or ()),
+                pod_labels=raw.get("podLabels") or {},
+                pod_annotations=raw.get("podAnnotations") or {},
+                service_labels=raw.get("serviceLabels") or {},
+                service_annotations=raw.get("serviceAnnotations") or {},
+                secret=raw.get("secret") or spec.get("defaultSecret"),
+                shared_memory=raw.get("sharedMemory"),
+                service_account=raw.get("serviceAccountName") or "",
+                affinity=raw.get("affinity"),
+                volume_projections=tuple(raw.get("volumeProjections") or ()),
+            )
+        )
     namespace = str(meta.get("namespace", ""))
     catalog = spec.get("appCatalog") or (names.CATALOG_LOCAL if app.namespace == namespace else names.CATALOG_SYSTEM)
     return Cluster(
-        name=str(meta.get("name", "")), namespace=namespace, uid=str(meta.get("uid", "")),
-        app_id=str(spec.get("app", "")), app_catalog=catalog,
+        name=str(meta.get("name", "")),
+        namespace=namespace,
+        uid=str(meta.get("uid", "")),
+        app_id=str(spec.get("app", "")),
+        app_catalog=catalog,
         service_type=spec.get("serviceType") or names.DEFAULT_SERVICE_TYPE,
-        naming_scheme=spec.get("namingScheme") or names.DEFAULT_NAMING_SCHEME, roles=tuple(roles),
-        connection_secrets=tuple((spec.get("connections") or {}).get("secrets") or ()))
+        naming_scheme=spec.get("namingScheme") or names.DEFAULT_NAMING_SCHEME,
+        roles=tuple(roles),
+        connection_secrets=tuple((spec.get("connections") or {}).get("secrets") or ()),
+    )

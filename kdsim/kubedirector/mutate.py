@@ -21,14 +21,11 @@ from typing import Any
 from kdsim.kubedirector import names
 
 # pkg/validator/types.go noDefaultStorageClass / badDefaultStorageClass
-NO_DEFAULT_STORAGE_CLASS = ("storageClassName is not specified for one or more roles, and no default storage class "
-                            "is available.")
+NO_DEFAULT_STORAGE_CLASS = "storageClassName is not specified for one or more roles, and no default storage class is available."
 INVALID_ROLE_STORAGE_CLASS = "Unable to fetch storageClassName(%s) for role(%s)."  # invalidRoleStorageClass
 # pkg/observer/observer.go GetDefaultStorageClass: the first class carrying either annotation "true".
-DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
-                             "storageclass.beta.kubernetes.io/is-default-class")
-_APP_DEFAULTS = ("defaultImageRepoTag", "defaultConfigPackage", "defaultPersistDirs", "defaultEventList",
-                 "defaultMaxLogSizeDump")
+DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class")
+_APP_DEFAULTS = ("defaultImageRepoTag", "defaultConfigPackage", "defaultPersistDirs", "defaultEventList", "defaultMaxLogSizeDump")
 
 
 def default_storage_class(classes: Sequence[Mapping[str, Any]]) -> str | None:
@@ -45,8 +42,7 @@ def setup_package_info(package: Any) -> dict[str, Any] | None:
     always present (kubedirectorapp_types.go: no omitempty), anything else dropped; null stays null."""
     if not isinstance(package, Mapping):
         return None
-    return {"packageURL": str(package.get("packageURL") or ""),
-            "useNewSetupLayout": bool(package.get("useNewSetupLayout"))}
+    return {"packageURL": str(package.get("packageURL") or ""), "useNewSetupLayout": bool(package.get("useNewSetupLayout"))}
 
 
 def app_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,8 +85,9 @@ def app_roles_cardinality(app: Mapping[str, Any]) -> dict[str, int]:
     return out
 
 
-def cluster_spec(spec: Mapping[str, Any], *, namespace: str, app: Mapping[str, Any] | None,
-                 storage_class: str | None, classes: frozenset[str]) -> tuple[dict[str, Any], list[str]]:
+def cluster_spec(
+    spec: Mapping[str, Any], *, namespace: str, app: Mapping[str, Any] | None, storage_class: str | None, classes: frozenset[str]
+) -> tuple[dict[str, Any], list[str]]:
     """(the KDCluster spec KD stores, KD's validation errors among those emulated here). ``app`` is the KDApp KD
     found (catalog.FindApp); ``storage_class`` the class KD would default to (KubeDirectorConfig, else the
     cluster's default StorageClass); ``classes`` the StorageClasses that exist. With errors, KD sends no patch:

@@ -11,13 +11,12 @@ from kdsim.kubedirector.model import AppRole
 
 # pkg/executor/statefulset.go: always persisted; replaced by the config-package sets when the role has one.
 DEFAULT_DIRS: tuple[str, ...] = ("/etc",)
-CONFIG_PACKAGE_DIRS: tuple[str, ...] = ("/etc", "/opt/guestconfig", "/var/log/guestconfig", "/usr/local/bin",
-                                        "/usr/local/lib")
+CONFIG_PACKAGE_DIRS: tuple[str, ...] = ("/etc", "/opt/guestconfig", "/var/log/guestconfig", "/usr/local/bin", "/usr/local/lib")
 LEGACY_CONFIG_PACKAGE_DIRS: tuple[str, ...] = ("/etc", "/opt", "/usr")
 
 
 def _relation(parent: str, child: str) -> str:
-    """"same", "sub" (child is strictly below parent) or "" (unrelated)."""
+    """ "same", "sub" (child is strictly below parent) or "" (unrelated)."""
     p, c = posixpath.normpath(parent), posixpath.normpath(child)
     if p == c:
         return "same"

@@ -34,16 +34,22 @@ NO_PORTS_SERVICE = "n/a"  # KD's member.service when the role exposes no port
 
 def empty_status() -> dict[str, Any]:
     """The status KD starts a new cluster with."""
-    return {"state": CLUSTER_CREATING, "memberStateRollup": rollup([]), "generationUID": "",
-            "specGenerationToProcess": 0, "clusterService": "", "lastNodeID": 0, "roles": [],
-            "lastConnectionHash": ""}
+    return {
+        "state": CLUSTER_CREATING,
+        "memberStateRollup": rollup([]),
+        "generationUID": "",
+        "specGenerationToProcess": 0,
+        "clusterService": "",
+        "lastNodeID": 0,
+        "roles": [],
+        "lastConnectionHash": "",
+    }
 
 
 def new_member(statefulset: str, index: int, node_id: int, has_storage: bool) -> dict[str, Any]:
     """Status of a member KD has just decided to add (state "create pending")."""
     pod = names.member_pod_name(statefulset, index)
-    member: dict[str, Any] = {"pod": pod, "service": "", "nodeID": node_id, "state": CREATE_PENDING,
-                              "stateDetail": {}}
+    member: dict[str, Any] = {"pod": pod, "service": "", "nodeID": node_id, "state": CREATE_PENDING, "stateDetail": {}}
     if has_storage:
         member["pvc"] = names.member_pvc_name(pod)
     return member
@@ -133,8 +139,18 @@ def observe_member(member: dict[str, Any], pod: Mapping[str, Any] | None) -> boo
 
 def rollup(roles: Iterable[Mapping[str, Any]]) -> dict[str, bool]:
     """memberStateRollup from the member states (updateStateRollup)."""
-    r = {k: False for k in ("membershipChanging", "membersDown", "membersInitializing", "membersWaiting",
-                            "membersRestarting", "configErrors", "membersNotScheduled")}
+    r = {
+        k: False
+        for k in (
+            "membershipChanging",
+            "membersDown",
+            "membersInitializing",
+            "membersWaiting",
+            "membersRestarting",
+            "configErrors",
+            "membersNotScheduled",
+        )
+    }
     for role in roles:
         for m in role.get("members") or []:
             st = m.get("state")

@@ -38,8 +38,11 @@ class LogHandler:
         every = containers + [c["name"] for c in spec.get("initContainers") or []]
         if not container:
             if len(containers) != 1:
-                return _error(errors.bad_request(f"a container name must be specified for pod {name}, "
-                                                 f"choose one of: [{' '.join(containers)}]"))
+                return _error(
+                    errors.bad_request(
+                        f"a container name must be specified for pod {name}, choose one of: [{' '.join(containers)}]"
+                    )
+                )
             container = containers[0]
         if container not in every:
             return _error(errors.bad_request(f"container {container} is not valid for pod {name}"))
@@ -50,7 +53,7 @@ class LogHandler:
         tail = request.query.get("tailLines")
         if tail is not None and tail.isdigit():
             lines = data.splitlines(keepends=True)
-            data = b"".join(lines[-int(tail):]) if int(tail) else b""
+            data = b"".join(lines[-int(tail) :]) if int(tail) else b""
         return web.Response(body=data, content_type="text/plain")
 
 

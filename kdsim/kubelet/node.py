@@ -31,21 +31,42 @@ def node_object(node: NodeIdentity) -> dict[str, Any]:
     capacity = {"cpu": "8", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"}
     status: dict[str, Any] = {
         "addresses": [{"type": "InternalIP", "address": node.host_ip}, {"type": "Hostname", "address": node.name}],
-        "capacity": capacity, "allocatable": capacity,
-        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                        "message": "kubelet is posting ready status", "lastHeartbeatTime": now,
-                        "lastTransitionTime": now}],
-        "nodeInfo": {"kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": KUBELET_VERSION,
-                     "operatingSystem": "linux", "architecture": _arch(), "containerRuntimeVersion": "sim://1",
-                     "osImage": "gitops-kd sim", "kernelVersion": platform.release(), "machineID": "",
-                     "systemUUID": "", "bootID": ""},
+        "capacity": capacity,
+        "allocatable": capacity,
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+                "lastHeartbeatTime": now,
+                "lastTransitionTime": now,
+            }
+        ],
+        "nodeInfo": {
+            "kubeletVersion": KUBELET_VERSION,
+            "kubeProxyVersion": KUBELET_VERSION,
+            "operatingSystem": "linux",
+            "architecture": _arch(),
+            "containerRuntimeVersion": "sim://1",
+            "osImage": "gitops-kd sim",
+            "kernelVersion": platform.release(),
+            "machineID": "",
+            "systemUUID": "",
+            "bootID": "",
+        },
     }
     if node.kubelet_port:
         status["daemonEndpoints"] = {"kubeletEndpoint": {"Port": node.kubelet_port}}
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": node.name, "labels": {"kubernetes.io/hostname": node.name,
-                                                       "kubernetes.io/os": "linux", "kubernetes.io/arch": _arch()}},
-            "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": node.name,
+            "labels": {"kubernetes.io/hostname": node.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": _arch()},
+        },
+        "status": status,
+    }
 
 
 def _arch() -> str:

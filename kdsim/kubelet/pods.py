@@ -28,8 +28,12 @@ INIT_TIMEOUT = 120.0
 
 
 def _tree_size(root: Path) -> int:
-    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root) for f in files
-               if not os.path.islink(os.path.join(d, f)))
+    return sum(
+        os.path.getsize(os.path.join(d, f))
+        for d, _, files in os.walk(root)
+        for f in files
+        if not os.path.islink(os.path.join(d, f))
+    )
 
 
 def go_duration(seconds: float) -> str:
@@ -58,8 +62,15 @@ class ContainerContext:
     hostname: str
 
     def process(self, argv: tuple[str, ...]) -> runner.ContainerProcess:
-        return runner.ContainerProcess(rootfs=self.rootfs, argv=argv, env=self.env, workdir=self.workdir,
-                                       mounts=self.mounts, hostname=self.hostname, image_root=self.image_root)
+        return runner.ContainerProcess(
+            rootfs=self.rootfs,
+            argv=argv,
+            env=self.env,
+            workdir=self.workdir,
+            mounts=self.mounts,
+            hostname=self.hostname,
+            image_root=self.image_root,
+        )
 
 
 @dataclass
@@ -92,15 +103,26 @@ class PodRuntime:
         status = pod.get("status") or {}
         if status.get("phase") != "Running" or not status.get("podIP"):
             return None
-        runtime = cls(uid=pod["metadata"]["uid"], pod_ip=status["podIP"], host_ip=host_ip,
-                      start_time=status.get("startTime") or now_rfc3339(), phase="Running")
-        for spec_key, status_key, target in (("initContainers", "initContainerStatuses", runtime.init),
-                                             ("containers", "containerStatuses", runtime.main)):
+        runtime = cls(
+            uid=pod["metadata"]["uid"],
+            pod_ip=status["podIP"],
+            host_ip=host_ip,
+            start_time=status.get("startTime") or now_rfc3339(),
+            phase="Running",
+        )
+        for spec_key, status_key, target in (
+            ("initContainers", "initContainerStatuses", runtime.init),
+            ("containers", "containerStatuses", runtime.main),
+        ):
             known = {c.get("name"): c for c in status.get(status_key) or []}
             for c in (pod.get("spec") or {}).get(spec_key) or []:
                 cs = known.get(c["name"]) or {}
-                run = ContainerRun(c["name"], c.get("image", ""), image_id(c.get("image") or "none"),
-                                   restart_count=int(cs.get("restartCount") or 0))
+                run = ContainerRun(
+                    c["name"],
+                    c.get("image", ""),
+                    image_id(c.get("image") or "none"),
+                    restart_count=int(cs.get("restartCount") or 0),
+                )
                 if spec_key == "initContainers":
                     run.run()
                     run.terminate(0)
@@ -111,16 +133,19 @@ class PodRuntime:
                 target.append(run)
         return runtime
 
-    def setup(self, pod: Mapping[str, Any], dirs: sandbox.NodeDirs, images: ImageStore,
-              lookup: sandbox.Lookup) -> None:
+    def setup(self, pod: Mapping[str, Any], dirs: sandbox.NodeDirs, images: ImageStore, lookup: sandbox.Lookup) -> None:
         """Create volumes and container rootfs copies; raises sandbox.VolumeError while a volume is missing."""
         spec = pod.get("spec") or {}
         if not self.main:
-            self.init = [ContainerRun(c["name"], c.get("image", ""), image_id(c.get("image") or "none"),
-                                      reason="PodInitializing") for c in spec.get("initContainers") or []]
+            self.init = [
+                ContainerRun(c["name"], c.get("image", ""), image_id(c.get("image") or "none"), reason="PodInitializing")
+                for c in spec.get("initContainers") or []
+            ]
             reason = "PodInitializing" if self.init else "ContainerCreating"
-            self.main = [ContainerRun(c["name"], c.get("image", ""), image_id(c.get("image") or "none"),
-                                      reason=reason) for c in spec.get("containers") or []]
+            self.main = [
+                ContainerRun(c["name"], c.get("image", ""), image_id(c.get("image") or "none"), reason=reason)
+                for c in spec.get("containers") or []
+            ]
         volumes = sandbox.prepare_volumes(dirs, pod, lookup)
         hostname = spec.get("hostname") or (pod.get("metadata") or {}).get("name", "")
         for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
@@ -129,8 +154,13 @@ class PodRuntime:
             self._pulls[c["name"]] = (time.monotonic() - began, _tree_size(image_root))
             rootfs = sandbox.prepare_rootfs(dirs, self.uid, c["name"], image_root)
             self.contexts[c["name"]] = ContainerContext(
-                rootfs=rootfs, image_root=image_root, env=sandbox.container_env(pod, c, lookup),
-                mounts=sandbox.container_mounts(c, volumes), workdir=c.get("workingDir") or "/", hostname=hostname)
+                rootfs=rootfs,
+                image_root=image_root,
+                env=sandbox.container_env(pod, c, lookup),
+                mounts=sandbox.container_mounts(c, volumes),
+                workdir=c.get("workingDir") or "/",
+                hostname=hostname,
+            )
 
     @property
     def ready_to_step(self) -> bool:
@@ -163,8 +193,11 @@ class PodRuntime:
             if run.exit_code != 0:
                 return 0.05 if policy != "Never" else 0.0
         self.phase = "Running"
-        delays = [d for run, c in zip(self.main, spec.get("containers") or [])
-                  if (d := self._step_main(run, c, images, now)) is not None]
+        delays = [
+            d
+            for run, c in zip(self.main, spec.get("containers") or [])
+            if (d := self._step_main(run, c, images, now)) is not None
+        ]
         return min(delays) if delays else None
 
     def _run_init(self, pod: Mapping[str, Any], run: ContainerRun, container: Mapping[str, Any]) -> None:
@@ -179,8 +212,7 @@ class PodRuntime:
         self._log(run.name, result.stdout + result.stderr)
         message = result.stderr.decode(errors="replace").strip()[-1024:] if result.exit_code else ""
         run.terminate(result.exit_code, message)
-        log.info("pod %s: init container %s exited %s", (pod.get("metadata") or {}).get("name"), run.name,
-                 result.exit_code)
+        log.info("pod %s: init container %s exited %s", (pod.get("metadata") or {}).get("name"), run.name, result.exit_code)
 
     def _starting(self, run: ContainerRun, container: Mapping[str, Any], spec_key: str) -> None:
         """The kubelet's events for starting a container: the image pull (or that it is present), Created,
@@ -190,8 +222,15 @@ class PodRuntime:
         if container.get("imagePullPolicy") == "Always" or image not in self.node_images:
             took, size = self._pulls.get(run.name, (0.0, 0))
             self.events.append(("Normal", "Pulling", f'Pulling image "{image}"', path))
-            self.events.append(("Normal", "Pulled", f'Successfully pulled image "{image}" in {go_duration(took)} '
-                                f"({go_duration(took)} including waiting). Image size: {size} bytes.", path))
+            self.events.append(
+                (
+                    "Normal",
+                    "Pulled",
+                    f'Successfully pulled image "{image}" in {go_duration(took)} '
+                    f"({go_duration(took)} including waiting). Image size: {size} bytes.",
+                    path,
+                )
+            )
             self.node_images.add(image)
         else:
             self.events.append(("Normal", "Pulled", f'Container image "{image}" already present on machine', path))
@@ -199,13 +238,22 @@ class PodRuntime:
         self.events.append(("Normal", "Started", f"Started container {run.name}", path))
 
     def _back_off(self, run: ContainerRun, spec_key: str) -> None:
-        self.events.append(("Warning", "BackOff", f"Back-off restarting failed container {run.name} in pod "
-                            f"{self._pod_format}", f"spec.{spec_key}{{{run.name}}}"))
+        self.events.append(
+            (
+                "Warning",
+                "BackOff",
+                f"Back-off restarting failed container {run.name} in pod {self._pod_format}",
+                f"spec.{spec_key}{{{run.name}}}",
+            )
+        )
 
     def stopping(self) -> list[tuple[str, str, str, str]]:
         """The Killing events of the containers running when the pod is deleted."""
-        return [("Normal", "Killing", f"Stopping container {run.name}", f"spec.containers{{{run.name}}}")
-                for run in self.main if run.state == "running"]
+        return [
+            ("Normal", "Killing", f"Stopping container {run.name}", f"spec.containers{{{run.name}}}")
+            for run in self.main
+            if run.state == "running"
+        ]
 
     def take_events(self) -> list[tuple[str, str, str, str]]:
         out, self.events = self.events, []
@@ -217,8 +265,7 @@ class PodRuntime:
         with path.open("ab") as fh:
             fh.write(data)
 
-    def _step_main(self, run: ContainerRun, container: Mapping[str, Any], images: ImageStore,
-                   now: float) -> float | None:
+    def _step_main(self, run: ContainerRun, container: Mapping[str, Any], images: ImageStore, now: float) -> float | None:
         behavior = images.behavior(run.image)
         due = self._due.get(run.name, 0.0)
         if now < due:
@@ -229,7 +276,7 @@ class PodRuntime:
             if behavior.crash_loop:
                 self._due[run.name] = now + CRASH_AFTER
                 return CRASH_AFTER
-            probe = (container.get("readinessProbe") or {})
+            probe = container.get("readinessProbe") or {}
             first = float(probe.get("initialDelaySeconds") or 0)
             if "exec" not in probe:
                 first = max(first, images.ready_delay(run.image))
@@ -262,8 +309,7 @@ class PodRuntime:
             run.ready = True
         else:
             output = (result.stdout + result.stderr).decode(errors="replace")
-            self.events.append(("Warning", "Unhealthy", f"Readiness probe failed: {output}",
-                                f"spec.containers{{{run.name}}}"))
+            self.events.append(("Warning", "Unhealthy", f"Readiness probe failed: {output}", f"spec.containers{{{run.name}}}"))
             failures = self._probe_failures.get(run.name, 0) + 1
             self._probe_failures[run.name] = failures
             if failures >= int(probe.get("failureThreshold") or 3) or not run.ready:
@@ -274,13 +320,27 @@ class PodRuntime:
 
     def status(self, previous: Mapping[str, Any] | None) -> dict[str, Any]:
         phase = "Failed" if self.failed else self.phase
-        return pod_status(phase=phase, init=self.init, main=self.main, pod_ip=self.pod_ip, host_ip=self.host_ip,
-                          start_time=self.start_time, previous=previous)
+        return pod_status(
+            phase=phase,
+            init=self.init,
+            main=self.main,
+            pod_ip=self.pod_ip,
+            host_ip=self.host_ip,
+            start_time=self.start_time,
+            previous=previous,
+        )
 
     def pending_status(self, previous: Mapping[str, Any] | None, message: str) -> dict[str, Any]:
         """Status while the sandbox cannot be created yet (e.g. a claim is missing)."""
-        status = pod_status(phase="Pending", init=self.init, main=self.main, pod_ip="", host_ip=self.host_ip,
-                            start_time=self.start_time, previous=previous)
+        status = pod_status(
+            phase="Pending",
+            init=self.init,
+            main=self.main,
+            pod_ip="",
+            host_ip=self.host_ip,
+            start_time=self.start_time,
+            previous=previous,
+        )
         for key in ("podIP", "podIPs"):
             status.pop(key, None)
         for cs in status["containerStatuses"]:

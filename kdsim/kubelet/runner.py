@@ -70,12 +70,13 @@ def isolation_available() -> bool:
     with tempfile.TemporaryDirectory(prefix="sim-probe-") as tmp:
         spec_path = Path(tmp) / "spec.json"
         spec_path.write_text(json.dumps({"rootfs": tmp, "binds": [], "argv": ["/bin/true"], "env": {}}))
-        probe = subprocess.run([sys.executable, "-I", "-S", _NSEXEC, str(spec_path)], capture_output=True,
-                               timeout=30)
+        probe = subprocess.run([sys.executable, "-I", "-S", _NSEXEC, str(spec_path)], capture_output=True, timeout=30)
     ok = probe.returncode in (0, 127)  # 127: chroot worked, /bin/true is absent there
     if not ok:
-        log.warning("mount namespaces unavailable (%s); container commands will run un-isolated with "
-                    "cwd=<rootfs>", probe.stderr.decode(errors="replace").strip())
+        log.warning(
+            "mount namespaces unavailable (%s); container commands will run un-isolated with cwd=<rootfs>",
+            probe.stderr.decode(errors="replace").strip(),
+        )
     return ok
 
 
@@ -152,8 +153,15 @@ class _Plan:
                 target.touch(exist_ok=True)
             _inside(self.rootfs, m.path)
             self.binds.append([str(m.source), str(target), m.read_only])
-        return {"rootfs": str(self.rootfs), "binds": self.binds, "proc": True, "hostname": self.proc.hostname,
-                "workdir": self.proc.workdir or "/", "env": dict(self.proc.env), "argv": list(self.proc.argv)}
+        return {
+            "rootfs": str(self.rootfs),
+            "binds": self.binds,
+            "proc": True,
+            "hostname": self.proc.hostname,
+            "workdir": self.proc.workdir or "/",
+            "env": dict(self.proc.env),
+            "argv": list(self.proc.argv),
+        }
 
 
 def command_line(proc: ContainerProcess) -> tuple[list[str], str | None, dict[str, str] | None]:
@@ -186,9 +194,15 @@ def run(proc: ContainerProcess, *, stdin: bytes | None = None, timeout: float = 
     """
     argv, cwd, env = command_line(proc)
     try:
-        child = subprocess.Popen(argv, cwd=cwd, env=env, start_new_session=True,
-                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        child = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
     except FileNotFoundError as exc:
         return RunResult(127, b"", f"exec: {exc}\n".encode())
     try:
@@ -204,11 +218,16 @@ async def spawn(proc: ContainerProcess, *, stdin: bool) -> asyncio.subprocess.Pr
     """Start the process, in its own process group, with piped stdout/stderr (and stdin if asked)."""
     argv, cwd, env = command_line(proc)
     return await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        *argv,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def exit_code_of(returncode: int) -> int:
     """Shell-style exit code: 128+N for a process killed by signal N."""
     return 128 - returncode if returncode < 0 else returncode
-

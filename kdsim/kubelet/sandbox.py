@@ -107,8 +107,7 @@ def prepare_volumes(dirs: NodeDirs, pod: Mapping[str, Any], lookup: Lookup) -> d
             _write_items(path, data, src.get("items"))
         else:
             if "emptyDir" not in vol:
-                log.warning("pod %s/%s: volume %s of an unsupported kind is an empty dir", namespace,
-                            meta.get("name"), name)
+                log.warning("pod %s/%s: volume %s of an unsupported kind is an empty dir", namespace, meta.get("name"), name)
             path = dirs.pod(uid) / "volumes" / "empty-dir" / name
         path.mkdir(parents=True, exist_ok=True)
         result[name] = path
@@ -136,28 +135,42 @@ def container_mounts(container: Mapping[str, Any], volumes: Mapping[str, Path]) 
 
 def _field_ref(pod: Mapping[str, Any], path: str) -> str:
     meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
-    simple = {"metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace"),
-              "metadata.uid": meta.get("uid"), "spec.nodeName": spec.get("nodeName"),
-              "spec.serviceAccountName": spec.get("serviceAccountName"), "status.podIP": status.get("podIP"),
-              "status.hostIP": status.get("hostIP")}
+    simple = {
+        "metadata.name": meta.get("name"),
+        "metadata.namespace": meta.get("namespace"),
+        "metadata.uid": meta.get("uid"),
+        "spec.nodeName": spec.get("nodeName"),
+        "spec.serviceAccountName": spec.get("serviceAccountName"),
+        "status.podIP": status.get("podIP"),
+        "status.hostIP": status.get("hostIP"),
+    }
     if path in simple:
         return str(simple[path] or "")
     for prefix, source in (("metadata.labels", meta.get("labels")), ("metadata.annotations", meta.get("annotations"))):
         if path.startswith(prefix + "['") and path.endswith("']"):
-            return str((source or {}).get(path[len(prefix) + 2:-2], ""))
+            return str((source or {}).get(path[len(prefix) + 2 : -2], ""))
     return ""
 
 
-def container_env(pod: Mapping[str, Any], container: Mapping[str, Any], lookup: Lookup,
-                  service_host: str = "10.96.0.1") -> dict[str, str]:
+def container_env(
+    pod: Mapping[str, Any], container: Mapping[str, Any], lookup: Lookup, service_host: str = "10.96.0.1"
+) -> dict[str, str]:
     """The environment a kubelet gives the container: PATH, HOSTNAME, KUBERNETES_*, env and valueFrom."""
     meta = pod.get("metadata") or {}
     namespace = meta.get("namespace") or "default"
-    env = {"PATH": DEFAULT_PATH, "HOSTNAME": (pod.get("spec") or {}).get("hostname") or meta.get("name", ""),
-           "HOME": "/root", "KUBERNETES_SERVICE_HOST": service_host, "KUBERNETES_SERVICE_PORT": "443",
-           "KUBERNETES_SERVICE_PORT_HTTPS": "443", "KUBERNETES_PORT": f"tcp://{service_host}:443",
-           "KUBERNETES_PORT_443_TCP": f"tcp://{service_host}:443", "KUBERNETES_PORT_443_TCP_PROTO": "tcp",
-           "KUBERNETES_PORT_443_TCP_PORT": "443", "KUBERNETES_PORT_443_TCP_ADDR": service_host}
+    env = {
+        "PATH": DEFAULT_PATH,
+        "HOSTNAME": (pod.get("spec") or {}).get("hostname") or meta.get("name", ""),
+        "HOME": "/root",
+        "KUBERNETES_SERVICE_HOST": service_host,
+        "KUBERNETES_SERVICE_PORT": "443",
+        "KUBERNETES_SERVICE_PORT_HTTPS": "443",
+        "KUBERNETES_PORT": f"tcp://{service_host}:443",
+        "KUBERNETES_PORT_443_TCP": f"tcp://{service_host}:443",
+        "KUBERNETES_PORT_443_TCP_PROTO": "tcp",
+        "KUBERNETES_PORT_443_TCP_PORT": "443",
+        "KUBERNETES_PORT_443_TCP_ADDR": service_host,
+    }
     for src in container.get("envFrom") or []:
         prefix = src.get("prefix", "")
         if "configMapRef" in src:
@@ -165,8 +178,7 @@ def container_env(pod: Mapping[str, Any], container: Mapping[str, Any], lookup: 
             env.update({prefix + k: v for k, v in (cm.get("data") or {}).items()})
         elif "secretRef" in src:
             secret = lookup("secrets", namespace, src["secretRef"]["name"]) or {}
-            env.update({prefix + k: base64.b64decode(v).decode(errors="replace")
-                        for k, v in (secret.get("data") or {}).items()})
+            env.update({prefix + k: base64.b64decode(v).decode(errors="replace") for k, v in (secret.get("data") or {}).items()})
     for item in container.get("env") or []:
         value_from = item.get("valueFrom")
         if value_from is None:
@@ -192,8 +204,8 @@ def _expand(value: str, env: Mapping[str, str]) -> str:
         if value.startswith("$$", i):
             out.append("$")
             i += 2
-        elif value.startswith("$(", i) and (end := value.find(")", i)) != -1 and value[i + 2:end] in env:
-            out.append(env[value[i + 2:end]])
+        elif value.startswith("$(", i) and (end := value.find(")", i)) != -1 and value[i + 2 : end] in env:
+            out.append(env[value[i + 2 : end]])
             i = end + 1
         else:
             out.append(value[i])

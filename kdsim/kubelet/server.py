@@ -59,8 +59,9 @@ class ServingTls:
 class KubeletServer:
     """Serves /exec, /attach, /run, /portForward, /containerLogs, /pods and /healthz for one Kubelet in a background thread."""
 
-    def __init__(self, kubelet: Kubelet, *, address: str = "127.0.0.1", port: int = 0,
-                 serving: ServingTls | None = None, workdir: Path) -> None:
+    def __init__(
+        self, kubelet: Kubelet, *, address: str = "127.0.0.1", port: int = 0, serving: ServingTls | None = None, workdir: Path
+    ) -> None:
         self.kubelet = kubelet
         self.address, self.port = address, port
         self.serving = serving or ServingTls()
@@ -78,8 +79,7 @@ class KubeletServer:
         if not self._ready.wait(30):
             raise RuntimeError("the kubelet endpoint did not start within 30s")
         if self._error is not None:
-            raise RuntimeError(f"cannot serve the kubelet endpoint on {self.address}:{self.port}: {self._error}") \
-                from self._error
+            raise RuntimeError(f"cannot serve the kubelet endpoint on {self.address}:{self.port}: {self._error}") from self._error
         return self
 
     def stop(self) -> None:
@@ -124,11 +124,11 @@ class KubeletServer:
         app.router.add_get("/pods", self._pods)
         app.router.add_get("/pods/", self._pods)
         app.router.add_get("/healthz", self._healthz)
-        self._runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, access_log=None,
-                                     handler_cancellation=True, **request_limits())
+        self._runner = web.AppRunner(
+            app, handle_signals=False, shutdown_timeout=1.0, access_log=None, handler_cancellation=True, **request_limits()
+        )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self.port,
-                           ssl_context=self.serving.context(self.workdir))
+        site = web.TCPSite(self._runner, self.address, self.port, ssl_context=self.serving.context(self.workdir))
         await site.start()
         self.port = int(self._runner.addresses[0][1])
         log.info("kubelet endpoint serving at https://%s:%d", self.address, self.port)

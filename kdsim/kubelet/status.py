@@ -55,18 +55,25 @@ class ContainerRun:
         self.attempt_id += 1
 
     def _terminated(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"exitCode": self.exit_code if self.exit_code is not None else 0,
-                               "reason": self.reason or "Error",
-                               "startedAt": self.started_at, "finishedAt": self.finished_at,
-                               "containerID": self.container_id}
+        out: dict[str, Any] = {
+            "exitCode": self.exit_code if self.exit_code is not None else 0,
+            "reason": self.reason or "Error",
+            "startedAt": self.started_at,
+            "finishedAt": self.finished_at,
+            "containerID": self.container_id,
+        }
         if self.message:
             out["message"] = self.message
         return out
 
     @property
     def container_id(self) -> str:
-        return "sim://" + hashlib.sha256(f"{self.instance}/{self.name}/{self.image}/{self.attempt_id}/{self.started_at}".encode()
-                                         ).hexdigest()[:32]
+        return (
+            "sim://"
+            + hashlib.sha256(
+                f"{self.instance}/{self.name}/{self.image}/{self.attempt_id}/{self.started_at}".encode()
+            ).hexdigest()[:32]
+        )
 
     def to_status(self) -> dict[str, Any]:
         if self.state == "running":
@@ -75,31 +82,51 @@ class ContainerRun:
             state = {"terminated": self._terminated()}
         else:
             state = {"waiting": {"reason": self.reason, **({"message": self.message} if self.message else {})}}
-        out: dict[str, Any] = {"name": self.name, "image": self.image, "imageID": self.image_id if self.started_at else "",
-                               "ready": self.ready, "restartCount": self.restart_count,
-                               "started": self.state == "running", "state": state,
-                               "lastState": dict(self.last_state)}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "image": self.image,
+            "imageID": self.image_id if self.started_at else "",
+            "ready": self.ready,
+            "restartCount": self.restart_count,
+            "started": self.state == "running",
+            "state": state,
+            "lastState": dict(self.last_state),
+        }
         if self.started_at:
             out["containerID"] = self.container_id
         return out
 
 
-def _condition(kind: str, ok: bool, previous: Mapping[str, Mapping[str, Any]], now: str, reason: str = "",
-               message: str = "") -> dict[str, Any]:
+def _condition(
+    kind: str, ok: bool, previous: Mapping[str, Mapping[str, Any]], now: str, reason: str = "", message: str = ""
+) -> dict[str, Any]:
     status = "True" if ok else "False"
     prev = previous.get(kind) or {}
-    cond: dict[str, Any] = {"type": kind, "status": status, "lastProbeTime": None,
-                            "lastTransitionTime": prev.get("lastTransitionTime") if prev.get("status") == status
-                            else now}
+    cond: dict[str, Any] = {
+        "type": kind,
+        "status": status,
+        "lastProbeTime": None,
+        "lastTransitionTime": prev.get("lastTransitionTime") if prev.get("status") == status else now,
+    }
     if not ok and reason:
         cond["reason"] = reason
         cond["message"] = message
     return cond
 
 
-def pod_status(*, phase: str, init: Sequence[ContainerRun], main: Sequence[ContainerRun], pod_ip: str,
-               host_ip: str, start_time: str, previous: Mapping[str, Any] | None, now: str | None = None,
-               message: str = "", reason: str = "") -> dict[str, Any]:
+def pod_status(
+    *,
+    phase: str,
+    init: Sequence[ContainerRun],
+    main: Sequence[ContainerRun],
+    pod_ip: str,
+    host_ip: str,
+    start_time: str,
+    previous: Mapping[str, Any] | None,
+    now: str | None = None,
+    message: str = "",
+    reason: str = "",
+) -> dict[str, Any]:
     """The status a kubelet reports for the pod's current state."""
     now = now or now_rfc3339()
     prev = {c.get("type"): c for c in ((previous or {}).get("conditions") or [])}
@@ -108,17 +135,40 @@ def pod_status(*, phase: str, init: Sequence[ContainerRun], main: Sequence[Conta
     incomplete = [c.name for c in init if not (c.state == "terminated" and c.exit_code == 0)]
     conditions = [
         _condition("PodReadyToStartContainers", True, prev, now),
-        _condition("Initialized", initialized, prev, now, "ContainersNotInitialized",
-                   f"containers with incomplete status: [{' '.join(incomplete)}]"),
-        _condition("Ready", not unready and initialized, prev, now, "ContainersNotReady",
-                   f"containers with unready status: [{' '.join(unready)}]"),
-        _condition("ContainersReady", not unready and initialized, prev, now, "ContainersNotReady",
-                   f"containers with unready status: [{' '.join(unready)}]"),
+        _condition(
+            "Initialized",
+            initialized,
+            prev,
+            now,
+            "ContainersNotInitialized",
+            f"containers with incomplete status: [{' '.join(incomplete)}]",
+        ),
+        _condition(
+            "Ready",
+            not unready and initialized,
+            prev,
+            now,
+            "ContainersNotReady",
+            f"containers with unready status: [{' '.join(unready)}]",
+        ),
+        _condition(
+            "ContainersReady",
+            not unready and initialized,
+            prev,
+            now,
+            "ContainersNotReady",
+            f"containers with unready status: [{' '.join(unready)}]",
+        ),
         _condition("PodScheduled", True, prev, now),
     ]
     status: dict[str, Any] = {
-        "phase": phase, "conditions": conditions, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
-        "podIP": pod_ip, "podIPs": [{"ip": pod_ip}], "startTime": start_time,
+        "phase": phase,
+        "conditions": conditions,
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
+        "podIP": pod_ip,
+        "podIPs": [{"ip": pod_ip}],
+        "startTime": start_time,
         "qosClass": (previous or {}).get("qosClass") or "BestEffort",  # the API server's, set on create
         "containerStatuses": [c.to_status() for c in main],
     }

@@ -19,12 +19,31 @@ APPLY_PATCH = "application/apply-patch+yaml"
 BUILTIN_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH]
 CUSTOM_TYPES = [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
 
-BUILTIN_GROUPS = frozenset({
-    "", "apps", "batch", "autoscaling", "policy", "coordination.k8s.io", "events.k8s.io", "rbac.authorization.k8s.io",
-    "networking.k8s.io", "storage.k8s.io", "apiextensions.k8s.io", "admissionregistration.k8s.io",
-    "scheduling.k8s.io", "node.k8s.io", "discovery.k8s.io", "certificates.k8s.io", "flowcontrol.apiserver.k8s.io",
-    "authentication.k8s.io", "authorization.k8s.io", "apiregistration.k8s.io", "resource.k8s.io",
-})
+BUILTIN_GROUPS = frozenset(
+    {
+        "",
+        "apps",
+        "batch",
+        "autoscaling",
+        "policy",
+        "coordination.k8s.io",
+        "events.k8s.io",
+        "rbac.authorization.k8s.io",
+        "networking.k8s.io",
+        "storage.k8s.io",
+        "apiextensions.k8s.io",
+        "admissionregistration.k8s.io",
+        "scheduling.k8s.io",
+        "node.k8s.io",
+        "discovery.k8s.io",
+        "certificates.k8s.io",
+        "flowcontrol.apiserver.k8s.io",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+        "apiregistration.k8s.io",
+        "resource.k8s.io",
+    }
+)
 
 
 def _group(api_version: str) -> str:
@@ -38,9 +57,11 @@ def is_builtin(api_version: str) -> bool:
 
 def unsupported_media(types: list[str]) -> ApiError:
     """415 exactly as negotiation.NewUnsupportedMediaTypeError words it."""
-    return ApiError(415, "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types include: "
-                    + ", ".join(types))
+    return ApiError(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: " + ", ".join(types),
+    )
 
 
 def apply_patch(original: dict[str, Any], body: bytes, content_type: str, *, kind: str, api_version: str) -> dict[str, Any]:
@@ -70,9 +91,8 @@ def apply_patch(original: dict[str, Any], body: bytes, content_type: str, *, kin
     return strategic_merge(doc, patch, schema_for(kind))
 
 
-
-
 # --- server-side apply (simplified: no managedFields ownership) ------------------------------------------------
+
 
 def _apply_config(live: dict[str, Any], body: bytes, kind: str, builtin: bool) -> dict[str, Any]:
     try:
@@ -86,5 +106,15 @@ def _apply_config(live: dict[str, Any], body: bytes, kind: str, builtin: bool) -
     return cast(dict[str, Any], merge_patch(live, config))
 
 
-__all__ = ["APPLY_PATCH", "JSON_PATCH", "MERGE_PATCH", "STRATEGIC_PATCH", "apply_patch", "is_builtin", "json_patch",
-           "merge_patch", "strategic_merge", "unsupported_media"]
+__all__ = [
+    "APPLY_PATCH",
+    "JSON_PATCH",
+    "MERGE_PATCH",
+    "STRATEGIC_PATCH",
+    "apply_patch",
+    "is_builtin",
+    "json_patch",
+    "merge_patch",
+    "strategic_merge",
+    "unsupported_media",
+]

@@ -18,8 +18,13 @@ class _PatchFailed(Exception):
 
 
 def _rejected(message: str) -> ApiError:
-    return ApiError(422, "Invalid", "the server rejected our request due to an error in our request",
-                    None, [Cause("UnexpectedServerResponse", message, "")])
+    return ApiError(
+        422,
+        "Invalid",
+        "the server rejected our request due to an error in our request",
+        None,
+        [Cause("UnexpectedServerResponse", message, "")],
+    )
 
 
 def _decode(token: str) -> str:
@@ -124,8 +129,9 @@ def _apply_op(doc: Any, op: dict[str, Any]) -> None:
                     try:
                         container[_index(container, key)] = copy.deepcopy(op.get("value"))
                     except _PatchFailed:
-                        raise _PatchFailed(f"replace operation does not apply: doc is missing key: {path}: "
-                                           "missing value") from None
+                        raise _PatchFailed(
+                            f"replace operation does not apply: doc is missing key: {path}: missing value"
+                        ) from None
                 else:
                     container[key] = copy.deepcopy(op.get("value"))
             else:
@@ -152,8 +158,7 @@ def _apply_op(doc: Any, op: dict[str, Any]) -> None:
         path = _op_path(op, "path", str(kind))
         target = _find(doc, path)
         if target is None:
-            raise _PatchFailed(f"{kind} operation does not apply: doc is missing destination path: {path}: "
-                               "missing value")
+            raise _PatchFailed(f"{kind} operation does not apply: doc is missing destination path: {path}: missing value")
         try:
             _add(target[0], target[1], value)
         except _PatchFailed as err:

@@ -21,9 +21,11 @@ def _sm_error(message: str) -> ApiError:
 def _strip(value: Any) -> Any:
     """A patch value taken verbatim for an absent field: nulls and directives removed."""
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items()
-                if v is not None and k != DIRECTIVE and k != RETAIN_KEYS
-                and not k.startswith((DELETE_PRIMITIVE, SET_ORDER))}
+        return {
+            k: _strip(v)
+            for k, v in value.items()
+            if v is not None and k != DIRECTIVE and k != RETAIN_KEYS and not k.startswith((DELETE_PRIMITIVE, SET_ORDER))
+        }
     if isinstance(value, list):
         return [_strip(v) for v in value if not (isinstance(v, dict) and DIRECTIVE in v)]
     return value
@@ -56,10 +58,10 @@ def strategic_merge(original: dict[str, Any], patch: dict[str, Any], schema: Sch
         if key == RETAIN_KEYS or key == DIRECTIVE:
             continue
         if key.startswith(SET_ORDER):
-            orders[key[len(SET_ORDER):]] = value if isinstance(value, list) else []
+            orders[key[len(SET_ORDER) :]] = value if isinstance(value, list) else []
             continue
         if key.startswith(DELETE_PRIMITIVE):
-            field = key[len(DELETE_PRIMITIVE):]
+            field = key[len(DELETE_PRIMITIVE) :]
             current = original.get(field)
             if isinstance(current, list) and isinstance(value, list):
                 original[field] = [v for v in current if v not in value]
@@ -78,8 +80,12 @@ def strategic_merge(original: dict[str, Any], patch: dict[str, Any], schema: Sch
             original[key] = strategic_merge(current, value, child)
         elif isinstance(current, list) and isinstance(value, list) and "merge" in strategy.split(","):
             original[key] = _merge_list(current, value, merge_key, child)
-        elif isinstance(value, list) and value and all(isinstance(v, dict) and DIRECTIVE in v for v in value) \
-                and not isinstance(current, list):
+        elif (
+            isinstance(value, list)
+            and value
+            and all(isinstance(v, dict) and DIRECTIVE in v for v in value)
+            and not isinstance(current, list)
+        ):
             original[key] = []
         else:
             original[key] = _strip(value)
@@ -162,8 +168,9 @@ def _dedupe(items: Iterable[Any]) -> list[Any]:
     return out
 
 
-def _normalize(patch_items: list[Any], server_only: list[Any], patch_order: list[Any], server_order: list[Any],
-               merge_key: str) -> list[Any]:
+def _normalize(
+    patch_items: list[Any], server_only: list[Any], patch_order: list[Any], server_order: list[Any], merge_key: str
+) -> list[Any]:
     """normalizeElementOrder: patch items in patch order, server-only items kept where the server had them."""
     patch_sorted = sorted(patch_items, key=lambda v: _sort_pos(patch_order, v, merge_key))
     server_sorted = sorted(server_only, key=lambda v: _sort_pos(server_order, v, merge_key))

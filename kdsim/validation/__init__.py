@@ -15,10 +15,15 @@ def _validators() -> dict[str, Validator]:
     from kdsim.validation import configmap, others, pod, pvc, service, statefulset, webhookconfig
 
     return {
-        "StatefulSet": statefulset.validate_statefulset, "Pod": pod.validate_pod, "Service": service.validate_service,
-        "PersistentVolumeClaim": pvc.validate_pvc, "ConfigMap": configmap.validate_configmap,
-        "Secret": configmap.validate_secret, "Namespace": others.validate_namespace,
-        "ControllerRevision": others.validate_controller_revision, "Lease": others.validate_lease,
+        "StatefulSet": statefulset.validate_statefulset,
+        "Pod": pod.validate_pod,
+        "Service": service.validate_service,
+        "PersistentVolumeClaim": pvc.validate_pvc,
+        "ConfigMap": configmap.validate_configmap,
+        "Secret": configmap.validate_secret,
+        "Namespace": others.validate_namespace,
+        "ControllerRevision": others.validate_controller_revision,
+        "Lease": others.validate_lease,
         "ValidatingWebhookConfiguration": webhookconfig.validate_validating_webhook_configuration,
     }
 

@@ -15,12 +15,28 @@ TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 IS_NEGATIVE = "must be greater than or equal to 0"
 IMMUTABLE = "field is immutable"
 
-CLUSTER_SCOPED = frozenset({
-    "Namespace", "Node", "PersistentVolume", "StorageClass", "ClusterRole", "ClusterRoleBinding",
-    "CustomResourceDefinition", "PriorityClass", "APIService", "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "CSIDriver",
-    "CSINode", "VolumeAttachment", "RuntimeClass", "IngressClass",
-})
+CLUSTER_SCOPED = frozenset(
+    {
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "StorageClass",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "PriorityClass",
+        "APIService",
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "CSIDriver",
+        "CSINode",
+        "VolumeAttachment",
+        "RuntimeClass",
+        "IngressClass",
+    }
+)
 
 
 def _mask_trailing_dash(name: str) -> str:
@@ -85,8 +101,13 @@ def validate_owner_references(refs: Any, path: str) -> list[FieldError]:
         if ref.get("controller"):
             controllers.append(f"{ref.get('kind', '')}/{ref.get('name', '')}")
     if len(controllers) > 1:
-        errs.append(fe.invalid(path, refs, "Only one reference can have Controller set to true. Found \"true\" in "
-                                           f"references for {' and '.join(controllers)}"))
+        errs.append(
+            fe.invalid(
+                path,
+                refs,
+                f'Only one reference can have Controller set to true. Found "true" in references for {" and ".join(controllers)}',
+            )
+        )
     return errs
 
 
@@ -189,8 +210,9 @@ def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
                 errs.append(fe.required(fe.child(p, "values"), "must be specified when `operator` is 'In' or 'NotIn'"))
         elif op in ("Exists", "DoesNotExist"):
             if values:
-                errs.append(fe.forbidden(fe.child(p, "values"),
-                                         "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+                errs.append(
+                    fe.forbidden(fe.child(p, "values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+                )
         else:
             errs.append(fe.invalid(fe.child(p, "operator"), op, "not a valid selector operator"))
         key = str(expr.get("key", ""))

@@ -5,17 +5,24 @@ from __future__ import annotations
 import re
 
 QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-QUALIFIED_NAME_ERR = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                      "alphanumeric character")
+QUALIFIED_NAME_ERR = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
 LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
-LABEL_VALUE_ERR = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                   "and must start and end with an alphanumeric character")
+LABEL_VALUE_ERR = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
 DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-DNS1123_LABEL_ERR = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-                     "start and end with an alphanumeric character")
+DNS1123_LABEL_ERR = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+    "start and end with an alphanumeric character"
+)
 DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + "(\\." + DNS1123_LABEL_FMT + ")*"
-DNS1123_SUBDOMAIN_ERR = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-                         "'.', and must start and end with an alphanumeric character")
+DNS1123_SUBDOMAIN_ERR = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character"
+)
 CONFIG_MAP_KEY_FMT = "[-._a-zA-Z0-9]+"
 CONFIG_MAP_KEY_ERR = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
 
@@ -80,8 +87,11 @@ def is_qualified_name(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
     else:
-        return ["a qualified name " + regex_error(QUALIFIED_NAME_ERR, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return [
+            "a qualified name "
+            + regex_error(QUALIFIED_NAME_ERR, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
     if not name:
         errs.append("name part " + empty_error())
     elif len(name) > 63:
@@ -139,12 +149,16 @@ def is_valid_port_name(name: str) -> list[str]:
 
 
 DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-DNS1035_LABEL_ERR = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-                     "alphabetic character, and end with an alphanumeric character")
+DNS1035_LABEL_ERR = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character"
+)
 _DNS1035 = re.compile(f"^{DNS1035_LABEL_FMT}$")
 ENV_VAR_NAME_FMT = "[-._a-zA-Z][-._a-zA-Z0-9]*"
-ENV_VAR_NAME_ERR = ("a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or "
-                    "'.', and must not start with a digit")
+ENV_VAR_NAME_ERR = (
+    "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or "
+    "'.', and must not start with a digit"
+)
 _ENV_VAR = re.compile(f"^{ENV_VAR_NAME_FMT}$")
 
 

@@ -14,10 +14,11 @@ def validate_namespace(obj: dict[str, Any], old: dict[str, Any] | None) -> list[
         errs = meta.validate_object_meta(obj.get("metadata"), False, meta.dns_label_name)
     else:
         errs = meta.validate_object_meta_update(obj.get("metadata"), old.get("metadata"))
-    for finalizer in ((obj.get("spec") or {}).get("finalizers") or []):
+    for finalizer in (obj.get("spec") or {}).get("finalizers") or []:
         if "/" not in str(finalizer) and finalizer != "kubernetes":
-            errs.append(fe.invalid("spec.finalizers", finalizer,
-                                   "name is neither a standard finalizer name nor is it fully qualified"))
+            errs.append(
+                fe.invalid("spec.finalizers", finalizer, "name is neither a standard finalizer name nor is it fully qualified")
+            )
     return errs
 
 

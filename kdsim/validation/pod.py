@@ -13,17 +13,49 @@ from kubeplumb.fielderrors import FieldError
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
 DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
-UPDATABLE_POD_FIELDS = ",".join([
-    "`spec.containers[*].image`", "`spec.initContainers[*].image`", "`spec.activeDeadlineSeconds`",
-    "`spec.tolerations` (only additions to existing tolerations)",
-    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
-])
-_VOLUME_SOURCES = frozenset({
-    "hostPath", "emptyDir", "gcePersistentDisk", "awsElasticBlockStore", "gitRepo", "secret", "nfs", "iscsi",
-    "glusterfs", "persistentVolumeClaim", "rbd", "flexVolume", "cinder", "cephfs", "flocker", "downwardAPI", "fc",
-    "azureFile", "configMap", "vsphereVolume", "quobyte", "azureDisk", "photonPersistentDisk", "projected",
-    "portworxVolume", "scaleIO", "storageos", "csi", "ephemeral", "image",
-})
+UPDATABLE_POD_FIELDS = ",".join(
+    [
+        "`spec.containers[*].image`",
+        "`spec.initContainers[*].image`",
+        "`spec.activeDeadlineSeconds`",
+        "`spec.tolerations` (only additions to existing tolerations)",
+        "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+    ]
+)
+_VOLUME_SOURCES = frozenset(
+    {
+        "hostPath",
+        "emptyDir",
+        "gcePersistentDisk",
+        "awsElasticBlockStore",
+        "gitRepo",
+        "secret",
+        "nfs",
+        "iscsi",
+        "glusterfs",
+        "persistentVolumeClaim",
+        "rbd",
+        "flexVolume",
+        "cinder",
+        "cephfs",
+        "flocker",
+        "downwardAPI",
+        "fc",
+        "azureFile",
+        "configMap",
+        "vsphereVolume",
+        "quobyte",
+        "azureDisk",
+        "photonPersistentDisk",
+        "projected",
+        "portworxVolume",
+        "scaleIO",
+        "storageos",
+        "csi",
+        "ephemeral",
+        "image",
+    }
+)
 
 
 def _volumes(volumes: list[Any], path: str) -> tuple[set[str], list[FieldError]]:
@@ -67,8 +99,9 @@ def _container(c: dict[str, Any], path: str, volumes: set[str], require_image: b
         else:
             errs.extend(fe.invalid(fe.child(p, "containerPort"), number, m) for m in names.is_valid_port_num(number))
         if port.get("hostPort"):
-            errs.extend(fe.invalid(fe.child(p, "hostPort"), port["hostPort"], m)
-                        for m in names.is_valid_port_num(port["hostPort"]))
+            errs.extend(
+                fe.invalid(fe.child(p, "hostPort"), port["hostPort"], m) for m in names.is_valid_port_num(port["hostPort"])
+            )
         protocol = port.get("protocol", "")
         if not protocol:
             errs.append(fe.required(fe.child(p, "protocol"), ""))
@@ -98,8 +131,9 @@ def _container(c: dict[str, Any], path: str, volumes: set[str], require_image: b
     return errs
 
 
-def _containers(items: Any, path: str, volumes: set[str], seen: set[str], required: bool,
-                require_image: bool) -> list[FieldError]:
+def _containers(
+    items: Any, path: str, volumes: set[str], seen: set[str], required: bool, require_image: bool
+) -> list[FieldError]:
     errs: list[FieldError] = []
     if required and not items:
         return [fe.required(path, "")]
@@ -125,8 +159,7 @@ def validate_pod_spec(spec: Any, path: str = "spec", *, require_image: bool = Tr
     volumes, errs = _volumes(spec.get("volumes") or [], fe.child(path, "volumes"))
     seen: set[str] = set()
     errs += _containers(spec.get("containers"), fe.child(path, "containers"), volumes, seen, True, require_image)
-    errs += _containers(spec.get("initContainers"), fe.child(path, "initContainers"), volumes, seen, False,
-                        require_image)
+    errs += _containers(spec.get("initContainers"), fe.child(path, "initContainers"), volumes, seen, False, require_image)
     policy = spec.get("restartPolicy", "")
     if not policy:
         errs.append(fe.required(fe.child(path, "restartPolicy"), ""))
@@ -175,11 +208,16 @@ def validate_pod_spec_update(new: dict[str, Any], old: dict[str, Any]) -> list[F
     errs: list[FieldError] = []
     old_tolerations = old.get("tolerations") or []
     if any(t not in (new.get("tolerations") or []) for t in old_tolerations):
-        errs.append(fe.forbidden(fe.child("spec", "tolerations"),
-                                 "existing toleration can not be modified except its tolerationSeconds"))
+        errs.append(
+            fe.forbidden(fe.child("spec", "tolerations"), "existing toleration can not be modified except its tolerationSeconds")
+        )
     if not meta.semantic_equal(munged, old):
-        errs.append(fe.forbidden("spec", f"pod updates may not change fields other than {UPDATABLE_POD_FIELDS}\n"
-                                         f"{spec_diff('core.PodSpec', old, munged)}"))
+        errs.append(
+            fe.forbidden(
+                "spec",
+                f"pod updates may not change fields other than {UPDATABLE_POD_FIELDS}\n{spec_diff('core.PodSpec', old, munged)}",
+            )
+        )
     return errs
 
 

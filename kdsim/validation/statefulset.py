@@ -11,10 +11,11 @@ from kdsim.validation import meta
 from kubeplumb import fielderrors as fe
 from kubeplumb.fielderrors import FieldError
 
-FORBIDDEN_UPDATE = ("updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
-                    "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")
-_MUTABLE = ("replicas", "template", "updateStrategy", "minReadySeconds", "ordinals",
-            "persistentVolumeClaimRetentionPolicy")
+FORBIDDEN_UPDATE = (
+    "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+    "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
+)
+_MUTABLE = ("replicas", "template", "updateStrategy", "minReadySeconds", "ordinals", "persistentVolumeClaimRetentionPolicy")
 _RETENTION = ["Retain", "Delete"]
 
 
@@ -34,21 +35,30 @@ def validate_spec(spec: Any, path: str = "spec") -> list[FieldError]:
         errs.append(fe.required(fe.child(path, "updateStrategy"), ""))
     elif kind == "OnDelete":
         if strategy.get("rollingUpdate") is not None:
-            errs.append(fe.invalid(rolling_path, _go_rolling(strategy["rollingUpdate"]),
-                                   "only allowed for updateStrategy 'RollingUpdate'"))
+            errs.append(
+                fe.invalid(
+                    rolling_path, _go_rolling(strategy["rollingUpdate"]), "only allowed for updateStrategy 'RollingUpdate'"
+                )
+            )
     elif kind == "RollingUpdate":
         rolling = strategy.get("rollingUpdate")
         if isinstance(rolling, dict):
             errs += meta.nonnegative(rolling.get("partition", 0), fe.child(rolling_path, "partition"))
     else:
-        errs.append(fe.invalid(fe.child(path, "updateStrategy"), _go_struct("apps.StatefulSetUpdateStrategy", strategy),
-                               "must be 'RollingUpdate' or 'OnDelete'"))
+        errs.append(
+            fe.invalid(
+                fe.child(path, "updateStrategy"),
+                _go_struct("apps.StatefulSetUpdateStrategy", strategy),
+                "must be 'RollingUpdate' or 'OnDelete'",
+            )
+        )
     retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}
     for key in ("whenDeleted", "whenScaled"):
         value = retention.get(key, "")
         if value not in _RETENTION:
-            errs.append(fe.not_supported(fe.child(fe.child(path, "persistentVolumeClaimRetentionPolicy"), key), value,
-                                         _RETENTION))
+            errs.append(
+                fe.not_supported(fe.child(fe.child(path, "persistentVolumeClaimRetentionPolicy"), key), value, _RETENTION)
+            )
     errs += meta.nonnegative(spec.get("replicas", 0), fe.child(path, "replicas"))
     if isinstance(spec.get("ordinals"), dict):
         errs += meta.nonnegative(spec["ordinals"].get("start", 0), fe.child(path, "ordinals.start"))
@@ -59,8 +69,9 @@ def validate_spec(spec: Any, path: str = "spec") -> list[FieldError]:
     else:
         errs += meta.validate_label_selector(selector, fe.child(path, "selector"))
         if not (selector.get("matchLabels") or selector.get("matchExpressions")):
-            errs.append(fe.invalid(fe.child(path, "selector"), _go_selector(selector),
-                                   "empty selector is invalid for statefulset"))
+            errs.append(
+                fe.invalid(fe.child(path, "selector"), _go_selector(selector), "empty selector is invalid for statefulset")
+            )
     template = spec.get("template") or {}
     template_meta = template.get("metadata") or {}
     labels = template_meta.get("labels") or {}
@@ -71,8 +82,11 @@ def validate_spec(spec: Any, path: str = "spec") -> list[FieldError]:
         errs.append(fe.invalid(fe.child(path, "selector"), _go_selector(selector or {}), ""))
     tpath = fe.child(path, "template")
     if parsed is not None and not parsed.empty() and not parsed.matches(labels):
-        errs.append(fe.invalid(fe.child(fe.child(tpath, "metadata"), "labels"), _go_labels(labels),
-                               "`selector` does not match template `labels`"))
+        errs.append(
+            fe.invalid(
+                fe.child(fe.child(tpath, "metadata"), "labels"), _go_labels(labels), "`selector` does not match template `labels`"
+            )
+        )
     errs += meta.validate_labels(template_meta.get("labels"), fe.child(tpath, "labels"))
     errs += meta.validate_annotations(template_meta.get("annotations"), fe.child(tpath, "annotations"))
     pod_spec = template.get("spec") or {}
@@ -80,8 +94,9 @@ def validate_spec(spec: Any, path: str = "spec") -> list[FieldError]:
     if restart != "Always":
         errs.append(fe.not_supported(fe.child(tpath, "spec.restartPolicy"), restart, ["Always"]))
     if pod_spec.get("activeDeadlineSeconds") is not None:
-        errs.append(fe.forbidden(fe.child(tpath, "spec.activeDeadlineSeconds"),
-                                 "activeDeadlineSeconds in StatefulSet is not Supported"))
+        errs.append(
+            fe.forbidden(fe.child(tpath, "spec.activeDeadlineSeconds"), "activeDeadlineSeconds in StatefulSet is not Supported")
+        )
     return errs
 
 
@@ -115,8 +130,7 @@ def _go_rolling(rolling: Any) -> Any:
     rolling = rolling if isinstance(rolling, dict) else {}
     unavailable = rolling.get("maxUnavailable")
     shown = "(*intstr.IntOrString)(nil)" if unavailable is None else f"(*intstr.IntOrString)({fe.render_value(unavailable)})"
-    return _GoValue(f"apps.RollingUpdateStatefulSetStrategy{{Partition:{rolling.get('partition', 0)}, "
-                    f"MaxUnavailable:{shown}}}")
+    return _GoValue(f"apps.RollingUpdateStatefulSetStrategy{{Partition:{rolling.get('partition', 0)}, MaxUnavailable:{shown}}}")
 
 
 def _go_struct(type_name: str, value: dict[str, Any]) -> Any:

@@ -27,8 +27,12 @@ def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestClient]:
 
 
 def _hook(name: str, service: str) -> dict:
-    return {"name": name, "sideEffects": "None", "admissionReviewVersions": ["v1"],
-            "clientConfig": {"service": {"namespace": NS, "name": service, "path": "/admission"}}}
+    return {
+        "name": name,
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "clientConfig": {"service": {"namespace": NS, "name": service, "path": "/admission"}},
+    }
 
 
 def test_the_certificate_is_generated_once_and_names_the_service(rest: RestClient) -> None:
@@ -41,8 +45,9 @@ def test_the_certificate_is_generated_once_and_names_the_service(rest: RestClien
     assert secret["type"] == "kubernetes.io/tls" and set(secret["data"]) == {"ca.crt", "tls.crt", "tls.key"}
     # a certificate for other names (the Service was renamed) is replaced
     other = generate(service_names("old-name", NS))
-    secret["data"] = {k: base64.b64encode(v).decode() for k, v in
-                      (("ca.crt", other.ca), ("tls.crt", other.cert), ("tls.key", other.key))}
+    secret["data"] = {
+        k: base64.b64encode(v).decode() for k, v in (("ca.crt", other.ca), ("tls.crt", other.cert), ("tls.key", other.key))
+    }
     rest.replace("v1", "secrets", NS, SECRET, secret)
     renewed = ensure_cert(rest, NS, SECRET, SVC)
     assert renewed not in (first, other) and not renewed.needs_renewal(service_names(SVC, NS))
@@ -51,9 +56,16 @@ def test_the_certificate_is_generated_once_and_names_the_service(rest: RestClien
 def test_the_cabundle_is_set_on_our_webhooks_only_and_left_to_cert_manager(rest: RestClient) -> None:
     cert = ensure_cert(rest, NS, SECRET, SVC)
     assert not sync_ca_bundle(rest, "gitops-kd", cert.ca, SVC, NS)  # no configuration yet: nothing to do
-    rest.create(*VWC, None, {"apiVersion": VWC[0], "kind": "ValidatingWebhookConfiguration",
-                             "metadata": {"name": "gitops-kd"},
-                             "webhooks": [_hook("a.gitops-kd.io", SVC), _hook("b.example.com", "someone-else")]})
+    rest.create(
+        *VWC,
+        None,
+        {
+            "apiVersion": VWC[0],
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "gitops-kd"},
+            "webhooks": [_hook("a.gitops-kd.io", SVC), _hook("b.example.com", "someone-else")],
+        },
+    )
     assert sync_ca_bundle(rest, "gitops-kd", cert.ca, SVC, NS)
     ours, theirs = rest.get(*VWC, None, "gitops-kd")["webhooks"]
     assert base64.b64decode(ours["clientConfig"]["caBundle"]) == cert.ca and "caBundle" not in theirs["clientConfig"]

@@ -33,10 +33,16 @@ def guarded(tmp_path: Path) -> Iterator[tuple[E2E, RunProcess, str, list[str]]]:
     proc: RunProcess | None = None
     try:
         proc, _port = serve_admission(world, tmp_path, service, vwc)
-        [sts] = [s["metadata"]["name"] for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
-                 if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
-        members = [s["metadata"]["name"] for s in world.rest.list("v1", "services", NS)["items"]
-                   if (s["metadata"].get("labels") or {}).get("kubedirector.hpe.com/role")]
+        [sts] = [
+            s["metadata"]["name"]
+            for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
+            if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"
+        ]
+        members = [
+            s["metadata"]["name"]
+            for s in world.rest.list("v1", "services", NS)["items"]
+            if (s["metadata"].get("labels") or {}).get("kubedirector.hpe.com/role")
+        ]
         yield world, proc, sts, members
     finally:
         if proc is not None:
@@ -50,8 +56,10 @@ def test_kubedirector_labels_are_owned(tmp_path: Path) -> None:
     with guarded(tmp_path) as (world, _proc, sts, _members):
         unlabel = world.kubectl("label", "statefulset", sts, "kubedirector.hpe.com/kdcluster-")
         assert unlabel.returncode != 0
-        assert (f'admission webhook "{WORKLOADS}" denied the request' in unlabel.stderr
-                and "metadata.labels[kubedirector.hpe.com/kdcluster]" in unlabel.stderr), unlabel.stderr
+        assert (
+            f'admission webhook "{WORKLOADS}" denied the request' in unlabel.stderr
+            and "metadata.labels[kubedirector.hpe.com/kdcluster]" in unlabel.stderr
+        ), unlabel.stderr
         assert world.kubectl("set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:6.6.6").returncode != 0
         live = world.rest.get("apps/v1", "statefulsets", NS, sts)
         assert live["metadata"]["labels"]["kubedirector.hpe.com/kdcluster"] == "hello-dev"
@@ -77,16 +85,21 @@ def test_a_leftover_break_glass_annotation_is_no_standing_bypass(tmp_path: Path)
     audited by a BreakGlassEdit Event naming user and reason (and a log line)."""
     with guarded(tmp_path) as (world, proc, _sts, _members):
         assert world.kubectl("annotate", "kdcluster", "hello-dev", f"{GLASS}=old-reason").returncode == 0
-        wait_for("the annotation audited", lambda: [e for e in _events(world, "BreakGlassEdit")
-                                                    if "annotation 'old-reason'" in e["message"]] or None, 20)
+        wait_for(
+            "the annotation audited",
+            lambda: [e for e in _events(world, "BreakGlassEdit") if "annotation 'old-reason'" in e["message"]] or None,
+            20,
+        )
         later = world.kubectl("--as", "mallory", "delete", "kdcluster", "hello-dev")
         assert later.returncode != 0 and "denied the request" in later.stderr, later.stderr
         assert world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorclusters", NS, "hello-dev")
-        glass = world.kubectl("--as", "alice", "--as-group", GLASS_GROUP, "delete", "kdcluster", "hello-dev",
-                              "--wait=false")
+        glass = world.kubectl("--as", "alice", "--as-group", GLASS_GROUP, "delete", "kdcluster", "hello-dev", "--wait=false")
         assert glass.returncode == 0, glass.stderr
-        audited = wait_for("the break-glass DELETE audited", lambda: [
-            e for e in _events(world, "BreakGlassEdit") if "DELETE by alice" in e["message"]] or None, 20)
+        audited = wait_for(
+            "the break-glass DELETE audited",
+            lambda: [e for e in _events(world, "BreakGlassEdit") if "DELETE by alice" in e["message"]] or None,
+            20,
+        )
         assert "group gitops-kd:break-glass" in audited[0]["message"]
         assert "DELETE by alice allowed by break-glass" in proc.log()
 
@@ -97,16 +110,30 @@ def test_a_break_glass_annotation_is_removed_once_audited(tmp_path: Path) -> Non
     removed by the running controller, one write per object guarded by resourceVersion (BreakGlassCleared Event
     naming the reason)."""
     with guarded(tmp_path) as (world, _proc, sts, members):
-        objects = [("kdcluster", "kubedirector.hpe.com/v1beta1", "kubedirectorclusters", "hello-dev"),
-                   ("statefulset", "apps/v1", "statefulsets", sts), ("service", "v1", "services", members[0])]
+        objects = [
+            ("kdcluster", "kubedirector.hpe.com/v1beta1", "kubedirectorclusters", "hello-dev"),
+            ("statefulset", "apps/v1", "statefulsets", sts),
+            ("service", "v1", "services", members[0]),
+        ]
         for kind, _api, _plural, name in objects:
             done = world.kubectl("annotate", kind, name, f"{GLASS}=INC-7-{kind}")
             assert done.returncode == 0, done.stderr
         for kind, api, plural, name in objects:
-            wait_for(f"the annotation on {kind} {name} audited", lambda kind=kind: [
-                e for e in _events(world, "BreakGlassEdit") if f"INC-7-{kind}" in e["message"]] or None, 20)
-            wait_for(f"the annotation removed from {kind} {name}", lambda api=api, plural=plural, name=name: GLASS
-                     not in (world.rest.get(api, plural, NS, name)["metadata"].get("annotations") or {}), 30)
-            cleared = wait_for(f"BreakGlassCleared on {name}", lambda name=name: [
-                e for e in _events(world, "BreakGlassCleared") if e["involvedObject"]["name"] == name] or None, 20)
+            wait_for(
+                f"the annotation on {kind} {name} audited",
+                lambda kind=kind: [e for e in _events(world, "BreakGlassEdit") if f"INC-7-{kind}" in e["message"]] or None,
+                20,
+            )
+            wait_for(
+                f"the annotation removed from {kind} {name}",
+                lambda api=api, plural=plural, name=name: (
+                    GLASS not in (world.rest.get(api, plural, NS, name)["metadata"].get("annotations") or {})
+                ),
+                30,
+            )
+            cleared = wait_for(
+                f"BreakGlassCleared on {name}",
+                lambda name=name: [e for e in _events(world, "BreakGlassCleared") if e["involvedObject"]["name"] == name] or None,
+                20,
+            )
             assert len(cleared) == 1 and f"INC-7-{kind}" in cleared[0]["message"], cleared  # one write, one Event

@@ -41,8 +41,7 @@ SOURCE = "gitops-kd.io/v1alpha1", "gitopskdsources"
 
 def _count(proc: RunProcess, kind: str, result: str) -> float:
     """gitops_kd_admission_requests_total{kind, result} of one replica (0 before its first such answer)."""
-    m = re.search(rf'gitops_kd_admission_requests_total{{kind="{kind}",result="{result}"}} ([0-9.e+]+)',
-                  _metrics(proc))
+    m = re.search(rf'gitops_kd_admission_requests_total{{kind="{kind}",result="{result}"}} ([0-9.e+]+)', _metrics(proc))
     return float(m.group(1)) if m else 0.0
 
 
@@ -62,6 +61,7 @@ def _answered_by(procs: list[RunProcess], kind: str, result: str, edit: Callable
     def counted() -> list[float] | None:
         counts = [_count(p, kind, result) for p in procs]
         return counts if sum(counts) > sum(before) else None
+
     after = wait_for(f"one {result} answer counted", counted, 10)
     moved = [(p, a - b) for p, b, a in zip(procs, before, after, strict=True) if a != b]
     assert [d for _, d in moved] == [1.0], (before, after)
@@ -80,11 +80,25 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
 
         def replica(name: str) -> RunProcess:
             # alert-only: a break-glass edit stays, so an edit back to Git's value can be judged (step 4)
-            proc = RunProcess(name, tmp_path, kubeconfig, str(world.repo), "--namespace", NS, "--leader-elect",
-                              "--admission-listen", "127.0.0.1:0", "--break-glass-group", GLASS_GROUP,
-                              "--drift-policy", "alert-only", env={"POD_NAMESPACE": SYSTEM_NS})
+            proc = RunProcess(
+                name,
+                tmp_path,
+                kubeconfig,
+                str(world.repo),
+                "--namespace",
+                NS,
+                "--leader-elect",
+                "--admission-listen",
+                "127.0.0.1:0",
+                "--break-glass-group",
+                GLASS_GROUP,
+                "--drift-policy",
+                "alert-only",
+                env={"POD_NAMESPACE": SYSTEM_NS},
+            )
             procs.append(proc)
             return proc
+
         a, b = replica("replica-a"), replica("replica-b")
         ports = {a.name: admission_port(a), b.name: admission_port(b)}
         endpoints(world, *ports.values())
@@ -97,9 +111,14 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
         # webhook guards: their users pass before anything is judged, so nothing was answered by the failure policy
         assert not [p.name for p in (a, b) if "not judged" in p.log()]
         assert {(e.verb, e.resource) for e in world.cluster.access_log.entries(KD_USER)} & {
-            ("patch", "statefulsets"), ("patch", "kubedirectorclusters")}
-        [sts] = [s["metadata"]["name"] for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
-                 if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
+            ("patch", "statefulsets"),
+            ("patch", "kubedirectorclusters"),
+        }
+        [sts] = [
+            s["metadata"]["name"]
+            for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
+            if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"
+        ]
         image = ["set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:6.6.6"]
         messages: set[str] = set()
 
@@ -116,8 +135,10 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
                 break
         assert answered == {a.name, b.name}, f"only {answered} answered 40 edits"
         [message] = messages
-        assert (f'admission webhook "{WORKLOADS}" denied the request: StatefulSet {NS}/{sts} is managed by '
-                "gitops-kd from Git: spec.template.spec.containers[app].image is owned by gitops-kd") in message
+        assert (
+            f'admission webhook "{WORKLOADS}" denied the request: StatefulSet {NS}/{sts} is managed by '
+            "gitops-kd from Git: spec.template.spec.containers[app].image is owned by gitops-kd"
+        ) in message
         assert not [p.name for p in (a, b) if "not judged" in p.log()]
         assert "gitops-kd/hello:1.0.0" in yaml.safe_dump(world.rest.get("apps/v1", "statefulsets", NS, sts))
 
@@ -143,15 +164,21 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
         second = world.commit({"clusters/hello-dev.yaml": yaml.safe_dump(cluster, sort_keys=False)}, "tier gold")
         standby.poll_now()
         wait_for("the new commit recorded as applied", lambda: _applied(world) == second, 60)
-        wait_for("the label applied", lambda: world.rest.get(KD_API, "kubedirectorclusters", NS, "hello-dev")[
-            "metadata"].get("labels", {}).get("tier") == "gold", 60)
-        wait_for("both replicas judging from the new commit", lambda: all(_judging(p, second) for p in (standby, c)),
-                 60)
+        wait_for(
+            "the label applied",
+            lambda: (
+                world.rest.get(KD_API, "kubedirectorclusters", NS, "hello-dev")["metadata"].get("labels", {}).get("tier")
+                == "gold"
+            ),
+            60,
+        )
+        wait_for("both replicas judging from the new commit", lambda: all(_judging(p, second) for p in (standby, c)), 60)
 
         # 4. a break-glass edit moves the label away (alert-only: it stays); putting Git's new value back is
         # allowed by both replicas (one judging the old commit would refuse it); the old value is refused by both
         def label(value: str, *glass: str) -> subprocess.CompletedProcess[str]:
             return world.kubectl(*glass, "label", "--overwrite", "kdcluster", "hello-dev", f"tier={value}")
+
         silver = ("--as", "alice", "--as-group", GLASS_GROUP)
         allowed: set[str] = set()
         refusals: set[str] = set()
@@ -161,6 +188,7 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
             def back_to_git() -> None:
                 done = label("gold")
                 assert done.returncode == 0, f"an edit to Git's new value was refused: {done.stderr}"
+
             allowed.add(_answered_by([standby, c], "KubeDirectorCluster", "allowed", back_to_git).name)
             assert label("silver", *silver).returncode == 0
 
@@ -168,6 +196,7 @@ def test_two_replicas_answer_alike_through_failover_and_a_new_commit(tmp_path: P
                 done = label("bronze")
                 assert done.returncode != 0, "an edit away from Git's new value passed"
                 assert f'admission webhook "{SPECS}" denied the request' in done.stderr
+
             refusals.add(_answered_by([standby, c], "KubeDirectorCluster", "denied", back_to_old).name)
             if allowed == refusals == {standby.name, c.name}:
                 break

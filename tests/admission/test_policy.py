@@ -11,8 +11,9 @@ import yaml
 
 from gitops_kd.admission.policy import FAIL, IGNORE, UNREAD, failure_policy, hooks_of
 
-VWC = yaml.safe_load((Path(__file__).resolve().parents[2] /
-                      "deploy/optional/admission/validatingwebhookconfiguration.yaml").read_text())
+VWC = yaml.safe_load(
+    (Path(__file__).resolve().parents[2] / "deploy/optional/admission/validatingwebhookconfiguration.yaml").read_text()
+)
 SVC, NS = "gitops-kd-admission", "gitops-kd-system"
 
 

@@ -51,18 +51,19 @@ def _render(path: Path) -> list[dict[str, Any]]:
 def endpoints(world: E2E, *ports: int) -> None:
     """What the endpoints controller writes for the Service when gitops-kd pods serve on `ports` (one subset per
     port: every process listens on loopback here)."""
-    body = {"apiVersion": "v1", "kind": "Endpoints",
-            "metadata": {"name": "gitops-kd-admission", "namespace": SYSTEM_NS},
-            "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "admission", "port": port}]}
-                        for port in ports]}
+    body = {
+        "apiVersion": "v1",
+        "kind": "Endpoints",
+        "metadata": {"name": "gitops-kd-admission", "namespace": SYSTEM_NS},
+        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "admission", "port": port}]} for port in ports],
+    }
     _apply(world, body)
 
 
 def install(world: E2E, tmp: Path, *docs: dict[str, Any]) -> Path:
     """gitops-kd's namespace and `docs` (the webhook's Service and configuration) in the world; the kubeconfig of
     gitops-kd's ServiceAccount."""
-    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                 "metadata": {"name": SYSTEM_NS}})
+    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}})
     for doc in docs:
         _apply(world, doc)
     return token_kubeconfig(world.cluster, tmp / "sa.kubeconfig", SA_USER)
@@ -70,10 +71,12 @@ def install(world: E2E, tmp: Path, *docs: dict[str, Any]) -> Path:
 
 def admission_port(proc: RunProcess) -> int:
     """The port `proc` serves the admission webhook on, once it does."""
+
     def found() -> int | None:
         assert proc.alive, proc.log()[-3000:]
         m = ADMISSION.search(proc.log())
         return int(m.group(1)) if m else None
+
     return wait_for(f"{proc.name} serving the admission webhook", found, 90)
 
 
@@ -82,14 +85,28 @@ def serve_admission(world: E2E, tmp: Path, service: dict[str, Any], vwc: dict[st
     the break-glass group, its Endpoints made and its caBundle filled in, hello at 1.0.0: (process, webhook port).
     The caller stops the process."""
     kubeconfig = install(world, tmp, service, vwc)
-    proc = RunProcess("controller", tmp, kubeconfig, str(world.repo), "--namespace", NS,
-                      "--no-leader-elect", "--admission-listen", "127.0.0.1:0",
-                      "--break-glass-group", GLASS_GROUP, env={"POD_NAMESPACE": SYSTEM_NS})
+    proc = RunProcess(
+        "controller",
+        tmp,
+        kubeconfig,
+        str(world.repo),
+        "--namespace",
+        NS,
+        "--no-leader-elect",
+        "--admission-listen",
+        "127.0.0.1:0",
+        "--break-glass-group",
+        GLASS_GROUP,
+        env={"POD_NAMESPACE": SYSTEM_NS},
+    )
     try:
         port = admission_port(proc)
         endpoints(world, port)
-        wait_for("the caBundle filled in", lambda: all(
-            w["clientConfig"].get("caBundle") for w in world.rest.get(*VWC, None, "gitops-kd")["webhooks"]), 30)
+        wait_for(
+            "the caBundle filled in",
+            lambda: all(w["clientConfig"].get("caBundle") for w in world.rest.get(*VWC, None, "gitops-kd")["webhooks"]),
+            30,
+        )
         world.wait_ready_at("1.0.0", timeout=120)
     except BaseException:
         proc.stop()
@@ -98,8 +115,13 @@ def serve_admission(world: E2E, tmp: Path, service: dict[str, Any], vwc: dict[st
 
 
 def _apply(world: E2E, body: dict[str, Any]) -> None:
-    done = subprocess.run(["kubectl", "--kubeconfig", str(world.cluster.kubeconfig), "apply", "-f", "-"],
-                          input=yaml.safe_dump(body), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["kubectl", "--kubeconfig", str(world.cluster.kubeconfig), "apply", "-f", "-"],
+        input=yaml.safe_dump(body),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -118,8 +140,7 @@ def _events(world: E2E, reason: str) -> list[dict[str, Any]]:
     return [e for e in world.rest.list("v1", "events", NS)["items"] if e["reason"] == reason]
 
 
-def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_back_to_revert(
-        tmp_path: Path) -> None:
+def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_back_to_revert(tmp_path: Path) -> None:
     path = overlay(tmp_path)
     docs = _render(path)
     [vwc] = [d for d in docs if d["kind"] == "ValidatingWebhookConfiguration"]
@@ -132,40 +153,55 @@ def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_
     proc: RunProcess | None = None
     try:
         proc, live_port = serve_admission(world, tmp_path, service, vwc)
-        [sts] = [s["metadata"]["name"] for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
-                 if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
+        [sts] = [
+            s["metadata"]["name"]
+            for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
+            if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"
+        ]
 
         def image() -> str:
-            return str(world.rest.get("apps/v1", "statefulsets", NS, sts)["spec"]["template"]["spec"][
-                "containers"][0]["image"])
+            return str(world.rest.get("apps/v1", "statefulsets", NS, sts)["spec"]["template"]["spec"]["containers"][0]["image"])
 
         # 1. kubectl set image: denied, with the object, the field, the Git file and the break-glass named
         denied = world.kubectl("set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:6.6.6")
         assert denied.returncode != 0
-        assert (f'admission webhook "{WORKLOADS}" denied the request: StatefulSet {NS}/{sts} is managed by '
-                "gitops-kd from Git: spec.template.spec.containers[app].image is owned by gitops-kd; change "
-                "apps/hello.yaml or clusters/hello-dev.yaml in Git instead. Break-glass (audited): set the "
-                'annotation gitops-kd.io/break-glass="<reason>" in this edit or a user in group '
-                f"{GLASS_GROUP}") in denied.stderr
+        assert (
+            f'admission webhook "{WORKLOADS}" denied the request: StatefulSet {NS}/{sts} is managed by '
+            "gitops-kd from Git: spec.template.spec.containers[app].image is owned by gitops-kd; change "
+            "apps/hello.yaml or clusters/hello-dev.yaml in Git instead. Break-glass (audited): set the "
+            'annotation gitops-kd.io/break-glass="<reason>" in this edit or a user in group '
+            f"{GLASS_GROUP}"
+        ) in denied.stderr
         assert image() == "gitops-kd/hello:1.0.0"
         # 2. `kubectl edit` (its editor a sed script) and a merge patch of the template; a label outside the
         # owned fields passes
         editor = {**os.environ, "KUBE_EDITOR": "sed -i -e s#gitops-kd/hello:1.0.0#gitops-kd/hello:6.6.6#"}
-        edit = subprocess.run(["kubectl", "--kubeconfig", str(world.cluster.kubeconfig), "edit", f"statefulset/{sts}"],
-                              env=editor, capture_output=True, text=True, timeout=60)
+        edit = subprocess.run(
+            ["kubectl", "--kubeconfig", str(world.cluster.kubeconfig), "edit", f"statefulset/{sts}"],
+            env=editor,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert edit.returncode != 0 and f'admission webhook "{WORKLOADS}" denied the request' in edit.stderr
         assert image() == "gitops-kd/hello:1.0.0"
-        patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "gitops-kd/hello:6.6.6"}]}},
-                          "updateStrategy": {"type": "RollingUpdate"}}}
+        patch = {
+            "spec": {
+                "template": {"spec": {"containers": [{"name": "app", "image": "gitops-kd/hello:6.6.6"}]}},
+                "updateStrategy": {"type": "RollingUpdate"},
+            }
+        }
         edited = world.kubectl("patch", "statefulset", sts, "--type=merge", "-p", json.dumps(patch))
         assert edited.returncode != 0 and "spec.updateStrategy.type" in edited.stderr
         assert world.kubectl("label", "statefulset", sts, "team=blue").returncode == 0
         # 3. kubectl delete kdcluster: denied (deleting the KDApp is refused by stock KubeDirector first: in use)
         gone = world.kubectl("delete", "kdcluster", "hello-dev", "--wait=false")
         assert gone.returncode != 0
-        assert (f'admission webhook "{SPECS}" denied the request: KubeDirectorCluster {NS}/hello-dev is managed by '
-                "gitops-kd from Git: deleting it is owned by gitops-kd; change clusters/hello-dev.yaml in Git "
-                "instead") in gone.stderr, gone.stderr
+        assert (
+            f'admission webhook "{SPECS}" denied the request: KubeDirectorCluster {NS}/hello-dev is managed by '
+            "gitops-kd from Git: deleting it is owned by gitops-kd; change clusters/hello-dev.yaml in Git "
+            "instead"
+        ) in gone.stderr, gone.stderr
         assert world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorclusters", NS, "hello-dev")
         assert wait_for("EditDenied events", lambda: len(_events(world, "EditDenied")) >= 4 or None, 20)
         assert 'gitops_kd_admission_requests_total{kind="StatefulSet",result="denied"} 3.0' in _metrics(proc)
@@ -183,16 +219,20 @@ def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_
         assert "by system:serviceaccount:kubedirector" not in proc.log()
         wait_for("KubeDirector's edit reverted", lambda: image() == "gitops-kd/hello:1.0.0", 30)
         # 5. break-glass by group, then by annotation: allowed, audited, and reverted like any drift
-        glass = world.kubectl("--as", "alice", "--as-group", GLASS_GROUP, "set", "image", f"statefulset/{sts}",
-                              "app=gitops-kd/hello:8.8.8")
+        glass = world.kubectl(
+            "--as", "alice", "--as-group", GLASS_GROUP, "set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:8.8.8"
+        )
         assert glass.returncode == 0, glass.stderr
         assert "Warning: gitops-kd break-glass (group gitops-kd:break-glass)" in glass.stderr
         wait_for("the break-glass edit reverted", lambda: image() == "gitops-kd/hello:1.0.0", 30)
-        annotated = {"metadata": {"annotations": {"gitops-kd.io/break-glass": "INC-42 hotfix"}},
-                     "spec": {"template": {"spec": {"containers": [{"name": "app", "image": "gitops-kd/hello:9"}]}}}}
+        annotated = {
+            "metadata": {"annotations": {"gitops-kd.io/break-glass": "INC-42 hotfix"}},
+            "spec": {"template": {"spec": {"containers": [{"name": "app", "image": "gitops-kd/hello:9"}]}}},
+        }
         assert world.kubectl("patch", "statefulset", sts, "--type=merge", "-p", json.dumps(annotated)).returncode == 0
-        audited = wait_for("BreakGlassEdit events", lambda: len(_events(world, "BreakGlassEdit")) >= 2 and
-                           _events(world, "BreakGlassEdit"), 20)
+        audited = wait_for(
+            "BreakGlassEdit events", lambda: len(_events(world, "BreakGlassEdit")) >= 2 and _events(world, "BreakGlassEdit"), 20
+        )
         assert {e["type"] for e in audited} == {"Warning"}
         assert any("annotation 'INC-42 hotfix'" in e["message"] for e in audited)
         assert 'result="break-glass"} 2.0' in _metrics(proc)
@@ -220,10 +260,14 @@ def test_owned_edits_are_denied_gitops_kd_and_break_glass_pass_and_ignore_falls_
         if proc is not None:
             proc.stop()
         world.close()
-    denied_rbac = sorted({(c.verb, c.group, c.rbac_resource) for e in entries for c in checks(e)
-                          if not granted(cluster_rules, role_rules, c)})
+    denied_rbac = sorted(
+        {(c.verb, c.group, c.rbac_resource) for e in entries for c in checks(e) if not granted(cluster_rules, role_rules, c)}
+    )
     assert not denied_rbac, f"deploy/ with optional/admission does not grant: {denied_rbac}"
     used = {(e.verb, e.group, e.rbac_resource) for e in entries}
-    assert {("create", "", "secrets"), ("get", "", "secrets"), ("get", "admissionregistration.k8s.io",
-            "validatingwebhookconfigurations"), ("patch", "admissionregistration.k8s.io",
-                                                 "validatingwebhookconfigurations")} <= used
+    assert {
+        ("create", "", "secrets"),
+        ("get", "", "secrets"),
+        ("get", "admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+        ("patch", "admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+    } <= used

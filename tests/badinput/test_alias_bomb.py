@@ -39,8 +39,13 @@ def big_annotations() -> str:
 
 def cli(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
     """`gitops-kd <args>` in a new interpreter, and the peak RSS (bytes) of the largest child process so far."""
-    proc = subprocess.run([sys.executable, "-c", "from gitops_kd.cli import main; main()", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from gitops_kd.cli import main; main()", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return proc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 
 
@@ -61,8 +66,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2E]:
         world.close()
 
 
-@pytest.mark.parametrize(("text", "reason"), [(alias_bomb(), BOMB_REASON), (big_annotations(), ANNOTATIONS_REASON)],
-                         ids=["alias bomb", "annotations over 256 KiB"])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [(alias_bomb(), BOMB_REASON), (big_annotations(), ANNOTATIONS_REASON)],
+    ids=["alias bomb", "annotations over 256 KiB"],
+)
 def test_validate_and_plan_refuse_naming_file_and_reason(world: E2E, tmp_path: Path, text: str, reason: str) -> None:
     """Invariant: validate and plan --base/--head apply the same limits as the API server to the expanded
     document (aliases counted with the size of what they repeat; annotations 256 KiB in all), refuse naming the
@@ -85,15 +93,20 @@ def test_validate_and_plan_refuse_naming_file_and_reason(world: E2E, tmp_path: P
 def test_the_controller_refuses_the_bomb_in_bounded_memory(world: E2E, tmp_path: Path) -> None:
     """Invariant: the controller refuses an alias-bomb commit (CommitRefused naming file and reason), stays up and
     ready, and its peak RSS stays far below deploy/'s 512Mi limit: the document is never expanded in memory."""
-    proc = RunProcess("bomb", tmp_path, world.cluster.kubeconfig, str(world.repo), "--namespace", NS,
-                      "--no-leader-elect")
+    proc = RunProcess("bomb", tmp_path, world.cluster.kubeconfig, str(world.repo), "--namespace", NS, "--no-leader-elect")
     try:
         world.wait_ready_at("1.0.0", timeout=120)
         world.commit({"apps/hello.yaml": alias_bomb()}, "hello with 4000 aliased annotations")
         proc.poll_now()
-        refused = wait_for("CommitRefused naming the alias expansion", lambda: [
-            e for e in world.rest.list("v1", "events", NS)["items"]
-            if e["reason"] == "CommitRefused" and BOMB_REASON in e["message"]], 60)
+        refused = wait_for(
+            "CommitRefused naming the alias expansion",
+            lambda: [
+                e
+                for e in world.rest.list("v1", "events", NS)["items"]
+                if e["reason"] == "CommitRefused" and BOMB_REASON in e["message"]
+            ],
+            60,
+        )
         assert "apps/hello.yaml" in refused[0]["message"]
         assert proc.alive and proc.get("/healthz")[0] == 200 and proc.get("/readyz")[0] == 200
         assert peak_rss(proc.proc.pid) < CONTROLLER_PEAK_RSS, f"peak RSS {peak_rss(proc.proc.pid) >> 20} MiB"

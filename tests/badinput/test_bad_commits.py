@@ -29,8 +29,22 @@ class World:
         home = tmp / "gnupg"
         home.mkdir(mode=0o700)
         gpg = ["gpg", "--batch", "--no-tty", "--homedir", str(home)]
-        subprocess.run([*gpg, "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key",
-                        "ci <ci@example.com>", "ed25519", "sign", "never"], check=True, capture_output=True)
+        subprocess.run(
+            [
+                *gpg,
+                "--pinentry-mode",
+                "loopback",
+                "--passphrase",
+                "",
+                "--quick-gen-key",
+                "ci <ci@example.com>",
+                "ed25519",
+                "sign",
+                "never",
+            ],
+            check=True,
+            capture_output=True,
+        )
         listing = subprocess.run([*gpg, "--with-colons", "--list-keys"], check=True, capture_output=True, text=True)
         fpr = next(line.split(":")[9] for line in listing.stdout.splitlines() if line.startswith("fpr:"))
         public = subprocess.run([*gpg, "--armor", "--export", fpr], check=True, capture_output=True, text=True).stdout
@@ -45,8 +59,9 @@ class World:
         git(repo, "commit", "-q", "--amend", "--no-edit")  # the initial commit, signed
         self.metrics = ControllerMetrics()
         source = GitSource(f"file://{repo}", "main", tmp / "cache", trusted_keys=[public])
-        self.controller = self.e2e.start_controller(source=source, poll_interval=0.3, listen=("127.0.0.1", 0),
-                                                    metrics=self.metrics)
+        self.controller = self.e2e.start_controller(
+            source=source, poll_interval=0.3, listen=("127.0.0.1", 0), metrics=self.metrics
+        )
 
     def close(self) -> None:
         self.e2e.close()
@@ -90,8 +105,12 @@ def write(repo: Path, rel: str, text: str) -> None:
 
 
 def billion_laughs() -> str:
-    lines = ["apiVersion: kubedirector.hpe.com/v1beta1", "kind: KubeDirectorApp", "metadata: {name: lol}",
-             'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines = [
+        "apiVersion: kubedirector.hpe.com/v1beta1",
+        "kind: KubeDirectorApp",
+        "metadata: {name: lol}",
+        'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+    ]
     lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 12)]
     lines.append("spec: {label: {name: lol}, distroID: x/lol, version: '1.0.0', roles: *l11}")
     return "\n".join(lines) + "\n"
@@ -108,33 +127,48 @@ def _files(changes: dict[str, str]) -> Callable[[Path], None]:
     def apply(repo: Path) -> None:
         for rel, text in changes.items():
             write(repo, rel, text)
+
     return apply
 
 
 def _symlink(rel: str, target: str) -> Callable[[Path], None]:
     def apply(repo: Path) -> None:
         (repo / rel).symlink_to(target)
+
     return apply
 
 
 CASES: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
-    "malformed YAML": (_files({"apps/broken.yaml": "apiVersion: kubedirector.hpe.com/v1beta1\nkind: [unclosed\n"}),
-                       ("apps/broken.yaml", "invalid YAML", "line")),
-    "huge file": (_files({"apps/big.yaml": hello_app("1.0.0") + "# " + "x" * (MAX_FILE_BYTES + 1024) + "\n"}),
-                  ("apps/big.yaml",)),
+    "malformed YAML": (
+        _files({"apps/broken.yaml": "apiVersion: kubedirector.hpe.com/v1beta1\nkind: [unclosed\n"}),
+        ("apps/broken.yaml", "invalid YAML", "line"),
+    ),
+    "huge file": (
+        _files({"apps/big.yaml": hello_app("1.0.0") + "# " + "x" * (MAX_FILE_BYTES + 1024) + "\n"}),
+        ("apps/big.yaml",),
+    ),
     "YAML bomb": (_files({"apps/bomb.yaml": billion_laughs()}), ("apps/bomb.yaml", "excessive aliasing")),
-    "symlink escaping the repo": (_symlink("apps/passwd.yaml", "../../../../../../etc/passwd"),
-                                  ("apps/passwd.yaml",)),
+    "symlink escaping the repo": (_symlink("apps/passwd.yaml", "../../../../../../etc/passwd"), ("apps/passwd.yaml",)),
     "manifest outside apps/ and clusters/": (_files({"stray/app.yaml": hello_app("1.0.0")}), ("stray/app.yaml",)),
-    "invalid version": (_files({"apps/hello.yaml": hello_app("1.0.0").replace("version: 1.0.0", "version: not.a.version")
-                                .replace("version: '1.0.0'", "version: not.a.version")}),
-                        ("apps/hello.yaml", "version")),
-    "schema violation": (_files({"apps/hello.yaml": hello_app("1.0.0").replace("  roles:\n", "  rolez:\n", 1)}),
-                         ("apps/hello.yaml", "roles")),
-    "duplicate app name": (_files({"apps/copy/hello-again.yaml": hello_app("3.0.0")}),
-                           ("apps/copy/hello-again.yaml", "hello")),
-    "KDCluster naming a missing app": (_files({"clusters/orphan.yaml": cluster_of("no-such-app")}),
-                                       ("clusters/orphan.yaml", "no-such-app")),
+    "invalid version": (
+        _files(
+            {
+                "apps/hello.yaml": hello_app("1.0.0")
+                .replace("version: 1.0.0", "version: not.a.version")
+                .replace("version: '1.0.0'", "version: not.a.version")
+            }
+        ),
+        ("apps/hello.yaml", "version"),
+    ),
+    "schema violation": (
+        _files({"apps/hello.yaml": hello_app("1.0.0").replace("  roles:\n", "  rolez:\n", 1)}),
+        ("apps/hello.yaml", "roles"),
+    ),
+    "duplicate app name": (_files({"apps/copy/hello-again.yaml": hello_app("3.0.0")}), ("apps/copy/hello-again.yaml", "hello")),
+    "KDCluster naming a missing app": (
+        _files({"clusters/orphan.yaml": cluster_of("no-such-app")}),
+        ("clusters/orphan.yaml", "no-such-app"),
+    ),
 }
 
 
@@ -142,6 +176,7 @@ def refused(world: World, commit: str, timeout: float = 30) -> tuple[str, ...]:
     def probe() -> tuple[str, ...] | None:
         last = world.controller.refusals.last
         return last[1] if last is not None and last[0] == commit else None
+
     return wait_for(f"commit {commit[:12]} refused", probe, timeout)
 
 
@@ -173,8 +208,13 @@ def test_bad_commit_is_refused_naming_the_file_and_nothing_is_applied(world: Wor
 def test_unsigned_commit_is_refused_by_the_trust_policy(world: World) -> None:
     repo, good = world.e2e.repo, world.head()
     before = world.cluster_state()
-    write(repo, "clusters/hello-dev.yaml", (repo / "clusters/hello-dev.yaml").read_text().replace(
-        'gitops-kd.io/wave: "0"', 'gitops-kd.io/wave: "0"\n    unsigned: "yes"'))
+    write(
+        repo,
+        "clusters/hello-dev.yaml",
+        (repo / "clusters/hello-dev.yaml")
+        .read_text()
+        .replace('gitops-kd.io/wave: "0"', 'gitops-kd.io/wave: "0"\n    unsigned: "yes"'),
+    )
     git(repo, "add", "-A")
     git(repo, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "unsigned change")
     bad = world.head()
@@ -214,11 +254,14 @@ def test_the_next_good_commit_is_applied(world: World) -> None:
     def applied() -> bool:
         o = world.e2e.rest.get(KD, "kubedirectorclusters", NS, "hello-dev")
         return o["spec"]["roles"][1]["members"] == 3
+
     try:
         wait_for("the good commit applied", applied, 20)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}; refusals.last={world.controller.refusals.last}; desired="
-                             f"{world.controller.desired and world.controller.desired.commit}; good={good}; "
-                             f"plan={world.controller.last_plan}") from None
+        raise AssertionError(
+            f"{exc}; refusals.last={world.controller.refusals.last}; desired="
+            f"{world.controller.desired and world.controller.desired.commit}; good={good}; "
+            f"plan={world.controller.last_plan}"
+        ) from None
     wait_for("applied commit recorded", lambda: world.controller.source.applied_commit == good, 30)
     assert world.readyz() == 200

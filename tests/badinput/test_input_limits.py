@@ -68,14 +68,20 @@ def test_long_string_too_many_documents_and_big_file_are_refused() -> None:
     assert error == f"apps/hello.yaml: spec.label.description: string is longer than {MAX_STRING_BYTES} bytes"
     many = "\n---\n".join(["{}"] * (MAX_DOCUMENTS + 1)).encode()
     assert errors_of("apps/many.yaml", many) == [
-        f"apps/many.yaml: file holds {MAX_DOCUMENTS + 1} documents, over the limit of {MAX_DOCUMENTS}"]
+        f"apps/many.yaml: file holds {MAX_DOCUMENTS + 1} documents, over the limit of {MAX_DOCUMENTS}"
+    ]
     [error] = errors_of("apps/big.yaml", b"#" * (MAX_FILE_BYTES + 1))
     assert "larger than the 1048576 byte (1 MiB) limit" in error
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from gitops_kd.cli import main; main()", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", "from gitops_kd.cli import main; main()", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +97,7 @@ def test_desired_show_and_plan_offline_refuse_the_commit(world: E2E, tmp_path: P
     repo = tmp_path / "repo"
     subprocess.run(["git", "clone", "-q", str(world.repo), str(repo)], check=True)
     (repo / "apps" / "hello.yaml").write_text(deep_hello())
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qam", "deep"],
-                   check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qam", "deep"], check=True)
     shown = cli("desired", "show", str(repo))
     assert shown.returncode == 1 and "refused" in shown.stderr and REASON in shown.stderr, shown.stderr
     assert "apps/hello.yaml: spec.label.extra.a" in shown.stderr
@@ -105,15 +110,20 @@ def test_run_refuses_the_commit_and_keeps_reconciling(world: E2E, tmp_path: Path
     """Invariant: a commit over the input limits is refused (CommitRefused naming file, field, reason), nothing
     of it is applied, and the controller stays live and keeps reconciling the last applied commit (a drift
     of hello-dev is still reverted)."""
-    proc = RunProcess("limits", tmp_path, world.cluster.kubeconfig, str(world.repo), "--namespace", NS,
-                      "--no-leader-elect")
+    proc = RunProcess("limits", tmp_path, world.cluster.kubeconfig, str(world.repo), "--namespace", NS, "--no-leader-elect")
     try:
         world.wait_ready_at("1.0.0", timeout=120)
         world.commit({"apps/hello.yaml": deep_hello()}, "hello nested 400 levels under spec.label")
         proc.poll_now()
-        refused = wait_for("CommitRefused event naming the depth limit", lambda: [
-            e for e in world.rest.list("v1", "events", NS)["items"]
-            if e["reason"] == "CommitRefused" and REASON in e["message"]], 60)
+        refused = wait_for(
+            "CommitRefused event naming the depth limit",
+            lambda: [
+                e
+                for e in world.rest.list("v1", "events", NS)["items"]
+                if e["reason"] == "CommitRefused" and REASON in e["message"]
+            ],
+            60,
+        )
         assert "apps/hello.yaml: spec.label.extra.a" in refused[0]["message"]
         sts = world.rest.list("apps/v1", "statefulsets", NS, label_selector="kubedirector.hpe.com/role=worker")
         name = sts["items"][0]["metadata"]["name"]
@@ -122,8 +132,10 @@ def test_run_refuses_the_commit_and_keeps_reconciling(world: E2E, tmp_path: Path
 
         def reverted() -> bool:
             got = world.rest.get("apps/v1", "statefulsets", NS, name)
-            return [c["image"] for c in got["spec"]["template"]["spec"]["containers"] if c["name"] == "app"] \
-                == ["gitops-kd/hello:1.0.0"]
+            return [c["image"] for c in got["spec"]["template"]["spec"]["containers"] if c["name"] == "app"] == [
+                "gitops-kd/hello:1.0.0"
+            ]
+
         wait_for("drift reverted after the refusal", reverted, 60)
         assert proc.get("/healthz")[0] == 200 and proc.get("/readyz")[0] == 200
         assert "RecursionError" not in proc.log()

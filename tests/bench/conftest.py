@@ -17,14 +17,14 @@ class BenchRunner:
 
     def call(self, script: str, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
         """The finished process of `python bench/<script> ARGS`."""
-        return subprocess.run([sys.executable, str(BENCH / script), *args], cwd=ROOT, capture_output=True,
-                              text=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, str(BENCH / script), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+        )
 
     def run(self, script: str, *args: str, timeout: float = 120.0) -> str:
         """stdout of the script; fails the test with its output if it exits non-zero."""
         proc = self.call(script, *args, timeout=timeout)
-        assert proc.returncode == 0, (f"{script} exited {proc.returncode}\nstdout:\n{proc.stdout}\n"
-                                      f"stderr:\n{proc.stderr}")
+        assert proc.returncode == 0, f"{script} exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
         return proc.stdout
 
     @staticmethod
@@ -32,7 +32,7 @@ class BenchRunner:
         """The first word after `label:` on the line starting with label."""
         for line in output.splitlines():
             if line.startswith(label + ":"):
-                return line[len(label) + 1:].split()[0]
+                return line[len(label) + 1 :].split()[0]
         raise AssertionError(f"no line starting with {label!r} in:\n{output}")
 
 

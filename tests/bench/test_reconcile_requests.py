@@ -6,8 +6,7 @@ from tests.bench.conftest import BenchRunner
 
 
 def test_reconcile_requests_tiny(bench: BenchRunner) -> None:
-    out = bench.run("reconcile_requests.py", "--apps", "5", "--clusters", "3", "--per-app", "2", "--timeout", "60",
-                    timeout=180)
+    out = bench.run("reconcile_requests.py", "--apps", "5", "--clusters", "3", "--per-app", "2", "--timeout", "60", timeout=180)
     assert "in-sync reconcile requests: 0, writes 0, lists 0, gets 0" in out
     assert "start-up requests: 14 " in out  # one LIST and one WATCH per watched kind, the 2 KubeDirector CRDs (flavour)
     assert "clusters of app-0000: 2 of 3; clusters written: 2; writes for anything else: 0" in out

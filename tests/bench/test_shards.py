@@ -11,8 +11,11 @@ from tests.bench.conftest import BenchRunner
 def test_shards_small(bench: BenchRunner) -> None:
     out = bench.run("shards.py", "--small", "--timeout", "240", timeout=600)
     assert "N = 4 clusters, 4 shards" in out
-    rows = {line.split("|")[1].strip(): [c.strip() for c in line.strip("|").split("|")[1:]]
-            for line in out.splitlines() if line.startswith("| ") and line.split("|")[1].strip().isdigit()}
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.strip("|").split("|")[1:]]
+        for line in out.splitlines()
+        if line.startswith("| ") and line.split("|")[1].strip().isdigit()
+    }
     assert set(rows) == {"1", "2"}, out
     for r, cells in rows.items():
         assert len(cells) == 5 and all(cells), (r, cells)

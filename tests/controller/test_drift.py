@@ -24,6 +24,7 @@ def _plan_until_drift(wiring: DriftWiring, controller: Manager) -> None:
     def drifted() -> bool:
         wiring.planner(desired, controller.collector.snapshot(), now=datetime.now(UTC))
         return bool(wiring.guard.active)
+
     wait_for("the drift guard sees the edit", drifted, 60)
 
 
@@ -40,8 +41,11 @@ def test_drift_events_of_a_replica_whose_fence_is_down_are_not_sent(tmp_path: Pa
         fenced.attach(controller)
         for wiring in (fenced, unfenced):  # the in-sync baseline, before the edit
             wiring.planner(controller.desired, controller.collector.snapshot(), now=datetime.now(UTC))
-        sts = next(s for s in world.rest.list("apps/v1", "statefulsets", world.ns)["items"]
-                   if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker")
+        sts = next(
+            s
+            for s in world.rest.list("apps/v1", "statefulsets", world.ns)["items"]
+            if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"
+        )
         edit = world.kubectl("set", "image", f"statefulset/{sts['metadata']['name']}", "app=gitops-kd/hello:6.6.6")
         assert edit.returncode == 0, edit.stderr
         _plan_until_drift(fenced, controller)

@@ -29,9 +29,12 @@ def conditions(record: SourceRecord) -> dict[str, tuple[str, str, str]]:
 def test_conditions_follow_kstatus() -> None:
     base = SourceRecord(url=URL, branch="main", applied=SHA, applied_subject="hello 2.0.0")
     assert conditions(base.with_changes(in_sync=True)) == {
-        "Ready": ("True", "Succeeded", f"Applied revision: main@sha1:{SHA[:12]}")}
-    assert conditions(base) == {"Ready": ("False", "Progressing", f"applying main@sha1:{SHA[:12]}"),
-                                "Reconciling": ("True", "Progressing", f"applying main@sha1:{SHA[:12]}")}
+        "Ready": ("True", "Succeeded", f"Applied revision: main@sha1:{SHA[:12]}")
+    }
+    assert conditions(base) == {
+        "Ready": ("False", "Progressing", f"applying main@sha1:{SHA[:12]}"),
+        "Reconciling": ("True", "Progressing", f"applying main@sha1:{SHA[:12]}"),
+    }
     assert conditions(SourceRecord())["Reconciling"][2] == "waiting for the first accepted commit"
     refused = conditions(base.with_changes(in_sync=True, attempted="b" * 40, refusal="commit bbb: history: force\nx"))
     assert refused["Stalled"] == ("True", "CommitRefused", f"commit {'b' * 12} refused: commit bbb: history: force")
@@ -43,8 +46,18 @@ def test_conditions_follow_kstatus() -> None:
 
 
 def test_status_round_trips() -> None:
-    record = SourceRecord(url=URL, branch="main", applied=SHA, applied_subject="s", attempted=SHA, baseline=SHA,
-                          git_failures=1, git_error="e", recoveries=2, in_sync=True)
+    record = SourceRecord(
+        url=URL,
+        branch="main",
+        applied=SHA,
+        applied_subject="s",
+        attempted=SHA,
+        baseline=SHA,
+        git_failures=1,
+        git_error="e",
+        recoveries=2,
+        in_sync=True,
+    )
     status = source_status(record, None, generation=1, not_ready_after=3, now=NOW)
     assert SourceRecord.from_status(status) == record
 
@@ -84,8 +97,14 @@ def test_writes_carry_the_resource_version_precondition(cluster: EmbeddedCluster
         rest.replace(ROLLOUT_API_VERSION, PLURAL, "default", "two", {**stale, "status": {"url": "x"}}, subresource="status")
     assert info.value.status == 409
     current = rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "two")
-    rest.replace(ROLLOUT_API_VERSION, PLURAL, "default", "two", {**current, "status": {**current["status"], "refusal": "?"}},
-                 subresource="status")  # someone else writes in between
+    rest.replace(
+        ROLLOUT_API_VERSION,
+        PLURAL,
+        "default",
+        "two",
+        {**current, "status": {**current["status"], "refusal": "?"}},
+        subresource="status",
+    )  # someone else writes in between
     assert mine.update(attempted="b" * 40)
     final = rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "two")["status"]
     assert (final["lastAppliedRevision"], final["lastAttemptedRevision"], final["refusal"]) == (SHA, "b" * 40, "")
@@ -93,8 +112,11 @@ def test_writes_carry_the_resource_version_precondition(cluster: EmbeddedCluster
 
 def _status_writes(cluster: EmbeddedCluster, name: str) -> int:
     """Status writes of the GitOpsKDSource ``name`` the API server received (from any client)."""
-    return sum(1 for e in cluster.access_log.entries() if e.resource == PLURAL and e.name == name
-               and e.subresource == "status" and e.verb in ("update", "patch"))
+    return sum(
+        1
+        for e in cluster.access_log.entries()
+        if e.resource == PLURAL and e.name == name and e.subresource == "status" and e.verb in ("update", "patch")
+    )
 
 
 class LeaseLostInFlight:
@@ -169,8 +191,9 @@ def test_refresh_writes_back_an_edit_and_recreates_a_deleted_object(cluster: Emb
     mine = record(cluster, "kept")
     mine.load()
     mine.update(applied=SHA, baseline=SHA, url=URL, branch="main")
-    rest.patch(ROLLOUT_API_VERSION, PLURAL, "default", "kept", {"status": {"lastAppliedRevision": "b" * 40}},
-               subresource="status")
+    rest.patch(
+        ROLLOUT_API_VERSION, PLURAL, "default", "kept", {"status": {"lastAppliedRevision": "b" * 40}}, subresource="status"
+    )
     assert mine.refresh()
     assert rest.get(ROLLOUT_API_VERSION, PLURAL, "default", "kept")["status"]["lastAppliedRevision"] == SHA
     rest.delete(ROLLOUT_API_VERSION, PLURAL, "default", "kept")

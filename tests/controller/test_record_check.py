@@ -68,6 +68,8 @@ def test_an_empty_record_takes_the_newest_rollout_commit_as_baseline(history: tu
 
 
 def test_cluster_commits_reads_attempt_sync_and_history() -> None:
-    raw = {"metadata": {"namespace": "ns", "name": "c"},
-           "status": {"commit": "a", "syncedCommit": "b", "history": [{"commit": "c"}, {"version": "1"}]}}
+    raw = {
+        "metadata": {"namespace": "ns", "name": "c"},
+        "status": {"commit": "a", "syncedCommit": "b", "history": [{"commit": "c"}, {"version": "1"}]},
+    }
     assert [c.sha for c in cluster_commits([raw])] == ["a", "b", "c"]

@@ -32,8 +32,11 @@ def _load(kind_dir: str, rel: str, namespace: str) -> KDApp | KDCluster:
 
 
 def _desired(*objs: KDApp | KDCluster) -> DesiredState:
-    return DesiredState("c" * 40, apps={(o.namespace, o.name): o for o in objs if isinstance(o, KDApp)},
-                        clusters={(o.namespace, o.name): o for o in objs if isinstance(o, KDCluster)})
+    return DesiredState(
+        "c" * 40,
+        apps={(o.namespace, o.name): o for o in objs if isinstance(o, KDApp)},
+        clusters={(o.namespace, o.name): o for o in objs if isinstance(o, KDCluster)},
+    )
 
 
 def _app(ns: str) -> KDApp:
@@ -54,7 +57,8 @@ def test_a_shard_keeps_its_namespaces_and_names_each_skipped_file() -> None:
     assert scoped.desired.commit == TWO_TEAMS.commit
     assert [(o.kind, o.namespace, o.file) for o in scoped.outside] == [
         ("KubeDirectorApp", "team-b", "apps/team-b/hello.yaml"),
-        ("KubeDirectorCluster", "team-b", "clusters/team-b/hello-dev.yaml")]
+        ("KubeDirectorCluster", "team-b", "clusters/team-b/hello-dev.yaml"),
+    ]
     assert not scoped.borrowed
     line = scoped.log_line()
     assert line is not None and "\n" not in line
@@ -73,8 +77,7 @@ def test_every_namespace_and_a_scope_holding_everything_change_nothing() -> None
 def test_the_plan_of_a_shard_applies_only_its_namespace_and_notes_the_rest() -> None:
     scoped = restrict(TWO_TEAMS, Scope.of(["team-a"]))
     result = scoped.restrict_plan(plan(scoped.desired, ObservedState(), now=NOW))
-    applied = {(type(a).__name__, a.namespace, a.name) for a in result.actions
-               if isinstance(a, (ApplyApp, ApplyCluster))}
+    applied = {(type(a).__name__, a.namespace, a.name) for a in result.actions if isinstance(a, (ApplyApp, ApplyCluster))}
     assert applied == {("ApplyApp", "team-a", "hello"), ("ApplyCluster", "team-a", "hello-dev")}
     text = result.describe()
     assert "note: KubeDirectorApp team-b/hello (apps/team-b/hello.yaml): namespace team-b is outside" in text

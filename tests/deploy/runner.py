@@ -46,6 +46,7 @@ def _cli_child(args: list[str], env: dict[str, str], log_path: str) -> None:
     os.environ.clear()
     os.environ.update(env)
     from gitops_kd.cli import main
+
     main(args=args, prog_name="gitops-kd")
 
 
@@ -99,25 +100,51 @@ class RunProcess:
 
     proc: subprocess.Popen[bytes] | _Forked
 
-    def __init__(self, name: str, workdir: Path, kubeconfig: Path, repo: str, *extra: str,
-                 env: dict[str, str] | None = None, preloaded: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        workdir: Path,
+        kubeconfig: Path,
+        repo: str,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        preloaded: bool = False,
+    ) -> None:
         self.name = name
         workdir.mkdir(parents=True, exist_ok=True)
         self.log_path = workdir / f"{name}.log"
         self.cpu = 0.0  # CPU seconds, as last seen by kill() or stop()
         self._log = self.log_path.open("wb")
-        args = ["run", "--repo", repo, "--kubeconfig", str(kubeconfig), "--cache-dir", str(workdir / f"{name}-cache"),
-                "--listen", "127.0.0.1:0", "--interval", "0.5", *extra]
+        args = [
+            "run",
+            "--repo",
+            repo,
+            "--kubeconfig",
+            str(kubeconfig),
+            "--cache-dir",
+            str(workdir / f"{name}-cache"),
+            "--listen",
+            "127.0.0.1:0",
+            "--interval",
+            "0.5",
+            *extra,
+        ]
         full_env = {**os.environ, "POD_NAME": name, **(env or {})}
         if preloaded:
-            process = _preloaded().Process(target=_cli_child, args=(args, full_env, str(self.log_path)),
-                                           name=f"gitops-kd run ({name})")
+            process = _preloaded().Process(
+                target=_cli_child, args=(args, full_env, str(self.log_path)), name=f"gitops-kd run ({name})"
+            )
             process.start()
             self.proc = _Forked(process)
         else:
-            self.proc = subprocess.Popen([sys.executable, "-c", "from gitops_kd.cli import main; main()", *args],
-                                         cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=full_env,
-                                         preexec_fn=die_with_parent)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", "from gitops_kd.cli import main; main()", *args],
+                cwd=ROOT,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                env=full_env,
+                preexec_fn=die_with_parent,
+            )
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system) the process used so far (Linux /proc; 0 once it was reaped)."""
@@ -140,6 +167,7 @@ class RunProcess:
                 raise AssertionError(f"{self.name} exited {self.proc.returncode}:\n{self.log()[-3000:]}")
             m = SERVING.search(self.log())
             return m.group(1) if m else None
+
         return wait_for(f"{self.name} serving HTTP", probe, timeout, interval=0.1)
 
     def get(self, path: str, timeout: float = 5) -> tuple[int, str]:
@@ -174,4 +202,3 @@ class RunProcess:
                 self.proc.wait(10)
         self._log.close()
         return self.proc.returncode
-

@@ -46,15 +46,28 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluste
 def test_the_component_renders_and_applies(component: str, tmp_path: Path, cluster: EmbeddedCluster) -> None:
     path = _overlay(tmp_path, component)
     docs = _render(path)
-    applied = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "apply", "-k", str(path)],
-                             capture_output=True, text=True, timeout=60)
+    applied = subprocess.run(
+        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "apply", "-k", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert applied.returncode == 0, applied.stderr
     kinds = {d["kind"] for d in docs}
     if component == "admission":
         assert {"ValidatingWebhookConfiguration", "Service"} <= kinds and "ValidatingAdmissionPolicy" not in kinds
-        listed = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get",
-                                 "validatingwebhookconfiguration", "gitops-kd", "-o", "yaml"],
-                                capture_output=True, text=True, timeout=60)
+        listed = subprocess.run(
+            [
+                "kubectl",
+                "--kubeconfig",
+                str(cluster.kubeconfig),
+                "get",
+                "validatingwebhookconfiguration",
+                "gitops-kd",
+                "-o",
+                "yaml",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert listed.returncode == 0 and "workloads.admission.gitops-kd.io" in listed.stdout
     else:
         assert {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} <= kinds
@@ -76,43 +89,54 @@ def test_the_webhook_calls_the_controller_through_its_service(tmp_path: Path) ->
     assert svc["spec"]["ports"] == [{"name": "admission", "port": 443, "targetPort": "admission", "protocol": "TCP"}]
     assert svc["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
     for hook in vwc["webhooks"]:
-        assert hook["clientConfig"]["service"] == {"namespace": "gitops-kd-system", "name": "gitops-kd-admission",
-                                                   "port": 443, "path": "/admission"}
-        assert (hook["failurePolicy"], hook["sideEffects"], hook["admissionReviewVersions"]) == \
-            ("Ignore", "None", ["v1"])
+        assert hook["clientConfig"]["service"] == {
+            "namespace": "gitops-kd-system",
+            "name": "gitops-kd-admission",
+            "port": 443,
+            "path": "/admission",
+        }
+        assert (hook["failurePolicy"], hook["sideEffects"], hook["admissionReviewVersions"]) == ("Ignore", "None", ["v1"])
         assert hook["namespaceSelector"]["matchExpressions"]
     [workloads, specs] = vwc["webhooks"]
-    assert workloads["objectSelector"] == {"matchExpressions": [{"key": "kubedirector.hpe.com/kdcluster",
-                                                                 "operator": "Exists"}]}
+    assert workloads["objectSelector"] == {"matchExpressions": [{"key": "kubedirector.hpe.com/kdcluster", "operator": "Exists"}]}
     assert {r["resources"][0] for r in workloads["rules"]} == {"statefulsets", "services"}
     assert specs["rules"][0]["operations"] == ["UPDATE", "DELETE"]
 
 
 # -- the CEL variant, evaluated ------------------------------------------------------------------------------------
 def _policies(tmp: Path) -> dict[str, dict[str, Any]]:
-    return {d["metadata"]["name"]: d["spec"] for d in _render(_overlay(tmp, "admission-policy"))
-            if d["kind"] == "ValidatingAdmissionPolicy"}
+    return {
+        d["metadata"]["name"]: d["spec"]
+        for d in _render(_overlay(tmp, "admission-policy"))
+        if d["kind"] == "ValidatingAdmissionPolicy"
+    }
 
 
-RESOURCES = {"StatefulSet": "statefulsets", "Service": "services", "KubeDirectorApp": "kubedirectorapps",
-             "KubeDirectorCluster": "kubedirectorclusters"}
+RESOURCES = {
+    "StatefulSet": "statefulsets",
+    "Service": "services",
+    "KubeDirectorApp": "kubedirectorapps",
+    "KubeDirectorCluster": "kubedirectorclusters",
+}
 
 
 def _matched(policy: dict[str, Any], request: dict[str, Any], obj: Any, old: Any) -> bool:
     """matchConstraints as the API server applies them: a resourceRule naming the resource and the operation, and
     the objectSelector's Exists expressions on the object or the old object (either matching is enough)."""
     constraints = policy["matchConstraints"]
-    if not any(RESOURCES[request["kind"]["kind"]] in r["resources"] and request["operation"] in r["operations"]
-               for r in constraints["resourceRules"]):
+    if not any(
+        RESOURCES[request["kind"]["kind"]] in r["resources"] and request["operation"] in r["operations"]
+        for r in constraints["resourceRules"]
+    ):
         return False
-    wanted = [e["key"] for e in (constraints.get("objectSelector") or {}).get("matchExpressions") or []
-              if e["operator"] == "Exists"]
-    return not wanted or any(all(k in ((o or {}).get("metadata") or {}).get("labels", {}) for k in wanted)
-                             for o in (obj, old))
+    wanted = [
+        e["key"] for e in (constraints.get("objectSelector") or {}).get("matchExpressions") or [] if e["operator"] == "Exists"
+    ]
+    return not wanted or any(all(k in ((o or {}).get("metadata") or {}).get("labels", {}) for k in wanted) for o in (obj, old))
 
 
 def _verdict(policy: dict[str, Any], request: dict[str, Any], obj: Any, old: Any) -> str:
-    """"skipped" (not matched, or a matchCondition is false), "allowed", or the denial message, as the API server
+    """ "skipped" (not matched, or a matchCondition is false), "allowed", or the denial message, as the API server
     decides."""
     if not _matched(policy, request, obj, old):
         return "skipped"
@@ -121,6 +145,7 @@ def _verdict(policy: dict[str, Any], request: dict[str, Any], obj: Any, old: Any
 
     def run(expr: str) -> Any:
         return env.program(env.compile(expr)).evaluate(activation)
+
     if not all(run(c["expression"]) for c in policy.get("matchConditions") or []):
         return "skipped"
     for v in policy["validations"]:
@@ -130,24 +155,36 @@ def _verdict(policy: dict[str, Any], request: dict[str, Any], obj: Any, old: Any
 
 
 def _request(kind: str, operation: str = "UPDATE", user: str = "alice", groups: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {"operation": operation, "kind": {"kind": kind},
-            "userInfo": {"username": user, "groups": [*groups, "system:authenticated"]}}
+    return {
+        "operation": operation,
+        "kind": {"kind": kind},
+        "userInfo": {"username": user, "groups": [*groups, "system:authenticated"]},
+    }
 
 
-STS = {"metadata": {"name": "hello-dev-worker", "namespace": "default",
-                    "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev", "kubedirector.hpe.com/role": "worker"}},
-       "spec": {"replicas": 2, "updateStrategy": {"type": "OnDelete"},
-                "template": {"spec": {"containers": [{"name": "app", "image": "gitops-kd/hello:1.0.0"}]}}}}
+STS = {
+    "metadata": {
+        "name": "hello-dev-worker",
+        "namespace": "default",
+        "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev", "kubedirector.hpe.com/role": "worker"},
+    },
+    "spec": {
+        "replicas": 2,
+        "updateStrategy": {"type": "OnDelete"},
+        "template": {"spec": {"containers": [{"name": "app", "image": "gitops-kd/hello:1.0.0"}]}},
+    },
+}
 
 
-def test_the_policy_denies_owned_statefulset_and_service_edits_but_not_its_users_or_break_glass(
-        tmp_path: Path) -> None:
+def test_the_policy_denies_owned_statefulset_and_service_edits_but_not_its_users_or_break_glass(tmp_path: Path) -> None:
     policy = _policies(tmp_path)["gitops-kd-workloads"]
     edited = copy.deepcopy(STS)
     edited["spec"]["template"]["spec"]["containers"][0]["image"] = "gitops-kd/hello:6.6.6"
     denial = _verdict(policy, _request("StatefulSet"), edited, STS)
-    assert denial.startswith("StatefulSet default/hello-dev-worker is managed by gitops-kd from Git: "
-                             "spec.template.spec and spec.updateStrategy are owned by gitops-kd")
+    assert denial.startswith(
+        "StatefulSet default/hello-dev-worker is managed by gitops-kd from Git: "
+        "spec.template.spec and spec.updateStrategy are owned by gitops-kd"
+    )
     scaled = copy.deepcopy(STS)
     scaled["spec"]["replicas"] = 3
     scaled["metadata"]["labels"] = {**STS["metadata"]["labels"], "team": "blue"}
@@ -160,19 +197,25 @@ def test_the_policy_denies_owned_statefulset_and_service_edits_but_not_its_users
     again = copy.deepcopy(glass)
     again["spec"]["template"]["spec"]["containers"][0]["image"] = "gitops-kd/hello:7"
     assert _verdict(policy, _request("StatefulSet"), again, glass).startswith("StatefulSet")  # a stale reason
-    svc = {"metadata": {"name": "s", "namespace": "default", "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev"}},
-           "spec": {"ports": [{"name": "http", "port": 8080}]}}
+    svc = {
+        "metadata": {"name": "s", "namespace": "default", "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev"}},
+        "spec": {"ports": [{"name": "http", "port": 8080}]},
+    }
     moved = {"metadata": svc["metadata"], "spec": {"ports": [{"name": "http", "port": 9090}]}}
     assert "spec.ports are owned by gitops-kd" in _verdict(policy, _request("Service"), moved, svc)
 
 
 def test_the_policy_denies_deleting_or_editing_an_applied_kdapp(tmp_path: Path) -> None:
     policy = _policies(tmp_path)["gitops-kd-specs"]
-    app = {"metadata": {"name": "hello", "namespace": "default",
-                        "annotations": {"gitops-kd.io/applied-spec": "abc"}}, "spec": {"version": "1.0.0"}}
-    assert _verdict(policy, _request("KubeDirectorApp", "DELETE"), None, app) == \
-        "KubeDirectorApp default/hello is applied by gitops-kd from Git: deleting it is owned by gitops-kd; " \
+    app = {
+        "metadata": {"name": "hello", "namespace": "default", "annotations": {"gitops-kd.io/applied-spec": "abc"}},
+        "spec": {"version": "1.0.0"},
+    }
+    assert (
+        _verdict(policy, _request("KubeDirectorApp", "DELETE"), None, app)
+        == "KubeDirectorApp default/hello is applied by gitops-kd from Git: deleting it is owned by gitops-kd; "
         "change it in Git instead"
+    )
     bumped = {**app, "spec": {"version": "9.9.9"}}
     assert "its spec is owned" in _verdict(policy, _request("KubeDirectorApp"), bumped, app)
     labelled = {**app, "metadata": {**app["metadata"], "labels": {"x": "y"}}}
@@ -182,8 +225,7 @@ def test_the_policy_denies_deleting_or_editing_an_applied_kdapp(tmp_path: Path) 
     assert _verdict(policy, _request("KubeDirectorApp", "DELETE", user=SA), None, app) == "skipped"
 
 
-def test_the_policy_denies_deleting_a_role_statefulset_or_member_service_but_not_to_the_break_glass_group(
-        tmp_path: Path) -> None:
+def test_the_policy_denies_deleting_a_role_statefulset_or_member_service_but_not_to_the_break_glass_group(tmp_path: Path) -> None:
     """Invariant (issue 28, 8, CEL variant): DELETE of what gitops-kd owns through KubeDirector (a role
     StatefulSet, a member Service: one selecting a single pod) is denied to others, also once its labels were
     removed (found by its controller ownerReference to the KDCluster); the break-glass group and gitops-kd's users
@@ -191,25 +233,40 @@ def test_the_policy_denies_deleting_a_role_statefulset_or_member_service_but_not
     policy = _policies(tmp_path)["gitops-kd-workloads"]
     labelled = STS
     denial = _verdict(policy, _request("StatefulSet", "DELETE"), None, labelled)
-    assert denial.startswith("StatefulSet default/hello-dev-worker is managed by gitops-kd from Git: deleting it is "
-                             "owned by gitops-kd"), denial
+    assert denial.startswith(
+        "StatefulSet default/hello-dev-worker is managed by gitops-kd from Git: deleting it is owned by gitops-kd"
+    ), denial
     assert "gitops-kd:break-glass" in denial
     unlabelled = copy.deepcopy(STS)
     unlabelled["metadata"]["labels"] = {}
-    unlabelled["metadata"]["ownerReferences"] = [{"apiVersion": "kubedirector.hpe.com/v1beta1", "controller": True,
-                                                  "kind": "KubeDirectorCluster", "name": "hello-dev", "uid": "u"}]
+    unlabelled["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "kubedirector.hpe.com/v1beta1",
+            "controller": True,
+            "kind": "KubeDirectorCluster",
+            "name": "hello-dev",
+            "uid": "u",
+        }
+    ]
     assert "deleting it is owned" in _verdict(policy, _request("StatefulSet", "DELETE"), None, unlabelled)
-    assert _verdict(policy, _request("StatefulSet", "DELETE", groups=("gitops-kd:break-glass",)), None,
-                    labelled) == "skipped"
+    assert _verdict(policy, _request("StatefulSet", "DELETE", groups=("gitops-kd:break-glass",)), None, labelled) == "skipped"
     assert _verdict(policy, _request("StatefulSet", "DELETE", user=SA), None, labelled) == "skipped"
     theirs = {**STS, "metadata": {"name": "db", "namespace": "default", "labels": {"app": "db"}}}
     assert _verdict(policy, _request("StatefulSet", "DELETE"), None, theirs) == "skipped"  # not KubeDirector's
-    member = {"metadata": {"name": "hello-dev-worker-0", "namespace": "default",
-                           "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev"}},
-              "spec": {"selector": {"statefulset.kubernetes.io/pod-name": "hello-dev-worker-0"},
-                       "ports": [{"name": "http", "port": 8080}]}}
+    member = {
+        "metadata": {
+            "name": "hello-dev-worker-0",
+            "namespace": "default",
+            "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev"},
+        },
+        "spec": {
+            "selector": {"statefulset.kubernetes.io/pod-name": "hello-dev-worker-0"},
+            "ports": [{"name": "http", "port": 8080}],
+        },
+    }
     assert "Service default/hello-dev-worker-0 is managed by gitops-kd from Git: deleting it is owned" in _verdict(
-        policy, _request("Service", "DELETE"), None, member)
+        policy, _request("Service", "DELETE"), None, member
+    )
     headless = {"metadata": member["metadata"], "spec": {"selector": {"kubedirector.hpe.com/headless": "hello-dev"}}}
     assert _verdict(policy, _request("Service", "DELETE"), None, headless) == "allowed"
     assert _verdict(policy, _request("StatefulSet"), labelled, labelled) == "allowed"  # an UPDATE changing nothing
@@ -225,17 +282,22 @@ def test_the_policy_denies_removing_or_changing_kubedirector_labels(tmp_path: Pa
     stripped = copy.deepcopy(labelled)
     del stripped["metadata"]["labels"]["kubedirector.hpe.com/kdcluster"]
     denial = _verdict(policy, _request("StatefulSet"), stripped, labelled)
-    assert "metadata.labels[kubedirector.hpe.com/kdcluster] and metadata.labels[kubedirector.hpe.com/role] are " \
-           "owned by gitops-kd" in denial, denial
+    assert (
+        "metadata.labels[kubedirector.hpe.com/kdcluster] and metadata.labels[kubedirector.hpe.com/role] are "
+        "owned by gitops-kd" in denial
+    ), denial
     moved = copy.deepcopy(labelled)
     moved["metadata"]["labels"]["kubedirector.hpe.com/role"] = "controller"
     assert "are owned by gitops-kd" in _verdict(policy, _request("StatefulSet"), moved, labelled)
     bare = copy.deepcopy(labelled)
     bare["metadata"].pop("labels")
-    svc = {"metadata": {"name": "s", "namespace": "default", "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev"}},
-           "spec": {"ports": [{"name": "http", "port": 8080}]}}
-    assert "are owned by gitops-kd" in _verdict(policy, _request("Service"), {**svc, "metadata": {
-        "name": "s", "namespace": "default"}}, svc)
+    svc = {
+        "metadata": {"name": "s", "namespace": "default", "labels": {"kubedirector.hpe.com/kdcluster": "hello-dev"}},
+        "spec": {"ports": [{"name": "http", "port": 8080}]},
+    }
+    assert "are owned by gitops-kd" in _verdict(
+        policy, _request("Service"), {**svc, "metadata": {"name": "s", "namespace": "default"}}, svc
+    )
     assert "are owned by gitops-kd" in _verdict(policy, _request("StatefulSet"), bare, labelled)
     other = copy.deepcopy(labelled)
     other["metadata"]["labels"]["team"] = "blue"
@@ -243,5 +305,4 @@ def test_the_policy_denies_removing_or_changing_kubedirector_labels(tmp_path: Pa
     glass = copy.deepcopy(stripped)
     glass["metadata"]["annotations"] = {"gitops-kd.io/break-glass": "INC-43"}
     assert _verdict(policy, _request("StatefulSet"), glass, labelled) == "skipped"
-    assert _verdict(policy, _request("StatefulSet", groups=("gitops-kd:break-glass",)), stripped,
-                    labelled) == "skipped"
+    assert _verdict(policy, _request("StatefulSet", groups=("gitops-kd:break-glass",)), stripped, labelled) == "skipped"

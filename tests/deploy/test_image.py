@@ -34,15 +34,17 @@ def test_the_image_build_finds_no_emulator_package(tmp_path: Path) -> None:
     assert not [p for p in found if p.split(".")[0] not in ("gitops_kd", "kubeplumb", "kdcrds")]
 
 
-_WITHOUT_KDSIM = ("import sys; sys.modules['kdsim'] = None; from gitops_kd.cli import main; "
-                  "sys.argv = ['gitops-kd', *sys.argv[1:]]; main()")
+_WITHOUT_KDSIM = (
+    "import sys; sys.modules['kdsim'] = None; from gitops_kd.cli import main; sys.argv = ['gitops-kd', *sys.argv[1:]]; main()"
+)
 
 
 def test_the_cli_runs_without_the_emulator_and_says_what_is_missing(tmp_path: Path) -> None:
     ok = subprocess.run([sys.executable, "-c", _WITHOUT_KDSIM, "--help"], capture_output=True, text=True)
     assert ok.returncode == 0 and "run" in ok.stdout
-    sim = subprocess.run([sys.executable, "-c", _WITHOUT_KDSIM, "sim", "serve", "--state-dir", str(tmp_path / "s")],
-                         capture_output=True, text=True)
+    sim = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_KDSIM, "sim", "serve", "--state-dir", str(tmp_path / "s")], capture_output=True, text=True
+    )
     assert sim.returncode == 2  # could not do it (gitops_kd/cli/exits.py)
     assert "the embedded cluster (package kdsim) is not installed" in sim.stderr
     assert "Traceback" not in sim.stderr

@@ -22,8 +22,7 @@ NS = "gitops-kd-system"
 
 
 def kubectl(cluster: EmbeddedCluster, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), *args], capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), *args], capture_output=True, text=True, timeout=60)
 
 
 def rendered() -> list[dict[str, Any]]:
@@ -57,12 +56,21 @@ def test_the_kustomization_installs_the_packaged_crds_themselves() -> None:
 def test_kustomization_renders_every_piece_in_its_namespace() -> None:
     docs = rendered()
     kinds = sorted((d["kind"], d["metadata"]["name"]) for d in docs)
-    assert kinds == sorted([
-        ("Namespace", NS), ("CustomResourceDefinition", "kdrollouts.gitops-kd.io"),
-        ("CustomResourceDefinition", "gitopskdsources.gitops-kd.io"), ("ServiceAccount", "gitops-kd"),
-        ("ClusterRole", "gitops-kd"), ("ClusterRoleBinding", "gitops-kd"), ("Role", "gitops-kd-leader-election"),
-        ("RoleBinding", "gitops-kd-leader-election"), ("ConfigMap", "gitops-kd-config"), ("Deployment", "gitops-kd"),
-        ("Service", "gitops-kd")])
+    assert kinds == sorted(
+        [
+            ("Namespace", NS),
+            ("CustomResourceDefinition", "kdrollouts.gitops-kd.io"),
+            ("CustomResourceDefinition", "gitopskdsources.gitops-kd.io"),
+            ("ServiceAccount", "gitops-kd"),
+            ("ClusterRole", "gitops-kd"),
+            ("ClusterRoleBinding", "gitops-kd"),
+            ("Role", "gitops-kd-leader-election"),
+            ("RoleBinding", "gitops-kd-leader-election"),
+            ("ConfigMap", "gitops-kd-config"),
+            ("Deployment", "gitops-kd"),
+            ("Service", "gitops-kd"),
+        ]
+    )
     for d in docs:
         if d["kind"] in ("ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"):
             assert d["metadata"]["namespace"] == NS, d["kind"]
@@ -111,14 +119,23 @@ def test_kubectl_apply_k_applies_cleanly_and_is_idempotent(cluster: EmbeddedClus
     first = kubectl(cluster, "apply", "-k", str(DEPLOY))
     assert first.returncode == 0, first.stderr
     assert "error" not in first.stderr.lower(), first.stderr
-    for kind, name in [("deployment", "gitops-kd"), ("serviceaccount", "gitops-kd"), ("configmap", "gitops-kd-config"),
-                       ("service", "gitops-kd"), ("role.rbac.authorization.k8s.io", "gitops-kd-leader-election"),
-                       ("rolebinding.rbac.authorization.k8s.io", "gitops-kd-leader-election")]:
+    for kind, name in [
+        ("deployment", "gitops-kd"),
+        ("serviceaccount", "gitops-kd"),
+        ("configmap", "gitops-kd-config"),
+        ("service", "gitops-kd"),
+        ("role.rbac.authorization.k8s.io", "gitops-kd-leader-election"),
+        ("rolebinding.rbac.authorization.k8s.io", "gitops-kd-leader-election"),
+    ]:
         got = kubectl(cluster, "-n", NS, "get", kind, name, "-o", "json")
         assert got.returncode == 0, (kind, got.stderr)
         assert json.loads(got.stdout)["metadata"]["namespace"] == NS
-    for kind, name in [("clusterrole", "gitops-kd"), ("clusterrolebinding", "gitops-kd"),
-                       ("crd", "kdrollouts.gitops-kd.io"), ("namespace", NS)]:
+    for kind, name in [
+        ("clusterrole", "gitops-kd"),
+        ("clusterrolebinding", "gitops-kd"),
+        ("crd", "kdrollouts.gitops-kd.io"),
+        ("namespace", NS),
+    ]:
         got = kubectl(cluster, "get", kind, name, "-o", "name")
         assert got.returncode == 0, (kind, got.stderr)
     dep = json.loads(kubectl(cluster, "-n", NS, "get", "deployment", "gitops-kd", "-o", "json").stdout)

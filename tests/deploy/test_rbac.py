@@ -32,15 +32,15 @@ LEASE = "gitops-kd"
 RACE_ONLY = {("get", "", "persistentvolumeclaims")}
 
 
-def rules(kustomization: Path = ROOT / "deploy", *, helm_sets: tuple[str, ...] | None = None
-          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def rules(
+    kustomization: Path = ROOT / "deploy", *, helm_sets: tuple[str, ...] | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(ClusterRole rules, Role rules in gitops-kd-system) as `kubectl kustomize deploy/` renders them, or (with
     ``helm_sets``) as `helm template` renders charts/gitops-kd with those --set values."""
     if helm_sets is not None:
         docs = render(*helm_sets)
     else:
-        out = subprocess.run(["kubectl", "kustomize", str(kustomization)], capture_output=True, text=True,
-                             timeout=60)
+        out = subprocess.run(["kubectl", "kustomize", str(kustomization)], capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         docs = [d for d in yaml.safe_load_all(out.stdout) if d]
     [cluster_role] = [d for d in docs if d["kind"] == "ClusterRole"]
@@ -50,8 +50,12 @@ def rules(kustomization: Path = ROOT / "deploy", *, helm_sets: tuple[str, ...] |
 
 
 def allows(rule: dict[str, Any], e: AccessEntry) -> bool:
-    return (e.group in rule["apiGroups"] and e.rbac_resource in rule["resources"] and e.verb in rule["verbs"]
-            and (not rule.get("resourceNames") or e.name in rule["resourceNames"]))
+    return (
+        e.group in rule["apiGroups"]
+        and e.rbac_resource in rule["resources"]
+        and e.verb in rule["verbs"]
+        and (not rule.get("resourceNames") or e.name in rule["resourceNames"])
+    )
 
 
 def checks(e: AccessEntry) -> list[AccessEntry]:
@@ -64,8 +68,10 @@ def checks(e: AccessEntry) -> list[AccessEntry]:
 
 
 def granted(cluster_rules: list[dict[str, Any]], role_rules: list[dict[str, Any]], e: AccessEntry) -> bool:
-    return all(any(allows(r, c) for r in cluster_rules) or
-               (c.namespace == SYSTEM_NS and any(allows(r, c) for r in role_rules)) for c in checks(e))
+    return all(
+        any(allows(r, c) for r in cluster_rules) or (c.namespace == SYSTEM_NS and any(allows(r, c) for r in role_rules))
+        for c in checks(e)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,34 +84,48 @@ def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]
     world = E2E(tmp)
     proc: RunProcess | None = None
     try:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}})
         kubeconfig = token_kubeconfig(world.cluster, tmp / "sa.kubeconfig", SA_USER)
-        proc = RunProcess("controller", tmp, kubeconfig, str(world.repo), "--namespace", NS, "--leader-elect",
-                          env={"POD_NAMESPACE": SYSTEM_NS})
+        proc = RunProcess(
+            "controller", tmp, kubeconfig, str(world.repo), "--namespace", NS, "--leader-elect", env={"POD_NAMESPACE": SYSTEM_NS}
+        )
         world.wait_ready_at("1.0.0", timeout=120)
         world.commit({"apps/hello.yaml": hello_app("2.0.0")}, "hello 2.0.0")
         proc.poll_now()
         world.wait_ready_at("2.0.0", timeout=180)
         cluster_doc = yaml.safe_load(world.template("clusters/hello-dev.yaml"))
-        cluster_doc["spec"]["roles"][1]["members"] = 3   # a KDCluster change: update kubedirectorclusters
+        cluster_doc["spec"]["roles"][1]["members"] = 3  # a KDCluster change: update kubedirectorclusters
         world.commit({"clusters/hello-dev.yaml": yaml.safe_dump(cluster_doc, sort_keys=False)}, "3 workers")
         proc.poll_now()
-        wait_for("KDCluster scaled", lambda: world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorclusters",
-                                                            NS, "hello-dev")["spec"]["roles"][1]["members"] == 3, 60)
+        wait_for(
+            "KDCluster scaled",
+            lambda: (
+                world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorclusters", NS, "hello-dev")["spec"]["roles"][1][
+                    "members"
+                ]
+                == 3
+            ),
+            60,
+        )
         # a KDApp no cluster uses is created, then updated (stock KubeDirector holds only the ones in use)
         spare = yaml.safe_load(world.template("apps/hello.yaml"))
         spare["metadata"]["name"] = "spare"
         world.commit({"apps/spare.yaml": yaml.safe_dump(spare, sort_keys=False)}, "a spare app")
         proc.poll_now()
-        wait_for("KDApp spare", lambda: world.rest.get_or_none("kubedirector.hpe.com/v1beta1", "kubedirectorapps",
-                                                                NS, "spare"), 60)
+        wait_for(
+            "KDApp spare", lambda: world.rest.get_or_none("kubedirector.hpe.com/v1beta1", "kubedirectorapps", NS, "spare"), 60
+        )
         spare["spec"]["label"]["description"] = "a spare app, changed"
         world.commit({"apps/spare.yaml": yaml.safe_dump(spare, sort_keys=False)}, "the spare app changed")
         proc.poll_now()
-        wait_for("KDApp spare updated", lambda: world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", NS,
-                                                               "spare")["spec"]["label"]["description"] ==
-                 "a spare app, changed", 60)
+        wait_for(
+            "KDApp spare updated",
+            lambda: (
+                world.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", NS, "spare")["spec"]["label"]["description"]
+                == "a spare app, changed"
+            ),
+            60,
+        )
         sts = world.rest.list("apps/v1", "statefulsets", NS, label_selector="kubedirector.hpe.com/role=worker")
         name = sts["items"][0]["metadata"]["name"]
         out = world.kubectl("set", "image", f"statefulset/{name}", "app=gitops-kd/hello:9.9.9")
@@ -115,16 +135,22 @@ def used(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[AccessEntry]
             got = world.rest.get("apps/v1", "statefulsets", NS, name)
             images = [c["image"] for c in got["spec"]["template"]["spec"]["containers"] if c["name"] == "app"]
             return images == ["gitops-kd/hello:2.0.0"]
+
         wait_for("drift reverted", reverted, 60)
         for path in ui_paths(NS, "hello-dev", "hello"):
             with urllib.request.urlopen(proc.url() + path, timeout=30) as page:
                 assert page.status == 200, path
         for args in (("status", "-n", NS), ("status", "-n", NS, "hello-dev")):
-            shown = subprocess.run([sys.executable, "-c", "from gitops_kd.cli import main; main()", *args,
-                                    "--kubeconfig", str(kubeconfig)], capture_output=True, text=True, timeout=120)
+            shown = subprocess.run(
+                [sys.executable, "-c", "from gitops_kd.cli import main; main()", *args, "--kubeconfig", str(kubeconfig)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert shown.returncode == 0 and "hello-dev" in shown.stdout, shown.stdout + shown.stderr
-        standby = RunProcess("standby", tmp, kubeconfig, str(world.repo), "--namespace", NS, "--leader-elect",
-                             env={"POD_NAMESPACE": SYSTEM_NS})
+        standby = RunProcess(
+            "standby", tmp, kubeconfig, str(world.repo), "--namespace", NS, "--leader-elect", env={"POD_NAMESPACE": SYSTEM_NS}
+        )
         try:
             push = urllib.request.Request(standby.url() + "/webhook", data=b"{}", method="POST")
             with urllib.request.urlopen(push, timeout=30) as answer:
@@ -150,8 +176,14 @@ def test_every_request_the_controller_makes_is_granted(used: list[AccessEntry], 
     (every route) or `gitops-kd status` would get a 403: deploy/rbac.yaml (charts/gitops-kd) grants each one."""
     cluster_rules, role_rules = rules(helm_sets=SOURCES[source])
     assert used, "no request recorded for the controller's token"
-    denied = sorted({(c.verb, c.group, c.rbac_resource, c.namespace, c.name if c.resource == "leases" else "")
-                     for e in used for c in checks(e) if not granted(cluster_rules, role_rules, c)})
+    denied = sorted(
+        {
+            (c.verb, c.group, c.rbac_resource, c.namespace, c.name if c.resource == "leases" else "")
+            for e in used
+            for c in checks(e)
+            if not granted(cluster_rules, role_rules, c)
+        }
+    )
     assert not denied, f"{source}'s RBAC does not grant: {denied}"
 
 
@@ -168,8 +200,10 @@ def test_every_granted_permission_is_used(used: list[AccessEntry], source: str) 
                     for verb in rule["verbs"]:
                         one = {**rule, "apiGroups": [group], "resources": [resource], "verbs": [verb]}
                         if (verb, group, resource) not in RACE_ONLY and not any(
-                                allows(one, c) and (where == "ClusterRole" or c.namespace == SYSTEM_NS)
-                                for e in used for c in checks(e)):
+                            allows(one, c) and (where == "ClusterRole" or c.namespace == SYSTEM_NS)
+                            for e in used
+                            for c in checks(e)
+                        ):
                             unused.append((where, verb, group, resource))
     assert not unused, f"granted but never used (not least privilege): {unused}"
 
@@ -186,8 +220,7 @@ def prune_overlay(tmp: Path) -> Path:
     overlay = tmp / "overlay"
     overlay.mkdir()
     rel = os.path.relpath(ROOT / "deploy", overlay)
-    (overlay / "kustomization.yaml").write_text(
-        f"resources: [{rel}]\ncomponents: [{rel}/optional/prune]\n")
+    (overlay / "kustomization.yaml").write_text(f"resources: [{rel}]\ncomponents: [{rel}/optional/prune]\n")
     return overlay
 
 
@@ -202,28 +235,40 @@ def test_prune_component_grants_exactly_the_deletes_prune_makes(tmp_path: Path) 
     world = E2E(tmp_path / "world")
     proc: RunProcess | None = None
     try:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}})
         other = world.template("apps/hello.yaml").replace("name: hello\n", "name: other\n", 1)
         world.commit({"apps/other.yaml": other}, "the app other")
         kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", SA_USER)
-        proc = RunProcess("controller", tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
-                          "--no-leader-elect", "--prune", env={"POD_NAMESPACE": SYSTEM_NS})
+        proc = RunProcess(
+            "controller",
+            tmp_path,
+            kubeconfig,
+            str(world.repo),
+            "--namespace",
+            NS,
+            "--no-leader-elect",
+            "--prune",
+            env={"POD_NAMESPACE": SYSTEM_NS},
+        )
         world.wait_ready_at("1.0.0", timeout=120)
         world.commit({"clusters/hello-dev.yaml": None, "apps/hello.yaml": None}, "retire hello")
         proc.poll_now()
-        names = lambda plural: {o["metadata"]["name"] for o in  # noqa: E731
-                                world.rest.list("kubedirector.hpe.com/v1beta1", plural, NS)["items"]}
-        wait_for("hello-dev and hello pruned", lambda: not names("kubedirectorclusters")
-                 and names("kubedirectorapps") == {"other"}, 90)
+
+        def names(plural: str) -> set[str]:
+            return {o["metadata"]["name"] for o in world.rest.list("kubedirector.hpe.com/v1beta1", plural, NS)["items"]}
+
+        wait_for(
+            "hello-dev and hello pruned", lambda: not names("kubedirectorclusters") and names("kubedirectorapps") == {"other"}, 90
+        )
         assert proc.stop() == 0, proc.log()[-3000:]
         used = world.cluster.access_log.entries(SA_USER)
     finally:
         if proc is not None:
             proc.stop()
         world.close()
-    denied = sorted({(c.verb, c.group, c.rbac_resource) for e in used for c in checks(e)
-                     if not granted(cluster_rules, role_rules, c)})
+    denied = sorted(
+        {(c.verb, c.group, c.rbac_resource) for e in used for c in checks(e) if not granted(cluster_rules, role_rules, c)}
+    )
     assert not denied, f"deploy/ with optional/prune does not grant: {denied}"
     extra = [r for r in cluster_rules if r not in base_rules]
     deletes = {(e.group, e.rbac_resource) for e in used if e.verb == "delete" and e.group == "kubedirector.hpe.com"}
@@ -243,17 +288,34 @@ def test_shards_component_grants_exactly_what_shard_leases_use(tmp_path: Path) -
     world = E2E(tmp_path / "world")
     procs: list[RunProcess] = []
     try:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}})
         kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", SA_USER)
         for name in ("replica-a", "replica-b"):
-            procs.append(RunProcess(name, tmp_path, kubeconfig, str(world.repo), "--namespace", NS, "--shards", "2",
-                                    "--lease-duration", "4", "--lease-renew-deadline", "3",
-                                    "--lease-retry-period", "0.5", env={"POD_NAMESPACE": SYSTEM_NS}))
+            procs.append(
+                RunProcess(
+                    name,
+                    tmp_path,
+                    kubeconfig,
+                    str(world.repo),
+                    "--namespace",
+                    NS,
+                    "--shards",
+                    "2",
+                    "--lease-duration",
+                    "4",
+                    "--lease-renew-deadline",
+                    "3",
+                    "--lease-retry-period",
+                    "0.5",
+                    env={"POD_NAMESPACE": SYSTEM_NS},
+                )
+            )
         world.wait_ready_at("1.0.0", timeout=120)
-        holders = lambda: {(i["spec"] or {}).get("holderIdentity", "").split("_")[0] for i in  # noqa: E731
-                           world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS,
-                                           label_selector="gitops-kd.io/shard")["items"]}
+
+        def holders() -> set[str]:
+            leases = world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS, label_selector="gitops-kd.io/shard")
+            return {(i["spec"] or {}).get("holderIdentity", "").split("_")[0] for i in leases["items"]}
+
         wait_for("a shard each", lambda: holders() == {"replica-a", "replica-b"}, 60, 0.1)
         assert procs[0].stop() == 0, procs[0].log()[-3000:]
         wait_for("replica-b holds both", lambda: holders() == {"replica-b"}, 60, 0.1)
@@ -262,8 +324,9 @@ def test_shards_component_grants_exactly_what_shard_leases_use(tmp_path: Path) -
         for proc in procs:
             proc.stop()
         world.close()
-    denied = sorted({(c.verb, c.group, c.rbac_resource, c.name) for e in used for c in checks(e)
-                     if not granted(cluster_rules, role_rules, c)})
+    denied = sorted(
+        {(c.verb, c.group, c.rbac_resource, c.name) for e in used for c in checks(e) if not granted(cluster_rules, role_rules, c)}
+    )
     assert not denied, f"deploy/ with optional/shards does not grant: {denied}"
     extra = [r for r in role_rules if r not in base_role]
     lease_verbs = {e.verb for e in used if e.resource == "leases" and e.verb != "create"}
@@ -271,15 +334,23 @@ def test_shards_component_grants_exactly_what_shard_leases_use(tmp_path: Path) -
 
 
 def as_set(rule_list: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
-    return {(g, r, v, n) for rule in rule_list for g in rule["apiGroups"] for r in rule["resources"]
-            for v in rule["verbs"] for n in rule.get("resourceNames") or ("",)}
+    return {
+        (g, r, v, n)
+        for rule in rule_list
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+        for n in rule.get("resourceNames") or ("",)
+    }
 
 
-@pytest.mark.parametrize(("component", "helm_sets"), [("prune", ("config.prune=true",)),
-                                                      ("admission", ("admission.enabled=true",)),
-                                                      ("shards", ("config.shards=16",))])
-def test_the_charts_options_grant_what_deploys_components_grant(tmp_path: Path, component: str,
-                                                                helm_sets: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("component", "helm_sets"),
+    [("prune", ("config.prune=true",)), ("admission", ("admission.enabled=true",)), ("shards", ("config.shards=16",))],
+)
+def test_the_charts_options_grant_what_deploys_components_grant(
+    tmp_path: Path, component: str, helm_sets: tuple[str, ...]
+) -> None:
     """The chart's prune and admission switches grant exactly what deploy/optional/<component> grants (whose rules
     the prune and admission tests check against the requests those features make)."""
     overlay = tmp_path / "overlay"

@@ -40,8 +40,7 @@ def get(url: str, auth: str) -> tuple[int, str]:
 
 def test_ui_component_adds_credentials_only_and_every_ui_read_is_granted(tmp_path: Path) -> None:
     overlay = ui_overlay(tmp_path)
-    rendered = subprocess.run(["kubectl", "kustomize", str(overlay)], capture_output=True, text=True, timeout=60,
-                              check=False)
+    rendered = subprocess.run(["kubectl", "kustomize", str(overlay)], capture_output=True, text=True, timeout=60, check=False)
     assert rendered.returncode == 0, rendered.stderr
     [deployment] = [d for d in yaml.safe_load_all(rendered.stdout) if d and d["kind"] == "Deployment"]
     pod = deployment["spec"]["template"]["spec"]
@@ -56,11 +55,20 @@ def test_ui_component_adds_credentials_only_and_every_ui_read_is_granted(tmp_pat
     world = E2E(tmp_path / "world")
     proc: RunProcess | None = None
     try:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}})
         kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", SA_USER)
-        proc = RunProcess("controller", tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
-                          "--no-leader-elect", "--ui-auth-file", str(auth_file), env={"POD_NAMESPACE": SYSTEM_NS})
+        proc = RunProcess(
+            "controller",
+            tmp_path,
+            kubeconfig,
+            str(world.repo),
+            "--namespace",
+            NS,
+            "--no-leader-elect",
+            "--ui-auth-file",
+            str(auth_file),
+            env={"POD_NAMESPACE": SYSTEM_NS},
+        )
         world.wait_ready_at("1.0.0", timeout=120)
         url = proc.url()
         for path in ui_paths(NS, "hello-dev", "hello"):
@@ -74,8 +82,9 @@ def test_ui_component_adds_credentials_only_and_every_ui_read_is_granted(tmp_pat
         if proc is not None:
             proc.stop()
         world.close()
-    denied = sorted({(c.verb, c.group, c.rbac_resource) for e in entries for c in checks(e)
-                     if not granted(cluster_rules, role_rules, c)})
+    denied = sorted(
+        {(c.verb, c.group, c.rbac_resource) for e in entries for c in checks(e) if not granted(cluster_rules, role_rules, c)}
+    )
     assert not denied, f"deploy/ with optional/ui does not grant: {denied}"
     assert cluster_rules == base_rules, "the ui component grants nothing deploy/ does not"
     assert not {e for e in entries if e.resource == "secrets"}, "the UI never reads Secrets"
@@ -87,11 +96,18 @@ def test_a_kind_the_ui_may_not_list_is_not_readable_never_missing(tmp_path: Path
     world = E2E(tmp_path / "world")
     proc: RunProcess | None = None
     try:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}})
         kubeconfig = token_kubeconfig(world.cluster, tmp_path / "sa.kubeconfig", SA_USER)
-        proc = RunProcess("controller", tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
-                          "--no-leader-elect", env={"POD_NAMESPACE": SYSTEM_NS})
+        proc = RunProcess(
+            "controller",
+            tmp_path,
+            kubeconfig,
+            str(world.repo),
+            "--namespace",
+            NS,
+            "--no-leader-elect",
+            env={"POD_NAMESPACE": SYSTEM_NS},
+        )
         world.wait_ready_at("1.0.0", timeout=120)
         world.cluster.faults.add(FORBIDDEN, "list", "persistentvolumeclaims", 1000, user=SA_USER)
         status, body = get(proc.url() + f"/ui/api/clusters/{NS}/hello-dev", "")

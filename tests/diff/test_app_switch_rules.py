@@ -12,17 +12,26 @@ from gitops_kd.kd.layout import KDAPP_KIND
 from gitops_kd.kd.normalize import stored_spec
 from tests.sim.kubedirector.switch_cases import NOT_UPGRADABLE, REFUSED_SWITCHES, candidate, hello
 
-STATUS = {"state": "configured", "roles": [{"id": "controller", "members": [{"pod": "c-0"}]},
-                                           {"id": "worker", "members": [{"pod": "w-0"}, {"pod": "w-1"}]}]}
+STATUS = {
+    "state": "configured",
+    "roles": [{"id": "controller", "members": [{"pod": "c-0"}]}, {"id": "worker", "members": [{"pod": "w-0"}, {"pod": "w-1"}]}],
+}
 
 
-def _answer(target: dict[str, Any], *, upgradable: bool | None = True, may_mark: bool = False,
-            status: dict[str, Any] = STATUS) -> list[str]:
+def _answer(
+    target: dict[str, Any], *, upgradable: bool | None = True, may_mark: bool = False, status: dict[str, Any] = STATUS
+) -> list[str]:
     running = stored_spec(KDAPP_KIND, hello()["spec"])
     if upgradable is not None:
         running["upgradable"] = upgradable
-    return app_switch.switch_errors(status, running, stored_spec(KDAPP_KIND, target["spec"]), running_name="hello",
-                                    target_name=target["metadata"]["name"], may_mark=may_mark)
+    return app_switch.switch_errors(
+        status,
+        running,
+        stored_spec(KDAPP_KIND, target["spec"]),
+        running_name="hello",
+        target_name=target["metadata"]["name"],
+        may_mark=may_mark,
+    )
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED_SWITCHES))

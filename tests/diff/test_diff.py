@@ -56,16 +56,20 @@ def test_version_bump_is_classified_per_role_and_field() -> None:
     app = report.app((NS, "hello"))
     assert (app.direction, app.live_version, app.desired_version, app.needs_apply) == ("upgrade", "1.0.0", "2.0.0", True)
     changes = {(c.role, c.field): (c.old, c.new) for c in app.changes}
-    assert changes == {("controller", "image"): ("gitops-kd/hello:1.0.0", "gitops-kd/hello:2.0.0"),
-                       ("worker", "image"): ("gitops-kd/hello:1.0.0", "gitops-kd/hello:2.0.0"),
-                       ("worker", "ports"): (["hello-http:8080"], ["hello-http:8081"])}
+    assert changes == {
+        ("controller", "image"): ("gitops-kd/hello:1.0.0", "gitops-kd/hello:2.0.0"),
+        ("worker", "image"): ("gitops-kd/hello:1.0.0", "gitops-kd/hello:2.0.0"),
+        ("worker", "ports"): (["hello-http:8080"], ["hello-http:8081"]),
+    }
     cluster = report.cluster((NS, "hello-dev"))
     assert cluster.exists and not cluster.needs_apply
     assert cluster.transition.direction == "upgrade" and cluster.transition.rules is not None
     assert [r.role for r in cluster.roles] == ["controller", "worker"]
     assert "spec.containers[app].ports[8080]" in cluster.roles[1].fields
-    assert [(p.service, p.ports) for p in cluster.ports] == [("s-kdss-worker-0", (("http-hello-http", 8081),)),
-                                                            ("s-kdss-worker-1", (("http-hello-http", 8081),))]
+    assert [(p.service, p.ports) for p in cluster.ports] == [
+        ("s-kdss-worker-0", (("http-hello-http", 8081),)),
+        ("s-kdss-worker-1", (("http-hello-http", 8081),)),
+    ]
     assert "app default/hello: upgrade 1.0.0 -> 2.0.0" in report.describe()
 
 
@@ -73,11 +77,13 @@ def test_persist_dirs_cardinality_and_cluster_fields_are_classified() -> None:
     def app_edit(b):
         b["spec"]["defaultPersistDirs"] = ["/var/lib/hello"]
         b["spec"]["roles"][1]["cardinality"] = "2+"
+
     app = app_variant(HELLO1, app_edit)
 
     def cl_edit(b):
         b["spec"]["roles"][1]["resources"]["limits"]["cpu"] = "1"
         b["spec"]["roles"][1]["env"] = [{"name": "X", "value": "1"}]
+
     cluster = cluster_variant(cl_edit)
     report = diff(desired(app, cluster), at_1_0())
     fields = {(c.role, c.field) for c in report.app((NS, "hello")).changes}
@@ -87,17 +93,24 @@ def test_persist_dirs_cardinality_and_cluster_fields_are_classified() -> None:
     assert report.cluster((NS, "hello-dev")).needs_apply
     # KubeDirector's webhook: a role with members may change only its member count
     assert [(r.field, r.reason.split(" (")[0]) for r in report.refusals] == [
-        ("spec.roles[1].env", '"Role(worker) properties other than the members count cannot be modified while '
-                              'role members exist."'),
-        ("spec.roles[1].resources", '"Role(worker) properties other than the members count cannot be modified '
-                                    'while role members exist."')]
+        (
+            "spec.roles[1].env",
+            '"Role(worker) properties other than the members count cannot be modified while role members exist."',
+        ),
+        (
+            "spec.roles[1].resources",
+            '"Role(worker) properties other than the members count cannot be modified while role members exist."',
+        ),
+    ]
 
 
 def test_role_without_members_may_change_and_kd_defaults_are_not_changes() -> None:
     from plan.kdworld import set_cluster
+
     live = live_cluster(HELLO1, HELLO_DEV)
     raw = live.raw
     from gitops_kd.spec.freeze import thaw
+
     body = thaw(raw)
     body["spec"]["roles"][1]["storage"]["storageClassName"] = "standard"  # defaulted by KubeDirector
     body["spec"]["roles"][1]["members"] = 0
@@ -126,6 +139,7 @@ def test_removing_a_role_that_has_members_is_refused() -> None:
         b["spec"]["roles"] = [r for r in b["spec"]["roles"] if r["id"] != "worker"]
         b["spec"]["config"]["selectedRoles"] = ["controller"]
         b["spec"]["config"]["roleServices"] = []
+
     app = app_variant(HELLO1, edit)
     cluster = cluster_variant(lambda b: b["spec"].__setitem__("roles", b["spec"]["roles"][:1]))
     found, report = refusals(desired(app, cluster), at_1_0())
@@ -176,13 +190,16 @@ def test_changing_a_clusters_app_is_refused() -> None:
     assert "not allowed by KubeDirector" in report.refusals[0].reason
 
 
-@pytest.mark.parametrize("edit,field", [
-    (lambda r: r["storage"].__setitem__("size", "2Gi"), "spec.roles[1].storage"),
-    (lambda r: r["storage"].__setitem__("storageClassName", "fast"), "spec.roles[1].storage"),
-    (lambda r: r.pop("storage"), "spec.roles[1].storage"),
-    (lambda r: r.__setitem__("podLabels", {"tier": "a"}), "spec.roles[1].podLabels"),
-    (lambda r: r.__setitem__("serviceLabels", {"tier": "a"}), "spec.roles[1].serviceLabels"),
-])
+@pytest.mark.parametrize(
+    "edit,field",
+    [
+        (lambda r: r["storage"].__setitem__("size", "2Gi"), "spec.roles[1].storage"),
+        (lambda r: r["storage"].__setitem__("storageClassName", "fast"), "spec.roles[1].storage"),
+        (lambda r: r.pop("storage"), "spec.roles[1].storage"),
+        (lambda r: r.__setitem__("podLabels", {"tier": "a"}), "spec.roles[1].podLabels"),
+        (lambda r: r.__setitem__("serviceLabels", {"tier": "a"}), "spec.roles[1].serviceLabels"),
+    ],
+)
 def test_statefulset_fields_the_apiserver_will_not_update_are_refused(edit, field) -> None:
     cluster = cluster_variant(lambda b: edit(b["spec"]["roles"][1]))
     found, report = refusals(desired(HELLO1, cluster), at_1_0())
@@ -206,6 +223,7 @@ def test_live_app_with_server_defaults_is_not_reapplied() -> None:
     live = live_app(HELLO1)
     raw = live.raw
     from gitops_kd.spec.freeze import thaw
+
     body = thaw(raw)
     body["spec"]["systemdRequired"] = False  # a CRD default
     body["status"] = {"x": 1}
@@ -238,8 +256,9 @@ def test_a_field_removed_in_git_is_applied() -> None:
     p = plan(desired(smaller), observed((HELLO1,), ()), now=T0)
     assert [type(a).__name__ for a in p.actions] == ["ApplyApp"]
     annotations = p.actions[0].body["metadata"]["annotations"]
-    assert annotations["gitops-kd.io/applied-spec"] != live_app(HELLO1).raw["metadata"]["annotations"][
-        "gitops-kd.io/applied-spec"]
+    assert (
+        annotations["gitops-kd.io/applied-spec"] != live_app(HELLO1).raw["metadata"]["annotations"]["gitops-kd.io/applied-spec"]
+    )
 
 
 def test_a_live_app_edited_out_of_band_is_reapplied() -> None:

@@ -48,21 +48,30 @@ def test_the_stored_kdapp_is_idempotent_and_keeps_no_default() -> None:
     assert stored_app_spec(stored) == stored
     assert not [k for k in stored if k.startswith("default")]
     assert [(r["imageRepoTag"], r["configPackage"], r["maxLogSizeDump"]) for r in stored["roles"]] == [
-        ("gitops-kd/hello:1.0.0", None, 256)] * 2
+        ("gitops-kd/hello:1.0.0", None, 256)
+    ] * 2
 
 
 def test_secret_key_values_are_not_compared_and_kd_filled_role_fields_are_no_change() -> None:
-    spec = {"app": "hello", "roles": [{"id": "worker", "storage": {"size": "1Gi"},
-                                       "secretKeys": [{"name": "token", "value": "s3cr3t"}]}]}
+    spec = {
+        "app": "hello",
+        "roles": [{"id": "worker", "storage": {"size": "1Gi"}, "secretKeys": [{"name": "token", "value": "s3cr3t"}]}],
+    }
     assert stored_cluster_spec(spec)["roles"][0]["secretKeys"] == [{"name": "token"}]
-    live, _ = mutate.cluster_spec(spec, namespace="default", app={"metadata": {"namespace": "default"}, "spec": {
-        "roles": [{"id": "worker", "cardinality": "2+"}]}}, storage_class="standard", classes=frozenset({"standard"}))
+    live, _ = mutate.cluster_spec(
+        spec,
+        namespace="default",
+        app={"metadata": {"namespace": "default"}, "spec": {"roles": [{"id": "worker", "cardinality": "2+"}]}},
+        storage_class="standard",
+        classes=frozenset({"standard"}),
+    )
     assert live["roles"][0]["members"] == 2 and live["roles"][0]["storage"]["storageClassName"] == "standard"
     assert cluster_changes(live, spec) == ()
 
 
-@pytest.mark.parametrize("annotation", ["storageclass.kubernetes.io/is-default-class",
-                                        "storageclass.beta.kubernetes.io/is-default-class"])
+@pytest.mark.parametrize(
+    "annotation", ["storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"]
+)
 def test_both_agree_on_the_default_storage_class(annotation: str) -> None:
     from gitops_kd.kd.storage import default_class
 

@@ -96,8 +96,9 @@ def test_a_live_template_edit_and_a_cluster_spec_edit_are_not_served_from_the_me
     sts = cluster.statefulsets["worker"]
     template = thaw(sts.template)
     template["spec"]["containers"][0]["image"] = "evil:1"
-    drifted = set_cluster(have, replace(cluster, statefulsets={**cluster.statefulsets,
-                                                               "worker": replace(sts, template=template)}))
+    drifted = set_cluster(
+        have, replace(cluster, statefulsets={**cluster.statefulsets, "worker": replace(sts, template=template)})
+    )
     patches = [a for a in plan(want, drifted, now=T0).actions if isinstance(a, PatchTemplate)]
     assert [(p.role, p.fields) for p in patches] == [("worker", ("spec.containers[app].image",))]
     raw = thaw(cluster.raw)

@@ -11,8 +11,9 @@ from gitops_kd.diff.model import ADOPT, REBUILD, UPGRADE
 from gitops_kd.diff.transition import transition
 from gitops_kd.observe import ObservedPod, ObservedRollout
 
-FINISHED = ObservedRollout("hello-dev", NS, "uid-1", 1, target_version="2.0.0", from_version="1.0.0", commit="c1",
-                           app_version="2.0.0", phase="Idle")
+FINISHED = ObservedRollout(
+    "hello-dev", NS, "uid-1", 1, target_version="2.0.0", from_version="1.0.0", commit="c1", app_version="2.0.0", phase="Idle"
+)
 
 
 def pod(image: str) -> ObservedPod:

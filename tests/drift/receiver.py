@@ -36,6 +36,7 @@ class Receiver:
         async def stop() -> None:
             if self._runner is not None:
                 await self._runner.cleanup()
+
         asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)

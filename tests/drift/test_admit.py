@@ -15,34 +15,59 @@ from .worlds import HELLO1, HELLO_DEV, NS, app_container, cluster, desired, stea
 
 D = desired(HELLO1, HELLO_DEV, commit="abc123")
 STATE = steady()
-WHO = Identities(controller=frozenset({"system:serviceaccount:gitops-kd-system:gitops-kd"}),
-                 kubedirector=frozenset({"system:serviceaccount:kubedirector:kubedirector"}),
-                 break_glass_groups=frozenset({"oncall"}))
+WHO = Identities(
+    controller=frozenset({"system:serviceaccount:gitops-kd-system:gitops-kd"}),
+    kubedirector=frozenset({"system:serviceaccount:kubedirector:kubedirector"}),
+    break_glass_groups=frozenset({"oncall"}),
+)
 
 
 def _sts() -> dict[str, Any]:
     """The worker StatefulSet as the API server would show it (the kdworld objects carry no raw)."""
     sts = cluster(STATE).statefulset("worker")
     assert sts is not None
-    return {"metadata": {"name": sts.name, "namespace": sts.namespace,
-                         "labels": {layout.CLUSTER_LABEL: HELLO_DEV.name, layout.ROLE_LABEL: "worker"}},
-            "spec": {"replicas": sts.replicas, "updateStrategy": {"type": sts.update_strategy},
-                     "template": thaw(sts.template)}}
+    return {
+        "metadata": {
+            "name": sts.name,
+            "namespace": sts.namespace,
+            "labels": {layout.CLUSTER_LABEL: HELLO_DEV.name, layout.ROLE_LABEL: "worker"},
+        },
+        "spec": {"replicas": sts.replicas, "updateStrategy": {"type": sts.update_strategy}, "template": thaw(sts.template)},
+    }
 
 
 def _service() -> dict[str, Any]:
     svc = cluster(STATE).member_services()[0]
-    return {"metadata": {"name": svc.name, "namespace": svc.namespace,
-                         "labels": {layout.CLUSTER_LABEL: HELLO_DEV.name, layout.ROLE_LABEL: svc.role}},
-            "spec": {"ports": [dict(p) for p in svc.ports]}}
+    return {
+        "metadata": {
+            "name": svc.name,
+            "namespace": svc.namespace,
+            "labels": {layout.CLUSTER_LABEL: HELLO_DEV.name, layout.ROLE_LABEL: svc.role},
+        },
+        "spec": {"ports": [dict(p) for p in svc.ports]},
+    }
 
 
-def _request(kind: str, old: dict[str, Any], new: dict[str, Any] | None, *, operation: str = "UPDATE",
-             user: str = "alice", groups: tuple[str, ...] = ()) -> dict[str, Any]:
+def _request(
+    kind: str,
+    old: dict[str, Any],
+    new: dict[str, Any] | None,
+    *,
+    operation: str = "UPDATE",
+    user: str = "alice",
+    groups: tuple[str, ...] = (),
+) -> dict[str, Any]:
     meta = old["metadata"]
-    return {"uid": "u", "kind": {"kind": kind}, "operation": operation, "name": meta["name"],
-            "namespace": meta.get("namespace", NS), "userInfo": {"username": user, "groups": list(groups)},
-            "object": new, "oldObject": old}
+    return {
+        "uid": "u",
+        "kind": {"kind": kind},
+        "operation": operation,
+        "name": meta["name"],
+        "namespace": meta.get("namespace", NS),
+        "userInfo": {"username": user, "groups": list(groups)},
+        "object": new,
+        "oldObject": old,
+    }
 
 
 def _image(sts: dict[str, Any], image: str) -> dict[str, Any]:
@@ -56,8 +81,10 @@ def test_an_owned_template_field_changed_away_from_git_is_denied_naming_object_f
     verdict = decide(_request("StatefulSet", old, _image(old, "evil:9")), D, STATE, WHO)
     assert not verdict.allowed
     assert verdict.fields == ("spec.template.spec.containers[app].image",)
-    assert verdict.message.startswith(f"StatefulSet {NS}/{old['metadata']['name']} is managed by gitops-kd from Git: "
-                                      "spec.template.spec.containers[app].image is owned by gitops-kd; change ")
+    assert verdict.message.startswith(
+        f"StatefulSet {NS}/{old['metadata']['name']} is managed by gitops-kd from Git: "
+        "spec.template.spec.containers[app].image is owned by gitops-kd; change "
+    )
     assert HELLO1.source in verdict.message and HELLO_DEV.source in verdict.message
     assert 'gitops-kd.io/break-glass="<reason>"' in verdict.message and "group oncall" in verdict.message
 

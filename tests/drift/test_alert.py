@@ -40,8 +40,14 @@ class Events:
 
 
 def sts_drift(image: str, *, extra: tuple[FieldChange, ...] = ()) -> Drift:
-    return Drift("StatefulSet", NS, "kdss-worker", "hello-dev",
-                 (FieldChange("spec.template.spec.containers[app].image", "hello:1", image),) + extra, "c0ffee")
+    return Drift(
+        "StatefulSet",
+        NS,
+        "kdss-worker",
+        "hello-dev",
+        (FieldChange("spec.template.spec.containers[app].image", "hello:1", image),) + extra,
+        "c0ffee",
+    )
 
 
 def metric(m: ControllerMetrics, name: str, **labels: str) -> float | None:
@@ -85,10 +91,19 @@ def test_alerter_fans_out_once(caplog: pytest.LogCaptureFixture) -> None:
     [record] = [r for r in caplog.records if r.getMessage().startswith("drift detected")]
     assert record.levelno == logging.WARNING
     assert record.drift == {  # type: ignore[attr-defined]
-        "object": {"apiVersion": "apps/v1", "kind": "StatefulSet", "namespace": NS, "name": "kdss-worker",
-                   "cluster": "hello-dev"},
+        "object": {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "namespace": NS,
+            "name": "kdss-worker",
+            "cluster": "hello-dev",
+        },
         "fields": [{"path": "spec.template.spec.containers[app].image", "expected": "hello:1", "actual": "evil:1"}],
-        "commit": "c0ffee", "action": "reverted", "detectedAt": "2026-01-01T12:00:00Z", "state": "detected"}
+        "commit": "c0ffee",
+        "action": "reverted",
+        "detectedAt": "2026-01-01T12:00:00Z",
+        "state": "detected",
+    }
     assert json.loads(record.getMessage().split(": ", 1)[1]) == record.drift  # type: ignore[attr-defined]
     alerter.process([], DriftPolicy())
     assert metric(metrics, "gitops_kd_drift_active") == 0
@@ -164,8 +179,7 @@ def test_guard_records_in_sync_and_a_restarted_guard_keeps_the_baseline() -> Non
     assert baseline.digest(desired(HELLO1, HELLO_DEV, commit="c9"), steady(), key) == record.digest
     assert baseline.digest(desired(HELLO2, HELLO_DEV, commit="c9"), steady(), key) != record.digest
 
-    drifted = edit_template(_recording(steady(), record.digest), "worker",
-                            lambda t: app_container(t).update(image="evil:9"))
+    drifted = edit_template(_recording(steady(), record.digest), "worker", lambda t: app_container(t).update(image="evil:9"))
     events = Events()
     restarted = DriftGuard(DriftAlerter(events=events, metrics=ControllerMetrics(), now=lambda: T0))
     p = restarted.plan(desired(HELLO1, HELLO_DEV, commit="c2"), drifted, now=T0)

@@ -37,7 +37,12 @@ def test_image_edit_is_drift_with_expected_actual_and_commit() -> None:
     state = edit_template(steady(), "worker", lambda t: app_container(t).update(image="evil:9"))
     [drift] = detect(D, state)
     assert (drift.kind, drift.namespace, drift.name, drift.cluster, drift.commit) == (
-        STATEFULSET, NS, "kdss-worker", "hello-dev", "abc123")
+        STATEFULSET,
+        NS,
+        "kdss-worker",
+        "hello-dev",
+        "abc123",
+    )
     [change] = drift.fields
     assert change.path == "spec.template.spec.containers[app].image"
     assert (change.expected, change.actual) == ("gitops-kd/hello:1.0.0", "evil:9")
@@ -51,10 +56,14 @@ def test_env_resources_port_and_mount_edits_name_each_field() -> None:
         app = app_container(t)
         app["resources"] = {"limits": {"cpu": "4"}}
         app["ports"] = [{"containerPort": 9090, "name": "hello-http"}]
+
     paths = detect(D, edit_template(steady(), "worker", edit))[0].paths
-    assert paths == ("spec.template.spec.containers[app].ports[8080]", "spec.template.spec.containers[app].ports[9090]",
-                     "spec.template.spec.containers[app].resources",
-                     "spec.template.spec.initContainers[init].env[GITOPS_KD_VERSION]")
+    assert paths == (
+        "spec.template.spec.containers[app].ports[8080]",
+        "spec.template.spec.containers[app].ports[9090]",
+        "spec.template.spec.containers[app].resources",
+        "spec.template.spec.initContainers[init].env[GITOPS_KD_VERSION]",
+    )
 
 
 def test_equal_quantities_and_unowned_fields_are_not_drift() -> None:
@@ -63,14 +72,14 @@ def test_equal_quantities_and_unowned_fields_are_not_drift() -> None:
         app["resources"]["requests"]["cpu"] = "0.1"  # == 100m
         app.setdefault("env", []).append({"name": "TEAM_SETTING", "value": "x"})  # not owned
         t["metadata"].setdefault("annotations", {})["kubectl.kubernetes.io/restartedAt"] = "now"
+
     assert detect(D, edit_template(steady(), "worker", edit)) == []
 
 
 def test_update_strategy_back_to_rolling_update_is_drift() -> None:
     [drift] = detect(D, edit_sts(steady(), "controller", update_strategy="RollingUpdate"))
     assert drift.name == "kdss-controller"
-    assert [(f.path, f.expected, f.actual) for f in drift.fields] == [
-        ("spec.updateStrategy.type", "OnDelete", "RollingUpdate")]
+    assert [(f.path, f.expected, f.actual) for f in drift.fields] == [("spec.updateStrategy.type", "OnDelete", "RollingUpdate")]
 
 
 def test_replicas_are_kubedirectors_not_drift() -> None:
@@ -81,13 +90,13 @@ def test_service_port_edit_is_drift() -> None:
     state = edit_service_ports(steady(), "s-kdss-worker-1", [{"name": "http-hello-http", "port": 9999}])
     [drift] = detect(D, state)
     assert (drift.kind, drift.name) == (SERVICE, "s-kdss-worker-1")
-    assert [(f.path, f.expected, f.actual) for f in drift.fields] == [
-        ("spec.ports[http-hello-http].port", 8080, 9999)]
+    assert [(f.path, f.expected, f.actual) for f in drift.fields] == [("spec.ports[http-hello-http].port", 8080, 9999)]
 
 
 def test_service_port_added_and_removed() -> None:
-    state = edit_service_ports(steady(), "s-kdss-worker-0", [{"name": "http-hello-http", "port": 8080, "targetPort": 1},
-                                                             {"name": "debug", "port": 5005}])
+    state = edit_service_ports(
+        steady(), "s-kdss-worker-0", [{"name": "http-hello-http", "port": 8080, "targetPort": 1}, {"name": "debug", "port": 5005}]
+    )
     [drift] = detect(D, state)
     assert [(f.path, f.expected) for f in drift.fields] == [("spec.ports[debug]", None)]
     assert dict(drift.fields[0].actual) == {"name": "debug", "port": 5005}
@@ -109,19 +118,26 @@ def test_server_defaults_on_kd_objects_are_not_drift() -> None:
         r["spec"]["roles"][0]["serviceAccountName"] = "default"  # a field Git does not write
         r["metadata"]["managedFields"] = [{"manager": "kubectl"}]
         r["metadata"].setdefault("annotations", {})["kubectl.kubernetes.io/last-applied-configuration"] = "{}"
+
     assert detect(D, edit_raw(steady(), add)) == []
 
 
-@pytest.mark.parametrize("phase,target,app_version", [
-    ("Upgrading", "1.0.0", "0.9.0"), ("Downgrading", "1.0.0", "1.1.0"), ("Stalled", "1.0.0", "0.9.0"),
-    ("Idle", "0.9.0", "0.9.0"),  # EnsureRollout for the new target not done yet
-])
+@pytest.mark.parametrize(
+    "phase,target,app_version",
+    [
+        ("Upgrading", "1.0.0", "0.9.0"),
+        ("Downgrading", "1.0.0", "1.1.0"),
+        ("Stalled", "1.0.0", "0.9.0"),
+        ("Idle", "0.9.0", "0.9.0"),  # EnsureRollout for the new target not done yet
+    ],
+)
 def test_running_or_pending_upgrade_is_not_drift(phase: str, target: str, app_version: str) -> None:
     state = edit_template(steady(), "worker", lambda t: app_container(t).update(image="gitops-kd/hello:0.9.0"))
     state = edit_service_ports(state, "s-kdss-worker-0", [{"name": "http-hello-http", "port": 80}])
     c = cluster(state)
-    state = set_cluster(state, replace(c, rollout=replace(c.rollout, phase=phase, target_version=target,
-                                                            app_version=app_version)))
+    state = set_cluster(
+        state, replace(c, rollout=replace(c.rollout, phase=phase, target_version=target, app_version=app_version))
+    )
     assert upgrade_in_progress(D, state, KEY)
     assert [d.kind for d in detect(D, state)] == []
 
@@ -156,6 +172,9 @@ def test_ignore_rules_drop_fields() -> None:
 def test_field_values_are_plain_json() -> None:
     state = edit_template(steady(), "worker", lambda t: app_container(t).update(resources={"limits": {"cpu": "4"}}))
     change = detect(D, state)[0].fields[0]
-    assert change.as_json() == {"path": "spec.template.spec.containers[app].resources",
-                                "expected": thaw(change.expected), "actual": {"limits": {"cpu": "4"}}}
+    assert change.as_json() == {
+        "path": "spec.template.spec.containers[app].resources",
+        "expected": thaw(change.expected),
+        "actual": {"limits": {"cpu": "4"}},
+    }
     assert change.as_json()["expected"]["limits"]["cpu"] == "500m"

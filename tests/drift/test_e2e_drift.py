@@ -35,8 +35,9 @@ def app_ports(sts: dict) -> list[int]:
     return [p["containerPort"] for p in app.get("ports") or ()]
 
 
-def assert_alerted_and_reverted(w: DriftWorld, kind: str, name: str, path: str, expected: object,
-                                actual: object, before: float) -> None:
+def assert_alerted_and_reverted(
+    w: DriftWorld, kind: str, name: str, path: str, expected: object, actual: object, before: float
+) -> None:
     event = w.wait_event(name, DRIFT_DETECTED, count=1)
     assert event["type"] == "Warning" and event["involvedObject"]["kind"] == kind
     assert path in event["message"] and str(actual) in event["message"] and str(expected) in event["message"]
@@ -60,16 +61,18 @@ def test_kubectl_set_image_is_alerted_and_reverted(world: DriftWorld) -> None:
     took = w.timed("image reverted", lambda: app_image(w.sts("worker")) == IMAGE)
     assert took < 5
     assert w.watcher.last_trigger is not None and w.watcher.last_trigger[:3] == ("StatefulSet", NS, sts)
-    assert_alerted_and_reverted(w, "StatefulSet", sts, "spec.template.spec.containers[app].image", IMAGE,
-                                "evil/hello:6.6.6", before)
+    assert_alerted_and_reverted(
+        w, "StatefulSet", sts, "spec.template.spec.containers[app].image", IMAGE, "evil/hello:6.6.6", before
+    )
 
 
 def test_kubectl_patch_update_strategy(world: DriftWorld) -> None:
     w = world
     sts = w.sts("controller")["metadata"]["name"]
     before = w.metric(DETECTED, "StatefulSet", sts)
-    out = w.e2e.kubectl("patch", "statefulset", sts, "--type=merge",
-                        "-p", json.dumps({"spec": {"updateStrategy": {"type": "RollingUpdate"}}}))
+    out = w.e2e.kubectl(
+        "patch", "statefulset", sts, "--type=merge", "-p", json.dumps({"spec": {"updateStrategy": {"type": "RollingUpdate"}}})
+    )
     assert out.returncode == 0, out.stderr
     w.timed("OnDelete restored", lambda: w.sts("controller")["spec"]["updateStrategy"]["type"] == "OnDelete")
     assert_alerted_and_reverted(w, "StatefulSet", sts, "spec.updateStrategy.type", "OnDelete", "RollingUpdate", before)
@@ -94,20 +97,28 @@ def test_kubectl_edit_with_scripted_editor(world: DriftWorld, tmp_path: Path) ->
 
 def _kubectl_edit(w: DriftWorld, editor: str, sts: str):  # type: ignore[no-untyped-def]
     import subprocess
+
     env = {**os.environ, "EDITOR": editor, "KUBE_EDITOR": editor}
-    return subprocess.run(["kubectl", "--kubeconfig", str(w.e2e.cluster.kubeconfig), "edit", f"statefulset/{sts}"],
-                          capture_output=True, text=True, timeout=60, env=env)
+    return subprocess.run(
+        ["kubectl", "--kubeconfig", str(w.e2e.cluster.kubeconfig), "edit", f"statefulset/{sts}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
 
 
 def test_service_port_edit(world: DriftWorld) -> None:
     w = world
     svc = w.worker_service()["metadata"]["name"]
     before = w.metric(DETECTED, "Service", svc)
-    out = w.e2e.kubectl("patch", "service", svc, "--type=json",
-                        "-p", json.dumps([{"op": "replace", "path": "/spec/ports/0/port", "value": 9999}]))
+    out = w.e2e.kubectl(
+        "patch", "service", svc, "--type=json", "-p", json.dumps([{"op": "replace", "path": "/spec/ports/0/port", "value": 9999}])
+    )
     assert out.returncode == 0, out.stderr
-    w.timed("service port reverted",
-            lambda: [p["port"] for p in w.e2e.rest.get("v1", "services", NS, svc)["spec"]["ports"]] == [8080])
+    w.timed(
+        "service port reverted", lambda: [p["port"] for p in w.e2e.rest.get("v1", "services", NS, svc)["spec"]["ports"]] == [8080]
+    )
     port_name = w.worker_service()["spec"]["ports"][0]["name"]
     assert_alerted_and_reverted(w, "Service", svc, f"spec.ports[{port_name}].port", 8080, 9999, before)
 
@@ -130,6 +141,7 @@ def test_kubectl_scale_is_kubedirectors_not_drift(world: DriftWorld) -> None:
 def test_alert_only_leaves_the_edit_and_keeps_alerting(world: DriftWorld) -> None:
     w = world
     import yaml
+
     doc = yaml.safe_load((w.e2e.repo / "clusters/hello-dev.yaml").read_text())
     doc["metadata"]["annotations"] = {POLICY_ANNOTATION: "alert-only"}
     commit = w.e2e.commit({"clusters/hello-dev.yaml": yaml.safe_dump(doc)}, "hello-dev: drift alert-only")

@@ -43,12 +43,21 @@ def test_an_unlabelled_role_statefulset_is_still_guarded_against_drift(world: Dr
 
     def image() -> str:
         return next(c["image"] for c in live()["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
+
     wait_for("the out-of-band image reverted", lambda: image() == IMAGE, 30)
-    wait_for("the kdcluster and role labels put back", lambda: (live()["metadata"]["labels"].get(CLUSTER_LABEL),
-                                                                live()["metadata"]["labels"].get(ROLE_LABEL))
-             == ("hello-dev", "worker"), 30)
-    wait_for("DriftDetected naming the label", lambda: any(
-        f"metadata.labels[{CLUSTER_LABEL}]" in e["message"] for e in w.kubectl_events(sts, DRIFT_DETECTED)), 30)
+    wait_for(
+        "the kdcluster and role labels put back",
+        lambda: (
+            (live()["metadata"]["labels"].get(CLUSTER_LABEL), live()["metadata"]["labels"].get(ROLE_LABEL))
+            == ("hello-dev", "worker")
+        ),
+        30,
+    )
+    wait_for(
+        "DriftDetected naming the label",
+        lambda: any(f"metadata.labels[{CLUSTER_LABEL}]" in e["message"] for e in w.kubectl_events(sts, DRIFT_DETECTED)),
+        30,
+    )
     restored = w.wait_event(sts, LABELS_RESTORED)
     assert f"{CLUSTER_LABEL}=hello-dev, {ROLE_LABEL}=worker" in restored["message"], restored["message"]
     assert len(w.kubectl_events(sts, LABELS_RESTORED)) == 1, "one write put the label back"

@@ -25,12 +25,25 @@ def test_retries_on_500_then_delivers_the_drift_payload() -> None:
             assert notifier.flush(10)
             bodies = rx.wait(3)
             assert rx.statuses == [500, 503, 200]
-            assert bodies[0] == bodies[1] == bodies[2] == {
-                "object": {"apiVersion": "apps/v1", "kind": "StatefulSet", "namespace": "default",
-                           "name": "kdss-worker", "cluster": "hello-dev"},
-                "fields": [{"path": "spec.template.spec.containers[app].image", "expected": "hello:1",
-                            "actual": "evil:1"}],
-                "commit": "c0ffee", "action": "reverted", "detectedAt": "2026-01-01T12:00:00Z", "state": "detected"}
+            assert (
+                bodies[0]
+                == bodies[1]
+                == bodies[2]
+                == {
+                    "object": {
+                        "apiVersion": "apps/v1",
+                        "kind": "StatefulSet",
+                        "namespace": "default",
+                        "name": "kdss-worker",
+                        "cluster": "hello-dev",
+                    },
+                    "fields": [{"path": "spec.template.spec.containers[app].image", "expected": "hello:1", "actual": "evil:1"}],
+                    "commit": "c0ffee",
+                    "action": "reverted",
+                    "detectedAt": "2026-01-01T12:00:00Z",
+                    "state": "detected",
+                }
+            )
             gaps = [b - a for a, b in zip(rx.times, rx.times[1:])]
             assert gaps[0] >= 0.04 and gaps[1] >= 0.09  # 0.05s, then 0.1s: exponential
             assert (notifier.sent, notifier.failed) == (1, 0)

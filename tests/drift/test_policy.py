@@ -73,8 +73,11 @@ def test_cluster_annotation_overrides_app_and_global_default() -> None:
 
 def test_alert_only_app_drift_drops_only_apply_app() -> None:
     d = desired(annotated(HELLO1, ALERT_ONLY), annotated(HELLO_DEV, REVERT))
-    state = edit_raw(steady(d.apps[(NS, "hello")], d.clusters[(NS, "hello-dev")]),
-                     lambda r: r["spec"].update(defaultImageRepoTag="other:1"), app=True)
+    state = edit_raw(
+        steady(d.apps[(NS, "hello")], d.clusters[(NS, "hello-dev")]),
+        lambda r: r["spec"].update(defaultImageRepoTag="other:1"),
+        app=True,
+    )
     base = plan(d, state, now=T0)
     assert [type(a).__name__ for a in base.actions] == ["ApplyApp"]
     drifts = detect(d, state)
@@ -90,5 +93,4 @@ def test_invalid_annotation_falls_back_and_bad_default_is_refused() -> None:
 
 def test_refused_plan_is_untouched() -> None:
     refused = Plan((), (Refusal("apps/hello.yaml", "spec.distroID", "changed"),))
-    assert filter_plan(refused, detect(desired(HELLO1, HELLO_DEV), drifted()),
-                       DriftPolicy(default=ALERT_ONLY)) is refused
+    assert filter_plan(refused, detect(desired(HELLO1, HELLO_DEV), drifted()), DriftPolicy(default=ALERT_ONLY)) is refused

@@ -31,18 +31,36 @@ ROLLOUT = "gitops-kd.io/v1alpha1"
 NS = "default"
 CLUSTER_LABEL = "kubedirector.hpe.com/kdcluster"
 
-HELLO_1 = {"/etc/hello/version": "1.0.0\n", "/var/lib/hello/data": "data-1.0.0\n",
-           "/opt/hello/cache/index": "cache-1.0.0\n", "/opt/hello/bin/hello": "hello 1.0.0\n"}
-HELLO_2 = {"/etc/hello/version": "2.0.0\n", "/var/lib/hello/data": "data-2.0.0\n",
-           "/var/lib/hello/new-in-2": "yes\n", "/opt/hello/cache/index": "cache-2.0.0\n",
-           "/opt/hello/bin/hello": "hello 2.0.0\n"}
+HELLO_1 = {
+    "/etc/hello/version": "1.0.0\n",
+    "/var/lib/hello/data": "data-1.0.0\n",
+    "/opt/hello/cache/index": "cache-1.0.0\n",
+    "/opt/hello/bin/hello": "hello 1.0.0\n",
+}
+HELLO_2 = {
+    "/etc/hello/version": "2.0.0\n",
+    "/var/lib/hello/data": "data-2.0.0\n",
+    "/var/lib/hello/new-in-2": "yes\n",
+    "/opt/hello/cache/index": "cache-2.0.0\n",
+    "/opt/hello/bin/hello": "hello 2.0.0\n",
+}
 
 
 def git(repo: Path, *args: str) -> str:
-    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30,
-                         env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-                              "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin:/usr/local/bin",
-                              "HOME": str(repo)})
+    out = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+            "HOME": str(repo),
+        },
+    )
     if out.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {out.stderr}")
     return out.stdout.strip()
@@ -78,8 +96,14 @@ class PodWatch:
         return self.expected - up
 
     def _run(self) -> None:
-        self._stream = self.rest.watch("v1", "pods", self.ns, resource_version=self._rv,
-                                       label_selector=f"{CLUSTER_LABEL}={self.cluster}", timeout_seconds=600)
+        self._stream = self.rest.watch(
+            "v1",
+            "pods",
+            self.ns,
+            resource_version=self._rv,
+            label_selector=f"{CLUSTER_LABEL}={self.cluster}",
+            timeout_seconds=600,
+        )
         for event in self._stream:
             obj = event.get("object") or {}
             if event.get("type") not in ("ADDED", "MODIFIED", "DELETED"):
@@ -90,8 +114,7 @@ class PodWatch:
             terminating = obj["metadata"].get("deletionTimestamp") or event["type"] == "DELETED"
             was_terminating = old is not None and old["metadata"].get("deletionTimestamp")
             if terminating and not was_terminating and old_uid == obj["metadata"].get("uid"):
-                self.deleted.append((name, obj["metadata"]["labels"].get("kubedirector.hpe.com/role", ""),
-                                     time.monotonic()))
+                self.deleted.append((name, obj["metadata"]["labels"].get("kubedirector.hpe.com/role", ""), time.monotonic()))
             if event["type"] == "DELETED":
                 self._pods.pop(name, None)
             else:
@@ -155,12 +178,18 @@ class EmbeddedBackend:
 
     name = "embedded"
 
-    def __init__(self, folder: Path | None, *, kd_app_edits: str = "strict", pod_grace_cap: float = 1.0,
-                 kubedirector_user: str | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path | None,
+        *,
+        kd_app_edits: str = "strict",
+        pod_grace_cap: float = 1.0,
+        kubedirector_user: str | None = None,
+    ) -> None:
         self.ns = NS
-        self.cluster: EmbeddedCluster = embedded_cluster(folder, controllers=True, kd_app_edits=kd_app_edits,
-                                                         pod_grace_cap=pod_grace_cap,
-                                                         kubedirector_user=kubedirector_user).start()
+        self.cluster: EmbeddedCluster = embedded_cluster(
+            folder, controllers=True, kd_app_edits=kd_app_edits, pod_grace_cap=pod_grace_cap, kubedirector_user=kubedirector_user
+        ).start()
         self.kubeconfig = self.cluster.kubeconfig
         add_hello_images(images.store_for(self.cluster))
 
@@ -183,16 +212,31 @@ def add_hello_images(store: images.ImageStore) -> None:
 class E2E:
     """One test's world: cluster, repo, images; controllers started and stopped on demand."""
 
-    def __init__(self, tmp: Path, *, kd_app_edits: str = "strict", backend: Backend | None = None,
-                 persist: bool = True, pod_grace_cap: float = 1.0, kubedirector_user: str | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *,
+        kd_app_edits: str = "strict",
+        backend: Backend | None = None,
+        persist: bool = True,
+        pod_grace_cap: float = 1.0,
+        kubedirector_user: str | None = None,
+    ) -> None:
         """`backend`: where the world runs (default: a new embedded cluster). For the embedded one, `persist`
         keeps the cluster's store under tmp/cluster (saved after changes; False: in memory only, for worlds whose
         cluster is never restarted), `pod_grace_cap` is the most seconds a deleted pod terminates and
         `kubedirector_user` the user its KubeDirector writes as (default: the admin)."""
         self.tmp = tmp
-        embedded = EmbeddedBackend(tmp / "cluster" if persist else None, kd_app_edits=kd_app_edits,
-                                   pod_grace_cap=pod_grace_cap,
-                                   kubedirector_user=kubedirector_user) if backend is None else None
+        embedded = (
+            EmbeddedBackend(
+                tmp / "cluster" if persist else None,
+                kd_app_edits=kd_app_edits,
+                pod_grace_cap=pod_grace_cap,
+                kubedirector_user=kubedirector_user,
+            )
+            if backend is None
+            else None
+        )
         self.backend: Backend = backend or embedded  # type: ignore[assignment]
         self.cluster: EmbeddedCluster = embedded.cluster if embedded is not None else None  # type: ignore[assignment]
         self.ns = self.backend.ns
@@ -203,10 +247,21 @@ class E2E:
         self.log: list[str] = []
 
     # -- controller ----------------------------------------------------------------------------------
-    def start_controller(self, *, listen: tuple[str, int] | None = None, ui: Any = None,
-                         record: bool = False, poll_interval: float = 0.5, metrics: Any = None,
-                         source: GitSource | None = None, planner: Any = None, workers: int | None = None,
-                         drift_notifier: Any = None, owns: Any = None, **options: Any) -> Manager:
+    def start_controller(
+        self,
+        *,
+        listen: tuple[str, int] | None = None,
+        ui: Any = None,
+        record: bool = False,
+        poll_interval: float = 0.5,
+        metrics: Any = None,
+        source: GitSource | None = None,
+        planner: Any = None,
+        workers: int | None = None,
+        drift_notifier: Any = None,
+        owns: Any = None,
+        **options: Any,
+    ) -> Manager:
         """The controller `gitops-kd run` runs (build_manager: drift detection included), in process and without
         leader election; with `listen` (e.g. ("127.0.0.1", 0)) its HTTP endpoints too, with `ui` (a
         gitops_kd.server.ui.UiSettings) the web UI under /ui on them, and with `record` its instance record (the
@@ -217,13 +272,29 @@ class E2E:
         `workers` as given; further keyword arguments are Options fields."""
         if source is None:
             source = GitSource(f"file://{self.repo}", "main", self.tmp / "source-cache", default_namespace=self.ns)
-        settings = Options(namespace=self.ns, scope=self.ns, poll_interval=poll_interval, listen=listen, ui=ui,
-                           workers=workers, record=record, metrics=False, sync_check_interval=0.2,
-                           lease=LeaseOptions(elect=False, name="gitops-kd"), **options)
-        self.controller = build_manager(settings, api_client=self.backend.api_client(), source=source,
-                                        metrics=metrics, planner=planner, drift_notifier=drift_notifier,
-                                        **({"owns": owns} if owns is not None else {}),
-                                        on_action=lambda a, o: self.log.append(a.describe()))
+        settings = Options(
+            namespace=self.ns,
+            scope=self.ns,
+            poll_interval=poll_interval,
+            listen=listen,
+            ui=ui,
+            workers=workers,
+            record=record,
+            metrics=False,
+            sync_check_interval=0.2,
+            lease=LeaseOptions(elect=False, name="gitops-kd"),
+            **options,
+        )
+        self.controller = build_manager(
+            settings,
+            api_client=self.backend.api_client(),
+            source=source,
+            metrics=metrics,
+            planner=planner,
+            drift_notifier=drift_notifier,
+            **({"owns": owns} if owns is not None else {}),
+            on_action=lambda a, o: self.log.append(a.describe()),
+        )
         self.controller.serve()
         self.requests = self.controller.requests
         return self.controller
@@ -267,14 +338,17 @@ class E2E:
             status = (ro or {}).get("status") or {}
             ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
             return ro if ready and status.get("appVersion") == version else None
+
         return wait_for(f"KDRollout {name} Ready at {version}", probe, timeout)
 
     def wait_settled(self, timeout: float = 60) -> None:
         """Until the controller's last plan was empty and every pod of hello-dev is Ready."""
+
         def probe() -> bool:
             plan = self.controller.last_plan if self.controller is not None else None
             pods = self.pods()
             return plan is not None and plan.empty and len(pods) == 3 and all(pod_ready(p) for p in pods)
+
         wait_for("controller settled (empty plan, pods Ready)", probe, timeout)
 
     def pods(self, cluster: str = "hello-dev") -> list[dict[str, Any]]:
@@ -295,12 +369,15 @@ class E2E:
         return res.stdout
 
     def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["kubectl", "--kubeconfig", str(self.backend.kubeconfig), "-n", self.ns, *args],
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            ["kubectl", "--kubeconfig", str(self.backend.kubeconfig), "-n", self.ns, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
 
-def hello_app(version: str = "2.0.0", *, upgrade: dict[str, Any] | None | bool = True,
-              **spec_changes: Any) -> str:
+def hello_app(version: str = "2.0.0", *, upgrade: dict[str, Any] | None | bool = True, **spec_changes: Any) -> str:
     """examples/hello-2.0.0.yaml as YAML text with spec.version/image set, spec.upgrade replaced
     (True: keep the example's stanza, None: drop it) and other spec fields changed."""
     import yaml

@@ -25,19 +25,33 @@ def test_four_sources_fire_once_and_resolve(tmp_path: Path) -> None:
     a resolve with the same labels when it ends; the drift alert on the JSON webhook keeps the drift payload."""
     world = E2E(tmp_path)
     am, hook = Receiver().__enter__(), Receiver().__enter__()
-    proc = RunProcess("ctl", tmp_path, world.cluster.kubeconfig, str(world.repo), "--namespace", NS,
-                      "--no-leader-elect", "--alert-alertmanager", am.url.removesuffix("/hook"),
-                      "--alert-webhook", hook.url)
+    proc = RunProcess(
+        "ctl",
+        tmp_path,
+        world.cluster.kubeconfig,
+        str(world.repo),
+        "--namespace",
+        NS,
+        "--no-leader-elect",
+        "--alert-alertmanager",
+        am.url.removesuffix("/hook"),
+        "--alert-webhook",
+        hook.url,
+    )
     try:
         world.wait_ready_at("1.0.0", timeout=120)
         roles = world.pods_by_role()
-        sts = next(s for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
-                   if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker")["metadata"]["name"]
+        sts = next(
+            s
+            for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
+            if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"
+        )["metadata"]["name"]
 
         # 1. drift: edit until the edit is drift (the first sight in sync sets the baseline), then reverted
         def edit() -> list[dict[str, Any]] | None:
             assert world.kubectl("set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:6.6.6").returncode == 0
             return _am(am, "drift", "firing") or None
+
         wait_for("a drift alert", edit, 60, 1.0)
         resolved = wait_for("the drift resolved", lambda: _am(am, "drift", "resolved"), 60)
         assert resolved[0]["labels"]["name"] == sts and resolved[0]["labels"]["kind"] == "StatefulSet"
@@ -64,8 +78,11 @@ def test_four_sources_fire_once_and_resolve(tmp_path: Path) -> None:
         # 4. a stalled rollout (a gate that never passes), then a fix
         if (reason := exec_unavailable(world, roles["controller"][0])) is not None:
             pytest.skip(f"embedded node cannot exec into the app container: {reason}")
-        stanza = {"roleOrder": ["controller", "worker"], "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}],
-                  "gate": {"exec": {"command": ["/bin/sh", "-c", "exit 1"]}, "periodSeconds": 1, "timeoutSeconds": 2}}
+        stanza = {
+            "roleOrder": ["controller", "worker"],
+            "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}],
+            "gate": {"exec": {"command": ["/bin/sh", "-c", "exit 1"]}, "periodSeconds": 1, "timeoutSeconds": 2},
+        }
         world.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=stanza)}, "a gate that never passes")
         stalled = wait_for("a stall alert", lambda: _am(am, "stall", "firing"), 90)
         assert stalled[0]["labels"]["name"] == "hello-dev" and stalled[0]["labels"]["reason"] == "GateTimeout"

@@ -24,8 +24,11 @@ def _recorded(e2e: E2E) -> str | None:
 
 
 def _worker_sts(e2e: E2E) -> dict[str, Any]:
-    return next(s for s in e2e.rest.list("apps/v1", "statefulsets", "default")["items"]
-                if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker")
+    return next(
+        s
+        for s in e2e.rest.list("apps/v1", "statefulsets", "default")["items"]
+        if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"
+    )
 
 
 def _image(e2e: E2E, name: str) -> str:
@@ -58,8 +61,11 @@ def test_edit_made_while_the_controller_was_down_is_alerted_after_restart(e2e: E
     assert not _drift_events(e2e)
     proc = _run(e2e)
     try:
-        found = wait_for("a DriftDetected event after the restart",
-                         lambda: [e for e in _drift_events(e2e) if e["involvedObject"]["name"] == name] or None, 60)
+        found = wait_for(
+            "a DriftDetected event after the restart",
+            lambda: [e for e in _drift_events(e2e) if e["involvedObject"]["name"] == name] or None,
+            60,
+        )
         assert "image" in found[0]["message"] and "6.6.6" in found[0]["message"]
         wait_for("the edit reverted", lambda: _image(e2e, name) == "gitops-kd/hello:1.0.0", 30)
     finally:

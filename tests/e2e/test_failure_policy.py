@@ -15,11 +15,13 @@ CLI = [str(Path(sys.executable).parent / "gitops-kd")]
 
 
 def failing_stanza(policy: str) -> dict:
-    return {"roleOrder": ["controller", "worker"],
-            "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}],
-            "downgrade": {"to": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}]},
-            "hooks": {"postUpgrade": {"command": ["/bin/sh", "-c", "echo broken >&2; exit 3"], "timeoutSeconds": 30}},
-            "failurePolicy": policy}
+    return {
+        "roleOrder": ["controller", "worker"],
+        "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}],
+        "downgrade": {"to": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}]},
+        "hooks": {"postUpgrade": {"command": ["/bin/sh", "-c", "echo broken >&2; exit 3"], "timeoutSeconds": 30}},
+        "failurePolicy": policy,
+    }
 
 
 def start(e2e: E2E) -> dict[str, list[str]]:
@@ -49,8 +51,9 @@ def test_halt_stops_and_names_the_commit(e2e: E2E) -> None:
     assert status["phase"] == "Stalled" and {c["type"]: c["status"] for c in status["conditions"]}["Stalled"] == "True"
     halted = [e for e in e2e.rest.list("v1", "events", NS)["items"] if e["reason"] == "RolloutHalted"]
     assert len(halted) == 1 and sha[:12] in halted[0]["message"] and halted[0]["type"] == "Warning"
-    assert {p["metadata"]["name"]: p["metadata"]["uid"] for p in e2e.pods()
-            if p["metadata"]["name"] in roles["worker"]} == workers  # nothing else touched
+    assert {
+        p["metadata"]["name"]: p["metadata"]["uid"] for p in e2e.pods() if p["metadata"]["name"] in roles["worker"]
+    } == workers  # nothing else touched
     assert git(e2e.repo, "rev-parse", "HEAD") == sha  # no revert pushed
 
 
@@ -60,13 +63,14 @@ def test_revert_commit_pushes_a_revert_and_rolls_back(e2e: E2E) -> None:
     failure = wait_for("the revert pushed", lambda: (f := failure_of(e2e)) and f.get("revertCommit") and f, 60)
     assert failure["commit"] == sha
     head = git(e2e.repo, "rev-parse", "HEAD")
-    assert failure["revertCommit"] == head and f"This reverts commit {sha}." in git(e2e.repo, "log", "-1",
-                                                                                       "--format=%B")
+    assert failure["revertCommit"] == head and f"This reverts commit {sha}." in git(e2e.repo, "log", "-1", "--format=%B")
     ro = e2e.wait_ready_at("1.0.0", timeout=90)
     assert ro["spec"]["commit"] == head and ro["status"]["history"][-1]["fromVersion"] == "2.0.0"
     assert all(p["spec"]["containers"][0]["image"] == "gitops-kd/hello:1.0.0" for p in e2e.pods())
+
     def reasons() -> list[str]:
         return [e["reason"] for e in e2e.rest.list("v1", "events", NS)["items"]]
+
     # the Event follows the status write that made it Ready: waited for, not raced
     wait_for("the DowngradeSucceeded Event", lambda: "DowngradeSucceeded" in reasons(), 30)  # a downgrade is one
     assert "RevertPushed" in reasons(), reasons()
@@ -88,10 +92,13 @@ def test_halt_without_a_way_back_advises_rolling_forward_not_a_revert(e2e: E2E) 
     halted = [e for e in e2e.rest.list("v1", "events", NS)["items"] if e["reason"] == "RolloutHalted"]
     assert len(halted) == 1 and "would be refused" in halted[0]["message"], halted
     git(e2e.repo, "revert", "--no-edit", sha)
-    planned = subprocess.run([*CLI, "plan", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig)],
-                             capture_output=True, text=True, timeout=120)
-    assert planned.returncode == 1 and "downgrade 2.0.0 -> 1.0.0 is refused" in planned.stdout, \
-        planned.stdout + planned.stderr
+    planned = subprocess.run(
+        [*CLI, "plan", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert planned.returncode == 1 and "downgrade 2.0.0 -> 1.0.0 is refused" in planned.stdout, planned.stdout + planned.stderr
 
 
 def test_history_keeps_the_stall_a_fix_commit_retried(e2e: E2E) -> None:
@@ -99,8 +106,11 @@ def test_history_keeps_the_stall_a_fix_commit_retried(e2e: E2E) -> None:
     a commit fixing the gate at the same version, leaves a Stalled entry of the broken commit (with its reason)
     before the Succeeded entry of the fix."""
     start(e2e)
-    stanza = {"roleOrder": ["controller", "worker"], "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}],
-              "gate": {"exec": {"command": ["/bin/sh", "-c", "exit 1"]}, "periodSeconds": 1, "timeoutSeconds": 2}}
+    stanza = {
+        "roleOrder": ["controller", "worker"],
+        "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}],
+        "gate": {"exec": {"command": ["/bin/sh", "-c", "exit 1"]}, "periodSeconds": 1, "timeoutSeconds": 2},
+    }
     broken = e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=stanza)}, "a gate that never passes")
     wait_for("the failure handled", lambda: failure_of(e2e), 60)
     stanza["gate"]["exec"]["command"] = ["/bin/sh", "-c", "true"]

@@ -23,8 +23,7 @@ def _condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
 def test_a_first_deploy_says_ready_only_after_every_member_is_ready(e2e: E2E) -> None:
     """Invariant: the KDRollout of a cluster gitops-kd deploys says Ready only after every member pod is Ready,
     judged by the API server's order of writes (resourceVersions), not by when a reader happens to look."""
-    images.store_for(e2e.cluster).add("gitops-kd/hello:1.0.0", HELLO_1,
-                                      behavior=ImageBehavior(ready_delay_seconds=2.0))
+    images.store_for(e2e.cluster).add("gitops-kd/hello:1.0.0", HELLO_1, behavior=ImageBehavior(ready_delay_seconds=2.0))
     pods = WriteLog(e2e.rest, "v1", "pods")
     rollouts = WriteLog(e2e.rest, ROLLOUT_API_VERSION, ROLLOUT_PLURAL)
     e2e.start_controller()

@@ -40,8 +40,7 @@ def ready_at(world: E2E, commit: str) -> bool:
 @pytest.fixture()
 def world(tmp_path: Path) -> Iterator[tuple[E2E, RunProcess]]:
     world = E2E(tmp_path)
-    proc = RunProcess("ctl", tmp_path, world.cluster.kubeconfig, str(world.repo), "--namespace", NS,
-                      "--no-leader-elect")
+    proc = RunProcess("ctl", tmp_path, world.cluster.kubeconfig, str(world.repo), "--namespace", NS, "--no-leader-elect")
     try:
         world.wait_ready_at("1.0.0", timeout=120)
         head = git(world.repo, "rev-parse", "HEAD")
@@ -105,14 +104,14 @@ def test_unreadable_remote_turns_readiness_false_after_n_polls_and_back(world: t
     e2e.repo.rename(hidden)
     try:
         wait_for("/readyz 503", lambda: proc.get("/readyz")[0] == 503, 60)
-        stalled = wait_for("Stalled GitUnreadable", lambda: (c := condition(e2e, "Stalled")) and
-                           c["reason"] == "GitUnreadable" and c, 30)
+        stalled = wait_for(
+            "Stalled GitUnreadable", lambda: (c := condition(e2e, "Stalled")) and c["reason"] == "GitUnreadable" and c, 30
+        )
         assert f"polls in a row could not read {e2e.repo}" in stalled["message"]
         assert status(e2e)["gitFailures"] >= NOT_READY_AFTER_FAILED_POLLS
         assert condition(e2e, "Ready")["status"] == "False"
         metrics = proc.get("/metrics")[1]
-        value = next(float(line.split()[-1]) for line in metrics.splitlines()
-                     if line.startswith("gitops_kd_git_failing_polls "))
+        value = next(float(line.split()[-1]) for line in metrics.splitlines() if line.startswith("gitops_kd_git_failing_polls "))
         assert value >= NOT_READY_AFTER_FAILED_POLLS
         assert proc.get("/healthz")[0] == 200
         assert [e for e in e2e.rest.list("v1", "events", NS)["items"] if e["reason"] == "GitUnreadable"]

@@ -38,8 +38,10 @@ def test_a_first_deploy_on_kubedirectors_mutations_completes_writing_each_object
     e2e.wait_ready_at("1.0.0")
     app: dict[str, Any] = e2e.rest.get(KD, KDAPP_PLURAL, e2e.ns, "hello")
     assert "defaultImageRepoTag" not in app["spec"] and "defaultPersistDirs" not in app["spec"]
-    assert all(r["imageRepoTag"] == "gitops-kd/hello:1.0.0" and r["maxLogSizeDump"] == 256
-               and r["configPackage"] is None for r in app["spec"]["roles"])
+    assert all(
+        r["imageRepoTag"] == "gitops-kd/hello:1.0.0" and r["maxLogSizeDump"] == 256 and r["configPackage"] is None
+        for r in app["spec"]["roles"]
+    )
     cluster = e2e.rest.get(KD, KDCLUSTER_PLURAL, e2e.ns, "hello-dev")
     assert {r["storage"].get("storageClassName") for r in cluster["spec"]["roles"] if r.get("storage")} == {"standard"}
     _idle_rounds(e2e, 5)
@@ -64,6 +66,7 @@ def _drop_label_description(e2e: E2E) -> None:
             del label["description"]
             return True
         return changed
+
     server.objects.mutate = mutate
 
 
@@ -99,12 +102,19 @@ def test_a_cluster_kubedirector_would_refuse_for_want_of_a_default_storage_class
     def refused() -> list[dict[str, Any]]:
         events = e2e.rest.list("v1", "events", e2e.ns, field_selector="involvedObject.name=hello-dev")["items"]
         return [ev for ev in events if ev["reason"] == "ApplyFailed" and reason in ev["message"]]
+
     wait_for("the KDCluster refused with KubeDirector's reason", refused, 60)
     assert e2e.rest.get_or_none(KD, KDCLUSTER_PLURAL, e2e.ns, "hello-dev") is None
     assert e2e.cluster.server.stats.total("create", KDCLUSTER_PLURAL) == 0, e2e.cluster.server.stats.to_dict()
-    e2e.rest.create("storage.k8s.io/v1", "storageclasses", None, {
-        "metadata": {"name": "local", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
-        "provisioner": "kubernetes.io/no-provisioner"})
+    e2e.rest.create(
+        "storage.k8s.io/v1",
+        "storageclasses",
+        None,
+        {
+            "metadata": {"name": "local", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+            "provisioner": "kubernetes.io/no-provisioner",
+        },
+    )
     assert e2e.controller is not None
     e2e.controller.kick()
     e2e.wait_ready_at("1.0.0", timeout=120)

@@ -22,7 +22,7 @@ from gitops_kd.spec.state import DesiredState
 from gitops_kd.status.conditions import is_true
 from tests.e2e.harness import E2E, KD, NS, wait_for
 
-HELD = ("KDApp hello held at 1.0.0 by KubeDirector while in use; clusters run 2.0.0 at the StatefulSet level")
+HELD = "KDApp hello held at 1.0.0 by KubeDirector while in use; clusters run 2.0.0 at the StatefulSet level"
 UPDATE = "update spec of KubeDirectorCluster default/hello-dev"
 
 
@@ -36,8 +36,11 @@ def strict(tmp_path: Path) -> Iterator[E2E]:
 
 
 def _events(e2e: E2E, reason: str, kind: str, name: str) -> list[dict[str, Any]]:
-    return [e for e in e2e.rest.list("v1", "events", NS)["items"] if e["reason"] == reason
-            and e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name]
+    return [
+        e
+        for e in e2e.rest.list("v1", "events", NS)["items"]
+        if e["reason"] == reason and e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name
+    ]
 
 
 def _app_images(e2e: E2E) -> set[str]:
@@ -58,8 +61,7 @@ def test_an_upgrade_on_stock_kubedirector_runs_at_the_statefulset_level(strict: 
     assert not any(line.startswith("apply KubeDirectorApp") for line in strict.log[logged:]), strict.log[logged:]
     assert not _events(strict, "ApplyFailed", "KubeDirectorApp", "hello")
     app = strict.rest.get(KD, "kubedirectorapps", NS, "hello")
-    assert app["spec"] == app_before["spec"] and app["metadata"]["resourceVersion"] == \
-        app_before["metadata"]["resourceVersion"]
+    assert app["spec"] == app_before["spec"] and app["metadata"]["resourceVersion"] == app_before["metadata"]["resourceVersion"]
     ready = next(c for c in ro["status"]["conditions"] if c["type"] == "Ready")
     assert HELD in ready["message"], ready
     assert ro["status"]["history"][-1]["result"] == "Succeeded"
@@ -71,13 +73,33 @@ def test_an_upgrade_on_stock_kubedirector_runs_at_the_statefulset_level(strict: 
 
 def _fail_cluster_updates(e2e: E2E) -> None:
     """A validating webhook (failurePolicy Fail) for KDCluster updates that cannot be reached: every update fails."""
-    e2e.rest.create("admissionregistration.k8s.io/v1", "validatingwebhookconfigurations", None, {
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": "unreachable"},
-        "webhooks": [{"name": "unreachable.example.com", "clientConfig": {"url": "https://127.0.0.1:1/"},
-                      "rules": [{"operations": ["UPDATE"], "apiGroups": ["kubedirector.hpe.com"],
-                                 "apiVersions": ["*"], "resources": ["kubedirectorclusters"]}],
-                      "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"]}]})
+    e2e.rest.create(
+        "admissionregistration.k8s.io/v1",
+        "validatingwebhookconfigurations",
+        None,
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "unreachable"},
+            "webhooks": [
+                {
+                    "name": "unreachable.example.com",
+                    "clientConfig": {"url": "https://127.0.0.1:1/"},
+                    "rules": [
+                        {
+                            "operations": ["UPDATE"],
+                            "apiGroups": ["kubedirector.hpe.com"],
+                            "apiVersions": ["*"],
+                            "resources": ["kubedirectorclusters"],
+                        }
+                    ],
+                    "failurePolicy": "Fail",
+                    "sideEffects": "None",
+                    "admissionReviewVersions": ["v1"],
+                }
+            ],
+        },
+    )
 
 
 def _labelled(e2e: E2E) -> str:
@@ -89,12 +111,16 @@ def _labelled(e2e: E2E) -> str:
 def _upgrade_behind_a_failing_write(e2e: E2E) -> str:
     """hello 2.0.0 with a KDCluster change whose write keeps failing: the commit is accepted, never applied."""
     _fail_cluster_updates(e2e)
-    head = e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml"),
-                       "clusters/hello-dev.yaml": _labelled(e2e)}, "hello 2.0.0, team blue")
-    wait_for("ApplyFailed event on KDCluster hello-dev",
-             lambda: _events(e2e, "ApplyFailed", "KubeDirectorCluster", "hello-dev"), 60)
-    wait_for("the attempt to 2.0.0 started", lambda: ((e2e.rollout() or {}).get("status") or {}).get(
-        "targetVersion") == "2.0.0", 60)
+    head = e2e.commit(
+        {"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml"), "clusters/hello-dev.yaml": _labelled(e2e)},
+        "hello 2.0.0, team blue",
+    )
+    wait_for(
+        "ApplyFailed event on KDCluster hello-dev", lambda: _events(e2e, "ApplyFailed", "KubeDirectorCluster", "hello-dev"), 60
+    )
+    wait_for(
+        "the attempt to 2.0.0 started", lambda: ((e2e.rollout() or {}).get("status") or {}).get("targetVersion") == "2.0.0", 60
+    )
     return head
 
 

@@ -26,13 +26,14 @@ def test_an_idle_controller_counts_requeues_not_errors_logs_no_poll_noise_and_st
             status, text = run.get("/metrics")
             assert status == 200, text
             return text
+
         polls = re.compile(r'^gitops_kd_git_poll_total\{result="\w+"\} (\S+)$', re.M)
         start = sum(float(n) for n in polls.findall(metrics()))
 
         def idle_a_while() -> str | None:
             text = metrics()
-            return text if sum(float(n) for n in polls.findall(text)) >= start + 10 and _count(
-                text, "requeue") >= 3 else None
+            return text if sum(float(n) for n in polls.findall(text)) >= start + 10 and _count(text, "requeue") >= 3 else None
+
         text = wait_for("ten more Git polls and some requeues", idle_a_while, 90, 0.5)
         assert _count(text, "error") == 0, text
         assert _count(text, "success") >= 1, text
@@ -44,5 +45,4 @@ def test_an_idle_controller_counts_requeues_not_errors_logs_no_poll_noise_and_st
     # here with polls every 0.5s on a loaded machine) says something and stays
     assert not re.search(r" (DEBUG|INFO) apscheduler", log) and "Running job" not in log, log[-3000:]
     assert " INFO " in log and " ERROR " not in log and "lost the Lease" not in log, log[-3000:]
-    assert re.search(r" INFO gitops_kd\.controller\.replica: replica \S+ stopped leading \(graceful stop\)", log), \
-        log[-3000:]
+    assert re.search(r" INFO gitops_kd\.controller\.replica: replica \S+ stopped leading \(graceful stop\)", log), log[-3000:]

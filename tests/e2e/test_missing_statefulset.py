@@ -17,15 +17,18 @@ def test_ready_is_withdrawn_while_a_role_statefulset_is_gone(e2e: E2E) -> None:
     e2e.start_controller()
     e2e.wait_ready_at("1.0.0")
     e2e.wait_settled()
-    [sts] = [s["metadata"]["name"] for s in e2e.rest.list("apps/v1", "statefulsets", NS)["items"]
-             if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
+    [sts] = [
+        s["metadata"]["name"]
+        for s in e2e.rest.list("apps/v1", "statefulsets", NS)["items"]
+        if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"
+    ]
     assert e2e.kubectl("delete", "statefulset", sts, "--cascade=orphan").returncode == 0
 
     def withdrawn() -> dict[str, Any] | None:
         status = (e2e.rollout() or {}).get("status") or {}
         conditions = status.get("conditions")
-        return status if not cond.is_true(conditions, cond.READY) and cond.is_true(
-            conditions, cond.RECONCILING) else None
+        return status if not cond.is_true(conditions, cond.READY) and cond.is_true(conditions, cond.RECONCILING) else None
+
     status = wait_for("Ready withdrawn", withdrawn, 30)
     assert "role worker is missing" in status["message"], status
 
@@ -37,14 +40,24 @@ def test_a_statefulset_stripped_of_its_cluster_label_stays_observed_and_gets_it_
     e2e.start_controller()
     e2e.wait_ready_at("1.0.0")
     e2e.wait_settled()
-    [sts] = [s["metadata"]["name"] for s in e2e.rest.list("apps/v1", "statefulsets", NS)["items"]
-             if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"]
+    [sts] = [
+        s["metadata"]["name"]
+        for s in e2e.rest.list("apps/v1", "statefulsets", NS)["items"]
+        if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"
+    ]
     rollouts = WriteLog(e2e.rest, ROLLOUT_API_VERSION, ROLLOUT_PLURAL)
     try:
         assert e2e.kubectl("label", "statefulset", sts, f"{CLUSTER_LABEL}-").returncode == 0
-        wait_for("the kdcluster label put back", lambda: (e2e.rest.get("apps/v1", "statefulsets", NS, sts)[
-            "metadata"].get("labels") or {}).get(CLUSTER_LABEL) == "hello-dev", 30)
-        assert rollouts.first("hello-dev", lambda o: not cond.is_true(
-            (o.get("status") or {}).get("conditions"), cond.READY)) is None, "Ready was never taken away"
+        wait_for(
+            "the kdcluster label put back",
+            lambda: (
+                (e2e.rest.get("apps/v1", "statefulsets", NS, sts)["metadata"].get("labels") or {}).get(CLUSTER_LABEL)
+                == "hello-dev"
+            ),
+            30,
+        )
+        assert (
+            rollouts.first("hello-dev", lambda o: not cond.is_true((o.get("status") or {}).get("conditions"), cond.READY)) is None
+        ), "Ready was never taken away"
     finally:
         rollouts.stop()

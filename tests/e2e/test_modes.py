@@ -25,8 +25,7 @@ def test_fleet_mode_is_chosen_by_options_even_with_a_planner_that_plans_parts(e2
 
     controller = e2e.start_controller(planner=recording)
     assert controller.per_key
-    wait_for("a part planned in the default (per-key) mode",
-             lambda: any(partial for partial, _ in list(recording.calls)), 60)
+    wait_for("a part planned in the default (per-key) mode", lambda: any(partial for partial, _ in list(recording.calls)), 60)
 
 
 def test_a_key_the_instance_does_not_own_is_never_acted_on(e2e: E2E) -> None:
@@ -36,8 +35,11 @@ def test_a_key_the_instance_does_not_own_is_never_acted_on(e2e: E2E) -> None:
     theirs = cluster_key((e2e.ns, "hello-dev"))
     controller = e2e.start_controller(owns=lambda work: work != theirs)
     wait_for("the KDApp applied by its (owned) key", lambda: e2e.rest.get_or_none(KD, KDAPP_PLURAL, e2e.ns, "hello"), 60)
-    wait_for("a fleet plan that asks for the KDCluster", lambda: (p := controller.last_plan) is not None and any(
-        isinstance(a, ApplyCluster) for a in p.actions), 60)
+    wait_for(
+        "a fleet plan that asks for the KDCluster",
+        lambda: (p := controller.last_plan) is not None and any(isinstance(a, ApplyCluster) for a in p.actions),
+        60,
+    )
     for i in range(3):
         before = controller.last_plan
         controller.kick()

@@ -49,8 +49,7 @@ def _cluster(world: E2E) -> dict[str, Any]:
 
 
 def _images(world: E2E) -> dict[str, str]:
-    return {p["metadata"]["name"]: next(c["image"] for c in p["spec"]["containers"] if c["name"] == "app")
-            for p in world.pods()}
+    return {p["metadata"]["name"]: next(c["image"] for c in p["spec"]["containers"] if c["name"] == "app") for p in world.pods()}
 
 
 def test_a_switch_of_spec_app_upgrades_natively_in_role_order_with_gate_and_hook(branch: E2E) -> None:
@@ -67,14 +66,16 @@ def test_a_switch_of_spec_app_upgrades_natively_in_role_order_with_gate_and_hook
     assert set(_images(branch).values()) == {V2} and ready["status"]["images"] == {"controller": V2, "worker": V2}
     assert _cluster(branch)["spec"]["app"] == "hello-v2"
     assert branch.rest.get(KD, "kubedirectorapps", branch.ns, "hello")["spec"]["upgradable"] is True
-    writes = [line for line in branch.log if not line.startswith(("start upgrade", "record", "apply KubeDirectorApp",
-                                                                  "mark KubeDirectorApp", "note"))]
+    writes = [
+        line
+        for line in branch.log
+        if not line.startswith(("start upgrade", "record", "apply KubeDirectorApp", "mark KubeDirectorApp", "note"))
+    ]
     assert writes[0].startswith("switch KubeDirectorCluster"), branch.log
     deleted = [line.split()[2].split("/")[1] for line in branch.log if line.startswith("delete pod")]
     roles = branch.pods_by_role()
     assert deleted[:1] == roles["controller"] and sorted(deleted[1:]) == roles["worker"], branch.log
-    assert all(branch.sh(p, "cat /var/lib/hello/upgrade.log").strip() == "upgraded-to-2.0.0"
-               for ps in roles.values() for p in ps)
+    assert all(branch.sh(p, "cat /var/lib/hello/upgrade.log").strip() == "upgraded-to-2.0.0" for ps in roles.values() for p in ps)
     wait_for("KubeDirector to finish its upgrade record", lambda: not _cluster(branch)["status"].get("upgradeInfo"), 60)
     assert controller.source.applied_commit == git(branch.repo, "rev-parse", "HEAD")
 
@@ -85,12 +86,19 @@ def test_a_switch_the_branch_refuses_is_a_refused_commit_with_its_reason(branch:
     branch.wait_ready_at("1.0.0")
     branch.wait_settled()
     label = {"name": "Hello", "description": "another description"}
-    sha = branch.commit({"apps/hello-v2.yaml": hello_v2(label=label), "clusters/hello-dev.yaml": on_app("hello-v2")},
-                        "a too-different hello-v2")
-    refusal = wait_for("the commit refused", lambda: controller.refusals.last
-                       if controller.refusals.last and controller.refusals.last[0] == sha else None, 30)
-    assert any(line.startswith("clusters/hello-dev.yaml: spec.app: ") and "The candidate app hello-v2 spec is too "
-               "different from the actual app hello spec." in line for line in refusal[1]), refusal
+    sha = branch.commit(
+        {"apps/hello-v2.yaml": hello_v2(label=label), "clusters/hello-dev.yaml": on_app("hello-v2")}, "a too-different hello-v2"
+    )
+    refusal = wait_for(
+        "the commit refused",
+        lambda: controller.refusals.last if controller.refusals.last and controller.refusals.last[0] == sha else None,
+        30,
+    )
+    assert any(
+        line.startswith("clusters/hello-dev.yaml: spec.app: ")
+        and "The candidate app hello-v2 spec is too different from the actual app hello spec." in line
+        for line in refusal[1]
+    ), refusal
     assert branch.rest.get_or_none(KD, "kubedirectorapps", branch.ns, "hello-v2") is None
     assert _cluster(branch)["spec"]["app"] == "hello"
 
@@ -103,8 +111,10 @@ def test_git_revert_mid_upgrade_goes_back_through_the_branchs_rollback(branch: E
     branch.wait_ready_at("1.0.0")
     branch.wait_settled()
     held = {"gate": {"exec": {"command": ["/bin/sh", "-c", "false"]}, "periodSeconds": 1, "timeoutSeconds": 600}}
-    sha = branch.commit({"apps/hello-v2.yaml": hello_v2(upgrade=held), "clusters/hello-dev.yaml": on_app("hello-v2")},
-                        "hello-v2 with a gate that holds")
+    sha = branch.commit(
+        {"apps/hello-v2.yaml": hello_v2(upgrade=held), "clusters/hello-dev.yaml": on_app("hello-v2")},
+        "hello-v2 with a gate that holds",
+    )
     controller_pod = branch.pods_by_role()["controller"][0]
     wait_for("the controller pod at 2.0.0", lambda: _images(branch).get(controller_pod) == V2, 120)
     assert _cluster(branch)["status"]["upgradeInfo"]["prevApp"] == "hello"

@@ -30,15 +30,25 @@ def test_node_ports_survive_an_upgrade_with_a_port_change_and_a_drift_revert(e2e
     e2e.wait_ready_at("2.0.0", timeout=120)
     e2e.wait_settled()
     upgraded = _node_ports(e2e)
-    assert {s: [(n, np) for n, _, np in ports] for s, ports in upgraded.items()} == \
-        {s: [(n, np) for n, _, np in ports] for s, ports in before.items()}
+    assert {s: [(n, np) for n, _, np in ports] for s, ports in upgraded.items()} == {
+        s: [(n, np) for n, _, np in ports] for s, ports in before.items()
+    }
     assert all(port == 8081 for ports in upgraded.values() for _, port, _ in ports)
 
     # A hand edit renames the port (a JSON patch keeps its nodePort). The real server patches a nodePort left
     # out of an update by port NAME only, so the revert keeps it only if the controller sends it.
     service, ports = next(iter(upgraded.items()))
-    edited = e2e.kubectl("patch", "service", service, "--type", "json", "-p",
-                         json.dumps([{"op": "replace", "path": "/spec/ports/0/name", "value": "renamed"}]), "-o", "json")
+    edited = e2e.kubectl(
+        "patch",
+        "service",
+        service,
+        "--type",
+        "json",
+        "-p",
+        json.dumps([{"op": "replace", "path": "/spec/ports/0/name", "value": "renamed"}]),
+        "-o",
+        "json",
+    )
     assert edited.returncode == 0, edited.stderr
     port = json.loads(edited.stdout)["spec"]["ports"][0]
     assert (port["name"], port["nodePort"]) == ("renamed", ports[0][2])

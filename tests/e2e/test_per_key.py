@@ -38,8 +38,9 @@ class Recording:
 
 def _cluster(name: str, app: str) -> str:
     text = (TEMPLATE / "clusters" / "hello-dev.yaml").read_text()
-    return text.replace("name: hello-dev", f"name: {name}").replace("app: hello", f"app: {app}") \
-        .replace("members: 2", "members: 1")
+    return (
+        text.replace("name: hello-dev", f"name: {name}").replace("app: hello", f"app: {app}").replace("members: 2", "members: 1")
+    )
 
 
 def _rollout_ready(e2e: E2E, name: str, version: str) -> Any:
@@ -49,8 +50,14 @@ def _rollout_ready(e2e: E2E, name: str, version: str) -> Any:
 def test_one_app_change_plans_only_its_clusters_parts_and_records_every_user(e2e: E2E) -> None:
     bye = re.sub(r"(?m)^  name: hello$", "  name: bye", (TEMPLATE / "apps" / "hello.yaml").read_text())
     assert "name: bye" in bye
-    e2e.commit({"apps/bye.yaml": bye, "clusters/bye-dev.yaml": _cluster("bye-dev", "bye"),
-                "clusters/hello-qa.yaml": _cluster("hello-qa", "hello")}, "a second app and a second hello cluster")
+    e2e.commit(
+        {
+            "apps/bye.yaml": bye,
+            "clusters/bye-dev.yaml": _cluster("bye-dev", "bye"),
+            "clusters/hello-qa.yaml": _cluster("hello-qa", "hello"),
+        },
+        "a second app and a second hello cluster",
+    )
     recording = Recording()
     e2e.start_controller(planner=recording, workers=3)
     assert e2e.controller is not None and e2e.controller.per_key and e2e.controller.workers == 3
@@ -96,6 +103,7 @@ def test_one_app_change_plans_only_its_clusters_parts_and_records_every_user(e2e
     assert set(part_view.apps) == set(whole_view.apps) == {(NS, "hello"), (NS, "bye")}
     for key in users | {bye_dev}:
         mine, theirs = part_view.clusters[key], whole_view.clusters[key]
-        assert {r: [p.name for p in ps] for r, ps in mine.pods.items()} == \
-            {r: [p.name for p in ps] for r, ps in theirs.pods.items()}
+        assert {r: [p.name for p in ps] for r, ps in mine.pods.items()} == {
+            r: [p.name for p in ps] for r, ps in theirs.pods.items()
+        }
         assert set(mine.statefulsets) == set(theirs.statefulsets) and mine.services == theirs.services

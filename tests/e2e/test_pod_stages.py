@@ -20,13 +20,16 @@ CLI = [str(Path(sys.executable).parent / "gitops-kd")]
 
 
 def _recorded(e2e: E2E) -> dict[str, Any]:
-    return {name: entry.get("stage") for name, entry in
-            (((e2e.rollout() or {}).get("status") or {}).get("pods") or {}).items()}
+    return {name: entry.get("stage") for name, entry in (((e2e.rollout() or {}).get("status") or {}).get("pods") or {}).items()}
 
 
 def _cli(e2e: E2E, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, "status", "hello-dev", "-n", e2e.ns, "--kubeconfig", str(e2e.backend.kubeconfig), *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [*CLI, "status", "hello-dev", "-n", e2e.ns, "--kubeconfig", str(e2e.backend.kubeconfig), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def _cli_stages(e2e: E2E) -> dict[str, Any]:
@@ -60,8 +63,9 @@ def test_a_pod_held_at_the_gate_shows_waiting_gate_in_the_record_the_cli_and_the
     assert recorded == {ctl: "waiting-gate", **{w: "pending" for w in workers}}, recorded
     assert _cli_stages(e2e) == recorded
     table = _cli(e2e)
-    assert "STAGE" in table.stdout and any(ctl in line and "waiting-gate" in line for line in table.stdout.splitlines()), \
+    assert "STAGE" in table.stdout and any(ctl in line and "waiting-gate" in line for line in table.stdout.splitlines()), (
         table.stdout
+    )
     cells = _ui_cells(controller.http.url, e2e.ns)
     assert cells == {ctl: ("gate", "waiting-gate"), **{w: ("outdated", "pending") for w in workers}}, cells
     e2e.sh(ctl, "touch /var/lib/hello/go")

@@ -16,8 +16,9 @@ KD = "kubedirector.hpe.com/v1beta1"
 
 def _run(e2e: E2E, *extra: str) -> RunProcess:
     """`gitops-kd run` (single replica) with /metrics on an ephemeral port."""
-    return RunProcess("controller", e2e.tmp, e2e.cluster.kubeconfig, str(e2e.repo), "--no-leader-elect",
-                      "--log-level", "warning", *extra)
+    return RunProcess(
+        "controller", e2e.tmp, e2e.cluster.kubeconfig, str(e2e.repo), "--no-leader-elect", "--log-level", "warning", *extra
+    )
 
 
 def _metrics(run: RunProcess) -> str:
@@ -27,13 +28,18 @@ def _metrics(run: RunProcess) -> str:
 
 
 def _wait_applied(run: RunProcess, commit: str) -> None:
-    wait_for(f"commit {commit[:12]} applied", lambda: f'gitops_kd_applied_commit_info{{commit="{commit}"}} 1.0'
-             in _metrics(run), 60)
+    wait_for(
+        f"commit {commit[:12]} applied", lambda: f'gitops_kd_applied_commit_info{{commit="{commit}"}} 1.0' in _metrics(run), 60
+    )
 
 
 def _plan(e2e: E2E, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, "plan", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig),
-                           *extra], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [*CLI, "plan", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig), *extra],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def _names(e2e: E2E, api: str, plural: str) -> set[str]:
@@ -58,9 +64,11 @@ def test_files_deleted_from_git_are_pruned_cluster_first(e2e: E2E) -> None:
         series = 'gitops_kd_rollout_phase{cluster="hello-dev",namespace="default",phase="Idle"} 1.0'
         wait_for("hello-dev's phase series", lambda: series in _metrics(run), 30)
         retire = e2e.commit({"clusters/hello-dev.yaml": None, "apps/hello.yaml": None}, "retire hello")
-        wait_for("hello-dev and its StatefulSets gone",
-                 lambda: not _names(e2e, KD, "kubedirectorclusters") and not _names(e2e, "apps/v1", "statefulsets"),
-                 90)
+        wait_for(
+            "hello-dev and its StatefulSets gone",
+            lambda: not _names(e2e, KD, "kubedirectorclusters") and not _names(e2e, "apps/v1", "statefulsets"),
+            90,
+        )
         wait_for("the app hello pruned once unused", lambda: _names(e2e, KD, "kubedirectorapps") == {"other"}, 60)
         _wait_applied(run, retire)
         # the metric series of a cluster go with it (not left at their last value)

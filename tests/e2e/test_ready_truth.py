@@ -66,6 +66,7 @@ def test_pods_running_another_version_are_never_left_ready(world: E2E) -> None:
     def stalled() -> dict[str, Any] | None:
         status = (world.rollout() or {}).get("status") or {}
         return status if status.get("stalledReason") == StallReason.PODS_OFF_VERSION else None
+
     status = wait_for("KDRollout Stalled PodsOffVersion", stalled, 60)
     assert not is_true(status["conditions"], "Ready"), status["conditions"]
     assert V2_IMAGE in status["message"] and "gitops-kd/hello:1.0.0 of hello 1.0.0" in status["message"]

@@ -26,16 +26,19 @@ def _in(namespace: str, text: str) -> str:
 
 def _add_other_namespace(e2e: E2E) -> str:
     e2e.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": OTHER}})
-    return e2e.commit({f"apps/{OTHER}/hello.yaml": _in(OTHER, e2e.template("apps/hello.yaml")),
-                       f"clusters/{OTHER}/hello-dev.yaml": _in(OTHER, e2e.template("clusters/hello-dev.yaml"))},
-                      "hello in team-b too")
+    return e2e.commit(
+        {
+            f"apps/{OTHER}/hello.yaml": _in(OTHER, e2e.template("apps/hello.yaml")),
+            f"clusters/{OTHER}/hello-dev.yaml": _in(OTHER, e2e.template("clusters/hello-dev.yaml")),
+        },
+        "hello in team-b too",
+    )
 
 
-def test_a_manifest_in_an_unwatched_namespace_is_skipped_and_reported_once(e2e: E2E,
-                                                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_a_manifest_in_an_unwatched_namespace_is_skipped_and_reported_once(e2e: E2E, caplog: pytest.LogCaptureFixture) -> None:
     head = _add_other_namespace(e2e)
     caplog.set_level(logging.WARNING, logger="gitops_kd.controller.planning")
-    controller = e2e.start_controller()   # watches NS ("default") only
+    controller = e2e.start_controller()  # watches NS ("default") only
     e2e.wait_ready_at("1.0.0")
     e2e.wait_settled()
     assert e2e.rest.get_or_none(KD, "kubedirectorapps", OTHER, "hello") is None, "applied outside the scope"
@@ -44,10 +47,9 @@ def test_a_manifest_in_an_unwatched_namespace_is_skipped_and_reported_once(e2e: 
     plan = controller.last_plan
     assert plan is not None and plan.empty
     assert any(k.startswith(f"KubeDirectorApp {OTHER}/hello (apps/{OTHER}/hello.yaml)") for k in plan.kept)
-    assert any(k.startswith(f"KubeDirectorCluster {OTHER}/hello-dev (clusters/{OTHER}/hello-dev.yaml)")
-               for k in plan.kept)
+    assert any(k.startswith(f"KubeDirectorCluster {OTHER}/hello-dev (clusters/{OTHER}/hello-dev.yaml)") for k in plan.kept)
     lines = [r.getMessage() for r in caplog.records if SKIPPED in r.getMessage()]
-    assert len(lines) == 1, lines   # one line per commit, not per reconcile
+    assert len(lines) == 1, lines  # one line per commit, not per reconcile
     assert f"apps/{OTHER}/hello.yaml ({OTHER})" in lines[0] and f"clusters/{OTHER}/hello-dev.yaml ({OTHER})" in lines[0]
     assert head[:12] in lines[0]
 
@@ -59,8 +61,10 @@ def test_plan_prints_the_skipped_objects_and_plans_as_a_shard(e2e: E2E) -> None:
     assert default.returncode == 0, default.stderr
     assert f"apply KubeDirectorApp {NS}/hello" in default.stdout
     assert f"KubeDirectorApp {OTHER}/hello" not in default.stdout.split("note:")[0], "nothing planned in team-b"
-    assert f"note: KubeDirectorCluster {OTHER}/hello-dev (clusters/{OTHER}/hello-dev.yaml): namespace {OTHER} " \
-           f"is outside this controller's scope (namespace {NS}); skipped" in default.stdout
+    assert (
+        f"note: KubeDirectorCluster {OTHER}/hello-dev (clusters/{OTHER}/hello-dev.yaml): namespace {OTHER} "
+        f"is outside this controller's scope (namespace {NS}); skipped" in default.stdout
+    )
     shard = subprocess.run([*base, "--watch-namespace", OTHER], capture_output=True, text=True, timeout=60)
     assert shard.returncode == 0, shard.stderr
     assert f"apply KubeDirectorApp {OTHER}/hello" in shard.stdout
@@ -68,7 +72,6 @@ def test_plan_prints_the_skipped_objects_and_plans_as_a_shard(e2e: E2E) -> None:
     assert f"note: KubeDirectorApp {NS}/hello (apps/hello.yaml)" in shard.stdout
     every = subprocess.run([*base, "--all-namespaces"], capture_output=True, text=True, timeout=60)
     assert every.returncode == 0 and "note:" not in every.stdout, every.stdout + every.stderr
-    both = subprocess.run([*base, "--all-namespaces", "--watch-namespace", OTHER], capture_output=True, text=True,
-                          timeout=60)
+    both = subprocess.run([*base, "--all-namespaces", "--watch-namespace", OTHER], capture_output=True, text=True, timeout=60)
     assert both.returncode == 2 and "mutually exclusive" in both.stderr, both.stderr
     assert git(e2e.repo, "status", "--porcelain") == ""

@@ -31,12 +31,18 @@ def test_status_shows_applied_revision_and_a_refused_head_with_exit_1(e2e: E2E) 
     e2e.wait_ready_at("1.0.0")
     e2e.wait_settled()
     applied = git(e2e.repo, "rev-parse", "HEAD")
-    wait_for("the source Ready", lambda: any(c.get("type") == "Ready" and c.get("status") == "True"
-                                            for c in source_status(e2e).get("conditions") or ()), 30)
+    wait_for(
+        "the source Ready",
+        lambda: any(c.get("type") == "Ready" and c.get("status") == "True" for c in source_status(e2e).get("conditions") or ()),
+        30,
+    )
     # the record names the KubeDirector the embedded cluster's CRDs show (stock master's)
     assert source_status(e2e)["kubeDirector"].startswith("stock KubeDirector:"), source_status(e2e)
-    done = wait_for("status Synced and Healthy", lambda: r if (r := status(e2e)).exit_code == 0 and
-                    ["Synced", "Healthy"] == _cluster_line(r)[4:6] else None, 30)
+    done = wait_for(
+        "status Synced and Healthy",
+        lambda: r if (r := status(e2e)).exit_code == 0 and ["Synced", "Healthy"] == _cluster_line(r)[4:6] else None,
+        30,
+    )
     assert f"{applied[:12]} hello 1.0.0" in done.output, done.output
     shown = CliRunner().invoke(main, ["history", "hello", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert shown.exit_code == 0, shown.output
@@ -44,15 +50,25 @@ def test_status_shows_applied_revision_and_a_refused_head_with_exit_1(e2e: E2E) 
     assert header.split() == ["CLUSTER", "VERSION", "FROM", "COMMIT", "STARTED", "DURATION", "RESULT", "SUBJECT"]
     assert first.split()[:4] == ["default/hello-dev", "1.0.0", "-", applied[:12]], shown.output
     assert first.split()[-3:] == ["Deployed", "hello", "1.0.0"], shown.output
-    assert [h["result"] for h in json.loads(CliRunner().invoke(main, [
-        "history", "hello", "-o", "json", "--kubeconfig", str(e2e.cluster.kubeconfig)]).output)] == ["Deployed"]
-    reasons = {e["reason"] for e in e2e.rest.list("v1", "events", NS)["items"]
-               if e["involvedObject"]["name"] == "hello-dev" and e["involvedObject"]["kind"] == "KubeDirectorCluster"}
+    assert [
+        h["result"]
+        for h in json.loads(
+            CliRunner().invoke(main, ["history", "hello", "-o", "json", "--kubeconfig", str(e2e.cluster.kubeconfig)]).output
+        )
+    ] == ["Deployed"]
+    reasons = {
+        e["reason"]
+        for e in e2e.rest.list("v1", "events", NS)["items"]
+        if e["involvedObject"]["name"] == "hello-dev" and e["involvedObject"]["kind"] == "KubeDirectorCluster"
+    }
     assert "Deployed" in reasons and "Adopted" not in reasons, reasons  # gitops-kd created it: a deploy
 
     head = e2e.commit({"apps/hello.yaml": hello_app("0.9.0", upgrade=None)}, "hello 0.9.0 without a stanza")
-    wait_for("the head refused in the GitOpsKDSource",
-             lambda: source_status(e2e).get("lastAttemptedRevision") == head and source_status(e2e).get("refusal"), 30)
+    wait_for(
+        "the head refused in the GitOpsKDSource",
+        lambda: source_status(e2e).get("lastAttemptedRevision") == head and source_status(e2e).get("refusal"),
+        30,
+    )
     done = status(e2e)
     assert done.exit_code == 1, done.output
     out = done.output
@@ -87,8 +103,7 @@ def test_sync_polls_git_now_through_the_gitopskdsource(e2e: E2E) -> None:
     (e2e.repo / "apps" / "hello.yaml").write_text(hello_app("0.9.0", upgrade=None))
     git(e2e.repo, "commit", "-q", "-am", "hello 0.9.0 without a stanza")
     refused = CliRunner().invoke(main, ["sync", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
-    assert refused.exit_code == 1 and "refused" in refused.output and "apps/hello.yaml" in refused.output, \
-        refused.output
+    assert refused.exit_code == 1 and "refused" in refused.output and "apps/hello.yaml" in refused.output, refused.output
     assert "new revision" not in refused.output and f"applied {head[:12]}" in refused.output, refused.output
     missing = CliRunner().invoke(main, ["sync", "nope", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert missing.exit_code == 2 and "no GitOpsKDSource default/nope" in missing.output, missing.output
@@ -104,11 +119,16 @@ def _watch_status(e2e: E2E, version: str, timeout: float = 120) -> list[tuple[in
         row = json.loads(r.output)[0]
         seen.append((r.exit_code, row["sync"]["status"], row["status"]))
         ro = e2e.rollout() or {}
-        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in (ro.get("status") or {}).get(
-            "conditions") or ())
+        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in (ro.get("status") or {}).get("conditions") or ())
         plan = e2e.controller.last_plan if e2e.controller is not None else None
-        return ready and ro["status"].get("appVersion") == version and plan is not None and plan.empty and \
-            seen[-1][1:] == ("Synced", "Healthy")
+        return (
+            ready
+            and ro["status"].get("appVersion") == version
+            and plan is not None
+            and plan.empty
+            and seen[-1][1:] == ("Synced", "Healthy")
+        )
+
     wait_for(f"hello-dev settled at {version}", done, timeout, 0.1)
     return seen
 
@@ -126,9 +146,12 @@ def test_pods_replaced_by_an_upgrade_and_its_revert_are_progressing_never_degrad
     e2e.controller.trigger_poll()
     seen += _watch_status(e2e, "1.0.0")
     assert all(code == 0 and health not in ("Degraded", "Missing") for code, _sync, health in seen), seen
-    assert ("OutOfSync" in {s for _c, s, _h in seen} and "Progressing" in {h for _c, _s, h in seen}), seen
+    assert "OutOfSync" in {s for _c, s, _h in seen} and "Progressing" in {h for _c, _s, h in seen}, seen
     # every attempt keeps its commit's subject in the cluster: `history` shows them without the Git repository
     shown = CliRunner().invoke(main, ["history", "hello", "-o", "json", "--kubeconfig", str(e2e.cluster.kubeconfig)])
     rows = [(h["version"], h["result"], h["subject"]) for h in json.loads(shown.output)]
-    assert rows == [("1.0.0", "Deployed", "hello 1.0.0"), ("2.0.0", "Succeeded", "hello 2.0.0"),
-                    ("1.0.0", "Succeeded", 'Revert "hello 2.0.0"')], shown.output
+    assert rows == [
+        ("1.0.0", "Deployed", "hello 1.0.0"),
+        ("2.0.0", "Succeeded", "hello 2.0.0"),
+        ("1.0.0", "Succeeded", 'Revert "hello 2.0.0"'),
+    ], shown.output

@@ -75,8 +75,14 @@ def test_a_downgrade_committed_while_suspended_waits_whole_and_keeps_its_data_ru
     cli(e2e, "suspend", "hello-dev")
     git(e2e.repo, "revert", "--no-edit", upgrade)
     e2e.controller.trigger_poll()
-    wait_for("the suspended cluster held", lambda: (plan := e2e.controller.last_plan) is not None and any(
-        isinstance(a, Wait) and "cluster default/hello-dev to be resumed" in a.reason for a in plan.actions), 60)
+    wait_for(
+        "the suspended cluster held",
+        lambda: (
+            (plan := e2e.controller.last_plan) is not None
+            and any(isinstance(a, Wait) and "cluster default/hello-dev to be resumed" in a.reason for a in plan.actions)
+        ),
+        60,
+    )
     assert (e2e.rollout() or {})["status"]["appVersion"] == "2.0.0"
     assert e2e.rest.get(KD, "kubedirectorapps", "default", "hello")["spec"]["version"] == "1.0.0"  # held by KD
     cli(e2e, "resume", "hello-dev")

@@ -58,13 +58,20 @@ def pod_cells(page: Any) -> list[tuple[str, str]]:
 def slow_stanza(fail_hook: bool = False, step: float = 1.0) -> dict[str, Any]:
     """Every step takes about `step` seconds, so each state of a pod stays on screen for several UI refreshes."""
     hook = "echo broken >&2; exit 3" if fail_hook else f"sleep {step:g}"
-    return {"roleOrder": ["controller", "worker"],
-            "from": [{"versions": ">=1.0.0 <2.1.0", "default": "keep",
-                      "persistDirs": {"/var/lib/hello": {"migrate": {"command": ["/bin/sh", "-c", f"sleep {step:g}"]}}}}],
-            "hooks": {"postUpgrade": {"command": ["/bin/sh", "-c", hook], "timeoutSeconds": 30}},
-            "gate": {"exec": {"command": ["/bin/sh", "-c", f"sleep {step:g}"]}, "periodSeconds": 1, "timeoutSeconds": 60},
-            "downgrade": {"to": [{"versions": ">=1.0.0 <2.1.0", "default": "keep"}]},  # a revert would be accepted
-            "failurePolicy": "halt"}
+    return {
+        "roleOrder": ["controller", "worker"],
+        "from": [
+            {
+                "versions": ">=1.0.0 <2.1.0",
+                "default": "keep",
+                "persistDirs": {"/var/lib/hello": {"migrate": {"command": ["/bin/sh", "-c", f"sleep {step:g}"]}}},
+            }
+        ],
+        "hooks": {"postUpgrade": {"command": ["/bin/sh", "-c", hook], "timeoutSeconds": 30}},
+        "gate": {"exec": {"command": ["/bin/sh", "-c", f"sleep {step:g}"]}, "periodSeconds": 1, "timeoutSeconds": 60},
+        "downgrade": {"to": [{"versions": ">=1.0.0 <2.1.0", "default": "keep"}]},  # a revert would be accepted
+        "failurePolicy": "halt",
+    }
 
 
 def need_exec(e2e: E2E) -> None:
@@ -86,8 +93,7 @@ def slow_terminating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
 
 def test_cluster_page_cells_advance_through_every_state(slow_terminating: E2E, chromium: Any) -> None:
     e2e = slow_terminating
-    images.store_for(e2e.cluster).add("gitops-kd/hello:2.1.0", HELLO_2,
-                                      behavior=ImageBehavior(ready_delay_seconds=STEP))
+    images.store_for(e2e.cluster).add("gitops-kd/hello:2.1.0", HELLO_2, behavior=ImageBehavior(ready_delay_seconds=STEP))
     base = start(e2e)
     need_exec(e2e)
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
@@ -110,8 +116,11 @@ def test_cluster_page_cells_advance_through_every_state(slow_terminating: E2E, c
                 shots.add(state)
                 shot(page, f"cluster-{state}")
         ro = e2e.rollout() or {}
-        if (ro.get("status") or {}).get("appVersion") == "2.1.0" and all(s == "done" for _n, s in cells) \
-                and all(len(v) > 1 for v in seen.values()):
+        if (
+            (ro.get("status") or {}).get("appVersion") == "2.1.0"
+            and all(s == "done" for _n, s in cells)
+            and all(len(v) > 1 for v in seen.values())
+        ):
             break
         time.sleep(0.05)
     for name in order:
@@ -125,8 +134,12 @@ def test_cluster_page_cells_advance_through_every_state(slow_terminating: E2E, c
         # the pods before it, seconds long, so each of them must show every state.
         expected = SEQUENCE if name != order[0] else tuple(s for s in SEQUENCE if s != "outdated")
         assert set(expected) <= set(states), f"{name}: states seen {seen[name]}, expected all of {expected}"
-    wait_for("the page saying the rollout is over", lambda: page.locator("#announce").inner_text().startswith(
-        "hello-dev: Idle, 3 of 3 pods done"), 30, 0.1)
+    wait_for(
+        "the page saying the rollout is over",
+        lambda: page.locator("#announce").inner_text().startswith("hello-dev: Idle, 3 of 3 pods done"),
+        30,
+        0.1,
+    )
     shot(page, "cluster-done")
     # phone width: nothing wider than the screen (tables scroll inside their own focusable region)
     page.set_viewport_size({"width": 390, "height": 844})
@@ -162,12 +175,15 @@ def test_fleet_page_shows_waves_progress_and_alerts(e2e: E2E, chromium: Any) -> 
     assert page.locator("table.wave").nth(0).locator("tbody th").all_inner_texts() == ["hello-dev"]
     assert page.locator("table.wave").nth(1).locator("tbody th").all_inner_texts() == ["hello-prod"]
     assert page.locator("tr[data-cluster='default/hello-dev'] .sync-synced").count() == 1
-    e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade={
-        "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}]})}, "hello 2.0.0")
+    e2e.commit(
+        {"apps/hello.yaml": hello_app("2.0.0", upgrade={"from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}]})},
+        "hello 2.0.0",
+    )
     prod = page.locator("tr[data-cluster='default/hello-prod']")
     dev = page.locator("tr[data-cluster='default/hello-dev']")
-    wait_for("hello-prod shown waiting for wave 0", lambda: "waiting for cluster default/hello-dev" in prod.inner_text(),
-             60, 0.05)
+    wait_for(
+        "hello-prod shown waiting for wave 0", lambda: "waiting for cluster default/hello-dev" in prod.inner_text(), 60, 0.05
+    )
     assert "OutOfSync" in dev.inner_text() or "OutOfSync" in prod.inner_text()
     # the Step column wraps between words, never inside one ("starte/d", issue 29, 9)
     assert prod.locator("td.step").evaluate("e => getComputedStyle(e).overflowWrap") == "normal"
@@ -177,16 +193,17 @@ def test_fleet_page_shows_waves_progress_and_alerts(e2e: E2E, chromium: Any) -> 
     def dev_progress() -> bool:
         done.add(dev.locator("progress").get_attribute("value") or "")
         return "Synced" in dev.inner_text() and "Synced" in prod.inner_text()
+
     wait_for("both clusters Synced on the page", dev_progress, 120, 0.05)
     assert {"0", "3"} <= done and len(done) >= 3, f"progress values seen: {done}"  # the bar moved
     assert "2/2 pods" in prod.inner_text() and "2.0.0" in page.locator("dd[data-field=desired]").inner_text()
     # a refused commit: the alert appears at the top without reloading
-    e2e.commit({"clusters/hello-dev.yaml": e2e.template("clusters/hello-dev.yaml").replace("members: 2",
-                                                                                            "members: many")},
-               "a cluster file that does not validate")
+    e2e.commit(
+        {"clusters/hello-dev.yaml": e2e.template("clusters/hello-dev.yaml").replace("members: 2", "members: many")},
+        "a cluster file that does not validate",
+    )
     alert = page.locator(".alerts li.alert")
-    wait_for("the CommitRefused alert", lambda: alert.count() > 0 and "CommitRefused" in alert.first.inner_text(),
-             60, 0.1)
+    wait_for("the CommitRefused alert", lambda: alert.count() > 0 and "CommitRefused" in alert.first.inner_text(), 60, 0.1)
     box = page.locator(".alerts").bounding_box()
     first_app = page.locator("section.app").first.bounding_box()
     assert box is not None and first_app is not None and box["y"] < first_app["y"]

@@ -31,8 +31,10 @@ def test_upgrade_runs_migration_hook_and_gate_and_keeps_data(e2e: E2E) -> None:
     roles = start_with_exec(e2e)
     everyone = roles["controller"] + roles["worker"]
     for pod in everyone:
-        e2e.sh(pod, "echo user-data > /var/lib/hello/user.txt; echo mine > /etc/hello/local.conf; "
-                    "echo stale > /opt/hello/cache/stale")
+        e2e.sh(
+            pod,
+            "echo user-data > /var/lib/hello/user.txt; echo mine > /etc/hello/local.conf; echo stale > /opt/hello/cache/stale",
+        )
     watch = PodWatch(e2e.rest, "hello-dev", expected=3)
     e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
     ro = e2e.wait_ready_at("2.0.0", timeout=120)
@@ -51,8 +53,7 @@ def test_upgrade_runs_migration_hook_and_gate_and_keeps_data(e2e: E2E) -> None:
         # /etc: keep (the PVC copy stays, including the image's old file)
         assert e2e.sh(pod, "cat /etc/hello/local.conf /etc/hello/version") == "mine\n1.0.0\n"
         # /opt/hello/cache: discard (replaced by the 2.0.0 image's copy)
-        assert e2e.sh(pod, "cat /opt/hello/cache/index; test ! -e /opt/hello/cache/stale && echo gone") == \
-            "cache-2.0.0\ngone\n"
+        assert e2e.sh(pod, "cat /opt/hello/cache/index; test ! -e /opt/hello/cache/stale && echo gone") == "cache-2.0.0\ngone\n"
         progress = ro["status"]["pods"][pod]
         assert progress["hookDone"] and progress["gatePassed"] and len(progress["migrationsDone"]) == 1
     reasons = [e["reason"] for e in e2e.rest.list("v1", "events", "default")["items"]]
@@ -61,11 +62,17 @@ def test_upgrade_runs_migration_hook_and_gate_and_keeps_data(e2e: E2E) -> None:
 
 
 def gated_stanza(hook: str) -> dict:
-    return {"roleOrder": ["controller", "worker"],
-            "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}],
-            "hooks": {"postUpgrade": {"command": ["/bin/sh", "-c", hook], "timeoutSeconds": 30}},
-            "gate": {"exec": {"command": ["/bin/sh", "-c", "test -e /var/lib/hello/go"]}, "periodSeconds": 1,
-                     "timeoutSeconds": 120, "roles": ["controller"]}}
+    return {
+        "roleOrder": ["controller", "worker"],
+        "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}],
+        "hooks": {"postUpgrade": {"command": ["/bin/sh", "-c", hook], "timeoutSeconds": 30}},
+        "gate": {
+            "exec": {"command": ["/bin/sh", "-c", "test -e /var/lib/hello/go"]},
+            "periodSeconds": 1,
+            "timeoutSeconds": 120,
+            "roles": ["controller"],
+        },
+    }
 
 
 def test_gate_holds_the_next_pod_until_it_passes(e2e: E2E) -> None:
@@ -83,6 +90,7 @@ def test_gate_holds_the_next_pod_until_it_passes(e2e: E2E) -> None:
         current = {p["metadata"]["name"]: p["metadata"]["uid"] for p in e2e.pods() if p["metadata"]["name"] in workers}
         assert current == worker_uids, "a worker was replaced while the controller's gate was closed"
         return len(checks) >= 3
+
     wait_for("three failed gate checks in the controller pod", gate_checked_three_times, 60)
     opened = e2e.sh(ctl, "touch /var/lib/hello/go") == ""
     assert opened
@@ -104,8 +112,12 @@ def test_controller_killed_mid_upgrade_never_reruns_a_done_hook(e2e: E2E) -> Non
     ctl = roles["controller"][0]
     first = run_process(e2e)
     try:
-        wait_for("the controller pod's hook done", lambda: (((e2e.rollout() or {}).get("status") or {}).get("pods")
-                                                           or {}).get(ctl, {}).get("hookDone"), 60, 0.02)
+        wait_for(
+            "the controller pod's hook done",
+            lambda: (((e2e.rollout() or {}).get("status") or {}).get("pods") or {}).get(ctl, {}).get("hookDone"),
+            60,
+            0.02,
+        )
     finally:
         first.kill()
         first.wait(30)
@@ -124,9 +136,26 @@ def test_controller_killed_mid_upgrade_never_reruns_a_done_hook(e2e: E2E) -> Non
 
 def run_process(e2e: E2E) -> subprocess.Popen[bytes]:
     cli = str(Path(sys.executable).parent / "gitops-kd")
-    return subprocess.Popen([cli, "run", "--repo", str(e2e.repo), "--kubeconfig", str(e2e.cluster.kubeconfig),
-                             "--interval", "0.5", "--listen", "off", "--cache-dir", str(e2e.tmp / "proc-cache"),
-                             "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [
+            cli,
+            "run",
+            "--repo",
+            str(e2e.repo),
+            "--kubeconfig",
+            str(e2e.cluster.kubeconfig),
+            "--interval",
+            "0.5",
+            "--listen",
+            "off",
+            "--cache-dir",
+            str(e2e.tmp / "proc-cache"),
+            "--log-level",
+            "warning",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def test_hook_interrupted_by_a_kill_is_not_rerun_until_the_operator_clears_it(e2e: E2E) -> None:
@@ -134,8 +163,10 @@ def test_hook_interrupted_by_a_kill_is_not_rerun_until_the_operator_clears_it(e2
     e2e.stop_controller()
     ctl = roles["controller"][0]
     e2e.sh(ctl, "touch /var/lib/hello/slow")  # on the PVC: the upgraded pod's hook will hang on it
-    stanza = gated_stanza("echo start >> /var/lib/hello/hook.log; echo $$ > /var/lib/hello/hook.pid; "
-                          "if [ -e /var/lib/hello/slow ]; then exec sleep 60; fi; echo end >> /var/lib/hello/hook.log")
+    stanza = gated_stanza(
+        "echo start >> /var/lib/hello/hook.log; echo $$ > /var/lib/hello/hook.pid; "
+        "if [ -e /var/lib/hello/slow ]; then exec sleep 60; fi; echo end >> /var/lib/hello/hook.log"
+    )
     stanza.pop("gate")
     e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=stanza)}, "hello 2.0.0 with a slow hook")
     first = run_process(e2e)
@@ -143,6 +174,7 @@ def test_hook_interrupted_by_a_kill_is_not_rerun_until_the_operator_clears_it(e2
     def hook_started() -> bool:
         res = e2e.exec(ctl, ["cat", "/var/lib/hello/hook.log"])
         return res.exit_code == 0 and res.stdout == "start\n"
+
     try:
         wait_for("the hook running in the upgraded controller pod", hook_started, 60, 0.1)
     finally:
@@ -150,8 +182,11 @@ def test_hook_interrupted_by_a_kill_is_not_rerun_until_the_operator_clears_it(e2
         first.wait(30)
     second = run_process(e2e)
     try:
-        status = wait_for("the rollout stalled", lambda: (s := (e2e.rollout() or {}).get("status") or {})
-                          .get("stalledReason") == "StepInterrupted" and s, 60)
+        status = wait_for(
+            "the rollout stalled",
+            lambda: (s := (e2e.rollout() or {}).get("status") or {}).get("stalledReason") == "StepInterrupted" and s,
+            60,
+        )
         assert "never finished" in status["message"] and ".started" in status["message"]
         assert e2e.sh(ctl, "cat /var/lib/hello/hook.log") == "start\n"  # not run a second time
         attempt = e2e.rollout()["status"]["attempt"]

@@ -25,11 +25,23 @@ def test_later_wave_waits_for_the_earlier_one(e2e: E2E) -> None:
     wait_for("hello-prod pods Ready", lambda: len(p := e2e.pods("hello-prod")) == 2 and all(map(pod_ready, p)))
     dev = PodWatch(e2e.rest, "hello-dev", expected=3)
     prod = PodWatch(e2e.rest, "hello-prod", expected=2)
-    e2e.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade={
-        "from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}]})}, "hello 2.0.0")
-    held = wait_for("hello-prod's KDRollout saying what it waits for", lambda: next(
-        (line for line in e2e.kubectl("get", "kdro", "hello-prod", "-o", "wide").stdout.splitlines()
-         if line.startswith("hello-prod") and "waiting for cluster default/hello-dev" in line), None), 60, 0.1)
+    e2e.commit(
+        {"apps/hello.yaml": hello_app("2.0.0", upgrade={"from": [{"versions": ">=1.0.0 <2.0.0", "default": "keep"}]})},
+        "hello 2.0.0",
+    )
+    held = wait_for(
+        "hello-prod's KDRollout saying what it waits for",
+        lambda: next(
+            (
+                line
+                for line in e2e.kubectl("get", "kdro", "hello-prod", "-o", "wide").stdout.splitlines()
+                if line.startswith("hello-prod") and "waiting for cluster default/hello-dev" in line
+            ),
+            None,
+        ),
+        60,
+        0.1,
+    )
     assert "(wave 0) to be Ready at the target first" in held
     assert not dev.deleted or len(prod.deleted) == 0
     e2e.wait_ready_at("2.0.0", name="hello-prod", timeout=120)

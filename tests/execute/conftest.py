@@ -24,11 +24,9 @@ NS = "default"
 def hello(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedCluster, RestClient, dict]]:
     """(cluster, rest, KDCluster status) with hello-dev configured and every pod Ready."""
     with embedded_cluster(tmp_path_factory.mktemp("exec-cluster"), controllers=True) as cluster:
-        images.store_for(cluster).add("gitops-kd/hello:1.0.0", {"/var/lib/hello/data": "v1\n",
-                                                                 "/etc/hello/version": "1.0.0\n"})
+        images.store_for(cluster).add("gitops-kd/hello:1.0.0", {"/var/lib/hello/data": "v1\n", "/etc/hello/version": "1.0.0\n"})
         rest = RestClient(cluster.api_client())
-        for path, plural in (("apps/hello.yaml", "kubedirectorapps"), ("clusters/hello-dev.yaml",
-                                                                       "kubedirectorclusters")):
+        for path, plural in (("apps/hello.yaml", "kubedirectorapps"), ("clusters/hello-dev.yaml", "kubedirectorclusters")):
             doc = yaml.safe_load((ROOT / "repo-template" / path).read_text())
             doc["metadata"]["namespace"] = NS
             rest.create(KD, plural, NS, doc)
@@ -37,6 +35,7 @@ def hello(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedCl
             obj = rest.get(KD, "kubedirectorclusters", NS, "hello-dev")
             status = obj.get("status") or {}
             return obj if status.get("state") == "configured" else None
+
         obj = wait_for("hello-dev configured", configured, 90)
         for role in obj["status"]["roles"]:
             for m in role["members"]:

@@ -28,8 +28,7 @@ def world(tmp_path: Path) -> Iterator[tuple[EmbeddedCluster, RestClient, dict[st
     with embedded_cluster(tmp_path / "cluster", controllers=False) as cluster:
         rest = RestClient(cluster.api_client())
         docs = {}
-        for path, plural in (("apps/hello.yaml", "kubedirectorapps"), ("clusters/hello-dev.yaml",
-                                                                       "kubedirectorclusters")):
+        for path, plural in (("apps/hello.yaml", "kubedirectorapps"), ("clusters/hello-dev.yaml", "kubedirectorclusters")):
             docs[plural] = yaml.safe_load((ROOT / "repo-template" / path).read_text())
             docs[plural]["metadata"]["namespace"] = NS
             rest.create(KD, plural, NS, docs[plural])
@@ -65,8 +64,7 @@ def test_timeouts_in_a_row_stall_with_applyfailed_and_a_409_is_a_race_not_a_fail
     last = ex.execute(action)
     assert last.failed and last.requeue_after == 30.0
     stalled = status(rest)
-    assert (stalled["phase"], stalled["stalledReason"], stalled["applyFailure"]["code"]) == ("Stalled", "ApplyFailed",
-                                                                                            504)
+    assert (stalled["phase"], stalled["stalledReason"], stalled["applyFailure"]["code"]) == ("Stalled", "ApplyFailed", 504)
     assert f"failed {STALL_AFTER_FAILURES} times in a row" in stalled["message"]
     version = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["metadata"]["resourceVersion"]
     ex.execute(action)

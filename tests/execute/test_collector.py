@@ -22,6 +22,7 @@ def test_snapshot_groups_a_cluster_and_reports_changes(hello: Any) -> None:
         seen.append((kind, key))
         if key == (NS, "hello-dev") and kind == "cluster":
             got.set()
+
     collector.on_change(on_change)
     collector.start()
     try:
@@ -37,8 +38,18 @@ def test_snapshot_groups_a_cluster_and_reports_changes(hello: Any) -> None:
         assert state.clusters_of_app(NS, "hello") == (live,)
         got.clear()
         out = Executor(cluster.api_client()).execute(
-            EnsureRollout(NS, "hello-dev", "hello", "9.0.0", "1.0.0", "c" * 40, "upgrade", obj["metadata"]["uid"],
-                          '{"roleOrder":["worker"]}'))
+            EnsureRollout(
+                NS,
+                "hello-dev",
+                "hello",
+                "9.0.0",
+                "1.0.0",
+                "c" * 40,
+                "upgrade",
+                obj["metadata"]["uid"],
+                '{"roleOrder":["worker"]}',
+            )
+        )
         assert collector.wait_for(out.expect, 10)
         assert got.wait(10)
         rollout = collector.snapshot().clusters[(NS, "hello-dev")].rollout

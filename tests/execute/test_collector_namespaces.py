@@ -38,7 +38,8 @@ def test_a_set_of_namespaces_is_observed_and_nothing_else(tmp_path: Path) -> Non
             seen.append((event, obj["metadata"]["namespace"]))
             if obj["metadata"]["namespace"] == "team-b" and event == "MODIFIED":
                 added.set()
-        shard.informers["apps"].add_handler(on_event)   # the surface drift watching attaches to
+
+        shard.informers["apps"].add_handler(on_event)  # the surface drift watching attaches to
         collectors = (shard, single, every)
         for c in collectors:
             c.start()

@@ -15,9 +15,14 @@ T1 = T0 + timedelta(minutes=5)
 def test_reconciling_then_ready_then_stalled() -> None:
     conds = c.mark_reconciling([], "Upgrading", "going to 2.0.0", generation=3, now=T0)
     assert [x["type"] for x in conds] == ["Ready", "Reconciling"]
-    assert c.get(conds, "Ready") == {"type": "Ready", "status": "False", "reason": "Upgrading",
-                                     "message": "going to 2.0.0", "lastTransitionTime": "2026-01-02T03:04:05Z",
-                                     "observedGeneration": 3}
+    assert c.get(conds, "Ready") == {
+        "type": "Ready",
+        "status": "False",
+        "reason": "Upgrading",
+        "message": "going to 2.0.0",
+        "lastTransitionTime": "2026-01-02T03:04:05Z",
+        "observedGeneration": 3,
+    }
     ready = c.mark_ready(conds, "UpgradeSucceeded", "all at 2.0.0", generation=3, now=T1)
     assert [x["type"] for x in ready] == ["Ready"]
     assert c.is_true(ready, "Ready") and ready[0]["lastTransitionTime"] == "2026-01-02T03:09:05Z"

@@ -31,8 +31,9 @@ def cat(cluster: Any, pod: str, path: str) -> str:
 
 def test_exec_result_carries_exit_code_and_output(hello: Any) -> None:
     cluster, _rest, obj = hello
-    res = PodExec(cluster.api_client()).run(NS, worker_pod(obj), "app",
-                                            ["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], timeout=20)
+    res = PodExec(cluster.api_client()).run(
+        NS, worker_pod(obj), "app", ["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], timeout=20
+    )
     assert (res.exit_code, res.stdout, res.stderr) == (3, "out\n", "err\n")
     slow = PodExec(cluster.api_client()).run(NS, worker_pod(obj), "app", ["sleep", "5"], timeout=0.5)
     assert slow.timed_out and slow.exit_code is None
@@ -43,8 +44,16 @@ def test_hook_runs_once_and_is_recorded(hello: Any) -> None:
     ex = Executor(cluster.api_client())
     ex.execute(EnsureRollout(NS, "hello-dev", "hello", "3.0.0", "2.0.0", "beef" * 10, "upgrade"))
     pod = worker_pod(obj, 1)
-    hook = RunStep(NS, "hello-dev", pod, "app", f"3.0.0/{pod}/hook", "hook",
-                   ("/bin/sh", "-c", "echo line >> /var/lib/hello/hook.log; echo hook-output"), 30)
+    hook = RunStep(
+        NS,
+        "hello-dev",
+        pod,
+        "app",
+        f"3.0.0/{pod}/hook",
+        "hook",
+        ("/bin/sh", "-c", "echo line >> /var/lib/hello/hook.log; echo hook-output"),
+        30,
+    )
     first = ex.execute(hook)
     assert first.changed and not first.failed and "hook-output" in first.message
     status = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]
@@ -63,16 +72,23 @@ def test_failed_step_stalls_and_is_not_rerun(hello: Any) -> None:
     ex = Executor(cluster.api_client())
     ex.execute(EnsureRollout(NS, "hello-dev", "hello", "4.0.0", "3.0.0", "f00d" * 10, "upgrade"))
     pod = worker_pod(obj, 0)
-    step = RunStep(NS, "hello-dev", pod, "app", f"4.0.0/{pod}/migrate//var/lib/hello", "migrate",
-                   ("/bin/sh", "-c", "echo try >> /var/lib/hello/migrate.log; echo boom >&2; exit 4"), 30,
-                   "/var/lib/hello")
+    step = RunStep(
+        NS,
+        "hello-dev",
+        pod,
+        "app",
+        f"4.0.0/{pod}/migrate//var/lib/hello",
+        "migrate",
+        ("/bin/sh", "-c", "echo try >> /var/lib/hello/migrate.log; echo boom >&2; exit 4"),
+        30,
+        "/var/lib/hello",
+    )
     out = ex.execute(step)
     assert out.failed and "exit code 4" in out.message and "boom" in out.message
     status = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]
     assert status["phase"] == "Stalled" and status["stalledReason"] == "StepFailed"
     second = ex.execute(step)
-    assert second.failed and "StepInterrupted" in rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"][
-        "stalledReason"]
+    assert second.failed and "StepInterrupted" in rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]["stalledReason"]
     assert cat(cluster, pod, "/var/lib/hello/migrate.log") == "try\n"
 
 
@@ -91,8 +107,9 @@ def test_gate_exec_and_http(hello: Any) -> None:
     assert rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]["pods"][pod]["gatePassed"] is True
     assert not ex.execute(check).changed
     assert events(rest, "GatePassed")
-    http = CheckGate(NS, "hello-dev", worker_pod(obj, 0), "worker",
-                     Gate(None, HttpGet("/healthz", 1), period_seconds=2, timeout_seconds=30))
+    http = CheckGate(
+        NS, "hello-dev", worker_pod(obj, 0), "worker", Gate(None, HttpGet("/healthz", 1), period_seconds=2, timeout_seconds=30)
+    )
     refused = ex.execute(http)  # nothing listens on port 1 in the pod
     assert not refused.changed and refused.requeue_after == 2.0
 
@@ -146,14 +163,16 @@ def test_tcp_socket_gate_passes_when_the_port_accepts_inside_the_pod(hello: Any)
         ex = Executor(cluster.api_client())
         ex.execute(EnsureRollout(NS, "hello-dev", "hello", "6.1.0", "6.0.0", "abd0" * 10, "upgrade"))
         pod = worker_pod(obj, 0)
-        closed = ex.execute(CheckGate(NS, "hello-dev", pod, "worker", Gate(probe=TcpSocket(closed_port),
-                                                                           period_seconds=3, timeout_seconds=30)))
+        closed = ex.execute(
+            CheckGate(NS, "hello-dev", pod, "worker", Gate(probe=TcpSocket(closed_port), period_seconds=3, timeout_seconds=30))
+        )
         assert not closed.changed and closed.requeue_after == 3.0
         assert "TCP socket" in closed.description
         assert rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"].get("gateCheckedAt")
         with listener:
-            opened = ex.execute(CheckGate(NS, "hello-dev", pod, "worker", Gate(probe=TcpSocket(port),
-                                                                               period_seconds=3, timeout_seconds=30)))
+            opened = ex.execute(
+                CheckGate(NS, "hello-dev", pod, "worker", Gate(probe=TcpSocket(port), period_seconds=3, timeout_seconds=30))
+            )
     assert opened.changed
     assert rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")["status"]["pods"][pod]["gatePassed"] is True
 
@@ -165,8 +184,17 @@ def test_step_whose_exec_answer_is_lost_runs_once(hello: Any) -> None:
     ex = Executor(cluster.api_client())
     ex.execute(EnsureRollout(NS, "hello-dev", "hello", "7.0.0", "6.0.0", "abcf" * 10, "upgrade"))
     pod = worker_pod(obj, 1)
-    step = RunStep(NS, "hello-dev", pod, "app", f"7.0.0/{pod}/migrate//var/lib/hello", "migrate",
-                   ("/bin/sh", "-c", "echo ran >> /var/lib/hello/lost.log"), 30, "/var/lib/hello")
+    step = RunStep(
+        NS,
+        "hello-dev",
+        pod,
+        "app",
+        f"7.0.0/{pod}/migrate//var/lib/hello",
+        "migrate",
+        ("/bin/sh", "-c", "echo ran >> /var/lib/hello/lost.log"),
+        30,
+        "/var/lib/hello",
+    )
     cluster.faults.lose_next(1, verb="*", resource="pods/exec")
     lost = ex.execute(step)
     assert lost.failed and lost.requeue_after and "no answer" in lost.message, lost.message

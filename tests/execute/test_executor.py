@@ -35,8 +35,10 @@ def test_set_on_delete_is_idempotent(hello: Any) -> None:
     live = rest.get("apps/v1", "statefulsets", NS, sts)
     assert live["spec"]["updateStrategy"] == {"type": "OnDelete"}
     again = ex.execute(action)
-    assert not again.changed and rest.get("apps/v1", "statefulsets", NS, sts)["metadata"]["generation"] == \
-        live["metadata"]["generation"]
+    assert (
+        not again.changed
+        and rest.get("apps/v1", "statefulsets", NS, sts)["metadata"]["generation"] == live["metadata"]["generation"]
+    )
     assert any("OnDelete" in e["message"] for e in events(rest, "UpdateStrategySet"))
 
 
@@ -62,8 +64,10 @@ def test_delete_pod_uid_precondition(hello: Any) -> None:
     assert not stale.changed and "409" in stale.message
     assert rest.get("v1", "pods", NS, pod)["metadata"]["uid"] == uid
     assert ex.execute(DeletePod(NS, pod, uid, "hello-dev", "controller")).changed
-    wait_for("pod recreated and Ready", lambda: (p := rest.get_or_none("v1", "pods", NS, pod)) is not None
-             and p["metadata"]["uid"] != uid and pod_ready(p))
+    wait_for(
+        "pod recreated and Ready",
+        lambda: (p := rest.get_or_none("v1", "pods", NS, pod)) is not None and p["metadata"]["uid"] != uid and pod_ready(p),
+    )
     assert not ex.execute(DeletePod(NS, pod, uid, "hello-dev", "controller")).changed
     assert any(pod in e["message"] for e in events(rest, "PodReplaced"))
 
@@ -89,8 +93,9 @@ def test_rollout_lifecycle_and_kubectl_wait(hello: Any) -> None:
     assert ro["status"]["phase"] == "Stalled"
     assert {c["type"]: c["status"] for c in ro["status"]["conditions"]} == {"Ready": "False", "Stalled": "True"}
     assert events(rest, "UpgradeStalled")[0]["type"] == "Warning"
-    rest.patch(ROLLOUT, "kdrollouts", NS, "hello-dev", {"status": {"pods": {ctl[0]["pod"]: {"hookDone": True}}}},
-               subresource="status")
+    rest.patch(
+        ROLLOUT, "kdrollouts", NS, "hello-dev", {"status": {"pods": {ctl[0]["pod"]: {"hookDone": True}}}}, subresource="status"
+    )
     retry = EnsureRollout(NS, "hello-dev", "hello", "2.0.0", "1.0.0", "d" * 40, "upgrade")
     assert ex.execute(retry).changed and not ex.execute(retry).changed
     ro = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")
@@ -102,11 +107,27 @@ def test_rollout_lifecycle_and_kubectl_wait(hello: Any) -> None:
     assert not ex.execute(FinishRollout(NS, "hello-dev", "2.0.0")).changed
     ro = rest.get(ROLLOUT, "kdrollouts", NS, "hello-dev")
     assert ro["status"]["appVersion"] == "2.0.0" and ro["status"]["history"][-1]["result"] == "Succeeded"
-    done = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "wait", "--for=condition=Ready",
-                           "kdrollout/hello-dev", "--timeout=10s"], capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [
+            "kubectl",
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "wait",
+            "--for=condition=Ready",
+            "kdrollout/hello-dev",
+            "--timeout=10s",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
-    table = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "kdro", "hello-dev"],
-                           capture_output=True, text=True, timeout=30)
+    table = subprocess.run(
+        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "kdro", "hello-dev"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert table.stdout.split("\n")[0].split()[:6] == ["NAME", "APP", "VERSION", "TARGET", "PHASE", "READY"]
     assert events(rest, "UpgradeSucceeded")
 
@@ -130,8 +151,13 @@ def test_apply_app_is_idempotent_and_owns_gitops_kd_annotations(hello: Any) -> N
     first = ex.execute(ApplyApp(NS, "hello-copy", doc, "1.0.0"))
     assert first.changed and "created" in first.message
     assert not ex.execute(ApplyApp(NS, "hello-copy", doc, "1.0.0")).changed
-    rest.patch("kubedirector.hpe.com/v1beta1", "kubedirectorapps", NS, "hello-copy",
-               {"metadata": {"annotations": {"someone.else/note": "kept"}}})
+    rest.patch(
+        "kubedirector.hpe.com/v1beta1",
+        "kubedirectorapps",
+        NS,
+        "hello-copy",
+        {"metadata": {"annotations": {"someone.else/note": "kept"}}},
+    )
     doc["metadata"]["annotations"] = {}
     doc["spec"]["label"]["description"] = "changed in Git"
     assert ex.execute(ApplyApp(NS, "hello-copy", doc, "1.0.0")).changed
@@ -161,9 +187,12 @@ def test_a_change_the_api_server_refuses_is_a_warning_event_and_a_held_failure(h
     from gitops_kd.plan.actions import ApplyCluster
 
     cluster, rest, _obj = hello
-    body = {"apiVersion": "kubedirector.hpe.com/v1beta1", "kind": "KubeDirectorCluster",
-            "metadata": {"name": "bad-members", "namespace": NS},
-            "spec": {"app": "hello", "roles": [{"id": "controller", "members": "three"}]}}
+    body = {
+        "apiVersion": "kubedirector.hpe.com/v1beta1",
+        "kind": "KubeDirectorCluster",
+        "metadata": {"name": "bad-members", "namespace": NS},
+        "spec": {"app": "hello", "roles": [{"id": "controller", "members": "three"}]},
+    }
     outcome = Executor(cluster.api_client()).execute(ApplyCluster(NS, "bad-members", body, create=True))
     assert outcome.failed and not outcome.changed and outcome.requeue_after == 30.0
     assert "refused by the API server (422)" in outcome.message and "members" in outcome.message

@@ -60,9 +60,15 @@ def test_signed_webhook_and_metrics_when_configured() -> None:
         signed = {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(b"k", body), "Content-Type": "application/json"}
         assert call(server.url + "/webhook", "POST", body, signed) == 202 and target.triggers == 1
         other = b'{"ref": "refs/heads/dev"}'
-        assert call(server.url + "/webhook", "POST", other,
-                    {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(b"k", other),
-                     "Content-Type": "application/json"}) == 200
+        assert (
+            call(
+                server.url + "/webhook",
+                "POST",
+                other,
+                {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(b"k", other), "Content-Type": "application/json"},
+            )
+            == 200
+        )
         assert target.triggers == 1
         with urllib.request.urlopen(server.url + "/metrics", timeout=10) as resp:
             assert "gitops_kd_refused_commits_total 1.0" in resp.read().decode()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from gitops_kd.execute.workload import keep_node_ports
 
-LIVE = [{"name": "http", "port": 8080, "protocol": "TCP", "targetPort": 8080, "nodePort": 31413},
-        {"name": "admin", "port": 9090, "protocol": "TCP", "targetPort": 9090, "nodePort": 30001}]
+LIVE = [
+    {"name": "http", "port": 8080, "protocol": "TCP", "targetPort": 8080, "nodePort": 31413},
+    {"name": "admin", "port": 9090, "protocol": "TCP", "targetPort": 9090, "nodePort": 30001},
+]
 
 
 def test_a_port_that_stays_by_name_keeps_its_node_port_even_when_its_number_changes() -> None:

@@ -37,12 +37,16 @@ def written_between_read_and_write(rest: RestClient, name: str, commit: str) -> 
             done.append(True)
             rest.patch(*ROLLOUT, NS, name, {"spec": {"commit": commit}})
         return True
+
     return fence
 
 
 def spec_patches(cluster: EmbeddedCluster, name: str) -> int:
-    return sum(1 for e in cluster.access_log.entries() if e.resource == ROLLOUT[1] and e.name == name
-               and not e.subresource and e.verb == "patch")
+    return sum(
+        1
+        for e in cluster.access_log.entries()
+        if e.resource == ROLLOUT[1] and e.name == name and not e.subresource and e.verb == "patch"
+    )
 
 
 def test_a_stale_kdrollout_spec_write_fails_with_409(cluster: EmbeddedCluster) -> None:

@@ -9,8 +9,7 @@ from gitops_kd.execute.steps import ALREADY_DONE, INTERRUPTED, WRAPPER, marker_p
 
 
 def run(marker: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["/bin/sh", "-c", WRAPPER, "step", str(marker), *argv], capture_output=True, text=True,
-                          timeout=10)
+    return subprocess.run(["/bin/sh", "-c", WRAPPER, "step", str(marker), *argv], capture_output=True, text=True, timeout=10)
 
 
 def test_runs_once_then_reports_done(tmp_path: Path) -> None:
@@ -35,5 +34,7 @@ def test_failed_or_interrupted_step_is_never_rerun(tmp_path: Path) -> None:
 
 
 def test_marker_path_is_safe() -> None:
-    assert marker_path("u-1", "2.0.0/kdss-x-0/migrate//var/lib/hello") == \
-        "/var/lib/gitops-kd/steps/u-1-2.0.0_kdss-x-0_migrate_var_lib_hello"
+    assert (
+        marker_path("u-1", "2.0.0/kdss-x-0/migrate//var/lib/hello")
+        == "/var/lib/gitops-kd/steps/u-1-2.0.0_kdss-x-0_migrate_var_lib_hello"
+    )

@@ -37,17 +37,21 @@ class DownTimeline:
         return self.expected - up
 
     def _run(self, rv: str) -> None:
-        self._stream = self.rest.watch("v1", "pods", self.ns, resource_version=rv, timeout_seconds=600,
-                                       label_selector=f"{CLUSTER_LABEL}={self.cluster}")
+        self._stream = self.rest.watch(
+            "v1", "pods", self.ns, resource_version=rv, timeout_seconds=600, label_selector=f"{CLUSTER_LABEL}={self.cluster}"
+        )
         for event in self._stream:
             kind, obj = event.get("type"), event.get("object") or {}
             if kind not in ("ADDED", "MODIFIED", "DELETED"):
                 continue
             name = obj["metadata"]["name"]
             old = self._pods.get(name)
-            if (obj["metadata"].get("deletionTimestamp") or kind == "DELETED") and old is not None \
-                    and not old["metadata"].get("deletionTimestamp") \
-                    and old["metadata"].get("uid") == obj["metadata"].get("uid"):
+            if (
+                (obj["metadata"].get("deletionTimestamp") or kind == "DELETED")
+                and old is not None
+                and not old["metadata"].get("deletionTimestamp")
+                and old["metadata"].get("uid") == obj["metadata"].get("uid")
+            ):
                 self.deleted.append(name)
             if kind == "DELETED":
                 self._pods.pop(name, None)

@@ -34,24 +34,35 @@ def clusters_per_shard() -> dict[int, str]:
 
 def holders(world: E2E) -> dict[int, str]:
     """shard -> the replica name holding its Lease ("" when none)."""
-    items = world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS,
-                            label_selector="gitops-kd.io/shard")["items"]
-    return {int(i["metadata"]["labels"]["gitops-kd.io/shard"]): ((i["spec"] or {}).get("holderIdentity") or "")
-            .split("_")[0] for i in items}
+    items = world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS, label_selector="gitops-kd.io/shard")["items"]
+    return {
+        int(i["metadata"]["labels"]["gitops-kd.io/shard"]): ((i["spec"] or {}).get("holderIdentity") or "").split("_")[0]
+        for i in items
+    }
 
 
 def replica(world: E2E, tmp: Path, name: str, shards: int = SHARDS, extra: tuple[str, ...] = ()) -> RunProcess:
     """`gitops-kd run --shards` as ``name`` (its own token), with ``extra`` arguments."""
     kubeconfig = token_kubeconfig(world.cluster, tmp / f"{name}.kubeconfig", token_of(name))
-    return RunProcess(name, tmp, kubeconfig, str(world.repo), "--namespace", NS, "--shards", str(shards), *LEASE,
-                      *extra, env={"POD_NAMESPACE": SYSTEM_NS})
+    return RunProcess(
+        name,
+        tmp,
+        kubeconfig,
+        str(world.repo),
+        "--namespace",
+        NS,
+        "--shards",
+        str(shards),
+        *LEASE,
+        *extra,
+        env={"POD_NAMESPACE": SYSTEM_NS},
+    )
 
 
 def held_counts(world: E2E) -> dict[str, set[str]]:
     """shard count (label gitops-kd.io/shards) -> the replicas holding a shard Lease written with it."""
     out: dict[str, set[str]] = {}
-    for item in world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS,
-                                label_selector="gitops-kd.io/shard")["items"]:
+    for item in world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS, label_selector="gitops-kd.io/shard")["items"]:
         holder = ((item["spec"] or {}).get("holderIdentity") or "").split("_")[0]
         if holder:
             out.setdefault(item["metadata"]["labels"].get("gitops-kd.io/shards", "?"), set()).add(holder)
@@ -72,19 +83,23 @@ def test_replicas_split_the_shards_join_without_pause_and_take_over_a_killed_one
     shards the first replica keeps never change holder); after a SIGKILL the survivor holds every shard within about
     one lease duration; every pod is replaced once per upgrade (no step twice across the takeover)."""
     world = E2E(tmp_path / "world")
-    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                 "metadata": {"name": SYSTEM_NS}})
+    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}})
     names = clusters_per_shard()
     base = world.template("clusters/hello-dev.yaml")
-    world.commit({f"clusters/{n}.yaml": base.replace("name: hello-dev", f"name: {n}", 1)
-                  for n in names.values() if n != "hello-dev"}, "one cluster per shard")
+    world.commit(
+        {f"clusters/{n}.yaml": base.replace("name: hello-dev", f"name: {n}", 1) for n in names.values() if n != "hello-dev"},
+        "one cluster per shard",
+    )
     procs: list[RunProcess] = []
     try:
         procs.append(replica(world, tmp_path, "replica-a"))
         for name in names.values():
             world.wait_ready_at("1.0.0", name=name, timeout=180)
-        assert wait_for("replica-a holds every shard", lambda: set(holders(world).values()) == {"replica-a"}
-                        and len(holders(world)) == SHARDS, 30)
+        assert wait_for(
+            "replica-a holds every shard",
+            lambda: set(holders(world).values()) == {"replica-a"} and len(holders(world)) == SHARDS,
+            30,
+        )
 
         procs.append(replica(world, tmp_path, "replica-b"))
         seen: dict[int, set[str]] = {s: set() for s in range(SHARDS)}
@@ -95,22 +110,46 @@ def test_replicas_split_the_shards_join_without_pause_and_take_over_a_killed_one
                 seen[shard].add(holder)
             counts = [list(now.values()).count(r) for r in ("replica-a", "replica-b")]
             return counts == [SHARDS // 2, SHARDS // 2]
+
         wait_for("two shards each", balanced, 60, 0.1)
         final = holders(world)
         kept = [s for s, h in final.items() if h == "replica-a"]
         assert all(seen[s] == {"replica-a"} for s in kept), seen  # no pause, no other holder for kept shards
+
         def metric(proc: RunProcess, name: str) -> dict[str, float]:
             status, text = proc.get("/metrics")
             assert status == 200, text
-            return {line.split('shard="')[1].split('"')[0]: float(line.rsplit(" ", 1)[1])
-                    for line in text.splitlines() if line.startswith(name + "{")}
+            return {
+                line.split('shard="')[1].split('"')[0]: float(line.rsplit(" ", 1)[1])
+                for line in text.splitlines()
+                if line.startswith(name + "{")
+            }
+
         held = [metric(p, "gitops_kd_shard_held") for p in procs]
         assert [sum(h.values()) for h in held] == [SHARDS // 2, SHARDS // 2]  # metrics per shard, per replica
         assert all(held[0][str(s)] + held[1][str(s)] == 1 for s in range(SHARDS))
-        assert wait_for("gitops_kd_shard_clusters sums to the fleet", lambda: sum(
-            sum(metric(p, "gitops_kd_shard_clusters").values()) for p in procs) == len(names), 10, 0.2)
-        shown = subprocess.run(["kubectl", "--kubeconfig", str(world.cluster.kubeconfig), "-n", SYSTEM_NS, "get",
-                                "leases", "-l", "gitops-kd.io/shard"], capture_output=True, text=True, timeout=60)
+        assert wait_for(
+            "gitops_kd_shard_clusters sums to the fleet",
+            lambda: sum(sum(metric(p, "gitops_kd_shard_clusters").values()) for p in procs) == len(names),
+            10,
+            0.2,
+        )
+        shown = subprocess.run(
+            [
+                "kubectl",
+                "--kubeconfig",
+                str(world.cluster.kubeconfig),
+                "-n",
+                SYSTEM_NS,
+                "get",
+                "leases",
+                "-l",
+                "gitops-kd.io/shard",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert shown.returncode == 0 and "HOLDER" in shown.stdout, shown.stdout + shown.stderr
         assert "replica-a" in shown.stdout and "replica-b" in shown.stdout, shown.stdout
 
@@ -134,15 +173,13 @@ def test_replicas_split_the_shards_join_without_pause_and_take_over_a_killed_one
         world.close()
 
 
-
 def test_replicas_with_different_shard_counts_never_hold_shards_at_once(tmp_path: Path) -> None:
     """Invariant: a key's shard depends on the shard count, so replicas started with different --shards (a rolling
     update that changes it) never hold shards at the same time: the replica with the lower count stands by (its
     member Lease is labelled gitops-kd.io/standby) and the one with the higher count takes shards only once the
     lower one released them; when the lower one leaves, the higher keeps every shard."""
     world = E2E(tmp_path / "world")
-    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                 "metadata": {"name": SYSTEM_NS}})
+    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}})
     procs: list[RunProcess] = []
     try:
         procs.append(replica(world, tmp_path, "replica-a", shards=2))
@@ -154,21 +191,32 @@ def test_replicas_with_different_shard_counts_never_hold_shards_at_once(tmp_path
         def moved() -> bool:
             snapshots.append(held_counts(world))
             return snapshots[-1] == {"4": {"replica-b"}} and len(holders(world)) == 4 and all(holders(world).values())
+
         wait_for("replica-b holds all 4 shards", moved, 60, 0.05)
         assert all(len(s) <= 1 for s in snapshots), [s for s in snapshots if len(s) > 1]
-        members = world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS,
-                                  label_selector="gitops-kd.io/member")["items"]
-        standby = {m["spec"]["holderIdentity"].split("_")[0] for m in members
-                   if (m["metadata"].get("labels") or {}).get("gitops-kd.io/standby") == "true"}
+        members = world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS, label_selector="gitops-kd.io/member")["items"]
+        standby = {
+            m["spec"]["holderIdentity"].split("_")[0]
+            for m in members
+            if (m["metadata"].get("labels") or {}).get("gitops-kd.io/standby") == "true"
+        }
         assert standby == {"replica-a"}, members
         procs[0].stop()
         head = world.commit({"apps/hello.yaml": hello_app("2.0.0")}, "hello 2.0.0")
         world.wait_ready_at("2.0.0", timeout=180)  # the higher count acts alone: the upgrade runs
         assert held_counts(world) == {"4": {"replica-b"}}
         # replica-b took shard 0 after following: it re-checked the instance record, then wrote what it applied
-        assert wait_for("the record holds the upgrade's commit", lambda: (world.rest.get(
-            "gitops-kd.io/v1alpha1", "gitopskdsources", SYSTEM_NS, "gitops-kd").get("status") or {})
-            .get("lastAppliedRevision") == head, 30, 0.1)
+        assert wait_for(
+            "the record holds the upgrade's commit",
+            lambda: (
+                (world.rest.get("gitops-kd.io/v1alpha1", "gitopskdsources", SYSTEM_NS, "gitops-kd").get("status") or {}).get(
+                    "lastAppliedRevision"
+                )
+                == head
+            ),
+            30,
+            0.1,
+        )
     finally:
         for proc in procs:
             proc.stop()

@@ -13,8 +13,7 @@ from tests.e2e.harness import E2E, NS, hello_app
 
 SYSTEM_NS = "gitops-kd-system"
 RETRY_PERIOD = LEASE_RETRY_PERIOD  # the defaults, what `gitops-kd run` uses here
-HOOK = {"command": ["/bin/sh", "-c", 'echo "upgraded-to-2.0.0 $(hostname)" >> /var/lib/hello/upgrade.log'],
-        "timeoutSeconds": 60}
+HOOK = {"command": ["/bin/sh", "-c", 'echo "upgraded-to-2.0.0 $(hostname)" >> /var/lib/hello/upgrade.log'], "timeoutSeconds": 60}
 
 
 def app_with_appending_hook() -> str:
@@ -47,8 +46,11 @@ def leader_of(world: E2E, procs: list[RunProcess]) -> RunProcess | None:
 
 
 def events(world: E2E, reason: str) -> list[dict[str, Any]]:
-    return [e for e in world.rest.list("v1", "events", world.ns)["items"]
-            if e["involvedObject"].get("name") == "hello-dev" and e.get("reason") == reason]
+    return [
+        e
+        for e in world.rest.list("v1", "events", world.ns)["items"]
+        if e["involvedObject"].get("name") == "hello-dev" and e.get("reason") == reason
+    ]
 
 
 def token_of(name: str) -> str:
@@ -59,9 +61,19 @@ def token_of(name: str) -> str:
 def start_replicas(world: E2E, tmp_path: Path, procs: list[RunProcess], *extra: str) -> None:
     """Two `gitops-kd run --leader-elect` replicas (appended to ``procs``) on ``world``, as its ServiceAccount,
     each with its own token (token_of) so the API server's access log tells their requests apart."""
-    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                 "metadata": {"name": SYSTEM_NS}})
+    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}})
     for name in ("replica-a", "replica-b"):
         kubeconfig = token_kubeconfig(world.cluster, tmp_path / f"{name}.kubeconfig", token_of(name))
-        procs.append(RunProcess(name, tmp_path, kubeconfig, str(world.repo), "--namespace", NS,
-                                "--leader-elect", *extra, env={"POD_NAMESPACE": SYSTEM_NS}))
+        procs.append(
+            RunProcess(
+                name,
+                tmp_path,
+                kubeconfig,
+                str(world.repo),
+                "--namespace",
+                NS,
+                "--leader-elect",
+                *extra,
+                env={"POD_NAMESPACE": SYSTEM_NS},
+            )
+        )

@@ -22,8 +22,14 @@ from tests.e2e.harness import E2E, git
 from tests.ha.test_failover import SYSTEM_NS, app_with_appending_hook, events, leader_of, start_replicas, token_of
 from tests.safety.matrix import FREEZE_HANG, LEASE
 
-LEASE_FLAGS = ("--lease-duration", str(LEASE[0]), "--lease-renew-deadline", str(LEASE[1]),
-               "--lease-retry-period", str(LEASE[2]))  # the fence is the same code at the default durations
+LEASE_FLAGS = (
+    "--lease-duration",
+    str(LEASE[0]),
+    "--lease-renew-deadline",
+    str(LEASE[1]),
+    "--lease-retry-period",
+    str(LEASE[2]),
+)  # the fence is the same code at the default durations
 TAKEOVER_TIMEOUT = 90.0
 WRITE_OR_EXEC = FaultRule("error", WRITE)  # the embedded server's one definition of "a write or an exec"
 RECORD = "gitops-kd"  # the GitOpsKDSource is named after the Lease
@@ -33,8 +39,11 @@ IN_FLIGHT_HANG = 2.0  # seconds the frozen leader's last write or exec hangs: it
 def writes_of(world: E2E, proc: RunProcess) -> list[AccessEntry]:
     """Every write and exec the API server received from ``proc`` so far, Lease requests aside (a deposed
     leader's Lease renewal is refused by the Lease's own resourceVersion)."""
-    return [e for e in world.cluster.access_log.entries(token_of(proc.name))
-            if e.resource != "leases" and WRITE_OR_EXEC.matches(e.verb, e.rbac_resource)]
+    return [
+        e
+        for e in world.cluster.access_log.entries(token_of(proc.name))
+        if e.resource != "leases" and WRITE_OR_EXEC.matches(e.verb, e.rbac_resource)
+    ]
 
 
 def record_status(world: E2E) -> dict[str, Any]:
@@ -52,7 +61,8 @@ def in_sync_at(world: E2E, commit: str) -> bool:
     """The record says ``commit`` is applied and the cluster in sync with it (Ready): the leader has nothing to do."""
     status = record_status(world)
     return status.get("lastAppliedRevision") == commit and any(
-        c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
+        c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ()
+    )
 
 
 @dataclass
@@ -70,8 +80,9 @@ class Replicas:
         returns the new leader and how many writes and execs the API server had from the old one by then."""
         standby = next(p for p in self.procs if p is not leader)
         os.kill(leader.proc.pid, signal.SIGSTOP)
-        wait_for("the standby takes the Lease", lambda: leader_of(self.world, self.procs) is standby,
-                 TAKEOVER_TIMEOUT, interval=0.1)
+        wait_for(
+            "the standby takes the Lease", lambda: leader_of(self.world, self.procs) is standby, TAKEOVER_TIMEOUT, interval=0.1
+        )
         return standby, len(writes_of(self.world, leader))
 
 
@@ -142,8 +153,9 @@ def test_a_deposed_leader_never_writes_the_instance_record(replicas: Replicas) -
         git(world.repo, "commit", "-q", "-m", "applied by the new leader")
         second = git(world.repo, "rev-parse", "HEAD")
         standby.poll_now()
-        wait_for("the new leader records the second commit",
-                 lambda: record_status(world).get("lastAppliedRevision") == second, 60)
+        wait_for(
+            "the new leader records the second commit", lambda: record_status(world).get("lastAppliedRevision") == second, 60
+        )
         block_lease_reads(world, leader)
     finally:
         os.kill(leader.proc.pid, signal.SIGCONT)

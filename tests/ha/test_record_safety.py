@@ -37,14 +37,22 @@ def upgraded(pair: Pair, name: str = "replica-a") -> tuple[Any, str, str]:
 
 
 def record_events(pair: Pair, reason: str) -> list[dict[str, Any]]:
-    return [e for e in pair.world.rest.list("v1", "events", SYSTEM_NS)["items"]
-            if e["involvedObject"].get("kind") == "GitOpsKDSource" and e.get("reason") == reason]
+    return [
+        e
+        for e in pair.world.rest.list("v1", "events", SYSTEM_NS)["items"]
+        if e["involvedObject"].get("kind") == "GitOpsKDSource" and e.get("reason") == reason
+    ]
 
 
 def edit_record(pair: Pair, applied: str, baseline: str) -> None:
-    pair.world.rest.patch(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, LEASE,
-                          {"status": {"lastAppliedRevision": applied, "forcePushBaseline": baseline}},
-                          subresource="status")
+    pair.world.rest.patch(
+        ROLLOUT_API_VERSION,
+        PLURAL,
+        SYSTEM_NS,
+        LEASE,
+        {"status": {"lastAppliedRevision": applied, "forcePushBaseline": baseline}},
+        subresource="status",
+    )
 
 
 def test_record_write_failing_is_retried_before_anything_acts_on_it(pair: Pair) -> None:
@@ -67,8 +75,9 @@ def test_record_write_failing_is_retried_before_anything_acts_on_it(pair: Pair) 
     writes = [e for e in log.entries(SA)[start:] if e.verb in ("create", "update", "patch", "delete")]
     record_writes = [i for i, e in enumerate(writes) if e.resource == PLURAL and e.subresource == "status"]
     first_step = next(i for i, e in enumerate(writes) if e.resource == "kdrollouts")
-    assert record_writes[FAILURES] < first_step, \
-        f"a step of the upgrade ran before the record held its commit: {writes[:first_step + 1]}"
+    assert record_writes[FAILURES] < first_step, (
+        f"a step of the upgrade ran before the record held its commit: {writes[: first_step + 1]}"
+    )
 
     bad = pair.world.commit({"apps/hello.yaml": hello_app("2.0.0", roles="not-a-list")}, "a bad commit")
     wait_for("the bad commit refused", lambda: pair.status().get("lastAttemptedRevision") == bad, 60)
@@ -79,8 +88,7 @@ def test_record_write_failing_is_retried_before_anything_acts_on_it(pair: Pair) 
         b = pair.replica("replica-b")
         pair.leads(b, timeout=60)
         wait_for("replica-b reconciling (ready)", lambda: b.get("/readyz")[0] == 200, 90)
-        wait_for("replica-b refused the bad head", lambda: (pair.condition("Stalled") or {}).get("status") == "True",
-                 60)
+        wait_for("replica-b refused the bad head", lambda: (pair.condition("Stalled") or {}).get("status") == "True", 60)
         pair.world.wait_ready_at("2.0.0", timeout=60)
     finally:
         targets.stop()
@@ -95,8 +103,11 @@ def test_record_edited_out_of_band_is_written_back_by_the_leader(pair: Pair) -> 
     force-push baseline that does not exist is written back (RecordRewritten Event) while the leader runs."""
     _a, first, second = upgraded(pair)
     edit_record(pair, first, BOGUS)
-    wait_for("the record written back", lambda: pair.status().get("lastAppliedRevision") == second
-             and pair.status().get("forcePushBaseline") == second, 30)
+    wait_for(
+        "the record written back",
+        lambda: pair.status().get("lastAppliedRevision") == second and pair.status().get("forcePushBaseline") == second,
+        30,
+    )
     assert record_events(pair, RECORD_REWRITTEN)
 
 
@@ -121,6 +132,7 @@ def test_record_edited_while_no_leader_runs_stalls_the_next_one(pair: Pair, edit
         def stalled() -> dict[str, Any] | None:
             cond = pair.condition("Stalled")
             return cond if cond and cond["status"] == "True" and cond["reason"] == STALL_RECORD_UNTRUSTED else None
+
         cond = wait_for("the edited record stalls RecordUntrusted", stalled, 90)
         assert "not planning" in cond["message"], cond
         assert b.get("/readyz")[0] != 200
@@ -144,8 +156,9 @@ def test_deleted_record_is_created_again_at_once(pair: Pair) -> None:
     pair.ready_at(second, timeout=30)
     assert pair.status()["forcePushBaseline"] == second
     assert record_events(pair, RECORD_RECREATED)
-    done = CliRunner().invoke(main, ["sync", "-n", SYSTEM_NS, "--kubeconfig", str(pair.world.cluster.kubeconfig),
-                                     "--timeout", "60"])
+    done = CliRunner().invoke(
+        main, ["sync", "-n", SYSTEM_NS, "--kubeconfig", str(pair.world.cluster.kubeconfig), "--timeout", "60"]
+    )
     assert done.exit_code == 0, done.output
 
 
@@ -166,8 +179,12 @@ def test_record_deleted_while_no_leader_runs_still_refuses_a_force_push(pair: Pa
 
         def refused() -> dict[str, Any] | None:
             cond = pair.condition("Stalled")
-            return cond if cond and cond["reason"] == "CommitRefused" \
-                and pair.status().get("lastAttemptedRevision") == rewritten else None
+            return (
+                cond
+                if cond and cond["reason"] == "CommitRefused" and pair.status().get("lastAttemptedRevision") == rewritten
+                else None
+            )
+
         cond = wait_for("the rewritten head refused", refused, 90)
     finally:
         targets.stop()

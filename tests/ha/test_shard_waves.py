@@ -21,7 +21,8 @@ TIMESTAMP = 1.0  # a Kubernetes condition time's resolution (seconds)
 def _ready_at(world: E2E, name: str, version: str) -> bool:
     status = (world.rollout(name) or {}).get("status") or {}
     return status.get("appVersion") == version and any(
-        c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
+        c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ()
+    )
 
 
 def test_a_later_wave_held_by_another_replica_waits_for_the_earlier_wave_to_soak(tmp_path: Path) -> None:
@@ -30,25 +31,38 @@ def test_a_later_wave_held_by_another_replica_waits_for_the_earlier_wave_to_soak
     wave-0 cluster, and no wave-1 pod goes down before the wave-0 cluster is Ready at the target, as the API server
     shows it, and has soaked --wave-soak seconds."""
     world = E2E(tmp_path / "world")
-    world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                 "metadata": {"name": "gitops-kd-system"}})
+    world.rest.create(
+        "v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "gitops-kd-system"}}
+    )
     world.commit({"clusters/hello-dev.yaml": None}, "no cluster yet: the clusters follow the shards")
     soak = ("--wave-soak", str(SOAK))
     procs = [replica(world, tmp_path, "replica-a", extra=soak)]
     try:
-        wait_for("replica-a holds every shard", lambda: set(holders(world).values()) == {"replica-a"}
-                 and len(holders(world)) == SHARDS, 60, 0.1)
+        wait_for(
+            "replica-a holds every shard",
+            lambda: set(holders(world).values()) == {"replica-a"} and len(holders(world)) == SHARDS,
+            60,
+            0.1,
+        )
         procs.append(replica(world, tmp_path, "replica-b", extra=soak))
+
         def balanced() -> dict[int, str] | None:
             held = holders(world)
             return held if sorted(held.values()) == ["replica-a", "replica-a", "replica-b", "replica-b"] else None
+
         now = wait_for("two shards each", balanced, 60, 0.1)
         first = cluster_for(world, "replica-a", now, set())
         second = cluster_for(world, "replica-b", now, {first})
         base = world.template("clusters/hello-dev.yaml").replace("members: 2", "members: 1")
-        world.commit({f"clusters/{first}.yaml": base.replace("name: hello-dev", f"name: {first}", 1),
-                      f"clusters/{second}.yaml": base.replace("name: hello-dev", f"name: {second}", 1)
-                      .replace('gitops-kd.io/wave: "0"', 'gitops-kd.io/wave: "1"')}, "wave 0 on a, wave 1 on b")
+        world.commit(
+            {
+                f"clusters/{first}.yaml": base.replace("name: hello-dev", f"name: {first}", 1),
+                f"clusters/{second}.yaml": base.replace("name: hello-dev", f"name: {second}", 1).replace(
+                    'gitops-kd.io/wave: "0"', 'gitops-kd.io/wave: "1"'
+                ),
+            },
+            "wave 0 on a, wave 1 on b",
+        )
         for name in (first, second):
             world.wait_ready_at("1.0.0", name=name, timeout=180)
         assert holders(world) == now  # the waves are held by different replicas throughout

@@ -14,7 +14,7 @@ from tests.deploy.runner import RunProcess, token_kubeconfig
 from tests.e2e.harness import E2E, KD, ROLLOUT, hello_app
 
 SYSTEM_NS = "gitops-kd-system"
-SHARDS = {"shard-a": "team-a", "shard-b": "team-b"}   # process name (and bearer token) -> its namespace
+SHARDS = {"shard-a": "team-a", "shard-b": "team-b"}  # process name (and bearer token) -> its namespace
 WRITES = {"create", "update", "patch", "delete", "deletecollection"}
 
 
@@ -32,8 +32,11 @@ def _ready_at(world: E2E, namespace: str, version: str) -> bool:
 
 
 def _wait_all_ready_at(world: E2E, version: str, timeout: float) -> None:
-    wait_for(f"hello-dev Ready at {version} in {', '.join(SHARDS.values())}",
-             lambda: all(_ready_at(world, ns, version) for ns in SHARDS.values()), timeout)
+    wait_for(
+        f"hello-dev Ready at {version} in {', '.join(SHARDS.values())}",
+        lambda: all(_ready_at(world, ns, version) for ns in SHARDS.values()),
+        timeout,
+    )
 
 
 def _namespace(world: E2E, name: str) -> None:
@@ -59,12 +62,21 @@ def test_two_shards_each_manage_only_their_namespace(tmp_path: Path) -> None:
         world.commit(files, "hello in team-a and team-b")
         for name, ns in SHARDS.items():
             kubeconfig = token_kubeconfig(world.cluster, tmp_path / f"{name}.kubeconfig", name)
-            procs[name] = RunProcess(name, tmp_path, kubeconfig, str(world.repo), "--watch-namespace", ns,
-                                     "--leader-elect", env={"POD_NAMESPACE": SYSTEM_NS})
+            procs[name] = RunProcess(
+                name,
+                tmp_path,
+                kubeconfig,
+                str(world.repo),
+                "--watch-namespace",
+                ns,
+                "--leader-elect",
+                env={"POD_NAMESPACE": SYSTEM_NS},
+            )
         _wait_all_ready_at(world, "1.0.0", 150)
 
-        world.commit({f"apps/{ns}/hello.yaml": _in(ns, hello_app("2.0.0")) for ns in SHARDS.values()},
-                     "hello 2.0.0 in both namespaces")
+        world.commit(
+            {f"apps/{ns}/hello.yaml": _in(ns, hello_app("2.0.0")) for ns in SHARDS.values()}, "hello 2.0.0 in both namespaces"
+        )
         for proc in procs.values():
             proc.poll_now()
         _wait_all_ready_at(world, "2.0.0", 240)

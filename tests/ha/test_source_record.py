@@ -23,10 +23,10 @@ class RolloutTargets:
 
     def __init__(self, world: E2E) -> None:
         listing = world.rest.list(ROLLOUT, "kdrollouts", NS)
-        self.seen: list[str] = [i["spec"]["targetVersion"] for i in listing["items"]
-                                if i["metadata"]["name"] == "hello-dev"]
-        self._stream = world.rest.watch(ROLLOUT, "kdrollouts", NS, resource_version=listing["metadata"]["resourceVersion"],
-                                        timeout_seconds=600)
+        self.seen: list[str] = [i["spec"]["targetVersion"] for i in listing["items"] if i["metadata"]["name"] == "hello-dev"]
+        self._stream = world.rest.watch(
+            ROLLOUT, "kdrollouts", NS, resource_version=listing["metadata"]["resourceVersion"], timeout_seconds=600
+        )
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -46,14 +46,23 @@ class Pair:
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.world = E2E(tmp)
-        self.world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                          "metadata": {"name": SYSTEM_NS}})
+        self.world.rest.create(
+            "v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}}
+        )
         self.kubeconfig = token_kubeconfig(self.world.cluster, tmp / "sa.kubeconfig", "gitops-kd-sa")
         self.procs: list[RunProcess] = []
 
     def replica(self, name: str, env: dict[str, str] | None = None) -> RunProcess:
-        proc = RunProcess(name, self.tmp, self.kubeconfig, str(self.world.repo), "--namespace", NS, "--leader-elect",
-                          env={"POD_NAMESPACE": SYSTEM_NS, **(env or {})})
+        proc = RunProcess(
+            name,
+            self.tmp,
+            self.kubeconfig,
+            str(self.world.repo),
+            "--namespace",
+            NS,
+            "--leader-elect",
+            env={"POD_NAMESPACE": SYSTEM_NS, **(env or {})},
+        )
         self.procs.append(proc)
         return proc
 
@@ -70,16 +79,19 @@ class Pair:
     def ready_at(self, commit: str, timeout: float = 120) -> None:
         def probe() -> bool:
             ready = self.condition("Ready")
-            return self.status().get("lastAppliedRevision") == commit and ready is not None \
-                and ready["status"] == "True"
+            return self.status().get("lastAppliedRevision") == commit and ready is not None and ready["status"] == "True"
+
         wait_for(f"{LEASE} Ready at {commit[:12]}", probe, timeout)
 
     def head(self) -> str:
         return git(self.world.repo, "rev-parse", "HEAD")
 
     def events(self, reason: str) -> list[dict[str, Any]]:
-        return [e for e in self.world.rest.list("v1", "events", NS)["items"]
-                if e["involvedObject"].get("name") == "hello-dev" and e.get("reason") == reason]
+        return [
+            e
+            for e in self.world.rest.list("v1", "events", NS)["items"]
+            if e["involvedObject"].get("name") == "hello-dev" and e.get("reason") == reason
+        ]
 
     def pod_uids(self) -> set[str]:
         pods = self.world.rest.list("v1", "pods", NS, label_selector=f"{CLUSTER_LABEL}=hello-dev")["items"]
@@ -160,8 +172,10 @@ def test_force_push_refused_by_a_replica_with_an_empty_cache(pair: Pair) -> None
     def refused() -> dict[str, Any] | None:
         stalled = pair.condition("Stalled")
         st = pair.status()
-        return stalled if stalled and stalled["reason"] == "CommitRefused" \
-            and st.get("lastAttemptedRevision") == rewritten else None
+        return (
+            stalled if stalled and stalled["reason"] == "CommitRefused" and st.get("lastAttemptedRevision") == rewritten else None
+        )
+
     stalled = wait_for("the rewritten head refused", refused, 90)
     assert "force" in stalled["message"] and seen[:12] in pair.status()["refusal"], pair.status()
     assert pair.status()["lastAppliedRevision"] == seen and pair.status()["forcePushBaseline"] == seen
@@ -191,4 +205,4 @@ def test_restart_right_after_a_rollout_starts_resumes_the_newer_commit(pair: Pai
     finally:
         targets.stop()
     assert not pair.events("DowngradeStarted")
-    assert "1.0.0" not in targets.seen[targets.seen.index("2.0.0"):], targets.seen
+    assert "1.0.0" not in targets.seen[targets.seen.index("2.0.0") :], targets.seen

@@ -15,35 +15,80 @@ def meta(name: str, **labels: str) -> dict[str, Any]:
     return {"name": name, "namespace": "default", "labels": labels}
 
 
-KDC = {"apiVersion": "kubedirector.hpe.com/v1beta1", "kind": "KubeDirectorCluster", "metadata": meta("web"),
-       "spec": {"app": "hello"},
-       "status": {"state": "configured", "clusterService": "kdhs-a", "roles": [
-           {"id": "worker", "statefulSet": "kdss-w", "members": [
-               {"pod": "kdss-w-0", "service": "s-kdss-w-0", "pvc": "p-kdss-w-0", "state": "configured",
-                "stateDetail": {"lastKnownContainerState": "running"}},
-               {"pod": "kdss-w-1", "service": "n/a", "pvc": "p-kdss-w-1", "state": "configured",
-                "stateDetail": {"lastKnownContainerState": "running"}}]}]}}
-ROLLOUT = {"apiVersion": "gitops-kd.io/v1alpha1", "kind": "KDRollout", "metadata": {**meta("web"), "generation": 1},
-           "spec": {"app": "hello", "targetVersion": "2.0.0"},
-           "status": {"observedGeneration": 1, "phase": "Idle", "appVersion": "1.0.0", "conditions": [
-               {"type": "Ready", "status": "True", "reason": "UpToDate", "message": "all members run 1.0.0"}]}}
-STS = {"metadata": meta("kdss-w"), "spec": {"replicas": 2, "updateStrategy": {"type": "OnDelete"}},
-       "status": {"observedGeneration": 1, "readyReplicas": 2, "updatedReplicas": 2, "replicas": 2}}
+KDC = {
+    "apiVersion": "kubedirector.hpe.com/v1beta1",
+    "kind": "KubeDirectorCluster",
+    "metadata": meta("web"),
+    "spec": {"app": "hello"},
+    "status": {
+        "state": "configured",
+        "clusterService": "kdhs-a",
+        "roles": [
+            {
+                "id": "worker",
+                "statefulSet": "kdss-w",
+                "members": [
+                    {
+                        "pod": "kdss-w-0",
+                        "service": "s-kdss-w-0",
+                        "pvc": "p-kdss-w-0",
+                        "state": "configured",
+                        "stateDetail": {"lastKnownContainerState": "running"},
+                    },
+                    {
+                        "pod": "kdss-w-1",
+                        "service": "n/a",
+                        "pvc": "p-kdss-w-1",
+                        "state": "configured",
+                        "stateDetail": {"lastKnownContainerState": "running"},
+                    },
+                ],
+            }
+        ],
+    },
+}
+ROLLOUT = {
+    "apiVersion": "gitops-kd.io/v1alpha1",
+    "kind": "KDRollout",
+    "metadata": {**meta("web"), "generation": 1},
+    "spec": {"app": "hello", "targetVersion": "2.0.0"},
+    "status": {
+        "observedGeneration": 1,
+        "phase": "Idle",
+        "appVersion": "1.0.0",
+        "conditions": [{"type": "Ready", "status": "True", "reason": "UpToDate", "message": "all members run 1.0.0"}],
+    },
+}
+STS = {
+    "metadata": meta("kdss-w"),
+    "spec": {"replicas": 2, "updateStrategy": {"type": "OnDelete"}},
+    "status": {"observedGeneration": 1, "readyReplicas": 2, "updatedReplicas": 2, "replicas": 2},
+}
 READY = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
 PODS = [{"metadata": meta("kdss-w-0"), "status": READY}, {"metadata": meta("kdss-w-1"), "status": READY}]
-SERVICES = [{"metadata": meta("s-kdss-w-0"), "spec": {"type": "ClusterIP"}},
-            {"metadata": meta("kdhs-a"), "spec": {"type": "ClusterIP", "clusterIP": "None"}}]
-PVCS = [{"metadata": meta("p-kdss-w-0"), "status": {"phase": "Bound"}},
-        {"metadata": meta("p-kdss-w-1"), "status": {"phase": "Bound"}}]
+SERVICES = [
+    {"metadata": meta("s-kdss-w-0"), "spec": {"type": "ClusterIP"}},
+    {"metadata": meta("kdhs-a"), "spec": {"type": "ClusterIP", "clusterIP": "None"}},
+]
+PVCS = [
+    {"metadata": meta("p-kdss-w-0"), "status": {"phase": "Bound"}},
+    {"metadata": meta("p-kdss-w-1"), "status": {"phase": "Bound"}},
+]
 
 
 def test_every_object_in_order_and_all_healthy() -> None:
     rows = object_healths(ROLLOUT, KDC, statefulsets=[STS], pods=PODS, services=SERVICES, pvcs=PVCS)
     assert [(r.kind, r.name, r.role) for r in rows] == [
-        ("KDRollout", "web", ""), ("KubeDirectorCluster", "web", ""), ("StatefulSet", "kdss-w", "worker"),
-        ("Pod", "kdss-w-0", "worker"), ("Pod", "kdss-w-1", "worker"), ("Service", "s-kdss-w-0", "worker"),
-        ("Service", "kdhs-a", ""), ("PersistentVolumeClaim", "p-kdss-w-0", "worker"),
-        ("PersistentVolumeClaim", "p-kdss-w-1", "worker")]
+        ("KDRollout", "web", ""),
+        ("KubeDirectorCluster", "web", ""),
+        ("StatefulSet", "kdss-w", "worker"),
+        ("Pod", "kdss-w-0", "worker"),
+        ("Pod", "kdss-w-1", "worker"),
+        ("Service", "s-kdss-w-0", "worker"),
+        ("Service", "kdhs-a", ""),
+        ("PersistentVolumeClaim", "p-kdss-w-0", "worker"),
+        ("PersistentVolumeClaim", "p-kdss-w-1", "worker"),
+    ]
     assert all(r.health.status is H for r in rows), rows
     summary = cluster_health(ROLLOUT, KDC, statefulsets=[STS], pods=PODS, services=SERVICES, pvcs=PVCS)
     assert (summary.namespace, summary.name, summary.app) == ("default", "web", "hello")
@@ -54,16 +99,17 @@ def test_every_object_in_order_and_all_healthy() -> None:
 
 
 def test_absent_objects_are_missing_and_extras_are_listed() -> None:
-    extra = {"metadata": meta("kdss-w-2", **{"kubedirector.hpe.com/role": "worker"}),
-             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}]}}
+    extra = {
+        "metadata": meta("kdss-w-2", **{"kubedirector.hpe.com/role": "worker"}),
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}]},
+    }
     rows = object_healths(ROLLOUT, KDC, statefulsets=[STS], pods=[PODS[0], extra], services=SERVICES, pvcs=PVCS[:1])
     found = {(r.kind, r.name): r for r in rows}
     assert found[("Pod", "kdss-w-1")].health == Health(M, "Pod kdss-w-1 not found")
     assert found[("PersistentVolumeClaim", "p-kdss-w-1")].health.status is M
     assert rows[-1] == ObjectHealth("Pod", "kdss-w-2", found[("Pod", "kdss-w-2")].health, "worker")
     assert rows[-1].health.status is P
-    summary = cluster_health(ROLLOUT, KDC, statefulsets=[STS], pods=[PODS[0], extra], services=SERVICES,
-                             pvcs=PVCS[:1])
+    summary = cluster_health(ROLLOUT, KDC, statefulsets=[STS], pods=[PODS[0], extra], services=SERVICES, pvcs=PVCS[:1])
     assert summary.health == Health(M, "Pod kdss-w-1: Pod kdss-w-1 not found (and 1 more Missing)")
 
 
@@ -98,18 +144,37 @@ def test_aggregate_prefers_the_rollout_on_a_tie_and_names_the_worst_object() -> 
 def test_a_member_replaced_by_an_upgrade_is_progressing_not_degraded() -> None:
     """Invariant: during an upgrade or downgrade the pod the rollout deleted (its container absent for
     KubeDirector, the pod not found) is Progressing; the same cluster Idle is Degraded / Missing."""
-    kdc = {**KDC, "status": {**KDC["status"], "roles": [{**KDC["status"]["roles"][0], "members": [
-        KDC["status"]["roles"][0]["members"][0],
-        {**KDC["status"]["roles"][0]["members"][1], "stateDetail": {"lastKnownContainerState": "absent"}}]}]}}
+    kdc = {
+        **KDC,
+        "status": {
+            **KDC["status"],
+            "roles": [
+                {
+                    **KDC["status"]["roles"][0],
+                    "members": [
+                        KDC["status"]["roles"][0]["members"][0],
+                        {**KDC["status"]["roles"][0]["members"][1], "stateDetail": {"lastKnownContainerState": "absent"}},
+                    ],
+                }
+            ],
+        },
+    }
     for phase, expected in (("Downgrading", P), ("Upgrading", P), ("Idle", D)):
         rollout = {**ROLLOUT, "status": {**ROLLOUT["status"], "phase": phase}}
-        rows = {(r.kind, r.name): r.health for r in
-                object_healths(rollout, kdc, statefulsets=[STS], pods=PODS[:1], services=SERVICES, pvcs=PVCS)}
+        rows = {
+            (r.kind, r.name): r.health
+            for r in object_healths(rollout, kdc, statefulsets=[STS], pods=PODS[:1], services=SERVICES, pvcs=PVCS)
+        }
         assert rows[("KubeDirectorCluster", "web")].status is expected, (phase, rows)
         assert rows[("Pod", "kdss-w-1")].status is (P if expected is P else M), (phase, rows)
     rollout = {**ROLLOUT, "status": {**ROLLOUT["status"], "phase": "Downgrading"}}
-    crashing = {"metadata": meta("kdss-w-1"), "status": {"phase": "Running", "containerStatuses": [
-        {"name": "app", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}
+    crashing = {
+        "metadata": meta("kdss-w-1"),
+        "status": {
+            "phase": "Running",
+            "containerStatuses": [{"name": "app", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}],
+        },
+    }
     summary = cluster_health(rollout, kdc, statefulsets=[STS], pods=[PODS[0], crashing], services=SERVICES, pvcs=PVCS)
     assert summary.health.status is D and "CrashLoopBackOff" in summary.health.message
 
@@ -120,10 +185,15 @@ def test_ondelete_pods_kept_at_an_earlier_template_are_healthy_once_the_rollout_
     sts = {**STS, "status": {**STS["status"], "updatedReplicas": 0, "updateRevision": "kdss-w-2"}}
     idle = cluster_health(ROLLOUT, KDC, statefulsets=[sts], pods=PODS, services=SERVICES, pvcs=PVCS)
     assert idle.health.status is H, idle.health
-    upgrading = {**ROLLOUT, "status": {**ROLLOUT["status"], "phase": "Upgrading", "conditions": [
-        {"type": "Reconciling", "status": "True", "reason": "Upgrading", "message": "upgrading"}]}}
-    rows = {r.kind: r.health for r in object_healths(upgrading, KDC, statefulsets=[sts], pods=PODS,
-                                                     services=SERVICES, pvcs=PVCS)}
+    upgrading = {
+        **ROLLOUT,
+        "status": {
+            **ROLLOUT["status"],
+            "phase": "Upgrading",
+            "conditions": [{"type": "Reconciling", "status": "True", "reason": "Upgrading", "message": "upgrading"}],
+        },
+    }
+    rows = {r.kind: r.health for r in object_healths(upgrading, KDC, statefulsets=[sts], pods=PODS, services=SERVICES, pvcs=PVCS)}
     assert rows["StatefulSet"].status is P and "(OnDelete)" in rows["StatefulSet"].message
 
 
@@ -131,10 +201,10 @@ def test_a_pod_running_another_image_than_the_ready_version_is_degraded() -> Non
     """Invariant: Ready is what the pods run. A KDRollout Ready at 1.0.0 (status.images) does not make the cluster
     Healthy while a member runs 2.0.0's image: the pod row is Degraded and speaks for the cluster."""
     rollout = {**ROLLOUT, "status": {**ROLLOUT["status"], "images": {"worker": "hello:1.0.0"}}}
-    pods = [{**p, "spec": {"containers": [{"name": "app", "image": image}]}}
-            for p, image in zip(PODS, ("hello:1.0.0", "hello:2.0.0"))]
+    pods = [
+        {**p, "spec": {"containers": [{"name": "app", "image": image}]}} for p, image in zip(PODS, ("hello:1.0.0", "hello:2.0.0"))
+    ]
     summary = cluster_health(rollout, KDC, statefulsets=[STS], pods=pods, services=SERVICES, pvcs=PVCS)
-    assert summary.health == Health(D, "Pod kdss-w-1: runs hello:2.0.0, not hello:1.0.0 of version 1.0.0 the "
-                                       "KDRollout is at")
+    assert summary.health == Health(D, "Pod kdss-w-1: runs hello:2.0.0, not hello:1.0.0 of version 1.0.0 the KDRollout is at")
     same = [{**p, "spec": {"containers": [{"name": "app", "image": "hello:1.0.0"}]}} for p in PODS]
     assert cluster_health(rollout, KDC, statefulsets=[STS], pods=same, services=SERVICES, pvcs=PVCS).health.status is H

@@ -13,15 +13,28 @@ H, P, D, U = HealthStatus.HEALTHY, HealthStatus.PROGRESSING, HealthStatus.DEGRAD
 
 
 def pod(status: dict[str, Any], *, restart_policy: str = "Always", **meta: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "kdss-x-0", "namespace": "default", **meta},
-            "spec": {"restartPolicy": restart_policy, "containers": [{"name": "app", "image": "i"}]},
-            "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "kdss-x-0", "namespace": "default", **meta},
+        "spec": {"restartPolicy": restart_policy, "containers": [{"name": "app", "image": "i"}]},
+        "status": status,
+    }
 
 
-def rendered(*, phase: str = "Running", init: list[ContainerRun] | None = None,
-             main: list[ContainerRun] | None = None, **kw: Any) -> dict[str, Any]:
-    return pod_status(phase=phase, init=init or [], main=main or [], pod_ip="10.0.0.2", host_ip="10.0.0.1",
-                      start_time="2024-01-01T00:00:00Z", previous=None, **kw)
+def rendered(
+    *, phase: str = "Running", init: list[ContainerRun] | None = None, main: list[ContainerRun] | None = None, **kw: Any
+) -> dict[str, Any]:
+    return pod_status(
+        phase=phase,
+        init=init or [],
+        main=main or [],
+        pod_ip="10.0.0.2",
+        host_ip="10.0.0.1",
+        start_time="2024-01-01T00:00:00Z",
+        previous=None,
+        **kw,
+    )
 
 
 def app(state: str = "running", ready: bool = False) -> ContainerRun:
@@ -58,22 +71,31 @@ def restarted_not_ready() -> ContainerRun:
     return run
 
 
-@pytest.mark.parametrize("obj, status, fragments", [
-    (pod(rendered(main=[app(ready=True)])), H, []),
-    (pod(rendered(main=[app(ready=False)])), P, ["ContainersNotReady", "containers with unready status: [app]"]),
-    (pod(rendered(main=[crashlooping()])), D, ["CrashLoopBackOff", "container app",
-                                                "back-off restarting failed container=app"]),
-    (pod(rendered(phase="Pending", main=[image_pull_backoff()])), D, ["ImagePullBackOff", 'pulling image "example/app:9"']),
-    (pod(rendered(init=[failed_init()], main=[app(state="waiting")])), D,
-     ["Init:Error", "container init", "exit code 2", "cannot stat"]),
-    (pod(rendered(main=[restarted_not_ready()])), D, ["container app restarted 1 times, last exit code 1"]),
-    (pod(rendered(phase="Pending", main=[app(state="waiting")])), P, ["ContainerCreating", "container app"]),
-    (pod(rendered(phase="Succeeded", main=[app()])), H, []),
-    (pod(rendered(phase="Failed", main=[app()], message="Pod was evicted", reason="Evicted")), D, ["Pod was evicted"]),
-    (pod(rendered(main=[crashlooping()]), restart_policy="Never"), P, []),
-    (pod(rendered(main=[app()]), deletionTimestamp="2024-01-01T00:00:00Z"), P, ["Pending deletion"]),
-    (pod(rendered(phase="Weird", main=[app()])), U, ["phase Weird"]),
-])
+@pytest.mark.parametrize(
+    "obj, status, fragments",
+    [
+        (pod(rendered(main=[app(ready=True)])), H, []),
+        (pod(rendered(main=[app(ready=False)])), P, ["ContainersNotReady", "containers with unready status: [app]"]),
+        (
+            pod(rendered(main=[crashlooping()])),
+            D,
+            ["CrashLoopBackOff", "container app", "back-off restarting failed container=app"],
+        ),
+        (pod(rendered(phase="Pending", main=[image_pull_backoff()])), D, ["ImagePullBackOff", 'pulling image "example/app:9"']),
+        (
+            pod(rendered(init=[failed_init()], main=[app(state="waiting")])),
+            D,
+            ["Init:Error", "container init", "exit code 2", "cannot stat"],
+        ),
+        (pod(rendered(main=[restarted_not_ready()])), D, ["container app restarted 1 times, last exit code 1"]),
+        (pod(rendered(phase="Pending", main=[app(state="waiting")])), P, ["ContainerCreating", "container app"]),
+        (pod(rendered(phase="Succeeded", main=[app()])), H, []),
+        (pod(rendered(phase="Failed", main=[app()], message="Pod was evicted", reason="Evicted")), D, ["Pod was evicted"]),
+        (pod(rendered(main=[crashlooping()]), restart_policy="Never"), P, []),
+        (pod(rendered(main=[app()]), deletionTimestamp="2024-01-01T00:00:00Z"), P, ["Pending deletion"]),
+        (pod(rendered(phase="Weird", main=[app()])), U, ["phase Weird"]),
+    ],
+)
 def test_rules(obj: dict[str, Any], status: HealthStatus, fragments: list[str]) -> None:
     health = pod_health(obj)
     assert health.status is status, health

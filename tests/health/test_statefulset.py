@@ -13,40 +13,68 @@ from kdsim.controllers import statefulset_plan
 H, P = HealthStatus.HEALTHY, HealthStatus.PROGRESSING
 
 
-def sts(*, replicas: int = 3, generation: int = 2, strategy: dict[str, Any] | None = None,
-        **status: Any) -> dict[str, Any]:
+def sts(*, replicas: int = 3, generation: int = 2, strategy: dict[str, Any] | None = None, **status: Any) -> dict[str, Any]:
     """A StatefulSet as the API server stores it (defaults applied) with the given status fields."""
-    base_status = {"observedGeneration": generation, "replicas": replicas, "readyReplicas": replicas,
-                   "availableReplicas": replicas, "currentReplicas": replicas, "updatedReplicas": replicas,
-                   "currentRevision": "kdss-x-7d9c", "updateRevision": "kdss-x-7d9c", "collisionCount": 0}
+    base_status = {
+        "observedGeneration": generation,
+        "replicas": replicas,
+        "readyReplicas": replicas,
+        "availableReplicas": replicas,
+        "currentReplicas": replicas,
+        "updatedReplicas": replicas,
+        "currentRevision": "kdss-x-7d9c",
+        "updateRevision": "kdss-x-7d9c",
+        "collisionCount": 0,
+    }
     base_status.update(status)
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet",
-            "metadata": {"name": "kdss-x", "namespace": "default", "generation": generation},
-            "spec": {"replicas": replicas, "podManagementPolicy": "Parallel",
-                     "updateStrategy": strategy or {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}},
-            "status": base_status}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "kdss-x", "namespace": "default", "generation": generation},
+        "spec": {
+            "replicas": replicas,
+            "podManagementPolicy": "Parallel",
+            "updateStrategy": strategy or {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+        },
+        "status": base_status,
+    }
 
 
 ON_DELETE = {"type": "OnDelete"}
 ROLLING_NO_PARTITION = {"type": "RollingUpdate"}
 
 
-@pytest.mark.parametrize("obj, status, message", [
-    (sts(observedGeneration=0), P, "Waiting for statefulset spec update to be observed..."),
-    (sts(observedGeneration=1), P, "Waiting for statefulset spec update to be observed..."),
-    (sts(readyReplicas=1), P, "Waiting for 2 pods to be ready..."),
-    (sts(strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}, updatedReplicas=1), P,
-     "Waiting for partitioned roll out to finish: 1 out of 2 new pods have been updated..."),
-    (sts(strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}, updatedReplicas=2), H,
-     "partitioned roll out complete: 2 new pods have been updated..."),
-    (sts(), H, "partitioned roll out complete: 3 new pods have been updated..."),
-    (sts(strategy=ON_DELETE, updatedReplicas=3, currentRevision="kdss-x-old"), H, "statefulset has 3 ready pods"),
-    (sts(strategy=ON_DELETE, updatedReplicas=1, updateRevision="kdss-x-new"), P,
-     "Waiting for 2 pods to be replaced at revision kdss-x-new (OnDelete)..."),
-    (sts(strategy=ROLLING_NO_PARTITION, updatedReplicas=2, updateRevision="kdss-x-new"), P,
-     "waiting for statefulset rolling update to complete 2 pods at revision kdss-x-new..."),
-    (sts(strategy=ROLLING_NO_PARTITION), H, "statefulset rolling update complete 3 pods at revision kdss-x-7d9c..."),
-])
+@pytest.mark.parametrize(
+    "obj, status, message",
+    [
+        (sts(observedGeneration=0), P, "Waiting for statefulset spec update to be observed..."),
+        (sts(observedGeneration=1), P, "Waiting for statefulset spec update to be observed..."),
+        (sts(readyReplicas=1), P, "Waiting for 2 pods to be ready..."),
+        (
+            sts(strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}, updatedReplicas=1),
+            P,
+            "Waiting for partitioned roll out to finish: 1 out of 2 new pods have been updated...",
+        ),
+        (
+            sts(strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}, updatedReplicas=2),
+            H,
+            "partitioned roll out complete: 2 new pods have been updated...",
+        ),
+        (sts(), H, "partitioned roll out complete: 3 new pods have been updated..."),
+        (sts(strategy=ON_DELETE, updatedReplicas=3, currentRevision="kdss-x-old"), H, "statefulset has 3 ready pods"),
+        (
+            sts(strategy=ON_DELETE, updatedReplicas=1, updateRevision="kdss-x-new"),
+            P,
+            "Waiting for 2 pods to be replaced at revision kdss-x-new (OnDelete)...",
+        ),
+        (
+            sts(strategy=ROLLING_NO_PARTITION, updatedReplicas=2, updateRevision="kdss-x-new"),
+            P,
+            "waiting for statefulset rolling update to complete 2 pods at revision kdss-x-new...",
+        ),
+        (sts(strategy=ROLLING_NO_PARTITION), H, "statefulset rolling update complete 3 pods at revision kdss-x-7d9c..."),
+    ],
+)
 def test_rules(obj: dict[str, Any], status: HealthStatus, message: str) -> None:
     health = statefulset_health(obj)
     assert (health.status, health.message) == (status, message)

@@ -76,13 +76,23 @@ def create_cluster(rest: RestClient, doc: dict[str, Any], name: str, app: str) -
 
 
 def condition(kind: str, status: str, reason: str, message: str) -> dict[str, Any]:
-    return {"type": kind, "status": status, "reason": reason, "message": message, "observedGeneration": 1,
-            "lastTransitionTime": "2024-01-01T00:00:00Z"}
+    return {
+        "type": kind,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "observedGeneration": 1,
+        "lastTransitionTime": "2024-01-01T00:00:00Z",
+    }
 
 
 def create_rollout(rest: RestClient, name: str, app: str, target: str, **status: Any) -> None:
-    rest.create(RO, "kdrollouts", NS, {"apiVersion": RO, "kind": "KDRollout", "metadata": {"name": name},
-                                       "spec": {"app": app, "targetVersion": target}})
+    rest.create(
+        RO,
+        "kdrollouts",
+        NS,
+        {"apiVersion": RO, "kind": "KDRollout", "metadata": {"name": name}, "spec": {"app": app, "targetVersion": target}},
+    )
     if status:
         set_rollout_status(rest, name, **status)
 
@@ -103,16 +113,23 @@ def line_of(result: Result, name: str) -> str:
     return next((line for line in result.output.splitlines() if line.startswith(f"{NS}/{name} ")), "")
 
 
-def test_healthy_cluster(cluster: EmbeddedCluster, rest: RestClient, centos_app: dict[str, Any],
-                         centos_cluster: dict[str, Any]) -> None:
+def test_healthy_cluster(
+    cluster: EmbeddedCluster, rest: RestClient, centos_app: dict[str, Any], centos_cluster: dict[str, Any]
+) -> None:
     create_app(rest, centos_app, "centos7x")
     create_cluster(rest, centos_cluster, "centos7", "centos7x")
-    create_rollout(rest, "centos7", "centos7x", "1.1", phase="Idle", appVersion="1.1",
-                   conditions=[condition("Ready", "True", "UpToDate", "all members run centos7x 1.1")])
+    create_rollout(
+        rest,
+        "centos7",
+        "centos7x",
+        "1.1",
+        phase="Idle",
+        appVersion="1.1",
+        conditions=[condition("Ready", "True", "UpToDate", "all members run centos7x 1.1")],
+    )
 
     # the member Service is a LoadBalancer; the embedded cluster's servicelb gives it a loopback ingress
-    r = poll("centos7 Healthy", lambda: (res := status(cluster)).exit_code == 0 and "Healthy" in line_of(res, "centos7")
-             and res)
+    r = poll("centos7 Healthy", lambda: (res := status(cluster)).exit_code == 0 and "Healthy" in line_of(res, "centos7") and res)
     line = line_of(r, "centos7")
     for word in ("centos7x", "1.1", "Idle", "Healthy", "all members run centos7x 1.1"):
         assert word in line, r.output
@@ -132,27 +149,52 @@ def test_healthy_cluster(cluster: EmbeddedCluster, rest: RestClient, centos_app:
 
     # an upgrade in progress: version live → target, Progressing, still exit 0
     rest.patch(RO, "kdrollouts", NS, "centos7", {"spec": {"targetVersion": "1.2"}})
-    set_rollout_status(rest, "centos7", observedGeneration=2, phase="Upgrading", step="replacing kdss-x-0",
-                       conditions=[condition("Reconciling", "True", "Upgrading", "upgrading centos7x from 1.1 to 1.2"),
-                                   condition("Ready", "False", "Upgrading", "upgrading")])
+    set_rollout_status(
+        rest,
+        "centos7",
+        observedGeneration=2,
+        phase="Upgrading",
+        step="replacing kdss-x-0",
+        conditions=[
+            condition("Reconciling", "True", "Upgrading", "upgrading centos7x from 1.1 to 1.2"),
+            condition("Ready", "False", "Upgrading", "upgrading"),
+        ],
+    )
     r = status(cluster)
     assert r.exit_code == 0 and "1.1 → 1.2" in line_of(r, "centos7") and "Progressing" in line_of(r, "centos7"), r.output
 
 
 def test_never_ready_image_is_progressing_then_a_stalled_rollout_is_degraded(
-        cluster: EmbeddedCluster, rest: RestClient, centos_app: dict[str, Any], centos_cluster: dict[str, Any]) -> None:
+    cluster: EmbeddedCluster, rest: RestClient, centos_app: dict[str, Any], centos_cluster: dict[str, Any]
+) -> None:
     image = "docker.io/bluedata/centos7:never-ready"
     store_for(cluster).add(image, {}, behavior=ImageBehavior(never_ready=True))
     create_app(rest, centos_app, "centos7-stuck", image)
     create_cluster(rest, centos_cluster, "stuck", "centos7-stuck")
-    create_rollout(rest, "stuck", "centos7-stuck", "1.1", phase="Upgrading", conditions=[
-        condition("Reconciling", "True", "Upgrading", "upgrading centos7-stuck to 1.1")])
+    create_rollout(
+        rest,
+        "stuck",
+        "centos7-stuck",
+        "1.1",
+        phase="Upgrading",
+        conditions=[condition("Reconciling", "True", "Upgrading", "upgrading centos7-stuck to 1.1")],
+    )
 
     def pod_running() -> Result | None:
         r = status(cluster, "stuck", "-o", "json")
         pods, kdc, sts = by_kind(r, "Pod"), by_kind(r, "KubeDirectorCluster"), by_kind(r, "StatefulSet")
-        return r if (pods and "ContainersNotReady" in pods[0]["message"] and kdc[0]["message"].startswith("creating")
-                     and sts and "ready" in sts[0]["message"]) else None
+        return (
+            r
+            if (
+                pods
+                and "ContainersNotReady" in pods[0]["message"]
+                and kdc[0]["message"].startswith("creating")
+                and sts
+                and "ready" in sts[0]["message"]
+            )
+            else None
+        )
+
     r = poll("the never-ready pod running, KubeDirector and the StatefulSet controller reporting it", pod_running)
     assert r.exit_code == 0
     pod = by_kind(r, "Pod")[0]
@@ -162,9 +204,16 @@ def test_never_ready_image_is_progressing_then_a_stalled_rollout_is_degraded(
     sts = by_kind(r, "StatefulSet")[0]
     assert (sts["status"], sts["message"]) == ("Progressing", "Waiting for 1 pods to be ready...")
 
-    set_rollout_status(rest, "stuck", phase="Stalled", stalledReason="PodNotReady", conditions=[
-        condition("Reconciling", "False", "Stalled", "stalled"),
-        condition("Stalled", "True", "PodNotReady", f"pod {pod['name']} not Ready within 300s")])
+    set_rollout_status(
+        rest,
+        "stuck",
+        phase="Stalled",
+        stalledReason="PodNotReady",
+        conditions=[
+            condition("Reconciling", "False", "Stalled", "stalled"),
+            condition("Stalled", "True", "PodNotReady", f"pod {pod['name']} not Ready within 300s"),
+        ],
+    )
     r = status(cluster)
     assert r.exit_code == 1
     line = line_of(r, "stuck")
@@ -172,27 +221,43 @@ def test_never_ready_image_is_progressing_then_a_stalled_rollout_is_degraded(
 
 
 def test_crash_looping_image_is_degraded_with_the_reason(
-        cluster: EmbeddedCluster, rest: RestClient, centos_app: dict[str, Any], centos_cluster: dict[str, Any]) -> None:
+    cluster: EmbeddedCluster, rest: RestClient, centos_app: dict[str, Any], centos_cluster: dict[str, Any]
+) -> None:
     image = "docker.io/bluedata/centos7:crashes"
     store_for(cluster).add(image, {}, behavior=ImageBehavior(crash_loop=True))
     create_app(rest, centos_app, "centos7-crash", image)
     create_cluster(rest, centos_cluster, "crashy", "centos7-crash")
-    create_rollout(rest, "crashy", "centos7-crash", "1.1", phase="Upgrading", conditions=[
-        condition("Reconciling", "True", "Upgrading", "upgrading")])
+    create_rollout(
+        rest,
+        "crashy",
+        "centos7-crash",
+        "1.1",
+        phase="Upgrading",
+        conditions=[condition("Reconciling", "True", "Upgrading", "upgrading")],
+    )
 
     def degraded() -> Result | None:
         r = status(cluster, "crashy", "-o", "json")
         return r if json.loads(r.output)["status"] == "Degraded" else None
+
     r = poll("crashy Degraded", degraded)
     assert r.exit_code == 1
     summary = json.loads(r.output)
-    assert summary["message"].startswith("Pod ") and ("CrashLoopBackOff" in summary["message"]
-                                                     or "restarted" in summary["message"]), summary
+    assert summary["message"].startswith("Pod ") and (
+        "CrashLoopBackOff" in summary["message"] or "restarted" in summary["message"]
+    ), summary
 
 
 def test_missing_objects_and_unknown_cluster(cluster: EmbeddedCluster, rest: RestClient) -> None:
-    create_rollout(rest, "orphan", "centos7x", "1.1", phase="Idle", appVersion="1.1",
-                   conditions=[condition("Ready", "True", "UpToDate", "ok")])
+    create_rollout(
+        rest,
+        "orphan",
+        "centos7x",
+        "1.1",
+        phase="Idle",
+        appVersion="1.1",
+        conditions=[condition("Ready", "True", "UpToDate", "ok")],
+    )
     r = status(cluster, "-A")
     assert r.exit_code == 1
     line = line_of(r, "orphan")

@@ -11,9 +11,11 @@ APPLIED, HEAD = "a" * 40, "b" * 40
 
 
 def rollout(phase: str = "Idle", live: str = "1.0.0", target: str = "1.0.0", **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"generation": 2}, "spec": {"targetVersion": target, **spec},
-            "status": {"observedGeneration": 2, "phase": phase, "appVersion": live, "fromVersion": "1.0.0",
-                       "commit": APPLIED}}
+    return {
+        "metadata": {"generation": 2},
+        "spec": {"targetVersion": target, **spec},
+        "status": {"observedGeneration": 2, "phase": phase, "appVersion": live, "fromVersion": "1.0.0", "commit": APPLIED},
+    }
 
 
 def test_suspended_over_refused_over_out_of_sync_over_synced() -> None:
@@ -22,8 +24,9 @@ def test_suspended_over_refused_over_out_of_sync_over_synced() -> None:
     assert cluster_sync(rollout(), applied).status == SYNCED
     assert cluster_sync(rollout(), applied).message == f"at {APPLIED[:12]}"
     sync = cluster_sync(rollout(), refused)
-    assert sync.status == REFUSED and sync.message == (f"head {HEAD[:12]} refused, still at {APPLIED[:12]}: "
-                                                       "apps/hello.yaml: spec.version: no rule")
+    assert sync.status == REFUSED and sync.message == (
+        f"head {HEAD[:12]} refused, still at {APPLIED[:12]}: apps/hello.yaml: spec.version: no rule"
+    )
     assert cluster_sync(rollout(suspend=True), refused).status == SUSPENDED
     upgrading = cluster_sync(rollout("Upgrading", "1.0.0", "2.0.0"), applied)
     assert (upgrading.status, upgrading.message) == (OUT_OF_SYNC, "Upgrading 1.0.0 → 2.0.0")
@@ -45,9 +48,15 @@ def test_source_for_picks_the_only_one_or_the_one_that_applied_the_rollout() -> 
 
 
 def test_a_source_object_reads_its_ready_condition_and_failing() -> None:
-    obj = {"metadata": {"namespace": "gitops-kd-system", "name": "gitops-kd"},
-           "status": {"lastAppliedRevision": APPLIED, "lastAttemptedRevision": HEAD, "refusal": "x",
-                      "conditions": [{"type": "Ready", "status": "False", "reason": "CommitRefused", "message": "m"}]}}
+    obj = {
+        "metadata": {"namespace": "gitops-kd-system", "name": "gitops-kd"},
+        "status": {
+            "lastAppliedRevision": APPLIED,
+            "lastAttemptedRevision": HEAD,
+            "refusal": "x",
+            "conditions": [{"type": "Ready", "status": "False", "reason": "CommitRefused", "message": "m"}],
+        },
+    }
     found = NamedSource.from_object(obj)
     assert found.ref == "gitops-kd-system/gitops-kd" and found.failing and found.record.attempted == HEAD
     assert found.as_dict()["refused"] is True and found.as_dict()["refusal"] == ["x"]

@@ -26,9 +26,13 @@ from tests.helm.chart import CHART, RELEASE_NS, ROOT, one, render, run_helm, val
 from tests.kdcluster import embedded_cluster
 
 # The flags the chart sets from its own sections (a mounted Secret or a port it opens), by the values key that does.
-DERIVED = {"--webhook-secret-file": "webhookSecret.secretName=hook", "--git-credentials-dir": "gitCredentials.secretName=git",
-           "--ui-auth-file": "ui.authSecret=ui", "--trusted-key": "trustedKeys.team\\.asc=KEY",
-           "--admission-listen": "admission.enabled=true"}
+DERIVED = {
+    "--webhook-secret-file": "webhookSecret.secretName=hook",
+    "--git-credentials-dir": "gitCredentials.secretName=git",
+    "--ui-auth-file": "ui.authSecret=ui",
+    "--trusted-key": "trustedKeys.team\\.asc=KEY",
+    "--admission-listen": "admission.enabled=true",
+}
 
 
 def run_options() -> dict[str, click.Option]:
@@ -52,8 +56,9 @@ def test_every_flag_of_run_is_a_setting_of_the_chart() -> None:
     flags = run_options()
     config = values()["config"]
     assert set(config) == {f[2:] for f in flags} - {f[2:] for f in DERIVED}
-    data = one(render(*(f"config.{k}=x" for k, v in config.items() if isinstance(v, str) or v is None)),
-               "ConfigMap", "gitops-kd-config")["data"]
+    data = one(
+        render(*(f"config.{k}=x" for k, v in config.items() if isinstance(v, str) or v is None)), "ConfigMap", "gitops-kd-config"
+    )["data"]
     for flag, option in flags.items():
         if flag not in DERIVED and isinstance(config[flag[2:]], str | type(None)):
             assert data[env_name(option)] == "x", flag
@@ -75,8 +80,7 @@ def test_the_chart_installs_the_packaged_crds_themselves() -> None:
 def test_the_deployment_is_deploys() -> None:
     """The chart runs the controller as deploy/ does: same pod security, probes, ports, volumes for the cache and
     the Secrets, grace period and anti-affinity (kustomize and helm users get the same controller)."""
-    kustomized = subprocess.run(["kubectl", "kustomize", str(ROOT / "deploy")], capture_output=True, text=True,
-                                timeout=60)
+    kustomized = subprocess.run(["kubectl", "kustomize", str(ROOT / "deploy")], capture_output=True, text=True, timeout=60)
     assert kustomized.returncode == 0, kustomized.stderr
     theirs = one([d for d in yaml.safe_load_all(kustomized.stdout) if d], "Deployment")["spec"]
     ours = one(render(), "Deployment")["spec"]
@@ -89,8 +93,10 @@ def test_the_deployment_is_deploys() -> None:
     for key in ("livenessProbe", "readinessProbe", "ports", "securityContext", "resources", "volumeMounts"):
         assert mine[key] == their[key], key
     assert {e["name"]: e.get("value") for e in mine["env"] if "value" in e} == {
-        "HOME": "/tmp", "GITOPS_KD_WEBHOOK_SECRET_FILE": "/etc/gitops-kd/webhook/secret",
-        "GITOPS_KD_GIT_CREDENTIALS_DIR": "/etc/gitops-kd/git"}
+        "HOME": "/tmp",
+        "GITOPS_KD_WEBHOOK_SECRET_FILE": "/etc/gitops-kd/webhook/secret",
+        "GITOPS_KD_GIT_CREDENTIALS_DIR": "/etc/gitops-kd/git",
+    }
     assert f"--webhook-secret-file={mine['env'][3]['value']}" in their["args"]
 
 
@@ -100,16 +106,21 @@ def test_the_ingress_routes_the_webhook_and_nothing_else() -> None:
     ingress = one(render("ingress.enabled=true", "ingress.host=hooks.example.com"), "Ingress")
     [rule] = ingress["spec"]["rules"]
     assert rule["host"] == "hooks.example.com"
-    assert rule["http"]["paths"] == [{"path": "/webhook", "pathType": "Exact", "backend": {
-        "service": {"name": "gitops-kd", "port": {"name": "http"}}}}]
+    assert rule["http"]["paths"] == [
+        {"path": "/webhook", "pathType": "Exact", "backend": {"service": {"name": "gitops-kd", "port": {"name": "http"}}}}
+    ]
     assert "defaultBackend" not in ingress["spec"]
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
     with embedded_cluster(tmp_path_factory.mktemp("helm"), controllers=False) as c:
-        created = subprocess.run(["kubectl", "--kubeconfig", str(c.kubeconfig), "create", "namespace", RELEASE_NS],
-                                 capture_output=True, text=True, timeout=60)
+        created = subprocess.run(
+            ["kubectl", "--kubeconfig", str(c.kubeconfig), "create", "namespace", RELEASE_NS],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert created.returncode == 0, created.stderr
         yield c
 
@@ -117,14 +128,22 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluste
 def test_every_variant_applies_to_the_api_server(cluster: EmbeddedCluster, tmp_path: Path) -> None:
     """`helm template` output is accepted by the API server (server-side dry run) with each optional part on; the
     monitoring objects are left out (their CRDs belong to the Prometheus Operator)."""
-    variants = [(), ("admission.enabled=true", "config.prune=true"), ("ingress.enabled=true",),
-                ("ui.authSecret=gitops-kd-ui", "trustedKeys.team\\.asc=KEY", "extraArgs={--workers=4}")]
+    variants = [
+        (),
+        ("admission.enabled=true", "config.prune=true"),
+        ("ingress.enabled=true",),
+        ("ui.authSecret=gitops-kd-ui", "trustedKeys.team\\.asc=KEY", "extraArgs={--workers=4}"),
+    ]
     for sets in variants:
         docs = [d for d in render(*sets) if d["kind"] not in ("ServiceMonitor", "PrometheusRule")]
         manifest = tmp_path / "chart.yaml"
         manifest.write_text(yaml.safe_dump_all(docs))
-        out = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "apply", "--dry-run=server",
-                              "-f", str(manifest)], capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "apply", "--dry-run=server", "-f", str(manifest)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert out.returncode == 0, (sets, out.stderr)
 
 
@@ -143,22 +162,42 @@ def test_helm_installs_upgrades_and_uninstalls(cluster: EmbeddedCluster) -> None
     assert cm["data"]["GITOPS_KD_INTERVAL"] == "10"
     after = kubectl_json(cluster, "-n", RELEASE_NS, "get", "deployment", "gitops-kd")
     checksum = "checksum/config"
-    assert (after["spec"]["template"]["metadata"]["annotations"][checksum]
-            != before["spec"]["template"]["metadata"]["annotations"][checksum])
+    assert (
+        after["spec"]["template"]["metadata"]["annotations"][checksum]
+        != before["spec"]["template"]["metadata"]["annotations"][checksum]
+    )
     out = run_helm("uninstall", "gitops-kd", *kc)
     assert out.returncode == 0, out.stderr
-    left = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "-n", RELEASE_NS, "get",
-                           "deployment,service,configmap,serviceaccount,role,rolebinding", "-l",
-                           "app.kubernetes.io/instance=gitops-kd", "-o", "name"], capture_output=True, text=True)
+    left = subprocess.run(
+        [
+            "kubectl",
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "-n",
+            RELEASE_NS,
+            "get",
+            "deployment,service,configmap,serviceaccount,role,rolebinding",
+            "-l",
+            "app.kubernetes.io/instance=gitops-kd",
+            "-o",
+            "name",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert left.returncode == 0 and left.stdout == "", left.stdout + left.stderr
-    webhooks = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get",
-                               "validatingwebhookconfigurations", "-o", "name"], capture_output=True, text=True)
+    webhooks = subprocess.run(
+        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "validatingwebhookconfigurations", "-o", "name"],
+        capture_output=True,
+        text=True,
+    )
     assert "gitops-kd" not in webhooks.stdout
 
 
 def kubectl_json(cluster: EmbeddedCluster, *args: str) -> dict[str, Any]:
-    out = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), *args, "-o", "yaml"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), *args, "-o", "yaml"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     loaded: dict[str, Any] = yaml.safe_load(out.stdout)
     return loaded
@@ -170,14 +209,30 @@ def test_the_configmap_alone_runs_the_controller(tmp_path: Path) -> None:
     world = E2E(tmp_path / "world")
     proc: subprocess.Popen[bytes] | None = None
     try:
-        data = one(render(f"config.repo={world.repo}", f"config.kubeconfig={world.cluster.kubeconfig}",
-                          f"config.namespace={NS}", "config.leader-elect=false", "config.listen=127.0.0.1:0",
-                          f"config.cache-dir={tmp_path / 'cache'}", "config.interval=0.5", "config.log-level=debug"),
-                   "ConfigMap", "gitops-kd-config")["data"]
+        data = one(
+            render(
+                f"config.repo={world.repo}",
+                f"config.kubeconfig={world.cluster.kubeconfig}",
+                f"config.namespace={NS}",
+                "config.leader-elect=false",
+                "config.listen=127.0.0.1:0",
+                f"config.cache-dir={tmp_path / 'cache'}",
+                "config.interval=0.5",
+                "config.log-level=debug",
+            ),
+            "ConfigMap",
+            "gitops-kd-config",
+        )["data"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("GITOPS_KD_")} | data
         with (tmp_path / "run.log").open("wb") as log:
-            proc = subprocess.Popen([sys.executable, "-c", "from gitops_kd.cli import main; main()", "run"], cwd=ROOT,
-                                    env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+            proc = subprocess.Popen(
+                [sys.executable, "-c", "from gitops_kd.cli import main; main()", "run"],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=die_with_parent,
+            )
             world.wait_ready_at("1.0.0", timeout=120)
         assert proc.poll() is None
         assert " DEBUG " in (tmp_path / "run.log").read_text()  # log-level came from the ConfigMap too

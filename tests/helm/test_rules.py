@@ -69,52 +69,81 @@ def scrapes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scrapes]:
     world = E2E(tmp / "world")
     found = Scrapes()
     now = micro_time(datetime.now(UTC))
-    world.rest.create("coordination.k8s.io/v1", "leases", NS, {  # another replica leads: this one is a standby
-        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "gitops-kd", "namespace": NS},
-        "spec": {"holderIdentity": "other-replica", "leaseDurationSeconds": 3600, "acquireTime": now,
-                 "renewTime": now}})
-    proc = RunProcess("ctl", tmp, world.cluster.kubeconfig, str(world.repo), "--namespace", NS,
-                      "--drift-policy", "alert-only", env={"POD_NAMESPACE": NS})
+    world.rest.create(
+        "coordination.k8s.io/v1",
+        "leases",
+        NS,
+        {  # another replica leads: this one is a standby
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "gitops-kd", "namespace": NS},
+            "spec": {"holderIdentity": "other-replica", "leaseDurationSeconds": 3600, "acquireTime": now, "renewTime": now},
+        },
+    )
+    proc = RunProcess(
+        "ctl",
+        tmp,
+        world.cluster.kubeconfig,
+        str(world.repo),
+        "--namespace",
+        NS,
+        "--drift-policy",
+        "alert-only",
+        env={"POD_NAMESPACE": NS},
+    )
 
     def page() -> dict[str, float]:
         return samples(proc.get("/metrics")[1])
 
     try:
-        found.pages["standby"] = wait_for("a standby's metrics", lambda: (p := page()).get(
-            f"gitops_kd_leader{{{TARGET}}}") == 0.0 and p, 60)
+        found.pages["standby"] = wait_for(
+            "a standby's metrics", lambda: (p := page()).get(f"gitops_kd_leader{{{TARGET}}}") == 0.0 and p, 60
+        )
         world.rest.delete("coordination.k8s.io/v1", "leases", NS, "gitops-kd")
         world.wait_ready_at("1.0.0", timeout=120)
         wait_for("hello-dev's pods Ready", lambda: len(ps := world.pods()) == 3 and all(pod_ready(p) for p in ps), 60)
-        found.pages["healthy"] = wait_for("the leader's metrics", lambda: (p := page()).get(
-            f"gitops_kd_leader{{{TARGET}}}") == 1.0 and p, 30)
+        found.pages["healthy"] = wait_for(
+            "the leader's metrics", lambda: (p := page()).get(f"gitops_kd_leader{{{TARGET}}}") == 1.0 and p, 30
+        )
 
         world.commit({"apps/hello.yaml": hello_app("2.0.0", distroID="other/hello")}, "refused: distroID")
-        found.pages["refused"] = wait_for("a refusal counted", lambda: (p := page()).get(
-            f"gitops_kd_refused_commits_total{{{TARGET}}}", 0) >= 1 and p, 60)
+        found.pages["refused"] = wait_for(
+            "a refusal counted", lambda: (p := page()).get(f"gitops_kd_refused_commits_total{{{TARGET}}}", 0) >= 1 and p, 60
+        )
         world.commit({"apps/hello.yaml": world.template("apps/hello.yaml")}, "back to 1.0.0")
 
-        sts = next(s["metadata"]["name"] for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
-                   if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker")
+        sts = next(
+            s["metadata"]["name"]
+            for s in world.rest.list("apps/v1", "statefulsets", NS)["items"]
+            if s["metadata"]["labels"]["kubedirector.hpe.com/role"] == "worker"
+        )
 
         def drifted() -> dict[str, float] | None:
             world.kubectl("set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:6.6.6")  # until it is drift
             p = page()
             return p if any(k.startswith("gitops_kd_drift_active{") and v == 1.0 for k, v in p.items()) else None
+
         found.pages["drift"] = wait_for("drift left by alert-only", drifted, 60, 1.0)
         assert world.kubectl("set", "image", f"statefulset/{sts}", "app=gitops-kd/hello:1.0.0").returncode == 0
 
         hidden = world.repo.with_name("repo-away")
         world.repo.rename(hidden)
-        found.pages["git-unreadable"] = wait_for("failing polls", lambda: (p := page()).get(
-            f"gitops_kd_git_failing_polls{{{TARGET}}}", 0) >= 3 and p, 60)
+        found.pages["git-unreadable"] = wait_for(
+            "failing polls", lambda: (p := page()).get(f"gitops_kd_git_failing_polls{{{TARGET}}}", 0) >= 3 and p, 60
+        )
         hidden.rename(world.repo)
         pod = world.pods_by_role()["controller"][0]
         if exec_unavailable(world, pod) is None:
             world.commit({"apps/hello.yaml": hello_app("2.0.0", upgrade=failing_stanza("halt"))}, "broken hook")
+
             def stalled() -> dict[str, float] | None:
                 p = page()
-                return p if any(k.startswith("gitops_kd_rollout_phase{") and 'phase="Stalled"' in k and v == 1.0
-                                for k, v in p.items()) else None
+                return (
+                    p
+                    if any(k.startswith("gitops_kd_rollout_phase{") and 'phase="Stalled"' in k and v == 1.0 for k, v in p.items())
+                    else None
+                )
+
             found.pages["stalled"] = wait_for("a Stalled rollout", stalled, 120)
 
         yield found
@@ -136,24 +165,42 @@ def series(before: dict[str, float], after: dict[str, float], minutes: int) -> l
 annotations: dict[str, dict[str, str]] = {}  # alert -> its rendered annotations, for the alert a test expects
 
 
-def promtool_test(tmp: Path, before: dict[str, float], after: dict[str, float],
-                  expected: dict[str, list[tuple[int, list[dict[str, str]]]]]) -> None:
+def promtool_test(
+    tmp: Path, before: dict[str, float], after: dict[str, float], expected: dict[str, list[tuple[int, list[dict[str, str]]]]]
+) -> None:
     """Run `promtool test rules`: alert -> [(minute, the exact labels of each firing alert)]."""
     rules = tmp / "rules.yaml"
     rules.write_text(yaml.safe_dump(rule_groups()))
-    cases = [{"eval_time": f"{minute}m", "alertname": alert,
-              "exp_alerts": [{"exp_labels": labels, "exp_annotations": annotations.get(alert, {})}
-                             for labels in firing]}
-             for alert, checks in expected.items() for minute, firing in checks]
+    cases = [
+        {
+            "eval_time": f"{minute}m",
+            "alertname": alert,
+            "exp_alerts": [{"exp_labels": labels, "exp_annotations": annotations.get(alert, {})} for labels in firing],
+        }
+        for alert, checks in expected.items()
+        for minute, firing in checks
+    ]
     test = tmp / "test.yaml"
-    test.write_text(yaml.safe_dump({"rule_files": [str(rules)], "evaluation_interval": "1m", "tests": [{
-        "interval": "1m", "input_series": series(before, after, 60), "alert_rule_test": cases}]}))
+    test.write_text(
+        yaml.safe_dump(
+            {
+                "rule_files": [str(rules)],
+                "evaluation_interval": "1m",
+                "tests": [{"interval": "1m", "input_series": series(before, after, 60), "alert_rule_test": cases}],
+            }
+        )
+    )
     out = subprocess.run([promtool(), "test", "rules", str(test)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-ALERTS = ("GitOpsKDRolloutStalled", "GitOpsKDCommitRefused", "GitOpsKDDriftNotReverted", "GitOpsKDGitUnreadable",
-          "GitOpsKDLeaderMissing")
+ALERTS = (
+    "GitOpsKDRolloutStalled",
+    "GitOpsKDCommitRefused",
+    "GitOpsKDDriftNotReverted",
+    "GitOpsKDGitUnreadable",
+    "GitOpsKDLeaderMissing",
+)
 
 
 def test_promtool_accepts_the_rules(tmp_path: Path) -> None:
@@ -175,15 +222,19 @@ def test_a_healthy_leader_fires_nothing(scrapes: Scrapes, tmp_path: Path) -> Non
     promtool_test(tmp_path, healthy, healthy, {alert: [(BEFORE + 30, [])] for alert in ALERTS})
 
 
-@pytest.mark.parametrize(("condition", "alert", "labels"), [
-    ("standby", "GitOpsKDLeaderMissing", {}),
-    ("refused", "GitOpsKDCommitRefused", {"job": "gitops-kd", "instance": "10.0.0.7:8080"}),
-    ("drift", "GitOpsKDDriftNotReverted", {"kind": "StatefulSet", "namespace": NS}),
-    ("stalled", "GitOpsKDRolloutStalled", {"namespace": NS, "cluster": "hello-dev"}),
-    ("git-unreadable", "GitOpsKDGitUnreadable", {}),
-])
-def test_each_condition_fires_its_alert_after_its_for(scrapes: Scrapes, tmp_path: Path, condition: str, alert: str,
-                                                      labels: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("condition", "alert", "labels"),
+    [
+        ("standby", "GitOpsKDLeaderMissing", {}),
+        ("refused", "GitOpsKDCommitRefused", {"job": "gitops-kd", "instance": "10.0.0.7:8080"}),
+        ("drift", "GitOpsKDDriftNotReverted", {"kind": "StatefulSet", "namespace": NS}),
+        ("stalled", "GitOpsKDRolloutStalled", {"namespace": NS, "cluster": "hello-dev"}),
+        ("git-unreadable", "GitOpsKDGitUnreadable", {}),
+    ],
+)
+def test_each_condition_fires_its_alert_after_its_for(
+    scrapes: Scrapes, tmp_path: Path, condition: str, alert: str, labels: dict[str, str]
+) -> None:
     """Invariant: the alert for a real condition fires once it has held for the rule's `for`, not before, with
     the labels that say where; the other alerts stay quiet (a stalled rollout is not a leader missing)."""
     if condition not in scrapes.pages:

@@ -44,11 +44,17 @@ class Candidate:
         self.client = cluster.api_client()
         self.new_leaders: list[str] = []
         self.elector = LeaderElector(
-            self.client, namespace="default", name=lease, identity=identity,
-            lease_duration=LEASE, renew_deadline=RENEW, retry_period=RETRY,
+            self.client,
+            namespace="default",
+            name=lease,
+            identity=identity,
+            lease_duration=LEASE,
+            renew_deadline=RENEW,
+            retry_period=RETRY,
             on_started_leading=lambda: events.append((time.monotonic(), f"{identity} started")),
             on_stopped_leading=lambda: events.append((time.monotonic(), f"{identity} stopped")),
-            on_new_leader=self.new_leaders.append)
+            on_new_leader=self.new_leaders.append,
+        )
 
     @property
     def is_leader(self) -> bool:
@@ -199,8 +205,9 @@ def test_someone_else_renewing_makes_the_leader_step_down_at_once(pair, api) -> 
     wait_for(lambda: alpha.is_leader, SLACK, "alpha to lead")
     rest = RestClient(api)
     current = rest.get("coordination.k8s.io/v1", "leases", "default", lease)
-    current["spec"] = dict(current["spec"], holderIdentity="intruder", leaseDurationSeconds=2,
-                           renewTime="2030-01-01T00:00:00.000000Z")
+    current["spec"] = dict(
+        current["spec"], holderIdentity="intruder", leaseDurationSeconds=2, renewTime="2030-01-01T00:00:00.000000Z"
+    )
     rest.replace("coordination.k8s.io/v1", "leases", "default", lease, current)
     # alpha's next optimistic update carries the old resourceVersion: 409, re-read, intruder holds it
     took = wait_for(lambda: not alpha.is_leader, 3 * RETRY + SLACK, "alpha to step down")
@@ -239,22 +246,34 @@ def test_leader_stops_by_the_renew_deadline_when_the_api_fails(pair, cluster) ->
     wait_for(lambda: alpha.is_leader, TAKEOVER_MAX + SLACK, "alpha to lead again once the API is back")
 
 
-@pytest.mark.parametrize("durations, message", [
-    ((10, 10, 2), "leaseDuration must be greater than renewDeadline"),
-    ((15, 2, 2), "renewDeadline must be greater than retryPeriod*JitterFactor"),
-])
+@pytest.mark.parametrize(
+    "durations, message",
+    [
+        ((10, 10, 2), "leaseDuration must be greater than renewDeadline"),
+        ((15, 2, 2), "renewDeadline must be greater than retryPeriod*JitterFactor"),
+    ],
+)
 def test_bad_durations_are_rejected(api, durations, message) -> None:
     lease, renew, retry = durations
     with pytest.raises(ValueError, match=message.replace("*", r"\*")):
-        LeaderElector(api, namespace="default", name="x", identity="me", lease_duration=lease,
-                      renew_deadline=renew, retry_period=retry, on_started_leading=lambda: None,
-                      on_stopped_leading=lambda: None)
+        LeaderElector(
+            api,
+            namespace="default",
+            name="x",
+            identity="me",
+            lease_duration=lease,
+            renew_deadline=renew,
+            retry_period=retry,
+            on_started_leading=lambda: None,
+            on_stopped_leading=lambda: None,
+        )
 
 
 def test_empty_identity_is_rejected(api) -> None:
     with pytest.raises(ValueError, match="Lock identity is empty"):
-        LeaderElector(api, namespace="default", name="x", identity="", on_started_leading=lambda: None,
-                      on_stopped_leading=lambda: None)
+        LeaderElector(
+            api, namespace="default", name="x", identity="", on_started_leading=lambda: None, on_stopped_leading=lambda: None
+        )
 
 
 def test_run_blocks_in_the_callers_thread_until_stop(cluster, api) -> None:
@@ -285,14 +304,25 @@ def test_a_runtime_that_fails_to_start_gives_the_lease_back(cluster, api) -> Non
         attempts.append("start")
         raise RuntimeError("cannot start the reconciler")
 
-    elector = LeaderElector(client, namespace="default", name=lease, identity="broken", lease_duration=LEASE,
-                            renew_deadline=RENEW, retry_period=RETRY, on_started_leading=broken_start,
-                            on_stopped_leading=lambda: attempts.append("stop"))
+    elector = LeaderElector(
+        client,
+        namespace="default",
+        name=lease,
+        identity="broken",
+        lease_duration=LEASE,
+        renew_deadline=RENEW,
+        retry_period=RETRY,
+        on_started_leading=broken_start,
+        on_stopped_leading=lambda: attempts.append("stop"),
+    )
     try:
         elector.start()
         # it steps down, releases, and waits a retry period before campaigning again: poll for the gap
-        wait_for(lambda: attempts[:2] == ["start", "stop"] and lease_spec(api, lease).get("holderIdentity") == "",
-                 SLACK, "the failed start to step down and release the lease")
+        wait_for(
+            lambda: attempts[:2] == ["start", "stop"] and lease_spec(api, lease).get("holderIdentity") == "",
+            SLACK,
+            "the failed start to step down and release the lease",
+        )
     finally:
         elector.stop()
         client.close()

@@ -14,21 +14,43 @@ SCRIPT = "set -e\n" + "echo seeding persisted dirs\n" * 50
 
 def pod(name: str, ordinal: int) -> dict[str, Any]:
     """A Pod as a watch hands it over: a fresh json.loads each time, so no string is shared yet."""
-    return json.loads(json.dumps({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": f"{name}-{ordinal}", "namespace": "default", "uid": f"uid-{name}-{ordinal}",
-                     "resourceVersion": str(100 + ordinal), "creationTimestamp": "2026-12-03T10:00:00Z",
-                     "labels": {"kubedirector.hpe.com/role": "worker", "controller-revision-hash": "r1",
-                                "kubedirector.hpe.com/kdcluster": name},
-                     "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]},
-        "spec": {"initContainers": [{"name": "init", "image": "hello:1.0.0", "args": ["-c", SCRIPT]}],
-                 "containers": [{"name": "app", "image": "hello:1.0.0", "env": [{"name": "A", "value": "1"}]},
-                                {"name": "sidecar", "image": "proxy:2"}],
-                 "volumes": [{"name": "p", "persistentVolumeClaim": {"claimName": f"p-{name}-{ordinal}"}}]},
-        "status": {"phase": "Running", "podIP": f"10.0.0.{ordinal}", "hostIP": "10.1.0.1", "qosClass": "Burstable",
-                   "conditions": [{"type": "Ready", "status": "True",
-                                   "lastTransitionTime": "2026-12-03T10:00:05Z"}],
-                   "containerStatuses": [{"name": "app", "ready": True, "restartCount": 0}]}}))
+    return json.loads(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"{name}-{ordinal}",
+                    "namespace": "default",
+                    "uid": f"uid-{name}-{ordinal}",
+                    "resourceVersion": str(100 + ordinal),
+                    "creationTimestamp": "2026-12-03T10:00:00Z",
+                    "labels": {
+                        "kubedirector.hpe.com/role": "worker",
+                        "controller-revision-hash": "r1",
+                        "kubedirector.hpe.com/kdcluster": name,
+                    },
+                    "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}],
+                },
+                "spec": {
+                    "initContainers": [{"name": "init", "image": "hello:1.0.0", "args": ["-c", SCRIPT]}],
+                    "containers": [
+                        {"name": "app", "image": "hello:1.0.0", "env": [{"name": "A", "value": "1"}]},
+                        {"name": "sidecar", "image": "proxy:2"},
+                    ],
+                    "volumes": [{"name": "p", "persistentVolumeClaim": {"claimName": f"p-{name}-{ordinal}"}}],
+                },
+                "status": {
+                    "phase": "Running",
+                    "podIP": f"10.0.0.{ordinal}",
+                    "hostIP": "10.1.0.1",
+                    "qosClass": "Burstable",
+                    "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-12-03T10:00:05Z"}],
+                    "containerStatuses": [{"name": "app", "ready": True, "restartCount": 0}],
+                },
+            }
+        )
+    )
 
 
 def test_a_compact_pod_observes_the_same_and_keeps_only_what_is_read() -> None:
@@ -60,8 +82,7 @@ def test_frozen_once_and_equal_values_held_once() -> None:
     assert a["spec"]["containers"] is b["spec"]["containers"]  # equal mappings and sequences as well
     assert a["metadata"] is not b["metadata"] and a["status"] is not b["status"]  # (their uids and times differ)
     before = len(shared)
-    compact({**pod("c3", 2), "metadata": {**pod("c3", 2)["metadata"], "uid": "fresh", "resourceVersion": "999"}},
-            shared)
+    compact({**pod("c3", 2), "metadata": {**pod("c3", 2)["metadata"], "uid": "fresh", "resourceVersion": "999"}}, shared)
     assert "fresh" not in shared and "999" not in shared  # per-version values stay out
     assert len(shared) > before  # (the new cluster's name did go in)
 
@@ -78,8 +99,12 @@ def test_the_string_table_is_bounded() -> None:
 def test_values_equal_in_python_but_not_in_json_are_never_merged() -> None:
     """True == 1 == 1.0 in Python: a shared mapping must still thaw to exactly the JSON it came from."""
     shared = SharedValues()
-    docs = [{"spec": {"x": {"a": 1}, "y": [1]}}, {"spec": {"x": {"a": True}, "y": [True]}},
-            {"spec": {"x": {"a": 1.0}, "y": [1.0]}}, {"spec": {"x": {"a": 1}, "y": [1]}}]
+    docs = [
+        {"spec": {"x": {"a": 1}, "y": [1]}},
+        {"spec": {"x": {"a": True}, "y": [True]}},
+        {"spec": {"x": {"a": 1.0}, "y": [1.0]}},
+        {"spec": {"x": {"a": 1}, "y": [1]}},
+    ]
     made = [compact(d, shared) for d in docs]
     for doc, frozen in zip(docs, made, strict=True):
         assert json.dumps(thaw(frozen)) == json.dumps(doc)

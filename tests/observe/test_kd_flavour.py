@@ -33,8 +33,7 @@ def test_the_branchs_schema_fields_tell_the_live_upgrade_branch() -> None:
     app_branch = copy.deepcopy(app)
     _schema(app_branch)["properties"]["spec"].setdefault("properties", {})["upgradable"] = {"type": "boolean"}
     assert flavour_of(app_branch, cluster).name == LIVE_UPGRADE
-    _schema(cluster)["properties"].setdefault("status", {}).setdefault("properties", {})["upgradeInfo"] = {
-        "type": "object"}
+    _schema(cluster)["properties"].setdefault("status", {}).setdefault("properties", {})["upgradeInfo"] = {"type": "object"}
     found = flavour_of(app, cluster)
     assert found.name == LIVE_UPGRADE and "KubeDirectorCluster status.upgradeInfo" in found.evidence
 

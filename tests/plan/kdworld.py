@@ -77,16 +77,25 @@ def kd_template(app: KDApp, cluster: KDCluster, role: str) -> dict[str, Any]:
     cdoc = cluster.body
     cdoc["metadata"] = {"name": cluster.name, "namespace": NS, "uid": "uid-" + cluster.name}
     sim_cluster = parse_cluster(cdoc, sim_app)
-    return render_statefulset(sim_cluster, sim_app, sim_cluster.role(role), cluster_service="kdhs-x",
-                              name=f"kdss-{role}")["spec"]["template"]
+    return render_statefulset(sim_cluster, sim_app, sim_cluster.role(role), cluster_service="kdhs-x", name=f"kdss-{role}")[
+        "spec"
+    ]["template"]
 
 
 def live_app(app: KDApp) -> ObservedApp:
     return ObservedApp(NS, app.name, app.version, app.upgrade, "1", app_manifest(app, (NS, app.name)))
 
 
-def live_cluster(app: KDApp, cluster: KDCluster, *, managed: bool = True, from_version: str | None = None,
-                 rollout: bool = True, ready: bool = True, ports_version: KDApp | None = None) -> ObservedCluster:
+def live_cluster(
+    app: KDApp,
+    cluster: KDCluster,
+    *,
+    managed: bool = True,
+    from_version: str | None = None,
+    rollout: bool = True,
+    ready: bool = True,
+    ports_version: KDApp | None = None,
+) -> ObservedCluster:
     """A running cluster of ``app``: KubeDirector's objects, taken over by gitops-kd when ``managed``
     (OnDelete, owned template fields at ``app.version`` with ``from_version``, Idle rollout)."""
     sts_map: dict[str, ObservedStatefulSet] = {}
@@ -101,25 +110,49 @@ def live_cluster(app: KDApp, cluster: KDCluster, *, managed: bool = True, from_v
         rev = revision_of(template)
         name = f"kdss-{role.id}"
         members = role.members_for(app.role(role.id))
-        sts_map[role.id] = ObservedStatefulSet(name, NS, role.id, "uid-" + name, 2, 2,
-                                               "OnDelete" if managed else "RollingUpdate", members, rev, rev, template)
-        pods[role.id] = tuple(ObservedPod(f"{name}-{i}", NS, role.id, i, f"uid-{name}-{i}-0", rev, "Running", ready,
-                                          False, T0 - timedelta(hours=1), T0 - timedelta(hours=1), f"10.0.0.{i}")
-                              for i in range(members))
+        sts_map[role.id] = ObservedStatefulSet(
+            name, NS, role.id, "uid-" + name, 2, 2, "OnDelete" if managed else "RollingUpdate", members, rev, rev, template
+        )
+        pods[role.id] = tuple(
+            ObservedPod(
+                f"{name}-{i}",
+                NS,
+                role.id,
+                i,
+                f"uid-{name}-{i}-0",
+                rev,
+                "Running",
+                ready,
+                False,
+                T0 - timedelta(hours=1),
+                T0 - timedelta(hours=1),
+                f"10.0.0.{i}",
+            )
+            for i in range(members)
+        )
         for i in range(members):
             ports = service_ports(ports_version or app, role.id)
             if ports:
                 pod_name = f"{name}-{i}"
-                services.append(ObservedService(f"s-{pod_name}", NS, role.id, tuple(ports),
-                                                {"spec": {"selector": {"statefulset.kubernetes.io/pod-name": pod_name}}}))
+                services.append(
+                    ObservedService(
+                        f"s-{pod_name}",
+                        NS,
+                        role.id,
+                        tuple(ports),
+                        {"spec": {"selector": {"statefulset.kubernetes.io/pod-name": pod_name}}},
+                    )
+                )
     ro = None
     if managed and rollout:
-        ro = ObservedRollout(cluster.name, NS, "uid-ro-" + cluster.name, 1, app.version, from_version or app.version,
-                             "c0", app.version, "Idle")
+        ro = ObservedRollout(
+            cluster.name, NS, "uid-ro-" + cluster.name, 1, app.version, from_version or app.version, "c0", app.version, "Idle"
+        )
     raw = cluster_manifest(cluster, (NS, cluster.name))
     raw["status"] = {"state": "configured"}
-    return ObservedCluster(NS, cluster.name, "uid-" + cluster.name, cluster.app, "configured", raw, sts_map, pods,
-                           tuple(services), ro)
+    return ObservedCluster(
+        NS, cluster.name, "uid-" + cluster.name, cluster.app, "configured", raw, sts_map, pods, tuple(services), ro
+    )
 
 
 def observed(apps: tuple[KDApp, ...], clusters: tuple[ObservedCluster, ...]) -> ObservedState:
@@ -166,8 +199,9 @@ class FakeCluster:
     def _ApplyApp(self, a: A.ApplyApp) -> None:
         body = a.body
         ann = (body.get("metadata", {}).get("annotations") or {}).get(UPGRADE_ANNOTATION)
-        live = ObservedApp(a.namespace, a.name, body["spec"]["version"],
-                           UpgradeSpec.from_annotation(ann) if ann else None, "2", body)
+        live = ObservedApp(
+            a.namespace, a.name, body["spec"]["version"], UpgradeSpec.from_annotation(ann) if ann else None, "2", body
+        )
         self.state = replace(self.state, apps={**self.state.apps, (a.namespace, a.name): live})
 
     def _ApplyCluster(self, a: A.ApplyCluster) -> None:
@@ -178,15 +212,33 @@ class FakeCluster:
         old = c.rollout
         adopt = a.direction == A.ADOPT
         phase = "Idle" if adopt else "Downgrading" if a.direction == A.DOWNGRADE else "Upgrading"
-        self.put(replace(c, rollout=ObservedRollout(
-            a.cluster, a.namespace, old.uid if old else "uid-ro", (old.generation + 1) if old else 1, a.target_version,
-            a.from_version, a.commit, a.target_version if adopt else (old.app_version if old else a.from_version),
-            phase, from_upgrade=UpgradeSpec.from_annotation(a.from_stanza) if a.from_stanza else None,
-            target_upgrade=UpgradeSpec.from_annotation(a.target_stanza) if a.target_stanza else None,
-            direction=a.direction,
-            conditions=({"type": "Ready", "status": "True" if adopt and a.members_ready else "False",
-                         "lastTransitionTime": self.now.strftime("%Y-%m-%dT%H:%M:%SZ")},
-                        *(({"type": "Reconciling", "status": "True"},) if adopt and not a.members_ready else ())))))
+        self.put(
+            replace(
+                c,
+                rollout=ObservedRollout(
+                    a.cluster,
+                    a.namespace,
+                    old.uid if old else "uid-ro",
+                    (old.generation + 1) if old else 1,
+                    a.target_version,
+                    a.from_version,
+                    a.commit,
+                    a.target_version if adopt else (old.app_version if old else a.from_version),
+                    phase,
+                    from_upgrade=UpgradeSpec.from_annotation(a.from_stanza) if a.from_stanza else None,
+                    target_upgrade=UpgradeSpec.from_annotation(a.target_stanza) if a.target_stanza else None,
+                    direction=a.direction,
+                    conditions=(
+                        {
+                            "type": "Ready",
+                            "status": "True" if adopt and a.members_ready else "False",
+                            "lastTransitionTime": self.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                        },
+                        *(({"type": "Reconciling", "status": "True"},) if adopt and not a.members_ready else ()),
+                    ),
+                ),
+            )
+        )
 
     def _SetOnDelete(self, a: A.SetOnDelete) -> None:
         c = self.cluster(a.cluster_key)
@@ -197,8 +249,13 @@ class FakeCluster:
         c = self.cluster(a.cluster_key)
         sts = c.statefulsets[a.role]
         template = apply_template_patch(sts.template, a.patch_body["spec"]["template"])
-        new = replace(sts, template=template, update_revision=revision_of(template), generation=sts.generation + 1,
-                      observed_generation=sts.generation + 1)
+        new = replace(
+            sts,
+            template=template,
+            update_revision=revision_of(template),
+            generation=sts.generation + 1,
+            observed_generation=sts.generation + 1,
+        )
         self.put(replace(c, statefulsets={**c.statefulsets, a.role: new}))
 
     def _PatchServicePorts(self, a: A.PatchServicePorts) -> None:
@@ -235,8 +292,7 @@ class FakeCluster:
             self.put(self._progress(c, a.pod, migrations_done=done))
 
     def _StartGate(self, a: A.StartGate) -> None:
-        self.put(with_rollout(self.cluster(a.cluster_key), current_pod=a.pod, gate_started_at=self.now,
-                              gate_checked_at=None))
+        self.put(with_rollout(self.cluster(a.cluster_key), current_pod=a.pod, gate_started_at=self.now, gate_checked_at=None))
 
     def _CheckGate(self, a: A.CheckGate) -> None:
         c = with_rollout(self.cluster(a.cluster_key), gate_checked_at=self.now)
@@ -248,8 +304,16 @@ class FakeCluster:
 
     def _FinishRollout(self, a: A.FinishRollout) -> None:
         ready = {"type": "Ready", "status": "True", "lastTransitionTime": self.now.strftime("%Y-%m-%dT%H:%M:%SZ")}
-        self.put(with_rollout(self.cluster(a.cluster_key), phase="Idle", app_version=a.version, current_pod=None,
-                              gate_started_at=None, conditions=(ready,)))
+        self.put(
+            with_rollout(
+                self.cluster(a.cluster_key),
+                phase="Idle",
+                app_version=a.version,
+                current_pod=None,
+                gate_started_at=None,
+                conditions=(ready,),
+            )
+        )
 
     def _Stall(self, a: A.Stall) -> None:
         self.put(with_rollout(self.cluster(a.cluster_key), phase="Stalled", stalled_reason=a.reason))
@@ -280,8 +344,15 @@ class FakeCluster:
                 for p in ps:
                     if p.deleting:
                         self.pod_generation += 1
-                        p = replace(p, uid=f"uid-{p.name}-{self.pod_generation}", revision=sts.update_revision,
-                                    deleting=False, ready=False, created_at=self.now, ready_since=None)
+                        p = replace(
+                            p,
+                            uid=f"uid-{p.name}-{self.pod_generation}",
+                            revision=sts.update_revision,
+                            deleting=False,
+                            ready=False,
+                            created_at=self.now,
+                            ready_since=None,
+                        )
                     elif not p.ready:
                         p = replace(p, ready=True, ready_since=self.now)
                     new.append(p)

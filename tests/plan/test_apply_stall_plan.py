@@ -13,21 +13,40 @@ from gitops_kd.plan import plan
 from plan.kdworld import HELLO1, HELLO2, HELLO_DEV, NS, REPO, T0, desired, live_cluster, load_text, observed, with_rollout
 
 KEY = (NS, "hello-dev")
-LABELLED = load_text("clusters/hello-dev.yaml", {
-    **(doc := yaml.safe_load((REPO / "clusters/hello-dev.yaml").read_text())),
-    "metadata": {**doc["metadata"], "labels": {**doc["metadata"]["labels"], "team": "blue"}}})
+LABELLED = load_text(
+    "clusters/hello-dev.yaml",
+    {
+        **(doc := yaml.safe_load((REPO / "clusters/hello-dev.yaml").read_text())),
+        "metadata": {**doc["metadata"], "labels": {**doc["metadata"]["labels"], "team": "blue"}},
+    },
+)
 
 
 def stalled_by(kind: str, name: str, reason: str = "ApplyFailed", phase: str = "Idle", target: str = "1.0.0") -> Any:
     """hello-dev at 1.0.0, its rollout (towards ``target``) Stalled by the write of ``kind`` ``name`` (failed five
     times) while it was ``phase``."""
-    record = {"kind": kind, "namespace": NS, "name": name, "digest": "d1", "failures": 5, "code": 500,
-              "message": "boom", "phase": phase}
-    stalled = [{"type": "Ready", "status": "False", "reason": reason, "message": "m"},
-               {"type": "Stalled", "status": "True", "reason": reason, "message": "m"}]
-    live = with_rollout(live_cluster(HELLO1, HELLO_DEV), phase="Stalled", stalled_reason=reason, target_version=target,
-                        conditions=tuple(stalled),
-                        raw={"status": {"phase": "Stalled", "stalledReason": reason, APPLY_FAILURE_FIELD: record}})
+    record = {
+        "kind": kind,
+        "namespace": NS,
+        "name": name,
+        "digest": "d1",
+        "failures": 5,
+        "code": 500,
+        "message": "boom",
+        "phase": phase,
+    }
+    stalled = [
+        {"type": "Ready", "status": "False", "reason": reason, "message": "m"},
+        {"type": "Stalled", "status": "True", "reason": reason, "message": "m"},
+    ]
+    live = with_rollout(
+        live_cluster(HELLO1, HELLO_DEV),
+        phase="Stalled",
+        stalled_reason=reason,
+        target_version=target,
+        conditions=tuple(stalled),
+        raw={"status": {"phase": "Stalled", "stalledReason": reason, APPLY_FAILURE_FIELD: record}},
+    )
     return observed((HELLO1,), (live,))
 
 
@@ -69,13 +88,16 @@ def test_an_app_write_stall_of_a_kdapp_kubedirector_holds_is_lifted() -> None:
 
 
 def test_idle_and_reconciling_after_a_lifted_stall_becomes_ready_once_steady() -> None:
-    reconciling = ({"type": "Ready", "status": "False", "reason": "Retrying", "message": "m"},
-                   {"type": "Reconciling", "status": "True", "reason": "Retrying", "message": "m"})
+    reconciling = (
+        {"type": "Ready", "status": "False", "reason": "Retrying", "message": "m"},
+        {"type": "Reconciling", "status": "True", "reason": "Retrying", "message": "m"},
+    )
     live = with_rollout(live_cluster(HELLO1, HELLO_DEV), conditions=reconciling)
     p = plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (live,)), now=T0)
     assert [type(a).__name__ for a in p.actions] == ["FinishRollout"], p.describe()
-    ready = with_rollout(live_cluster(HELLO1, HELLO_DEV),
-                         conditions=({"type": "Ready", "status": "True", "reason": "UpToDate", "message": "m"},))
+    ready = with_rollout(
+        live_cluster(HELLO1, HELLO_DEV), conditions=({"type": "Ready", "status": "True", "reason": "UpToDate", "message": "m"},)
+    )
     assert plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (ready,)), now=T0).empty
 
 

@@ -16,8 +16,12 @@ def _catalog(kd_shared: Path):
     return {a.name: a for a in apps}
 
 
-CLUSTERS = ["cr-cluster-cassandra311-stor.yaml", "cr-cluster-centos7.yaml", "cr-cluster-kafka55-stor.yaml",
-            "cr-cluster-spark245-stor.yaml"]
+CLUSTERS = [
+    "cr-cluster-cassandra311-stor.yaml",
+    "cr-cluster-centos7.yaml",
+    "cr-cluster-kafka55-stor.yaml",
+    "cr-cluster-spark245-stor.yaml",
+]
 
 
 @pytest.mark.parametrize("cluster_file", CLUSTERS)
@@ -51,8 +55,7 @@ def test_catalog_app_upgrade_rolls_every_member_once(kd_shared: Path, cluster_fi
     live = world.cluster(key)
     assert sorted(deleted) == sorted(p.name for p in live.all_pods())
     roles_in_order = [r for r in order if live.statefulset(r) is not None]
-    assert [name.rsplit("-", 1)[0] for name in deleted] == [
-        f"kdss-{r}" for r in roles_in_order for _ in live.role_pods(r)]
+    assert [name.rsplit("-", 1)[0] for name in deleted] == [f"kdss-{r}" for r in roles_in_order for _ in live.role_pods(r)]
     images = {c["image"] for sts in live.statefulsets.values() for c in sts.template["spec"]["containers"]}
     assert all(i.endswith("-new") for i in images)
     assert live.rollout.app_version == "99.0.0" and live.rollout.phase == "Idle"

@@ -36,11 +36,14 @@ def test_a_role_statefulset_without_its_kubedirector_labels_gets_them_back_and_n
     state = observed((HELLO1,), (stripped,))
     p = plan(desired(HELLO1, HELLO_DEV), state, now=T0)
     sts = stripped.statefulsets["worker"].name
-    assert p.actions == (A.RestoreLabels("default", sts, "worker", ((CLUSTER_LABEL, "hello-dev"),
-                                                                    (ROLE_LABEL, "worker")), "hello-dev"),)
+    assert p.actions == (
+        A.RestoreLabels("default", sts, "worker", ((CLUSTER_LABEL, "hello-dev"), (ROLE_LABEL, "worker")), "hello-dev"),
+    )
     [shown] = live_diff(p.actions, state)
-    assert [f.describe() for f in shown.fields] == [f'metadata.labels[{CLUSTER_LABEL}]: (absent) -> "hello-dev"',
-                                                    f'metadata.labels[{ROLE_LABEL}]: "controller" -> "worker"']
+    assert [f.describe() for f in shown.fields] == [
+        f'metadata.labels[{CLUSTER_LABEL}]: (absent) -> "hello-dev"',
+        f'metadata.labels[{ROLE_LABEL}]: "controller" -> "worker"',
+    ]
 
 
 def test_a_break_glass_annotation_left_on_a_managed_object_is_removed() -> None:
@@ -50,16 +53,18 @@ def test_a_break_glass_annotation_left_on_a_managed_object_is_removed() -> None:
     glass = {BREAK_GLASS_ANNOTATION: "INC-9"}
     meta = c.raw["metadata"]
     c = replace(c, raw={**c.raw, "metadata": {**meta, "annotations": {**meta.get("annotations", {}), **glass}}})
-    c = _with_sts_meta(c, "worker", {"labels": {CLUSTER_LABEL: "hello-dev", ROLE_LABEL: "worker"},
-                                     "annotations": glass})
+    c = _with_sts_meta(c, "worker", {"labels": {CLUSTER_LABEL: "hello-dev", ROLE_LABEL: "worker"}, "annotations": glass})
     svc = c.member_services()[0]
-    c = replace(c, services=tuple(replace(s, raw={**s.raw, "metadata": {"annotations": glass}}) if s == svc else s
-                                  for s in c.services))
+    c = replace(
+        c, services=tuple(replace(s, raw={**s.raw, "metadata": {"annotations": glass}}) if s == svc else s for s in c.services)
+    )
     p = plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (c,)), now=T0)
-    assert p.actions == (A.ClearBreakGlass("default", KDCLUSTER_KIND, "hello-dev", "INC-9", "hello-dev"),
-                         A.ClearBreakGlass("default", STATEFULSET_KIND, c.statefulsets["worker"].name, "INC-9",
-                                           "hello-dev"),
-                         A.ClearBreakGlass("default", SERVICE_KIND, svc.name, "INC-9", "hello-dev")), p.describe()
+    assert p.actions == (
+        A.ClearBreakGlass("default", KDCLUSTER_KIND, "hello-dev", "INC-9", "hello-dev"),
+        A.ClearBreakGlass("default", STATEFULSET_KIND, c.statefulsets["worker"].name, "INC-9", "hello-dev"),
+        A.ClearBreakGlass("default", SERVICE_KIND, svc.name, "INC-9", "hello-dev"),
+    ), p.describe()
     held = with_rollout(c, raw={"spec": {"suspend": True}})
-    assert not any(isinstance(a, A.ClearBreakGlass)
-                   for a in plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (held,)), now=T0).actions)
+    assert not any(
+        isinstance(a, A.ClearBreakGlass) for a in plan(desired(HELLO1, HELLO_DEV), observed((HELLO1,), (held,)), now=T0).actions
+    )

@@ -11,8 +11,10 @@ from gitops_kd.status.rollout import STATEFULSET_MISSING
 from plan.kdworld import HELLO1, HELLO_DEV, T0, desired, live_cluster, observed, with_rollout
 
 READY = ({"type": "Ready", "status": "True", "reason": "UpToDate", "message": "m"},)
-MISSING = ({"type": "Ready", "status": "False", "reason": STATEFULSET_MISSING, "message": "m"},
-           {"type": "Reconciling", "status": "True", "reason": STATEFULSET_MISSING, "message": "m"})
+MISSING = (
+    {"type": "Ready", "status": "False", "reason": STATEFULSET_MISSING, "message": "m"},
+    {"type": "Reconciling", "status": "True", "reason": STATEFULSET_MISSING, "message": "m"},
+)
 
 
 def test_a_missing_role_statefulset_takes_ready_away_and_its_return_gives_it_back() -> None:

@@ -89,9 +89,15 @@ def _run(world: FakeCluster, want: Any) -> list[A.Action]:
             for pod in world.cluster(KEY).pods[rid]:
                 if pod.deleting:
                     c = world.cluster(KEY)
-                    pods = {r: tuple(replace(p, deleting=False, ready=True, revision=sts.update_revision,
-                                             uid=p.uid + "x") if p.name == pod.name else p for p in ps)
-                            for r, ps in c.pods.items()}
+                    pods = {
+                        r: tuple(
+                            replace(p, deleting=False, ready=True, revision=sts.update_revision, uid=p.uid + "x")
+                            if p.name == pod.name
+                            else p
+                            for p in ps
+                        )
+                        for r, ps in c.pods.items()
+                    }
                     world.put(replace(c, pods=pods))
     raise AssertionError("the plan did not settle")
 
@@ -117,8 +123,7 @@ def test_a_switch_runs_natively_the_switch_first_then_gitops_kds_own_order() -> 
 def test_the_switch_waits_for_ondelete_and_a_configured_cluster() -> None:
     state = branch_state(stored(HELLO1, upgradable=True), stored(HELLO_V2))
     c = state.clusters[KEY]
-    c = replace(c, statefulsets={**c.statefulsets, "worker": replace(c.statefulsets["worker"],
-                                                                     update_strategy="RollingUpdate")})
+    c = replace(c, statefulsets={**c.statefulsets, "worker": replace(c.statefulsets["worker"], update_strategy="RollingUpdate")})
     want = desired(HELLO1, HELLO_V2, _on("hello-v2"))
     world = BranchCluster(replace(state, clusters={KEY: c}))
     world.apply(plan(want, world.state, now=world.now).next())  # EnsureRollout

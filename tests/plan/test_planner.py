@@ -82,15 +82,24 @@ def test_version_bump_plans_the_whole_sequence() -> None:
     live = live_cluster(HELLO1, HELLO_DEV, managed=False)
     p = plan(desired(HELLO2, HELLO_DEV), observed((HELLO1,), (live,)), now=T0)
     # stock KubeDirector holds the KDApp the cluster uses: no ApplyApp, the upgrade is at the StatefulSet level
-    assert kinds(p) == ["EnsureRollout", "SetOnDelete", "SetOnDelete", "PatchTemplate", "PatchTemplate",
-                        "PatchServicePorts", "PatchServicePorts", "DeletePod"]
+    assert kinds(p) == [
+        "EnsureRollout",
+        "SetOnDelete",
+        "SetOnDelete",
+        "PatchTemplate",
+        "PatchTemplate",
+        "PatchServicePorts",
+        "PatchServicePorts",
+        "DeletePod",
+    ]
     ensure = p.actions[0]
-    assert (ensure.direction, ensure.from_version, ensure.target_version, ensure.commit) == ("upgrade", "1.0.0",
-                                                                                              "2.0.0", "c1")
+    assert (ensure.direction, ensure.from_version, ensure.target_version, ensure.commit) == ("upgrade", "1.0.0", "2.0.0", "c1")
     assert UpgradeSpec.from_annotation(ensure.target_stanza) == HELLO2.upgrade  # kept where no KDApp holds it
-    assert p.kept == ("KubeDirectorApp default/hello not applied: KDApp hello held at 1.0.0 by KubeDirector while in "
-                      "use; clusters run 2.0.0 at the StatefulSet level (used by default/hello-dev; applied once no "
-                      "cluster uses it)",)
+    assert p.kept == (
+        "KubeDirectorApp default/hello not applied: KDApp hello held at 1.0.0 by KubeDirector while in "
+        "use; clusters run 2.0.0 at the StatefulSet level (used by default/hello-dev; applied once no "
+        "cluster uses it)",
+    )
     assert [a.role for a in p.actions if isinstance(a, A.PatchTemplate)] == ["controller", "worker"]
     assert [a.service for a in p.actions if isinstance(a, A.PatchServicePorts)] == ["s-kdss-worker-0", "s-kdss-worker-1"]
     assert p.actions[-1].pod == "kdss-controller-0"  # roleOrder: controller first
@@ -109,8 +118,13 @@ def test_rollout_replaces_pods_in_role_order_highest_ordinal_first() -> None:
     for a in actions:
         if isinstance(a, (A.RunStep, A.StartGate, A.CheckGate, A.DeletePod)):
             per_pod.setdefault(a.pod, []).append(a.step_id if isinstance(a, A.RunStep) else type(a).__name__)
-    assert per_pod["kdss-worker-1"] == ["DeletePod", "2.0.0/kdss-worker-1/migrate/var/lib/hello",
-                                        "2.0.0/kdss-worker-1/hook", "StartGate", "CheckGate"]
+    assert per_pod["kdss-worker-1"] == [
+        "DeletePod",
+        "2.0.0/kdss-worker-1/migrate/var/lib/hello",
+        "2.0.0/kdss-worker-1/hook",
+        "StartGate",
+        "CheckGate",
+    ]
     order = [(type(a).__name__, getattr(a, "pod", None)) for a in actions]
     assert order.index(("CheckGate", "kdss-controller-0")) < order.index(("DeletePod", "kdss-worker-1"))
     assert isinstance(actions[-1], A.FinishRollout) and actions[-1].version == "2.0.0"
@@ -263,8 +277,7 @@ def test_downgrade_restores_and_runs_no_hooks() -> None:
     assert env["GITOPS_KD_DIRS"] == "keep=/etc discard=/opt/hello/cache restore=/var/lib/hello"
     assert env["GITOPS_KD_FROM_VERSION"] == "2.0.0" and env["GITOPS_KD_VERSION"] == "1.0.0"
     actions = run_to_steady(world, back)
-    assert [a.pod for a in actions if isinstance(a, A.DeletePod)] == ["kdss-controller-0", "kdss-worker-1",
-                                                                       "kdss-worker-0"]
+    assert [a.pod for a in actions if isinstance(a, A.DeletePod)] == ["kdss-controller-0", "kdss-worker-1", "kdss-worker-0"]
     assert not [a for a in actions if isinstance(a, (A.RunStep, A.CheckGate, A.StartGate))]
     assert world.cluster(KEY).rollout.app_version == "1.0.0"
 
@@ -275,8 +288,13 @@ def test_adoption_of_a_kubedirector_cluster_at_the_target() -> None:
     first = plan(want, world.state, now=world.now).next()
     assert isinstance(first, A.EnsureRollout) and first.direction == "adopt" and first.target_version == "1.0.0"
     actions = run_to_steady(world, want)
-    assert [type(a).__name__ for a in actions[:5]] == ["EnsureRollout", "SetOnDelete", "SetOnDelete", "PatchTemplate",
-                                                       "PatchTemplate"]
+    assert [type(a).__name__ for a in actions[:5]] == [
+        "EnsureRollout",
+        "SetOnDelete",
+        "SetOnDelete",
+        "PatchTemplate",
+        "PatchTemplate",
+    ]
     # adoption restarts nothing: the pods already run 1.0.0; the new template waits for the next upgrade
     assert not [a for a in actions if isinstance(a, (A.DeletePod, A.RunStep, A.CheckGate))]
     assert world.cluster(KEY).rollout.app_version == "1.0.0"
@@ -342,9 +360,11 @@ def test_an_adoption_is_ready_only_once_every_member_git_asks_for_is_ready() -> 
     every = plan(want, observed((HELLO1,), (fresh,)), now=T0)
     assert kinds(every) == ["EnsureRollout"] and every.actions[0].members_ready
     # a role whose StatefulSet KubeDirector has not sized yet (replicas 0, no pod): Git's members count
-    unsized = replace(fresh, statefulsets={**fresh.statefulsets, "worker": replace(fresh.statefulsets["worker"],
-                                                                                   replicas=0)},
-                      pods={**fresh.pods, "worker": ()})
+    unsized = replace(
+        fresh,
+        statefulsets={**fresh.statefulsets, "worker": replace(fresh.statefulsets["worker"], replicas=0)},
+        pods={**fresh.pods, "worker": ()},
+    )
     world = FakeCluster(observed((HELLO1,), (unsized,)))
     world.apply(plan(want, world.state, now=world.now).next())
     waiting = plan(want, world.state, now=world.now)
@@ -401,10 +421,15 @@ def test_later_wave_waits_for_the_earlier_one() -> None:
     assert world.cluster((NS, "hello-prod")).rollout.app_version == "2.0.0"
     # the held rollout says what it waits for (once), and the note is cleared when the wave lets it go
     notes = [(a.cluster, a.step) for a in actions if isinstance(a, A.NoteStep)]
-    assert notes == [("hello-prod", "waiting for cluster default/hello-dev of app hello (wave 0) to be Ready at "
-                                    "the target first"), ("hello-prod", None)]
-    first_prod_step = next(i for i, a in enumerate(actions) if a.cluster_key == (NS, "hello-prod")
-                           and isinstance(a, (A.SetOnDelete, A.PatchTemplate, A.DeletePod)))
+    assert notes == [
+        ("hello-prod", "waiting for cluster default/hello-dev of app hello (wave 0) to be Ready at the target first"),
+        ("hello-prod", None),
+    ]
+    first_prod_step = next(
+        i
+        for i, a in enumerate(actions)
+        if a.cluster_key == (NS, "hello-prod") and isinstance(a, (A.SetOnDelete, A.PatchTemplate, A.DeletePod))
+    )
     assert actions.index(next(a for a in actions if isinstance(a, A.NoteStep) and a.step is None)) < first_prod_step
 
 

@@ -48,8 +48,7 @@ def test_prune_deletes_the_cluster_first_and_its_app_once_unused() -> None:
     p = plan(desired(OTHER), live, now=T0, prune=True)
     assert p.actions == (Prune("KubeDirectorCluster", NS, "hello-dev", live.clusters[KEY].uid),)
     assert p.actions[0].cluster_key == KEY
-    assert any("KubeDirectorApp default/hello: not in Git, kept while KDCluster default/hello-dev uses it" in k
-               for k in p.kept)
+    assert any("KubeDirectorApp default/hello: not in Git, kept while KDCluster default/hello-dev uses it" in k for k in p.kept)
     gone = replace(live, clusters={})
     [prune_app] = plan(desired(OTHER), gone, now=T0, prune=True).actions
     assert isinstance(prune_app, Prune) and prune_app.kind == "KubeDirectorApp" and prune_app.name == "hello"

@@ -53,8 +53,13 @@ def test_a_role_kubedirector_rebuilds_from_the_held_kdapp_is_rebuilt_without_dat
     world = upgraded()
     c = world.cluster(KEY)
     template = kd_template(HELLO1, HELLO_DEV, "worker")
-    sts = replace(c.statefulsets["worker"], template=template, update_strategy="RollingUpdate",
-                  update_revision=revision_of(template), current_revision=revision_of(template))
+    sts = replace(
+        c.statefulsets["worker"],
+        template=template,
+        update_strategy="RollingUpdate",
+        update_revision=revision_of(template),
+        current_revision=revision_of(template),
+    )
     c = replace(c, statefulsets={**c.statefulsets, "worker": sts})
     for pod in c.role_pods("worker"):
         c = with_pod(c, pod.name, image=V1, revision=revision_of(template))

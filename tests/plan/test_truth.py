@@ -30,8 +30,12 @@ V1, V2 = "gitops-kd/hello:1.0.0", "gitops-kd/hello:2.0.0"
 def _moved(image: str, *, app: str = "hello-v2", ready: bool = True):  # type: ignore[no-untyped-def]
     """hello-dev Ready at 1.0.0 (images recorded), its spec.app switched to ``app`` and its pods running ``image``
     behind gitops-kd's back (what KubeDirector's live-app-upgrade branch does)."""
-    c = with_rollout(live_cluster(HELLO1, HELLO_DEV), conditions=READY if ready else (), app="hello",
-                     raw={"status": {"images": {"controller": V1, "worker": V1}}})
+    c = with_rollout(
+        live_cluster(HELLO1, HELLO_DEV),
+        conditions=READY if ready else (),
+        app="hello",
+        raw={"status": {"images": {"controller": V1, "worker": V1}}},
+    )
     for pod in c.all_pods():
         c = with_pod(c, pod.name, image=image)
     raw = thaw(c.raw)

@@ -25,8 +25,10 @@ from tests.real.kubeconfig import write_kubeconfig
 from tests.real.pki import Pki, make_pki
 
 ROOT = Path(__file__).resolve().parents[2]
-CRD_FILES = [*(ROOT / "kdcrds" / name for name in (KDAPP_CRD, KDCLUSTER_CRD)),
-             *(ROOT / "gitops_kd" / "crds" / name for name in (KDROLLOUT_CRD, SOURCE_CRD))]
+CRD_FILES = [
+    *(ROOT / "kdcrds" / name for name in (KDAPP_CRD, KDCLUSTER_CRD)),
+    *(ROOT / "gitops_kd" / "crds" / name for name in (KDROLLOUT_CRD, SOURCE_CRD)),
+]
 """The packaged CRDs' files (for kubectl apply -f), KubeDirector's first."""
 CONTROLLERS = "serviceaccount-token,serviceaccount,statefulset,garbagecollector,pvc-protection,namespace"
 SERVICE_CIDR = "10.96.0.0/12"
@@ -55,8 +57,9 @@ def binaries(*, show_progress: bool = False) -> dict[str, Path]:
         if missing:
             raise ControlPlaneError(f"${BIN_ENV}: no executable {', '.join(missing)}")
         return found
-    done = subprocess.run([str(ROOT / "scripts" / "realk8s")], stdout=subprocess.PIPE, text=True,
-                          stderr=None if show_progress else subprocess.PIPE)
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "realk8s")], stdout=subprocess.PIPE, text=True, stderr=None if show_progress else subprocess.PIPE
+    )
     if done.returncode != 0:
         raise ControlPlaneError(f"scripts/realk8s failed: {(done.stderr or 'see its messages above').strip()}")
     found = {k: Path(v) for k, v in (line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)}
@@ -68,8 +71,7 @@ def expected_version() -> str:
     kube-apiserver --version says."""
     if not os.environ.get(BIN_ENV):
         return BUILT_VERSION
-    said = subprocess.run([str(binaries()["kube-apiserver"]), "--version"], capture_output=True, text=True,
-                          timeout=60).stdout
+    said = subprocess.run([str(binaries()["kube-apiserver"]), "--version"], capture_output=True, text=True, timeout=60).stdout
     return said.split()[-1]
 
 
@@ -99,13 +101,21 @@ class _Process:
     def __init__(self, name: str, argv: list[str], log: Path, env: Mapping[str, str] | None = None) -> None:
         self.name, self.log = name, log
         with log.open("wb") as out:
-            self.popen = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          start_new_session=True, preexec_fn=die_with_parent, env=env)
+            self.popen = subprocess.Popen(
+                argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=die_with_parent,
+                env=env,
+            )
 
     def check_alive(self) -> None:
         if self.popen.poll() is not None:
-            raise ControlPlaneError(f"{self.name} exited with {self.popen.returncode} while starting; "
-                                    f"log {self.log}:\n{_tail(self.log)}")
+            raise ControlPlaneError(
+                f"{self.name} exited with {self.popen.returncode} while starting; log {self.log}:\n{_tail(self.log)}"
+            )
 
     def stop(self, grace: float = 10.0) -> None:
         """SIGTERM the group, SIGKILL it after `grace` seconds; returns once the process is reaped."""
@@ -162,45 +172,93 @@ class ControlPlane:
         pki = self.pki = make_pki(self.workdir / "pki")
         etcd_port, peer_port, self.port = free_port(), free_port(), free_port()
         etcd = f"http://127.0.0.1:{etcd_port}"
-        self._spawn("etcd", [str(bins["etcd"]), "--name", "etcd0", "--data-dir", str(self.workdir / "etcd"),
-                             "--listen-client-urls", etcd, "--advertise-client-urls", etcd,
-                             "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
-                             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
-                             "--initial-cluster", f"etcd0=http://127.0.0.1:{peer_port}"])
+        self._spawn(
+            "etcd",
+            [
+                str(bins["etcd"]),
+                "--name",
+                "etcd0",
+                "--data-dir",
+                str(self.workdir / "etcd"),
+                "--listen-client-urls",
+                etcd,
+                "--advertise-client-urls",
+                etcd,
+                "--listen-peer-urls",
+                f"http://127.0.0.1:{peer_port}",
+                "--initial-advertise-peer-urls",
+                f"http://127.0.0.1:{peer_port}",
+                "--initial-cluster",
+                f"etcd0=http://127.0.0.1:{peer_port}",
+            ],
+        )
         self._wait("etcd healthy", lambda: b'"true"' in _http_get(f"{etcd}/health"), 60)
         policy = self.workdir / "audit-policy.yaml"
         policy.write_text(AUDIT_POLICY)
-        self._spawn("kube-apiserver", [
-            str(bins["kube-apiserver"]), f"--etcd-servers={etcd}", "--bind-address=127.0.0.1",
-            f"--secure-port={self.port}", "--insecure-port=0", "--advertise-address=127.0.0.1",
-            "--endpoint-reconciler-type=none", f"--service-cluster-ip-range={SERVICE_CIDR}",
-            f"--tls-cert-file={pki.apiserver.cert}", f"--tls-private-key-file={pki.apiserver.key}",
-            f"--client-ca-file={pki.ca.cert}", "--authorization-mode=RBAC",
-            f"--service-account-key-file={pki.sa_pub}", f"--service-account-signing-key-file={pki.sa_key}",
-            f"--service-account-issuer={ISSUER}", f"--api-audiences={ISSUER}",
-            f"--kubelet-client-certificate={pki.kubelet_client.cert}",
-            f"--kubelet-client-key={pki.kubelet_client.key}", f"--kubelet-certificate-authority={pki.ca.cert}",
-            "--kubelet-preferred-address-types=InternalIP", "--allow-privileged=true",
-            # admission webhooks are called at their Service's Endpoints (no cluster IP routing on loopback)
-            "--enable-aggregator-routing=true",
-            f"--audit-policy-file={policy}", f"--audit-log-path={self.audit_log}",
-            f"--cert-dir={self.workdir / 'apiserver-certs'}",
-            # podtemplates bypass the watch cache and etcd is compacted often, so a watch from an old
-            # resourceVersion meets 410 Gone within seconds (tests/real/diffcases.py)
-            "--watch-cache-sizes=podtemplates#0", "--etcd-compaction-interval=5s"])
+        self._spawn(
+            "kube-apiserver",
+            [
+                str(bins["kube-apiserver"]),
+                f"--etcd-servers={etcd}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={self.port}",
+                "--insecure-port=0",
+                "--advertise-address=127.0.0.1",
+                "--endpoint-reconciler-type=none",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                f"--tls-cert-file={pki.apiserver.cert}",
+                f"--tls-private-key-file={pki.apiserver.key}",
+                f"--client-ca-file={pki.ca.cert}",
+                "--authorization-mode=RBAC",
+                f"--service-account-key-file={pki.sa_pub}",
+                f"--service-account-signing-key-file={pki.sa_key}",
+                f"--service-account-issuer={ISSUER}",
+                f"--api-audiences={ISSUER}",
+                f"--kubelet-client-certificate={pki.kubelet_client.cert}",
+                f"--kubelet-client-key={pki.kubelet_client.key}",
+                f"--kubelet-certificate-authority={pki.ca.cert}",
+                "--kubelet-preferred-address-types=InternalIP",
+                "--allow-privileged=true",
+                # admission webhooks are called at their Service's Endpoints (no cluster IP routing on loopback)
+                "--enable-aggregator-routing=true",
+                f"--audit-policy-file={policy}",
+                f"--audit-log-path={self.audit_log}",
+                f"--cert-dir={self.workdir / 'apiserver-certs'}",
+                # podtemplates bypass the watch cache and etcd is compacted often, so a watch from an old
+                # resourceVersion meets 410 Gone within seconds (tests/real/diffcases.py)
+                "--watch-cache-sizes=podtemplates#0",
+                "--etcd-compaction-interval=5s",
+            ],
+        )
         write_kubeconfig(self.kubeconfig, self.server, pki.ca.cert, cert=pki.admin.cert, key=pki.admin.key)
         self._wait("kube-apiserver /readyz", self._ready, 180)
-        kcm_config = write_kubeconfig(self.workdir / "controller-manager.kubeconfig", self.server, pki.ca.cert,
-                                      cert=pki.controller_manager.cert, key=pki.controller_manager.key)
-        self._spawn("kube-controller-manager", [
-            str(bins["kube-controller-manager"]), f"--kubeconfig={kcm_config}", "--port=0", "--secure-port=0",
-            "--leader-elect=false", f"--controllers={CONTROLLERS}",
-            f"--service-account-private-key-file={pki.sa_key}", f"--root-ca-file={pki.ca.cert}",
-            "--use-service-account-credentials=true"])
+        kcm_config = write_kubeconfig(
+            self.workdir / "controller-manager.kubeconfig",
+            self.server,
+            pki.ca.cert,
+            cert=pki.controller_manager.cert,
+            key=pki.controller_manager.key,
+        )
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(bins["kube-controller-manager"]),
+                f"--kubeconfig={kcm_config}",
+                "--port=0",
+                "--secure-port=0",
+                "--leader-elect=false",
+                f"--controllers={CONTROLLERS}",
+                f"--service-account-private-key-file={pki.sa_key}",
+                f"--root-ca-file={pki.ca.cert}",
+                "--use-service-account-credentials=true",
+            ],
+        )
         core = client.CoreV1Api(self.api_client())
-        self._wait("the default ServiceAccount's token (controller-manager running)",
-                   lambda: any(s.type == "kubernetes.io/service-account-token"
-                               for s in core.list_namespaced_secret("default").items), 120)
+        self._wait(
+            "the default ServiceAccount's token (controller-manager running)",
+            lambda: any(s.type == "kubernetes.io/service-account-token" for s in core.list_namespaced_secret("default").items),
+            120,
+        )
         self.start_seconds = time.monotonic() - began
 
     def stop(self) -> None:
@@ -212,13 +270,17 @@ class ControlPlane:
         """A new `kubernetes` ApiClient as the admin (system:masters)."""
         return config.new_client_from_config(config_file=str(self.kubeconfig))
 
-    def kubectl(self, *args: str, stdin: str | None = None, kubeconfig: Path | None = None,
-                check: bool = True) -> subprocess.CompletedProcess[str]:
+    def kubectl(
+        self, *args: str, stdin: str | None = None, kubeconfig: Path | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         """Run the real kubectl against this control plane (admin unless `kubeconfig` is given)."""
-        argv = ["kubectl", f"--kubeconfig={kubeconfig or self.kubeconfig}",
-                f"--cache-dir={self.workdir / 'kubectl-cache'}", *args]  # not ~/.kube/cache
-        done = subprocess.run(argv, input=stdin,
-                              capture_output=True, text=True, timeout=120)
+        argv = [
+            "kubectl",
+            f"--kubeconfig={kubeconfig or self.kubeconfig}",
+            f"--cache-dir={self.workdir / 'kubectl-cache'}",
+            *args,
+        ]  # not ~/.kube/cache
+        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=120)
         if check and done.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({done.returncode}): {done.stderr}")
         return done
@@ -231,10 +293,13 @@ class ControlPlane:
 
     def forbidden(self, username: str, namespace: str) -> list[dict[str, Any]]:
         """The audit log's 403 answers to `username` for objects in `namespace`."""
-        return [e for e in self.audit_events()
-                if (e.get("user") or {}).get("username") == username
-                and (e.get("responseStatus") or {}).get("code") == 403
-                and (e.get("objectRef") or {}).get("namespace") == namespace]
+        return [
+            e
+            for e in self.audit_events()
+            if (e.get("user") or {}).get("username") == username
+            and (e.get("responseStatus") or {}).get("code") == 403
+            and (e.get("objectRef") or {}).get("namespace") == namespace
+        ]
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         proc = _Process(name, argv, self.workdir / f"{name}.log")

@@ -19,19 +19,36 @@ from tests.real.controlplane import CRD_FILES, ROOT, ControlPlane
 from tests.real.diffcases import CASES, Case
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "apiserver-v1.20.2.json"
-VOLATILE = {"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "lastTransitionTime",
-            "lastProbeTime", "continue", "clusterIP", "clusterIPs", "nodePort", "startTime", "remainingItemCount"}
+VOLATILE = {
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "lastTransitionTime",
+    "lastProbeTime",
+    "continue",
+    "clusterIP",
+    "clusterIPs",
+    "nodePort",
+    "startTime",
+    "remainingItemCount",
+}
 DROPPED = {"managedFields", "selfLink"}
-PATTERNS = ((re.compile(r"too old resource version: \d+ \(\d+\)"), "too old resource version: N (N)"),
-            (re.compile(r"\b(?!0{8}-)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uid>"),
-            (re.compile(r"\b(default-token-)[a-z0-9]{5}\b"), r"\1<random>"))
+PATTERNS = (
+    (re.compile(r"too old resource version: \d+ \(\d+\)"), "too old resource version: N (N)"),
+    (re.compile(r"\b(?!0{8}-)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uid>"),
+    (re.compile(r"\b(default-token-)[a-z0-9]{5}\b"), r"\1<random>"),
+)
 
 
 def normalize(value: Any, ns: str) -> Any:
     """The answer without what differs run to run: uids, resourceVersions, times, allocated IPs and ports."""
     if isinstance(value, dict):
-        return {k: ("<volatile>" if k in VOLATILE and v is not None else normalize(v, ns))
-                for k, v in value.items() if k not in DROPPED}
+        return {
+            k: ("<volatile>" if k in VOLATILE and v is not None else normalize(v, ns))
+            for k, v in value.items()
+            if k not in DROPPED
+        }
     if isinstance(value, list):
         return [normalize(v, ns) for v in value]
     if isinstance(value, str):
@@ -47,8 +64,12 @@ def send(server: str, tls: ssl.SSLContext, case: Case, ns: str) -> tuple[int, An
     if body is not None and not isinstance(body, str):
         body = json.dumps(body)
     data = body.replace("{ns}", ns).encode() if body is not None else None
-    request = urllib.request.Request(server + case.path.replace("{ns}", ns), data=data, method=case.method,
-                                     headers={"Content-Type": case.content_type, "Accept": "application/json"})
+    request = urllib.request.Request(
+        server + case.path.replace("{ns}", ns),
+        data=data,
+        method=case.method,
+        headers={"Content-Type": case.content_type, "Accept": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=30, context=tls) as answer:
             status, text = answer.status, (answer.readline() if "watch=1" in case.path else answer.read())
@@ -72,9 +93,11 @@ def record(cp: ControlPlane, ns: str) -> list[dict[str, Any]]:
 def record_on(server: str, tls: ssl.SSLContext, ns: str, *, until_timeout: float = 60.0) -> list[dict[str, Any]]:
     """Every case against `server` in the existing namespace `ns`. A case polled `until` a condition that never
     comes (on a server that differs) records its last answer after `until_timeout` s, tagged "timedOut"."""
-    wait_for(f"ServiceAccount default in {ns}",
-             lambda: send(server, tls, Case("", "GET", "/api/v1/namespaces/{ns}/serviceaccounts/default"), ns)[0]
-             == 200, 30)
+    wait_for(
+        f"ServiceAccount default in {ns}",
+        lambda: send(server, tls, Case("", "GET", "/api/v1/namespaces/{ns}/serviceaccounts/default"), ns)[0] == 200,
+        30,
+    )
     records = []
     for case in CASES:
         last: list[tuple[int, Any]] = []
@@ -83,13 +106,18 @@ def record_on(server: str, tls: ssl.SSLContext, ns: str, *, until_timeout: float
             got = send(server, tls, case, ns)
             last[:] = [got]
             return got if case.until is None or case.until(*got) else None
+
         try:
             status, body = wait_for(case.name, answer, until_timeout, interval=0.2)
             timed_out = False
         except AssertionError:
             (status, body), timed_out = last[0], True
-        entry = {"case": case.name, "request": {"method": case.method, "path": case.path, "body": case.body},
-                 "status": status, "body": normalize(body, ns)}
+        entry = {
+            "case": case.name,
+            "request": {"method": case.method, "path": case.path, "body": case.body},
+            "status": status,
+            "body": normalize(body, ns),
+        }
         if timed_out:
             entry["timedOut"] = True
         records.append(entry)

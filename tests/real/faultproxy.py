@@ -57,8 +57,9 @@ class FaultProxy:
 
     def __enter__(self) -> FaultProxy:
         self._thread.start()
-        self._listener = asyncio.run_coroutine_threadsafe(asyncio.start_server(
-            self._connection, "127.0.0.1", 0, ssl=self._server_ctx), self._loop).result(30)
+        self._listener = asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(self._connection, "127.0.0.1", 0, ssl=self._server_ctx), self._loop
+        ).result(30)
         self.server = f"https://127.0.0.1:{self._listener.sockets[0].getsockname()[1]}"
         return self
 
@@ -101,8 +102,7 @@ class FaultProxy:
                     w.close()
             self._tasks.discard(task)
 
-    async def _requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                        upstream: asyncio.StreamWriter) -> None:
+    async def _requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, upstream: asyncio.StreamWriter) -> None:
         """Each request of the connection in turn (HTTP/1.1, no pipelining): forwarded, or answered with a fault."""
         while True:
             try:
@@ -126,8 +126,11 @@ class FaultProxy:
                     await asyncio.sleep(rule.delay)
                 error = error_for(rule, resource.split("/")[0], name, group)
                 data = json.dumps(error.to_status()).encode()
-                writer.write(f"HTTP/1.1 {error.code} {REASONS.get(error.code, 'Error')}\r\n"
-                             f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+                writer.write(
+                    f"HTTP/1.1 {error.code} {REASONS.get(error.code, 'Error')}\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n".encode()
+                    + data
+                )
                 await writer.drain()
                 if exec_:
                     return  # an upgrade refused: the connection ends

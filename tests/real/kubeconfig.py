@@ -8,12 +8,22 @@ from typing import Any
 import yaml
 
 
-def write_kubeconfig(path: Path, server: str, ca: Path, *, cert: Path | None = None, key: Path | None = None,
-                     token: str | None = None, namespace: str = "default") -> Path:
+def write_kubeconfig(
+    path: Path,
+    server: str,
+    ca: Path,
+    *,
+    cert: Path | None = None,
+    key: Path | None = None,
+    token: str | None = None,
+    namespace: str = "default",
+) -> Path:
     """A one-context kubeconfig for `server`; the user is a client cert (cert+key) or a bearer token."""
     user: dict[str, Any] = {"token": token} if token else {"client-certificate": str(cert), "client-key": str(key)}
     doc = {
-        "apiVersion": "v1", "kind": "Config", "current-context": "real",
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "real",
         "clusters": [{"name": "real", "cluster": {"server": server, "certificate-authority": str(ca)}}],
         "users": [{"name": "real", "user": user}],
         "contexts": [{"name": "real", "context": {"cluster": "real", "user": "real", "namespace": namespace}}],

@@ -47,10 +47,20 @@ def build() -> dict[str, Path]:
 def default_storage_class(cp: ControlPlane) -> None:
     """A default StorageClass, as most clusters have (KubeDirector and gitops-kd refuse a KDCluster whose role has
     storage and no class when there is none); the simulated node binds the claims."""
-    cp.kubectl("apply", "-f", "-", stdin=yaml.safe_dump({
-        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
-        "metadata": {"name": DEFAULT_CLASS, "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
-        "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "Immediate"}))
+    cp.kubectl(
+        "apply",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": DEFAULT_CLASS, "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+                "provisioner": "kubernetes.io/no-provisioner",
+                "volumeBindingMode": "Immediate",
+            }
+        ),
+    )
 
 
 def host_address() -> str:
@@ -90,9 +100,11 @@ class RealKubeDirector:
         began = time.monotonic()
         taken = [port for port in PORTS if _listening("127.0.0.1", port)]
         if taken:
-            raise ControlPlaneError(f"port {', '.join(map(str, taken))} is in use: KubeDirector listens on fixed ports "
-                                    f"{', '.join(map(str, PORTS))}, so one real KubeDirector backend runs at a time "
-                                    "on a machine (is another test session running --backend=kd?)")
+            raise ControlPlaneError(
+                f"port {', '.join(map(str, taken))} is in use: KubeDirector listens on fixed ports "
+                f"{', '.join(map(str, PORTS))}, so one real KubeDirector backend runs at a time "
+                "on a machine (is another test session running --backend=kd?)"
+            )
         self.workdir.mkdir(parents=True, exist_ok=True)
         built = build()
         home = built[self.flavour]
@@ -104,10 +116,19 @@ class RealKubeDirector:
         for attempt in range(1, STARTS + 1):
             self._spawn(home / "kubedirector", kubeconfig, built["configcli"])
             try:
-                wait_for("KubeDirector's mutating webhook configuration", lambda: self._alive() and bool(
-                    rest.list("admissionregistration.k8s.io/v1", "mutatingwebhookconfigurations")["items"]), 120)
-                wait_for(f"KubeDirector's webhook listening on {self.address}:{WEBHOOK_PORT}",
-                         lambda: self._alive() and _listening(self.address, WEBHOOK_PORT), 60)
+                wait_for(
+                    "KubeDirector's mutating webhook configuration",
+                    lambda: (
+                        self._alive()
+                        and bool(rest.list("admissionregistration.k8s.io/v1", "mutatingwebhookconfigurations")["items"])
+                    ),
+                    120,
+                )
+                wait_for(
+                    f"KubeDirector's webhook listening on {self.address}:{WEBHOOK_PORT}",
+                    lambda: self._alive() and _listening(self.address, WEBHOOK_PORT),
+                    60,
+                )
                 break
             except ControlPlaneError:  # it exited while starting: its log is kept, once more
                 if attempt == STARTS:
@@ -151,11 +172,29 @@ class RealKubeDirector:
         self.cp.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(docs))
         default_storage_class(self.cp)
         labels = {"name": NAME}
-        self.cp.kubectl("apply", "-f", "-", stdin=yaml.safe_dump({
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": NAME, "namespace": NAMESPACE},
-            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
-                "metadata": {"labels": labels}, "spec": {"serviceAccountName": NAME, "containers": [
-                    {"name": NAME, "image": "bluek8s/kubedirector:unstable"}]}}}}))
+        self.cp.kubectl(
+            "apply",
+            "-f",
+            "-",
+            stdin=yaml.safe_dump(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "metadata": {"name": NAME, "namespace": NAMESPACE},
+                    "spec": {
+                        "replicas": 1,
+                        "selector": {"matchLabels": labels},
+                        "template": {
+                            "metadata": {"labels": labels},
+                            "spec": {
+                                "serviceAccountName": NAME,
+                                "containers": [{"name": NAME, "image": "bluek8s/kubedirector:unstable"}],
+                            },
+                        },
+                    },
+                }
+            ),
+        )
 
     def _kubeconfig(self, rest: RestClient) -> Path:
         """A kubeconfig with KD's ServiceAccount token (k8s 1.20's token controller makes its Secret)."""
@@ -168,30 +207,49 @@ class RealKubeDirector:
                 if "token" in data:
                     return base64.b64decode(data["token"]).decode()
             return None
+
         assert self.cp.pki is not None
-        return write_kubeconfig(self.workdir / "kubedirector.kubeconfig", self.cp.server, self.cp.pki.ca.cert,
-                                token=wait_for("KubeDirector's ServiceAccount token", token, 60))
+        return write_kubeconfig(
+            self.workdir / "kubedirector.kubeconfig",
+            self.cp.server,
+            self.cp.pki.ca.cert,
+            token=wait_for("KubeDirector's ServiceAccount token", token, 60),
+        )
 
     def _spawn(self, binary: Path, kubeconfig: Path, configcli: Path) -> None:
         """KD in a private mount namespace: a tmpfs on /run holds the serviceaccount namespace file (leader election
         and operator-sdk read it), a tmpfs on /home holds /home/kubedirector/configcli.tgz."""
         sa_dir = "/run/secrets/kubernetes.io/serviceaccount"
-        script = " && ".join([
-            "mount -t tmpfs tmpfs /run", f"mkdir -p {sa_dir}", f"printf %s {NAMESPACE} > {sa_dir}/namespace",
-            "mount -t tmpfs tmpfs /home", "mkdir -p /home/kubedirector",
-            f"cp {shlex.quote(str(configcli))} /home/kubedirector/configcli.tgz",
-            f"exec {shlex.quote(str(binary))}"])
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "MY_NAMESPACE": NAMESPACE, "WATCH_NAMESPACE": "",
-               "OPERATOR_NAME": NAME, "POD_NAME": f"{NAME}-out-of-cluster"}
-        self.proc = _Process(f"kubedirector ({self.flavour})",
-                             ["unshare", "-m", "--propagation", "private", "sh", "-c", script], self.log, env)
+        script = " && ".join(
+            [
+                "mount -t tmpfs tmpfs /run",
+                f"mkdir -p {sa_dir}",
+                f"printf %s {NAMESPACE} > {sa_dir}/namespace",
+                "mount -t tmpfs tmpfs /home",
+                "mkdir -p /home/kubedirector",
+                f"cp {shlex.quote(str(configcli))} /home/kubedirector/configcli.tgz",
+                f"exec {shlex.quote(str(binary))}",
+            ]
+        )
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(kubeconfig),
+            "MY_NAMESPACE": NAMESPACE,
+            "WATCH_NAMESPACE": "",
+            "OPERATOR_NAME": NAME,
+            "POD_NAME": f"{NAME}-out-of-cluster",
+        }
+        self.proc = _Process(
+            f"kubedirector ({self.flavour})", ["unshare", "-m", "--propagation", "private", "sh", "-c", script], self.log, env
+        )
 
     def _keep_endpoints(self, rest: RestClient) -> None:
         """Endpoints for KD's webhook Service at this machine's address, made again whenever KD re-creates the
         Service (no endpoints controller runs here)."""
-        body: dict[str, Any] = {"metadata": {"name": VALIDATOR, "namespace": NAMESPACE},
-                                "subsets": [{"addresses": [{"ip": self.address}],
-                                             "ports": [{"port": WEBHOOK_PORT, "protocol": "TCP"}]}]}
+        body: dict[str, Any] = {
+            "metadata": {"name": VALIDATOR, "namespace": NAMESPACE},
+            "subsets": [{"addresses": [{"ip": self.address}], "ports": [{"port": WEBHOOK_PORT, "protocol": "TCP"}]}],
+        }
         while not self._stop.wait(0.5):
             try:
                 if rest.get_or_none("v1", "services", NAMESPACE, VALIDATOR) is None:

@@ -51,8 +51,7 @@ def real_kd_backend(config: pytest.Config) -> bool:
 
 
 @pytest.fixture(scope="session")
-def gitops_kd_kubeconfig(request: pytest.FixtureRequest, real_cp: ControlPlane,
-                         tmp_path_factory: pytest.TempPathFactory) -> Path:
+def gitops_kd_kubeconfig(request: pytest.FixtureRequest, real_cp: ControlPlane, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """install_gitops_kd on the session's control plane."""
     return install_gitops_kd(real_cp, tmp_path_factory.mktemp("gitops-kd-sa"), real_kd=real_kd_backend(request.config))
 
@@ -75,9 +74,11 @@ def install_gitops_kd(cp: ControlPlane, folder: Path, *, real_kd: bool) -> Path:
             if secret.data and "token" in secret.data:
                 return base64.b64decode(secret.data["token"]).decode()
         return None
+
     assert cp.pki is not None
-    return write_kubeconfig(folder / "kubeconfig", cp.server, cp.pki.ca.cert,
-                            token=wait_for("the gitops-kd ServiceAccount's token", token, 60))
+    return write_kubeconfig(
+        folder / "kubeconfig", cp.server, cp.pki.ca.cert, token=wait_for("the gitops-kd ServiceAccount's token", token, 60)
+    )
 
 
 @pytest.fixture(scope="session")
@@ -96,8 +97,10 @@ def join_sim(cp: ControlPlane, folder: Path) -> Iterator[None]:
     """A default StorageClass, and the simulated node (the hello images in its store) and KubeDirector joined to
     ``cp`` (gitops-kd's CRDs applied) while the context lasts."""
     default_storage_class(cp)
-    with SimProcess(_node(cp, folder), folder / "node.log"), \
-            SimProcess(["kubedirector", "--kubeconfig", str(cp.kubeconfig), "--no-install-crds"], folder / "kd.log"):
+    with (
+        SimProcess(_node(cp, folder), folder / "node.log"),
+        SimProcess(["kubedirector", "--kubeconfig", str(cp.kubeconfig), "--no-install-crds"], folder / "kd.log"),
+    ):
         yield
 
 
@@ -105,8 +108,16 @@ def _node(cp: ControlPlane, folder: Path) -> list[str]:
     """`gitops-kd sim node` arguments for `cp`, the hello images in its store."""
     assert cp.pki is not None
     add_hello_images(ImageStore(folder / "node" / "images"))
-    return node_args(cp.kubeconfig, folder / "node", "--tls-cert-file", str(cp.pki.kubelet_serving.cert),
-                     "--tls-private-key-file", str(cp.pki.kubelet_serving.key), "--client-ca-file", str(cp.pki.ca.cert))
+    return node_args(
+        cp.kubeconfig,
+        folder / "node",
+        "--tls-cert-file",
+        str(cp.pki.kubelet_serving.cert),
+        "--tls-private-key-file",
+        str(cp.pki.kubelet_serving.key),
+        "--client-ca-file",
+        str(cp.pki.ca.cert),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -114,14 +125,17 @@ def kd_joined(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     """The real control plane with the real KubeDirector of --backend's flavour (its CRDs, RBAC and webhook) and
     the simulated node as the only kubelet, until the session ends."""
     cp: ControlPlane = request.getfixturevalue("real_cp")
-    with join_kd(cp, str(request.config.getoption("--backend")), tmp_path_factory.mktemp("kd-joined"),
-                 lambda: request.getfixturevalue("gitops_kd_kubeconfig")) as (kd, _kubeconfig):
+    with join_kd(
+        cp,
+        str(request.config.getoption("--backend")),
+        tmp_path_factory.mktemp("kd-joined"),
+        lambda: request.getfixturevalue("gitops_kd_kubeconfig"),
+    ) as (kd, _kubeconfig):
         yield kd
 
 
 @contextmanager
-def join_kd(cp: ControlPlane, backend: str, folder: Path,
-            install: Callable[[], Path]) -> Iterator[tuple[RealKubeDirector, Path]]:
+def join_kd(cp: ControlPlane, backend: str, folder: Path, install: Callable[[], Path]) -> Iterator[tuple[RealKubeDirector, Path]]:
     """The real KubeDirector of ``backend``'s flavour (its CRDs, RBAC and webhook) on ``cp``, then gitops-kd
     (``install()``: its CRDs and deploy/, the controller's kubeconfig) and the simulated node as the only kubelet,
     while the context lasts."""
@@ -171,7 +185,6 @@ def world_on(cp: ControlPlane, kubeconfig: Path, tmp_path: Path, name: str) -> I
     try:
         yield world
         forbidden = backend.forbidden()
-        assert not forbidden, f"the controller (gitops-kd ServiceAccount) was refused: {forbidden}; " \
-                              f"audit log {cp.audit_log}"
+        assert not forbidden, f"the controller (gitops-kd ServiceAccount) was refused: {forbidden}; audit log {cp.audit_log}"
     finally:
         world.close()

@@ -41,13 +41,15 @@ def test_the_session_control_plane_runs_each_process_once(real_cp: ControlPlane)
 def test_a_test_process_killed_outright_leaves_no_etcd_behind(tmp_path: Path) -> None:
     """Teardown never runs for a SIGKILLed test process (a cancelled CI job): its children die with it anyway."""
     etcd = binaries()["etcd"]
-    script = ("import os, signal, sys, pathlib\n"
-              "from tests.real.controlplane import _Process\n"
-              f"p = _Process('etcd', [{str(etcd)!r}, '--data-dir', {str(tmp_path / 'etcd')!r}, '--listen-client-urls',"
-              f" 'http://127.0.0.1:0', '--advertise-client-urls', 'http://127.0.0.1:2379', '--listen-peer-urls',"
-              f" 'http://127.0.0.1:0'], pathlib.Path({str(tmp_path / 'etcd.log')!r}))\n"
-              "print(p.popen.pid, flush=True)\n"
-              "os.kill(os.getpid(), signal.SIGKILL)\n")
+    script = (
+        "import os, signal, sys, pathlib\n"
+        "from tests.real.controlplane import _Process\n"
+        f"p = _Process('etcd', [{str(etcd)!r}, '--data-dir', {str(tmp_path / 'etcd')!r}, '--listen-client-urls',"
+        f" 'http://127.0.0.1:0', '--advertise-client-urls', 'http://127.0.0.1:2379', '--listen-peer-urls',"
+        f" 'http://127.0.0.1:0'], pathlib.Path({str(tmp_path / 'etcd.log')!r}))\n"
+        "print(p.popen.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == -signal.SIGKILL, done.stderr
     child = int(done.stdout.strip())

@@ -30,4 +30,6 @@ def test_the_fixture_holds_the_answers_the_emulator_must_learn() -> None:
     assert status["metadata"]["generation"] == 2 and status["status"]["observedGeneration"] == 2
     pods = by_case["its pods: names, labels, owner, hostname"]["body"]["items"]
     assert [(p["metadata"]["name"], p["spec"]["hostname"], p["spec"]["subdomain"]) for p in pods] == [
-        ("db-0", "db-0", "db"), ("db-1", "db-1", "db")]
+        ("db-0", "db-0", "db"),
+        ("db-1", "db-1", "db"),
+    ]

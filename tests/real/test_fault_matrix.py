@@ -32,9 +32,9 @@ if any(f.kind == "lost" for f in SAMPLE):  # the proxy forwards a request or ans
 
 
 @pytest.mark.parametrize("fault", SAMPLE, ids=str)
-def test_one_fault_at_the_real_api_server_breaks_no_invariant(real_world: E2E, sim_joined: ControlPlane,
-                                                               gitops_kd_kubeconfig: Path, tmp_path: Path,
-                                                               fault: Fault) -> None:
+def test_one_fault_at_the_real_api_server_breaks_no_invariant(
+    real_world: E2E, sim_joined: ControlPlane, gitops_kd_kubeconfig: Path, tmp_path: Path, fault: Fault
+) -> None:
     pki = sim_joined.pki
     assert pki is not None
     token = yaml.safe_load(gitops_kd_kubeconfig.read_text())["users"][0]["user"]["token"]

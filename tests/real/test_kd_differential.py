@@ -90,8 +90,11 @@ def test_a_kdapp_is_stored_alike(kd_joined: RealKubeDirector, both: Both, path: 
 def _differences(mine: Any, theirs: Any, path: str = "spec") -> list[str]:
     """Where two stored specs differ, as paths with both values (readable where == is not)."""
     if isinstance(mine, dict) and isinstance(theirs, dict):
-        return [d for k in sorted(set(mine) | set(theirs))
-                for d in _differences(mine.get(k, "<absent>"), theirs.get(k, "<absent>"), f"{path}.{k}")]
+        return [
+            d
+            for k in sorted(set(mine) | set(theirs))
+            for d in _differences(mine.get(k, "<absent>"), theirs.get(k, "<absent>"), f"{path}.{k}")
+        ]
     if isinstance(mine, list) and isinstance(theirs, list) and len(mine) == len(theirs):
         return [d for i, (a, b) in enumerate(zip(mine, theirs)) for d in _differences(a, b, f"{path}[{i}]")]
     return [] if mine == theirs else [f"{path}: embedded {mine!r}, real {theirs!r}"]
@@ -110,6 +113,7 @@ def test_the_hello_kdcluster_is_stored_alike_and_its_app_held_alike(both: Both) 
         live = rest.get(KD, "kubedirectorapps", both.ns, "hello")
         live["spec"]["version"] = "2.0.0"
         return rest.replace(KD, "kubedirectorapps", both.ns, "hello", live)
+
     real, embedded = both.each(edit)
     assert isinstance(real, tuple) and real[0] == 400, real
     assert embedded == real
@@ -124,6 +128,7 @@ def test_without_a_default_storage_class_both_refuse_alike(both: Both) -> None:
         live = rest.get(*CLASSES, None, DEFAULT_CLASS)
         live["metadata"].setdefault("annotations", {})[DEFAULT_ANNOTATION] = value
         rest.replace(*CLASSES, None, DEFAULT_CLASS, live)
+
     tries = iter(range(1000))
 
     def refused(rest: RestClient) -> tuple[int, str] | None:
@@ -135,10 +140,10 @@ def test_without_a_default_storage_class_both_refuse_alike(both: Both) -> None:
         except ApiException as exc:
             return exc.status, json.loads(exc.body or "{}").get("message")
         return None
+
     try:
         both.each(lambda rest: set_default(rest, "false"))
-        real = wait_for("the real KubeDirector refusing a cluster without a default StorageClass",
-                        lambda: refused(both.real), 30)
+        real = wait_for("the real KubeDirector refusing a cluster without a default StorageClass", lambda: refused(both.real), 30)
         embedded = refused(both.embedded)
     finally:
         both.each(lambda rest: set_default(rest, "true"))
@@ -159,14 +164,22 @@ def both_running(kd_joined: RealKubeDirector) -> Iterator[Both]:
         embedded = RestClient(emb.api_client())
         for rest in (real, embedded):
             rest.create("v1", "namespaces", None, {"metadata": {"name": ns}})
-        wait_for(f"the default ServiceAccount's token in {ns}", lambda: bool(
-            (real.get_or_none("v1", "serviceaccounts", ns, "default") or {}).get("secrets")), 60)
+        wait_for(
+            f"the default ServiceAccount's token in {ns}",
+            lambda: bool((real.get_or_none("v1", "serviceaccounts", ns, "default") or {}).get("secrets")),
+            60,
+        )
         for rest in (real, embedded):
             rest.create(KD, "kubedirectorapps", ns, copy.deepcopy(app))
             rest.create(KD, "kubedirectorclusters", ns, copy.deepcopy(cluster))
         for rest in (real, embedded):
-            wait_for("hello-dev configured", lambda r=rest: ((r.get(KD, "kubedirectorclusters", ns, "hello-dev")
-                                                              .get("status") or {}).get("state") == "configured"), 180)
+            wait_for(
+                "hello-dev configured",
+                lambda r=rest: (
+                    (r.get(KD, "kubedirectorclusters", ns, "hello-dev").get("status") or {}).get("state") == "configured"
+                ),
+                180,
+            )
         yield Both(real, embedded, ns)
     real.delete("v1", "namespaces", None, ns)
 
@@ -175,10 +188,12 @@ def test_a_switch_of_spec_app_is_refused_alike(kd_joined: RealKubeDirector, both
     """Each switch the branch refuses (tests/sim/kubedirector/switch_cases.py) gets the same answer from the
     embedded KubeDirector as from the real one: on stock both say the app is read-only."""
     from tests.sim.kubedirector.switch_cases import NOT_UPGRADABLE, REFUSED_SWITCHES, candidate
+
     both, ns = both_running, both_running.ns
 
     def switch(name: str) -> Callable[[RestClient], Any]:
         return lambda rest: rest.patch(KD, "kubedirectorclusters", ns, "hello-dev", {"spec": {"app": name}})
+
     both.each(lambda rest: rest.create(KD, "kubedirectorapps", ns, _in(candidate("hello-first"), ns)))
     real, embedded = both.each(switch("hello-first"))
     assert isinstance(real, tuple) and real[0] == 400 and embedded == real, (real, embedded)

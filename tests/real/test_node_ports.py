@@ -29,23 +29,30 @@ def _ports(*specs: tuple[str, int]) -> list[dict[str, Any]]:
 @pytest.fixture
 def node_port_service(real_rest: RestClient, real_ns: str) -> dict[str, int]:
     """A NodePort Service with ports http 8080 and ssh 22, nodePorts allocated by the server."""
-    real_rest.create("v1", "services", real_ns, {
-        "metadata": {"name": SVC},
-        "spec": {"type": "NodePort", "selector": {"app": "hello"}, "ports": _ports(("http", 8080), ("ssh", 22))}})
+    real_rest.create(
+        "v1",
+        "services",
+        real_ns,
+        {
+            "metadata": {"name": SVC},
+            "spec": {"type": "NodePort", "selector": {"app": "hello"}, "ports": _ports(("http", 8080), ("ssh", 22))},
+        },
+    )
     return _node_ports(real_rest, real_ns)
 
 
-def test_a_plain_merge_patch_of_spec_ports_reallocates_node_ports(real_rest: RestClient, real_ns: str,
-                                                                  node_port_service: dict[str, int]) -> None:
+def test_a_plain_merge_patch_of_spec_ports_reallocates_node_ports(
+    real_rest: RestClient, real_ns: str, node_port_service: dict[str, int]
+) -> None:
     """The server behaviour behind #18: ports given without nodePort get new ones, even unchanged ports."""
     real_rest.patch("v1", "services", real_ns, SVC, {"spec": {"ports": _ports(("http", 8080), ("ssh", 22))}})
     after = _node_ports(real_rest, real_ns)
     assert after["http"] != node_port_service["http"] and after["ssh"] != node_port_service["ssh"]
 
 
-def test_the_executor_keeps_node_ports_across_two_port_changes(real_cp: ControlPlane, real_rest: RestClient,
-                                                                real_ns: str, node_port_service: dict[str, int],
-                                                                gitops_kd_kubeconfig: Path) -> None:
+def test_the_executor_keeps_node_ports_across_two_port_changes(
+    real_cp: ControlPlane, real_rest: RestClient, real_ns: str, node_port_service: dict[str, int], gitops_kd_kubeconfig: Path
+) -> None:
     """As the controller runs when deployed: with the gitops-kd ServiceAccount's token and deploy/ RBAC."""
     executor = Executor(config.new_client_from_config(config_file=str(gitops_kd_kubeconfig)))
     try:

@@ -21,8 +21,7 @@ from tests.real.kubedirector import RealKubeDirector
 
 pytestmark = pytest.mark.kd
 KD = "kubedirector.hpe.com/v1beta1"
-IN_USE = "KubeDirectorApp resource cannot be deleted or modified while referenced by the following " \
-         "KubeDirectorCluster resources"
+IN_USE = "KubeDirectorApp resource cannot be deleted or modified while referenced by the following KubeDirectorCluster resources"
 
 
 def _doc(path: str) -> dict[str, Any]:
@@ -34,8 +33,11 @@ def kd_ns(kd_joined: RealKubeDirector) -> Iterator[tuple[RestClient, str]]:
     rest = RestClient(kd_joined.cp.api_client())
     ns = f"kd-{uuid.uuid4().hex[:8]}"
     rest.create("v1", "namespaces", None, {"metadata": {"name": ns}})
-    wait_for(f"the default ServiceAccount's token in {ns}", lambda: bool(
-        (rest.get_or_none("v1", "serviceaccounts", ns, "default") or {}).get("secrets")), 60)
+    wait_for(
+        f"the default ServiceAccount's token in {ns}",
+        lambda: bool((rest.get_or_none("v1", "serviceaccounts", ns, "default") or {}).get("secrets")),
+        60,
+    )
     yield rest, ns
     rest.delete("v1", "namespaces", None, ns)
 
@@ -52,9 +54,13 @@ def _deploy_hello(rest: RestClient, ns: str) -> None:
     def running() -> bool:
         pods = rest.list("v1", "pods", ns)["items"]
         return len(pods) == members and all(pod_ready(p) for p in pods)
+
     wait_for(f"{members} hello pods Ready", running, 180)
-    wait_for("the KDCluster configured", lambda: (rest.get(KD, "kubedirectorclusters", ns, "hello-dev")
-                                                  .get("status") or {}).get("state") == "configured", 120)
+    wait_for(
+        "the KDCluster configured",
+        lambda: (rest.get(KD, "kubedirectorclusters", ns, "hello-dev").get("status") or {}).get("state") == "configured",
+        120,
+    )
 
 
 def test_kubedirectors_webhook_stores_the_kdapp_with_its_defaults_in_every_role(kd_ns: tuple[RestClient, str]) -> None:
@@ -69,8 +75,9 @@ def test_kubedirectors_webhook_stores_the_kdapp_with_its_defaults_in_every_role(
         assert role["maxLogSizeDump"] == 256
 
 
-def test_a_hello_cluster_comes_up_and_stock_kubedirector_holds_its_kdapp(kd_joined: RealKubeDirector,
-                                                                         kd_ns: tuple[RestClient, str]) -> None:
+def test_a_hello_cluster_comes_up_and_stock_kubedirector_holds_its_kdapp(
+    kd_joined: RealKubeDirector, kd_ns: tuple[RestClient, str]
+) -> None:
     rest, ns = kd_ns
     _deploy_hello(rest, ns)
     edited = copy.deepcopy(rest.get(KD, "kubedirectorapps", ns, "hello"))
@@ -81,8 +88,7 @@ def test_a_hello_cluster_comes_up_and_stock_kubedirector_holds_its_kdapp(kd_join
         assert IN_USE in str(refused.value.body)
 
 
-def test_the_branch_upgrades_natively_by_a_switch_of_spec_app(kd_joined: RealKubeDirector,
-                                                              kd_ns: tuple[RestClient, str]) -> None:
+def test_the_branch_upgrades_natively_by_a_switch_of_spec_app(kd_joined: RealKubeDirector, kd_ns: tuple[RestClient, str]) -> None:
     """The live-app-upgrade branch's own path (what gitops-kd would use natively there): the in-use KDApp may gain
     `upgradable` (its one allowed change); a KDCluster's spec.app may switch to another KDApp only when both are
     upgradable, and KubeDirector then rewrites the StatefulSets' image itself and records the app it left in
@@ -102,19 +108,22 @@ def test_the_branch_upgrades_natively_by_a_switch_of_spec_app(kd_joined: RealKub
         except ApiException as exc:
             return str(json.loads(exc.body or "{}").get("message"))
         return None
+
     refused = switch()
     if kd_joined.backend == "kd":
         assert refused is not None and "The app property is read-only." in refused, refused
         return
-    assert refused == ('admission webhook "hard-validate-cr.kubedirector.hpe.com" denied the request: \nThe '
-                       "application gitops-kd/hello of version 1.0.0 doesn't support live upgrade."), refused
+    assert refused == (
+        'admission webhook "hard-validate-cr.kubedirector.hpe.com" denied the request: \nThe '
+        "application gitops-kd/hello of version 1.0.0 doesn't support live upgrade."
+    ), refused
     rest.patch(KD, "kubedirectorapps", ns, "hello", {"spec": {"upgradable": True}})
     assert switch() is None
 
     def images() -> bool:
         sets = rest.list("apps/v1", "statefulsets", ns)["items"]
-        return {c["image"] for s in sets for c in s["spec"]["template"]["spec"]["containers"]} == \
-            {"gitops-kd/hello:2.0.0"}
+        return {c["image"] for s in sets for c in s["spec"]["template"]["spec"]["containers"]} == {"gitops-kd/hello:2.0.0"}
+
     wait_for("KubeDirector to set the StatefulSets' image to 2.0.0", images, 120)
     status = rest.get(KD, "kubedirectorclusters", ns, "hello-dev")["status"]
     assert status["upgradeInfo"]["prevApp"] == "hello"

@@ -41,29 +41,39 @@ def sim_node(real_cp: ControlPlane, tmp_path: Path) -> Iterator[SimProcess]:
     assert real_cp.pki is not None
     state = tmp_path / "node"
     add_tools_image(state)
-    args = node_args(real_cp.kubeconfig, state, "--tls-cert-file", str(real_cp.pki.kubelet_serving.cert),
-                     "--tls-private-key-file", str(real_cp.pki.kubelet_serving.key),
-                     "--client-ca-file", str(real_cp.pki.ca.cert))
+    args = node_args(
+        real_cp.kubeconfig,
+        state,
+        "--tls-cert-file",
+        str(real_cp.pki.kubelet_serving.cert),
+        "--tls-private-key-file",
+        str(real_cp.pki.kubelet_serving.key),
+        "--client-ca-file",
+        str(real_cp.pki.ca.cert),
+    )
     with SimProcess(args, tmp_path / "node.log") as node:
         yield node
         assert node.stop() == 0, (tmp_path / "node.log").read_text()
 
 
 def test_sim_node_runs_pods_and_serves_exec_and_logs_through_kube_apiserver(
-        real_cp: ControlPlane, real_ns: str, real_rest: RestClient, sim_node: SimProcess, tmp_path: Path) -> None:
+    real_cp: ControlPlane, real_ns: str, real_rest: RestClient, sim_node: SimProcess, tmp_path: Path
+) -> None:
     port = int(sim_node.banner.rsplit(":", 1)[1])
     check_node(real_rest, port)
     wait_for(f"the default ServiceAccount's token in {real_ns}", lambda: _token_ready(real_rest, real_ns), 60)
 
     def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return real_cp.kubectl(*args, stdin=stdin, check=False)
-    run_pod_checks(real_rest, kubectl, real_ns,
-                   lambda: streaming_checks(real_cp.kubeconfig, real_ns, "tools", "app", tmp_path, tunnel=False))
+
+    run_pod_checks(
+        real_rest, kubectl, real_ns, lambda: streaming_checks(real_cp.kubeconfig, real_ns, "tools", "app", tmp_path, tunnel=False)
+    )
 
 
 def test_sim_kubedirector_and_node_run_a_kdcluster_with_the_real_statefulset_controller(
-        real_cp: ControlPlane, real_ns: str, real_rest: RestClient, sim_node: SimProcess, kd_shared: Path,
-        tmp_path: Path) -> None:
+    real_cp: ControlPlane, real_ns: str, real_rest: RestClient, sim_node: SimProcess, kd_shared: Path, tmp_path: Path
+) -> None:
     wait_for(f"the default ServiceAccount's token in {real_ns}", lambda: _token_ready(real_rest, real_ns), 60)
     with SimProcess(["kubedirector", "--kubeconfig", str(real_cp.kubeconfig)], tmp_path / "kd.log") as kd:
         assert kd.banner == "kubedirector running"
@@ -72,14 +82,14 @@ def test_sim_kubedirector_and_node_run_a_kdcluster_with_the_real_statefulset_con
         def configured() -> dict[str, Any] | None:
             status = real_rest.get(KD, "kubedirectorclusters", real_ns, "centos7").get("status") or {}
             return status if status.get("state") == "configured" else None
+
         status = wait_for("KDCluster centos7 configured", configured, 120)
         member = status["roles"][0]["members"][0]
         pod = real_rest.get("v1", "pods", real_ns, member["pod"])
         assert pod_ready(pod) and pod["spec"]["nodeName"] == "sim-node"
         revision = pod["metadata"]["labels"]["controller-revision-hash"]  # set by the real StatefulSet controller
         assert revision.startswith(status["roles"][0]["statefulSet"] + "-")
-        done = real_cp.kubectl("exec", "-n", real_ns, member["pod"], "-c", "app", "--", "cat", "/etc/image-ref",
-                               check=False)
+        done = real_cp.kubectl("exec", "-n", real_ns, member["pod"], "-c", "app", "--", "cat", "/etc/image-ref", check=False)
         assert done.returncode == 0 and done.stdout == pod["spec"]["containers"][0]["image"] + "\n", done.stderr
         assert kd.stop() == 0, (tmp_path / "kd.log").read_text()
     assert not real_cp.forbidden("system:serviceaccount:kube-system:statefulset-controller", real_ns)

@@ -48,11 +48,18 @@ def test_packaged_crds_install_and_take_a_kdapp_with_empty_strings(real_cp: Cont
 
 def _statefulset(name: str, replicas: int) -> dict[str, Any]:
     labels = {"app": name}
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name},
-            "spec": {"replicas": replicas, "serviceName": name, "podManagementPolicy": "Parallel",
-                     "selector": {"matchLabels": labels},
-                     "template": {"metadata": {"labels": labels},
-                                  "spec": {"containers": [{"name": "app", "image": "example/none:1"}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": name,
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "app", "image": "example/none:1"}]}},
+        },
+    }
 
 
 def test_controller_manager_creates_statefulset_pods(real_cp: ControlPlane, real_ns: str) -> None:
@@ -63,23 +70,25 @@ def test_controller_manager_creates_statefulset_pods(real_cp: ControlPlane, real
     def pods() -> list[Any] | None:
         items = core.list_namespaced_pod(real_ns, label_selector="app=web").items
         return items if len(items) == 2 else None
+
     found = sorted(wait_for("2 pods of StatefulSet web", pods, 60), key=lambda p: p.metadata.name)
     assert [p.metadata.name for p in found] == ["web-0", "web-1"]
     for pod in found:
         assert pod.metadata.labels["statefulset.kubernetes.io/pod-name"] == pod.metadata.name
         assert pod.metadata.labels["controller-revision-hash"].startswith("web-")
-        assert [(o.kind, o.name, o.uid) for o in pod.metadata.owner_references] == [
-            ("StatefulSet", "web", sts.metadata.uid)]
+        assert [(o.kind, o.name, o.uid) for o in pod.metadata.owner_references] == [("StatefulSet", "web", sts.metadata.uid)]
         assert pod.status.phase == "Pending"  # no node, no scheduler
 
 
-def test_deploy_rbac_lets_the_service_account_do_its_job_and_no_more(real_cp: ControlPlane, real_ns: str,
-                                                                    gitops_kd_kubeconfig: Path) -> None:
+def test_deploy_rbac_lets_the_service_account_do_its_job_and_no_more(
+    real_cp: ControlPlane, real_ns: str, gitops_kd_kubeconfig: Path
+) -> None:
     kubeconfig = gitops_kd_kubeconfig
 
     def can(verb: str, resource: str) -> str:
         done = real_cp.kubectl("auth", "can-i", verb, resource, "-n", real_ns, kubeconfig=kubeconfig, check=False)
         return done.stdout.strip()
+
     assert can("patch", "services") == "yes"
     assert can("delete", "pods") == "yes"
     assert can("update", "kubedirectorclusters.kubedirector.hpe.com") == "yes"
@@ -90,5 +99,4 @@ def test_deploy_rbac_lets_the_service_account_do_its_job_and_no_more(real_cp: Co
     with pytest.raises(ApiException) as refused:
         sa_api.list_namespaced_secret(real_ns)
     assert refused.value.status == 403
-    assert [(e["verb"], e["objectRef"]["resource"]) for e in real_cp.forbidden(GITOPS_KD_USER, real_ns)] == [
-        ("list", "secrets")]
+    assert [(e["verb"], e["objectRef"]["resource"]) for e in real_cp.forbidden(GITOPS_KD_USER, real_ns)] == [("list", "secrets")]

@@ -15,8 +15,13 @@ def test_a_failed_build_fails_the_run_naming_the_step_and_its_log(tmp_path: Path
     dl = tmp_path / "gitops-kd" / "realk8s" / "v1.20.2" / "dl"
     dl.mkdir(parents=True)
     (dl / ".done").touch()
-    done = subprocess.run([str(ROOT / "scripts" / "test-real")], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "test-real")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "realk8s: FAILED at unpack: dpkg-deb -x" in done.stderr
     assert f"realk8s: log: {dl.parent}/logs/unpack.log" in done.stderr
@@ -26,8 +31,13 @@ def test_a_failed_build_fails_the_run_naming_the_step_and_its_log(tmp_path: Path
 
 def test_realkd_without_the_shared_source_fails_naming_what_is_missing(tmp_path: Path) -> None:
     missing = tmp_path / "no-shared" / "realkd"
-    done = subprocess.run([str(ROOT / "scripts" / "realkd")], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "XDG_CACHE_HOME": str(tmp_path), "REALKD_SHARED": str(missing)})
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "realkd")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path), "REALKD_SHARED": str(missing)},
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"realkd: FAILED: KubeDirector's source archive is missing: {missing}/kubedirector-src.tar.xz" in done.stderr
     assert done.stdout == ""  # no paths printed for the backends to use

@@ -30,6 +30,7 @@ class RealBackend:
         def token_ready() -> bool:  # ServiceAccount admission refuses pods before the default SA has its token
             sa = rest.get_or_none("v1", "serviceaccounts", self.ns, "default")
             return bool(sa and sa.get("secrets"))
+
         wait_for(f"the default ServiceAccount's token in {self.ns}", token_ready, 60)
 
     def api_client(self) -> ApiClient:
@@ -40,9 +41,11 @@ class RealBackend:
 
     def forbidden(self) -> list[str]:
         """Every request of the controller's answered 403 since this world began (the audit log), anywhere."""
-        return [f"{(e.get('verb'))} {e.get('requestURI')}" for e in self.cp.audit_events()[self._audit_from:]
-                if (e.get("user") or {}).get("username") == GITOPS_KD_USER
-                and (e.get("responseStatus") or {}).get("code") == 403]
+        return [
+            f"{(e.get('verb'))} {e.get('requestURI')}"
+            for e in self.cp.audit_events()[self._audit_from :]
+            if (e.get("user") or {}).get("username") == GITOPS_KD_USER and (e.get("responseStatus") or {}).get("code") == 403
+        ]
 
     def close(self) -> None:
         client.CoreV1Api(self.cp.api_client()).delete_namespace(self.ns)

@@ -51,12 +51,26 @@ def snapshot(root: Path) -> dict[str, str]:
     return out
 
 
-def run(mnt: Path, image: Path, version: str, dirs, from_version: str = "", *,
-        shell: tuple[str, ...] = ("/bin/sh", "-c"), prefix: str = "", crash_env: Mapping[str, str] | None = None
-        ) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GITOPS_KD_ROOT": str(image), "GITOPS_KD_MNT": str(mnt),
-           "GITOPS_KD_VERSION": version, "GITOPS_KD_FROM_VERSION": from_version, "GITOPS_KD_DIRS": dirs_env(dirs),
-           **(crash_env or {})}
+def run(
+    mnt: Path,
+    image: Path,
+    version: str,
+    dirs,
+    from_version: str = "",
+    *,
+    shell: tuple[str, ...] = ("/bin/sh", "-c"),
+    prefix: str = "",
+    crash_env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GITOPS_KD_ROOT": str(image),
+        "GITOPS_KD_MNT": str(mnt),
+        "GITOPS_KD_VERSION": version,
+        "GITOPS_KD_FROM_VERSION": from_version,
+        "GITOPS_KD_DIRS": dirs_env(dirs),
+        **(crash_env or {}),
+    }
     return subprocess.run([*shell, prefix + INIT_SCRIPT], env=env, capture_output=True, text=True, timeout=30)
 
 
@@ -170,8 +184,15 @@ def test_repeated_up_down_cycles_set_aside_each_attempts_data_and_hide_none(tmp_
 
 def test_restore_without_kept_copy_keeps_current(tmp_path: Path, images) -> None:
     mnt = seeded(tmp_path, images[0])
-    ok(run(mnt, images[1], "2.0.0", (("/etc", "keep"), ("/var/lib/hello", "keep"), ("/opt/hello/cache", "keep")),
-           from_version="1.0.0"))
+    ok(
+        run(
+            mnt,
+            images[1],
+            "2.0.0",
+            (("/etc", "keep"), ("/var/lib/hello", "keep"), ("/opt/hello/cache", "keep")),
+            from_version="1.0.0",
+        )
+    )
     proc = run(mnt, images[0], "1.0.0", DOWN_DIRS, from_version="2.0.0")
     ok(proc)
     assert (mnt / "var/lib/hello/data").read_text() == "user data 1\n"
@@ -212,7 +233,7 @@ def test_dirs_env_validates() -> None:
 
 # --- crash at any command: bash's DEBUG trap kills the shell before the N-th top-level command ---------------
 CRASH_PREFIX = 'n=0; trap \'n=$((n+1)); if [ "$n" -ge "$CRASH_AT" ]; then kill -9 $$; fi\' DEBUG\n'
-COUNT_PREFIX = 'trap \'echo x >> "$COUNT_FILE"\' DEBUG\n'
+COUNT_PREFIX = "trap 'echo x >> \"$COUNT_FILE\"' DEBUG\n"
 
 
 def crash_points(total: int) -> list[int]:
@@ -226,8 +247,18 @@ def crash_points(total: int) -> list[int]:
 def _count_commands(tmp_path: Path, prepare, version: str, dirs, from_version: str, image: Path) -> int:
     mnt = prepare(tmp_path / "count")
     counter = tmp_path / "count.txt"
-    ok(run(mnt, image, version, dirs, from_version, shell=("bash", "-c"), prefix=COUNT_PREFIX,
-           crash_env={"COUNT_FILE": str(counter)}))
+    ok(
+        run(
+            mnt,
+            image,
+            version,
+            dirs,
+            from_version,
+            shell=("bash", "-c"),
+            prefix=COUNT_PREFIX,
+            crash_env={"COUNT_FILE": str(counter)},
+        )
+    )
     return len(counter.read_text().splitlines())
 
 
@@ -241,8 +272,16 @@ def _crash_everywhere(tmp_path: Path, prepare, version: str, dirs, from_version:
     for crash_at in crash_points(total):
         mnt = tmp_path / f"crash{crash_at}"
         shutil.copytree(template, mnt, symlinks=True)
-        proc = run(mnt, image, version, dirs, from_version, shell=("bash", "-c"), prefix=CRASH_PREFIX,
-                   crash_env={"CRASH_AT": str(crash_at)})
+        proc = run(
+            mnt,
+            image,
+            version,
+            dirs,
+            from_version,
+            shell=("bash", "-c"),
+            prefix=CRASH_PREFIX,
+            crash_env={"CRASH_AT": str(crash_at)},
+        )
         assert proc.returncode != 0, f"did not crash at command {crash_at}"
         ok(run(mnt, image, version, dirs, from_version))
         assert snapshot(mnt) == expected, f"crash before command {crash_at} of {total}"

@@ -24,8 +24,13 @@ def image(root: Path, files: dict[str, str]) -> Path:
 def init(tmp: Path, image_root: Path, pvc: Path, env: dict[str, str], name: str):
     rootfs = tmp / f"rootfs-{name}"
     shutil.copytree(image_root, rootfs, symlinks=True)
-    proc = ContainerProcess(rootfs=rootfs, argv=("/bin/sh", "-c", INIT_SCRIPT), env={"PATH": "/usr/bin:/bin", **env},
-                            mounts=(Mount(pvc, "/mnt"),), image_root=image_root)
+    proc = ContainerProcess(
+        rootfs=rootfs,
+        argv=("/bin/sh", "-c", INIT_SCRIPT),
+        env={"PATH": "/usr/bin:/bin", **env},
+        mounts=(Mount(pvc, "/mnt"),),
+        image_root=image_root,
+    )
     return run(proc, timeout=60)
 
 
@@ -41,8 +46,9 @@ def test_first_start_and_upgrade_in_a_container(tmp_path: Path) -> None:
     assert (pvc / "usr/local").is_dir() and not any((pvc / "usr/local").iterdir())  # read-only host bind pruned
     (pvc / "var/lib/hello/data").write_text("user\n")
     up = [("/etc", "keep"), ("/var/lib/hello", "migrate"), ("/opt/c", "discard")]
-    res = init(tmp_path, v2, pvc, {"GITOPS_KD_VERSION": "2.0.0", "GITOPS_KD_FROM_VERSION": "1.0.0",
-                                   "GITOPS_KD_DIRS": dirs_env(up)}, "b")
+    res = init(
+        tmp_path, v2, pvc, {"GITOPS_KD_VERSION": "2.0.0", "GITOPS_KD_FROM_VERSION": "1.0.0", "GITOPS_KD_DIRS": dirs_env(up)}, "b"
+    )
     assert res.exit_code == 0, res.stderr.decode()
     assert (pvc / "var/lib/hello/data").read_text() == "seed 2\n"
     assert (pvc / ".gitops-kd/old/var/lib/hello/data").read_text() == "user\n"

@@ -63,17 +63,21 @@ def test_owned_template_for_a_role_with_storage() -> None:
     app_c = container(owned, "app")
     assert app_c["image"] == "gitops-kd/hello:2.0.0"
     assert app_c["ports"] == [{"containerPort": 8081, "name": "hello-http"}]
-    assert app_c["resources"] == {"requests": {"cpu": "100m", "memory": "128Mi"},
-                                  "limits": {"cpu": "500m", "memory": "256Mi"}}
+    assert app_c["resources"] == {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}}
     assert [(m["mountPath"], m["subPath"]) for m in app_c["volumeMounts"]] == [
-        ("/etc", "etc"), ("/var/lib/hello", "var/lib/hello"), ("/opt/hello/cache", "opt/hello/cache"),
-        ("/var/lib/gitops-kd", ".gitops-kd")]
+        ("/etc", "etc"),
+        ("/var/lib/hello", "var/lib/hello"),
+        ("/opt/hello/cache", "opt/hello/cache"),
+        ("/var/lib/gitops-kd", ".gitops-kd"),
+    ]
     init = container(owned, "init", "initContainers")
     assert init["image"] == "gitops-kd/hello:2.0.0"
     assert init["command"] == ["/bin/sh"] and init["args"] == ["-c", INIT_SCRIPT]
     assert {e["name"]: e["value"] for e in init["env"]} == {
-        "GITOPS_KD_VERSION": "2.0.0", "GITOPS_KD_FROM_VERSION": "1.0.0",
-        "GITOPS_KD_DIRS": "keep=/etc discard=/opt/hello/cache migrate=/var/lib/hello"}
+        "GITOPS_KD_VERSION": "2.0.0",
+        "GITOPS_KD_FROM_VERSION": "1.0.0",
+        "GITOPS_KD_DIRS": "keep=/etc discard=/opt/hello/cache migrate=/var/lib/hello",
+    }
 
 
 def test_owned_template_without_rules_keeps_every_dir() -> None:
@@ -118,14 +122,18 @@ def test_patch_takes_over_a_kubedirector_template_and_keeps_the_rest() -> None:
 def test_version_bump_patch_replaces_image_ports_and_env() -> None:
     live = kd_statefulset(APP1, CLUSTER, "worker")["spec"]["template"]
     live = apply(live, template_patch(live, owned_template(APP1, CLUSTER, "worker", from_version=None, rules=None)))
-    owned = owned_template(APP2, CLUSTER, "worker", from_version="1.0.0",
-                           rules=APP2.upgrade.rule_for_upgrade_from("1.0.0"))
+    owned = owned_template(APP2, CLUSTER, "worker", from_version="1.0.0", rules=APP2.upgrade.rule_for_upgrade_from("1.0.0"))
     diffs = owned_differences(live, owned)
     assert set(diffs) == {
-        "metadata.annotations[gitops-kd.io/app-version]", "spec.initContainers[init].image",
-        "spec.initContainers[init].env[GITOPS_KD_VERSION]", "spec.initContainers[init].env[GITOPS_KD_FROM_VERSION]",
-        "spec.initContainers[init].env[GITOPS_KD_DIRS]", "spec.containers[app].image",
-        "spec.containers[app].ports[8081]", "spec.containers[app].ports[8080]"}
+        "metadata.annotations[gitops-kd.io/app-version]",
+        "spec.initContainers[init].image",
+        "spec.initContainers[init].env[GITOPS_KD_VERSION]",
+        "spec.initContainers[init].env[GITOPS_KD_FROM_VERSION]",
+        "spec.initContainers[init].env[GITOPS_KD_DIRS]",
+        "spec.containers[app].image",
+        "spec.containers[app].ports[8081]",
+        "spec.containers[app].ports[8080]",
+    }
     after = apply(live, template_patch(live, owned))
     assert container(after, "app")["ports"] == [{"containerPort": 8081, "name": "hello-http"}]
     assert owned_fields_equal(after, owned) and not owned_fields_equal(live, owned)
@@ -147,8 +155,10 @@ def test_removed_persisted_dir_mount_and_changed_resources_are_patched() -> None
     after = apply(live, template_patch(live, owned))
     paths = [m["mountPath"] for m in container(after, "app")["volumeMounts"] if m["name"] == "p"]
     assert paths == ["/etc", "/var/lib/hello", "/var/lib/gitops-kd"]
-    assert container(after, "app")["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"},
-                                                    "limits": {"cpu": "2", "memory": "1Gi"}}
+    assert container(after, "app")["resources"] == {
+        "requests": {"cpu": "1", "memory": "1Gi"},
+        "limits": {"cpu": "2", "memory": "1Gi"},
+    }
     assert owned_fields_equal(after, owned)
 
 
@@ -175,8 +185,10 @@ def test_service_ports_match_kubedirector_member_services() -> None:
     assert service_ports(APP2, "controller") == []
 
 
-@pytest.mark.parametrize("a,b,equal", [("1", "1000m", True), ("1Gi", "1024Mi", True), ("0.5", "500m", True),
-                                       ("1G", "1Gi", False), ("100m", "200m", False)])
+@pytest.mark.parametrize(
+    "a,b,equal",
+    [("1", "1000m", True), ("1Gi", "1024Mi", True), ("0.5", "500m", True), ("1G", "1Gi", False), ("100m", "200m", False)],
+)
 def test_quantities(a: str, b: str, equal: bool) -> None:
     assert quantities_equal(a, b) is equal
     assert resources_equal({"limits": {"cpu": a}}, {"limits": {"cpu": b}}) is equal

@@ -58,9 +58,16 @@ def _cassandra(spec: dict[str, Any]) -> None:
     spec["defaultImageRepoTag"] += "-3.3"
     spec["upgrade"] = {
         "roleOrder": ["worker", "seed"],
-        "from": [{"versions": ">=3.2 <3.3", "default": "keep", "persistDirs": {
-            "/var/log/cassandra": "discard",
-            "/var/lib/cassandra": {"migrate": {"command": ["nodetool", "upgradesstables"], "timeoutSeconds": 900}}}}],
+        "from": [
+            {
+                "versions": ">=3.2 <3.3",
+                "default": "keep",
+                "persistDirs": {
+                    "/var/log/cassandra": "discard",
+                    "/var/lib/cassandra": {"migrate": {"command": ["nodetool", "upgradesstables"], "timeoutSeconds": 900}},
+                },
+            }
+        ],
         "hooks": {"postUpgrade": {"command": ["nodetool", "status"], "roles": ["seed"]}},
         "gate": {"httpGet": {"path": "/health", "port": 9042}, "periodSeconds": 10, "timeoutSeconds": 300},
         "podReadyTimeoutSeconds": 900,

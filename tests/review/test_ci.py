@@ -27,11 +27,16 @@ def steps() -> dict[str, dict[str, Any]]:
 
 def step_process(script: str, cwd: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
     """Run a step's `run:` script as the runner does (bash -e), gitops-kd on PATH, the base branch main."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-           "GITHUB_OUTPUT": str(tmp / "output"), "GITHUB_STEP_SUMMARY": str(tmp / "summary")}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "GITHUB_OUTPUT": str(tmp / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp / "summary"),
+    }
     script = script.replace("${{ github.base_ref }}", "main")
-    return subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return subprocess.run(
+        ["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 def run_step(script: str, cwd: Path, tmp: Path) -> tuple[int, dict[str, str]]:

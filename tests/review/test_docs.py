@@ -18,7 +18,7 @@ def block_after(command: str, start: int = 0) -> str:
     """The output lines of the console block whose first line is ``$ command`` (the first after ``start``)."""
     head = f"```console\n$ {command}\n"
     i = DOC.index(head, start) + len(head)
-    return DOC[i:DOC.index("```", i)]
+    return DOC[i : DOC.index("```", i)]
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_pr_comment_is_the_golden_one() -> None:
     start = DOC.index("```markdown\n" + MARKER) + len("```markdown\n")
-    assert DOC[start:DOC.index("```", start)] == (GOLDEN / "plan-template.md").read_text()
+    assert DOC[start : DOC.index("```", start)] == (GOLDEN / "plan-template.md").read_text()
 
 
 def test_validate_outputs(repo: Path) -> None:

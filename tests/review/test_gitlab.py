@@ -80,11 +80,18 @@ def gitlab() -> Iterator[ThreadingHTTPServer]:
 def run_job(checkout: Path, api: str) -> subprocess.CompletedProcess[str]:
     """The job's script after `pip install` (gitops-kd is this checkout's), as GitLab's runner runs it."""
     script = [line for line in job()["script"] if "pip install" not in line]
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-           "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_API_V4_URL": api, "CI_PROJECT_ID": "7",
-           "CI_MERGE_REQUEST_IID": "3", "GITOPS_KD_GITLAB_TOKEN": "glpat-test"}
-    return subprocess.run(["bash", "-e", "-c", "\n".join(script)], cwd=checkout, env=env, capture_output=True,
-                          text=True, timeout=180, check=False)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
+        "CI_API_V4_URL": api,
+        "CI_PROJECT_ID": "7",
+        "CI_MERGE_REQUEST_IID": "3",
+        "GITOPS_KD_GITLAB_TOKEN": "glpat-test",
+    }
+    return subprocess.run(
+        ["bash", "-e", "-c", "\n".join(script)], cwd=checkout, env=env, capture_output=True, text=True, timeout=180, check=False
+    )
 
 
 def test_gitlab_job_posts_one_note_and_updates_it(tmp_path: Path, gitlab: ThreadingHTTPServer) -> None:

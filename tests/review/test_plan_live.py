@@ -45,8 +45,9 @@ def reviewer_kubeconfig(world: E2E, path: Path) -> Path:
 
 def test_plan_against_the_live_cluster_makes_no_write(world: E2E, tmp_path: Path) -> None:
     kubeconfig = reviewer_kubeconfig(world, tmp_path / "kubeconfig")
-    result = cli("plan", "--repo", str(world.repo), "--base", "main", "--head", "pr", "--kubeconfig",
-                 str(kubeconfig), "--format", "json")
+    result = cli(
+        "plan", "--repo", str(world.repo), "--base", "main", "--head", "pr", "--kubeconfig", str(kubeconfig), "--format", "json"
+    )
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["against"].startswith("the live cluster")

@@ -34,9 +34,13 @@ def test_template_upgrade_facts(template: Path) -> None:
     (cluster,) = data["clusters"]
     assert [r["role"] for r in cluster["roles"]] == ["controller", "worker"]
     assert {d["directory"]: d["action"] for d in cluster["roles"][0]["dirs"]} == {
-        "/etc": "keep", "/opt/hello/cache": "discard", "/var/lib/hello": "migrate"}
-    assert cluster["ports"] == [{"role": "worker", "services": 2, "before": [["http-hello-http", 8080]],
-                                 "after": [["http-hello-http", 8081]]}]
+        "/etc": "keep",
+        "/opt/hello/cache": "discard",
+        "/var/lib/hello": "migrate",
+    }
+    assert cluster["ports"] == [
+        {"role": "worker", "services": 2, "before": [["http-hello-http", 8080]], "after": [["http-hello-http", 8081]]}
+    ]
     # 3 pods x (podReady 300 + migrate 120 + hook 60 + gate 120)
     assert cluster["estimate_seconds"] == data["estimate_seconds"] == 3 * 600
 
@@ -53,8 +57,7 @@ def test_no_change_plans_nothing(template: Path) -> None:
     assert data["replaced"] == 0 and [c["state"] for c in data["clusters"]] == ["in-sync"]
 
 
-def test_ci_checkout_origin_main_and_detached_head(template: Path, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ci_checkout_origin_main_and_detached_head(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As in a CI job: a clone, origin/main as the base, a detached HEAD no branch of the origin points at."""
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(template), str(clone))
@@ -68,8 +71,7 @@ def test_ci_checkout_origin_main_and_detached_head(template: Path, tmp_path: Pat
 
 
 def test_invalid_head_exits_1_with_located_errors(template: Path) -> None:
-    (template / "apps/hello.yaml").write_text((template / "apps/hello.yaml").read_text()
-                                              .replace("periodSeconds", "periodSecond"))
+    (template / "apps/hello.yaml").write_text((template / "apps/hello.yaml").read_text().replace("periodSeconds", "periodSecond"))
     git(template, "commit", "-qam", "typo")
     result = cli("plan", "--base", "main", "--head", "HEAD")
     assert result.exit_code == 1
@@ -98,8 +100,7 @@ def test_golden_catalog_refused(kd_shared: Path, tmp_path: Path, monkeypatch: py
     check_golden("plan-catalog-refused.md", result.stdout)
 
 
-def test_plan_reads_the_checked_out_revision_unless_a_branch_is_named(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plan_reads_the_checked_out_revision_unless_a_branch_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`plan --offline` in a pull request's checkout plans that checkout, not main's head (issue 29, 5); --branch
     still picks a branch, and a branch that does not exist is named with the ones that do (exit 2)."""
     monkeypatch.chdir(template_repo(tmp_path / "repo"))
@@ -108,5 +109,4 @@ def test_plan_reads_the_checked_out_revision_unless_a_branch_is_named(tmp_path: 
     main = cli("plan", "--offline", "--branch", "main")
     assert main.exit_code == 0 and "at version 1.0.0" in main.stdout, main.output
     missing = cli("plan", "--offline", "--branch", "master")
-    assert missing.exit_code == 2 and "branch 'master' not found (its branches: main, pr)" in missing.stderr, \
-        missing.output
+    assert missing.exit_code == 2 and "branch 'master' not found (its branches: main, pr)" in missing.stderr, missing.output

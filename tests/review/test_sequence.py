@@ -19,7 +19,8 @@ def test_the_sequence_lists_every_wave_in_order_with_the_soak_between() -> None:
     assert [(c.name, c.wave, len(c.pods)) for c in found] == [("hello-dev", 0, 3), ("hello-prod", 1, 3)]
     text = "\n".join(sequence_lines(found, wave_soak_seconds=600))
     order = [m.group(0) for m in re.finditer(r"wave \d:|then soak 600s before the next wave|default/hello-\w+:", text)]
-    assert order == ["wave 0:", "default/hello-dev:", "then soak 600s before the next wave", "wave 1:",
-                     "default/hello-prod:"], text
+    assert order == ["wave 0:", "default/hello-dev:", "then soak 600s before the next wave", "wave 1:", "default/hello-prod:"], (
+        text
+    )
     assert text.count("- postUpgrade hook: /bin/sh -c 'echo upgraded-to-2.0.0 > /var/lib/hello/upgrade.log'") == 6
     assert text.count("- delete pod ") == 6 and "upgrade 1.0.0 -> 2.0.0, roles in order controller, worker" in text

@@ -88,7 +88,8 @@ def test_located_errors_point_at_the_field(tmp_path: Path, monkeypatch: pytest.M
     column = hello2.splitlines()[line - 1].index("periodSeconds") + 1
     assert result.exit_code == 1
     assert result.stdout.splitlines()[0] == (
-        f'apps/hello.yaml:{line}:{column}: spec.upgrade.gate.periodSecond: unknown field "periodSecond"')
+        f'apps/hello.yaml:{line}:{column}: spec.upgrade.gate.periodSecond: unknown field "periodSecond"'
+    )
 
 
 def test_a_file_is_checked_with_its_whole_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,8 +100,10 @@ def test_a_file_is_checked_with_its_whole_repository(tmp_path: Path, monkeypatch
     for arg in ("repo/stray/app.yaml", "repo/clusters/hello-dev.yaml"):
         result = cli("validate", arg)
         assert result.exit_code == 1
-        assert result.stdout.splitlines() == ["repo/stray/app.yaml:1:1: manifest outside apps/ and clusters/",
-                                              "repo: refused: 1 error(s) in 1 file(s)"]
+        assert result.stdout.splitlines() == [
+            "repo/stray/app.yaml:1:1: manifest outside apps/ and clusters/",
+            "repo: refused: 1 error(s) in 1 file(s)",
+        ]
 
 
 def bad_repo(tmp: Path) -> Path:
@@ -111,8 +114,9 @@ def bad_repo(tmp: Path) -> Path:
     (repo / "apps/broken.yaml").write_text("apiVersion: kubedirector.hpe.com/v1beta1\nkind: [unclosed\n")
     (repo / "clusters/alias.yaml").symlink_to("hello-dev.yaml")
     dev = (repo / "clusters/hello-dev.yaml").read_text()
-    (repo / "clusters/orphan.yaml").write_text(dev.replace("name: hello-dev", "name: orphan")
-                                               .replace("app: hello", "app: no-such-app"))
+    (repo / "clusters/orphan.yaml").write_text(
+        dev.replace("name: hello-dev", "name: orphan").replace("app: hello", "app: no-such-app")
+    )
     commit_all(repo, "four problems")
     return repo
 
@@ -128,8 +132,10 @@ def test_golden_refused(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     by_path = cli("validate", "repo", "--format", fmt)
     assert by_path.exit_code == by_rev.exit_code == 1
     check_golden(f"validate-refused.{fmt}", by_path.stdout)
+
     def same(out: str) -> str:
         return out.replace(f"{repo}@HEAD", "repo").replace("repo/", "").replace('"commit": null,\n  ', "")
+
     assert same(by_rev.stdout) == same(by_path.stdout)
 
 
@@ -148,27 +154,30 @@ def test_valid_catalog(kd_shared: Path, tmp_path: Path, monkeypatch: pytest.Monk
             (tmp_path / target / f.name).write_bytes(f.read_bytes())
     monkeypatch.chdir(tmp_path)
     refused = cli("validate", "--format", "json")  # KD's example clusters rely on a default StorageClass
-    assert refused.exit_code == 1 and {e["field"].rsplit(".", 1)[-1] for e in json.loads(refused.stdout)["errors"]} \
-        == {"storageClassName"}, refused.stdout
+    assert refused.exit_code == 1 and {e["field"].rsplit(".", 1)[-1] for e in json.loads(refused.stdout)["errors"]} == {
+        "storageClassName"
+    }, refused.stdout
     result = cli("validate", "--format", "json", "--default-storage-class")
     assert result.exit_code == 0, result.stdout
     check_golden("validate-catalog.json", result.stdout.replace(os.path.basename(tmp_path), "catalog"))
 
 
 def test_a_role_storage_without_a_class_is_refused_unless_the_cluster_has_a_default(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Invariant: validate refuses what KubeDirector refuses on a cluster without a default StorageClass (a role's
     storage without storageClassName), naming file, field and reason, unless the KDCluster's annotation or the
     --default-storage-class flag says the target cluster has a default class."""
     repo = make_repo(tmp_path / "repo")
     path = repo / "clusters" / "hello-dev.yaml"
-    path.write_text(path.read_text().replace('gitops-kd.io/default-storage-class: "true"', 'team: demo'))
+    path.write_text(path.read_text().replace('gitops-kd.io/default-storage-class: "true"', "team: demo"))
     monkeypatch.chdir(repo)
     code, errors = validated()
     assert code == 1
     assert [(e["file"], e["field"]) for e in errors] == [
         ("clusters/hello-dev.yaml", "spec.roles[0].storage.storageClassName"),
-        ("clusters/hello-dev.yaml", "spec.roles[1].storage.storageClassName")]
+        ("clusters/hello-dev.yaml", "spec.roles[1].storage.storageClassName"),
+    ]
     assert all("no default storage class is available." in str(e["reason"]) for e in errors)
     assert validated("--default-storage-class")[0] == 0
     path.write_text(path.read_text().replace("size: 1Gi", "size: 1Gi\n        storageClassName: fast"))

@@ -115,18 +115,37 @@ REFUSED: dict[str, tuple[Edit, Edit | None, str, str, str]] = {
     # case: (edit on pr, edit on main, file, field, a piece of the reason)
     "cardinality": (_cardinality, None, APP, "spec.roles[worker].cardinality", f"'1+' -> '2+': {HOLDS}"),
     "role added": (_role_added, None, APP, "spec.roles[extra]", f"role extra added: {HOLDS}"),
-    "config package": (_config_package, None, APP, "spec.roles[controller].configPackage",
-                       "KubeDirector runs the setup of the KDApp it holds at 1.0.0"),
+    "config package": (
+        _config_package,
+        None,
+        APP,
+        "spec.roles[controller].configPackage",
+        "KubeDirector runs the setup of the KDApp it holds at 1.0.0",
+    ),
     "distroID": (_distro, None, APP, "spec.distroID", 'changing distroID from "gitops-kd/hello" to '),
-    "role removed": (_role_removed, None, APP, "spec.roles[worker]",
-                     'role "worker" is removed but KubeDirectorCluster default/hello-dev has 2 member(s) in it'),
+    "role removed": (
+        _role_removed,
+        None,
+        APP,
+        "spec.roles[worker]",
+        'role "worker" is removed but KubeDirectorCluster default/hello-dev has 2 member(s) in it',
+    ),
     "no from rule": (_no_from_rule, None, APP, "spec.upgrade.from", "no from[] rule matches the live version 1.0.0"),
     "spec.app": (_app_switched, None, CLUSTER, "spec.app", '("The app property is read-only.")'),
-    "spec.appCatalog": (_catalog("system"), _catalog("local"), CLUSTER, "spec.appCatalog",
-                        '"The appCatalog property is read-only."'),
-    "role property": (_role_resources, None, CLUSTER, "spec.roles[1].resources",
-                      '"Role(worker) properties other than the members count cannot be modified while role members '
-                      'exist." (resources changed'),
+    "spec.appCatalog": (
+        _catalog("system"),
+        _catalog("local"),
+        CLUSTER,
+        "spec.appCatalog",
+        '"The appCatalog property is read-only."',
+    ),
+    "role property": (
+        _role_resources,
+        None,
+        CLUSTER,
+        "spec.roles[1].resources",
+        '"Role(worker) properties other than the members count cannot be modified while role members exist." (resources changed',
+    ),
 }
 
 
@@ -163,8 +182,12 @@ def _spare_role(repo: Path) -> None:
     """A role "spare" (0 or more members) in hello 1.0.0 and 2.0.0, without members in hello-dev."""
     for app in (APP, "examples/hello-2.0.0.yaml"):
         _edit(repo / app, lambda b: b["spec"]["roles"].append({"id": "spare", "cardinality": "0+"}))
-    _edit(repo / CLUSTER, lambda b: b["spec"]["roles"].append(
-        {"id": "spare", "members": 0, "resources": {"limits": {"cpu": "1", "memory": "512Mi"}}}))
+    _edit(
+        repo / CLUSTER,
+        lambda b: b["spec"]["roles"].append(
+            {"id": "spare", "members": 0, "resources": {"limits": {"cpu": "1", "memory": "512Mi"}}}
+        ),
+    )
 
 
 def _spare_resources(repo: Path) -> None:
@@ -195,19 +218,20 @@ def test_live_app_upgrade_branch_takes_a_spec_app_switch(tmp_path: Path, monkeyp
     assert validated("--base", "main")[0] == 1
     _role_resources(Path("."))
     code, errors = validated("--base", "main", "--kubedirector", "live-app-upgrade")
-    assert code == 1 and {(f, fd) for f, fd, _ in errors} == {(CLUSTER, "spec.roles[1].resources"),
-                                                              (CLUSTER, "spec.app")}, errors  # the switch alone
+    assert code == 1 and {(f, fd) for f, fd, _ in errors} == {(CLUSTER, "spec.roles[1].resources"), (CLUSTER, "spec.app")}, (
+        errors
+    )  # the switch alone
     monkeypatch.setenv("GITOPS_KD_KUBEDIRECTOR", "live-app-upgrade")
     assert validated("--base", "main")[0] == 1
     assert validated("--base", "main", "--kubedirector", "stock")[1][0][1] == "spec.app"
 
 
-def test_live_app_upgrade_branch_refuses_a_switch_as_the_branch_does(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_live_app_upgrade_branch_refuses_a_switch_as_the_branch_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Invariant: validate judges a spec.app switch with the controller's own branch rules (diff/switch.py): a
     switch to an app at the same version is refused with the branch's reason, as the controller would refuse it."""
-    monkeypatch.chdir(pr_repo(tmp_path, lambda repo: (_hello2(repo), _edit(repo / CLUSTER,
-                                                                          lambda b: b["spec"].update(app="hello2")))))
+    monkeypatch.chdir(
+        pr_repo(tmp_path, lambda repo: (_hello2(repo), _edit(repo / CLUSTER, lambda b: b["spec"].update(app="hello2"))))
+    )
     code, errors = validated("--base", "main", "--kubedirector", "live-app-upgrade")
     assert code == 1 and [(f, fd) for f, fd, _ in errors] == [(CLUSTER, "spec.app")], errors
     assert "live-app-upgrade branch refuses it" in errors[0][2], errors

@@ -32,8 +32,11 @@ def test_an_upgrade_plan_shows_old_and_new_values_under_each_changing_action() -
     assert 'spec.template.spec.containers[app].image: "gitops-kd/hello:1.0.0" -> "gitops-kd/hello:2.0.0"' in text
     assert 'spec.template.spec.initContainers[init].env[GITOPS_KD_VERSION].value: "1.0.0" -> "2.0.0"' in text
     assert 'spec.template.metadata.annotations[gitops-kd.io/app-version]: "1.0.0" -> "2.0.0"' in text, text
-    assert re.search(r'spec\.template\.spec\.containers\[app\]\.ports\[8080\]: \{[^}]*"containerPort": 8080[^}]*\} '
-                     r'-> \(absent\)', text), text
+    assert re.search(
+        r'spec\.template\.spec\.containers\[app\]\.ports\[8080\]: \{[^}]*"containerPort": 8080[^}]*\} '
+        r"-> \(absent\)",
+        text,
+    ), text
     assert "spec.ports[http-hello-http].port: 8080 -> 8081" in text
     assert "$patch" not in text
 
@@ -48,17 +51,21 @@ def test_adoption_shows_the_strategy_and_a_new_init_container_cut_to_a_readable_
     args = next(line for line in lines if line.startswith("spec.template.spec.initContainers[init].args: ["))
     assert len(args) < len("spec.template.spec.initContainers[init].args: ") + 2 * PLAN_VALUE + 60, args
     assert re.search(r"… \(\d+ characters\) -> .*… \(\d+ characters\)$", args), args
-    assert ('spec.template.spec.containers[app].volumeMounts[/var/lib/gitops-kd]: (absent) -> '
-            '{"mountPath": "/var/lib/gitops-kd", "name": "p", "subPath": ".gitops-kd"}') in lines, lines
+    assert (
+        "spec.template.spec.containers[app].volumeMounts[/var/lib/gitops-kd]: (absent) -> "
+        '{"mountPath": "/var/lib/gitops-kd", "name": "p", "subPath": ".gitops-kd"}'
+    ) in lines, lines
     assert patch.describe() == f"patch pod template of StatefulSet default/{patch.statefulset} (role {patch.role})"
 
 
 def test_steps_and_gates_show_what_they_run() -> None:
-    step = A.RunStep("default", "hello-dev", "kdss-w-0", "app", "2.0.0/kdss-w-0/hook", A.HOOK_STEP,
-                     ("/bin/sh", "-c", "echo hi > /tmp/x"), 60)
+    step = A.RunStep(
+        "default", "hello-dev", "kdss-w-0", "app", "2.0.0/kdss-w-0/hook", A.HOOK_STEP, ("/bin/sh", "-c", "echo hi > /tmp/x"), 60
+    )
     assert list(action_values(step, observed((), ()))) == ["command: /bin/sh -c 'echo hi > /tmp/x' (timeout 60s)"]
-    gate = A.CheckGate("default", "hello-dev", "kdss-w-0", "worker",
-                       Gate(("/bin/sh", "-c", "true"), None, period_seconds=2, timeout_seconds=30))
+    gate = A.CheckGate(
+        "default", "hello-dev", "kdss-w-0", "worker", Gate(("/bin/sh", "-c", "true"), None, period_seconds=2, timeout_seconds=30)
+    )
     assert list(action_values(gate, observed((), ()))) == ["probe: /bin/sh -c true (every 2s)"]
     assert list(action_values(A.DeletePod("default", "kdss-w-0", "uid", "hello-dev"), observed((), ()))) == []
 
@@ -66,7 +73,6 @@ def test_steps_and_gates_show_what_they_run() -> None:
 def test_absent_and_empty_are_the_same_and_lists_match_by_key() -> None:
     assert field_diffs({}, None, "metadata.labels") == []
     assert field_diffs(None, [], "spec.x") == []
-    found = field_diffs([{"name": "a", "value": "1"}, {"name": "b", "value": "2"}],
-                        [{"name": "b", "value": "3"}], "env")
+    found = field_diffs([{"name": "a", "value": "1"}, {"name": "b", "value": "2"}], [{"name": "b", "value": "3"}], "env")
     assert [f.describe() for f in found] == ['env[b].value: "2" -> "3"', 'env[a]: {"name": "a", "value": "1"} -> (absent)']
     assert field_diffs([{"name": "a"}], [{"name": "a"}], "env", removals=False) == []

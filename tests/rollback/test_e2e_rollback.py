@@ -23,11 +23,13 @@ BROKEN = "2.0.1"  # an image whose containers never become Ready
 
 try:
     import gitops_kd.execute.failure  # noqa: F401  (HandleFailure's executor: tests/rollback/WIRING.patch)
+
     WIRED = True
 except ModuleNotFoundError:
     WIRED = False
-needs_wiring = pytest.mark.skipif(not WIRED, reason="the failure policy is not wired into execute/ and controller/ "
-                                                     "yet: apply tests/rollback/WIRING.patch")
+needs_wiring = pytest.mark.skipif(
+    not WIRED, reason="the failure policy is not wired into execute/ and controller/ yet: apply tests/rollback/WIRING.patch"
+)
 
 
 def start(e2e: E2E, *, exec_needed: bool = True, planner: Any = None) -> dict[str, list[str]]:
@@ -47,8 +49,22 @@ def start(e2e: E2E, *, exec_needed: bool = True, planner: Any = None) -> dict[st
 
 
 def history(e2e: E2E, app: str = "hello") -> list[dict[str, Any]]:
-    out = subprocess.run([sys.executable, "-c", "from gitops_kd.cli import main; main()", "history", app, "--kubeconfig",
-                          str(e2e.cluster.kubeconfig), "-o", "json"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from gitops_kd.cli import main; main()",
+            "history",
+            app,
+            "--kubeconfig",
+            str(e2e.cluster.kubeconfig),
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -85,8 +101,10 @@ def test_revert_after_upgrade_restores_the_kept_data(e2e: E2E) -> None:
     assert not events(e2e, "HookSucceeded")[3:]  # downgrades run no hook: only the 3 of the upgrade
     rows = [(h["cluster"], h["version"], h["fromVersion"], h["commit"], h["result"]) for h in history(e2e)]
     assert rows[0][1:3] == ("1.0.0", None) and rows[0][4] == "Deployed", rows  # the first deploy
-    assert rows[1:] == [("hello-dev", "2.0.0", "1.0.0", upgrade, "Succeeded"),
-                    ("hello-dev", "1.0.0", "2.0.0", revert, "Succeeded")]
+    assert rows[1:] == [
+        ("hello-dev", "2.0.0", "1.0.0", upgrade, "Succeeded"),
+        ("hello-dev", "1.0.0", "2.0.0", revert, "Succeeded"),
+    ]
 
 
 def test_revert_to_a_version_the_app_does_not_allow_is_refused(e2e: E2E) -> None:
@@ -98,8 +116,7 @@ def test_revert_to_a_version_the_app_does_not_allow_is_refused(e2e: E2E) -> None
     e2e.wait_ready_at("2.0.0", timeout=120)
     e2e.wait_settled()
     uids = sorted(p["metadata"]["uid"] for p in e2e.pods())
-    templates = {s["metadata"]["name"]: s["spec"]["template"] for s in
-                 e2e.rest.list("apps/v1", "statefulsets", NS)["items"]}
+    templates = {s["metadata"]["name"]: s["spec"]["template"] for s in e2e.rest.list("apps/v1", "statefulsets", NS)["items"]}
     git(e2e.repo, "revert", "--no-edit", upgrade)
     e2e.controller.trigger_poll()
     refused = wait_for("CommitRefused event", lambda: events(e2e, "CommitRefused"), 30)
@@ -108,8 +125,9 @@ def test_revert_to_a_version_the_app_does_not_allow_is_refused(e2e: E2E) -> None
     app = e2e.rest.get("kubedirector.hpe.com/v1beta1", "kubedirectorapps", NS, "hello")
     assert app["spec"]["version"] == "1.0.0"  # held by stock KubeDirector all along: the cluster runs 2.0.0
     assert sorted(p["metadata"]["uid"] for p in e2e.pods()) == uids
-    assert {s["metadata"]["name"]: s["spec"]["template"] for s in
-            e2e.rest.list("apps/v1", "statefulsets", NS)["items"]} == templates
+    assert {
+        s["metadata"]["name"]: s["spec"]["template"] for s in e2e.rest.list("apps/v1", "statefulsets", NS)["items"]
+    } == templates
     ro = e2e.rollout()
     assert ro["spec"]["targetVersion"] == "2.0.0" and ro["status"]["appVersion"] == "2.0.0"
 
@@ -152,8 +170,9 @@ def test_halt_stalls_naming_the_commit_and_keeps_the_rest_running(e2e: E2E) -> N
 def test_revert_commit_pushes_a_revert_and_the_cluster_goes_back(e2e: E2E) -> None:
     roles = start(e2e, exec_needed=False)
     bad = broken_upgrade(e2e, "revert-commit")
-    revert = wait_for("gitops-kd's revert commit in the remote",
-                      lambda: (h := git(e2e.repo, "rev-parse", "main")) != bad and h, 90)
+    revert = wait_for(
+        "gitops-kd's revert commit in the remote", lambda: (h := git(e2e.repo, "rev-parse", "main")) != bad and h, 90
+    )
     assert git(e2e.repo, "rev-parse", f"{revert}^") == bad
     body = git(e2e.repo, "show", "-s", "--format=%B", revert)
     assert body.startswith(f'Revert "hello {BROKEN} (revert-commit)"') and f"This reverts commit {bad}." in body
@@ -174,8 +193,12 @@ def test_revert_commit_pushes_a_revert_and_the_cluster_goes_back(e2e: E2E) -> No
 
 def test_second_wave_starts_only_after_the_first_is_ready_and_soaked(e2e: E2E) -> None:
     soak = 3.0
-    prod = e2e.template("clusters/hello-dev.yaml").replace("name: hello-dev", "name: hello-prod") \
-        .replace('gitops-kd.io/wave: "0"', 'gitops-kd.io/wave: "1"').replace("members: 2", "members: 1")
+    prod = (
+        e2e.template("clusters/hello-dev.yaml")
+        .replace("name: hello-dev", "name: hello-prod")
+        .replace('gitops-kd.io/wave: "0"', 'gitops-kd.io/wave: "1"')
+        .replace("members: 2", "members: 1")
+    )
     e2e.commit({"clusters/hello-prod.yaml": prod}, "hello-prod in wave 1")
     start(e2e, exec_needed=False, planner=partial(plan, wave_soak_seconds=soak))
     e2e.wait_ready_at("1.0.0", name="hello-prod", timeout=90)
@@ -200,4 +223,4 @@ def test_second_wave_starts_only_after_the_first_is_ready_and_soaked(e2e: E2E) -
     assert len(dev_watch.deleted) == 3 and len(prod_watch.deleted) == 2
     assert first_prod > last_dev
     # Ready's time has second precision (truncated): the soak is measured from at most 1s before it
-    assert first_prod >= ready_at + soak - 0.05, (first_prod - ready_at)
+    assert first_prod >= ready_at + soak - 0.05, first_prod - ready_at

@@ -28,8 +28,12 @@ PROD = (NS, "hello-prod")
 
 def app2(**stanza: Any) -> KDApp:
     """hello 2.0.0 with upgrade stanza fields replaced (a value None removes the field)."""
-    doc = {"apiVersion": "kubedirector.hpe.com/v1beta1", "kind": "KubeDirectorApp",
-           "metadata": {"name": HELLO2.name}, "spec": HELLO2.body["spec"]}
+    doc = {
+        "apiVersion": "kubedirector.hpe.com/v1beta1",
+        "kind": "KubeDirectorApp",
+        "metadata": {"name": HELLO2.name},
+        "spec": HELLO2.body["spec"],
+    }
     for k, v in stanza.items():
         if v is None:
             doc["spec"]["upgrade"].pop(k, None)
@@ -152,13 +156,15 @@ def two_waves(soak_annotation: str | None = None) -> tuple[FakeCluster, Any]:
 def test_later_wave_waits_for_ready_plus_soak() -> None:
     world, want = two_waves()
     soak = 120.0
-    actions = run_until(world, want, lambda a: isinstance(a, A.Wait) and a.cluster == PROD and "soak" in a.reason,
-                        wave_soak_seconds=soak)
-    assert not [a for a in actions if a.cluster_key == PROD and not isinstance(a, (A.EnsureRollout, A.NoteStep,
-                                                                                     A.Wait))]
+    actions = run_until(
+        world, want, lambda a: isinstance(a, A.Wait) and a.cluster == PROD and "soak" in a.reason, wave_soak_seconds=soak
+    )
+    assert not [a for a in actions if a.cluster_key == PROD and not isinstance(a, (A.EnsureRollout, A.NoteStep, A.Wait))]
     steps = [a.step for a in actions if isinstance(a, A.NoteStep)]  # one note per reason, no time left in it
-    assert steps == ["waiting for cluster default/hello-dev of app hello (wave 0) to be Ready at the target first",
-                     "waiting for cluster default/hello-dev of app hello (wave 0) to soak 120s after becoming Ready"]
+    assert steps == [
+        "waiting for cluster default/hello-dev of app hello (wave 0) to be Ready at the target first",
+        "waiting for cluster default/hello-dev of app hello (wave 0) to soak 120s after becoming Ready",
+    ]
     dev = world.cluster(KEY).rollout
     assert dev.phase == "Idle" and dev.app_version == "2.0.0"
     ready_at = parse_time(dev.conditions[0]["lastTransitionTime"])

@@ -56,8 +56,9 @@ def test_branch_moved_since_the_last_poll_reverts_on_the_new_head(remote: Path, 
     assert git(remote, "rev-parse", f"{sha}^") == other
 
 
-def test_lease_refuses_a_push_over_a_moved_branch_then_retries_once(remote: Path, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lease_refuses_a_push_over_a_moved_branch_then_retries_once(
+    remote: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A commit lands between the revert being made and pushed: the lease refuses, the retry succeeds."""
     import gitops_kd.source.revert as revert
 
@@ -70,6 +71,7 @@ def test_lease_refuses_a_push_over_a_moved_branch_then_retries_once(remote: Path
         if not raced:
             raced.append(commit_files(remote, {"clusters/c.yaml": "x: 1\n"}, "racing commit"))
         return sha
+
     monkeypatch.setattr(revert, "_make_revert", racing)
     with GitSource(f"file://{remote}", "main", tmp_path / "cache") as source:
         sha = push_revert(source, bad)

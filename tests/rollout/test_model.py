@@ -52,8 +52,12 @@ def test_missing_keys_get_defaults() -> None:
 
 def test_values_outside_the_enums_are_kept_as_text_and_unknown_keys_are_kept() -> None:
     """A newer writer's phase, stall reason, stage or field survives a read and a write by this version."""
-    stored = {"phase": "Paused", "stalledReason": "DiskFull", "newField": {"a": 1},
-              "pods": {"p-0": {"revision": "r", "stage": "draining", "newPodField": 3}}}
+    stored = {
+        "phase": "Paused",
+        "stalledReason": "DiskFull",
+        "newField": {"a": 1},
+        "pods": {"p-0": {"revision": "r", "stage": "draining", "newPodField": 3}},
+    }
     status = RolloutStatus.from_obj(stored)
     assert status.phase == "Paused" and not isinstance(status.phase, Phase)
     assert status.stalled_reason == "DiskFull" and status.pods["p-0"].stage == "draining"
@@ -64,10 +68,14 @@ def test_values_outside_the_enums_are_kept_as_text_and_unknown_keys_are_kept() -
 def test_enum_members_compare_and_serialise_as_their_values() -> None:
     """Existing CRs and `kubectl wait --for=jsonpath='{.status.phase}'=Stalled` keep working: the values are the
     strings the CRD's enum lists."""
-    status = RolloutStatus(phase=Phase.STALLED, stalled_reason=StallReason.POD_NOT_READY,
-                           pods={"p-0": PodProgress("r", stage=Stage.WAITING_GATE)})
+    status = RolloutStatus(
+        phase=Phase.STALLED, stalled_reason=StallReason.POD_NOT_READY, pods={"p-0": PodProgress("r", stage=Stage.WAITING_GATE)}
+    )
     assert json.loads(json.dumps(status.to_obj())) == {
-        "phase": "Stalled", "stalledReason": "PodNotReady", "pods": {"p-0": {"revision": "r", "stage": "waiting-gate"}}}
+        "phase": "Stalled",
+        "stalledReason": "PodNotReady",
+        "pods": {"p-0": {"revision": "r", "stage": "waiting-gate"}},
+    }
     assert RolloutStatus.from_obj(status.to_obj()).stalled_reason is StallReason.POD_NOT_READY
 
 

@@ -65,10 +65,17 @@ def matrix_app() -> str:
     doc = yaml.safe_load(hello_app("2.0.0"))
     upgrade = doc["spec"]["upgrade"]
     upgrade["hooks"]["postUpgrade"]["command"] = [
-        "/bin/sh", "-c", f"echo upgraded-to-2.0.0 > /var/lib/hello/upgrade.log && echo hook >> {HOOK_LOG}"]
+        "/bin/sh",
+        "-c",
+        f"echo upgraded-to-2.0.0 > /var/lib/hello/upgrade.log && echo hook >> {HOOK_LOG}",
+    ]
     migrate = upgrade["from"][0]["persistDirs"]["/var/lib/hello"]["migrate"]
-    migrate["command"] = ["/bin/sh", "-c", "cp -a /var/lib/gitops-kd/old/var/lib/hello/. /var/lib/hello/ && "
-                          f"echo 2 > /var/lib/hello/schema-version && echo migrate >> {MIGRATE_LOG}"]
+    migrate["command"] = [
+        "/bin/sh",
+        "-c",
+        "cp -a /var/lib/gitops-kd/old/var/lib/hello/. /var/lib/hello/ && "
+        f"echo 2 > /var/lib/hello/schema-version && echo migrate >> {MIGRATE_LOG}",
+    ]
     return yaml.safe_dump(doc, sort_keys=False)
 
 
@@ -112,9 +119,12 @@ class Injection:
 def controller_requests(world: E2E) -> list[str]:
     """The controller's write and exec requests so far, in order, as "verb resource[/subresource] name" (Lease
     renewals not counted)."""
-    return [f"{e.verb} {e.resource}{'/' + e.subresource if e.subresource else ''} {e.name}"
-            for e in world.cluster.access_log.entries(TOKEN) if e.resource != "leases" and (
-                e.verb in ("create", "update", "patch", "delete", "deletecollection") or e.subresource == "exec")]
+    return [
+        f"{e.verb} {e.resource}{'/' + e.subresource if e.subresource else ''} {e.name}"
+        for e in world.cluster.access_log.entries(TOKEN)
+        if e.resource != "leases"
+        and (e.verb in ("create", "update", "patch", "delete", "deletecollection") or e.subresource == "exec")
+    ]
 
 
 def _images(world: E2E) -> set[str]:
@@ -153,8 +163,15 @@ def _record_attempt(status: dict[str, Any], run: Run) -> None:
         run.attempts[status["attempt"]] = (status.get("direction"), status.get("targetVersion"))
 
 
-def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], start: Any,
-                faults: FaultInjector | None, record_fault: Callable[[], None] | None = None) -> None:
+def _wait_ready(
+    world: E2E,
+    version: str,
+    run: Run,
+    procs: list[RunProcess],
+    start: Any,
+    faults: FaultInjector | None,
+    record_fault: Callable[[], None] | None = None,
+) -> None:
     """Until Ready at ``version`` (killing and replacing the controller once the injected hang fired). faults None:
     the first deploy, before any fault: it is recorded Ready at its first version as soon as the KDCluster is
     created, before its pods exist (no pod runs another image: the claim holds), so its pods are waited for after."""
@@ -175,14 +192,16 @@ def _wait_ready(world: E2E, version: str, run: Run, procs: list[RunProcess], sta
         claim = _check_ready_claim(world, run, rollout)
         if claim is not None and claim[0] == version:
             # Invariant, at the end of a phase: the pods exist and every one runs the target's image.
-            assert faults is None or claim[1] == {f"gitops-kd/hello:{version}"}, \
+            assert faults is None or claim[1] == {f"gitops-kd/hello:{version}"}, (
                 f"{run.fault}: Ready at {version}, pods run {sorted(claim[1])}"
+            )
             return
         if status.get("phase") == "Stalled":
             raise AssertionError(f"{run.fault}: Stalled ({status.get('stalledReason')}): {status.get('message')}")
         time.sleep(0.1)
-    raise AssertionError(f"{run.fault}: not Ready at {version} after {PHASE_TIMEOUT}s; status "
-                         f"{(world.rollout() or {}).get('status')}")
+    raise AssertionError(
+        f"{run.fault}: not Ready at {version} after {PHASE_TIMEOUT}s; status {(world.rollout() or {}).get('status')}"
+    )
 
 
 def _freeze_leader(world: E2E, procs: list[RunProcess]) -> None:
@@ -197,6 +216,7 @@ def _freeze_leader(world: E2E, procs: list[RunProcess]) -> None:
 
 def record_fault(world: E2E, injection: Injection, run: Run, before: int) -> Callable[[], None]:
     """The act of a record kind, done once the controller made its k-th write or exec since ``before``."""
+
     def act() -> None:
         if injection.writes() - before < run.fault.k:
             return
@@ -205,10 +225,17 @@ def record_fault(world: E2E, injection: Injection, run: Run, before: int) -> Cal
             injection.faults.add("error", "update", f"{PLURAL}/status", RECORD_WRITE_FAILURES, user=injection.user)
         elif run.fault.kind == RECORD_EDIT:
             older = git(world.repo, "rev-parse", "HEAD~1")
-            world.rest.patch(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME, {"status": {
-                "lastAppliedRevision": older, "forcePushBaseline": BOGUS_SHA}}, subresource="status")
+            world.rest.patch(
+                ROLLOUT_API_VERSION,
+                PLURAL,
+                SYSTEM_NS,
+                RECORD_NAME,
+                {"status": {"lastAppliedRevision": older, "forcePushBaseline": BOGUS_SHA}},
+                subresource="status",
+            )
         else:
             world.rest.delete(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME)
+
     return act
 
 
@@ -220,6 +247,7 @@ def _check_record(world: E2E, run: Run) -> None:
         status = (world.rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, RECORD_NAME) or {}).get("status") or {}
         ready = any(c["type"] == "Ready" and c["status"] == "True" for c in status.get("conditions") or ())
         return status.get("lastAppliedRevision") == head and status.get("forcePushBaseline") == head and ready
+
     wait_for(f"{run.fault}: the GitOpsKDSource Ready at the head {head[:12]}", holds, 30)
 
 
@@ -241,9 +269,13 @@ def run_sequence(tmp: Path, fault: Fault) -> Run:
     """Run the sequence with ``fault`` on a new embedded cluster and check every invariant; returns what it saw."""
     world = E2E(tmp, persist=False, pod_grace_cap=POD_GRACE_CAP)
     try:
-        injection = Injection(world.cluster.faults, token_kubeconfig(world.cluster, tmp / "matrix.kubeconfig", TOKEN),
-                              lambda: len(controller_requests(world)), user=TOKEN,
-                              requests=lambda: controller_requests(world))
+        injection = Injection(
+            world.cluster.faults,
+            token_kubeconfig(world.cluster, tmp / "matrix.kubeconfig", TOKEN),
+            lambda: len(controller_requests(world)),
+            user=TOKEN,
+            requests=lambda: controller_requests(world),
+        )
         return sequence(world, injection, tmp, fault)
     finally:
         world.close()
@@ -258,12 +290,38 @@ def sequence(world: E2E, injection: Injection, tmp: Path, fault: Fault) -> Run:
 
     def start() -> RunProcess:
         if fault.kind == "freeze":
-            return RunProcess(f"replica-{len(procs)}", tmp, kubeconfig, str(world.repo), "--namespace", world.ns,
-                              "--leader-elect", "--lease-duration", str(LEASE[0]), "--lease-renew-deadline",
-                              str(LEASE[1]), "--lease-retry-period", str(LEASE[2]), "--log-level", "info",
-                              env={"POD_NAMESPACE": SYSTEM_NS}, preloaded=True)
-        return RunProcess(f"controller-{len(procs)}", tmp, kubeconfig, str(world.repo), "--namespace", world.ns,
-                          "--no-leader-elect", "--log-level", "info", env={"POD_NAMESPACE": SYSTEM_NS}, preloaded=True)
+            return RunProcess(
+                f"replica-{len(procs)}",
+                tmp,
+                kubeconfig,
+                str(world.repo),
+                "--namespace",
+                world.ns,
+                "--leader-elect",
+                "--lease-duration",
+                str(LEASE[0]),
+                "--lease-renew-deadline",
+                str(LEASE[1]),
+                "--lease-retry-period",
+                str(LEASE[2]),
+                "--log-level",
+                "info",
+                env={"POD_NAMESPACE": SYSTEM_NS},
+                preloaded=True,
+            )
+        return RunProcess(
+            f"controller-{len(procs)}",
+            tmp,
+            kubeconfig,
+            str(world.repo),
+            "--namespace",
+            world.ns,
+            "--no-leader-elect",
+            "--log-level",
+            "info",
+            env={"POD_NAMESPACE": SYSTEM_NS},
+            preloaded=True,
+        )
 
     try:
         clean_system_namespace(world)  # its record lives there, as deployed (POD_NAMESPACE)
@@ -279,8 +337,14 @@ def sequence(world: E2E, injection: Injection, tmp: Path, fault: Fault) -> Run:
         acts = record_fault(world, injection, run, before) if fault.kind in RECORD_KINDS and fault.k else None
         if fault.k and fault.kind not in RECORD_KINDS:
             kind = "timeout" if fault.kind in HELD else fault.kind
-            injection.faults.add(kind, WRITE, "!leases", user=injection.user, skip=fault.k - 1,
-                                     delay={"kill": HANG, "freeze": FREEZE_HANG, "lost": LOST_DELAY}.get(fault.kind, 2.0))
+            injection.faults.add(
+                kind,
+                WRITE,
+                "!leases",
+                user=injection.user,
+                skip=fault.k - 1,
+                delay={"kill": HANG, "freeze": FREEZE_HANG, "lost": LOST_DELAY}.get(fault.kind, 2.0),
+            )
         upgrade = world.commit({"apps/hello.yaml": matrix_app()}, "hello 2.0.0")
         _poll_now(procs)
         _wait_ready(world, "2.0.0", run, procs, start, injection.faults, acts)
@@ -301,11 +365,13 @@ def sequence(world: E2E, injection: Injection, tmp: Path, fault: Fault) -> Run:
         run.fired = bool(fault.k) and not injection.faults.rules() and (fault.kind not in RECORD_KINDS or run.killed)
         injection.faults.clear()
         # Invariant: exactly the attempts Git asked for, in order (no downgrade nobody asked for).
-        assert list(run.attempts.values()) == [("upgrade", "2.0.0"), ("downgrade", "1.0.0"), ("upgrade", "2.0.0")], \
+        assert list(run.attempts.values()) == [("upgrade", "2.0.0"), ("downgrade", "1.0.0"), ("upgrade", "2.0.0")], (
             f"{fault}: attempts {run.attempts}"
+        )
         for pod in sorted(p["metadata"]["name"] for p in world.pods()):
-            hook, migrate, user, schema = _read_files(world, pod, HOOK_LOG, MIGRATE_LOG, "/var/lib/hello/user.txt",
-                                                      "/var/lib/hello/schema-version")
+            hook, migrate, user, schema = _read_files(
+                world, pod, HOOK_LOG, MIGRATE_LOG, "/var/lib/hello/user.txt", "/var/lib/hello/schema-version"
+            )
             # Invariant: each migration and hook ran exactly once per pod per upgrade attempt.
             assert hook == "hook\nhook\n", f"{fault}: {pod} hook runs"
             assert migrate == "migrate\nmigrate\n", f"{fault}: {pod} migration runs"

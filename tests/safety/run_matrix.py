@@ -32,8 +32,7 @@ def run_one(tmp: str, fault: Fault, keep: str) -> tuple[Fault, str, float, float
     shutil.rmtree(kept, ignore_errors=True)
     shutil.move(str(run_dir), kept)
     (kept / "FAILED.txt").write_text(message + "\n")
-    return fault, f"FAILED: {message.splitlines()[0][:300] if message else ''} (kept in {kept})", \
-        time.monotonic() - started, cpu
+    return fault, f"FAILED: {message.splitlines()[0][:300] if message else ''} (kept in {kept})", time.monotonic() - started, cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,23 +42,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--last", type=int, default=0, help="last k (default: N, counted by a fault-free run)")
     parser.add_argument("--step", type=int, default=1, help="every STEP-th k only (a sparse sweep)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own worker process")
-    parser.add_argument("--requests", action="store_true",
-                        help="list the fault-free run's writes and execs (k: verb resource name) and stop")
-    parser.add_argument("--keep", default="fault-matrix-failed",
-                        help="folder where a failed run's directory (logs, repo) and whole message are kept")
+    parser.add_argument(
+        "--requests", action="store_true", help="list the fault-free run's writes and execs (k: verb resource name) and stop"
+    )
+    parser.add_argument(
+        "--keep",
+        default="fault-matrix-failed",
+        help="folder where a failed run's directory (logs, repo) and whole message are kept",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fault-matrix-") as tmp:
         began = time.monotonic()
         base = run_sequence(Path(tmp) / "none", Fault("none", 0))
         last = args.last or base.writes
-        print(f"N = {base.writes} writes and execs of the controller in the fault-free sequence "
-              f"({time.monotonic() - began:.1f}s, {base.cpu:.1f} CPU s)", flush=True)
+        print(
+            f"N = {base.writes} writes and execs of the controller in the fault-free sequence "
+            f"({time.monotonic() - began:.1f}s, {base.cpu:.1f} CPU s)",
+            flush=True,
+        )
         if args.requests:
             for k, request in enumerate(base.requests, 1):
                 print(f"{k:4} {request}")
             return 0
-        faults = [Fault(kind, k) for kind in args.kinds.split(",") for k in range(args.first, last + 1,
-                                                                                    max(1, args.step))]
+        faults = [Fault(kind, k) for kind in args.kinds.split(",") for k in range(args.first, last + 1, max(1, args.step))]
         failures: list[str] = []
         started = time.monotonic()
         # spawn: a fresh interpreter per worker (the parent's embedded-cluster threads are not forked)

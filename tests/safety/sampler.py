@@ -22,13 +22,11 @@ class Sample:
 
     @property
     def ready(self) -> bool:
-        return any(c.get("type") == "Ready" and c.get("status") == "True"
-                   for c in self.status.get("conditions") or ())
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in self.status.get("conditions") or ())
 
     def images(self) -> dict[str, str]:
         """Pod name -> image of its app container."""
-        return {p["metadata"]["name"]: next(c["image"] for c in p["spec"]["containers"] if c["name"] == "app")
-                for p in self.pods}
+        return {p["metadata"]["name"]: next(c["image"] for c in p["spec"]["containers"] if c["name"] == "app") for p in self.pods}
 
     def serving(self) -> int:
         """Pods Ready and not terminating."""
@@ -57,8 +55,10 @@ class Sampler:
             for check in self.checks:
                 broken = check(sample)
                 if broken is not None and len(self.violations) < 10:
-                    self.violations.append(f"{broken} (status {status.get('phase')}/{status.get('direction')} "
-                                           f"at {status.get('appVersion')}, pods {sorted(sample.images().items())})")
+                    self.violations.append(
+                        f"{broken} (status {status.get('phase')}/{status.get('direction')} "
+                        f"at {status.get('appVersion')}, pods {sorted(sample.images().items())})"
+                    )
             self._stop.wait(INTERVAL)
 
     def stop(self) -> list[str]:

@@ -61,8 +61,10 @@ class ShardRun:
 def holders(world: E2E) -> dict[int, str]:
     """shard -> the replica name holding its Lease ("" when none)."""
     items = world.rest.list(LEASES_API, "leases", SYSTEM_NS, label_selector="gitops-kd.io/shard")["items"]
-    return {int(i["metadata"]["labels"]["gitops-kd.io/shard"]): ((i["spec"] or {}).get("holderIdentity") or "")
-            .split("_")[0] for i in items}
+    return {
+        int(i["metadata"]["labels"]["gitops-kd.io/shard"]): ((i["spec"] or {}).get("holderIdentity") or "").split("_")[0]
+        for i in items
+    }
 
 
 def _is_write(entry: Any) -> bool:
@@ -110,9 +112,25 @@ class Sharded:
     def start(self, name: str) -> RunProcess:
         kubeconfig = token_kubeconfig(self.world.cluster, self.tmp / f"{name}.kubeconfig", token_of(name))
         self.procs[name] = RunProcess(
-            name, self.tmp, kubeconfig, str(self.world.repo), "--namespace", self.world.ns, "--shards", str(SHARDS),
-            "--lease-duration", str(LEASE[0]), "--lease-renew-deadline", str(LEASE[1]), "--lease-retry-period",
-            str(LEASE[2]), "--log-level", "info", env={"POD_NAMESPACE": SYSTEM_NS}, preloaded=True)
+            name,
+            self.tmp,
+            kubeconfig,
+            str(self.world.repo),
+            "--namespace",
+            self.world.ns,
+            "--shards",
+            str(SHARDS),
+            "--lease-duration",
+            str(LEASE[0]),
+            "--lease-renew-deadline",
+            str(LEASE[1]),
+            "--lease-retry-period",
+            str(LEASE[2]),
+            "--log-level",
+            "info",
+            env={"POD_NAMESPACE": SYSTEM_NS},
+            preloaded=True,
+        )
         return self.procs[name]
 
     def poll_now(self) -> None:
@@ -130,6 +148,7 @@ class Sharded:
         def taken() -> bool:
             now = holders(self.world)
             return all(now.get(s) not in ("", victim) for s in had)
+
         if run.fault.kind == "kill":
             self.procs[victim].kill()
             self.start(f"{victim}-new")
@@ -166,8 +185,7 @@ def _wait_all_ready(sh: Sharded, version: str, armed: bool) -> None:
             if status.get("attempt"):
                 run.attempts[cluster][status["attempt"]] = (status.get("direction"), status.get("targetVersion"))
             if status.get("phase") == "Stalled":
-                raise AssertionError(f"{run.fault}: {cluster} Stalled ({status.get('stalledReason')}): "
-                                     f"{status.get('message')}")
+                raise AssertionError(f"{run.fault}: {cluster} Stalled ({status.get('stalledReason')}): {status.get('message')}")
             at = _ready_at(rollout)
             if at is None:
                 continue
@@ -201,11 +219,24 @@ def run_sharded(tmp: Path, fault: Fault) -> ShardRun:
         # One replica first, the others once it holds every shard and its record the head, as a Deployment rolls
         # out (all at once once left a follower on an older commit: docs/design/sharding.md).
         sh.start(REPLICAS[0])
-        wait_for(f"{REPLICAS[0]} holds every shard", lambda: set(holders(world).values()) == {REPLICAS[0]}
-                 and len(holders(world)) == SHARDS, 60, 0.1)
+        wait_for(
+            f"{REPLICAS[0]} holds every shard",
+            lambda: set(holders(world).values()) == {REPLICAS[0]} and len(holders(world)) == SHARDS,
+            60,
+            0.1,
+        )
         head = git(world.repo, "rev-parse", "HEAD")
-        wait_for("the record holds the head", lambda: ((world.rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS,
-                 "gitops-kd") or {}).get("status") or {}).get("lastAppliedRevision") == head, 60, 0.1)
+        wait_for(
+            "the record holds the head",
+            lambda: (
+                ((world.rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, SYSTEM_NS, "gitops-kd") or {}).get("status") or {}).get(
+                    "lastAppliedRevision"
+                )
+                == head
+            ),
+            60,
+            0.1,
+        )
         for name in REPLICAS[1:]:
             sh.start(name)
 
@@ -213,6 +244,7 @@ def run_sharded(tmp: Path, fault: Fault) -> ShardRun:
             now = holders(world)
             counts = [list(now.values()).count(r) for r in REPLICAS]
             return now if len(now) == SHARDS and counts == [SHARDS // len(REPLICAS)] * len(REPLICAS) else None
+
         now = wait_for("each replica holds its share", balanced, 60, 0.1)
         for replica in REPLICAS:
             run.clusters[cluster_for(world, replica, now, set(run.clusters))] = replica
@@ -221,8 +253,14 @@ def run_sharded(tmp: Path, fault: Fault) -> ShardRun:
         sh.poll_now()
         for cluster in run.clusters:
             world.wait_ready_at("1.0.0", name=cluster, timeout=PHASE_TIMEOUT)
-            wait_for(f"{cluster}: two pods Ready", lambda c=cluster: len(world.pods(c)) == 2  # type: ignore[misc]
-                     and all(pod_ready(p) for p in world.pods(c)), 60)
+            wait_for(
+                f"{cluster}: two pods Ready",
+                lambda c=cluster: (
+                    len(world.pods(c)) == 2  # type: ignore[misc]
+                    and all(pod_ready(p) for p in world.pods(c))
+                ),
+                60,
+            )
         members = {c: sorted(p["metadata"]["name"] for p in world.pods(c)) for c in run.clusters}
         for pods in members.values():
             for pod in pods:
@@ -230,8 +268,14 @@ def run_sharded(tmp: Path, fault: Fault) -> ShardRun:
         run.victim = holders(world)[0]
         before = len([e for e in world.cluster.access_log.entries(token_of(run.victim)) if _is_write(e)])
         if fault.k:
-            world.cluster.faults.add("timeout", WRITE, "!leases", user=token_of(run.victim), skip=fault.k - 1,
-                                     delay=HANG if fault.kind == "kill" else FREEZE_HANG)
+            world.cluster.faults.add(
+                "timeout",
+                WRITE,
+                "!leases",
+                user=token_of(run.victim),
+                skip=fault.k - 1,
+                delay=HANG if fault.kind == "kill" else FREEZE_HANG,
+            )
         upgrade = world.commit({"apps/hello.yaml": matrix_app()}, "hello 2.0.0")
         sh.poll_now()
         _wait_all_ready(sh, "2.0.0", True)
@@ -246,12 +290,14 @@ def run_sharded(tmp: Path, fault: Fault) -> ShardRun:
         world.cluster.faults.clear()
         for cluster, attempts in run.attempts.items():
             # Invariant: exactly the attempts Git asked for, in order, on every shard.
-            assert list(attempts.values()) == [("upgrade", "2.0.0"), ("downgrade", "1.0.0"), ("upgrade", "2.0.0")], \
+            assert list(attempts.values()) == [("upgrade", "2.0.0"), ("downgrade", "1.0.0"), ("upgrade", "2.0.0")], (
                 f"{fault}: {cluster} attempts {attempts}"
+            )
             assert sorted(p["metadata"]["name"] for p in world.pods(cluster)) == members[cluster]
             for pod in members[cluster]:
-                hook, migrate, user, schema = _read_files(world, pod, HOOK_LOG, MIGRATE_LOG, "/var/lib/hello/user.txt",
-                                                          "/var/lib/hello/schema-version")
+                hook, migrate, user, schema = _read_files(
+                    world, pod, HOOK_LOG, MIGRATE_LOG, "/var/lib/hello/user.txt", "/var/lib/hello/schema-version"
+                )
                 # Invariant: each migration and hook ran exactly once per pod per upgrade attempt.
                 assert hook == "hook\nhook\n", f"{fault}: {cluster}/{pod} hook runs {hook!r}"
                 assert migrate == "migrate\nmigrate\n", f"{fault}: {cluster}/{pod} migration runs {migrate!r}"
@@ -267,7 +313,7 @@ def run_sharded(tmp: Path, fault: Fault) -> ShardRun:
 def _check_fenced(sh: Sharded) -> None:
     """Invariant (freeze): after the others held its shards, the resumed victim wrote nothing (no write, no exec)
     until it held a shard Lease again (taken anew, after its fair share said so)."""
-    after = sh.world.cluster.access_log.entries(token_of(sh.run.victim))[sh.deposed_at:]
+    after = sh.world.cluster.access_log.entries(token_of(sh.run.victim))[sh.deposed_at :]
     for entry in after:
         if entry.resource == "leases" and entry.verb in ("create", "update") and "-shard-" in entry.name:
             break  # it holds (or tries for) a shard again: its writes from here on are a holder's

@@ -31,8 +31,11 @@ def condition(status: dict[str, Any], type_: str) -> dict[str, Any]:
 
 
 def events(e2e: E2E, reason: str, kind: str, name: str) -> list[dict[str, Any]]:
-    return [e for e in e2e.rest.list("v1", "events", NS)["items"] if e.get("reason") == reason
-            and e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name]
+    return [
+        e
+        for e in e2e.rest.list("v1", "events", NS)["items"]
+        if e.get("reason") == reason and e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name
+    ]
 
 
 def cli_status(e2e: E2E) -> Result:
@@ -41,20 +44,25 @@ def cli_status(e2e: E2E) -> Result:
 
 def phase_metric(metrics: ControllerMetrics) -> dict[str, float | None]:
     """gitops_kd_rollout_phase of hello-dev, per phase."""
-    return {p: metrics.registry.get_sample_value("gitops_kd_rollout_phase",
-                                                 {"namespace": NS, "cluster": "hello-dev", "phase": p})
-            for p in ROLLOUT_PHASES}
+    return {
+        p: metrics.registry.get_sample_value("gitops_kd_rollout_phase", {"namespace": NS, "cluster": "hello-dev", "phase": p})
+        for p in ROLLOUT_PHASES
+    }
 
 
 def wait_phase_metric(metrics: ControllerMetrics, phase: str) -> None:
-    wait_for(f"gitops_kd_rollout_phase of hello-dev 1 for {phase} only",
-             lambda: phase_metric(metrics) == {p: float(p == phase) for p in ROLLOUT_PHASES} or None, 60)
+    wait_for(
+        f"gitops_kd_rollout_phase of hello-dev 1 for {phase} only",
+        lambda: phase_metric(metrics) == {p: float(p == phase) for p in ROLLOUT_PHASES} or None,
+        60,
+    )
 
 
 def wait_stalled(e2e: E2E, reason: str, timeout: float = 120) -> dict[str, Any]:
     def stalled() -> dict[str, Any] | None:
         status = status_of(e2e)
         return status if status.get("stalledReason") == reason else None
+
     return wait_for(f"the KDRollout Stalled with {reason}", stalled, timeout)
 
 
@@ -64,6 +72,7 @@ def wait_recovered(e2e: E2E, version: str, timeout: float = 120) -> dict[str, An
         ready = condition(status, "Ready").get("status") == "True"
         fine = ready and status.get("phase") == "Idle" and not condition(status, "Stalled")
         return status if fine and status.get("appVersion") == version and not status.get("applyFailure") else None
+
     return wait_for(f"the KDRollout Idle and Ready at {version}, no apply failure recorded", recovered, timeout)
 
 
@@ -73,10 +82,10 @@ def label_while_updates_fail(e2e: E2E, metrics: ControllerMetrics | None = None)
     e2e.start_controller(metrics=metrics)
     e2e.wait_ready_at("1.0.0")
     e2e.wait_settled()
-    e2e.cluster.faults.add("error", verb="update", resource="kubedirectorclusters", count=10_000,
-                           message="etcdserver: request timed out")
-    text = e2e.template("clusters/hello-dev.yaml").replace('gitops-kd.io/wave: "0"\n',
-                                                          'gitops-kd.io/wave: "0"\n    team: blue\n')
+    e2e.cluster.faults.add(
+        "error", verb="update", resource="kubedirectorclusters", count=10_000, message="etcdserver: request timed out"
+    )
+    text = e2e.template("clusters/hello-dev.yaml").replace('gitops-kd.io/wave: "0"\n', 'gitops-kd.io/wave: "0"\n    team: blue\n')
     assert "team: blue" in text
     return e2e.commit({"clusters/hello-dev.yaml": text}, "hello-dev: team label")
 
@@ -85,12 +94,25 @@ def refuse_cluster_updates(e2e: E2E) -> None:
     """A validating webhook, served inside the embedded API server like KubeDirector's, denying every KDCluster
     update with DENIED_MESSAGE (stock KubeDirector no longer refuses gitops-kd's KDApp writes: it never makes them
     while clusters use the app, docs/design/stock-kubedirector.md)."""
-    config = {"name": "deny.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
-              "failurePolicy": "Fail", "rules": [{"operations": ["UPDATE"], "apiGroups": ["kubedirector.hpe.com"],
-                                                  "apiVersions": ["*"], "resources": ["kubedirectorclusters"]}]}
+    config = {
+        "name": "deny.example.com",
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "failurePolicy": "Fail",
+        "rules": [
+            {
+                "operations": ["UPDATE"],
+                "apiGroups": ["kubedirector.hpe.com"],
+                "apiVersions": ["*"],
+                "resources": ["kubedirectorclusters"],
+            }
+        ],
+    }
     dispatcher = e2e.cluster.server.webhooks
-    dispatcher.builtins = (*dispatcher.builtins, Builtin(webhook_match.defaulted(config), lambda request: {
-        "allowed": False, "status": {"message": DENIED_MESSAGE}}))
+    dispatcher.builtins = (
+        *dispatcher.builtins,
+        Builtin(webhook_match.defaulted(config), lambda request: {"allowed": False, "status": {"message": DENIED_MESSAGE}}),
+    )
 
 
 DENIED_MESSAGE = "KubeDirectorCluster edits are frozen"
@@ -108,8 +130,9 @@ def test_kdcluster_write_a_webhook_keeps_refusing_stalls_with_its_message_and_a_
     strict.wait_settled()
     pods_before = sorted((p["metadata"]["name"], p["metadata"]["uid"]) for p in strict.pods())
     refuse_cluster_updates(strict)
-    text = strict.template("clusters/hello-dev.yaml").replace('gitops-kd.io/wave: "0"\n',
-                                                             'gitops-kd.io/wave: "0"\n    team: blue\n')
+    text = strict.template("clusters/hello-dev.yaml").replace(
+        'gitops-kd.io/wave: "0"\n', 'gitops-kd.io/wave: "0"\n    team: blue\n'
+    )
     change = strict.commit({"clusters/hello-dev.yaml": text}, "hello-dev: team label")
 
     status = wait_stalled(strict, "ApplyRefused")
@@ -119,9 +142,16 @@ def test_kdcluster_write_a_webhook_keeps_refusing_stalls_with_its_message_and_a_
     assert stalled["status"] == "True" and stalled["reason"] == "ApplyRefused" and DENIED in stalled["message"]
     record = status["applyFailure"]
     assert (record["kind"], record["name"], record["failures"], record["code"]) == (
-        "KubeDirectorCluster", "hello-dev", STALL_AFTER_FAILURES, 400), record
-    [warning] = wait_for("the UpgradeStalled Warning on the KDCluster",
-                         lambda: events(strict, "UpgradeStalled", "KubeDirectorCluster", "hello-dev"), 30)
+        "KubeDirectorCluster",
+        "hello-dev",
+        STALL_AFTER_FAILURES,
+        400,
+    ), record
+    [warning] = wait_for(
+        "the UpgradeStalled Warning on the KDCluster",
+        lambda: events(strict, "UpgradeStalled", "KubeDirectorCluster", "hello-dev"),
+        30,
+    )
     assert warning["type"] == "Warning" and warning["message"].startswith("ApplyRefused: ")
     assert DENIED in warning["message"]
     refused = events(strict, "ApplyFailed", "KubeDirectorCluster", "hello-dev")
@@ -134,8 +164,11 @@ def test_kdcluster_write_a_webhook_keeps_refusing_stalls_with_its_message_and_a_
     strict.stop_controller()  # another process reads the count from the KDRollout
     logged = len(strict.log)
     strict.start_controller()
-    wait_for("the KDCluster written (and refused) again after the restart",
-             lambda: "update spec of KubeDirectorCluster default/hello-dev" in strict.log[logged:], 60)
+    wait_for(
+        "the KDCluster written (and refused) again after the restart",
+        lambda: "update spec of KubeDirectorCluster default/hello-dev" in strict.log[logged:],
+        60,
+    )
     status = status_of(strict)
     assert status["stalledReason"] == "ApplyRefused" and status["applyFailure"]["failures"] >= STALL_AFTER_FAILURES
 
@@ -166,8 +199,11 @@ def test_kdcluster_write_the_api_server_keeps_failing_stalls_then_the_write_succ
     assert status["applyFailure"]["code"] == 500 and status["applyFailure"]["phase"] == "Idle"
     failed = events(e2e, "ApplyFailed", "KubeDirectorCluster", "hello-dev")
     assert failed and all(e["type"] == "Warning" for e in failed)
-    [warning] = wait_for("the UpgradeStalled Warning on the KDCluster",
-                         lambda: events(e2e, "UpgradeStalled", "KubeDirectorCluster", "hello-dev"), 30)
+    [warning] = wait_for(
+        "the UpgradeStalled Warning on the KDCluster",
+        lambda: events(e2e, "UpgradeStalled", "KubeDirectorCluster", "hello-dev"),
+        30,
+    )
     assert warning["type"] == "Warning" and warning["message"].startswith("ApplyFailed: ")
     shown = cli_status(e2e)
     assert shown.exit_code == 1, shown.output
@@ -175,8 +211,7 @@ def test_kdcluster_write_the_api_server_keeps_failing_stalls_then_the_write_succ
     wait_phase_metric(metrics, "Stalled")
 
     e2e.cluster.faults.clear()
-    [lifted] = wait_for("the StallLifted event", lambda: events(e2e, "StallLifted", "KubeDirectorCluster",
-                                                                "hello-dev"), 90)
+    [lifted] = wait_for("the StallLifted event", lambda: events(e2e, "StallLifted", "KubeDirectorCluster", "hello-dev"), 90)
     assert lifted["type"] == "Normal" and f"succeeded after {STALL_AFTER_FAILURES}" in lifted["message"]
     wait_recovered(e2e, "1.0.0")
     wait_phase_metric(metrics, "Idle")
@@ -197,8 +232,7 @@ def test_kdcluster_write_stalled_by_500s_is_lifted_by_a_revert_without_any_write
     git(e2e.repo, "revert", "--no-edit", change)
     assert e2e.controller is not None
     e2e.controller.trigger_poll()
-    [lifted] = wait_for("the StallLifted event", lambda: events(e2e, "StallLifted", "KubeDirectorCluster",
-                                                                "hello-dev"), 60)
+    [lifted] = wait_for("the StallLifted event", lambda: events(e2e, "StallLifted", "KubeDirectorCluster", "hello-dev"), 60)
     assert "Git no longer asks for the write of KubeDirectorCluster default/hello-dev" in lifted["message"]
     wait_recovered(e2e, "1.0.0")
     assert e2e.cluster.faults.rules(), "the API server still fails KDCluster updates"

@@ -12,11 +12,19 @@ from tests.safety.matrix import RECORD_DELETE, RECORD_EDIT, RECORD_WRITE, Fault,
 # k spread over the sequence (N is about 136 writes and execs, Events included; `scripts/fault-matrix --requests`
 # lists them): the rollout start, the pod phase of the first upgrade, the downgrade and the second upgrade; lost@17:
 # the first upgrade's first migration exec (it runs, its answer is lost). FAULT_MATRIX_SAMPLE="kind@k,..." overrides it.
-SAMPLE = [Fault("error", 3), Fault("conflict", 30), Fault("timeout", 70), Fault("lost", 17), Fault("kill", 110),
-          Fault("freeze", 50),
-          # the record kinds: its writes failing as the first upgrade is accepted, an edit mid-upgrade, a delete
-          # during the downgrade (the run then checks the record holds the head, Ready)
-          Fault(RECORD_WRITE, 2), Fault(RECORD_EDIT, 30), Fault(RECORD_DELETE, 70)]
+SAMPLE = [
+    Fault("error", 3),
+    Fault("conflict", 30),
+    Fault("timeout", 70),
+    Fault("lost", 17),
+    Fault("kill", 110),
+    Fault("freeze", 50),
+    # the record kinds: its writes failing as the first upgrade is accepted, an edit mid-upgrade, a delete
+    # during the downgrade (the run then checks the record holds the head, Ready)
+    Fault(RECORD_WRITE, 2),
+    Fault(RECORD_EDIT, 30),
+    Fault(RECORD_DELETE, 70),
+]
 if os.environ.get("FAULT_MATRIX_SAMPLE"):
     SAMPLE = [Fault(s.split("@")[0], int(s.split("@")[1])) for s in os.environ["FAULT_MATRIX_SAMPLE"].split(",")]
 

@@ -44,8 +44,12 @@ def test_failed_status_write_at_rollout_start_never_reports_ready_on_old_pods(e2
     def never_ready_on_old_pods(s: Sample) -> str | None:
         claimed = s.ready or s.status.get("direction") == "adopt"
         on_target = len(s.pods) == 3 and set(s.images().values()) == {"gitops-kd/hello:2.0.0"}
-        return "Ready or adopted at 2.0.0 while pods run another image" \
-            if claimed and s.status.get("appVersion") == "2.0.0" and not on_target else None
+        return (
+            "Ready or adopted at 2.0.0 while pods run another image"
+            if claimed and s.status.get("appVersion") == "2.0.0" and not on_target
+            else None
+        )
+
     sampler = Sampler(e2e, never_ready_on_old_pods)
     e2e.cluster.faults.add(kind, verb="patch", resource="kdrollouts/status", delay=2.0)
     e2e.commit({"apps/hello.yaml": matrix_app()}, "hello 2.0.0")
@@ -124,6 +128,7 @@ def test_same_version_image_change_replaces_every_pod_one_at_a_time(e2e: E2E, ve
         phases.add((s.status.get("phase", ""), s.status.get("direction", "")))
         whole = len(s.pods) == 3 and s.serving() == 3 and len(set(s.images().values())) == 1
         return "Ready while pods are mixed or down" if s.ready and not whole else None
+
     sampler = Sampler(e2e, never_ready_while_mixed)
     watch = PodWatch(e2e.rest, "hello-dev", expected=3)
     e2e.commit({"apps/hello.yaml": rebuilt_app(version, image)}, f"hello {version} rebuilt")
@@ -131,6 +136,7 @@ def test_same_version_image_change_replaces_every_pod_one_at_a_time(e2e: E2E, ve
     def rebuilt() -> bool:
         s = Sample((e2e.rollout() or {}).get("status") or {}, e2e.pods())
         return s.ready and set(s.images().values()) == {image} and s.serving() == 3
+
     # (plan output, pod images and whether the commit was rolled out, both read just after the plan)
     plans: list[tuple[str, set[str], bool]] = []
     try:
@@ -191,11 +197,17 @@ def test_exec_the_api_server_keeps_refusing_stalls_with_a_reason_and_status_exit
     def stalled() -> dict[str, Any] | None:
         status = (e2e.rollout() or {}).get("status") or {}
         return status if status.get("stalledReason") == "ExecFailed" else None
+
     status = wait_for("the rollout stalled with ExecFailed", stalled, 120)
     assert "could not be started or gave no answer 5 times in a row" in status["message"] and "exec refused" in status["message"]
+
     def stalled_warnings() -> list[dict[str, Any]]:  # written just after the status
-        return [e for e in e2e.rest.list("v1", "events", NS)["items"]
-                if e.get("reason") == "UpgradeStalled" and e.get("type") == "Warning"]
+        return [
+            e
+            for e in e2e.rest.list("v1", "events", NS)["items"]
+            if e.get("reason") == "UpgradeStalled" and e.get("type") == "Warning"
+        ]
+
     warnings = wait_for("the UpgradeStalled Warning event", stalled_warnings, 30)
     assert "ExecFailed" in warnings[0]["message"]
     e2e.cluster.faults.clear()

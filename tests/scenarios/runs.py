@@ -31,8 +31,7 @@ def clean_system_namespace(world: E2E) -> None:
     """gitops-kd-system exists, without the Lease and GitOpsKDSource `gitops-kd` (one control plane serves a
     whole session on the real backend)."""
     if world.rest.get_or_none("v1", "namespaces", None, SYSTEM_NS) is None:
-        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": SYSTEM_NS}})
+        world.rest.create("v1", "namespaces", None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SYSTEM_NS}})
     for api, plural in (LEASE, SOURCES):
         if world.rest.get_or_none(api, plural, SYSTEM_NS, "gitops-kd") is not None:
             world.rest.delete(api, plural, SYSTEM_NS, "gitops-kd")
@@ -40,12 +39,25 @@ def clean_system_namespace(world: E2E) -> None:
 
 def start_run(world: E2E, folder: Path, name: str, *extra: str) -> RunProcess:
     """`gitops-kd run` on the world's repo and namespace as the gitops-kd ServiceAccount (its own process)."""
-    return RunProcess(name, folder, controller_kubeconfig(world, folder), str(world.repo), "--namespace", world.ns,
-                      *extra, env={"POD_NAMESPACE": SYSTEM_NS})
+    return RunProcess(
+        name,
+        folder,
+        controller_kubeconfig(world, folder),
+        str(world.repo),
+        "--namespace",
+        world.ns,
+        *extra,
+        env={"POD_NAMESPACE": SYSTEM_NS},
+    )
 
 
 def kubectl_apply(world: E2E, *docs: dict[str, Any]) -> None:
     """`kubectl apply` of `docs` as the admin (objects name their own namespace)."""
-    done = subprocess.run(["kubectl", "--kubeconfig", str(world.backend.kubeconfig), "apply", "-f", "-"],
-                          input=yaml.safe_dump_all(docs), capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["kubectl", "--kubeconfig", str(world.backend.kubeconfig), "apply", "-f", "-"],
+        input=yaml.safe_dump_all(docs),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr

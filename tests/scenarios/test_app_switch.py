@@ -26,15 +26,22 @@ def _switch_commit(world: E2E) -> dict[str, str]:
     app["spec"]["services"][0]["endpoint"]["port"] = 8080  # the branch admits image and version changes only
     cluster = yaml.safe_load(world.template("clusters/hello-dev.yaml"))
     cluster["spec"]["app"] = "hello-v2"
-    return {"apps/hello-v2.yaml": yaml.safe_dump(app, sort_keys=False),
-            "clusters/hello-dev.yaml": yaml.safe_dump(cluster, sort_keys=False)}
+    return {
+        "apps/hello-v2.yaml": yaml.safe_dump(app, sort_keys=False),
+        "clusters/hello-dev.yaml": yaml.safe_dump(cluster, sort_keys=False),
+    }
 
 
 def _refused(world: E2E, sha: str) -> list[str]:
     controller = world.controller
     assert controller is not None
-    return list(wait_for(f"commit {sha[:8]} refused", lambda: controller.refusals.last[1]
-                         if controller.refusals.last and controller.refusals.last[0] == sha else None, 60))
+    return list(
+        wait_for(
+            f"commit {sha[:8]} refused",
+            lambda: controller.refusals.last[1] if controller.refusals.last and controller.refusals.last[0] == sha else None,
+            60,
+        )
+    )
 
 
 def _cluster(world: E2E) -> dict[str, Any]:

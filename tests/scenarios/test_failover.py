@@ -39,15 +39,20 @@ def test_leader_killed_mid_upgrade_standby_finishes_without_repeating_a_step(wor
         assert len(events(world, "HookSucceeded")) == 1
         leader.kill()
         last_renew = lease_time(world, "renewTime")  # the dead leader's last renewal: its lease runs from here
-        wait_for("standby takes the Lease", lambda: leader_of(world, procs) is standby,
-                 LEASE_DURATION + 3 * RETRY_PERIOD + 5, interval=0.1)
+        wait_for(
+            "standby takes the Lease",
+            lambda: leader_of(world, procs) is standby,
+            LEASE_DURATION + 3 * RETRY_PERIOD + 5,
+            interval=0.1,
+        )
         # Not sooner than a lease duration after the last renewal (two leaders), at the latest one jittered retry
         # period to notice that renewal plus one to notice the expiry (client-go's rule); the electors' own
         # timestamps, so load on the test process does not skew the measure.
         took_over = (lease_time(world, "acquireTime") - last_renew).total_seconds()
         latest = LEASE_DURATION + 2 * RETRY_PERIOD * (1 + JITTER_FACTOR) + 0.5
-        assert LEASE_DURATION - 0.5 <= took_over <= latest, \
+        assert LEASE_DURATION - 0.5 <= took_over <= latest, (
             f"standby acquired the Lease {took_over:.1f}s after the last renewal (bound {latest:.1f}s)"
+        )
 
         world.wait_ready_at("2.0.0", timeout=240)
         pods = sorted(p["metadata"]["name"] for p in world.pods())

@@ -22,8 +22,13 @@ STOCK, BRANCH = "stock KubeDirector:", "KubeDirector's live-app-upgrade branch:"
 def node_ports(world: E2E) -> dict[tuple[str, str], int]:
     """(member Service, port name) -> nodePort, for the hello-dev member Services."""
     services = world.rest.list("v1", "services", world.ns, label_selector=f"{CLUSTER_LABEL}=hello-dev")["items"]
-    return {(s["metadata"]["name"], p.get("name", "")): p["nodePort"] for s in services
-            if s["metadata"]["labels"].get(ROLE_LABEL) for p in s["spec"].get("ports") or [] if p.get("nodePort")}
+    return {
+        (s["metadata"]["name"], p.get("name", "")): p["nodePort"]
+        for s in services
+        if s["metadata"]["labels"].get(ROLE_LABEL)
+        for p in s["spec"].get("ports") or []
+        if p.get("nodePort")
+    }
 
 
 def at_1_0_0(world: E2E) -> list[str]:
@@ -32,9 +37,19 @@ def at_1_0_0(world: E2E) -> list[str]:
     world.wait_ready_at("1.0.0", timeout=180)
     world.wait_settled(timeout=120)
     # `gitops-kd status` names the KubeDirector the API server's CRDs show: the branch on kd-upgrade, else stock
-    said = subprocess.run([str(Path(sys.executable).parent / "gitops-kd"), "status", "--kubeconfig",
-                           str(world.backend.kubeconfig), "--namespace", world.ns], capture_output=True, text=True,
-                          timeout=60).stdout
+    said = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "gitops-kd"),
+            "status",
+            "--kubeconfig",
+            str(world.backend.kubeconfig),
+            "--namespace",
+            world.ns,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert f"KubeDirector: {BRANCH if world.backend.name == 'kd-upgrade' else STOCK}" in said, said
     roles = world.pods_by_role()
     pods = roles["controller"] + roles["worker"]
@@ -60,8 +75,7 @@ def test_upgrade_in_role_order_with_gate_hook_and_data_keeping_node_ports(world:
     # roleOrder [controller, worker], one member at a time
     assert [role for _pod, role, _t in watch.deleted] == ["controller", "worker", "worker"]
     assert watch.max_down == 1
-    assert rollout["status"]["history"][-1] == {**rollout["status"]["history"][-1], "version": "2.0.0",
-                                                "fromVersion": "1.0.0"}
+    assert rollout["status"]["history"][-1] == {**rollout["status"]["history"][-1], "version": "2.0.0", "fromVersion": "1.0.0"}
     # the stage the planner records per pod survives the API server's pruning (the CRD's structural schema lists it)
     assert {rollout["status"]["pods"][pod].get("stage") for pod in pods} == {"done"}, rollout["status"]["pods"]
     for pod in pods:
@@ -73,15 +87,19 @@ def test_upgrade_in_role_order_with_gate_hook_and_data_keeping_node_ports(world:
     # the gate (grep upgrade.log in the member just upgraded) held each next deletion until the hook had run:
     # the hook's file exists in every member, and the members went down one after the other (max_down == 1)
     ports_after = node_ports(world)
-    assert {k: v for k, v in ports_after.items() if k in ports_before} == \
-        {k: v for k, v in ports_before.items() if k in ports_after}
+    assert {k: v for k, v in ports_after.items() if k in ports_before} == {
+        k: v for k, v in ports_before.items() if k in ports_after
+    }
 
 
 def test_drift_is_reverted_and_node_ports_kept(world: E2E) -> None:
     at_1_0_0(world)
     ports_before = node_ports(world)
-    sts = next(s for s in world.rest.list("apps/v1", "statefulsets", world.ns)["items"]
-               if s["metadata"]["labels"][ROLE_LABEL] == "worker")
+    sts = next(
+        s
+        for s in world.rest.list("apps/v1", "statefulsets", world.ns)["items"]
+        if s["metadata"]["labels"][ROLE_LABEL] == "worker"
+    )
     name = sts["metadata"]["name"]
     edited = world.kubectl("set", "image", f"statefulset/{name}", "app=gitops-kd/hello:9.9.9")
     assert edited.returncode == 0, edited.stderr
@@ -89,16 +107,24 @@ def test_drift_is_reverted_and_node_ports_kept(world: E2E) -> None:
     def image() -> str:
         live = world.rest.get("apps/v1", "statefulsets", world.ns, name)
         return str(live["spec"]["template"]["spec"]["containers"][0]["image"])
+
     wait_for("the image edit reverted", lambda: image() == "gitops-kd/hello:1.0.0", 60)
     # a member Service's port changed out of band (a JSON patch: its nodePort stays), then reverted
-    svc = next(s for s in world.rest.list("v1", "services", world.ns, label_selector=f"{CLUSTER_LABEL}=hello-dev")
-               ["items"] if s["metadata"]["labels"].get(ROLE_LABEL) == "worker")
+    svc = next(
+        s
+        for s in world.rest.list("v1", "services", world.ns, label_selector=f"{CLUSTER_LABEL}=hello-dev")["items"]
+        if s["metadata"]["labels"].get(ROLE_LABEL) == "worker"
+    )
     svc_name, port = svc["metadata"]["name"], svc["spec"]["ports"][0]["port"]
-    edited = world.kubectl("patch", "service", svc_name, "--type=json",
-                           '-p=[{"op": "replace", "path": "/spec/ports/0/port", "value": 9999}]')
+    edited = world.kubectl(
+        "patch", "service", svc_name, "--type=json", '-p=[{"op": "replace", "path": "/spec/ports/0/port", "value": 9999}]'
+    )
     assert edited.returncode == 0, edited.stderr
-    wait_for("the Service port edit reverted", lambda: world.rest.get("v1", "services", world.ns, svc_name)
-             ["spec"]["ports"][0]["port"] == port, 60)
+    wait_for(
+        "the Service port edit reverted",
+        lambda: world.rest.get("v1", "services", world.ns, svc_name)["spec"]["ports"][0]["port"] == port,
+        60,
+    )
     world.wait_settled(timeout=120)
     assert all(p["spec"]["containers"][0]["image"] == "gitops-kd/hello:1.0.0" for p in world.pods())
     assert node_ports(world) == ports_before
@@ -147,8 +173,10 @@ def test_a_member_kubedirector_adds_after_the_upgrade_runs_the_new_version(world
 
     def three_workers_on_2_0_0() -> bool:
         pods = world.pods()
-        return len(pods) == 4 and all(pod_ready(p) and p["spec"]["containers"][0]["image"] == "gitops-kd/hello:2.0.0"
-                                      for p in pods)
+        return len(pods) == 4 and all(
+            pod_ready(p) and p["spec"]["containers"][0]["image"] == "gitops-kd/hello:2.0.0" for p in pods
+        )
+
     wait_for("a third worker Ready on 2.0.0", three_workers_on_2_0_0, 180)
     rollout = world.wait_ready_at("2.0.0", timeout=120)
     assert rollout["status"]["history"][-1]["version"] == "2.0.0"
@@ -160,18 +188,29 @@ def test_an_unlabelled_role_statefulset_is_still_reverted_and_relabelled(world: 
     kubedirector.hpe.com/kdcluster-`, `kubectl set image` on it is reverted and the label is put back (the facts
     the controller relies on hold for KubeDirector itself on the kd backends)."""
     at_1_0_0(world)
-    sts = next(s for s in world.rest.list("apps/v1", "statefulsets", world.ns)["items"]
-               if s["metadata"]["labels"][ROLE_LABEL] == "worker")
+    sts = next(
+        s
+        for s in world.rest.list("apps/v1", "statefulsets", world.ns)["items"]
+        if s["metadata"]["labels"][ROLE_LABEL] == "worker"
+    )
     name = sts["metadata"]["name"]
-    for change in (["label", "statefulset", name, f"{CLUSTER_LABEL}-"],
-                   ["set", "image", f"statefulset/{name}", "app=gitops-kd/hello:9.9.9"]):
+    for change in (
+        ["label", "statefulset", name, f"{CLUSTER_LABEL}-"],
+        ["set", "image", f"statefulset/{name}", "app=gitops-kd/hello:9.9.9"],
+    ):
         done = world.kubectl(*change)
         assert done.returncode == 0, done.stderr
 
     def live() -> dict[str, Any]:
         return world.rest.get("apps/v1", "statefulsets", world.ns, name)
-    wait_for("the image edit reverted and the label put back", lambda: (
-        live()["spec"]["template"]["spec"]["containers"][0]["image"],
-        live()["metadata"]["labels"].get(CLUSTER_LABEL)) == ("gitops-kd/hello:1.0.0", "hello-dev"), 60)
+
+    wait_for(
+        "the image edit reverted and the label put back",
+        lambda: (
+            (live()["spec"]["template"]["spec"]["containers"][0]["image"], live()["metadata"]["labels"].get(CLUSTER_LABEL))
+            == ("gitops-kd/hello:1.0.0", "hello-dev")
+        ),
+        60,
+    )
     world.wait_settled(timeout=120)
     assert all(p["spec"]["containers"][0]["image"] == "gitops-kd/hello:1.0.0" for p in world.pods())

@@ -60,8 +60,9 @@ class ServerThread:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 
-    def request(self, method: str, path: str, body: bytes | None = None,
-                headers: dict[str, str] | None = None, *, chunked: bool = False) -> Reply:
+    def request(
+        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None, *, chunked: bool = False
+    ) -> Reply:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         try:
             if chunked:
@@ -72,7 +73,7 @@ class ServerThread:
                 conn.endheaders()
                 data = body or b""
                 for i in range(0, len(data), 65536):
-                    piece = data[i:i + 65536]
+                    piece = data[i : i + 65536]
                     try:
                         conn.send(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
                     except OSError:  # the server may answer and close before reading everything
@@ -122,54 +123,127 @@ class UiObjects:
         return doc
 
     def kdcluster(self, name: str = "hello-dev", wave: int = 0) -> dict[str, Any]:
-        return {"apiVersion": "kubedirector.hpe.com/v1beta1", "kind": "KubeDirectorCluster",
-                "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}",
-                             "labels": {"gitops-kd.io/wave": str(wave)}},
-                "spec": {"app": "hello", "roles": [{"id": "controller", "members": 1}, {"id": "worker", "members": 2}]},
-                "status": {"state": "configured"}}
+        return {
+            "apiVersion": "kubedirector.hpe.com/v1beta1",
+            "kind": "KubeDirectorCluster",
+            "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": {"gitops-kd.io/wave": str(wave)}},
+            "spec": {"app": "hello", "roles": [{"id": "controller", "members": 1}, {"id": "worker", "members": 2}]},
+            "status": {"state": "configured"},
+        }
 
-    def rollout(self, name: str = "hello-dev", *, phase: str = "Upgrading", target: str = "2.0.0",
-                live: str = "1.0.0", direction: str = "upgrade", pods: dict[str, Any] | None = None,
-                **status: Any) -> dict[str, Any]:
-        return {"apiVersion": "gitops-kd.io/v1alpha1", "kind": "KDRollout",
-                "metadata": {"name": name, "namespace": "default", "generation": 1},
-                "spec": {"app": "hello", "targetVersion": target, "commit": "c" * 40},
-                "status": {"observedGeneration": 1, "phase": phase, "appVersion": live, "targetVersion": target,
-                           "fromVersion": "1.0.0", "direction": direction, "commit": "c" * 40, "startedAt": T0,
-                           "pods": pods or {}, **status}}
+    def rollout(
+        self,
+        name: str = "hello-dev",
+        *,
+        phase: str = "Upgrading",
+        target: str = "2.0.0",
+        live: str = "1.0.0",
+        direction: str = "upgrade",
+        pods: dict[str, Any] | None = None,
+        **status: Any,
+    ) -> dict[str, Any]:
+        return {
+            "apiVersion": "gitops-kd.io/v1alpha1",
+            "kind": "KDRollout",
+            "metadata": {"name": name, "namespace": "default", "generation": 1},
+            "spec": {"app": "hello", "targetVersion": target, "commit": "c" * 40},
+            "status": {
+                "observedGeneration": 1,
+                "phase": phase,
+                "appVersion": live,
+                "targetVersion": target,
+                "fromVersion": "1.0.0",
+                "direction": direction,
+                "commit": "c" * 40,
+                "startedAt": T0,
+                "pods": pods or {},
+                **status,
+            },
+        }
 
     def sts(self, role: str, replicas: int, update: str, cluster: str = "hello-dev") -> dict[str, Any]:
-        return {"apiVersion": "apps/v1", "kind": "StatefulSet",
-                "metadata": {"name": f"kdss-{role}", "namespace": "default", "generation": 2,
-                             "labels": {"kubedirector.hpe.com/kdcluster": cluster, "kubedirector.hpe.com/role": role}},
-                "spec": {"replicas": replicas},
-                "status": {"observedGeneration": 2, "updateRevision": update, "replicas": replicas,
-                           "readyReplicas": replicas}}
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {
+                "name": f"kdss-{role}",
+                "namespace": "default",
+                "generation": 2,
+                "labels": {"kubedirector.hpe.com/kdcluster": cluster, "kubedirector.hpe.com/role": role},
+            },
+            "spec": {"replicas": replicas},
+            "status": {"observedGeneration": 2, "updateRevision": update, "replicas": replicas, "readyReplicas": replicas},
+        }
 
-    def pod(self, role: str, ordinal: int, revision: str, *, ready: bool = True, deleting: bool = False,
-            created: str = T1, cluster: str = "hello-dev") -> dict[str, Any]:
-        meta: dict[str, Any] = {"name": f"kdss-{role}-{ordinal}", "namespace": "default", "uid": f"{role}{ordinal}",
-                                "creationTimestamp": created,
-                                "labels": {"kubedirector.hpe.com/kdcluster": cluster,
-                                           "kubedirector.hpe.com/role": role, "controller-revision-hash": revision}}
+    def pod(
+        self,
+        role: str,
+        ordinal: int,
+        revision: str,
+        *,
+        ready: bool = True,
+        deleting: bool = False,
+        created: str = T1,
+        cluster: str = "hello-dev",
+    ) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "name": f"kdss-{role}-{ordinal}",
+            "namespace": "default",
+            "uid": f"{role}{ordinal}",
+            "creationTimestamp": created,
+            "labels": {
+                "kubedirector.hpe.com/kdcluster": cluster,
+                "kubedirector.hpe.com/role": role,
+                "controller-revision-hash": revision,
+            },
+        }
         if deleting:
             meta["deletionTimestamp"] = T1
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-                "spec": {"containers": [{"name": "app", "image": "gitops-kd/hello:x"}]},
-                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta,
+            "spec": {"containers": [{"name": "app", "image": "gitops-kd/hello:x"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+        }
 
     def service(self, name: str, role: str, port: int, cluster: str = "hello-dev") -> dict[str, Any]:
-        return {"apiVersion": "v1", "kind": "Service",
-                "metadata": {"name": name, "namespace": "default",
-                             "labels": {"kubedirector.hpe.com/kdcluster": cluster, "kubedirector.hpe.com/role": role}},
-                "spec": {"type": "ClusterIP", "ports": [{"name": "http-hello-http", "port": port, "protocol": "TCP"}],
-                         "selector": {"statefulset.kubernetes.io/pod-name": f"kdss-{role}-0"}}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": name,
+                "namespace": "default",
+                "labels": {"kubedirector.hpe.com/kdcluster": cluster, "kubedirector.hpe.com/role": role},
+            },
+            "spec": {
+                "type": "ClusterIP",
+                "ports": [{"name": "http-hello-http", "port": port, "protocol": "TCP"}],
+                "selector": {"statefulset.kubernetes.io/pod-name": f"kdss-{role}-0"},
+            },
+        }
 
-    def event(self, reason: str, message: str, *, kind: str = "KubeDirectorCluster", name: str = "hello-dev",
-              type_: str = "Warning", time: str = T1) -> dict[str, Any]:
-        return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"{name}.{reason}", "namespace": "default"},
-                "involvedObject": {"kind": kind, "namespace": "default", "name": name}, "reason": reason,
-                "message": message, "type": type_, "lastTimestamp": time, "count": 1}
+    def event(
+        self,
+        reason: str,
+        message: str,
+        *,
+        kind: str = "KubeDirectorCluster",
+        name: str = "hello-dev",
+        type_: str = "Warning",
+        time: str = T1,
+    ) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{name}.{reason}", "namespace": "default"},
+            "involvedObject": {"kind": kind, "namespace": "default", "name": name},
+            "reason": reason,
+            "message": message,
+            "type": type_,
+            "lastTimestamp": time,
+            "count": 1,
+        }
 
 
 @pytest.fixture
@@ -193,10 +267,15 @@ class StubReader:
 
         def cluster_of(o: dict[str, Any]) -> tuple[str, str]:
             return o["metadata"]["namespace"], o["metadata"]["labels"]["kubedirector.hpe.com/kdcluster"]
+
         rollouts = {key(o): o for o in kinds.get("KDRollout", [])}
         members: dict[str, dict[tuple[str, str], list[dict[str, Any]]]] = {}
-        for field, kind in (("statefulsets", "StatefulSet"), ("pods", "Pod"), ("services", "Service"),
-                            ("pvcs", "PersistentVolumeClaim")):
+        for field, kind in (
+            ("statefulsets", "StatefulSet"),
+            ("pods", "Pod"),
+            ("services", "Service"),
+            ("pvcs", "PersistentVolumeClaim"),
+        ):
             grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
             for o in kinds.get(kind, []):
                 grouped.setdefault(cluster_of(o), []).append(o)

@@ -55,8 +55,10 @@ def test_every_metric_is_exposed_with_its_labels(metrics_server) -> None:
     assert got[("gitops_kd_drift_detected_total", drift)] == 1
     assert got[("gitops_kd_drift_active", drift)] == 1
     assert got[("gitops_kd_upgrade_steps_total", (("result", "success"), ("step", "DeletePod")))] == 1
-    phase = {p: got[("gitops_kd_rollout_phase", (("cluster", "hello-dev"), ("namespace", "default"), ("phase", p)))]
-             for p in ("Idle", "Upgrading", "Downgrading", "Stalled")}
+    phase = {
+        p: got[("gitops_kd_rollout_phase", (("cluster", "hello-dev"), ("namespace", "default"), ("phase", p)))]
+        for p in ("Idle", "Upgrading", "Downgrading", "Stalled")
+    }
     assert phase == {"Idle": 0, "Upgrading": 1, "Downgrading": 0, "Stalled": 0}
     assert got[("gitops_kd_refused_commits_total", ())] == 1
     assert got[("gitops_kd_leader", ())] == 1

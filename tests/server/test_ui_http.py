@@ -24,25 +24,40 @@ class Target:
 
 
 def world(o: Any, *, message: str = "upgrading hello", events: tuple[dict[str, Any], ...] = ()) -> list[dict[str, Any]]:
-    stages = {"kdss-controller-0": {"revision": "ctl-new", "stage": "migrating"},
-              "kdss-worker-1": {"stage": "pending"}, "kdss-worker-0": {"stage": "pending"}}
-    return [o.kdapp(), o.kdcluster(), o.rollout(message=message, step=message, pods=stages),
-            o.sts("controller", 1, "ctl-new"), o.sts("worker", 2, "w-new"),
-            o.pod("controller", 0, "ctl-new"), o.pod("worker", 1, "w-old"), o.pod("worker", 0, "w-old"),
-            o.service("s-kdss-worker-0", "worker", 8081), *events]
+    stages = {
+        "kdss-controller-0": {"revision": "ctl-new", "stage": "migrating"},
+        "kdss-worker-1": {"stage": "pending"},
+        "kdss-worker-0": {"stage": "pending"},
+    }
+    return [
+        o.kdapp(),
+        o.kdcluster(),
+        o.rollout(message=message, step=message, pods=stages),
+        o.sts("controller", 1, "ctl-new"),
+        o.sts("worker", 2, "w-new"),
+        o.pod("controller", 0, "ctl-new"),
+        o.pod("worker", 1, "w-old"),
+        o.pod("worker", 0, "w-old"),
+        o.service("s-kdss-worker-0", "worker", 8081),
+        *events,
+    ]
 
 
 @pytest.fixture
 def ui_server(serve, ui_objects):
     from tests.server.conftest import StubReader
 
-    def start(objects: list[dict[str, Any]] | None = None, auth: UiAuth | None = None,
-              subject: Any = lambda sha: None) -> Any:
+    def start(objects: list[dict[str, Any]] | None = None, auth: UiAuth | None = None, subject: Any = lambda sha: None) -> Any:
         reader = StubReader(objects if objects is not None else world(ui_objects))
-        config = UiConfig(reader, auth=auth, refresh_seconds=1.5, subject=subject,  # type: ignore[arg-type]
-                          info=lambda: {"repo": "https://git.example.com/kd.git", "branch": "main",
-                                        "appliedCommit": "c" * 40})
+        config = UiConfig(
+            reader,
+            auth=auth,
+            refresh_seconds=1.5,
+            subject=subject,  # type: ignore[arg-type]
+            info=lambda: {"repo": "https://git.example.com/kd.git", "branch": "main", "appliedCommit": "c" * 40},
+        )
         return serve(make_app(Target(), ui=config))
+
     return start
 
 
@@ -64,8 +79,15 @@ def test_pages_and_json(ui_server) -> None:
     assert "hello-dev Upgrading 0 of 3 pods" in fleet["summary"]
     cluster = json.loads(server.request("GET", "/ui/api/clusters/default/hello-dev").body)["data"]
     assert [p["state"] for r in cluster["roles"] for p in r["pods"]] == ["migration", "outdated", "outdated"]
-    assert cluster["services"] == [{"name": "s-kdss-worker-0", "role": "worker", "pod": "kdss-worker-0",
-                                    "type": "ClusterIP", "ports": ["http-hello-http 8081/TCP"]}]
+    assert cluster["services"] == [
+        {
+            "name": "s-kdss-worker-0",
+            "role": "worker",
+            "pod": "kdss-worker-0",
+            "type": "ClusterIP",
+            "ports": ["http-hello-http 8081/TCP"],
+        }
+    ]
     history = json.loads(server.request("GET", "/ui/api/apps/default/hello/history").body)["data"]
     assert history["entries"][0]["subject"] == "hello 2.0.0" and history["entries"][0]["result"] == "InProgress"
     assert server.request("GET", "/ui").status == 302
@@ -101,8 +123,11 @@ def test_everything_from_the_cluster_is_escaped(ui_server, ui_objects) -> None:
         body = server.request("GET", path).body.decode()
         assert EVIL not in body and "alert(" in body, path
         assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in body, path
-        live = json.loads(server.request("GET", path.replace("/ui/", "/ui/api/", 1).rstrip("/") or "").body
-                          if path != "/ui/" else server.request("GET", "/ui/api/fleet").body)
+        live = json.loads(
+            server.request("GET", path.replace("/ui/", "/ui/api/", 1).rstrip("/") or "").body
+            if path != "/ui/"
+            else server.request("GET", "/ui/api/fleet").body
+        )
         assert EVIL not in live["html"]
 
 
@@ -127,8 +152,7 @@ def test_bearer_only_challenge() -> None:
     assert UiAuth.parse("bearer t").challenge.startswith("Bearer ")
 
 
-@pytest.mark.parametrize("text", ["", "# only a comment\n", "token abc\n", "basic nopassword\n", "basic user:\n",
-                                  "bearer\n"])
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "token abc\n", "basic nopassword\n", "basic user:\n", "bearer\n"])
 def test_auth_file_errors(text: str, tmp_path) -> None:
     path = tmp_path / "auth"
     path.write_text(text)
@@ -164,12 +188,19 @@ class ForbiddingRest:
 def test_reader_shows_what_rbac_forbids_as_not_shown(ui_objects) -> None:
     o = ui_objects
     reader = UiReader.__new__(UiReader)
-    rest = ForbiddingRest({"kdrollouts": [o.rollout()], "kubedirectorclusters": [o.kdcluster()],
-                           "kubedirectorapps": [o.kdapp()], "pods": [o.pod("controller", 0, "ctl-new")]})
+    rest = ForbiddingRest(
+        {
+            "kdrollouts": [o.rollout()],
+            "kubedirectorclusters": [o.kdcluster()],
+            "kubedirectorapps": [o.kdapp()],
+            "pods": [o.pod("controller", 0, "ctl-new")],
+        }
+    )
     reader.rest, reader.namespaces, reader.ttl = rest, ["default"], 10.0  # type: ignore[assignment]
     reader.record_namespace = None
     reader._clock = lambda: 0.0
     import threading
+
     reader._lock, reader._last = threading.Lock(), None
     snap = reader.snapshot()
     assert snap.forbidden == ["persistentvolumeclaims", "events"] and snap.events == []

@@ -40,8 +40,12 @@ def webhook_app(secret: bytes | None, trigger: Callable[[], None], **options: ob
 
 
 def github(body: bytes, event: str = "push", secret: bytes = SECRET) -> dict[str, str]:
-    return {"X-GitHub-Event": event, "X-GitHub-Delivery": "d-1", "Content-Type": "application/json",
-            "X-Hub-Signature-256": sign(secret, body)}
+    return {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": "d-1",
+        "Content-Type": "application/json",
+        "X-Hub-Signature-256": sign(secret, body),
+    }
 
 
 def test_signature_matches_githubs_documented_example() -> None:
@@ -66,14 +70,18 @@ def test_signed_push_triggers_one_poll(serve) -> None:
     assert triggers.count == 1
 
 
-@pytest.mark.parametrize("headers", [
-    {"X-GitHub-Event": "push"},
-    {"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256=" + "0" * 64},
-    {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(b"wrong secret", PUSH)},
-    {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(SECRET, PUSH + b"\n")},
-    {"X-GitHub-Event": "push", "X-Hub-Signature": "sha1=" + "0" * 40},
-    {"X-GitHub-Event": "push", "X-Gitlab-Token": SECRET.decode()},  # GitLab tokens not enabled
-], ids=["missing", "zeros", "wrong-secret", "other-body", "sha1-only", "gitlab-not-enabled"])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-GitHub-Event": "push"},
+        {"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256=" + "0" * 64},
+        {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(b"wrong secret", PUSH)},
+        {"X-GitHub-Event": "push", "X-Hub-Signature-256": sign(SECRET, PUSH + b"\n")},
+        {"X-GitHub-Event": "push", "X-Hub-Signature": "sha1=" + "0" * 40},
+        {"X-GitHub-Event": "push", "X-Gitlab-Token": SECRET.decode()},  # GitLab tokens not enabled
+    ],
+    ids=["missing", "zeros", "wrong-secret", "other-body", "sha1-only", "gitlab-not-enabled"],
+)
 def test_missing_or_bad_signature_is_401_and_triggers_nothing(serve, headers) -> None:
     triggers = Triggers()
     server = serve(webhook_app(SECRET, triggers))
@@ -94,8 +102,7 @@ def test_ping_is_answered_without_polling(serve) -> None:
 
 def test_ping_with_a_bad_signature_is_still_401(serve) -> None:
     server = serve(webhook_app(SECRET, Triggers()))
-    reply = server.request("POST", "/webhook", b"{}", {"X-GitHub-Event": "ping",
-                                                         "X-Hub-Signature-256": sign(b"x", b"{}")})
+    reply = server.request("POST", "/webhook", b"{}", {"X-GitHub-Event": "ping", "X-Hub-Signature-256": sign(b"x", b"{}")})
     assert reply.status == 401
 
 
@@ -223,8 +230,15 @@ def test_load_secret(tmp_path: Path) -> None:
 
 
 def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "T",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "T",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 

@@ -13,14 +13,18 @@ from pathlib import Path
 import pytest
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "test@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
 
-def app_yaml(name: str, version: str = "1.0.0", *, namespace: str | None = None,
-             image: str = "docker.io/library/busybox:1.36") -> str:
+def app_yaml(
+    name: str, version: str = "1.0.0", *, namespace: str | None = None, image: str = "docker.io/library/busybox:1.36"
+) -> str:
     ns = f"\n  namespace: {namespace}" if namespace else ""
     return f"""apiVersion: kubedirector.hpe.com/v1beta1
 kind: KubeDirectorApp
@@ -85,8 +89,7 @@ class WorkRepo:
 
     def git(self, *args: str) -> str:
         env = {**os.environ, **GIT_ENV}
-        return subprocess.run(["git", *args], cwd=self.path, env=env, check=True,
-                              capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", *args], cwd=self.path, env=env, check=True, capture_output=True, text=True).stdout.strip()
 
     def write(self, rel: str, text: str | bytes) -> None:
         target = self.path / rel
@@ -141,9 +144,20 @@ def git_daemon(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     base.mkdir()
     port = _free_port()
     proc = subprocess.Popen(
-        ["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
-         "--listen=127.0.0.1", f"--port={port}", str(base)],
-        env={**os.environ, **GIT_ENV}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            f"--base-path={base}",
+            "--export-all",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(base),
+        ],
+        env={**os.environ, **GIT_ENV},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 15
     try:
         while True:

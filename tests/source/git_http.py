@@ -56,11 +56,19 @@ class GitHttpServer:
     def run_backend(self, method: str, target: str, headers: dict[str, str], body: bytes) -> bytes:
         """The CGI output (headers, blank line, body) of git http-backend for one request."""
         parts = urlsplit(target)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_PROJECT_ROOT": str(self.root),
-               "GIT_HTTP_EXPORT_ALL": "1", "REQUEST_METHOD": method, "PATH_INFO": parts.path,
-               "QUERY_STRING": parts.query, "REMOTE_USER": USER, "REMOTE_ADDR": "127.0.0.1",
-               "CONTENT_TYPE": headers.get("content-type", ""), "GATEWAY_INTERFACE": "CGI/1.1",
-               "SERVER_PROTOCOL": "HTTP/1.1"}
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "GIT_PROJECT_ROOT": str(self.root),
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "REQUEST_METHOD": method,
+            "PATH_INFO": parts.path,
+            "QUERY_STRING": parts.query,
+            "REMOTE_USER": USER,
+            "REMOTE_ADDR": "127.0.0.1",
+            "CONTENT_TYPE": headers.get("content-type", ""),
+            "GATEWAY_INTERFACE": "CGI/1.1",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+        }
         if body:
             env["CONTENT_LENGTH"] = str(len(body))
         for name in ("content-encoding", "git-protocol"):

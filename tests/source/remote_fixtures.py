@@ -84,7 +84,7 @@ def ssh_args(record: Path) -> list[list[str]]:
 def has_option(args: list[str], *pair: str) -> bool:
     """True if `pair` appears as consecutive arguments (e.g. "-o", "BatchMode=yes")."""
     n = len(pair)
-    return any(tuple(args[i:i + n]) == pair for i in range(len(args) - n + 1))
+    return any(tuple(args[i : i + n]) == pair for i in range(len(args) - n + 1))
 
 
 def run_process(tmp: Path, repo: str, kubeconfig: Path, *flags: str, path_prefix: Path | None = None) -> RunProcess:

@@ -56,8 +56,10 @@ def test_diff_prints_change_set_and_versions(repo: WorkRepo) -> None:
     assert "hello: 1.0.0 -> 2.0.0" in lines
     # and every spec field changed, old -> new, right under it
     at = lines.index("hello: 1.0.0 -> 2.0.0")
-    assert lines[at + 1:at + 3] == ['spec.version: "1.0.0" -> "2.0.0"', 'spec.defaultImageRepoTag: '
-                                    '"docker.io/library/busybox:1.36" -> "docker.io/library/busybox:1.37"'], out
+    assert lines[at + 1 : at + 3] == [
+        'spec.version: "1.0.0" -> "2.0.0"',
+        'spec.defaultImageRepoTag: "docker.io/library/busybox:1.36" -> "docker.io/library/busybox:1.37"',
+    ], out
     assert "web: (new) -> 0.3.0" in lines
     assert "hello-dev: (removed) app hello" in lines and "web-dev: (new) app web" in lines
 
@@ -80,10 +82,12 @@ def test_unknown_revision_exits_2_cannot_read(repo: WorkRepo) -> None:
 
 def _template(base: Path) -> Path:
     base.mkdir()
-    for rel, text in {"apps/hello.yaml": app_yaml("hello", "1.0.0"),
-                      "clusters/hello-dev.yaml": cluster_yaml("hello-dev", "hello"),
-                      "examples/hello-2.0.0.yaml": app_yaml("hello", "2.0.0"),
-                      "README.md": "# demo\n"}.items():
+    for rel, text in {
+        "apps/hello.yaml": app_yaml("hello", "1.0.0"),
+        "clusters/hello-dev.yaml": cluster_yaml("hello-dev", "hello"),
+        "examples/hello-2.0.0.yaml": app_yaml("hello", "2.0.0"),
+        "README.md": "# demo\n",
+    }.items():
         (base / rel).parent.mkdir(parents=True, exist_ok=True)
         (base / rel).write_text(text)
     return base
@@ -91,8 +95,7 @@ def _template(base: Path) -> Path:
 
 def _demo(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **GIT_ENV}
-    return subprocess.run([str(ROOT / "scripts" / "demo-desired"), *args], env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([str(ROOT / "scripts" / "demo-desired"), *args], env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_demo_script_with_a_template(tmp_path: Path) -> None:

@@ -31,8 +31,11 @@ from tests.source.remote_fixtures import (
 KD = "kubedirector.hpe.com/v1beta1"
 TOKEN = "tok-1st-0123456789abcdef"
 ROTATED = "tok-2nd-fedcba9876543210"
-EXTRA_APP = (Path(__file__).resolve().parents[2] / "repo-template" / "apps" / "hello.yaml").read_text().replace(
-    "name: hello\n", "name: extra\n", 1)
+EXTRA_APP = (
+    (Path(__file__).resolve().parents[2] / "repo-template" / "apps" / "hello.yaml")
+    .read_text()
+    .replace("name: hello\n", "name: extra\n", 1)
+)
 
 pytestmark = pytest.mark.skipif(not HTTP_BACKEND.exists(), reason="git http-backend not installed")
 
@@ -51,8 +54,7 @@ def kdapp(cluster: EmbeddedCluster, name: str) -> dict[str, Any] | None:
     return RestClient(cluster.api_client()).get_or_none(KD, "kubedirectorapps", "default", name)
 
 
-def test_token_over_http_applies_never_leaks_and_follows_secret_rotation(tmp_path: Path,
-                                                                          cluster: EmbeddedCluster) -> None:
+def test_token_over_http_applies_never_leaks_and_follows_secret_rotation(tmp_path: Path, cluster: EmbeddedCluster) -> None:
     work, bare = served_repo(tmp_path)
     secret = tmp_path / "secret"
     write_secret(secret, {"token": TOKEN + "\n"}, "2024_01_01_00_00_00.1")
@@ -60,8 +62,7 @@ def test_token_over_http_applies_never_leaks_and_follows_secret_rotation(tmp_pat
     env_recording_git(tmp_path / "bin", git_env)
     with GitHttpServer(bare.parent, TOKEN) as server:
         url = f"{server.url}/specs.git"
-        run = run_process(tmp_path, url, cluster.kubeconfig, "--git-credentials-dir", str(secret),
-                         path_prefix=tmp_path / "bin")
+        run = run_process(tmp_path, url, cluster.kubeconfig, "--git-credentials-dir", str(secret), path_prefix=tmp_path / "bin")
         try:
             wait_for("KDApp hello applied from the http remote", lambda: kdapp(cluster, "hello"), 60)
             assert server.auth_ok > 0
@@ -83,7 +84,8 @@ def test_token_over_http_applies_never_leaks_and_follows_secret_rotation(tmp_pat
 
 
 def test_wrong_token_names_the_url_says_authentication_failed_and_applies_nothing(
-        tmp_path: Path, cluster: EmbeddedCluster) -> None:
+    tmp_path: Path, cluster: EmbeddedCluster
+) -> None:
     _work, bare = served_repo(tmp_path)
     token_file = tmp_path / "token"
     token_file.write_text("not-the-token-42\n")
@@ -91,8 +93,11 @@ def test_wrong_token_names_the_url_says_authentication_failed_and_applies_nothin
         url = f"{server.url}/specs.git"
         run = run_process(tmp_path, url, cluster.kubeconfig, "--git-token-file", str(token_file))
         try:
-            line = wait_for("the fetch failure in the log", lambda: next(
-                (ln for ln in run.log().splitlines() if "Authentication failed" in ln), None), 60)
+            line = wait_for(
+                "the fetch failure in the log",
+                lambda: next((ln for ln in run.log().splitlines() if "Authentication failed" in ln), None),
+                60,
+            )
             assert url in line and "git fetch failed" in line
             assert server.auth_failures > 0 and server.auth_ok == 0
             assert kdapp(cluster, "hello") is None
@@ -110,8 +115,7 @@ def test_ssh_key_over_ssh_url(tmp_path: Path, cluster: EmbeddedCluster, known_ho
     record = tmp_path / "ssh-args.log"
     fake_ssh(tmp_path / "bin", record)
     flags = ["--ssh-key-file", str(key)] + (["--known-hosts-file", str(hosts)] if known_hosts else [])
-    run = run_process(tmp_path, f"ssh://git@git.example.test{bare}", cluster.kubeconfig, *flags,
-                     path_prefix=tmp_path / "bin")
+    run = run_process(tmp_path, f"ssh://git@git.example.test{bare}", cluster.kubeconfig, *flags, path_prefix=tmp_path / "bin")
     try:
         wait_for("KDApp hello applied over ssh", lambda: kdapp(cluster, "hello"), 60)
     finally:
@@ -144,9 +148,24 @@ current-context: c
 def _run_cli(tmp: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     kubeconfig = tmp / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
-    return subprocess.run([*CLI, "run", "--repo", "https://git.example.test/specs.git", "--kubeconfig",
-                           str(kubeconfig), "--listen", "off", "--no-leader-elect", *flags],
-                          capture_output=True, text=True, timeout=60, cwd=tmp)
+    return subprocess.run(
+        [
+            *CLI,
+            "run",
+            "--repo",
+            "https://git.example.test/specs.git",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--listen",
+            "off",
+            "--no-leader-elect",
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp,
+    )
 
 
 def _credential_case(tmp: Path, case: str) -> tuple[list[str], str]:
@@ -160,8 +179,7 @@ def _credential_case(tmp: Path, case: str) -> tuple[list[str], str]:
     if case == "empty known_hosts":
         key.write_text("k\n")
         hosts.write_text("")
-        return (["--ssh-key-file", str(key), "--known-hosts-file", str(hosts)],
-                f"--known-hosts-file {hosts}: the file is empty")
+        return (["--ssh-key-file", str(key), "--known-hosts-file", str(hosts)], f"--known-hosts-file {hosts}: the file is empty")
     if case == "dangling token link":
         token.symlink_to(tmp / "gone")
         return ["--git-token-file", str(token)], f"--git-token-file {token}: no such file"
@@ -172,8 +190,10 @@ def _credential_case(tmp: Path, case: str) -> tuple[list[str], str]:
         secret = tmp / "secret"
         secret.mkdir()
         (secret / "token").write_text("\n")
-        return (["--git-credentials-dir", str(secret)],
-                f"--git-token-file {secret / 'token'}: the file is empty (a file of --git-credentials-dir {secret})")
+        return (
+            ["--git-credentials-dir", str(secret)],
+            f"--git-token-file {secret / 'token'}: the file is empty (a file of --git-credentials-dir {secret})",
+        )
     if case == "unreadable token":
         token.write_text("t\n")
         token.chmod(0)
@@ -181,10 +201,18 @@ def _credential_case(tmp: Path, case: str) -> tuple[list[str], str]:
     raise AssertionError(case)
 
 
-@pytest.mark.parametrize("case", [
-    "missing key", "empty key", "empty known_hosts", "dangling token link", "blank token",
-    "blank token in a mounted Secret",
-    pytest.param("unreadable token", marks=pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file"))])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing key",
+        "empty key",
+        "empty known_hosts",
+        "dangling token link",
+        "blank token",
+        "blank token in a mounted Secret",
+        pytest.param("unreadable token", marks=pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")),
+    ],
+)
 def test_unusable_credential_file_names_flag_and_file(tmp_path: Path, case: str) -> None:
     flags, message = _credential_case(tmp_path, case)
     done = _run_cli(tmp_path, *flags)

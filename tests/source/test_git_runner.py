@@ -13,8 +13,7 @@ from tests.source.git_http import HTTP_BACKEND, GitHttpServer
 
 
 @pytest.mark.skipif(not HTTP_BACKEND.exists(), reason="git http-backend is not installed")
-def test_a_credential_prompt_fails_at_once_instead_of_waiting(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_credential_prompt_fails_at_once_instead_of_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A desktop's askpass (here one that would hang for a minute) is never asked: push and fetch fail fast."""
     bare = tmp_path / "served" / "specs.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)

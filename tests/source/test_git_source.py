@@ -228,8 +228,9 @@ def test_state_file_corrupt_is_ignored(repo: WorkRepo, tmp_path: Path) -> None:
         assert source.poll().accepted
 
 
-def test_an_outage_logs_one_warning_then_debug_until_a_poll_works(repo: WorkRepo, tmp_path: Path,
-                                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_an_outage_logs_one_warning_then_debug_until_a_poll_works(
+    repo: WorkRepo, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     with GitSource(repo.url, "main", tmp_path / "cache") as source:
         assert source.poll().accepted
         hidden = repo.path.with_name("hidden")
@@ -241,5 +242,4 @@ def test_an_outage_logs_one_warning_then_debug_until_a_poll_works(repo: WorkRepo
         assert [r.levelname for r in failed] == ["WARNING", "DEBUG", "DEBUG"]
         hidden.rename(repo.path)
         assert source.poll().accepted
-        assert any(r.levelname == "INFO" and "works again after 3 failed poll(s)" in r.getMessage()
-                   for r in caplog.records)
+        assert any(r.levelname == "INFO" and "works again after 3 failed poll(s)" in r.getMessage() for r in caplog.records)

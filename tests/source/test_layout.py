@@ -22,16 +22,30 @@ def entry(path: str, mode: str = "100644", size: int | None = 10) -> TreeEntry:
     return TreeEntry(path, mode, SHA, size)
 
 
-@pytest.mark.parametrize("path", ["apps/hello.yaml", "apps/team/a/b.yml", "clusters/x.json",
-                                  "clusters/deep/er/x.YAML", "apps/run.yaml"])
+@pytest.mark.parametrize(
+    "path", ["apps/hello.yaml", "apps/team/a/b.yml", "clusters/x.json", "clusters/deep/er/x.YAML", "apps/run.yaml"]
+)
 def test_manifests_under_apps_and_clusters(path: str) -> None:
     assert classify(entry(path)).verdict is Verdict.MANIFEST
 
 
-@pytest.mark.parametrize("path", ["README.md", "LICENSE", ".gitignore", "examples/hello-2.0.0.yaml",
-                                  "docs/app.yaml", "docs/x/y.json", "apps/README.md", "clusters/.gitkeep",
-                                  ".github/workflows/gitops-kd.yaml", ".gitlab-ci.yml", ".pre-commit-config.yaml",
-                                  "scripts/run.sh"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "README.md",
+        "LICENSE",
+        ".gitignore",
+        "examples/hello-2.0.0.yaml",
+        "docs/app.yaml",
+        "docs/x/y.json",
+        "apps/README.md",
+        "clusters/.gitkeep",
+        ".github/workflows/gitops-kd.yaml",
+        ".gitlab-ci.yml",
+        ".pre-commit-config.yaml",
+        "scripts/run.sh",
+    ],
+)
 def test_ignored(path: str) -> None:
     placement = classify(entry(path))
     assert placement.verdict is Verdict.IGNORED and placement.error is None
@@ -52,14 +66,17 @@ def test_oversized_manifest_refused_but_limit_itself_allowed() -> None:
     assert "1 MiB" in placement.error.reason and str(MAX_FILE_BYTES + 1) in placement.error.reason
 
 
-@pytest.mark.parametrize("path,target,escapes", [
-    ("apps/a.yaml", "../../etc/passwd", True),
-    ("apps/a.yaml", "/etc/passwd", True),
-    ("apps/sub/a.yaml", "../../../x.yaml", True),
-    ("apps/a.yaml", "../clusters/c.yaml", False),
-    ("apps/sub/a.yaml", "../b.yaml", False),
-    ("apps/a.yaml", "b.yaml", False),
-])
+@pytest.mark.parametrize(
+    "path,target,escapes",
+    [
+        ("apps/a.yaml", "../../etc/passwd", True),
+        ("apps/a.yaml", "/etc/passwd", True),
+        ("apps/sub/a.yaml", "../../../x.yaml", True),
+        ("apps/a.yaml", "../clusters/c.yaml", False),
+        ("apps/sub/a.yaml", "../b.yaml", False),
+        ("apps/a.yaml", "b.yaml", False),
+    ],
+)
 def test_symlink_escape_detection(path: str, target: str, escapes: bool) -> None:
     assert symlink_escapes(path, target) is escapes
 

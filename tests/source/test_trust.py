@@ -32,18 +32,29 @@ class Signer:
 
 def _gpg(home: Path, *args: str, faked: str | None = None) -> str:
     extra = ["--faked-system-time", faked + "!"] if faked else []
-    return subprocess.run(["gpg", "--batch", "--no-tty", "--homedir", str(home), *extra, *args], check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["gpg", "--batch", "--no-tty", "--homedir", str(home), *extra, *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def _signer(base: Path, name: str, *, expire: str = "never", faked: str | None = None) -> Signer:
     home = base / name
     home.mkdir(mode=0o700)
     email = f"{name}@example.com"
-    _gpg(home, "--pinentry-mode", "loopback", "--passphrase", "", "--quick-gen-key", f"{name} <{email}>",
-         "ed25519", "sign", expire, faked=faked)
-    fpr = next(line.split(":")[9] for line in _gpg(home, "--with-colons", "--list-keys").splitlines()
-               if line.startswith("fpr:"))
+    _gpg(
+        home,
+        "--pinentry-mode",
+        "loopback",
+        "--passphrase",
+        "",
+        "--quick-gen-key",
+        f"{name} <{email}>",
+        "ed25519",
+        "sign",
+        expire,
+        faked=faked,
+    )
+    fpr = next(line.split(":")[9] for line in _gpg(home, "--with-colons", "--list-keys").splitlines() if line.startswith("fpr:"))
     program = base / f"gpg-{name}"
     fake = f" --faked-system-time {faked}!" if faked else ""
     program.write_text(f'#!/bin/sh\nexec gpg --homedir "{home}"{fake} "$@"\n')
@@ -64,8 +75,18 @@ def signers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Sign
 
 def signed_commit(repo: WorkRepo, signer: Signer, message: str = "signed") -> str:
     repo.git("add", "-A")
-    repo.git("-c", f"gpg.program={signer.program}", "-c", f"user.signingkey={signer.fingerprint}",
-             "commit", "-q", "--allow-empty", "-S", "-m", message)
+    repo.git(
+        "-c",
+        f"gpg.program={signer.program}",
+        "-c",
+        f"user.signingkey={signer.fingerprint}",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-S",
+        "-m",
+        message,
+    )
     return repo.git("rev-parse", "HEAD")
 
 
@@ -136,9 +157,15 @@ def test_tampered_commit_has_a_bad_signature(signed_repo, signers, tmp_path) -> 
         assert src.poll().accepted
         signed_commit(signed_repo, signers["alice"], "original message")
         raw = signed_repo.git("cat-file", "commit", "HEAD")
-        forged = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=signed_repo.path,
-                                input=raw.replace("original message", "forged message") + "\n",
-                                capture_output=True, text=True, check=True, env={**os.environ, **GIT_ENV}).stdout.strip()
+        forged = subprocess.run(
+            ["git", "hash-object", "-t", "commit", "-w", "--stdin"],
+            cwd=signed_repo.path,
+            input=raw.replace("original message", "forged message") + "\n",
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, **GIT_ENV},
+        ).stdout.strip()
         signed_repo.git("update-ref", "refs/heads/main", forged)
         result = src.poll()
         assert result.commit == forged and not result.accepted
@@ -155,7 +182,7 @@ def test_commit_signed_with_an_expired_key_is_refused(signed_repo, signers, tmp_
 
 def test_allowed_fingerprints_narrow_the_trusted_keys(signed_repo, signers, tmp_path) -> None:
     alice = signers["alice"].fingerprint
-    spaced = " ".join(alice[i:i + 4] for i in range(0, 40, 4)).lower()  # as `gpg --fingerprint` prints it
+    spaced = " ".join(alice[i : i + 4] for i in range(0, 40, 4)).lower()  # as `gpg --fingerprint` prints it
     with source(signed_repo, tmp_path, signers["alice"], signers["bob"], allowed_fingerprints=[spaced]) as src:
         assert src.poll().accepted
         signed_commit(signed_repo, signers["bob"], "bob is trusted but not allowed")
@@ -217,29 +244,35 @@ def test_restart_keeps_the_applied_state_when_the_new_head_is_untrusted(signed_r
         assert src.last_good is not None and src.last_good.commit == applied
 
 
-@pytest.mark.parametrize("keys, fingerprints, message", [
-    (["not a key"], None, r"trusted_keys\[0\]: not an armored OpenPGP public key"),
-    (["-----BEGIN PGP PRIVATE KEY BLOCK-----\n..."], None, r"trusted_keys\[0\]: is a private key"),
-    (["-----BEGIN PGP PUBLIC KEY BLOCK-----\n\ngarbage\n-----END PGP PUBLIC KEY BLOCK-----\n"], None,
-     r"trusted_keys\[0\]: gpg could not import the key"),
-    ([], None, "at least one armored public key"),
-    ("one string", None, "expected a list"),
-    (None, ["A" * 40], "allowed_fingerprints: needs trusted_keys"),
-    ("alice", ["xyz"], r"allowed_fingerprints\[0\]: 'xyz' is not a key fingerprint"),
-    ("alice", ["B" * 40], "none of them is a fingerprint of the trusted keys"),
-])
+@pytest.mark.parametrize(
+    "keys, fingerprints, message",
+    [
+        (["not a key"], None, r"trusted_keys\[0\]: not an armored OpenPGP public key"),
+        (["-----BEGIN PGP PRIVATE KEY BLOCK-----\n..."], None, r"trusted_keys\[0\]: is a private key"),
+        (
+            ["-----BEGIN PGP PUBLIC KEY BLOCK-----\n\ngarbage\n-----END PGP PUBLIC KEY BLOCK-----\n"],
+            None,
+            r"trusted_keys\[0\]: gpg could not import the key",
+        ),
+        ([], None, "at least one armored public key"),
+        ("one string", None, "expected a list"),
+        (None, ["A" * 40], "allowed_fingerprints: needs trusted_keys"),
+        ("alice", ["xyz"], r"allowed_fingerprints\[0\]: 'xyz' is not a key fingerprint"),
+        ("alice", ["B" * 40], "none of them is a fingerprint of the trusted keys"),
+    ],
+)
 def test_bad_trust_configuration_is_rejected(signers, tmp_path, keys, fingerprints, message) -> None:
     if keys == "alice":
         keys = [signers["alice"].public]
     with pytest.raises(ValueError, match=message):
-        GitSource("file:///nowhere", "main", tmp_path / "cache", trusted_keys=keys,
-                  allowed_fingerprints=fingerprints)
+        GitSource("file:///nowhere", "main", tmp_path / "cache", trusted_keys=keys, allowed_fingerprints=fingerprints)
 
 
 def test_parse_status_reasons() -> None:
     errsig = "[GNUPG:] ERRSIG 0480CAEEE04B8FA6 22 8 00 1796226579 9 0FCE850D3BA37266303DD00F0480CAEEE04B8FA6\n"
-    assert parse_status(errsig).reason == ("signed by key 0FCE850D3BA37266303DD00F0480CAEEE04B8FA6 which is not "
-                                           "among the trusted keys")
+    assert parse_status(errsig).reason == (
+        "signed by key 0FCE850D3BA37266303DD00F0480CAEEE04B8FA6 which is not among the trusted keys"
+    )
     revoked = "[GNUPG:] REVKEYSIG 0480CAEEE04B8FA6 Eve <eve@example.com>\n"
     assert parse_status(revoked).reason == "signed by Eve <eve@example.com> (key 0480CAEEE04B8FA6) with a revoked key"
     assert not parse_status("").good

@@ -47,8 +47,12 @@ CLUSTER: dict[str, Any] = {
         "app": "kafka",
         "roles": [
             {"id": "controller", "members": 1, "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
-            {"id": "broker", "members": 3, "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
-             "storage": {"size": "10Gi", "storageClassName": "fast"}},
+            {
+                "id": "broker",
+                "members": 3,
+                "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
+                "storage": {"size": "10Gi", "storageClassName": "fast"},
+            },
         ],
     },
 }

@@ -37,11 +37,13 @@ def test_consistent_set_has_no_errors() -> None:
 
 
 def test_cluster_with_unknown_app() -> None:
-    assert _pairs([_app()], [_cluster(app="zookeeper")]) == [(
-        "clusters/dev.yaml", "spec.app",
-        'unknown app "zookeeper": no KubeDirectorApp of that name in the default namespace of this repository '
-        "(apps: kafka)",
-    )]
+    assert _pairs([_app()], [_cluster(app="zookeeper")]) == [
+        (
+            "clusters/dev.yaml",
+            "spec.app",
+            'unknown app "zookeeper": no KubeDirectorApp of that name in the default namespace of this repository (apps: kafka)',
+        )
+    ]
 
 
 def test_cluster_role_not_in_app() -> None:
@@ -49,8 +51,7 @@ def test_cluster_role_not_in_app() -> None:
     roles[1]["id"] = "zookeeper"
     assert _pairs([_app()], [_cluster(roles=roles)]) == [
         ("clusters/dev.yaml", "spec.roles[1].id", 'unknown role "zookeeper" for app "kafka" (roles: controller, broker)'),
-        ("clusters/dev.yaml", "spec.roles",
-         'role "broker" of app "kafka" is active with cardinality "3+" and must be listed'),
+        ("clusters/dev.yaml", "spec.roles", 'role "broker" of app "kafka" is active with cardinality "3+" and must be listed'),
     ]
 
 
@@ -59,10 +60,16 @@ def test_member_count_outside_cardinality() -> None:
     roles[0]["members"] = 2
     roles[1]["members"] = 2
     assert _pairs([_app()], [_cluster(roles=roles)]) == [
-        ("clusters/dev.yaml", "spec.roles[0].members",
-         '2 members does not match cardinality "1" of role "controller" in app "kafka"'),
-        ("clusters/dev.yaml", "spec.roles[1].members",
-         '2 members does not match cardinality "3+" of role "broker" in app "kafka"'),
+        (
+            "clusters/dev.yaml",
+            "spec.roles[0].members",
+            '2 members does not match cardinality "1" of role "controller" in app "kafka"',
+        ),
+        (
+            "clusters/dev.yaml",
+            "spec.roles[1].members",
+            '2 members does not match cardinality "3+" of role "broker" in app "kafka"',
+        ),
     ]
     roles[1]["members"] = 7
     del roles[0]["members"]  # absent: KubeDirector uses the cardinality minimum
@@ -72,10 +79,12 @@ def test_member_count_outside_cardinality() -> None:
 def test_duplicates() -> None:
     errors = _pairs([_app(), _app("apps/kafka-copy.yaml")], [_cluster(), _cluster("clusters/again.yaml")])
     assert errors == [
-        ("apps/kafka-copy.yaml", "metadata.name",
-         'duplicate app "kafka" in the default namespace (also in apps/kafka.yaml)'),
-        ("clusters/again.yaml", "metadata.name",
-         'duplicate cluster "kafka-dev" in the default namespace (also in clusters/dev.yaml)'),
+        ("apps/kafka-copy.yaml", "metadata.name", 'duplicate app "kafka" in the default namespace (also in apps/kafka.yaml)'),
+        (
+            "clusters/again.yaml",
+            "metadata.name",
+            'duplicate cluster "kafka-dev" in the default namespace (also in clusters/dev.yaml)',
+        ),
     ]
 
 

@@ -61,9 +61,7 @@ def test_duplicate_service_id_and_dashboard_without_scheme() -> None:
 
 def test_bad_version() -> None:
     err = _one(refusals("apps/kafka.yaml", dump(app_doc(version="1.2.3.4"))))
-    assert (err.field, err.reason) == (
-        "spec.version", '"1.2.3.4" has 4 numeric parts; at most 3 (MAJOR.MINOR.PATCH) are allowed'
-    )
+    assert (err.field, err.reason) == ("spec.version", '"1.2.3.4" has 4 numeric parts; at most 3 (MAJOR.MINOR.PATCH) are allowed')
 
 
 def test_unquoted_yaml_version_is_a_number() -> None:
@@ -96,16 +94,17 @@ def test_reserved_annotation_refused() -> None:
 
 
 def test_cluster_refusals() -> None:
-    doc = cluster_doc(roles=[
-        {"id": "broker", "members": -1, "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
-        {"id": "broker", "members": 1, "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
-    ])
+    doc = cluster_doc(
+        roles=[
+            {"id": "broker", "members": -1, "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
+            {"id": "broker", "members": 1, "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
+        ]
+    )
     doc["metadata"]["name"] = "Kafka_Dev"
     doc["metadata"]["labels"] = {"gitops-kd.io/wave": "soon"}
     errors = refusals("clusters/c.yaml", dump(doc))
     fields = {e.field: e.reason for e in errors}
-    assert set(fields) == {"metadata.name", "metadata.labels[gitops-kd.io/wave]", "spec.roles[0].members",
-                           "spec.roles[1].id"}
+    assert set(fields) == {"metadata.name", "metadata.labels[gitops-kd.io/wave]", "spec.roles[0].members", "spec.roles[1].id"}
     assert "DNS-1123 label" in fields["metadata.name"]
     assert fields["spec.roles[1].id"] == 'duplicate role id "broker" (also at spec.roles[0].id)'
     assert "greater than or equal to 0" in fields["spec.roles[0].members"]

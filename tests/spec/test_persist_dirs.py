@@ -47,11 +47,15 @@ def test_config_package_layouts() -> None:
     assert legacy.role("broker").effective_persist_dirs == ("/etc", "/opt", "/usr", "/var/lib/kafka")
     new = _app(defaultConfigPackage={"packageURL": "file:///opt/x.tgz", "useNewSetupLayout": True})
     assert new.role("controller").effective_persist_dirs == (
-        "/etc", "/opt/guestconfig", "/var/log/guestconfig", "/usr/local/bin", "/usr/local/lib", "/var/lib/kafka"
+        "/etc",
+        "/opt/guestconfig",
+        "/var/log/guestconfig",
+        "/usr/local/bin",
+        "/usr/local/lib",
+        "/var/lib/kafka",
     )
     # a role's explicit null configPackage opts out of the app's default package
-    doc_roles = [{"id": "controller", "cardinality": "1", "configPackage": None},
-                 {"id": "broker", "cardinality": "3+"}]
+    doc_roles = [{"id": "controller", "cardinality": "1", "configPackage": None}, {"id": "broker", "cardinality": "3+"}]
     mixed = _app(defaultConfigPackage={"packageURL": "file:///opt/x.tgz"}, roles=doc_roles)
     assert mixed.role("controller").effective_persist_dirs == ("/etc", "/var/lib/kafka")
     assert mixed.role("controller").config_package is None

@@ -26,7 +26,11 @@ def line_of(text: str, needle: str) -> int:
 def test_prefixes_innermost_first() -> None:
     assert prefixes("spec.roles[1].id") == ["spec.roles[1].id", "spec.roles[1]", "spec.roles", "spec", ""]
     assert prefixes("metadata.annotations[gitops-kd.io/wave]") == [
-        "metadata.annotations[gitops-kd.io/wave]", "metadata.annotations", "metadata", ""]
+        "metadata.annotations[gitops-kd.io/wave]",
+        "metadata.annotations",
+        "metadata",
+        "",
+    ]
 
 
 def test_unknown_stanza_field_points_at_its_key() -> None:
@@ -50,13 +54,14 @@ def test_yaml_syntax_error_has_the_parser_position() -> None:
 def test_second_document_is_located_in_its_own_document() -> None:
     text = "---\n" + HELLO2 + "---\n" + HELLO2.replace("periodSeconds", "periodSecond")
     (err,) = errors_of(text)
-    assert err.document == 2 and err.line == len(("---\n" + HELLO2 + "---\n").splitlines()) + line_of(
-        HELLO2, "periodSeconds")
+    assert err.document == 2 and err.line == len(("---\n" + HELLO2 + "---\n").splitlines()) + line_of(HELLO2, "periodSeconds")
 
 
 def test_locate_fills_only_missing_positions_and_survives_unparsable_files() -> None:
     known = FieldError("a.yaml", "spec", "r", None, 9, 9)
-    found = locate([known, FieldError("a.yaml", "spec.x", "r"), FieldError("b.yaml", "", "r")],
-                   {"a.yaml": b"spec:\n  y: 1\n", "b.yaml": b"[unclosed"}.get)
+    found = locate(
+        [known, FieldError("a.yaml", "spec.x", "r"), FieldError("b.yaml", "", "r")],
+        {"a.yaml": b"spec:\n  y: 1\n", "b.yaml": b"[unclosed"}.get,
+    )
     assert [(e.line, e.column) for e in found] == [(9, 9), (1, 1), (None, None)]
     assert field_positions(b"\xff") == []

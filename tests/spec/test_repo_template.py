@@ -14,9 +14,7 @@ def _load(rel: str) -> list[KDApp | KDCluster]:
 
 
 def _manifests(folder: str) -> list[str]:
-    return sorted(
-        str(p.relative_to(TEMPLATE)) for p in (TEMPLATE / folder).rglob("*") if p.suffix in (".yaml", ".yml", ".json")
-    )
+    return sorted(str(p.relative_to(TEMPLATE)) for p in (TEMPLATE / folder).rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
 
 
 def _split(objs: list[KDApp | KDCluster]) -> tuple[list[KDApp], list[KDCluster]]:
@@ -63,7 +61,9 @@ def test_example_upgrade_replaces_the_app() -> None:
     rule = up.rule_for_upgrade_from(v1.semver)
     assert rule is not None
     assert {d: rule.action_for(d).action for d in v2.persisted_dirs} == {
-        "/etc": "keep", "/opt/hello/cache": "discard", "/var/lib/hello": "migrate",
+        "/etc": "keep",
+        "/opt/hello/cache": "discard",
+        "/var/lib/hello": "migrate",
     }
     assert up.post_upgrade is not None and "upgraded-to-2.0.0" in " ".join(up.post_upgrade.command)
     assert up.gate is not None and up.gate.exec_command is not None

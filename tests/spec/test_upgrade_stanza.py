@@ -93,34 +93,83 @@ def test_ordered_roles() -> None:
     [
         ("gate.periodSecond", 5, [("spec.upgrade.gate.periodSecond", 'unknown field "periodSecond"')]),
         ("hooks.preUpgrade", {}, [("spec.upgrade.hooks.preUpgrade", 'unknown field "preUpgrade"')]),
-        ("from.0.persistDirs./etc/kafka", "delete",
-         [("spec.upgrade.from[0].persistDirs[/etc/kafka]", "must be one of keep | discard | migrate, not \"delete\"")]),
-        ("downgrade.to.0.persistDirs./var/lib/kafka", "migrate",
-         [("spec.upgrade.downgrade.to[0].persistDirs[/var/lib/kafka]",
-           "must be one of keep | discard | restore, not \"migrate\"")]),
-        ("from.0.persistDirs./var/lib/kafka", {"migrate": {"cmd": ["x"]}},
-         [("spec.upgrade.from[0].persistDirs[/var/lib/kafka].migrate.cmd", 'unknown field "cmd"'),
-          ("spec.upgrade.from[0].persistDirs[/var/lib/kafka].migrate.command", "required field is missing")]),
+        (
+            "from.0.persistDirs./etc/kafka",
+            "delete",
+            [("spec.upgrade.from[0].persistDirs[/etc/kafka]", 'must be one of keep | discard | migrate, not "delete"')],
+        ),
+        (
+            "downgrade.to.0.persistDirs./var/lib/kafka",
+            "migrate",
+            [
+                (
+                    "spec.upgrade.downgrade.to[0].persistDirs[/var/lib/kafka]",
+                    'must be one of keep | discard | restore, not "migrate"',
+                )
+            ],
+        ),
+        (
+            "from.0.persistDirs./var/lib/kafka",
+            {"migrate": {"cmd": ["x"]}},
+            [
+                ("spec.upgrade.from[0].persistDirs[/var/lib/kafka].migrate.cmd", 'unknown field "cmd"'),
+                ("spec.upgrade.from[0].persistDirs[/var/lib/kafka].migrate.command", "required field is missing"),
+            ],
+        ),
         ("failurePolicy", "retry", [("spec.upgrade.failurePolicy", 'must be one of halt | revert-commit, not "retry"')]),
         ("podReadyTimeoutSeconds", 0, [("spec.upgrade.podReadyTimeoutSeconds", "must be at least 1, not 0")]),
         ("gate.timeoutSeconds", "10", [("spec.upgrade.gate.timeoutSeconds", "must be an integer, not a string")]),
-        ("from.0.versions", ">=1.0.0 <<2", [("spec.upgrade.from[0].versions",
-          'bad version range: ">=1.0.0 <<2": cannot parse "<<2": expected a comparator (>=, >, <, <=, =) followed '
-          'by a version, "1.x", "^1.2.0", "~1.2.0", "*", or an exact version "1.2.3"')]),
-        ("roleOrder", ["broker", "zookeeper"],
-         [("spec.upgrade.roleOrder[1]", 'unknown role "zookeeper" (roles: controller, broker)')]),
-        ("roleOrder", ["broker", "broker"],
-         [("spec.upgrade.roleOrder[1]", 'role "broker" listed twice (also at spec.upgrade.roleOrder[0])')]),
-        ("hooks.postUpgrade.roles", ["nope"],
-         [("spec.upgrade.hooks.postUpgrade.roles[0]", 'unknown role "nope" (roles: controller, broker)')]),
-        ("gate.httpGet", {"port": 8080},
-         [("spec.upgrade.gate", "exactly one of exec, httpGet or tcpSocket is required, not both")]),
-        ("from.0.persistDirs./srv/data", "keep",
-         [("spec.upgrade.from[0].persistDirs[/srv/data]",
-           "not a persisted dir of any role, nor inside one (persisted: /etc, /opt/kafka/conf, /var/lib/kafka)")]),
-        ("from.0.persistDirs./var/lib/", "keep",
-         [("spec.upgrade.from[0].persistDirs[/var/lib/]",
-           "must be an absolute, normalized directory path (no trailing /, no . or ..)")]),
+        (
+            "from.0.versions",
+            ">=1.0.0 <<2",
+            [
+                (
+                    "spec.upgrade.from[0].versions",
+                    'bad version range: ">=1.0.0 <<2": cannot parse "<<2": expected a comparator (>=, >, <, <=, =) followed '
+                    'by a version, "1.x", "^1.2.0", "~1.2.0", "*", or an exact version "1.2.3"',
+                )
+            ],
+        ),
+        (
+            "roleOrder",
+            ["broker", "zookeeper"],
+            [("spec.upgrade.roleOrder[1]", 'unknown role "zookeeper" (roles: controller, broker)')],
+        ),
+        (
+            "roleOrder",
+            ["broker", "broker"],
+            [("spec.upgrade.roleOrder[1]", 'role "broker" listed twice (also at spec.upgrade.roleOrder[0])')],
+        ),
+        (
+            "hooks.postUpgrade.roles",
+            ["nope"],
+            [("spec.upgrade.hooks.postUpgrade.roles[0]", 'unknown role "nope" (roles: controller, broker)')],
+        ),
+        (
+            "gate.httpGet",
+            {"port": 8080},
+            [("spec.upgrade.gate", "exactly one of exec, httpGet or tcpSocket is required, not both")],
+        ),
+        (
+            "from.0.persistDirs./srv/data",
+            "keep",
+            [
+                (
+                    "spec.upgrade.from[0].persistDirs[/srv/data]",
+                    "not a persisted dir of any role, nor inside one (persisted: /etc, /opt/kafka/conf, /var/lib/kafka)",
+                )
+            ],
+        ),
+        (
+            "from.0.persistDirs./var/lib/",
+            "keep",
+            [
+                (
+                    "spec.upgrade.from[0].persistDirs[/var/lib/]",
+                    "must be an absolute, normalized directory path (no trailing /, no . or ..)",
+                )
+            ],
+        ),
     ],
 )
 def test_refusals(path: str, value: Any, expected: list[tuple[str, str]]) -> None:
@@ -154,8 +203,10 @@ def test_gate_with_a_tcp_socket_probe() -> None:
     assert gate is not None and (gate.probe.how, gate.probe.describe("<pod>")) == ("TCP socket", "TCP connect <pod>:9042")
     assert gate.exec_command is None and gate.http_get is None
     up["gate"] = {"tcpSocket": {"port": 0, "host": "x"}}
-    assert _errors(up) == [("spec.upgrade.gate.tcpSocket.host", 'unknown field "host"'),
-                           ("spec.upgrade.gate.tcpSocket.port", "must be at least 1, not 0")]
+    assert _errors(up) == [
+        ("spec.upgrade.gate.tcpSocket.host", 'unknown field "host"'),
+        ("spec.upgrade.gate.tcpSocket.port", "must be at least 1, not 0"),
+    ]
     up["gate"] = {"tcpSocket": {"port": 1}, "httpGet": {"port": 2}, "exec": {"command": ["true"]}}
     assert _errors(up) == [("spec.upgrade.gate", "exactly one of exec, httpGet or tcpSocket is required, not 3")]
 

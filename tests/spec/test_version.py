@@ -33,8 +33,8 @@ def test_coercion(text: str, expected: str) -> None:
     ("text", "reason"),
     [
         ("1.2.3.4", "4 numeric parts"),
-        ("01.2", 'leading zero'),
-        ("1.02", 'leading zero'),
+        ("01.2", "leading zero"),
+        ("1.02", "leading zero"),
         ("", "empty"),
         ("latest", "is not a version"),
         ("1.x", "is not a version"),

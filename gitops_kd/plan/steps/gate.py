@@ -15,6 +15,7 @@ from gitops_kd.steps import gate
 STAGE = Stage.WAITING_GATE  # status.pods[pod].stage while this kind has work left for the pod
 PROGRESS_FIELD = "gatePassed"  # its record in the KDRollout's status.pods[pod]
 
+
 def done(progress: PodProgress | None) -> bool:
     """Progress field: status.pods[pod].gatePassed."""
     return progress is not None and progress.gate_passed
@@ -39,9 +40,15 @@ def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None)
         return StartGate(ctx.namespace, ctx.live.name, pod.name)
     elapsed = (ctx.now - rollout.gate_started_at).total_seconds()
     if elapsed > spec.timeout_seconds:
-        return Stall(ctx.namespace, ctx.live.name, StallReason.GATE_TIMEOUT, (
-            f"the upgrade gate of pod {pod.name} has not passed {int(elapsed)}s after it started "
-            f"(timeoutSeconds {spec.timeout_seconds})"))
+        return Stall(
+            ctx.namespace,
+            ctx.live.name,
+            StallReason.GATE_TIMEOUT,
+            (
+                f"the upgrade gate of pod {pod.name} has not passed {int(elapsed)}s after it started "
+                f"(timeoutSeconds {spec.timeout_seconds})"
+            ),
+        )
     if rollout.gate_checked_at is not None:
         since = (ctx.now - rollout.gate_checked_at).total_seconds()
         if since < spec.period_seconds:

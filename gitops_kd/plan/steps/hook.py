@@ -15,6 +15,7 @@ from gitops_kd.steps import hook
 STAGE = Stage.HOOK  # status.pods[pod].stage while this kind has work left for the pod
 PROGRESS_FIELD = "hookDone"  # its record in the KDRollout's status.pods[pod]
 
+
 def done(progress: PodProgress | None) -> bool:
     """Progress field: status.pods[pod].hookDone."""
     return progress is not None and progress.hook_done
@@ -34,9 +35,16 @@ def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None)
     spec = ctx.transition.stanza.post_upgrade if ctx.transition.stanza is not None else None
     if spec is None or not spec.applies_to(pod.role) or done(progress):
         return None
-    return RunStep(ctx.namespace, ctx.live.name, pod.name, layout.APP_CONTAINER,
-                   f"{ctx.transition.target_version}/{pod.name}/{HOOK_STEP}", HOOK_STEP, spec.command,
-                   spec.timeout_seconds)
+    return RunStep(
+        ctx.namespace,
+        ctx.live.name,
+        pod.name,
+        layout.APP_CONTAINER,
+        f"{ctx.transition.target_version}/{pod.name}/{HOOK_STEP}",
+        HOOK_STEP,
+        spec.command,
+        spec.timeout_seconds,
+    )
 
 
 def sequence(ctx: PodContext, pod: ObservedPod) -> list[str]:

@@ -17,6 +17,7 @@ from gitops_kd.steps import migrate
 STAGE = Stage.MIGRATING  # status.pods[pod].stage while this kind has work left for the pod
 PROGRESS_FIELD = "migrationsDone"  # its record in the KDRollout's status.pods[pod]
 
+
 def _steps(ctx: PodContext, pod: ObservedPod) -> list[RunStep]:
     rules = ctx.transition.rules
     if rules is None:
@@ -27,8 +28,19 @@ def _steps(ctx: PodContext, pod: ObservedPod) -> list[RunStep]:
         rule = rules.action_for(directory)
         if action == MIGRATE and rule.migrate is not None:
             step_id = f"{ctx.transition.target_version}/{pod.name}/{MIGRATE_STEP}{directory}"
-            steps.append(RunStep(ctx.namespace, ctx.live.name, pod.name, layout.APP_CONTAINER, step_id, MIGRATE_STEP,
-                                 rule.migrate.command, rule.migrate.timeout_seconds, directory))
+            steps.append(
+                RunStep(
+                    ctx.namespace,
+                    ctx.live.name,
+                    pod.name,
+                    layout.APP_CONTAINER,
+                    step_id,
+                    MIGRATE_STEP,
+                    rule.migrate.command,
+                    rule.migrate.timeout_seconds,
+                    directory,
+                )
+            )
     return steps
 
 

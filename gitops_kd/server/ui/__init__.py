@@ -18,8 +18,7 @@ from gitops_kd.server.ui.auth import AuthFileError, UiAuth
 from gitops_kd.server.ui.reader import UiReader
 from gitops_kd.server.ui.routes import UiConfig, add_ui_routes, auth_middleware
 
-__all__ = ["AuthFileError", "UiAuth", "UiConfig", "UiSettings", "add_ui_routes", "auth_middleware", "redact_url",
-           "ui_config"]
+__all__ = ["AuthFileError", "UiAuth", "UiConfig", "UiSettings", "add_ui_routes", "auth_middleware", "redact_url", "ui_config"]
 
 
 @dataclass(frozen=True)
@@ -40,8 +39,14 @@ def redact_url(url: str) -> str:
     return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@", r"\1", url)
 
 
-def ui_config(settings: UiSettings, api_client: ApiClient, scope: str | Collection[str] | None,
-              source: Any = None, auth: UiAuth | None = None, record_namespace: str | None = None) -> UiConfig:
+def ui_config(
+    settings: UiSettings,
+    api_client: ApiClient,
+    scope: str | Collection[str] | None,
+    source: Any = None,
+    auth: UiAuth | None = None,
+    record_namespace: str | None = None,
+) -> UiConfig:
     """The UiConfig of a controller: reads with its client in its scope (its GitOpsKDSource in
     `record_namespace`); `source` (a GitSource) gives the repository, branch, applied and head commits and commit
     subjects."""
@@ -50,9 +55,12 @@ def ui_config(settings: UiSettings, api_client: ApiClient, scope: str | Collecti
         return UiConfig(reader, auth=auth, refresh_seconds=settings.refresh_seconds)
 
     def info() -> dict[str, Any]:
-        return {"repo": redact_url(str(getattr(source, "url", ""))), "branch": getattr(source, "branch", None),
-                "appliedCommit": getattr(source, "applied_commit", None),
-                "headCommit": getattr(source, "last_polled", None)}
+        return {
+            "repo": redact_url(str(getattr(source, "url", ""))),
+            "branch": getattr(source, "branch", None),
+            "appliedCommit": getattr(source, "applied_commit", None),
+            "headCommit": getattr(source, "last_polled", None),
+        }
 
     def subject(sha: str) -> str | None:
         finder = getattr(source, "commit_subject", None)

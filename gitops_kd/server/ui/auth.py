@@ -84,7 +84,8 @@ class UiAuth:
                 return False
             ok = False
             for want_user, want_password in self.basic:  # no early exit: constant work per request
-                ok |= hmac.compare_digest(user.encode(), want_user.encode()) & \
-                    hmac.compare_digest(password.encode(), want_password.encode())
+                ok |= hmac.compare_digest(user.encode(), want_user.encode()) & hmac.compare_digest(
+                    password.encode(), want_password.encode()
+                )
             return ok
         return False

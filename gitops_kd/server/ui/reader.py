@@ -36,8 +36,14 @@ class Snapshot:
     sources: list[NamedSource] = field(default_factory=list)
 
     def kdapp(self, namespace: str, name: str) -> Obj | None:
-        return next((a for a in self.kdapps if (a.get("metadata") or {}).get("namespace") == namespace
-                     and (a.get("metadata") or {}).get("name") == name), None)
+        return next(
+            (
+                a
+                for a in self.kdapps
+                if (a.get("metadata") or {}).get("namespace") == namespace and (a.get("metadata") or {}).get("name") == name
+            ),
+            None,
+        )
 
 
 def _namespaces(scope: str | Collection[str] | None) -> list[str | None]:
@@ -68,8 +74,15 @@ def _merge(parts: Iterable[Fleet]) -> Fleet:
 class UiReader:
     """Snapshots of the fleet in the controller's scope (one namespace, a set of them, or None: all)."""
 
-    def __init__(self, api_client: ApiClient, scope: str | Collection[str] | None, *, ttl: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic, record_namespace: str | None = None) -> None:
+    def __init__(
+        self,
+        api_client: ApiClient,
+        scope: str | Collection[str] | None,
+        *,
+        ttl: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        record_namespace: str | None = None,
+    ) -> None:
         self.rest = RestClient(api_client, timeout=10.0)
         self.namespaces = _namespaces(scope)
         self.record_namespace = record_namespace  # where the controller's GitOpsKDSource lives

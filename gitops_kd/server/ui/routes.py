@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 STATIC = {"ui.css": "text/css", "ui.js": "text/javascript"}
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-                               "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -59,13 +59,18 @@ def auth_middleware(auth: UiAuth | None) -> Callable[..., Awaitable[web.StreamRe
     """401 for /ui requests without a valid credential (other paths untouched)."""
 
     @web.middleware
-    async def middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                         ) -> web.StreamResponse:
+    async def middleware(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
         path = request.path
-        if auth is not None and (path == PREFIX or path.startswith(PREFIX + "/")) and \
-                not auth.allows(request.headers.get("Authorization")):
-            return web.Response(status=401, text="401: authentication required\n",
-                                headers={"WWW-Authenticate": auth.challenge, **HEADERS})
+        if (
+            auth is not None
+            and (path == PREFIX or path.startswith(PREFIX + "/"))
+            and not auth.allows(request.headers.get("Authorization"))
+        ):
+            return web.Response(
+                status=401, text="401: authentication required\n", headers={"WWW-Authenticate": auth.challenge, **HEADERS}
+            )
         return await handler(request)
 
     return middleware
@@ -102,8 +107,16 @@ def _cluster_rows(snap: Snapshot) -> list[tuple[Any, Any, Any, Any, list[Any], l
     for key, health in zip(fleet.keys, healths(fleet)):
         objects = fleet.objects(key)
         app = health.app
-        out.append((health, fleet.rollouts.get(key), fleet.kdclusters.get(key), snap.kdapp(key[0], app),
-                    objects["statefulsets"], objects["pods"]))
+        out.append(
+            (
+                health,
+                fleet.rollouts.get(key),
+                fleet.kdclusters.get(key),
+                snap.kdapp(key[0], app),
+                objects["statefulsets"],
+                objects["pods"],
+            )
+        )
     return out
 
 
@@ -111,8 +124,9 @@ async def _fleet(request: web.Request) -> Page:
     config = request.app[CONFIG_KEY]
     snap = await _snapshot(request)
     info = _info(config)
-    view = views.fleet_view(_cluster_rows(snap), snap.kdapps, snap.events, info=info, forbidden=snap.forbidden,
-                            sources=snap.sources)
+    view = views.fleet_view(
+        _cluster_rows(snap), snap.kdapps, snap.events, info=info, forbidden=snap.forbidden, sources=snap.sources
+    )
     return ("Fleet", "Fleet", view, pages.fleet_fragment(view), pages.fleet_summary(view), [])
 
 
@@ -127,12 +141,19 @@ async def _cluster(request: web.Request) -> Page:
         raise _error(404, f"no KDCluster {namespace}/{name} managed by gitops-kd in the controller's scope")
     fleet = snap.fleet
     health = healths(_single(fleet, key))[0]
-    view = views.cluster_view(health, fleet.rollouts.get(key), fleet.kdclusters.get(key),
-                              snap.kdapp(namespace, health.app), fleet.objects(key), snap.events,
-                              info=_info(config), forbidden=snap.forbidden, sources=snap.sources)
+    view = views.cluster_view(
+        health,
+        fleet.rollouts.get(key),
+        fleet.kdclusters.get(key),
+        snap.kdapp(namespace, health.app),
+        fleet.objects(key),
+        snap.events,
+        info=_info(config),
+        forbidden=snap.forbidden,
+        sources=snap.sources,
+    )
     crumbs = [(f"cluster {namespace}/{name}", pages.cluster_url(namespace, name))]
-    return (f"{name}", f"Cluster {name} ({namespace})", view, pages.cluster_fragment(view),
-            pages.cluster_summary(view), crumbs)
+    return (f"{name}", f"Cluster {name} ({namespace})", view, pages.cluster_fragment(view), pages.cluster_summary(view), crumbs)
 
 
 def _single(fleet: Any, key: tuple[str, str]) -> Any:
@@ -149,12 +170,19 @@ async def _history(request: web.Request) -> Page:
     snap = await _snapshot(request)
     rollouts = list(snap.fleet.rollouts.values())
     view = await asyncio.get_running_loop().run_in_executor(
-        None, lambda: views.history_view(app, namespace, rollouts, config.subject))
+        None, lambda: views.history_view(app, namespace, rollouts, config.subject)
+    )
     if view["clusters"] == 0:
         raise _error(404, f"no KDRollout of app {app} in namespace {namespace}")
     crumbs = [(f"history of {namespace}/{app}", pages.history_url(namespace, app))]
-    return (f"history of {app}", f"History of app {app} ({namespace})", view, pages.history_fragment(view),
-            pages.history_summary(view), crumbs)
+    return (
+        f"history of {app}",
+        f"History of app {app} ({namespace})",
+        view,
+        pages.history_fragment(view),
+        pages.history_summary(view),
+        crumbs,
+    )
 
 
 def _page(build: Callable[[web.Request], Awaitable[Page]]) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -162,12 +190,14 @@ def _page(build: Callable[[web.Request], Awaitable[Page]]) -> Callable[[web.Requ
         config = request.app[CONFIG_KEY]
         title, heading, _view, fragment, summary, crumbs = await build(request)
         fragment = pages.controller_line(_info(config)) + fragment
-        api = PREFIX + "/api" + request.rel_url.raw_path[len(PREFIX):]
+        api = PREFIX + "/api" + request.rel_url.raw_path[len(PREFIX) :]
         if api.endswith("/api/"):
             api = api[:-1] + "/fleet"
-        html = pages.document(title, heading, fragment, summary, live_url=api,
-                              refresh_ms=int(config.refresh_seconds * 1000), crumbs=crumbs)
+        html = pages.document(
+            title, heading, fragment, summary, live_url=api, refresh_ms=int(config.refresh_seconds * 1000), crumbs=crumbs
+        )
         return web.Response(text=html, content_type="text/html", charset="utf-8", headers=HEADERS)
+
     return handler
 
 
@@ -180,6 +210,7 @@ def _json(build: Callable[[web.Request], Awaitable[Page]]) -> Callable[[web.Requ
         fragment = pages.controller_line(_info(request.app[CONFIG_KEY])) + fragment
         body = json.dumps({"data": view, "html": fragment, "summary": summary})
         return web.Response(text=body, content_type="application/json", headers=HEADERS)
+
     return handler
 
 
@@ -188,8 +219,7 @@ async def _static(request: web.Request) -> web.Response:
     if name not in STATIC:
         raise web.HTTPNotFound()
     data = resources.files("gitops_kd.server.ui").joinpath("static", name).read_bytes()
-    return web.Response(body=data, content_type=STATIC[name],
-                        headers={**HEADERS, "Cache-Control": "private, max-age=300"})
+    return web.Response(body=data, content_type=STATIC[name], headers={**HEADERS, "Cache-Control": "private, max-age=300"})
 
 
 async def _redirect(_request: web.Request) -> web.Response:

@@ -38,11 +38,25 @@ from kubeplumb.names import POD_NAME_LABEL
 Obj = Mapping[str, Any]
 
 OUTDATED, DELETED, RECREATED, MIGRATION, HOOK, GATE, DONE, STALLED = (
-    "outdated", "deleted", "recreated", "migration", "hook", "gate", "done", "stalled")
+    "outdated",
+    "deleted",
+    "recreated",
+    "migration",
+    "hook",
+    "gate",
+    "done",
+    "stalled",
+)
 SEQUENCE = (OUTDATED, DELETED, RECREATED, MIGRATION, HOOK, GATE, DONE)
 DRIFT_CLOSED = ("DriftReverted", "DriftResolved")
-_SHOWN: dict[str, str] = {Stage.PENDING: OUTDATED, Stage.REPLACING: RECREATED, Stage.MIGRATING: MIGRATION, Stage.HOOK: HOOK,
-          Stage.WAITING_GATE: GATE, Stage.DONE: DONE}  # the planner's recorded stage -> the cell's state
+_SHOWN: dict[str, str] = {
+    Stage.PENDING: OUTDATED,
+    Stage.REPLACING: RECREATED,
+    Stage.MIGRATING: MIGRATION,
+    Stage.HOOK: HOOK,
+    Stage.WAITING_GATE: GATE,
+    Stage.DONE: DONE,
+}  # the planner's recorded stage -> the cell's state
 STATE_TEXT = {
     OUTDATED: "outdated: runs the old template",
     DELETED: "deleted: being replaced",
@@ -120,11 +134,14 @@ def app_model(kdapp: Obj | None) -> KDApp | None:
     if not kdapp:
         return None
     meta = _meta(kdapp)
-    doc = {"apiVersion": kdapp.get("apiVersion", layout.API_VERSION), "kind": kdapp.get("kind", layout.KDAPP_KIND),
-           "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace")}, "spec": dict(_spec(kdapp))}
+    doc = {
+        "apiVersion": kdapp.get("apiVersion", layout.API_VERSION),
+        "kind": kdapp.get("kind", layout.KDAPP_KIND),
+        "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace")},
+        "spec": dict(_spec(kdapp)),
+    }
     try:
-        found = load_manifests(f"live KubeDirectorApp {meta.get('namespace')}/{meta.get('name')}",
-                               json.dumps(doc).encode())
+        found = load_manifests(f"live KubeDirectorApp {meta.get('namespace')}/{meta.get('name')}", json.dumps(doc).encode())
     except Exception:  # noqa: BLE001 - a live object the spec model refuses: the caller falls back
         return None
     return next((o for o in found if isinstance(o, KDApp)), None)
@@ -165,8 +182,7 @@ def data_rules(rollout: Obj | None, kdapp: Obj | None) -> tuple[PersistRules | N
 
 
 def _ready(pod: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in _status(pod).get("conditions") or ())
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in _status(pod).get("conditions") or ())
 
 
 def _ordinal(name: str) -> int:
@@ -178,8 +194,9 @@ def _labels(obj: Obj) -> Mapping[str, Any]:
     return _meta(obj).get("labels") or {}
 
 
-def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, statefulsets: Sequence[Obj],
-               pods: Sequence[Obj]) -> list[dict[str, Any]]:
+def pod_states(
+    rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, statefulsets: Sequence[Obj], pods: Sequence[Obj]
+) -> list[dict[str, Any]]:
     """One entry per role in upgrade order: its StatefulSet and its pods (highest ordinal first, the order
     they are replaced in), each with its state in the upgrade sequence and a human detail."""
     status = _status(rollout)
@@ -211,21 +228,40 @@ def pod_states(rollout: Obj | None, kdapp: Obj | None, kdcluster: Obj | None, st
         replicas = int(_spec(sts).get("replicas") or 0) if sts is not None else len(members)
         names = {f"{sts_name}-{i}" for i in range(replicas)} if sts is not None else set(members)
         names |= labelled | set(members)
-        migrate_dirs = [d for d, a in dir_actions(persisted_dirs(kdapp, role_id, model), rules) if a == MIGRATE] \
-            if direction == "upgrade" else []
+        migrate_dirs = (
+            [d for d, a in dir_actions(persisted_dirs(kdapp, role_id, model), rules) if a == MIGRATE]
+            if direction == "upgrade"
+            else []
+        )
         skipped = steps_not_run(direction, stanza, role_id, migrate_dirs)
         cells = []
         for name in sorted(names, key=_ordinal, reverse=True):
             pod = pods_by_name.get(name)
             recorded = recorded_status.stage(name)
             state, detail = _pod_state(pod, str(recorded) if recorded else None, active=active)
-            cells.append({"name": name, "ordinal": _ordinal(name), "state": state, "stage": state,
-                          "recordedStage": str(recorded) if recorded else None, "detail": detail,
-                          "revision": _text(_labels(pod or {}).get(layout.REVISION_LABEL)) or None,
-                          "ready": bool(pod is not None and _ready(pod)),
-                          "image": _image(pod), "skipped": list(skipped)})
-        roles.append({"id": role_id, "statefulSet": sts_name, "updateRevision": update_revision or None,
-                      "replicas": replicas, "pods": cells})
+            cells.append(
+                {
+                    "name": name,
+                    "ordinal": _ordinal(name),
+                    "state": state,
+                    "stage": state,
+                    "recordedStage": str(recorded) if recorded else None,
+                    "detail": detail,
+                    "revision": _text(_labels(pod or {}).get(layout.REVISION_LABEL)) or None,
+                    "ready": bool(pod is not None and _ready(pod)),
+                    "image": _image(pod),
+                    "skipped": list(skipped),
+                }
+            )
+        roles.append(
+            {
+                "id": role_id,
+                "statefulSet": sts_name,
+                "updateRevision": update_revision or None,
+                "replicas": replicas,
+                "pods": cells,
+            }
+        )
     if phase == Phase.STALLED:
         _mark_stalled(roles, status)
     return roles
@@ -236,9 +272,11 @@ def steps_not_run(direction: str, stanza: UpgradeSpec | None, role_id: str, migr
     to migrate, the hook and the gate unless the upgrade's stanza runs them on the role (a downgrade, rebuild or
     adoption runs none), so the UI never shows them as passed."""
     live = stanza if direction == "upgrade" else None
-    runs = {MIGRATION: bool(migrate_dirs),
-            HOOK: live is not None and live.post_upgrade is not None and live.post_upgrade.applies_to(role_id),
-            GATE: live is not None and live.gate is not None and live.gate.applies_to(role_id)}
+    runs = {
+        MIGRATION: bool(migrate_dirs),
+        HOOK: live is not None and live.post_upgrade is not None and live.post_upgrade.applies_to(role_id),
+        GATE: live is not None and live.gate is not None and live.gate.applies_to(role_id),
+    }
     return tuple(step for step, ran in runs.items() if not ran)
 
 
@@ -332,19 +370,29 @@ def roll_forward(rollout: Obj | None) -> str | None:
 
 
 def event_time(event: Obj) -> str:
-    return _text(event.get("lastTimestamp") or event.get("eventTime") or event.get("firstTimestamp")
-                 or _meta(event).get("creationTimestamp"))
+    return _text(
+        event.get("lastTimestamp")
+        or event.get("eventTime")
+        or event.get("firstTimestamp")
+        or _meta(event).get("creationTimestamp")
+    )
 
 
 def event_row(event: Obj) -> dict[str, Any]:
     ref = event.get("involvedObject") or {}
-    return {"time": event_time(event), "type": _text(event.get("type")), "reason": _text(event.get("reason")),
-            "object": f"{_text(ref.get('kind'))} {_text(ref.get('namespace'))}/{_text(ref.get('name'))}".strip(),
-            "message": _text(event.get("message")), "count": int(event.get("count") or 1)}
+    return {
+        "time": event_time(event),
+        "type": _text(event.get("type")),
+        "reason": _text(event.get("reason")),
+        "object": f"{_text(ref.get('kind'))} {_text(ref.get('namespace'))}/{_text(ref.get('name'))}".strip(),
+        "message": _text(event.get("message")),
+        "count": int(event.get("count") or 1),
+    }
 
 
-def alerts(events: Iterable[Obj], *, sources: Sequence[NamedSource] = (), rollouts: Iterable[Obj] = (),
-           limit: int = 10) -> list[dict[str, Any]]:
+def alerts(
+    events: Iterable[Obj], *, sources: Sequence[NamedSource] = (), rollouts: Iterable[Obj] = (), limit: int = 10
+) -> list[dict[str, Any]]:
     """What is wrong now, never what was: each GitOpsKDSource that is not Ready (the branch head refused, Git
     unreadable, the record untrusted), each Stalled KDRollout, then the DriftDetected Warning events no later
     DriftReverted / DriftResolved event closed, newest first. A refusal a later commit superseded, or drift
@@ -355,17 +403,27 @@ def alerts(events: Iterable[Obj], *, sources: Sequence[NamedSource] = (), rollou
 
 
 def _source_alert(source: NamedSource) -> dict[str, Any]:
-    return {"reason": source.reason or "NotReady", "time": "", "type": "Warning", "closed": False,
-            "object": f"GitOpsKDSource {source.namespace}/{source.name}", "message": source.message}
+    return {
+        "reason": source.reason or "NotReady",
+        "time": "",
+        "type": "Warning",
+        "closed": False,
+        "object": f"GitOpsKDSource {source.namespace}/{source.name}",
+        "message": source.message,
+    }
 
 
 def _stall_alert(rollout: Obj) -> dict[str, Any]:
     status = _status(rollout)
-    since = next((c.get("lastTransitionTime") for c in status.get("conditions") or () if c.get("type") == "Stalled"),
-                 "")
-    return {"reason": _text(status.get("stalledReason")) or Phase.STALLED, "time": _text(since), "type": "Warning",
-            "closed": False, "object": f"KDRollout {_text(_meta(rollout).get('namespace'))}/"
-                                       f"{_text(_meta(rollout).get('name'))}", "message": _text(status.get("message"))}
+    since = next((c.get("lastTransitionTime") for c in status.get("conditions") or () if c.get("type") == "Stalled"), "")
+    return {
+        "reason": _text(status.get("stalledReason")) or Phase.STALLED,
+        "time": _text(since),
+        "type": "Warning",
+        "closed": False,
+        "object": f"KDRollout {_text(_meta(rollout).get('namespace'))}/{_text(_meta(rollout).get('name'))}",
+        "message": _text(status.get("message")),
+    }
 
 
 def _open_drift(events: list[Obj], limit: int) -> list[dict[str, Any]]:
@@ -389,34 +447,60 @@ def _open_drift(events: list[Obj], limit: int) -> list[dict[str, Any]]:
     return out[:limit]
 
 
-def cluster_events(events: Iterable[Obj], kdcluster: Obj | None, rollout: Obj | None,
-                   member_names: Iterable[str], *, limit: int = 15) -> list[dict[str, Any]]:
+def cluster_events(
+    events: Iterable[Obj], kdcluster: Obj | None, rollout: Obj | None, member_names: Iterable[str], *, limit: int = 15
+) -> list[dict[str, Any]]:
     """The newest events about the cluster, its KDRollout or one of its member objects."""
     namespace = _text(_meta(kdcluster or rollout).get("namespace"))
     names = {_text(_meta(kdcluster or rollout).get("name")), *member_names}
-    rows = [event_row(e) for e in events
-            if _text((e.get("involvedObject") or {}).get("namespace")) == namespace
-            and _text((e.get("involvedObject") or {}).get("name")) in names]
+    rows = [
+        event_row(e)
+        for e in events
+        if _text((e.get("involvedObject") or {}).get("namespace")) == namespace
+        and _text((e.get("involvedObject") or {}).get("name")) in names
+    ]
     rows.sort(key=lambda r: r["time"], reverse=True)
     return rows[:limit]
 
 
-def _cluster_summary(health: ClusterHealth, rollout: Obj | None, roles: list[dict[str, Any]],
-                     kdcluster: Obj | None, sources: Sequence[NamedSource] = ()) -> dict[str, Any]:
+def _cluster_summary(
+    health: ClusterHealth,
+    rollout: Obj | None,
+    roles: list[dict[str, Any]],
+    kdcluster: Obj | None,
+    sources: Sequence[NamedSource] = (),
+) -> dict[str, Any]:
     done, total = progress_of(roles)
     status = _status(rollout)
-    return {"namespace": health.namespace, "name": health.name, "app": health.app,
-            "wave": wave_of(kdcluster), "liveVersion": health.live_version or None,
-            "targetVersion": health.target_version or None, "commit": _text(_spec(rollout).get("commit")) or None,
-            "phase": health.phase or None, "step": _text(status.get("step")) or None,
-            "sync": sync_of(rollout, sources), "health": health.health.status.value, "healthMessage": health.health.message,
-            "podsDone": done, "podsTotal": total, "stalledReason": _text(status.get("stalledReason")) or None,
-            "revert": revert_command(rollout)}
+    return {
+        "namespace": health.namespace,
+        "name": health.name,
+        "app": health.app,
+        "wave": wave_of(kdcluster),
+        "liveVersion": health.live_version or None,
+        "targetVersion": health.target_version or None,
+        "commit": _text(_spec(rollout).get("commit")) or None,
+        "phase": health.phase or None,
+        "step": _text(status.get("step")) or None,
+        "sync": sync_of(rollout, sources),
+        "health": health.health.status.value,
+        "healthMessage": health.health.message,
+        "podsDone": done,
+        "podsTotal": total,
+        "stalledReason": _text(status.get("stalledReason")) or None,
+        "revert": revert_command(rollout),
+    }
 
 
-def fleet_view(clusters: Sequence[tuple[ClusterHealth, Obj | None, Obj | None, Obj | None, list[Obj], list[Obj]]],
-               kdapps: Iterable[Obj], events: Iterable[Obj], *, info: Mapping[str, Any] | None = None,
-               forbidden: Sequence[str] = (), sources: Sequence[NamedSource] = ()) -> dict[str, Any]:
+def fleet_view(
+    clusters: Sequence[tuple[ClusterHealth, Obj | None, Obj | None, Obj | None, list[Obj], list[Obj]]],
+    kdapps: Iterable[Obj],
+    events: Iterable[Obj],
+    *,
+    info: Mapping[str, Any] | None = None,
+    forbidden: Sequence[str] = (),
+    sources: Sequence[NamedSource] = (),
+) -> dict[str, Any]:
     """The fleet page: one entry per app (namespace, name) with its clusters by wave, and the alerts.
 
     ``clusters``: (health, rollout, kdcluster, kdapp, statefulsets, pods) per managed cluster.
@@ -425,14 +509,22 @@ def fleet_view(clusters: Sequence[tuple[ClusterHealth, Obj | None, Obj | None, O
     for app in kdapps:
         meta = _meta(app)
         key = (_text(meta.get("namespace")), _text(meta.get("name")))
-        apps[key] = {"namespace": key[0], "name": key[1], "liveVersion": _text(_spec(app).get("version")) or None,
-                     "desiredVersion": None, "commit": None, "clusters": []}
+        apps[key] = {
+            "namespace": key[0],
+            "name": key[1],
+            "liveVersion": _text(_spec(app).get("version")) or None,
+            "desiredVersion": None,
+            "commit": None,
+            "clusters": [],
+        }
     for health, rollout, kdcluster, kdapp, statefulsets, pods in clusters:
         roles = pod_states(rollout, kdapp, kdcluster, statefulsets, pods)
         row = _cluster_summary(health, rollout, roles, kdcluster, sources)
         key = (health.namespace, health.app)
-        entry = apps.setdefault(key, {"namespace": key[0], "name": key[1], "liveVersion": None,
-                                      "desiredVersion": None, "commit": None, "clusters": []})
+        entry = apps.setdefault(
+            key,
+            {"namespace": key[0], "name": key[1], "liveVersion": None, "desiredVersion": None, "commit": None, "clusters": []},
+        )
         entry["clusters"].append(row)
     out = []
     for key in sorted(apps):
@@ -449,8 +541,12 @@ def fleet_view(clusters: Sequence[tuple[ClusterHealth, Obj | None, Obj | None, O
         if rows or entry["liveVersion"]:
             out.append(entry)
     rollouts = [r for _h, r, *_rest in clusters if r is not None]
-    return {"apps": out, "alerts": alerts(events, sources=sources, rollouts=rollouts), "controller": dict(info or {}),
-            "forbidden": list(forbidden)}
+    return {
+        "apps": out,
+        "alerts": alerts(events, sources=sources, rollouts=rollouts),
+        "controller": dict(info or {}),
+        "forbidden": list(forbidden),
+    }
 
 
 def _port_text(port: Mapping[str, Any]) -> str:
@@ -458,10 +554,18 @@ def _port_text(port: Mapping[str, Any]) -> str:
     return f"{name + ' ' if name else ''}{port.get('port')}/{_text(port.get('protocol')) or 'TCP'}"
 
 
-def cluster_view(health: ClusterHealth, rollout: Obj | None, kdcluster: Obj | None, kdapp: Obj | None,
-                 objects: Mapping[str, Sequence[Obj]], events: Iterable[Obj], *,
-                 info: Mapping[str, Any] | None = None, forbidden: Sequence[str] = (),
-                 sources: Sequence[NamedSource] = ()) -> dict[str, Any]:
+def cluster_view(
+    health: ClusterHealth,
+    rollout: Obj | None,
+    kdcluster: Obj | None,
+    kdapp: Obj | None,
+    objects: Mapping[str, Sequence[Obj]],
+    events: Iterable[Obj],
+    *,
+    info: Mapping[str, Any] | None = None,
+    forbidden: Sequence[str] = (),
+    sources: Sequence[NamedSource] = (),
+) -> dict[str, Any]:
     """The cluster page."""
     roles = pod_states(rollout, kdapp, kdcluster, objects.get("statefulsets") or [], objects.get("pods") or [])
     summary = _cluster_summary(health, rollout, roles, kdcluster, sources)
@@ -475,22 +579,35 @@ def cluster_view(health: ClusterHealth, rollout: Obj | None, kdcluster: Obj | No
     services = []
     for svc in sorted(objects.get("services") or [], key=lambda s: _text(_meta(s).get("name"))):
         selector = _spec(svc).get("selector") or {}
-        services.append({"name": _text(_meta(svc).get("name")), "role": _text(_labels(svc).get(layout.ROLE_LABEL)) or None,
-                         "pod": _text(selector.get(POD_NAME_LABEL)) or None,
-                         "type": _text(_spec(svc).get("type")) or None,
-                         "ports": [_port_text(p) for p in _spec(svc).get("ports") or ()]})
+        services.append(
+            {
+                "name": _text(_meta(svc).get("name")),
+                "role": _text(_labels(svc).get(layout.ROLE_LABEL)) or None,
+                "pod": _text(selector.get(POD_NAME_LABEL)) or None,
+                "type": _text(_spec(svc).get("type")) or None,
+                "ports": [_port_text(p) for p in _spec(svc).get("ports") or ()],
+            }
+        )
     members = [_text(_meta(o).get("name")) for kind in ("statefulsets", "pods", "services") for o in objects.get(kind) or ()]
     failure = status.get("failure") or {}
-    return {**summary, "message": _text(status.get("message")) or None, "currentPod": _text(status.get("currentPod")) or None,
-            "direction": _text(status.get("direction")) or None, "fromVersion": _text(status.get("fromVersion")) or None,
-            "startedAt": _text(status.get("startedAt")) or None,
-            "failure": {k: _text(failure.get(k)) for k in ("commit", "reason", "policy", "revertCommit", "note")
-                        if failure.get(k)} or None,
-            "rollForward": roll_forward(rollout),
-            "roles": roles, "dataRules": {"source": rules_source, "dirs": dirs}, "services": services,
-            "events": cluster_events(events, kdcluster, rollout, members),
-            "objects": [o.as_dict() for o in health.objects],
-            "controller": dict(info or {}), "forbidden": list(forbidden)}
+    return {
+        **summary,
+        "message": _text(status.get("message")) or None,
+        "currentPod": _text(status.get("currentPod")) or None,
+        "direction": _text(status.get("direction")) or None,
+        "fromVersion": _text(status.get("fromVersion")) or None,
+        "startedAt": _text(status.get("startedAt")) or None,
+        "failure": {k: _text(failure.get(k)) for k in ("commit", "reason", "policy", "revertCommit", "note") if failure.get(k)}
+        or None,
+        "rollForward": roll_forward(rollout),
+        "roles": roles,
+        "dataRules": {"source": rules_source, "dirs": dirs},
+        "services": services,
+        "events": cluster_events(events, kdcluster, rollout, members),
+        "objects": [o.as_dict() for o in health.objects],
+        "controller": dict(info or {}),
+        "forbidden": list(forbidden),
+    }
 
 
 def _duration(started: str | None, finished: str | None) -> str | None:
@@ -505,8 +622,9 @@ def _duration(started: str | None, finished: str | None) -> str | None:
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
-def history_view(app: str, namespace: str, rollouts: Iterable[Obj],
-                 subject: Callable[[str], str | None] = lambda _sha: None) -> dict[str, Any]:
+def history_view(
+    app: str, namespace: str, rollouts: Iterable[Obj], subject: Callable[[str], str | None] = lambda _sha: None
+) -> dict[str, Any]:
     """The history page of one app: every entry of every KDRollout of the app, newest first."""
     mine = [r for r in rollouts if _spec(r).get("app") == app and _text(_meta(r).get("namespace")) == namespace]
     entries: list[HistoryEntry] = sorted((e for r in mine for e in entries_of(r)), key=sort_key, reverse=True)
@@ -515,6 +633,11 @@ def history_view(app: str, namespace: str, rollouts: Iterable[Obj],
     for e in entries:
         if e.commit and e.commit not in subjects:
             subjects[e.commit] = subject(e.commit)
-        rows.append({**e.as_dict(), "subject": (subjects.get(e.commit or "") if e.commit else None) or e.subject,
-                     "duration": _duration(e.started, e.finished)})
+        rows.append(
+            {
+                **e.as_dict(),
+                "subject": (subjects.get(e.commit or "") if e.commit else None) or e.subject,
+                "duration": _duration(e.started, e.finished),
+            }
+        )
     return {"app": app, "namespace": namespace, "clusters": len(mine), "entries": rows}

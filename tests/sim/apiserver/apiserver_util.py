@@ -39,8 +39,9 @@ def message_of(exc: Exception) -> str:
     return str(json.loads(exc.body)["message"])
 
 
-def raw(cluster: Any, method: str, path: str, body: Any = None, *, content_type: str = "application/json",
-        timeout: float = 30) -> tuple[int, bytes]:
+def raw(
+    cluster: Any, method: str, path: str, body: Any = None, *, content_type: str = "application/json", timeout: float = 30
+) -> tuple[int, bytes]:
     """One HTTPS request to the cluster with urllib (trusting its CA); returns (status, body)."""
     import ssl
     import urllib.error
@@ -48,8 +49,9 @@ def raw(cluster: Any, method: str, path: str, body: Any = None, *, content_type:
 
     ctx = ssl.create_default_context(cadata=cluster.server.tls.ca_cert.decode())
     data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-    req = urllib.request.Request(cluster.url + path, data=data, method=method,
-                                 headers={"Content-Type": content_type, "Authorization": "Bearer anything"})
+    req = urllib.request.Request(
+        cluster.url + path, data=data, method=method, headers={"Content-Type": content_type, "Authorization": "Bearer anything"}
+    )
     try:
         with urllib.request.urlopen(req, context=ctx, timeout=timeout) as resp:
             return resp.status, resp.read()

@@ -16,8 +16,7 @@ from tests.kdcluster import embedded_cluster
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster]:
-    with embedded_cluster(tmp_path_factory.mktemp("apiserver-state"), controllers=False,
-                         bookmark_interval=0.5) as c:
+    with embedded_cluster(tmp_path_factory.mktemp("apiserver-state"), controllers=False, bookmark_interval=0.5) as c:
         yield c
 
 
@@ -39,9 +38,15 @@ def ns(api: kubernetes.client.ApiClient) -> str:
 @pytest.fixture(scope="session")
 def kubectl(cluster: EmbeddedCluster) -> Kubectl:
     def run(*args: str, input: str | None = None, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), *args], input=input,
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            ["kubectl", "--kubeconfig", str(cluster.kubeconfig), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and proc.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
         return proc
+
     return run

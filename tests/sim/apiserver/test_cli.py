@@ -16,25 +16,41 @@ from gitops_kd.cli import main
 
 def test_serve_until_interrupted(tmp_path: Path) -> None:
     copy = tmp_path / "kc" / "config"
-    proc = subprocess.Popen([sys.executable, "-c",
-                             "from gitops_kd.cli import main; main()", "sim", "serve", "--state-dir",
-                             str(tmp_path / "state"), "--no-controllers", "--kubeconfig", str(copy)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from gitops_kd.cli import main; main()",
+            "sim",
+            "serve",
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--no-controllers",
+            "--kubeconfig",
+            str(copy),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         url_line = proc.stdout.readline()
         kc_line = proc.stdout.readline()
         assert url_line.startswith("API server: https://127.0.0.1:"), url_line + (proc.stderr.read() if proc.poll() else "")
         assert kc_line.strip() == f"kubeconfig: {copy}"
-        out = subprocess.run(["kubectl", "--kubeconfig", str(copy), "get", "ns", "-o", "name"], capture_output=True,
-                             text=True, timeout=60)
+        out = subprocess.run(
+            ["kubectl", "--kubeconfig", str(copy), "get", "ns", "-o", "name"], capture_output=True, text=True, timeout=60
+        )
         assert "namespace/default" in out.stdout.split(), out.stderr
-        result = CliRunner().invoke(main, ["sim", "fault", "--kubeconfig", str(copy), "--verb", "get",
-                                           "--resource", "namespaces"])
+        result = CliRunner().invoke(
+            main, ["sim", "fault", "--kubeconfig", str(copy), "--verb", "get", "--resource", "namespaces"]
+        )
         assert result.exit_code == 0, result.output
         assert json.loads(result.output)["verb"] == "get"
-        failed = subprocess.run(["kubectl", "--kubeconfig", str(copy), "get", "ns", "default"], capture_output=True,
-                                text=True, timeout=60)
+        failed = subprocess.run(
+            ["kubectl", "--kubeconfig", str(copy), "get", "ns", "default"], capture_output=True, text=True, timeout=60
+        )
         assert failed.returncode != 0 and "injected fault" in failed.stderr
     finally:
         proc.send_signal(signal.SIGINT)

@@ -12,10 +12,17 @@ from kdsim.cluster import EmbeddedCluster
 
 def _sts(name: str, image: str = "nginx:1.25", replicas: int = 1) -> dict:
     labels = {"app": name}
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name, "labels": labels},
-            "spec": {"replicas": replicas, "serviceName": name, "selector": {"matchLabels": labels},
-                     "template": {"metadata": {"labels": labels},
-                                  "spec": {"containers": [{"name": "main", "image": image}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": name,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "main", "image": image}]}},
+        },
+    }
 
 
 def test_version_and_discovery(api: kubernetes.client.ApiClient, kubectl: Kubectl) -> None:
@@ -38,8 +45,7 @@ def test_initial_namespaces_and_service_accounts(api: kubernetes.client.ApiClien
 
 def test_create_get_list_delete_configmap(api: kubernetes.client.ApiClient, ns: str, kubectl: Kubectl) -> None:
     core = kubernetes.client.CoreV1Api(api)
-    created = core.create_namespaced_config_map(ns, {"metadata": {"name": "cfg", "labels": {"tier": "a"}},
-                                                     "data": {"k": "v"}})
+    created = core.create_namespaced_config_map(ns, {"metadata": {"name": "cfg", "labels": {"tier": "a"}}, "data": {"k": "v"}})
     assert created.metadata.uid and created.metadata.creation_timestamp
     assert int(created.metadata.resource_version) > 0
     assert core.read_namespaced_config_map("cfg", ns).data == {"k": "v"}
@@ -75,8 +81,10 @@ def test_stale_update_is_409(api: kubernetes.client.ApiClient, ns: str) -> None:
     with pytest.raises(ApiException) as exc:
         core.replace_namespaced_config_map("c", ns, first)
     assert exc.value.status == 409
-    assert ('Operation cannot be fulfilled on configmaps "c": the object has been modified; please apply your '
-            'changes to the latest version and try again') in message_of(exc.value)
+    assert (
+        'Operation cannot be fulfilled on configmaps "c": the object has been modified; please apply your '
+        "changes to the latest version and try again"
+    ) in message_of(exc.value)
 
 
 def test_generation_bumps_only_on_spec(api: kubernetes.client.ApiClient, ns: str) -> None:
@@ -123,8 +131,7 @@ def test_service_cluster_ip_allocated(api: kubernetes.client.ApiClient, ns: str)
     core = kubernetes.client.CoreV1Api(api)
     a = core.create_namespaced_service(ns, {"metadata": {"name": "a"}, "spec": {"ports": [{"port": 80}]}})
     b = core.create_namespaced_service(ns, {"metadata": {"name": "b"}, "spec": {"ports": [{"port": 80}]}})
-    h = core.create_namespaced_service(ns, {"metadata": {"name": "h"},
-                                            "spec": {"clusterIP": "None", "ports": [{"port": 80}]}})
+    h = core.create_namespaced_service(ns, {"metadata": {"name": "h"}, "spec": {"clusterIP": "None", "ports": [{"port": 80}]}})
     assert a.spec.cluster_ip.startswith("10.9") and a.spec.cluster_ip != b.spec.cluster_ip
     assert h.spec.cluster_ip == "None"
 
@@ -161,27 +168,29 @@ def test_in_process_store(cluster: EmbeddedCluster, api: kubernetes.client.ApiCl
 
 def test_secret_string_data_becomes_data(api: kubernetes.client.ApiClient, ns: str) -> None:
     core = kubernetes.client.CoreV1Api(api)
-    made = core.create_namespaced_secret(ns, {"metadata": {"name": "s"}, "data": {"a": "YQ=="},
-                                              "stringData": {"b": "bee"}})
+    made = core.create_namespaced_secret(ns, {"metadata": {"name": "s"}, "data": {"a": "YQ=="}, "stringData": {"b": "bee"}})
     assert made.data == {"a": "YQ==", "b": "YmVl"} and made.string_data is None and made.type == "Opaque"
 
 
-@pytest.mark.parametrize("resources, qos", [
-    ({}, "BestEffort"),
-    ({"limits": {"cpu": "1", "memory": "1Gi"}}, "Guaranteed"),
-    ({"requests": {"cpu": "100m"}}, "Burstable"),
-])
-def test_pod_starts_pending_with_qos_class(api: kubernetes.client.ApiClient, ns: str, resources: dict,
-                                           qos: str) -> None:
-    pod = kubernetes.client.CoreV1Api(api).create_namespaced_pod(ns, {"metadata": {"name": "q"}, "spec": {
-        "containers": [{"name": "c", "image": "busybox", "resources": resources}]}})
+@pytest.mark.parametrize(
+    "resources, qos",
+    [
+        ({}, "BestEffort"),
+        ({"limits": {"cpu": "1", "memory": "1Gi"}}, "Guaranteed"),
+        ({"requests": {"cpu": "100m"}}, "Burstable"),
+    ],
+)
+def test_pod_starts_pending_with_qos_class(api: kubernetes.client.ApiClient, ns: str, resources: dict, qos: str) -> None:
+    pod = kubernetes.client.CoreV1Api(api).create_namespaced_pod(
+        ns, {"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "busybox", "resources": resources}]}}
+    )
     assert pod.status.phase == "Pending" and pod.status.qos_class == qos
 
 
-def test_delete_on_status_subresource_is_405(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient,
-                                             ns: str) -> None:
-    kubernetes.client.CoreV1Api(api).create_namespaced_pod(ns, {"metadata": {"name": "keep"}, "spec": {
-        "containers": [{"name": "c", "image": "busybox"}]}})
+def test_delete_on_status_subresource_is_405(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:
+    kubernetes.client.CoreV1Api(api).create_namespaced_pod(
+        ns, {"metadata": {"name": "keep"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    )
     status, _ = raw(cluster, "DELETE", f"/api/v1/namespaces/{ns}/pods/keep/status")
     assert status == 405
     assert kubernetes.client.CoreV1Api(api).read_namespaced_pod("keep", ns).metadata.name == "keep"

@@ -53,12 +53,12 @@ def test_timeout_fault_delays_then_504(cluster: EmbeddedCluster, api: kubernetes
     core.list_namespaced_config_map(ns)
 
 
-def test_lost_fault_applies_the_write_then_answers_504(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient,
-                                                       ns: str) -> None:
+def test_lost_fault_applies_the_write_then_answers_504(
+    cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str
+) -> None:
     """The write is carried out; only its answer is lost (a 504 that says the server may still process it)."""
     core = kubernetes.client.CoreV1Api(api)
-    status, body = raw(cluster, "POST", "/sim/faults", {"kind": "lost", "verb": "create", "resource": "configmaps",
-                                                        "delay": 0.2})
+    status, body = raw(cluster, "POST", "/sim/faults", {"kind": "lost", "verb": "create", "resource": "configmaps", "delay": 0.2})
     assert status == 200 and json.loads(body)["kind"] == "lost"
     started = time.monotonic()
     with pytest.raises(ApiException) as exc:
@@ -74,11 +74,18 @@ def test_lost_fault_applies_the_write_then_answers_504(cluster: EmbeddedCluster,
 
 def test_subresource_faults_are_separate(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:
     apps = kubernetes.client.AppsV1Api(api)
-    apps.create_namespaced_stateful_set(ns, {
-        "metadata": {"name": "s"},
-        "spec": {"replicas": 1, "serviceName": "s", "selector": {"matchLabels": {"app": "s"}},
-                 "template": {"metadata": {"labels": {"app": "s"}},
-                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
+    apps.create_namespaced_stateful_set(
+        ns,
+        {
+            "metadata": {"name": "s"},
+            "spec": {
+                "replicas": 1,
+                "serviceName": "s",
+                "selector": {"matchLabels": {"app": "s"}},
+                "template": {"metadata": {"labels": {"app": "s"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+            },
+        },
+    )
     cluster.faults.fail_next(1, verb="patch", resource="statefulsets/status")
     apps.patch_namespaced_stateful_set("s", ns, {"metadata": {"labels": {"x": "y"}}})
     with pytest.raises(ApiException) as exc:
@@ -111,8 +118,9 @@ def test_restart_keeps_state_and_resource_versions(tmp_path: Path) -> None:
         core = kubernetes.client.CoreV1Api(client)
         core.create_namespace({"metadata": {"name": "keep"}})
         made = core.create_namespaced_config_map("keep", {"metadata": {"name": "kept"}, "data": {"a": "1"}})
-        core.create_namespaced_pod("keep", {"metadata": {"name": "p"}, "spec": {
-            "nodeName": "node-1", "containers": [{"name": "c", "image": "busybox"}]}})
+        core.create_namespaced_pod(
+            "keep", {"metadata": {"name": "p"}, "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "busybox"}]}}
+        )
         core.delete_namespaced_pod("p", "keep", grace_period_seconds=3600)
         assert core.read_namespaced_pod("p", "keep").metadata.deletion_timestamp is not None
         rv = int(core.list_namespaced_config_map("keep").metadata.resource_version)
@@ -123,17 +131,20 @@ def test_restart_keeps_state_and_resource_versions(tmp_path: Path) -> None:
         again = core.read_namespaced_config_map("kept", "keep")
         assert again.metadata.uid == made.metadata.uid and again.data == {"a": "1"}
         # The pod that was terminating when the server stopped still goes away (no kubelet confirms it here).
-        wait_for(lambda: not [p for p in core.list_namespaced_pod("keep").items], timeout=10,
-                 what="the terminating pod to be removed after the restart")
+        wait_for(
+            lambda: not [p for p in core.list_namespaced_pod("keep").items],
+            timeout=10,
+            what="the terminating pod to be removed after the restart",
+        )
         newer = core.create_namespaced_config_map("keep", {"metadata": {"name": "newer"}})
         assert int(newer.metadata.resource_version) > rv
-        names = {c.metadata.name for c in kubernetes.client.ApiextensionsV1Api(client)
-                 .list_custom_resource_definition().items}
+        names = {c.metadata.name for c in kubernetes.client.ApiextensionsV1Api(client).list_custom_resource_definition().items}
         assert "kubedirectorclusters.kubedirector.hpe.com" in names
         # History does not survive a restart: an old resourceVersion is Expired, as after etcd compaction.
         with pytest.raises(ApiException) as exc:
-            for _ in kubernetes.watch.Watch().stream(core.list_namespaced_config_map, "keep", resource_version=str(rv - 1),
-                                                     timeout_seconds=5):
+            for _ in kubernetes.watch.Watch().stream(
+                core.list_namespaced_config_map, "keep", resource_version=str(rv - 1), timeout_seconds=5
+            ):
                 pass
         assert exc.value.status == 410
         client.close()
@@ -165,12 +176,16 @@ def test_request_counts() -> None:
         assert c.requests.total("list", "configmaps") == 2
         assert c.requests.total(resource="configmaps") == 4 and c.requests.total() == 4
         status, body = raw_http(c.url + "/sim/requests")
-        assert status == 200 and json.loads(body)["requests"] == {"create configmaps": 1, "list configmaps": 2,
-                                                                   "patch configmaps": 1}
+        assert status == 200 and json.loads(body)["requests"] == {
+            "create configmaps": 1,
+            "list configmaps": 2,
+            "patch configmaps": 1,
+        }
 
 
 def raw_http(url: str) -> tuple[int, bytes]:
     import urllib.request
+
     with urllib.request.urlopen(url, timeout=10) as resp:
         return resp.status, resp.read()
 
@@ -187,8 +202,11 @@ def test_crash_keeps_journaled_writes(tmp_path: Path) -> None:
         core.delete_namespaced_config_map("gone", "j")
         made = core.create_namespaced_config_map("j", {"metadata": {"name": "kept"}, "data": {"a": "2"}})
         journal = state / "store.journal"
-        wait_for(lambda: journal.is_file() and b'"name":"kept"' in journal.read_bytes(), timeout=10,
-                 what="the saver to append the config map to the journal")
+        wait_for(
+            lambda: journal.is_file() and b'"name":"kept"' in journal.read_bytes(),
+            timeout=10,
+            what="the saver to append the config map to the journal",
+        )
         snapshot = json.loads((state / "store.json").read_text())
         assert "kept" not in {e["object"]["metadata"]["name"] for e in snapshot["objects"]}  # only in the journal
         crashed.mkdir()
@@ -213,7 +231,8 @@ def test_journal_line_in_the_middle_that_is_broken_is_refused(tmp_path: Path) ->
     state = tmp_path / "state"
     with EmbeddedCluster(state, controllers=False):
         pass
-    (state / "store.journal").write_bytes(b'not json\n{"rv": 1, "group": "", "plural": "x", "namespace": "", '
-                                          b'"name": "y", "object": null}\n')
+    (state / "store.journal").write_bytes(
+        b'not json\n{"rv": 1, "group": "", "plural": "x", "namespace": "", "name": "y", "object": null}\n'
+    )
     with pytest.raises(ValueError, match=r"store.journal: line 1: not a journal entry"):
         EmbeddedCluster(state, controllers=False).start()

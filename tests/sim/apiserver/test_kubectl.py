@@ -33,25 +33,43 @@ def _apply_pod(kubectl: Kubectl, ns: str, name: str) -> None:
 def test_patch_types(kubectl: Kubectl, ns: str) -> None:
     _apply_pod(kubectl, ns, "p")
     kubectl("patch", "pod", "p", "-n", ns, "--type=merge", "-p", '{"metadata":{"labels":{"merged":"yes"}}}')
-    kubectl("patch", "pod", "p", "-n", ns, "--type=json",
-            "-p", '[{"op":"replace","path":"/spec/containers/0/image","value":"busybox:1.37"}]')
+    kubectl(
+        "patch",
+        "pod",
+        "p",
+        "-n",
+        ns,
+        "--type=json",
+        "-p",
+        '[{"op":"replace","path":"/spec/containers/0/image","value":"busybox:1.37"}]',
+    )
     # Strategic merge: containers merge by name, so "side" keeps its image.
     kubectl("patch", "pod", "p", "-n", ns, "-p", '{"spec":{"containers":[{"name":"main","image":"busybox:1.38"}]}}')
     pod = kubectl_json(kubectl, "get", "pod", "p", "-n", ns)
     assert pod["metadata"]["labels"] == {"app": "demo", "merged": "yes"}
-    assert [(c["name"], c["image"]) for c in pod["spec"]["containers"]] == [("main", "busybox:1.38"),
-                                                                           ("side", "busybox:1.36")]
-    bad = kubectl("patch", "pod", "p", "-n", ns, "--type=json", "-p", '[{"op":"test","path":"/spec/nodeName",'
-                  '"value":"x"}]', check=False)
+    assert [(c["name"], c["image"]) for c in pod["spec"]["containers"]] == [("main", "busybox:1.38"), ("side", "busybox:1.36")]
+    bad = kubectl(
+        "patch", "pod", "p", "-n", ns, "--type=json", "-p", '[{"op":"test","path":"/spec/nodeName","value":"x"}]', check=False
+    )
     assert bad.returncode != 0
 
 
 def test_label_annotate_and_set_image(kubectl: Kubectl, ns: str, api: kubernetes.client.ApiClient) -> None:
-    kubernetes.client.AppsV1Api(api).create_namespaced_stateful_set(ns, {
-        "metadata": {"name": "web"},
-        "spec": {"replicas": 1, "serviceName": "web", "selector": {"matchLabels": {"app": "web"}},
-                 "template": {"metadata": {"labels": {"app": "web"}},
-                              "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}}})
+    kubernetes.client.AppsV1Api(api).create_namespaced_stateful_set(
+        ns,
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 1,
+                "serviceName": "web",
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
+                },
+            },
+        },
+    )
     kubectl("label", "sts", "web", "-n", ns, "tier=frontend")
     kubectl("annotate", "sts", "web", "-n", ns, "note=hello")
     kubectl("set", "image", "sts/web", "-n", ns, "main=nginx:1.26")
@@ -65,13 +83,20 @@ def test_label_annotate_and_set_image(kubectl: Kubectl, ns: str, api: kubernetes
 def test_describe_shows_events(kubectl: Kubectl, ns: str, api: kubernetes.client.ApiClient) -> None:
     _apply_pod(kubectl, ns, "ev")
     pod = kubernetes.client.CoreV1Api(api).read_namespaced_pod("ev", ns)
-    kubernetes.client.CoreV1Api(api).create_namespaced_event(ns, {
-        "metadata": {"name": "ev.1"}, "type": "Normal", "reason": "Pulled", "message": "image pulled for test",
-        "involvedObject": {"kind": "Pod", "name": "ev", "namespace": ns, "uid": pod.metadata.uid,
-                           "apiVersion": "v1"},
-        "source": {"component": "kubelet"}, "count": 1,
-        "firstTimestamp": pod.metadata.creation_timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "lastTimestamp": pod.metadata.creation_timestamp.strftime("%Y-%m-%dT%H:%M:%SZ")})
+    kubernetes.client.CoreV1Api(api).create_namespaced_event(
+        ns,
+        {
+            "metadata": {"name": "ev.1"},
+            "type": "Normal",
+            "reason": "Pulled",
+            "message": "image pulled for test",
+            "involvedObject": {"kind": "Pod", "name": "ev", "namespace": ns, "uid": pod.metadata.uid, "apiVersion": "v1"},
+            "source": {"component": "kubelet"},
+            "count": 1,
+            "firstTimestamp": pod.metadata.creation_timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "lastTimestamp": pod.metadata.creation_timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        },
+    )
     out = kubectl("describe", "pod", "ev", "-n", ns).stdout
     assert "Name:" in out and "busybox:1.36" in out
     assert "Pulled" in out and "image pulled for test" in out
@@ -79,17 +104,22 @@ def test_describe_shows_events(kubectl: Kubectl, ns: str, api: kubernetes.client
     assert "pod/ev" in events and "Pulled" in events
 
 
-def test_wait_for_condition_and_delete(cluster: EmbeddedCluster, kubectl: Kubectl, ns: str,
-                                       api: kubernetes.client.ApiClient) -> None:
+def test_wait_for_condition_and_delete(
+    cluster: EmbeddedCluster, kubectl: Kubectl, ns: str, api: kubernetes.client.ApiClient
+) -> None:
     _apply_pod(kubectl, ns, "w")
     before = cluster.server.hub.count()
-    waiter = subprocess.Popen(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "wait", "-n", ns,
-                               "--for=condition=Ready", "pod/w", "--timeout=30s"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    waiter = subprocess.Popen(
+        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "wait", "-n", ns, "--for=condition=Ready", "pod/w", "--timeout=30s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: cluster.server.hub.count() > before, timeout=20, what="kubectl wait to watch")
-        kubernetes.client.CoreV1Api(api).patch_namespaced_pod_status("w", ns, {"status": {
-            "phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+        kubernetes.client.CoreV1Api(api).patch_namespaced_pod_status(
+            "w", ns, {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+        )
         out, err = waiter.communicate(timeout=30)
     finally:
         if waiter.poll() is None:
@@ -125,7 +155,6 @@ def test_server_dry_run_and_diff(kubectl: Kubectl, ns: str) -> None:
     assert "created (server dry run)" in created
     assert kubectl("get", "pod", "dry", "-n", ns, check=False).returncode != 0
     _apply_pod(kubectl, ns, "dry")
-    diff = kubectl("diff", "-n", ns, "-f", "-", input=POD.format(name="dry").replace("busybox:1.36", "busybox:1.37"),
-                   check=False)
+    diff = kubectl("diff", "-n", ns, "-f", "-", input=POD.format(name="dry").replace("busybox:1.36", "busybox:1.37"), check=False)
     assert diff.returncode == 1 and "+    image: busybox:1.37" in diff.stdout, diff.stderr
     assert kubectl_json(kubectl, "get", "pod", "dry", "-n", ns)["spec"]["containers"][0]["image"] == "busybox:1.36"

@@ -28,6 +28,21 @@ def test_the_documented_kubectl_matrix_holds(node_cluster: EmbeddedCluster, vers
     assert documented is not None, f"docs/embedded-cluster.md has no kubectl {version} column: scripts/kubectl-matrix --write"
     assert documented == measured, "the kubectl table differs from what kubectl does: scripts/kubectl-matrix --write"
     # what the embedded cluster is for works on every version
-    for command in ("get", "describe pod", "create configmap", "apply", "diff", "edit (KUBE_EDITOR)", "explain",
-                    "logs", "exec", "exec -i (stdin)", "cp", "port-forward", "auth can-i", "auth whoami", "delete"):
+    for command in (
+        "get",
+        "describe pod",
+        "create configmap",
+        "apply",
+        "diff",
+        "edit (KUBE_EDITOR)",
+        "explain",
+        "logs",
+        "exec",
+        "exec -i (stdin)",
+        "cp",
+        "port-forward",
+        "auth can-i",
+        "auth whoami",
+        "delete",
+    ):
         assert measured[command], f"kubectl {version} {command} fails against the embedded cluster"

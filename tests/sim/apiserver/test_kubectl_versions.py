@@ -21,8 +21,9 @@ VERSIONS = ("1.27", "1.33")  # the oldest (JSON bodies) and the newest (protobuf
 
 
 def run(cluster: EmbeddedCluster, version: str, *args: str) -> str:
-    done = subprocess.run([kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), *args],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), *args], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, f"kubectl {version} {' '.join(args)}: {done.stderr}"
     return done.stdout
 
@@ -33,8 +34,7 @@ def test_kubectl_create_of_built_in_kinds(cluster: EmbeddedCluster, version: str
     run(cluster, version, "create", "namespace", ns)
     blob = tmp_path / "blob.bin"
     blob.write_bytes(bytes(range(256)))
-    run(cluster, version, "-n", ns, "create", "configmap", "cm", "--from-literal=greeting=hello",
-        f"--from-file=blob={blob}")
+    run(cluster, version, "-n", ns, "create", "configmap", "cm", "--from-literal=greeting=hello", f"--from-file=blob={blob}")
     run(cluster, version, "-n", ns, "create", "secret", "generic", "token", "--from-literal=token=s3cret")
     run(cluster, version, "-n", ns, "create", "serviceaccount", "robot")
     cm = json.loads(run(cluster, version, "-n", ns, "get", "configmap", "cm", "-o", "json"))
@@ -47,14 +47,16 @@ def test_kubectl_create_of_built_in_kinds(cluster: EmbeddedCluster, version: str
 
 
 def test_a_body_in_a_media_type_the_server_cannot_decode_is_415(cluster: EmbeddedCluster) -> None:
-    for path, ctype in (("/api/v1/namespaces/default/configmaps", "application/xml"),
-                        ("/apis/kubedirector.hpe.com/v1beta1/namespaces/default/kubedirectorapps",
-                         "application/vnd.kubernetes.protobuf")):
+    for path, ctype in (
+        ("/api/v1/namespaces/default/configmaps", "application/xml"),
+        ("/apis/kubedirector.hpe.com/v1beta1/namespaces/default/kubedirectorapps", "application/vnd.kubernetes.protobuf"),
+    ):
         status, body = raw(cluster, "POST", path, b"k8s\x00", content_type=ctype)
         answer = json.loads(body)
         assert status == 415 and answer["reason"] == "UnsupportedMediaType", (path, status, answer)
-        assert answer["message"] == ("the body of the request was in an unknown format - accepted media types "
-                                     "include: application/json, application/yaml")
+        assert answer["message"] == (
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"
+        )
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -74,7 +76,8 @@ def test_a_self_subject_access_review_without_attributes_is_422(cluster: Embedde
     status, answer = raw(cluster, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body.encode())
     assert status == 422 and json.loads(answer)["message"] == (
         'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: null: '
-        "exactly one of nonResourceAttributes or resourceAttributes must be specified")
+        "exactly one of nonResourceAttributes or resourceAttributes must be specified"
+    )
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -99,38 +102,46 @@ def test_kubectl_apply_diff_edit(cluster: EmbeddedCluster, version: str, tmp_pat
     manifest.write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: {ns}\ndata:\n  a: '1'\n")
     assert run(cluster, version, "apply", "-f", str(manifest)) == "configmap/cm created\n"
     manifest.write_text(manifest.read_text().replace("'1'", "'2'"))
-    diff = subprocess.run([kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), "diff", "-f", str(manifest)],
-                          capture_output=True, text=True, timeout=60)
+    diff = subprocess.run(
+        [kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), "diff", "-f", str(manifest)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert diff.returncode == 1 and '-  a: "1"' in diff.stdout and '+  a: "2"' in diff.stdout, diff.stderr
-    edit = subprocess.run([kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), "-n", ns, "edit", "cm", "cm"],
-                          capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-                               "KUBE_EDITOR": "sed -i s/^\\ \\ a:\\ .*/\\ \\ a:\\ edited/"})
+    edit = subprocess.run(
+        [kubectl_path(version), "--kubeconfig", str(cluster.kubeconfig), "-n", ns, "edit", "cm", "cm"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBE_EDITOR": "sed -i s/^\\ \\ a:\\ .*/\\ \\ a:\\ edited/"},
+    )
     assert edit.returncode == 0 and edit.stdout == "configmap/cm edited\n", edit.stderr
     assert json.loads(run(cluster, version, "-n", ns, "get", "cm", "cm", "-o", "json"))["data"] == {"a": "edited"}
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_kubectl_apply_merges_lists_by_their_patch_merge_key(cluster: EmbeddedCluster, version: str,
-                                                             tmp_path: Path) -> None:
+def test_kubectl_apply_merges_lists_by_their_patch_merge_key(cluster: EmbeddedCluster, version: str, tmp_path: Path) -> None:
     """A re-apply changing the image keeps the env var another client added to the container (the patch
     merges the containers and their env by name instead of replacing the lists)."""
     ns = f"m{version.replace('.', '')}-{uuid.uuid4().hex[:6]}"
     run(cluster, version, "create", "namespace", ns)
     manifest = tmp_path / "sts.yaml"
-    text = (f"apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web\n  namespace: {ns}\nspec:\n"
-            "  serviceName: web\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n"
-            "      labels: {app: web}\n    spec:\n      containers:\n      - name: app\n        image: IMAGE\n"
-            "        env:\n        - {name: A, value: '1'}\n")
+    text = (
+        f"apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: web\n  namespace: {ns}\nspec:\n"
+        "  serviceName: web\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n"
+        "      labels: {app: web}\n    spec:\n      containers:\n      - name: app\n        image: IMAGE\n"
+        "        env:\n        - {name: A, value: '1'}\n"
+    )
     manifest.write_text(text.replace("IMAGE", "web:1"))
     run(cluster, version, "apply", "-f", str(manifest))
     run(cluster, version, "-n", ns, "set", "env", "statefulset/web", "B=2")
     manifest.write_text(text.replace("IMAGE", "web:2"))
     run(cluster, version, "apply", "-f", str(manifest))
-    container = json.loads(run(cluster, version, "-n", ns, "get", "sts", "web", "-o", "json"))["spec"]["template"][
-        "spec"]["containers"][0]
-    assert container["image"] == "web:2" and container["env"] == [{"name": "A", "value": "1"},
-                                                                  {"name": "B", "value": "2"}]
+    container = json.loads(run(cluster, version, "-n", ns, "get", "sts", "web", "-o", "json"))["spec"]["template"]["spec"][
+        "containers"
+    ][0]
+    assert container["image"] == "web:2" and container["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -13,8 +13,13 @@ def _cm(api: kubernetes.client.ApiClient, ns: str, name: str, **meta: object) ->
 
 
 def _owner_ref(owner: kubernetes.client.V1ConfigMap, block: bool = True) -> dict:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "name": owner.metadata.name, "uid": owner.metadata.uid,
-            "blockOwnerDeletion": block}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": owner.metadata.name,
+        "uid": owner.metadata.uid,
+        "blockOwnerDeletion": block,
+    }
 
 
 def _exists(api: kubernetes.client.ApiClient, ns: str, name: str) -> bool:
@@ -87,11 +92,17 @@ def test_namespace_deletion_removes_contents(api: kubernetes.client.ApiClient, k
 
 def test_pod_graceful_deletion_and_binding(api: kubernetes.client.ApiClient, ns: str) -> None:
     core = kubernetes.client.CoreV1Api(api)
-    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}],
-                                               "terminationGracePeriodSeconds": 30}}
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}], "terminationGracePeriodSeconds": 30},
+    }
     core.create_namespaced_pod(ns, pod)
-    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"},
-               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"},
+    }
     core.create_namespaced_pod_binding("p", ns, binding, _preload_content=False)
     assert core.read_namespaced_pod("p", ns).spec.node_name == "node-1"
     with pytest.raises(ApiException) as exc:
@@ -114,17 +125,29 @@ def test_pod_graceful_deletion_and_binding(api: kubernetes.client.ApiClient, ns:
 
 def test_statefulset_immutable_fields(api: kubernetes.client.ApiClient, ns: str) -> None:
     apps = kubernetes.client.AppsV1Api(api)
-    apps.create_namespaced_stateful_set(ns, {
-        "metadata": {"name": "web"},
-        "spec": {"replicas": 1, "serviceName": "web", "selector": {"matchLabels": {"app": "web"}},
-                 "template": {"metadata": {"labels": {"app": "web"}},
-                              "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}}})
+    apps.create_namespaced_stateful_set(
+        ns,
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 1,
+                "serviceName": "web",
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
+                },
+            },
+        },
+    )
     with pytest.raises(ApiException) as exc:
         apps.patch_namespaced_stateful_set("web", ns, {"spec": {"serviceName": "other"}})
     assert exc.value.status == 422
-    assert message_of(exc.value).startswith('StatefulSet.apps "web" is invalid: spec: Forbidden: updates to '
-                                            "statefulset spec for fields other than 'replicas'")
+    assert message_of(exc.value).startswith(
+        "StatefulSet.apps \"web\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas'"
+    )
     assert "are forbidden" in message_of(exc.value)
-    ok = apps.patch_namespaced_stateful_set("web", ns, {"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": None},
-                                                                 "replicas": 2}})
+    ok = apps.patch_namespaced_stateful_set(
+        "web", ns, {"spec": {"updateStrategy": {"type": "OnDelete", "rollingUpdate": None}, "replicas": 2}}
+    )
     assert ok.spec.update_strategy.type == "OnDelete" and ok.spec.replicas == 2

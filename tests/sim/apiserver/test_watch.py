@@ -33,8 +33,9 @@ def test_watch_added_modified_deleted_live(cluster: EmbeddedCluster, api: kubern
     before = cluster.server.hub.count()
     w = kubernetes.watch.Watch()
     rv = core.list_namespaced_config_map(ns).metadata.resource_version
-    t = threading.Thread(target=_collect, args=(
-        w.stream(core.list_namespaced_config_map, ns, resource_version=rv, timeout_seconds=10), events, 3))
+    t = threading.Thread(
+        target=_collect, args=(w.stream(core.list_namespaced_config_map, ns, resource_version=rv, timeout_seconds=10), events, 3)
+    )
     t.start()
     wait_for(lambda: cluster.server.hub.count() > before, what="watch to open")
     core.create_namespaced_config_map(ns, {"metadata": {"name": "w"}, "data": {"a": "1"}})
@@ -52,8 +53,9 @@ def test_watch_replays_from_resource_version(api: kubernetes.client.ApiClient, n
     core.create_namespaced_config_map(ns, {"metadata": {"name": "new"}})
     core.patch_namespaced_config_map("old", ns, {"data": {"x": "y"}})
     events: list[tuple[str, str]] = []
-    _collect(kubernetes.watch.Watch().stream(core.list_namespaced_config_map, ns, resource_version=rv,
-                                             timeout_seconds=5), events, 2)
+    _collect(
+        kubernetes.watch.Watch().stream(core.list_namespaced_config_map, ns, resource_version=rv, timeout_seconds=5), events, 2
+    )
     assert events == [("ADDED", "new"), ("MODIFIED", "old")]
     # Without a resourceVersion the watch starts with the current objects as ADDED.
     events = []
@@ -69,8 +71,13 @@ def test_label_selector_transitions(api: kubernetes.client.ApiClient, ns: str) -
     core.patch_namespaced_config_map("s", ns, {"data": {"ignored": "1"}})
     core.patch_namespaced_config_map("s", ns, {"metadata": {"labels": {"pick": "yes"}}})
     events: list[tuple[str, str]] = []
-    _collect(kubernetes.watch.Watch().stream(core.list_namespaced_config_map, ns, resource_version=rv,
-                                             label_selector="pick=yes", timeout_seconds=5), events, 3)
+    _collect(
+        kubernetes.watch.Watch().stream(
+            core.list_namespaced_config_map, ns, resource_version=rv, label_selector="pick=yes", timeout_seconds=5
+        ),
+        events,
+        3,
+    )
     assert events == [("ADDED", "s"), ("DELETED", "s"), ("ADDED", "s")]
 
 
@@ -78,8 +85,7 @@ def test_bookmarks(api: kubernetes.client.ApiClient, ns: str) -> None:
     core = kubernetes.client.CoreV1Api(api)
     rv = core.list_namespaced_config_map(ns).metadata.resource_version
     w = kubernetes.watch.Watch()
-    for ev in w.stream(core.list_namespaced_config_map, ns, resource_version=rv, allow_watch_bookmarks=True,
-                       timeout_seconds=10):
+    for ev in w.stream(core.list_namespaced_config_map, ns, resource_version=rv, allow_watch_bookmarks=True, timeout_seconds=10):
         assert ev["type"] == "BOOKMARK"
         assert int(ev["raw_object"]["metadata"]["resourceVersion"]) >= int(rv)
         w.stop()
@@ -96,8 +102,7 @@ def test_too_old_resource_version_is_410(cluster: EmbeddedCluster, api: kubernet
     cluster.store.compact()
     floor = cluster.store.resource_version
     with pytest.raises(ApiException) as exc:
-        for _ in kubernetes.watch.Watch().stream(core.list_namespaced_config_map, ns, resource_version=old_rv,
-                                                 timeout_seconds=5):
+        for _ in kubernetes.watch.Watch().stream(core.list_namespaced_config_map, ns, resource_version=old_rv, timeout_seconds=5):
             pass
     assert exc.value.status == 410
     assert f"Expired: too old resource version: {old_rv} ({floor + 1})" in str(exc.value.reason)
@@ -114,12 +119,17 @@ def test_the_history_is_per_resource_so_a_quiet_resource_resumes_after_a_busy_on
         for i in range(10):
             core.create_namespaced_secret("w", {"metadata": {"name": f"busy-{i}"}})
         core.create_namespaced_config_map("w", {"metadata": {"name": "after"}})
-        events = [(e["type"], e["object"].metadata.name) for e in kubernetes.watch.Watch().stream(
-            core.list_namespaced_config_map, "w", resource_version=old_rv, timeout_seconds=1)]
+        events = [
+            (e["type"], e["object"].metadata.name)
+            for e in kubernetes.watch.Watch().stream(
+                core.list_namespaced_config_map, "w", resource_version=old_rv, timeout_seconds=1
+            )
+        ]
         assert events == [("ADDED", "after")]
         with pytest.raises(ApiException) as exc:
-            for _ in kubernetes.watch.Watch().stream(core.list_namespaced_secret, "w", resource_version=old_rv,
-                                                     timeout_seconds=5):
+            for _ in kubernetes.watch.Watch().stream(
+                core.list_namespaced_secret, "w", resource_version=old_rv, timeout_seconds=5
+            ):
                 pass
         assert exc.value.status == 410 and "too old resource version" in str(exc.value.reason)
 
@@ -136,9 +146,12 @@ def test_deprecated_watch_path_and_timeout(cluster: EmbeddedCluster, api: kubern
 def test_kubectl_get_watch(cluster: EmbeddedCluster, api: kubernetes.client.ApiClient, ns: str) -> None:
     core = kubernetes.client.CoreV1Api(api)
     before = cluster.server.hub.count()
-    proc = subprocess.Popen(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "configmaps", "-n", ns,
-                             "-w", "--output-watch-events"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "configmaps", "-n", ns, "-w", "--output-watch-events"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         wait_for(lambda: cluster.server.hub.count() > before, timeout=20, what="kubectl to open its watch")

@@ -36,8 +36,13 @@ class Recorder:
         self.reviews.append(review)
         if self.fail:
             return web.Response(status=self.fail, text="boom")
-        return web.json_response({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                  "response": {"uid": review["request"]["uid"], **self.answer}})
+        return web.json_response(
+            {
+                "apiVersion": "admission.k8s.io/v1",
+                "kind": "AdmissionReview",
+                "response": {"uid": review["request"]["uid"], **self.answer},
+            }
+        )
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +58,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedCl
         run("create", "namespace", "guarded")
         run("label", "namespace", "guarded", "guard=on")
         run("create", "namespace", "free")
-        _apply(run, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": HOOK_SVC, "namespace": HOOK_NS},
-                     "spec": {"ports": [{"name": "https", "port": 443, "targetPort": server.port}]}})
+        _apply(
+            run,
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": HOOK_SVC, "namespace": HOOK_NS},
+                "spec": {"ports": [{"name": "https", "port": 443, "targetPort": server.port}]},
+            },
+        )
         yield cluster, recorder, cert, server.port
     server.stop()
 
@@ -62,11 +74,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedCl
 def _kubectl(cluster: EmbeddedCluster, token: str = "") -> Any:
     def run(*args: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
         extra = ["--token", token] if token else []
-        proc = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), *extra, *args], input=input,
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            ["kubectl", "--kubeconfig", str(cluster.kubeconfig), *extra, *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         if check and proc.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)}: {proc.stderr}")
         return proc
+
     return run
 
 
@@ -76,17 +94,37 @@ def _apply(run: Any, obj: dict[str, Any]) -> None:
 
 def _configure(run: Any, cert: ServingCert, **overrides: Any) -> None:
     hook: dict[str, Any] = {
-        "name": NAME, "sideEffects": "None", "admissionReviewVersions": ["v1"],
-        "clientConfig": {"service": {"namespace": HOOK_NS, "name": HOOK_SVC, "path": "/validate"},
-                         "caBundle": base64.b64encode(cert.ca).decode()},
-        "rules": [{"operations": ["CREATE", "UPDATE", "DELETE"], "apiGroups": [""], "apiVersions": ["v1"],
-                   "resources": ["configmaps"], "scope": "Namespaced"}],
+        "name": NAME,
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "clientConfig": {
+            "service": {"namespace": HOOK_NS, "name": HOOK_SVC, "path": "/validate"},
+            "caBundle": base64.b64encode(cert.ca).decode(),
+        },
+        "rules": [
+            {
+                "operations": ["CREATE", "UPDATE", "DELETE"],
+                "apiGroups": [""],
+                "apiVersions": ["v1"],
+                "resources": ["configmaps"],
+                "scope": "Namespaced",
+            }
+        ],
         "namespaceSelector": {"matchLabels": {"guard": "on"}},
         "objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]},
-        "failurePolicy": "Fail", "timeoutSeconds": 2}
+        "failurePolicy": "Fail",
+        "timeoutSeconds": 2,
+    }
     hook.update(overrides)
-    _apply(run, {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-                 "metadata": {"name": "check"}, "webhooks": [hook]})
+    _apply(
+        run,
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "check"},
+            "webhooks": [hook],
+        },
+    )
 
 
 def _reset(recorder: Recorder) -> None:
@@ -101,16 +139,25 @@ def test_a_denial_reads_like_kube_apiserver_and_the_review_carries_the_request(w
     _reset(recorder)
     run("-n", "guarded", "create", "configmap", "c1", "--from-literal=a=1")
     create = recorder.reviews[-1]["request"]
-    assert (create["operation"], create["name"], create["namespace"], create["oldObject"]) == \
-        ("CREATE", "c1", "guarded", None)
+    assert (create["operation"], create["name"], create["namespace"], create["oldObject"]) == ("CREATE", "c1", "guarded", None)
     assert create["resource"] == {"group": "", "version": "v1", "resource": "configmaps"}
     assert create["kind"] == {"group": "", "version": "v1", "kind": "ConfigMap"}
     assert create["options"]["kind"] == "CreateOptions" and create["object"]["data"] == {"a": "1"}
 
-    recorder.answer = {"allowed": False, "status": {"message": "no edits of c1", "code": 403},
-                       "warnings": ["edit c1 in Git"]}
-    denied = run("-n", "guarded", "patch", "configmap", "c1", "--type=merge", "-p", '{"data":{"a":"2"}}',
-                 "--as=alice", "--as-group=ops", check=False)
+    recorder.answer = {"allowed": False, "status": {"message": "no edits of c1", "code": 403}, "warnings": ["edit c1 in Git"]}
+    denied = run(
+        "-n",
+        "guarded",
+        "patch",
+        "configmap",
+        "c1",
+        "--type=merge",
+        "-p",
+        '{"data":{"a":"2"}}',
+        "--as=alice",
+        "--as-group=ops",
+        check=False,
+    )
     assert denied.returncode != 0
     assert 'admission webhook "check.example.com" denied the request: no edits of c1' in denied.stderr
     assert "Warning: edit c1 in Git" in denied.stderr
@@ -140,9 +187,12 @@ def test_selectors_and_rules_decide_who_is_asked(world: Any) -> None:
     recorder.answer = {"allowed": False, "status": {"message": "no"}}
     run("-n", "free", "create", "configmap", "out-of-selector")  # namespaceSelector does not match
     asked = run("-n", "guarded", "create", "configmap", "asked", check=False)
-    assert 'denied the request: no' in asked.stderr and recorder.reviews[-1]["request"]["name"] == "asked"
-    labelled = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "opt-out", "namespace": "guarded",
-                                                                      "labels": {"skip": "yes"}}}
+    assert "denied the request: no" in asked.stderr and recorder.reviews[-1]["request"]["name"] == "asked"
+    labelled = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "opt-out", "namespace": "guarded", "labels": {"skip": "yes"}},
+    }
     _apply(run, labelled)  # objectSelector excludes it
     run("-n", "guarded", "create", "secret", "generic", "s1", "--from-literal=a=1")  # not in the rules
     names = [r["request"]["name"] for r in recorder.reviews]
@@ -156,23 +206,38 @@ def test_call_failures_follow_the_failure_policy(world: Any) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
-    _configure(run, cert, clientConfig={"url": f"https://127.0.0.1:{closed}/validate",
-                                        "caBundle": base64.b64encode(cert.ca).decode()})
+    _configure(
+        run, cert, clientConfig={"url": f"https://127.0.0.1:{closed}/validate", "caBundle": base64.b64encode(cert.ca).decode()}
+    )
     down = run("-n", "guarded", "create", "configmap", "down", check=False)
     assert down.returncode != 0
-    assert ('Internal error occurred: failed calling webhook "check.example.com": Post '
-            f'"https://127.0.0.1:{closed}/validate?timeout=2s": dial tcp 127.0.0.1:{closed}: connect: '
-            "connection refused") in down.stderr
-    _configure(run, cert, failurePolicy="Ignore", clientConfig={
-        "url": f"https://127.0.0.1:{closed}/validate", "caBundle": base64.b64encode(cert.ca).decode()})
+    assert (
+        'Internal error occurred: failed calling webhook "check.example.com": Post '
+        f'"https://127.0.0.1:{closed}/validate?timeout=2s": dial tcp 127.0.0.1:{closed}: connect: '
+        "connection refused"
+    ) in down.stderr
+    _configure(
+        run,
+        cert,
+        failurePolicy="Ignore",
+        clientConfig={"url": f"https://127.0.0.1:{closed}/validate", "caBundle": base64.b64encode(cert.ca).decode()},
+    )
     run("-n", "guarded", "create", "configmap", "ignored")  # fails open
 
     other = generate(service_names(HOOK_SVC, HOOK_NS))  # a caBundle that did not sign the server's certificate
-    _configure(run, cert, clientConfig={"service": {"namespace": HOOK_NS, "name": HOOK_SVC, "path": "/validate"},
-                                        "caBundle": base64.b64encode(other.ca).decode()})
+    _configure(
+        run,
+        cert,
+        clientConfig={
+            "service": {"namespace": HOOK_NS, "name": HOOK_SVC, "path": "/validate"},
+            "caBundle": base64.b64encode(other.ca).decode(),
+        },
+    )
     bad_ca = run("-n", "guarded", "create", "configmap", "bad-ca", check=False)
-    assert ('failed calling webhook "check.example.com": Post "https://hook.hooks.svc:443/validate?timeout=2s": '
-            "tls: failed to verify certificate: x509: ") in bad_ca.stderr
+    assert (
+        'failed calling webhook "check.example.com": Post "https://hook.hooks.svc:443/validate?timeout=2s": '
+        "tls: failed to verify certificate: x509: "
+    ) in bad_ca.stderr
     assert recorder.reviews == []
 
     _configure(run, cert)
@@ -185,15 +250,34 @@ def test_call_failures_follow_the_failure_policy(world: Any) -> None:
 def test_a_configuration_is_validated_and_never_sent_to_webhooks(world: Any) -> None:
     cluster, recorder, cert, _ = world
     run = _kubectl(cluster)
-    bad = run("apply", "-f", "-", check=False, input=yaml.safe_dump({
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": "bad"}, "webhooks": [{"name": "bad.example.com", "sideEffects": "Some",
-                                                   "admissionReviewVersions": ["v1"],
-                                                   "clientConfig": {"url": "https://127.0.0.1:1/"}}]}))
-    assert 'webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"' \
-        in bad.stderr
-    _configure(run, cert, rules=[{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"],
-                                  "resources": ["*/*"]}], namespaceSelector={})
+    bad = run(
+        "apply",
+        "-f",
+        "-",
+        check=False,
+        input=yaml.safe_dump(
+            {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "ValidatingWebhookConfiguration",
+                "metadata": {"name": "bad"},
+                "webhooks": [
+                    {
+                        "name": "bad.example.com",
+                        "sideEffects": "Some",
+                        "admissionReviewVersions": ["v1"],
+                        "clientConfig": {"url": "https://127.0.0.1:1/"},
+                    }
+                ],
+            }
+        ),
+    )
+    assert 'webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"' in bad.stderr
+    _configure(
+        run,
+        cert,
+        rules=[{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*/*"]}],
+        namespaceSelector={},
+    )
     _reset(recorder)
     recorder.answer = {"allowed": False, "status": {"message": "locked"}}
     run("delete", "validatingwebhookconfiguration", "check")  # exempt: a webhook cannot lock itself in

@@ -19,8 +19,9 @@ def hello() -> dict[str, Any]:
     return dict(yaml.safe_load((TEMPLATE / "apps" / "hello.yaml").read_text()))
 
 
-def candidate(name: str, version: str = "2.0.0", image: str = "gitops-kd/hello:2.0.0",
-              edit: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def candidate(
+    name: str, version: str = "2.0.0", image: str = "gitops-kd/hello:2.0.0", edit: Callable[[dict[str, Any]], None] | None = None
+) -> dict[str, Any]:
     """hello with another name, version and image (what the branch admits as a switch target), then ``edit``."""
     app = copy.deepcopy(hello())
     app["metadata"] = {"name": name}
@@ -48,20 +49,29 @@ def _package(spec: dict[str, Any]) -> None:
 
 # (target app, KubeDirector's answer); the cluster runs hello 1.0.0 (upgradable) with 1 controller and 2 workers
 REFUSED_SWITCHES: dict[str, tuple[dict[str, Any], str]] = {
-    "too-different": (candidate("hello-label", edit=_label),
-                      "The candidate app hello-label spec is too different from the actual app hello spec. Currently "
-                      "the potential differences are only for role image tags and cardinality."),
-    "not-newer": (candidate("hello-old", version="0.9.0"),
-                  "The candidate app version 0.9.0 is not newer than version 1.0.0 that is already running at the "
-                  "current cluster."),
-    "cardinality": (candidate("hello-card", edit=_cardinality),
-                    "The candidate app hello-card worker role cardinality doesn't satisfy the current cluster worker "
-                    "role active members count"),
-    "package-without-image": (candidate("hello-pkg", image="gitops-kd/hello:1.0.0", edit=_package),
-                              "As role controller spec was changed its image also must be changed"),
-    "distro": (candidate("hello-distro", edit=_distro),
-               "Invalid application with distroId: gitops-kd/other. Expected application with distroId: "
-               "gitops-kd/hello\nThe candidate app hello-distro spec is too different from the actual app hello spec. "
-               "Currently the potential differences are only for role image tags and cardinality."),
+    "too-different": (
+        candidate("hello-label", edit=_label),
+        "The candidate app hello-label spec is too different from the actual app hello spec. Currently "
+        "the potential differences are only for role image tags and cardinality.",
+    ),
+    "not-newer": (
+        candidate("hello-old", version="0.9.0"),
+        "The candidate app version 0.9.0 is not newer than version 1.0.0 that is already running at the current cluster.",
+    ),
+    "cardinality": (
+        candidate("hello-card", edit=_cardinality),
+        "The candidate app hello-card worker role cardinality doesn't satisfy the current cluster worker "
+        "role active members count",
+    ),
+    "package-without-image": (
+        candidate("hello-pkg", image="gitops-kd/hello:1.0.0", edit=_package),
+        "As role controller spec was changed its image also must be changed",
+    ),
+    "distro": (
+        candidate("hello-distro", edit=_distro),
+        "Invalid application with distroId: gitops-kd/other. Expected application with distroId: "
+        "gitops-kd/hello\nThe candidate app hello-distro spec is too different from the actual app hello spec. "
+        "Currently the potential differences are only for role image tags and cardinality.",
+    ),
 }
 NOT_UPGRADABLE = "The application gitops-kd/hello of version 1.0.0 doesn't support live upgrade."

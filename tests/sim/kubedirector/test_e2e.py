@@ -47,16 +47,20 @@ def wait_configured(rest: RestClient, name: str, members: int | None = None, tim
         if status.get("state") == "configured" and (members is None or got == members):
             return obj
         return None
+
     return wait_for(f"KDCluster {name} configured", probe, timeout)
 
 
 def centos(name: str, members: int = 1, storage: bool = False) -> dict[str, Any]:
-    role: dict[str, Any] = {"id": "vanilla_centos", "members": members,
-                            "resources": {"limits": {"memory": "1Gi", "cpu": "1"}}}
+    role: dict[str, Any] = {"id": "vanilla_centos", "members": members, "resources": {"limits": {"memory": "1Gi", "cpu": "1"}}}
     if storage:
         role["storage"] = {"size": "1Gi"}
-    return {"apiVersion": KD, "kind": "KubeDirectorCluster", "metadata": {"name": name, "namespace": NS},
-            "spec": {"app": "centos7x", "roles": [role]}}
+    return {
+        "apiVersion": KD,
+        "kind": "KubeDirectorCluster",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"app": "centos7x", "roles": [role]},
+    }
 
 
 def role_sts(rest: RestClient, obj: dict[str, Any], role: str) -> dict[str, Any]:
@@ -131,10 +135,17 @@ def test_statefulset_template_and_service_port_edits_are_not_reverted(rest: Rest
     obj = wait_configured(rest, "edited", 1)
     sts = role_sts(rest, obj, "vanilla_centos")
     name = sts["metadata"]["name"]
-    rest.patch("apps/v1", "statefulsets", NS, name, [
-        {"op": "replace", "path": "/spec/updateStrategy", "value": {"type": "OnDelete"}},
-        {"op": "replace", "path": "/spec/template/spec/containers/0/image",
-         "value": "docker.io/bluedata/centos7:9.9"}], patch_type="json")
+    rest.patch(
+        "apps/v1",
+        "statefulsets",
+        NS,
+        name,
+        [
+            {"op": "replace", "path": "/spec/updateStrategy", "value": {"type": "OnDelete"}},
+            {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "docker.io/bluedata/centos7:9.9"},
+        ],
+        patch_type="json",
+    )
     member_svc = obj["status"]["roles"][0]["members"][0]["service"]
     rest.patch("v1", "services", NS, member_svc, {"spec": {"ports": [{"name": "generic-ssh", "port": 2222}]}})
     # Make KD do real work afterwards: scale up, which patches replicas and adds a member and its service.
@@ -160,15 +171,15 @@ def test_deleting_the_kdcluster_cleans_up(rest: RestClient) -> None:
     wait_for("KDCluster gone (finalizer removed)", lambda: kdcluster(rest, "doomed") is None)
     selector = f"{names.CLUSTER_LABEL}=doomed"
     for api, plural in (("apps/v1", "statefulsets"), ("v1", "services"), ("v1", "pods")):
-        wait_for(f"{plural} of doomed collected",
-                 lambda a=api, p=plural: not rest.list(a, p, NS, label_selector=selector)["items"])
+        wait_for(
+            f"{plural} of doomed collected", lambda a=api, p=plural: not rest.list(a, p, NS, label_selector=selector)["items"]
+        )
     assert rest.get_or_none("apps/v1", "statefulsets", NS, sts_name) is None
     assert rest.get_or_none("v1", "pods", NS, pod) is None
 
 
 def kubectl(cluster: Any, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), *args], capture_output=True, text=True, timeout=60)
 
 
 def exec_in(cluster: Any, pod: str, *command: str) -> subprocess.CompletedProcess[str]:
@@ -179,9 +190,10 @@ def exec_in(cluster: Any, pod: str, *command: str) -> subprocess.CompletedProces
 def delete_pod_and_wait(rest: RestClient, pod: str) -> None:
     old_uid = rest.get("v1", "pods", NS, pod)["metadata"]["uid"]
     rest.delete("v1", "pods", NS, pod)
-    wait_for("member pod re-created and Ready", lambda: (
-        (p := rest.get_or_none("v1", "pods", NS, pod)) is not None
-        and p["metadata"]["uid"] != old_uid and pod_ready(p)))
+    wait_for(
+        "member pod re-created and Ready",
+        lambda: (p := rest.get_or_none("v1", "pods", NS, pod)) is not None and p["metadata"]["uid"] != old_uid and pod_ready(p),
+    )
 
 
 def test_pvc_is_seeded_once_and_survives_pod_deletion(cluster: Any, rest: RestClient) -> None:
@@ -222,9 +234,15 @@ def test_cluster_waits_for_its_app_then_comes_up(rest: RestClient, shared_apps: 
     body = centos("late")
     body["spec"]["app"] = "centos-late"
     rest.create(KD, names.KDCLUSTER_PLURAL, NS, body)
-    obj = wait_for("KDCluster late seen by KubeDirector", lambda: (
-        (o := kdcluster(rest, "late")) and names.FINALIZER in o["metadata"].get("finalizers", [])
-        and (o.get("status") or {}).get("state") == "creating" and o))
+    obj = wait_for(
+        "KDCluster late seen by KubeDirector",
+        lambda: (
+            (o := kdcluster(rest, "late"))
+            and names.FINALIZER in o["metadata"].get("finalizers", [])
+            and (o.get("status") or {}).get("state") == "creating"
+            and o
+        ),
+    )
     assert obj["status"]["roles"] == []
     assert not rest.list("apps/v1", "statefulsets", NS, label_selector=f"{names.CLUSTER_LABEL}=late")["items"]
     app = copy.deepcopy(shared_apps["centos7x"])

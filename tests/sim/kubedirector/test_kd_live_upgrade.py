@@ -79,8 +79,7 @@ def test_a_switch_the_branch_refuses(branch: tuple[EmbeddedCluster, RestClient],
         rest.create(KD, APPS, NS, {**app, "metadata": {"name": name, "namespace": NS}})
     before = rest.get(KD, CLUSTERS, NS, "hello-dev")
     assert _switch(rest, name) == DENIED + message
-    assert rest.get(KD, CLUSTERS, NS, "hello-dev")["metadata"]["resourceVersion"] == \
-        before["metadata"]["resourceVersion"]
+    assert rest.get(KD, CLUSTERS, NS, "hello-dev")["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
 
 
 def test_a_switch_changes_nothing_else(branch: tuple[EmbeddedCluster, RestClient]) -> None:
@@ -111,10 +110,12 @@ def test_a_switch_patches_the_images_and_a_switch_back_rolls_back(branch: tuple[
     wait_for("the StatefulSets at 2.0.0", lambda: _images(rest) == {"gitops-kd/hello:2.0.0"}, 60)
     status: dict[str, Any] = rest.get(KD, CLUSTERS, NS, "hello-dev")["status"]
     assert status["upgradeInfo"] == {"isRollingBack": False, "prevApp": "hello"} and status["state"] == "updating"
-    assert _switch(rest, "hello-first") == DENIED + "The hello-dev cluster already is upgrading, but it can be " \
-                                                    "rolled back to the previous app"
+    assert (
+        _switch(rest, "hello-first") == DENIED + "The hello-dev cluster already is upgrading, but it can be "
+        "rolled back to the previous app"
+    )
     assert _switch(rest, "hello") == DENIED + NOT_UPGRADABLE.replace("1.0.0", "2.0.0")  # even back, the app it runs
-    rest.patch(KD, APPS, NS, "hello-v2", {"spec": {"upgradable": True}})                  # must say upgradable
+    rest.patch(KD, APPS, NS, "hello-v2", {"spec": {"upgradable": True}})  # must say upgradable
     assert _switch(rest, "hello") is None  # the rollback, while not configured
     wait_for("the StatefulSets back at 1.0.0", lambda: _images(rest) == {"gitops-kd/hello:1.0.0"}, 60)
     wait_for("KubeDirector to finish the rollback once every pod runs 1.0.0", lambda: _configured(rest), 120)

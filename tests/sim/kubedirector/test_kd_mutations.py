@@ -22,8 +22,10 @@ NS = "default"
 TEMPLATE = Path(__file__).resolve().parents[3] / "repo-template"
 APP = yaml.safe_load((TEMPLATE / "apps" / "hello.yaml").read_text())
 CLUSTER = yaml.safe_load((TEMPLATE / "clusters" / "hello-dev.yaml").read_text())
-NO_DEFAULT = ('admission webhook "hard-validate-cr.kubedirector.hpe.com" denied the request: \nstorageClassName is '
-              "not specified for one or more roles, and no default storage class is available.")
+NO_DEFAULT = (
+    'admission webhook "hard-validate-cr.kubedirector.hpe.com" denied the request: \nstorageClassName is '
+    "not specified for one or more roles, and no default storage class is available."
+)
 
 
 @pytest.fixture

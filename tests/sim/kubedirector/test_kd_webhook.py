@@ -24,17 +24,24 @@ from kubeplumb.rest import RestClient
 KD = "kubedirector.hpe.com/v1beta1"
 NS = "default"
 TEMPLATE = Path(__file__).resolve().parents[3] / "repo-template"
-APP, CLUSTER, NEXT = (TEMPLATE / "apps" / "hello.yaml", TEMPLATE / "clusters" / "hello-dev.yaml",
-                      TEMPLATE / "examples" / "hello-2.0.0.yaml")
-DENIED = ('admission webhook "hard-validate-cr.kubedirector.hpe.com" denied the request: \nKubeDirectorApp resource '
-          "cannot be deleted or modified while referenced by the following KubeDirectorCluster resources: {}")
+APP, CLUSTER, NEXT = (
+    TEMPLATE / "apps" / "hello.yaml",
+    TEMPLATE / "clusters" / "hello-dev.yaml",
+    TEMPLATE / "examples" / "hello-2.0.0.yaml",
+)
+DENIED = (
+    'admission webhook "hard-validate-cr.kubedirector.hpe.com" denied the request: \nKubeDirectorApp resource '
+    "cannot be deleted or modified while referenced by the following KubeDirectorCluster resources: {}"
+)
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def _kubectl(kubeconfig: Path) -> Kubectl:
     def run(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), *args], input=input, capture_output=True,
-                              text=True, timeout=60)
+        return subprocess.run(
+            ["kubectl", "--kubeconfig", str(kubeconfig), *args], input=input, capture_output=True, text=True, timeout=60
+        )
+
     return run
 
 
@@ -45,8 +52,11 @@ def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedCluster
         for path in (APP, CLUSTER):
             assert kubectl("apply", "-f", str(path)).returncode == 0
         rest = RestClient(c.api_client())
-        wait_for("hello-dev configured", lambda: ((rest.get(KD, "kubedirectorclusters", NS, "hello-dev")
-                                                   .get("status") or {}).get("state") == "configured"), 120)
+        wait_for(
+            "hello-dev configured",
+            lambda: (rest.get(KD, "kubedirectorclusters", NS, "hello-dev").get("status") or {}).get("state") == "configured",
+            120,
+        )
         yield c
 
 
@@ -58,8 +68,14 @@ def _app(cluster: EmbeddedCluster, name: str = "hello") -> dict[str, Any]:
 
 EDITS = {
     "patch-merge": ("patch", "kdapp", "hello", "--type=merge", "-p", '{"spec":{"version":"1.0.1"}}'),
-    "patch-json": ("patch", "kdapp", "hello", "--type=json",
-                   "-p", '[{"op":"replace","path":"/spec/roles/0/imageRepoTag","value":"gitops-kd/hello:2.0.0"}]'),
+    "patch-json": (
+        "patch",
+        "kdapp",
+        "hello",
+        "--type=json",
+        "-p",
+        '[{"op":"replace","path":"/spec/roles/0/imageRepoTag","value":"gitops-kd/hello:2.0.0"}]',
+    ),
     "apply": ("apply", "-f", str(NEXT)),
     "apply-server-side": ("apply", "--server-side", "--force-conflicts", "-f", str(NEXT)),
     "replace": ("replace", "-f", str(NEXT)),
@@ -83,12 +99,18 @@ def test_an_app_in_use_is_not_edited_or_deleted(strict: EmbeddedCluster, edit: s
 def test_the_answer_is_a_webhook_denial_status(strict: EmbeddedCluster) -> None:
     api = kubernetes.client.CustomObjectsApi(strict.api_client())
     with pytest.raises(ApiException) as raised:
-        api.patch_namespaced_custom_object("kubedirector.hpe.com", "v1beta1", NS, "kubedirectorapps", "hello",
-                                           {"spec": {"version": "1.0.1"}})
+        api.patch_namespaced_custom_object(
+            "kubedirector.hpe.com", "v1beta1", NS, "kubedirectorapps", "hello", {"spec": {"version": "1.0.1"}}
+        )
     assert raised.value.status == 400
-    assert json.loads(raised.value.body) == {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                                             "status": "Failure", "message": DENIED.format("default/hello-dev"),
-                                             "code": 400}
+    assert json.loads(raised.value.body) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": DENIED.format("default/hello-dev"),
+        "code": 400,
+    }
 
 
 def test_edits_kubedirector_does_not_count_are_admitted(strict: EmbeddedCluster) -> None:
@@ -129,10 +151,13 @@ def test_upgrade_mode_admits_the_edit_and_the_delete(tmp_path: Path) -> None:
 CLUSTER_DENIED = 'admission webhook "hard-validate-cr.kubedirector.hpe.com" denied the request: \n{}'
 
 
-@pytest.mark.parametrize(("patch", "message"), [
-    ('{"spec":{"app":"other"}}', "The app property is read-only."),
-    ('{"spec":{"appCatalog":"system"}}', "The appCatalog property is read-only."),
-])
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        ('{"spec":{"app":"other"}}', "The app property is read-only."),
+        ('{"spec":{"appCatalog":"system"}}', "The appCatalog property is read-only."),
+    ],
+)
 def test_a_clusters_app_is_read_only(strict: EmbeddedCluster, patch: str, message: str) -> None:
     before = strict.store.get(KD, "kubedirectorclusters", NS, "hello-dev")
     out = _kubectl(strict.kubeconfig)("patch", "kdcluster", "hello-dev", "--type=merge", "-p", patch)
@@ -156,10 +181,25 @@ def test_a_role_with_members_changes_only_its_members(strict: EmbeddedCluster) -
 
 def test_sim_serve_kd_app_edits_strict(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
-    proc = subprocess.Popen([sys.executable, "-c", "from gitops_kd.cli import main; main()", "sim", "serve",
-                             "--state-dir", str(tmp_path / "state"), "--no-controllers", "--kd-app-edits", "strict",
-                             "--kubeconfig", str(kubeconfig)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from gitops_kd.cli import main; main()",
+            "sim",
+            "serve",
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--no-controllers",
+            "--kd-app-edits",
+            "strict",
+            "--kubeconfig",
+            str(kubeconfig),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("API server: "), proc.stderr.read() if proc.poll() else ""

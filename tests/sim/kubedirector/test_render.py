@@ -24,12 +24,23 @@ def test_centos_statefulset_labels_names_and_no_storage(shared_apps, shared_clus
     meta, spec = sts["metadata"], sts["spec"]
     assert meta["generateName"] == "kdss-" and "name" not in meta
     assert meta["labels"] == {
-        names.CLUSTER_LABEL: "centos7", names.APP_LABEL: "centos7x", names.APP_CATALOG_LABEL: "local",
-        names.ROLE_LABEL: "vanilla_centos", names.HEADLESS_LABEL: "centos7"}
+        names.CLUSTER_LABEL: "centos7",
+        names.APP_LABEL: "centos7x",
+        names.APP_CATALOG_LABEL: "local",
+        names.ROLE_LABEL: "vanilla_centos",
+        names.HEADLESS_LABEL: "centos7",
+    }
     assert meta["annotations"] == {names.APP_PRETTY_NAME_ANNOTATION: "CentOS 7.5"}
-    assert meta["ownerReferences"] == [{"apiVersion": "kubedirector.hpe.com/v1beta1", "kind": "KubeDirectorCluster",
-                                        "name": "centos7", "uid": "uid-centos7", "controller": True,
-                                        "blockOwnerDeletion": False}]
+    assert meta["ownerReferences"] == [
+        {
+            "apiVersion": "kubedirector.hpe.com/v1beta1",
+            "kind": "KubeDirectorCluster",
+            "name": "centos7",
+            "uid": "uid-centos7",
+            "controller": True,
+            "blockOwnerDeletion": False,
+        }
+    ]
     assert spec["podManagementPolicy"] == "Parallel"
     assert spec["serviceName"] == "kdhs-abcde"
     assert spec["replicas"] == 0
@@ -52,8 +63,16 @@ def test_cassandra_storage_persisted_dirs_init_container_and_claims(shared_apps,
     sts = render_statefulset(cluster, app, role, cluster_service="kdhs-x", name="kdss-fixed")
     assert sts["metadata"]["name"] == "kdss-fixed"
     # The config package (useNewSetupLayout) replaces /etc with KD's larger default set.
-    dirs = ["/etc", "/opt/guestconfig", "/var/log/guestconfig", "/usr/local/bin", "/usr/local/lib",
-            "/var/lib/cassandra", "/var/log/cassandra", "/data"]
+    dirs = [
+        "/etc",
+        "/opt/guestconfig",
+        "/var/log/guestconfig",
+        "/usr/local/bin",
+        "/usr/local/lib",
+        "/var/lib/cassandra",
+        "/var/log/cassandra",
+        "/data",
+    ]
     pod = sts["spec"]["template"]["spec"]
     mounts = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "p"]
     assert [(m["mountPath"], m["subPath"]) for m in mounts] == [(d, d[1:]) for d in dirs]
@@ -86,8 +105,14 @@ def test_persist_dirs_skip_covered_and_duplicate_dirs(shared_apps, shared_cluste
 
 def test_storage_class_and_role_pod_labels(shared_apps, shared_clusters):
     doc = {**shared_clusters["centos7"], "spec": {**shared_clusters["centos7"]["spec"]}}
-    doc["spec"]["roles"] = [{**doc["spec"]["roles"][0], "members": 2, "podLabels": {"team": "a"},
-                             "storage": {"size": "1Gi", "storageClassName": "fast"}}]
+    doc["spec"]["roles"] = [
+        {
+            **doc["spec"]["roles"][0],
+            "members": 2,
+            "podLabels": {"team": "a"},
+            "storage": {"size": "1Gi", "storageClassName": "fast"},
+        }
+    ]
     app = parse_app(shared_apps["centos7x"])
     cluster = parse_cluster(doc, app)
     sts = render_statefulset(cluster, app, cluster.roles[0], cluster_service="h")
@@ -118,8 +143,10 @@ def test_role_without_ports_gets_no_member_service(shared_apps, shared_clusters)
 
 
 def test_crname_role_naming(shared_apps, shared_clusters):
-    doc = {**shared_clusters["centos7"], "spec": {**shared_clusters["centos7"]["spec"], "namingScheme": "CrNameRole",
-                                                  "serviceType": "NodePort"}}
+    doc = {
+        **shared_clusters["centos7"],
+        "spec": {**shared_clusters["centos7"]["spec"], "namingScheme": "CrNameRole", "serviceType": "NodePort"},
+    }
     app = parse_app(shared_apps["centos7x"])
     cluster = parse_cluster(doc, app)
     sts = render_statefulset(cluster, app, cluster.roles[0], cluster_service="h")
@@ -137,8 +164,7 @@ def test_members_default_from_cardinality_and_bad_roles_refused(shared_apps, sha
     bad = {**shared_clusters["centos7"], "spec": {"app": "centos7x", "roles": [{"id": "nope", "resources": {}}]}}
     with pytest.raises(SpecError, match=r"spec.roles\[0\].id: role 'nope' is not defined"):
         parse_cluster(bad, app)
-    too_few = {**shared_clusters["centos7"], "spec": {"app": "centos7x",
-                                                      "roles": [{"id": "vanilla_centos", "members": 0}]}}
+    too_few = {**shared_clusters["centos7"], "spec": {"app": "centos7x", "roles": [{"id": "vanilla_centos", "members": 0}]}}
     with pytest.raises(SpecError, match=r"members: 0 does not satisfy the app's cardinality 1\+"):
         parse_cluster(too_few, app)
 

@@ -7,17 +7,28 @@ from kdsim.kubedirector import status as st
 
 
 def _pod(phase="Running", ready=True, cid="containerd://abc", uid="u1"):
-    return {"metadata": {"uid": uid},
-            "status": {"phase": phase,
-                       "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-                       "containerStatuses": [{"name": "app", "containerID": cid,
-                                              "state": {"running": {}} if phase == "Running" else {"waiting": {}}}]}}
+    return {
+        "metadata": {"uid": uid},
+        "status": {
+            "phase": phase,
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "containerStatuses": [
+                {"name": "app", "containerID": cid, "state": {"running": {}} if phase == "Running" else {"waiting": {}}}
+            ],
+        },
+    }
 
 
 def test_member_goes_create_pending_creating_configured():
     m = st.new_member("kdss-abcde", 0, 1, has_storage=True)
-    assert m == {"pod": "kdss-abcde-0", "service": "", "nodeID": 1, "state": "create pending",
-                 "stateDetail": {}, "pvc": "p-kdss-abcde-0"}
+    assert m == {
+        "pod": "kdss-abcde-0",
+        "service": "",
+        "nodeID": 1,
+        "state": "create pending",
+        "stateDetail": {},
+        "pvc": "p-kdss-abcde-0",
+    }
     assert not st.observe_member(m, None)
     assert m["stateDetail"]["lastKnownContainerState"] == "absent"
     assert st.observe_member(m, _pod(ready=False))

@@ -15,8 +15,9 @@ HELLO_YAML = Path(__file__).resolve().parents[3] / "repo-template" / "apps" / "h
 HELLO: dict[str, Any] = yaml.safe_load(HELLO_YAML.read_text())["spec"]
 
 
-def _cluster(ns: str, name: str, app: str = "hello", catalog: str | None = None, created: str = "2024-01-01T00:00:00Z",
-             **meta: Any) -> dict[str, Any]:
+def _cluster(
+    ns: str, name: str, app: str = "hello", catalog: str | None = None, created: str = "2024-01-01T00:00:00Z", **meta: Any
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"app": app, "roles": []}
     if catalog:
         spec["appCatalog"] = catalog
@@ -24,18 +25,24 @@ def _cluster(ns: str, name: str, app: str = "hello", catalog: str | None = None,
 
 
 def _refs(clusters: list[dict[str, Any]], ns: str = "team", apps: tuple[str, ...] = ("team",)) -> list[str]:
-    return referencing_clusters(ns, "hello", clusters, system_namespace="kubedirector",
-                                app_exists=lambda n, name: name == "hello" and n in apps)
+    return referencing_clusters(
+        ns, "hello", clusters, system_namespace="kubedirector", app_exists=lambda n, name: name == "hello" and n in apps
+    )
 
 
 def test_local_clusters_of_the_namespace_reference_the_app_in_creation_order() -> None:
-    clusters = [_cluster("team", "b", created="2024-01-02T00:00:00Z"), _cluster("team", "a", catalog="local",
-                created="2024-01-03T00:00:00Z"), _cluster("team", "c", created="2024-01-01T00:00:00Z"),
-                _cluster("team", "other", app="spark"), _cluster("elsewhere", "x", catalog="local")]
+    clusters = [
+        _cluster("team", "b", created="2024-01-02T00:00:00Z"),
+        _cluster("team", "a", catalog="local", created="2024-01-03T00:00:00Z"),
+        _cluster("team", "c", created="2024-01-01T00:00:00Z"),
+        _cluster("team", "other", app="spark"),
+        _cluster("elsewhere", "x", catalog="local"),
+    ]
     assert _refs(clusters) == ["team/c", "team/b", "team/a"]
     assert denial(_refs(clusters)) == (
         "\nKubeDirectorApp resource cannot be deleted or modified while referenced by the following "
-        "KubeDirectorCluster resources: team/c, team/b, team/a")
+        "KubeDirectorCluster resources: team/c, team/b, team/a"
+    )
 
 
 def test_system_catalog_clusters_reference_the_app_in_kubedirectors_namespace() -> None:
@@ -57,35 +64,57 @@ def _with(**changes: Any) -> dict[str, Any]:
     return spec
 
 
-@pytest.mark.parametrize("new", [
-    pytest.param(_with(version="2.0.0"), id="version"),
-    pytest.param(_with(defaultImageRepoTag="gitops-kd/hello:2.0.0"), id="default-image"),
-    pytest.param(_with(roles=[{"id": "controller", "cardinality": "1"}]), id="roles"),
-    pytest.param(_with(defaultMaxLogSizeDump=256), id="defaultMaxLogSizeDump-kept-in-memory-by-KD"),
-    pytest.param(_with(defaultPersistDirs=[]), id="persistDirs-empty-is-not-nil"),
-])
+@pytest.mark.parametrize(
+    "new",
+    [
+        pytest.param(_with(version="2.0.0"), id="version"),
+        pytest.param(_with(defaultImageRepoTag="gitops-kd/hello:2.0.0"), id="default-image"),
+        pytest.param(_with(roles=[{"id": "controller", "cardinality": "1"}]), id="roles"),
+        pytest.param(_with(defaultMaxLogSizeDump=256), id="defaultMaxLogSizeDump-kept-in-memory-by-KD"),
+        pytest.param(_with(defaultPersistDirs=[]), id="persistDirs-empty-is-not-nil"),
+    ],
+)
 def test_spec_changes_kubedirector_counts(new: dict[str, Any]) -> None:
     assert spec_changed(HELLO, new)
 
 
-@pytest.mark.parametrize("new", [
-    pytest.param(_with(), id="same"),
-    pytest.param(_with(upgrade={"roleOrder": ["worker"]}), id="field-KD-does-not-decode"),
-    pytest.param(_with(capabilities=[], logoURL="", systemdRequired=False), id="zero-values"),
-    pytest.param(_with(defaultConfigPackage=None), id="defaultConfigPackage-ignored"),
-    pytest.param(_with(defaultImageRepoTag=None, defaultPersistDirs=None, roles=[
-        {"id": "controller", "cardinality": "1", "imageRepoTag": "gitops-kd/hello:1.0.0",
-         "persistDirs": ["/var/lib/hello", "/opt/hello/cache"], "configPackage": None, "maxLogSizeDump": 256},
-        {"id": "worker", "cardinality": "1+", "imageRepoTag": "gitops-kd/hello:1.0.0",
-         "persistDirs": ["/var/lib/hello", "/opt/hello/cache"]}]), id="defaults-folded-into-roles"),
-])
+@pytest.mark.parametrize(
+    "new",
+    [
+        pytest.param(_with(), id="same"),
+        pytest.param(_with(upgrade={"roleOrder": ["worker"]}), id="field-KD-does-not-decode"),
+        pytest.param(_with(capabilities=[], logoURL="", systemdRequired=False), id="zero-values"),
+        pytest.param(_with(defaultConfigPackage=None), id="defaultConfigPackage-ignored"),
+        pytest.param(
+            _with(
+                defaultImageRepoTag=None,
+                defaultPersistDirs=None,
+                roles=[
+                    {
+                        "id": "controller",
+                        "cardinality": "1",
+                        "imageRepoTag": "gitops-kd/hello:1.0.0",
+                        "persistDirs": ["/var/lib/hello", "/opt/hello/cache"],
+                        "configPackage": None,
+                        "maxLogSizeDump": 256,
+                    },
+                    {
+                        "id": "worker",
+                        "cardinality": "1+",
+                        "imageRepoTag": "gitops-kd/hello:1.0.0",
+                        "persistDirs": ["/var/lib/hello", "/opt/hello/cache"],
+                    },
+                ],
+            ),
+            id="defaults-folded-into-roles",
+        ),
+    ],
+)
 def test_edits_kubedirector_does_not_count(new: dict[str, Any]) -> None:
     assert not spec_changed(HELLO, new)
 
 
 def test_quantities_compare_by_value() -> None:
     old = _with(roles=[{"id": "controller", "cardinality": "1", "minResources": {"memory": "1Gi"}}])
-    assert not spec_changed(old, _with(roles=[{"id": "controller", "cardinality": "1",
-                                               "minResources": {"memory": "1024Mi"}}]))
-    assert spec_changed(old, _with(roles=[{"id": "controller", "cardinality": "1",
-                                           "minResources": {"memory": "2Gi"}}]))
+    assert not spec_changed(old, _with(roles=[{"id": "controller", "cardinality": "1", "minResources": {"memory": "1024Mi"}}]))
+    assert spec_changed(old, _with(roles=[{"id": "controller", "cardinality": "1", "minResources": {"memory": "2Gi"}}]))

@@ -33,13 +33,16 @@ class GoClient:
 
 def test_frames_cut_anywhere_are_reassembled_and_headers_share_one_zlib_stream() -> None:
     client = GoClient()
-    wire = (client.syn_stream(1, [("streamtype", "error")]) +
-            client.syn_stream(3, [("streamtype", "stdin"), ("x-multi", "a\0b")]) +
-            struct.pack(">II", 3, 1 << 24 | 5) + b"hello" +  # data on stream 3 with FIN
-            spdy.control(spdy.PING, struct.pack(">I", 7)))
+    wire = (
+        client.syn_stream(1, [("streamtype", "error")])
+        + client.syn_stream(3, [("streamtype", "stdin"), ("x-multi", "a\0b")])
+        + struct.pack(">II", 3, 1 << 24 | 5)
+        + b"hello"  # data on stream 3 with FIN
+        + spdy.control(spdy.PING, struct.pack(">I", 7))
+    )
     buffer, frames = spdy.Buffer(), []
     for i in range(len(wire)):  # one byte at a time
-        frames += buffer.feed(wire[i:i + 1])
+        frames += buffer.feed(wire[i : i + 1])
     assert not buffer.pending
     codec = spdy.HeaderCodec()
     first, second, data, ping = frames

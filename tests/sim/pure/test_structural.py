@@ -10,24 +10,35 @@ from kubeplumb.structural import default, prune, unknown_fields
 SMALL: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "spec": {"type": "object", "properties": {
-            "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
-            "tags": {"type": "array", "items": {"type": "string"}},
-            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-            "nested": {"type": "object", "default": {}, "properties": {"n": {"type": "integer", "default": 3}}},
-            "opt": {"type": "string", "nullable": True, "default": "x"},
-            "pod": {"type": "object", "x-kubernetes-embedded-resource": True,
-                    "x-kubernetes-preserve-unknown-fields": True},
-        }},
+        "spec": {
+            "type": "object",
+            "properties": {
+                "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                "nested": {"type": "object", "default": {}, "properties": {"n": {"type": "integer", "default": 3}}},
+                "opt": {"type": "string", "nullable": True, "default": "x"},
+                "pod": {"type": "object", "x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True},
+            },
+        },
     },
 }
 
 
 def test_prune_removes_unknown_fields_but_not_preserved_or_meta() -> None:
-    obj = {"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "n", "labels": {"a": "b"}, "bogus": 1},
-           "spec": {"mode": "a", "extra": 1, "free": {"keep": 1}, "tags": ["x"],
-                    "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "whatever": 2}},
-           "status": {"x": 1}}
+    obj = {
+        "apiVersion": "x/v1",
+        "kind": "K",
+        "metadata": {"name": "n", "labels": {"a": "b"}, "bogus": 1},
+        "spec": {
+            "mode": "a",
+            "extra": 1,
+            "free": {"keep": 1},
+            "tags": ["x"],
+            "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "whatever": 2},
+        },
+        "status": {"x": 1},
+    }
     before = copy.deepcopy(obj)
     assert unknown_fields(SMALL, obj) == ["metadata.bogus", "spec.extra", "status"]
     assert obj == before  # unknown_fields never mutates

@@ -35,18 +35,35 @@ def _eventually(probe, timeout: float = 15.0):
 
 def test_load_balancer_service_gets_and_loses_an_ingress(cluster: EmbeddedCluster) -> None:
     rest = RestClient(cluster.api_client())
-    rest.create("v1", "services", "default", {
-        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
-        "spec": {"type": "LoadBalancer", "selector": {"app": "web"}, "ports": [{"port": 8080}]}})
+    rest.create(
+        "v1",
+        "services",
+        "default",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web"},
+            "spec": {"type": "LoadBalancer", "selector": {"app": "web"}, "ports": [{"port": 8080}]},
+        },
+    )
     ingress = _eventually(lambda: _ingress(rest, "web"))
     assert ingress[0]["ip"] == "127.0.0.1" and ingress[0]["ports"] == [{"port": 8080, "protocol": "TCP"}]
-    shown = subprocess.run(["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "svc", "web"],
-                           capture_output=True, text=True, check=True).stdout.splitlines()
+    shown = subprocess.run(
+        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "get", "svc", "web"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     assert shown[1].split()[shown[0].split().index("EXTERNAL-IP")] == "127.0.0.1"
     rest.patch("v1", "services", "default", "web", {"spec": {"type": "ClusterIP"}})
     _eventually(lambda: _ingress(rest, "web") == [])
-    rest.create("v1", "services", "default", {
-        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "plain"},
-        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+    rest.create(
+        "v1",
+        "services",
+        "default",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "plain"},
+            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+        },
+    )
     time.sleep(0.3)  # give the controller a chance to (wrongly) act on a ClusterIP Service
     assert _ingress(rest, "plain") == []

@@ -29,8 +29,10 @@ def foreign(tmp_path: Path) -> Iterator[tuple[Path, RestClient]]:
     """`gitops-kd sim serve --no-controllers` in its own process: an API server with no kubelet, no KubeDirector
     and no StatefulSet controller."""
     kubeconfig = tmp_path / "cluster.kubeconfig"
-    with SimProcess(["serve", "--state-dir", str(tmp_path / "cluster"), "--no-controllers", "--kubeconfig",
-                     str(kubeconfig)], tmp_path / "serve.log") as serve:
+    with SimProcess(
+        ["serve", "--state-dir", str(tmp_path / "cluster"), "--no-controllers", "--kubeconfig", str(kubeconfig)],
+        tmp_path / "serve.log",
+    ) as serve:
         assert serve.banner.startswith("API server: https://127.0.0.1:"), serve.banner
         wait_for("the kubeconfig written", kubeconfig.is_file, 30)
         yield kubeconfig, RestClient(config.new_client_from_config(config_file=str(kubeconfig)))
@@ -51,30 +53,40 @@ def test_sim_node_joins_an_api_server_without_a_kubelet(tmp_path: Path, foreign:
         with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=insecure, timeout=10) as answer:
             assert answer.read() == b"ok"
         with pytest.raises(urllib.error.HTTPError) as missing:
-            urllib.request.urlopen(f"https://127.0.0.1:{port}/containerLogs/default/nope/app", context=insecure,
-                                   timeout=10)
+            urllib.request.urlopen(f"https://127.0.0.1:{port}/containerLogs/default/nope/app", context=insecure, timeout=10)
         assert missing.value.code == 404 and json.loads(missing.value.read())["reason"] == "NotFound"
 
         def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), *args], input=stdin,
-                                  capture_output=True, text=True, timeout=60)
+            return subprocess.run(
+                ["kubectl", "--kubeconfig", str(kubeconfig), *args], input=stdin, capture_output=True, text=True, timeout=60
+            )
 
         def kubelet_paths() -> None:  # /run and /pods, straight to the kubelet endpoint
-            run = urllib.request.Request(f"https://127.0.0.1:{port}/run/default/tools/app?cmd=cat%20/etc/tools/motd",
-                                         method="POST")
+            run = urllib.request.Request(
+                f"https://127.0.0.1:{port}/run/default/tools/app?cmd=cat%20/etc/tools/motd", method="POST"
+            )
             with urllib.request.urlopen(run, context=insecure, timeout=30) as answer:
                 assert answer.read() == b"hello from tools\n"
             with urllib.request.urlopen(f"https://127.0.0.1:{port}/pods", context=insecure, timeout=10) as answer:
                 listed = json.loads(answer.read())
             assert listed["kind"] == "PodList" and [p["metadata"]["name"] for p in listed["items"]] == ["tools"]
             streaming_checks(kubeconfig, "default", "tools", "app", tmp_path, tunnel=True)
+
         run_pod_checks(rest, kubectl, "default", kubelet_paths)
         assert node.stop() == 0, (tmp_path / "node.log").read_text()
     # with no kubelet behind the Node any more, the API server says it cannot reach it
-    rest.create("v1", "pods", "default", {"metadata": {"name": "orphan"}, "spec": {
-        "nodeName": "sim-node", "containers": [{"name": "app", "image": "example.com/tools:1"}]}})
-    gone = subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), "logs", "orphan"], capture_output=True,
-                          text=True, timeout=60)
+    rest.create(
+        "v1",
+        "pods",
+        "default",
+        {
+            "metadata": {"name": "orphan"},
+            "spec": {"nodeName": "sim-node", "containers": [{"name": "app", "image": "example.com/tools:1"}]},
+        },
+    )
+    gone = subprocess.run(
+        ["kubectl", "--kubeconfig", str(kubeconfig), "logs", "orphan"], capture_output=True, text=True, timeout=60
+    )
     assert gone.returncode != 0 and "error dialing backend" in gone.stderr
 
 
@@ -83,35 +95,46 @@ def test_sim_node_serves_only_the_client_ca_it_is_given(tmp_path: Path, foreign:
     none) is refused at the TLS handshake, so logs through the API server fail."""
     kubeconfig, rest = foreign
     from kdsim.apiserver import tls
+
     ca = tls.generate(common_name="some-other-ca")
     (tmp_path / "ca.crt").write_bytes(ca.ca_cert)
-    with SimProcess(node_args(kubeconfig, tmp_path / "node", "--client-ca-file", str(tmp_path / "ca.crt")),
-                    tmp_path / "node.log") as node:
+    with SimProcess(
+        node_args(kubeconfig, tmp_path / "node", "--client-ca-file", str(tmp_path / "ca.crt")), tmp_path / "node.log"
+    ) as node:
         port = int(node.banner.rsplit(":", 1)[1])
         check_node(rest, port)
-        rest.create("v1", "pods", "default", {"metadata": {"name": "p"}, "spec": {
-            "containers": [{"name": "app", "image": "example.com/tools:1"}]}})
-        wait_for("pod p Running", lambda: (rest.get("v1", "pods", "default", "p").get("status") or {})
-                 .get("phase") == "Running", 60)
-        refused = subprocess.run(["kubectl", "--kubeconfig", str(kubeconfig), "logs", "p"],
-                                 capture_output=True, text=True, timeout=60)
+        rest.create(
+            "v1",
+            "pods",
+            "default",
+            {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "app", "image": "example.com/tools:1"}]}},
+        )
+        wait_for(
+            "pod p Running", lambda: (rest.get("v1", "pods", "default", "p").get("status") or {}).get("phase") == "Running", 60
+        )
+        refused = subprocess.run(
+            ["kubectl", "--kubeconfig", str(kubeconfig), "logs", "p"], capture_output=True, text=True, timeout=60
+        )
         assert refused.returncode != 0 and "error dialing backend" in refused.stderr
 
 
-def test_sim_kubedirector_reconciles_on_a_foreign_api_server(tmp_path: Path, kd_shared: Path,
-                                                             foreign: tuple[Path, RestClient]) -> None:
+def test_sim_kubedirector_reconciles_on_a_foreign_api_server(
+    tmp_path: Path, kd_shared: Path, foreign: tuple[Path, RestClient]
+) -> None:
     """The KubeDirector sim creates a cluster's StatefulSets and Services there, as in the embedded cluster."""
     kubeconfig, rest = foreign
     with SimProcess(["kubedirector", "--kubeconfig", str(kubeconfig)], tmp_path / "kd.log") as kd:
         assert kd.banner == "kubedirector running"
         assert {c["metadata"]["name"] for c in kubedirector_crds()} <= {
-            c["metadata"]["name"] for c in rest.list("apiextensions.k8s.io/v1", "customresourcedefinitions")["items"]}
+            c["metadata"]["name"] for c in rest.list("apiextensions.k8s.io/v1", "customresourcedefinitions")["items"]
+        }
         create_centos7(rest, kd_shared, "default")
 
         def created() -> dict | None:
             status = rest.get(KD, "kubedirectorclusters", "default", "centos7").get("status") or {}
             sts = ((status.get("roles") or [{}])[0]).get("statefulSet")
             return status if sts and status.get("clusterService") else None
+
         status = wait_for("KDCluster centos7 with its StatefulSet and cluster Service", created, 60)
         sts = rest.get("apps/v1", "statefulsets", "default", status["roles"][0]["statefulSet"])
         assert sts["metadata"]["labels"]["kubedirector.hpe.com/kdcluster"] == "centos7"

@@ -19,10 +19,10 @@ def shell_pod(cluster: EmbeddedCluster) -> tuple[str, str]:
     store_for(cluster).add("example.com/tools:2", {"/etc/tools/motd": "hello from tools\n"})
     apps = client.AppsV1Api(cluster.api_client())
     client.CoreV1Api(cluster.api_client()).create_namespace({"metadata": {"name": "exec"}})
-    env = [{"name": "GREETING", "value": "hi"},
-           {"name": "MY_POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
-    apps.create_namespaced_stateful_set("exec", statefulset("sh", replicas=1, image="example.com/tools:2",
-                                                            container={"env": env, "workingDir": "/etc/tools"}))
+    env = [{"name": "GREETING", "value": "hi"}, {"name": "MY_POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
+    apps.create_namespaced_stateful_set(
+        "exec", statefulset("sh", replicas=1, image="example.com/tools:2", container={"env": env, "workingDir": "/etc/tools"})
+    )
     wait_for(sts_ready(apps, "exec", "sh", 1))
     return "exec", "sh-0"
 
@@ -40,8 +40,12 @@ def test_kubectl_exec_stdout_and_exit_code(cluster: EmbeddedCluster, shell_pod: 
 def test_kubectl_exec_stdin(cluster: EmbeddedCluster, shell_pod: tuple[str, str]) -> None:
     ns, pod = shell_pod
     done = subprocess.run(
-        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "-n", ns, "exec", "-i", pod, "--", "sh", "-c",
-         "tr a-z A-Z"], input="shout\n", capture_output=True, text=True, timeout=30)
+        ["kubectl", "--kubeconfig", str(cluster.kubeconfig), "-n", ns, "exec", "-i", pod, "--", "sh", "-c", "tr a-z A-Z"],
+        input="shout\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "SHOUT\n"
 
@@ -50,11 +54,28 @@ def test_stream_env_hostname_and_exit_code(cluster: EmbeddedCluster, shell_pod: 
     ns, pod = shell_pod
     core = client.CoreV1Api(cluster.api_client())
     echo = "echo $GREETING $MY_POD $(hostname) $PWD $KUBERNETES_SERVICE_PORT"
-    out = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["sh", "-c", echo],
-                 stderr=True, stdin=False, stdout=True, tty=False)
+    out = stream(
+        core.connect_get_namespaced_pod_exec,
+        pod,
+        ns,
+        command=["sh", "-c", echo],
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=False,
+    )
     assert out == "hi sh-0 sh-0 /etc/tools 443\n"
-    ws = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["sh", "-c", "echo out; echo err >&2; exit 5"],
-                stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+    ws = stream(
+        core.connect_get_namespaced_pod_exec,
+        pod,
+        ns,
+        command=["sh", "-c", "echo out; echo err >&2; exit 5"],
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=False,
+        _preload_content=False,
+    )
     ws.run_forever(timeout=20)
     assert ws.read_stdout() == "out\n" and ws.read_stderr() == "err\n"
     assert ws.returncode == 5
@@ -63,8 +84,17 @@ def test_stream_env_hostname_and_exit_code(cluster: EmbeddedCluster, shell_pod: 
 def test_stream_stdin_roundtrip(cluster: EmbeddedCluster, shell_pod: tuple[str, str]) -> None:
     ns, pod = shell_pod
     core = client.CoreV1Api(cluster.api_client())
-    ws = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["sh", "-c", "read line; echo got:$line"],
-                stderr=True, stdin=True, stdout=True, tty=False, _preload_content=False)
+    ws = stream(
+        core.connect_get_namespaced_pod_exec,
+        pod,
+        ns,
+        command=["sh", "-c", "read line; echo got:$line"],
+        stderr=True,
+        stdin=True,
+        stdout=True,
+        tty=False,
+        _preload_content=False,
+    )
     ws.write_stdin("ping\n")
     ws.run_forever(timeout=20)
     assert ws.read_stdout() == "got:ping\n"
@@ -81,19 +111,35 @@ def test_exec_errors_worded_like_the_apiserver(cluster: EmbeddedCluster, shell_p
     assert absent.returncode == 127
 
 
-def test_lost_fault_runs_the_command_then_drops_the_connection(cluster: EmbeddedCluster,
-                                                               shell_pod: tuple[str, str]) -> None:
+def test_lost_fault_runs_the_command_then_drops_the_connection(cluster: EmbeddedCluster, shell_pod: tuple[str, str]) -> None:
     """Fault "lost" on pods/exec: the command runs to its end, then the connection drops before its output and exit
     status (the client sees the connection lost, never an exit code)."""
     ns, pod = shell_pod
     core = client.CoreV1Api(cluster.api_client())
     cluster.faults.lose_next(1, verb="*", resource="pods/exec")
-    ws = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["sh", "-c", "echo ran > /tmp/lost; echo out"],
-                stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+    ws = stream(
+        core.connect_get_namespaced_pod_exec,
+        pod,
+        ns,
+        command=["sh", "-c", "echo ran > /tmp/lost; echo out"],
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=False,
+        _preload_content=False,
+    )
     with pytest.raises(Exception, match="Connection to remote host was lost"):
         while ws.is_open():
             ws.update(timeout=5)
     assert ws.read_stdout() == "" and cluster.faults.rules() == []
-    ran = stream(core.connect_get_namespaced_pod_exec, pod, ns, command=["cat", "/tmp/lost"], stderr=True,
-                 stdin=False, stdout=True, tty=False)
+    ran = stream(
+        core.connect_get_namespaced_pod_exec,
+        pod,
+        ns,
+        command=["cat", "/tmp/lost"],
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=False,
+    )
     assert ran == "ran\n"

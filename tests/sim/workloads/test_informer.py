@@ -44,8 +44,7 @@ def _cm(name: str, v: str, team: str = "a") -> dict:
     return {"metadata": {"name": name, "labels": {"team": team}}, "data": {"v": v}}
 
 
-def test_added_modified_deleted_and_cache(configmaps: tuple[Informer, Recorder, client.CoreV1Api],
-                                          namespace: str) -> None:
+def test_added_modified_deleted_and_cache(configmaps: tuple[Informer, Recorder, client.CoreV1Api], namespace: str) -> None:
     informer, rec, core = configmaps
     core.create_namespaced_config_map(namespace, _cm("one", "1"))
     core.create_namespaced_config_map(namespace, _cm("other", "x", team="b"))
@@ -60,9 +59,9 @@ def test_added_modified_deleted_and_cache(configmaps: tuple[Informer, Recorder, 
     assert informer.get(namespace, "one") is None
 
 
-def test_recovers_after_watches_are_dropped(cluster: EmbeddedCluster,
-                                            configmaps: tuple[Informer, Recorder, client.CoreV1Api],
-                                            namespace: str) -> None:
+def test_recovers_after_watches_are_dropped(
+    cluster: EmbeddedCluster, configmaps: tuple[Informer, Recorder, client.CoreV1Api], namespace: str
+) -> None:
     informer, rec, core = configmaps
     core.create_namespaced_config_map(namespace, _cm("a1", "1"))
     wait_for(lambda: rec.seen(("ADDED", "a1", "1")))
@@ -75,9 +74,12 @@ def test_recovers_after_watches_are_dropped(cluster: EmbeddedCluster,
     wait_for(lambda: rec.seen(("ADDED", "a2", "1")), what="events after reconnecting")
 
 
-def test_relists_after_410_and_sees_deletions(cluster: EmbeddedCluster,
-                                              configmaps: tuple[Informer, Recorder, client.CoreV1Api],
-                                              namespace: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_relists_after_410_and_sees_deletions(
+    cluster: EmbeddedCluster,
+    configmaps: tuple[Informer, Recorder, client.CoreV1Api],
+    namespace: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     informer, rec, core = configmaps
     # capture from the start: under load the relist can happen before the deletes below return
     caplog.set_level("INFO", logger="kubeplumb.informer")
@@ -92,8 +94,10 @@ def test_relists_after_410_and_sees_deletions(cluster: EmbeddedCluster,
     core.create_namespaced_config_map(namespace, _cm("b2", "1"))
     wait_for(lambda: rec.seen(("DELETED", "b1", "1")) and rec.seen(("ADDED", "b2", "1")), what="relist diff")
     assert [o["metadata"]["name"] for o in informer.list()] == ["b2"]
-    assert any("expired; relisting" in r.getMessage() and r.name == "kubeplumb.informer" and
-               "configmaps" in r.getMessage() for r in caplog.records)
+    assert any(
+        "expired; relisting" in r.getMessage() and r.name == "kubeplumb.informer" and "configmaps" in r.getMessage()
+        for r in caplog.records
+    )
 
 
 def test_workqueue_dedupes_and_retries_with_backoff() -> None:
@@ -145,15 +149,23 @@ def test_lists_in_pages_and_transforms_each_object(cluster: EmbeddedCluster, nam
     core = client.CoreV1Api(cluster.api_client())
     for i in range(5):
         core.create_namespaced_config_map(namespace, _cm(f"p{i}", str(i)))
-    informer = Informer(cluster.api_client(), "v1", "configmaps", namespace=namespace, label_selector="team=a",
-                        list_page=2, transform=lambda o: {"metadata": o["metadata"], "data": {"v": o["data"]["v"] * 2}})
+    informer = Informer(
+        cluster.api_client(),
+        "v1",
+        "configmaps",
+        namespace=namespace,
+        label_selector="team=a",
+        list_page=2,
+        transform=lambda o: {"metadata": o["metadata"], "data": {"v": o["data"]["v"] * 2}},
+    )
     rec = Recorder()
     informer.add_handler(rec)
     informer.start()
     try:
         assert informer.wait_synced(10)
-        assert [(o["metadata"]["name"], o["data"]["v"]) for o in informer.list(namespace)] == \
-            [(f"p{i}", str(i) * 2) for i in range(5)]
+        assert [(o["metadata"]["name"], o["data"]["v"]) for o in informer.list(namespace)] == [
+            (f"p{i}", str(i) * 2) for i in range(5)
+        ]
         core.patch_namespaced_config_map("p4", namespace, {"data": {"v": "9"}})
         wait_for(lambda: rec.seen(("MODIFIED", "p4", "99")), what="MODIFIED p4 transformed")
         assert rec.seen(("ADDED", "p0", "00"))

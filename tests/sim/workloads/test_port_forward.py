@@ -17,8 +17,7 @@ from tests.kubectl_streams import TRANSPORT, UPGRADED, forwarding, free_port, se
 def test_port_forward_round_trip(cluster: EmbeddedCluster, tools_pod: tuple[str, str], version: str) -> None:
     ns, pod = tools_pod
     port = free_port()
-    with served_in_pod(cluster.kubeconfig, ns, pod, port), \
-            forwarding(cluster.kubeconfig, version, ns, pod, port) as (local, log):
+    with served_in_pod(cluster.kubeconfig, ns, pod, port), forwarding(cluster.kubeconfig, version, ns, pod, port) as (local, log):
         for _ in range(2):  # two connections: two stream pairs on one SPDY connection
             with urllib.request.urlopen(f"http://127.0.0.1:{local}/index.html", timeout=20) as answer:
                 assert answer.read() == b"served from the pod\n"
@@ -27,8 +26,7 @@ def test_port_forward_round_trip(cluster: EmbeddedCluster, tools_pod: tuple[str,
 
 
 @pytest.mark.parametrize("version", ["1.27", "1.33"])
-def test_port_forward_to_a_port_nothing_listens_on(cluster: EmbeddedCluster, tools_pod: tuple[str, str],
-                                                   version: str) -> None:
+def test_port_forward_to_a_port_nothing_listens_on(cluster: EmbeddedCluster, tools_pod: tuple[str, str], version: str) -> None:
     ns, pod = tools_pod
     port = free_port()
     with forwarding(cluster.kubeconfig, version, ns, pod, port) as (local, log):
@@ -39,8 +37,14 @@ def test_port_forward_to_a_port_nothing_listens_on(cluster: EmbeddedCluster, too
             except ConnectionResetError:  # kubectl may close the stream with a reset: it ended all the same
                 got = b""
             assert got == b""  # the data stream ends with nothing forwarded
-        text = wait_for(lambda: "".join(log) if "an error occurred forwarding" in "".join(log) else "", 20,
-                        "kubectl's report of the kubelet's error").replace('\\"', '"')  # 1.33 logs it quoted
-    assert (f'error forwarding port {port} to pod ' in text and f'failed to execute portforward in network namespace '
-            f'"host": failed to connect to localhost:{port} inside namespace ' in text)
+        text = wait_for(
+            lambda: "".join(log) if "an error occurred forwarding" in "".join(log) else "",
+            20,
+            "kubectl's report of the kubelet's error",
+        ).replace('\\"', '"')  # 1.33 logs it quoted
+    assert (
+        f"error forwarding port {port} to pod " in text
+        and f'failed to execute portforward in network namespace "host": failed to connect to localhost:{port} inside namespace '
+        in text
+    )
     assert f"IPv4: dial tcp4 127.0.0.1:{port}: connect: connection refused" in text

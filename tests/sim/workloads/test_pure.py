@@ -17,10 +17,16 @@ from kdsim.kubelet import runner
 
 
 def _sts(replicas: int = 3, image: str = "img:1", **spec: object) -> dict:
-    return {"metadata": {"name": "web", "namespace": "ns", "uid": "u1", "generation": 2},
-            "spec": {"replicas": replicas, "serviceName": "web", "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}},
-                                  "spec": {"containers": [{"name": "app", "image": image}]}}, **spec}}
+    return {
+        "metadata": {"name": "web", "namespace": "ns", "uid": "u1", "generation": 2},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": "web",
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "app", "image": image}]}},
+            **spec,
+        },
+    }
 
 
 def _ready(pod: dict) -> dict:
@@ -69,8 +75,7 @@ def test_claims_created_before_their_pod() -> None:
     sts = _sts(replicas=1, volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {}}])
     r1 = rev.build_revision(sts, 1, 0)
     actions = plan(sts, [], set(), r1, r1, 0).actions
-    assert [(a.verb, a.obj["metadata"]["name"]) for a in actions] == [("create_pvc", "data-web-0"),
-                                                                      ("create_pod", "web-0")]
+    assert [(a.verb, a.obj["metadata"]["name"]) for a in actions] == [("create_pvc", "data-web-0"), ("create_pod", "web-0")]
     assert plan(sts, [], {"data-web-0"}, r1, r1, 0).actions[0].verb == "create_pod"
 
 
@@ -108,9 +113,17 @@ def test_scale_down_highest_first_and_status() -> None:
     pods = [_ready(new_pod(sts, r1, i)) for i in range(3)]
     step = plan(sts, pods, set(), r1, r1, 0)
     assert [(a.verb, a.obj["metadata"]["name"]) for a in step.actions] == [("delete_pod", "web-2")]
-    assert step.status == {"observedGeneration": 2, "replicas": 3, "readyReplicas": 3, "availableReplicas": 3,
-                           "currentReplicas": 3, "updatedReplicas": 3, "currentRevision": r1["metadata"]["name"],
-                           "updateRevision": r1["metadata"]["name"], "collisionCount": 0}
+    assert step.status == {
+        "observedGeneration": 2,
+        "replicas": 3,
+        "readyReplicas": 3,
+        "availableReplicas": 3,
+        "currentReplicas": 3,
+        "updatedReplicas": 3,
+        "currentRevision": r1["metadata"]["name"],
+        "updateRevision": r1["metadata"]["name"],
+        "collisionCount": 0,
+    }
 
 
 def test_image_store(tmp_path: Path) -> None:
@@ -132,8 +145,9 @@ def test_exec_framing() -> None:
     assert protocol.decode(protocol.V5, b"\xff\x00") == protocol.Frame(255, b"\x00")
     assert protocol.decode(protocol.V4, "\x00text") == protocol.Frame(0, b"text")
     status = protocol.exit_status(["sh", "-c", "exit 2"], 2)
-    assert status["message"] == ("command terminated with non-zero exit code: error executing command "
-                                 "[sh -c exit 2], exit code 2")
+    assert status["message"] == (
+        "command terminated with non-zero exit code: error executing command [sh -c exit 2], exit code 2"
+    )
     assert status["details"]["causes"] == [{"reason": "ExitCode", "message": "2"}]
     assert protocol.error_payload(protocol.V1, status).startswith(b"command terminated")
 
@@ -146,10 +160,16 @@ def test_runner_merges_image_files_under_usr_with_host_tools(tmp_path: Path) -> 
     (tmp_path / "pvc/conf/spark.conf").write_text("persisted\n")
     shutil.copytree(image, tmp_path / "rootfs", symlinks=True)
     proc = runner.ContainerProcess(
-        rootfs=tmp_path / "rootfs", image_root=image, env={"PATH": "/usr/bin:/bin"},
-        argv=("sh", "-c", "cat /usr/lib/spark/conf/spark.conf /usr/lib/spark/conf2/spark.conf; "
-                          "touch /usr/bin/x 2>/dev/null || echo ro"),
-        mounts=(runner.Mount(tmp_path / "pvc/conf", "/usr/lib/spark/conf2"),))
+        rootfs=tmp_path / "rootfs",
+        image_root=image,
+        env={"PATH": "/usr/bin:/bin"},
+        argv=(
+            "sh",
+            "-c",
+            "cat /usr/lib/spark/conf/spark.conf /usr/lib/spark/conf2/spark.conf; touch /usr/bin/x 2>/dev/null || echo ro",
+        ),
+        mounts=(runner.Mount(tmp_path / "pvc/conf", "/usr/lib/spark/conf2"),),
+    )
     result = runner.run(proc, timeout=30)
     if not runner.isolation_available():
         pytest.skip("mount namespaces not permitted here")
@@ -161,8 +181,9 @@ def test_runner_timeout_ends_the_commands_children_too(tmp_path: Path) -> None:
     """A timed-out command's background children die with it, as a container's processes do."""
     (tmp_path / "rootfs").mkdir()
     marker = "31.4159"
-    proc = runner.ContainerProcess(rootfs=tmp_path / "rootfs", env={"PATH": "/usr/bin:/bin"},
-                                   argv=("sh", "-c", f"sleep {marker} & sleep {marker}; wait"))
+    proc = runner.ContainerProcess(
+        rootfs=tmp_path / "rootfs", env={"PATH": "/usr/bin:/bin"}, argv=("sh", "-c", f"sleep {marker} & sleep {marker}; wait")
+    )
     result = runner.run(proc, timeout=0.5)
     assert result.timed_out and result.exit_code == 137
     left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)

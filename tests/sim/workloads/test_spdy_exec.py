@@ -14,14 +14,16 @@ from tests.kubectl_streams import TRANSPORT, UPGRADED, sdk_kubectl, spdy_upgrade
 @pytest.mark.parametrize("version", ["1.27", "1.33"])
 def test_exec_streams_and_exit_code(cluster: EmbeddedCluster, tools_pod: tuple[str, str], version: str) -> None:
     ns, pod = tools_pod
-    done = sdk_kubectl(cluster.kubeconfig, version, "-v=6", "-n", ns, "exec", pod, "--", "sh", "-c",
-                       "cat /etc/tools/motd; echo oops >&2; exit 3")
+    done = sdk_kubectl(
+        cluster.kubeconfig, version, "-v=6", "-n", ns, "exec", pod, "--", "sh", "-c", "cat /etc/tools/motd; echo oops >&2; exit 3"
+    )
     assert done.returncode == 3, done.stderr
     assert done.stdout == "hello from tools\n"
     assert "oops\n" in done.stderr and "command terminated with exit code 3" in done.stderr
     assert UPGRADED.findall(done.stderr) == [TRANSPORT[version]], done.stderr
-    piped = sdk_kubectl(cluster.kubeconfig, version, "-n", ns, "exec", "-i", pod, "--", "tr", "a-z", "A-Z",
-                        stdin="through stdin\n")
+    piped = sdk_kubectl(
+        cluster.kubeconfig, version, "-n", ns, "exec", "-i", pod, "--", "tr", "a-z", "A-Z", stdin="through stdin\n"
+    )
     assert piped.returncode == 0 and piped.stdout == "THROUGH STDIN\n", piped.stderr
 
 
@@ -47,9 +49,15 @@ def test_spdy_handshake_refusals(cluster: EmbeddedCluster, tools_pod: tuple[str,
     assert (status, body) == (400, b"unable to upgrade: X-Stream-Protocol-Version is required\n")
     status, headers, body = spdy_upgrade(cluster.kubeconfig, path, ["v9.channel.k8s.io"])
     assert status == 403 and headers["x-accepted-stream-protocol-versions"] == [
-        "v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io"]
-    assert body == (b"unable to upgrade: unable to negotiate protocol: client supports [v9.channel.k8s.io], "
-                    b"server accepts [v4.channel.k8s.io v3.channel.k8s.io v2.channel.k8s.io channel.k8s.io]\n")
+        "v4.channel.k8s.io",
+        "v3.channel.k8s.io",
+        "v2.channel.k8s.io",
+        "channel.k8s.io",
+    ]
+    assert body == (
+        b"unable to upgrade: unable to negotiate protocol: client supports [v9.channel.k8s.io], "
+        b"server accepts [v4.channel.k8s.io v3.channel.k8s.io v2.channel.k8s.io channel.k8s.io]\n"
+    )
     status, headers, _ = spdy_upgrade(cluster.kubeconfig, path, ["v4.channel.k8s.io", "v3.channel.k8s.io"])
     assert status == 101 and headers["upgrade"] == ["SPDY/3.1"]
     assert headers["x-stream-protocol-version"] == ["v4.channel.k8s.io"]

@@ -16,8 +16,9 @@ def _revision_of(pod: client.V1Pod) -> str:
     return pod.metadata.labels["controller-revision-hash"]
 
 
-def test_ordered_ready_creates_pods_in_order_with_identity(cluster: EmbeddedCluster, apps: client.AppsV1Api,
-                                                           core: client.CoreV1Api, namespace: str) -> None:
+def test_ordered_ready_creates_pods_in_order_with_identity(
+    cluster: EmbeddedCluster, apps: client.AppsV1Api, core: client.CoreV1Api, namespace: str
+) -> None:
     _create(apps, namespace, statefulset("web", replicas=3))
     wait_for(sts_ready(apps, namespace, "web", 3), what="3 ready replicas")
     pods = pods_by_name(core, namespace, "web")
@@ -35,8 +36,13 @@ def test_ordered_ready_creates_pods_in_order_with_identity(cluster: EmbeddedClus
         assert pod.metadata.labels["apps.kubernetes.io/pod-index"] == str(ordinal)
         assert pod.spec.hostname == name and pod.spec.subdomain == "web"
         ref = pod.metadata.owner_references[0]
-        assert (ref.kind, ref.name, ref.uid, ref.controller, ref.block_owner_deletion) == \
-            ("StatefulSet", "web", sts.metadata.uid, True, True)
+        assert (ref.kind, ref.name, ref.uid, ref.controller, ref.block_owner_deletion) == (
+            "StatefulSet",
+            "web",
+            sts.metadata.uid,
+            True,
+            True,
+        )
         assert pod.status.phase == "Running" and pod.spec.node_name in ("sim-node", None)  # None: no pods/binding
     assert len({p.status.pod_ip for p in pods.values()}) == 3
 
@@ -50,18 +56,20 @@ def test_revisions_and_hash_labels(apps: client.AppsV1Api, core: client.CoreV1Ap
     assert status.current_revision == status.update_revision
     revision = revisions[0]
     assert revision.revision == 1 and revision.metadata.name.startswith("rev-")
-    assert revision.metadata.labels["controller.kubernetes.io/hash"] == revision.metadata.name[len("rev-"):]
+    assert revision.metadata.labels["controller.kubernetes.io/hash"] == revision.metadata.name[len("rev-") :]
     assert revision.data["spec"]["template"]["$patch"] == "replace"
     assert {_revision_of(p) for p in pods_by_name(core, namespace, "rev").values()} == {status.update_revision}
 
 
 def _set_image(apps: client.AppsV1Api, namespace: str, name: str, image: str) -> None:
-    apps.patch_namespaced_stateful_set(name, namespace, {"spec": {"template": {"spec": {
-        "containers": [{"name": "app", "image": image}]}}}})
+    apps.patch_namespaced_stateful_set(
+        name, namespace, {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": image}]}}}}
+    )
 
 
-def test_rolling_update_with_partition_replaces_high_ordinals_only(apps: client.AppsV1Api, core: client.CoreV1Api,
-                                                                   namespace: str) -> None:
+def test_rolling_update_with_partition_replaces_high_ordinals_only(
+    apps: client.AppsV1Api, core: client.CoreV1Api, namespace: str
+) -> None:
     body = statefulset("part", replicas=3, strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 1}})
     _create(apps, namespace, body)
     wait_for(sts_ready(apps, namespace, "part", 3))
@@ -72,8 +80,12 @@ def test_rolling_update_with_partition_replaces_high_ordinals_only(apps: client.
     def rolled() -> bool:
         st = apps.read_namespaced_stateful_set("part", namespace).status
         pods = pods_by_name(core, namespace, "part")
-        return st.updated_replicas == 2 and st.ready_replicas == 3 and len(pods) == 3 and \
-            all(p.status.phase == "Running" for p in pods.values())
+        return (
+            st.updated_replicas == 2
+            and st.ready_replicas == 3
+            and len(pods) == 3
+            and all(p.status.phase == "Running" for p in pods.values())
+        )
 
     wait_for(rolled, what="ordinals 2 and 1 updated")
     after = pods_by_name(core, namespace, "part")
@@ -100,6 +112,7 @@ def test_on_delete_replaces_only_deleted_pods(apps: client.AppsV1Api, core: clie
     def observed() -> bool:
         s = apps.read_namespaced_stateful_set("od", namespace)
         return s.status.observed_generation == s.metadata.generation and s.status.updated_replicas == 0
+
     wait_for(observed, what="new generation observed")
     update_revision = apps.read_namespaced_stateful_set("od", namespace).status.update_revision
     unchanged = pods_by_name(core, namespace, "od")
@@ -112,6 +125,7 @@ def test_on_delete_replaces_only_deleted_pods(apps: client.AppsV1Api, core: clie
         if pod and pod.metadata.uid != before["od-1"].metadata.uid and pod.status.phase == "Running":
             return pod
         return None
+
     new = wait_for(replaced, what="od-1 recreated")
     assert _revision_of(new) == update_revision and new.spec.containers[0].image == "example.com/web:2"
     wait_for(lambda: apps.read_namespaced_stateful_set("od", namespace).status.updated_replicas == 1)
@@ -121,8 +135,9 @@ def test_on_delete_replaces_only_deleted_pods(apps: client.AppsV1Api, core: clie
         assert after[name].spec.containers[0].image == "example.com/web:1"
 
 
-def test_rollout_status_and_scale_down(cluster: EmbeddedCluster, apps: client.AppsV1Api, core: client.CoreV1Api,
-                                       namespace: str) -> None:
+def test_rollout_status_and_scale_down(
+    cluster: EmbeddedCluster, apps: client.AppsV1Api, core: client.CoreV1Api, namespace: str
+) -> None:
     _create(apps, namespace, statefulset("ro", replicas=3, strategy={"type": "RollingUpdate"}))
     done = kubectl(cluster, "-n", namespace, "rollout", "status", "statefulset/ro", "--timeout=30s")
     assert done.returncode == 0, done.stderr
@@ -147,8 +162,7 @@ def test_on_delete_rollout_status_is_refused(cluster: EmbeddedCluster, apps: cli
     assert "rollout status is only available for RollingUpdate strategy type" in done.stderr
 
 
-def test_pvcs_created_per_ordinal_and_kept_on_scale_down(apps: client.AppsV1Api, core: client.CoreV1Api,
-                                                          namespace: str) -> None:
+def test_pvcs_created_per_ordinal_and_kept_on_scale_down(apps: client.AppsV1Api, core: client.CoreV1Api, namespace: str) -> None:
     _create(apps, namespace, statefulset("db", replicas=2, policy="Parallel", claims=True))
     wait_for(sts_ready(apps, namespace, "db", 2))
     claims = {c.metadata.name: c for c in core.list_namespaced_persistent_volume_claim(namespace).items}
@@ -160,8 +174,10 @@ def test_pvcs_created_per_ordinal_and_kept_on_scale_down(apps: client.AppsV1Api,
     assert vol.persistent_volume_claim.claim_name == "data-db-1"
     apps.patch_namespaced_stateful_set_scale("db", namespace, {"spec": {"replicas": 1}})
     wait_for(lambda: sorted(pods_by_name(core, namespace, "db")) == ["db-0"])
-    assert sorted(c.metadata.name for c in core.list_namespaced_persistent_volume_claim(namespace).items) == \
-        ["data-db-0", "data-db-1"]
+    assert sorted(c.metadata.name for c in core.list_namespaced_persistent_volume_claim(namespace).items) == [
+        "data-db-0",
+        "data-db-1",
+    ]
 
 
 def test_deleting_the_set_deletes_its_pods(apps: client.AppsV1Api, core: client.CoreV1Api, namespace: str) -> None:

@@ -41,7 +41,10 @@ LEASE = ["--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-
 LEASE_DURATION = 4.0
 
 
-def replica(i: int, kubeconfig: Path, origin: Path, work: Path, shards: int) -> subprocess.Popen[bytes]:
+def replica(
+    i: int, kubeconfig: Path, origin: Path, work: Path, shards: int, *, lease: list[str] = LEASE, interval: str = "2"
+) -> subprocess.Popen[bytes]:
+    """`gitops-kd run --shards` as replica ``i`` (its log in ``work``), polling Git every ``interval`` seconds."""
     log = (work / f"replica-{i}.log").open("wb")
     env = {**os.environ, "POD_NAME": f"replica-{i}", "POD_NAMESPACE": NS}
     return subprocess.Popen(
@@ -61,12 +64,12 @@ def replica(i: int, kubeconfig: Path, origin: Path, work: Path, shards: int) -> 
             "--listen",
             "off",
             "--interval",
-            "2",
+            interval,
             "--shards",
             str(shards),
             "--log-level",
             "warning",
-            *LEASE,
+            *lease,
         ],
         stdout=log,
         stderr=subprocess.STDOUT,

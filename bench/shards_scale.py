@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fleet_scale import PER_APP, WORKERS  # noqa: E402
 from seed_cluster import seed_fleet  # noqa: E402
-from shards import holders, usage, wait  # noqa: E402
+from shards import holders, replica, usage, wait  # noqa: E402
 from synth_repo import commit_files, init_bare  # noqa: E402
 from synth_world import NS, desired_from_files, fleet_files  # noqa: E402
 
@@ -43,39 +43,6 @@ from kdsim.cluster import EmbeddedCluster  # noqa: E402
 from kubeplumb.rest import RestClient  # noqa: E402
 
 LEASE = ["--lease-duration", "15", "--lease-renew-deadline", "10", "--lease-retry-period", "2"]
-
-
-def replica(i: int, kubeconfig: Path, origin: Path, work: Path, shards: int) -> subprocess.Popen[bytes]:
-    log = (work / f"replica-{i}.log").open("wb")
-    env = {**os.environ, "POD_NAME": f"replica-{i}", "POD_NAMESPACE": NS}
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from gitops_kd.cli import main; main()",
-            "run",
-            "--repo",
-            str(origin),
-            "--kubeconfig",
-            str(kubeconfig),
-            "--namespace",
-            NS,
-            "--cache-dir",
-            str(work / f"cache-{i}"),
-            "--listen",
-            "off",
-            "--interval",
-            "30",
-            "--shards",
-            str(shards),
-            "--log-level",
-            "warning",
-            *LEASE,
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
 
 
 def baselines(rest: RestClient, commit: str) -> int:
@@ -121,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             t1 = time.monotonic()
-            procs = [replica(i, cluster.kubeconfig, origin, work, args.shards) for i in range(r)]
+            procs = [replica(i, cluster.kubeconfig, origin, work, args.shards, lease=LEASE, interval="30") for i in range(r)]
             wait("every shard held", lambda: len(h := holders(rest)) == args.shards and all(h.values()), args.timeout)
             held = time.monotonic() - t1
             while baselines(rest, head) < n:  # a LIST of every KDRollout: not more often than every 5 s

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any
@@ -328,6 +329,15 @@ class ObservedState:
 
     __hash__ = None  # type: ignore[assignment]  # holds mappings
 
+    @cached_property
+    def clusters_by_app(self) -> Mapping[str, tuple[ObservedCluster, ...]]:
+        """Live clusters per spec.app, each sorted by (namespace, name) (built once per state: a lookup per app costs
+        its own clusters, not a pass over the fleet)."""
+        by_app: dict[str, list[ObservedCluster]] = {}
+        for _key, cluster in sorted(self.clusters.items()):
+            by_app.setdefault(cluster.app, []).append(cluster)
+        return MappingProxyType({app: tuple(clusters) for app, clusters in by_app.items()})
+
     def clusters_of_app(self, namespace: str, app: str) -> tuple[ObservedCluster, ...]:
         """Live clusters in ``namespace`` whose spec.app is ``app``, sorted by name."""
-        return tuple(c for k, c in sorted(self.clusters.items()) if c.namespace == namespace and c.app == app)
+        return tuple(c for c in self.clusters_by_app.get(app, ()) if c.namespace == namespace)

@@ -158,12 +158,8 @@ class _Index:
 
     def __init__(self, desired: DesiredState, observed: ObservedState | None) -> None:
         self.apps = desired.apps
-        self._first: dict[str, Key] = {}
-        for app_key in sorted(desired.apps):
-            self._first.setdefault(app_key[1], app_key)
-        self._by_app: dict[str, list[ObservedCluster]] = {}
-        for _k, c in sorted(observed.clusters.items()) if observed is not None else ():
-            self._by_app.setdefault(c.app, []).append(c)
+        self._first = desired.first_app_named
+        self._by_app: Mapping[str, tuple[ObservedCluster, ...]] = observed.clusters_by_app if observed is not None else {}
 
     def app_for(self, key: Key, cluster: KDCluster) -> tuple[Key, KDApp] | None:
         local = (key[0], cluster.app)

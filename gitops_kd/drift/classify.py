@@ -91,9 +91,10 @@ def classify(
     drifts = detect(
         desired,
         observed,
-        rules=rules if rules is not None else IgnoreRules.defaults(),
+        rules=rules,
         in_progress=busy,
         app_in_progress=app_busy,
+        new_round=not partial,
     )
     tracker = DriftTracker(dict(baselines.open))
     scope = _scope(tracker, desired, observed, busy, app_busy, partial)

@@ -18,6 +18,7 @@ from typing import Any
 
 from gitops_kd.constants import ACTIVE_PHASES, APPLIED_ANNOTATION, UPGRADE_ANNOTATION
 from gitops_kd.diff.engine import app_for, app_manifest, cluster_manifest, kept_by_server, users_of
+from gitops_kd.diff.memo import IdentityMemo
 from gitops_kd.diff.transition import transition
 from gitops_kd.drift import paths
 from gitops_kd.drift.compare import missing_or_changed, missing_or_changed_stored
@@ -26,7 +27,7 @@ from gitops_kd.drift.rules import IgnoreRules
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.kd.layout import SERVICE_KIND as SERVICE
 from gitops_kd.kd.layout import STATEFULSET_KIND as STATEFULSET
-from gitops_kd.observed import ON_DELETE, ObservedCluster, ObservedState
+from gitops_kd.observed import ON_DELETE, ObservedApp, ObservedCluster, ObservedState
 from gitops_kd.plan.held import spec_changed
 from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.render.compare import owned_differences
@@ -35,6 +36,9 @@ from gitops_kd.spec.model import KDApp, KDCluster
 from gitops_kd.spec.state import DesiredState, Key
 
 InProgress = Callable[[Key], bool]
+DEFAULT_RULES = IgnoreRules.defaults()
+_CLUSTERS: IdentityMemo[tuple[tuple[Drift, ...], bool]] = IdentityMemo("cluster drift")
+_APPS: IdentityMemo[tuple[Drift, ...]] = IdentityMemo("app drift")
 TEMPLATE = "spec.template"
 UPDATE_STRATEGY = "spec.updateStrategy.type"
 
@@ -64,15 +68,20 @@ def detect(
     rules: IgnoreRules | None = None,
     in_progress: InProgress | None = None,
     app_in_progress: InProgress | None = None,
+    new_round: bool = True,
 ) -> list[Drift]:
     """Every drifted object, sorted by (kind, namespace, name).
 
     ``in_progress(cluster_key)`` marks more clusters as converging (e.g. not yet seen in sync at this
     commit): none of their objects is drift. ``app_in_progress(app_key)`` does the same for KDApps; a KDApp
-    is also converging while any cluster using it is.
+    is also converging while any cluster using it is. A cluster's result is memoised on the identity of its
+    inputs (diff/memo.py): an unchanged cluster costs a lookup; ``new_round`` as diff's (False for a part).
     """
-    rules = rules if rules is not None else IgnoreRules.defaults()
+    rules = rules if rules is not None else DEFAULT_RULES
     busy = in_progress or (lambda _key: False)
+    if new_round:
+        _CLUSTERS.new_round()
+        _APPS.new_round()
     drifts: list[Drift] = []
     converging: set[Key] = set()
     for key in sorted(desired.clusters):
@@ -82,24 +91,10 @@ def detect(
         if busy(key):
             converging.add(key)
             continue
-        cluster = desired.clusters[key]
-        drifts += _object(
-            KDCLUSTER_KIND,
-            key[0],
-            key[1],
-            key[1],
-            desired.commit,
-            rules,
-            _metadata_and_spec(live.raw, cluster_manifest(cluster, key)),
-            live.raw,
-        )
-        found = app_for(desired, key, cluster)
-        if found is None:
-            continue
-        if upgrade_in_progress(desired, observed, key):
+        found, upgrading = _cluster_drifts(desired, observed, key, live, rules)
+        drifts += found
+        if upgrading:
             converging.add(key)
-            continue
-        drifts += _workloads(found[1], cluster, live, observed, found[0], desired.commit, rules)
     for app_key in sorted(desired.apps):
         live_app = observed.apps.get(app_key)
         if live_app is None or (app_in_progress is not None and app_in_progress(app_key)):
@@ -107,15 +102,48 @@ def detect(
         users = users_of(desired, observed, app_key)
         if any(c.key in converging for c in users):
             continue
-        app = desired.apps[app_key]
-        if users and spec_changed(app, app_key, live_app):
-            continue  # held by stock KubeDirector while clusters use it (plan/held.py): not drift
+        drifts += _app_drifts(app_key, desired.apps[app_key], live_app, bool(users), desired.commit, rules)
+    return sorted(drifts, key=lambda d: d.key)
+
+
+def _cluster_drifts(
+    desired: DesiredState, observed: ObservedState, key: Key, live: ObservedCluster, rules: IgnoreRules
+) -> tuple[tuple[Drift, ...], bool]:
+    """(the drifts of one live cluster's KDCluster, StatefulSets and member Services, whether its upgrade is in
+    progress), memoised: they depend only on its desired cluster and app, its live cluster and app, and the rules."""
+    cluster = desired.clusters[key]
+    found = app_for(desired, key, cluster)
+    app_key, app = found if found is not None else (None, None)
+    live_app = observed.apps.get(app_key) if app_key is not None else None
+
+    def compute() -> tuple[tuple[Drift, ...], bool]:
+        changes = _metadata_and_spec(live.raw, cluster_manifest(cluster, key))
+        out = _object(KDCLUSTER_KIND, key[0], key[1], key[1], desired.commit, rules, changes, live.raw)
+        if app is None or app_key is None:
+            return tuple(out), False
+        if upgrade_in_progress(desired, observed, key):
+            return tuple(out), True
+        return tuple(out + _workloads(app, cluster, live, observed, app_key, desired.commit, rules)), False
+
+    return _CLUSTERS.get((cluster, app, live, live_app, rules), (key, app_key, desired.commit), compute)
+
+
+def _app_drifts(
+    app_key: Key, app: KDApp, live_app: ObservedApp, used: bool, commit: str, rules: IgnoreRules
+) -> tuple[Drift, ...]:
+    """The drifts of one live KDApp (none while stock KubeDirector holds its spec for the clusters using it),
+    memoised on the identity of the desired and live app and the rules."""
+
+    def compute() -> tuple[Drift, ...]:
+        if used and spec_changed(app, app_key, live_app):
+            return ()  # held by stock KubeDirector while clusters use it (plan/held.py): not drift
         changes = _metadata_and_spec(live_app.raw, app_manifest(app, app_key))
         stray = ((live_app.raw.get("metadata") or {}).get("annotations") or {}).get(UPGRADE_ANNOTATION)
         if app.upgrade is None and stray is not None:  # Git has no stanza: the planner removes it
             changes.append(FieldChange(f"metadata.annotations[{UPGRADE_ANNOTATION}]", None, stray))
-        drifts += _object(KDAPP_KIND, app_key[0], app_key[1], None, desired.commit, rules, changes, live_app.raw)
-    return sorted(drifts, key=lambda d: d.key)
+        return tuple(_object(KDAPP_KIND, app_key[0], app_key[1], None, commit, rules, changes, live_app.raw))
+
+    return _APPS.get((app, live_app, rules), (app_key, used, commit), compute)
 
 
 def _object(

@@ -46,7 +46,17 @@ class DriftPolicy:
     @classmethod
     def from_desired(cls, desired: DesiredState, default: str = REVERT) -> DriftPolicy:
         """Read the annotation of every KDApp and KDCluster in Git. A KDCluster without one inherits its
-        app's. An invalid value is logged (naming the file) and ignored."""
+        app's. An invalid value is logged (naming the file) and ignored. The last one is kept for the same desired state
+        (the same object): each plan of one commit reads the annotations once."""
+        last = _last[0]
+        if last is not None and last[0] is desired and last[1] == default:
+            return last[2]
+        policy = cls._read(desired, default)
+        _last[0] = (desired, default, policy)
+        return policy
+
+    @classmethod
+    def _read(cls, desired: DesiredState, default: str) -> DriftPolicy:
         apps = {k: m for k, a in desired.apps.items() if (m := _mode_of(a.body, a.source)) is not None}
         clusters: dict[Key, str] = {}
         for key, cluster in desired.clusters.items():
@@ -67,6 +77,9 @@ class DriftPolicy:
     def action(self, drift: Drift) -> str:
         """The alert's ``action`` field: "reverted" or "alert-only"."""
         return "reverted" if self.mode(drift) == REVERT else ALERT_ONLY
+
+
+_last: list[tuple[DesiredState, str, DriftPolicy] | None] = [None]  # the last desired state's policy (one entry)
 
 
 def _mode_of(body: Mapping[str, Any], source: str) -> str | None:

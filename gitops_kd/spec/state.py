@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -33,3 +34,12 @@ class DesiredState:
         object.__setattr__(self, "clusters", _frozen(self.clusters))
 
     __hash__ = None  # type: ignore[assignment]  # holds mappings
+
+    @cached_property
+    def first_app_named(self) -> Mapping[str, Key]:
+        """Per app name, the key of the first KDApp of that name in (namespace, name) order (built once per state:
+        each cluster's and app's lookup costs a dict read, not a sort of every app)."""
+        first: dict[str, Key] = {}
+        for key in sorted(self.apps):
+            first.setdefault(key[1], key)
+        return MappingProxyType(first)

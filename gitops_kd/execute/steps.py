@@ -99,7 +99,7 @@ def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
 
 def _exec_refused(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult) -> Outcome:
     """Count an exec that never started, or whose answer was lost (the step may have run: its retry finds the
-    marker), in status.pods[pod].execFailures; the STALL_AFTER_FAILURES-th in a row stalls the rollout
+    marker), in PodProgress.exec_failures; the STALL_AFTER_FAILURES-th in a row stalls the rollout
     (ExecFailed) with a Warning event. Retries back off (repeat.retry_after)."""
     progress = RolloutStatus.from_obj(obj.get("status")).progress(a.pod)
     failures = (progress.exec_failures if progress is not None else 0) + 1

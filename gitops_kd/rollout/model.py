@@ -315,6 +315,11 @@ def _keyed(keys: Mapping[str, str], kind: str, fields: Mapping[str, Any]) -> dic
     return {keys[attr]: value for attr, value in fields.items()}
 
 
+def status_key(field: str) -> str:
+    """The status key of the RolloutStatus field ``field`` (for a message naming status.<key>)."""
+    return _keyed(_STATUS_KEYS, "RolloutStatus", {field: None}).popitem()[0]
+
+
 def status_patch(**fields: Any) -> dict[str, Any]:
     """A merge patch of a KDRollout's status setting the named RolloutStatus fields, in the order given, to the
     values given as stored (None deletes the key; ``pods`` / ``images`` values are merge patches of their maps).
@@ -441,5 +446,6 @@ __all__ = [
     "RolloutStatus",
     "Stage",
     "pod_patch",
+    "status_key",
     "status_patch",
 ]

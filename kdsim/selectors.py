@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kdsim.errors import bad_request
-from kdsim.validation.names import is_qualified_name, is_valid_label_value
+from kdsim.namerules import is_qualified_name, is_valid_label_value
 from kubeplumb.fielderrors import go_quote, invalid
 
 IN, NOT_IN, EQUALS, DOUBLE_EQUALS, NOT_EQUALS = "in", "notin", "=", "==", "!="

@@ -20,7 +20,6 @@ from kdsim.apiserver import webhook_match
 from kdsim.apiserver.resources import ResourceType
 from kdsim.apiserver.storage import Store
 from kdsim.apiserver.webhooks import Builtin, denial
-from kdsim.controllers.kubedirector import SYSTEM_NAMESPACE
 from kdsim.kubedirector import app_in_use, cluster_changes, live_upgrade, mutate, names
 from kdsim.kubedirector.live_upgrade import MODE as LIVE_UPGRADE
 
@@ -35,7 +34,7 @@ class KdAppWebhook:
     """KubeDirector's validating webhook, served inside the API server: the dispatcher (webhooks.py) calls it
     with the same AdmissionReview request, matching and denial wording as a webhook it reaches over HTTPS."""
 
-    def __init__(self, store: Store, mode: str = STRICT, system_namespace: str = SYSTEM_NAMESPACE) -> None:
+    def __init__(self, store: Store, mode: str = STRICT, system_namespace: str = names.SYSTEM_NAMESPACE) -> None:
         if mode not in MODES:
             raise ValueError(f"kd_app_edits must be one of {', '.join(MODES)}, not {mode!r}")
         self.store, self.mode, self.system_namespace = store, mode, system_namespace
@@ -94,7 +93,7 @@ class KdMutations:
     def __init__(
         self,
         store: Store,
-        system_namespace: str = SYSTEM_NAMESPACE,
+        system_namespace: str = names.SYSTEM_NAMESPACE,
         *,
         cluster_rules: bool = True,
         live_upgrade_rules: bool = False,

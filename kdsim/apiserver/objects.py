@@ -167,28 +167,23 @@ class ObjectApi:
     ) -> dict[str, Any]:
         labels = admission.label_matcher(label_selector)
         fields = admission.field_matcher(field_selector, rt.kind)
-        start = 0
-        if continue_token:
-            try:
-                start = int(json.loads(base64.b64decode(continue_token))["start"])
-            except (ValueError, KeyError, TypeError):
-                raise errors.bad_request("continue key is not valid: illegal base64 data") from None
+        after = _continue_key(continue_token) if continue_token else None
         with self.store.lock:
             rv = self.store.resource_version
-            page, total = self.store.read_page(
+            page, last, remaining = self.store.read_page(
                 rt.group,
                 rt.plural,
                 namespace if rt.namespaced and namespace else None,
-                where=lambda o: matches(o, labels, fields),
-                start=start,
+                where=None if labels is None and fields is None else lambda o: matches(o, labels, fields),
+                after=after,
                 limit=max(limit, 0),
             )  # copies the page's objects only
         items = [self._out(rt, o) for o in page]
         list_meta: dict[str, Any] = {"resourceVersion": str(rv)}
-        if limit and limit > 0 and start + limit < total:
-            token = base64.b64encode(json.dumps({"start": start + limit, "rv": rv}).encode()).decode()
-            list_meta["continue"] = token
-            list_meta["remainingItemCount"] = total - start - limit
+        if limit > 0 and last is not None:
+            list_meta["continue"] = base64.b64encode(json.dumps({"start": list(last), "rv": rv}).encode()).decode()
+            if labels is None and fields is None:  # kube-apiserver counts keys, so only when no selector filters them
+                list_meta["remainingItemCount"] = remaining
         return {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": list_meta, "items": items}
 
     # -- update / patch ------------------------------------------------------------------------
@@ -365,6 +360,15 @@ class ObjectApi:
 
 class Changed(Exception):
     """The object changed since admission saw it: admit again (kube-apiserver's GuaranteedUpdate retry)."""
+
+
+def _continue_key(token: str) -> tuple[str, str]:
+    """The (namespace, name) a continue token resumes after (like kube-apiserver's, it names the last key sent)."""
+    try:
+        namespace, name = json.loads(base64.b64decode(token))["start"]
+        return str(namespace), str(name)
+    except (ValueError, KeyError, TypeError):
+        raise errors.bad_request("continue key is not valid: illegal base64 data") from None
 
 
 def matches(obj: dict[str, Any], labels: Any, fields: Any) -> bool:

@@ -10,6 +10,7 @@ for one resource's events only.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import copy
 import threading
@@ -63,6 +64,7 @@ class Store:
         self._listeners: list[Callable[[], None]] = []
         self._write_listeners: list[WriteListener] = []
         self._by_resource: dict[tuple[str, str], dict[Key, None]] = {}
+        self._sorted: dict[tuple[str, str], list[Key]] = {}  # _by_resource's keys in order, until one comes or goes
         self._dependents: dict[str, set[Key]] = {}
         self._uids: dict[str, Key] = {}
         self._deleting: set[Key] = set()
@@ -96,15 +98,43 @@ class Store:
             return [copy.deepcopy(obj) for obj in (self._objects[k] for k in keys) if where is None or where(obj)]
 
     def read_page(
-        self, group: str, plural: str, namespace: str | None, *, where: Callable[[dict[str, Any]], bool], start: int, limit: int
-    ) -> tuple[list[dict[str, Any]], int]:
-        """(deep copies of the matches ``start`` to ``start + limit`` in read_all's order (all from ``start`` when
-        ``limit`` is 0), how many objects match in all): a page copies its own objects only, not every match."""
+        self,
+        group: str,
+        plural: str,
+        namespace: str | None,
+        *,
+        where: Callable[[dict[str, Any]], bool] | None,
+        after: tuple[str, str] | None,
+        limit: int,
+    ) -> tuple[list[dict[str, Any]], tuple[str, str] | None, int]:
+        """One page of a LIST in read_all's order, like etcd's range read behind kube-apiserver's continue token:
+        (deep copies of up to ``limit`` matches (all when ``limit`` is 0) after the key (namespace, name) ``after``,
+        the key of the last one returned when more objects follow it (the next page's ``after``), how many objects
+        follow it (matching or not)). The keys stay sorted between writes that add or remove one, so a page costs
+        a binary search and its own objects, not a sort and a filter of the whole resource."""
         with self.lock:
-            keys = sorted(k for k in self._by_resource.get((group, plural), ()) if namespace is None or k[2] == namespace)
-            matched = [obj for obj in (self._objects[k] for k in keys) if where(obj)]
-            end = start + limit if limit > 0 else len(matched)
-            return [copy.deepcopy(obj) for obj in matched[start:end]], len(matched)
+            keys = self._sorted_keys(group, plural)
+            lo = 0 if namespace is None else bisect.bisect_left(keys, (group, plural, namespace, ""))
+            hi = len(keys) if namespace is None else bisect.bisect_left(keys, (group, plural, namespace + "\0", ""))
+            if after is not None:
+                lo = max(lo, bisect.bisect_right(keys, (group, plural, *after)))
+            page: list[dict[str, Any]] = []
+            i = lo
+            while i < hi and (limit <= 0 or len(page) < limit):
+                obj = self._objects[keys[i]]
+                i += 1
+                if where is None or where(obj):
+                    page.append(copy.deepcopy(obj))
+            more = i < hi and page != []
+            last = keys[i - 1][2:] if more else None
+            return page, (last[0], last[1]) if last is not None else None, hi - i
+
+    def _sorted_keys(self, group: str, plural: str) -> list[Key]:
+        """The keys of one resource, sorted; kept until a write adds or removes one of them (lock held)."""
+        keys = self._sorted.get((group, plural))
+        if keys is None:
+            keys = self._sorted[(group, plural)] = sorted(self._by_resource.get((group, plural), ()))
+        return keys
 
     def scan_resource(self, group: str, plural: str, fn: Callable[[Key, dict[str, Any]], Any]) -> list[tuple[Key, Any]]:
         """`scan` over the objects of one resource only."""
@@ -239,10 +269,13 @@ class Store:
                             del self._fields[name][value]
         if obj is None:
             bucket = self._by_resource.get(key[:2])
-            if bucket is not None:
-                bucket.pop(key, None)
+            if bucket is not None and bucket.pop(key, 0) is None:
+                self._sorted.pop(key[:2], None)
             return
-        self._by_resource.setdefault(key[:2], {})[key] = None
+        bucket = self._by_resource.setdefault(key[:2], {})
+        if key not in bucket:
+            bucket[key] = None
+            self._sorted.pop(key[:2], None)
         meta = obj.get("metadata") or {}
         for uid in _owner_uids(meta):
             self._dependents.setdefault(uid, set()).add(key)
@@ -340,6 +373,7 @@ class Store:
         with self.lock:
             self._objects.clear()
             self._by_resource.clear()
+            self._sorted.clear()
             self._dependents.clear()
             self._uids.clear()
             self._deleting.clear()

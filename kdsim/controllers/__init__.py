@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from kdsim.cluster import EmbeddedCluster
+    from kdsim.controllers.host import ClusterHost
 
 
 class Stoppable(Protocol):
@@ -14,7 +14,7 @@ class Stoppable(Protocol):
     def stop(self) -> None: ...
 
 
-def start_all(cluster: EmbeddedCluster) -> list[Stoppable]:
+def start_all(cluster: ClusterHost) -> list[Stoppable]:
     """Start every simulated controller against `cluster`; return handles to stop them.
 
     Order matters only for start-up logging; the controllers are level-triggered and independent.

@@ -25,11 +25,10 @@ from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import RequeueAfter, WorkQueue
 
 if TYPE_CHECKING:
-    from kdsim.cluster import EmbeddedCluster
+    from kdsim.controllers.host import ClusterHost
 
 log = logging.getLogger(__name__)
 
-SYSTEM_NAMESPACE = "kubedirector"  # where "system" catalog apps live (KD's own namespace)
 SETTLE_POLL_SECONDS = 1.0  # safety-net requeue while members are still changing
 
 
@@ -64,7 +63,7 @@ class KubeDirectorController:
     """Level-triggered KDCluster reconciler; one pass per queued "namespace/name"."""
 
     def __init__(
-        self, api_client: Any, *, workers: int = 2, system_namespace: str = SYSTEM_NAMESPACE, live_upgrade: bool = False
+        self, api_client: Any, *, workers: int = 2, system_namespace: str = names.SYSTEM_NAMESPACE, live_upgrade: bool = False
     ) -> None:
         self.rest = RestClient(api_client)
         self.live_upgrade = live_upgrade  # react to a spec.app switch as KubeDirector's live-app-upgrade branch
@@ -388,7 +387,7 @@ class KubeDirectorController:
                 raise
 
 
-def start(cluster: EmbeddedCluster) -> KubeDirectorController:
+def start(cluster: ClusterHost) -> KubeDirectorController:
     """Start the simulated KubeDirector against the cluster's API server, as the cluster's `kubedirector_user`."""
     return KubeDirectorController(
         cluster.api_client(token=cluster.kubedirector_user), live_upgrade=cluster.server.kd_app_edits == live_upgrade.MODE

@@ -23,7 +23,7 @@ from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import RequeueAfter, WorkQueue
 
 if TYPE_CHECKING:
-    from kdsim.cluster import EmbeddedCluster
+    from kdsim.controllers.host import ClusterHost
 
 log = logging.getLogger(__name__)
 
@@ -334,10 +334,10 @@ class Kubelet:
 class InProcessKubelet:
     """The embedded cluster's kubelet: exec, attach, port-forward and logs are served by the API server in process."""
 
-    def __init__(self, cluster: EmbeddedCluster) -> None:
-        from kdsim.exec.handler import ExecHandler
-        from kdsim.exec.portforward import PortForwardHandler
+    def __init__(self, cluster: ClusterHost) -> None:
+        from kdsim.kubelet.exec_handler import ExecHandler
         from kdsim.kubelet.logs import LogHandler
+        from kdsim.kubelet.portforward import PortForwardHandler
 
         self.cluster = cluster
         self.kubelet = Kubelet(
@@ -356,6 +356,6 @@ class InProcessKubelet:
         sim_images.release(self.cluster)
 
 
-def start(cluster: EmbeddedCluster) -> InProcessKubelet:
+def start(cluster: ClusterHost) -> InProcessKubelet:
     """Start the kubelet of `sim-node` (and its exec and log handlers) against the embedded cluster."""
     return InProcessKubelet(cluster)

@@ -12,7 +12,7 @@ from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import WorkQueue
 
 if TYPE_CHECKING:
-    from kdsim.cluster import EmbeddedCluster
+    from kdsim.controllers.host import ClusterHost
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ def wanted_status(service: dict[str, Any]) -> dict[str, Any] | None:
 class ServiceLB:
     """Level-triggered: every LoadBalancer Service gets the loopback ingress; other types none."""
 
-    def __init__(self, cluster: EmbeddedCluster) -> None:
+    def __init__(self, cluster: ClusterHost) -> None:
         api_client = cluster.api_client()
         self.rest = RestClient(api_client)
         self.services = Informer(api_client, "v1", "services")
@@ -67,6 +67,6 @@ class ServiceLB:
                 raise
 
 
-def start(cluster: EmbeddedCluster) -> ServiceLB:
+def start(cluster: ClusterHost) -> ServiceLB:
     """Start the load-balancer controller against the cluster's API server."""
     return ServiceLB(cluster).start()

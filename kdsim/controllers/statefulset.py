@@ -17,7 +17,7 @@ from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import WorkQueue
 
 if TYPE_CHECKING:
-    from kdsim.cluster import EmbeddedCluster
+    from kdsim.controllers.host import ClusterHost
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +251,6 @@ class StatefulSetController:
         return True
 
 
-def start(cluster: EmbeddedCluster) -> StatefulSetController:
+def start(cluster: ClusterHost) -> StatefulSetController:
     """Start the StatefulSet controller against the cluster's API server."""
     return StatefulSetController(cluster.api_client()).start()

@@ -1,1 +1,1 @@
-"""The pods/exec subresource of the simulated node: Kubernetes' WebSocket channel protocols and the handler."""
+"""The pods/exec and port-forward wire protocols: Kubernetes' WebSocket channel protocols, SPDY/3.1 and the upgrade."""

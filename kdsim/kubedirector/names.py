@@ -28,6 +28,7 @@ PVC_TEMPLATE = "p"  # the StatefulSet's one volumeClaimTemplate; member PVCs are
 INIT_MARKER = "/etc/kubedirector.init"  # relative to the PVC root (mounted at /mnt in the init container)
 STATEFULSET_PREFIX = "kdss-"
 HEADLESS_PREFIX = "kdhs-"
+SYSTEM_NAMESPACE = "kubedirector"  # where "system" catalog apps live (KD's own namespace)
 MEMBER_SERVICE_PREFIX = "s-"
 
 NAMING_UID = "UID"

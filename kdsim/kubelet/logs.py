@@ -4,20 +4,17 @@ run for real; apps print nothing)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from kdsim import errors
-
-if TYPE_CHECKING:
-    from kdsim.controllers.kubelet import Kubelet
+from kdsim.kubelet.host import PodHost
 
 
 class LogHandler:
     """Serves the log subresource from the container logs the kubelet keeps in the sandbox."""
 
-    def __init__(self, kubelet: Kubelet) -> None:
+    def __init__(self, kubelet: PodHost) -> None:
         self.kubelet = kubelet
 
     async def handle(self, request: web.Request, namespace: str, name: str) -> web.StreamResponse:

@@ -9,18 +9,15 @@ import ssl
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from kdsim.apiserver import tls
-from kdsim.exec.handler import ExecHandler
-from kdsim.exec.portforward import PortForwardHandler
 from kdsim.httplimits import request_limits
+from kdsim.kubelet.exec_handler import ExecHandler
+from kdsim.kubelet.host import PodHost
 from kdsim.kubelet.logs import LogHandler
-
-if TYPE_CHECKING:
-    from kdsim.controllers.kubelet import Kubelet
+from kdsim.kubelet.portforward import PortForwardHandler
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +57,7 @@ class KubeletServer:
     """Serves /exec, /attach, /run, /portForward, /containerLogs, /pods and /healthz for one Kubelet in a background thread."""
 
     def __init__(
-        self, kubelet: Kubelet, *, address: str = "127.0.0.1", port: int = 0, serving: ServingTls | None = None, workdir: Path
+        self, kubelet: PodHost, *, address: str = "127.0.0.1", port: int = 0, serving: ServingTls | None = None, workdir: Path
     ) -> None:
         self.kubelet = kubelet
         self.address, self.port = address, port

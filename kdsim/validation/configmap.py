@@ -6,7 +6,8 @@ import base64
 import binascii
 from typing import Any
 
-from kdsim.validation import meta, names
+from kdsim import namerules
+from kdsim.validation import meta
 from kubeplumb import fielderrors as fe
 from kubeplumb.fielderrors import FieldError
 
@@ -23,7 +24,7 @@ _REQUIRED_KEYS = {
 def _keys(data: Any, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     for key in sorted(data or {}):
-        errs.extend(fe.invalid(fe.key(path, key), key, m) for m in names.is_config_map_key(key))
+        errs.extend(fe.invalid(fe.key(path, key), key, m) for m in namerules.is_config_map_key(key))
     return errs
 
 

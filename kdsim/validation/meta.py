@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from kdsim.validation import names
+from kdsim import namerules
 from kubeplumb import fielderrors as fe
 from kubeplumb.fielderrors import FieldError
 
@@ -45,17 +45,17 @@ def _mask_trailing_dash(name: str) -> str:
 
 def dns_subdomain_name(name: str, prefix: bool) -> list[str]:
     """NameIsDNSSubdomain."""
-    return names.is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
+    return namerules.is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
 
 
 def dns_label_name(name: str, prefix: bool) -> list[str]:
     """NameIsDNSLabel."""
-    return names.is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
+    return namerules.is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
 
 
 def dns1035_label_name(name: str, prefix: bool) -> list[str]:
     """NameIsDNS1035Label (Service names)."""
-    return names.is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
+    return namerules.is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
 
 
 def validate_labels(labels: Any, path: str) -> list[FieldError]:
@@ -63,12 +63,12 @@ def validate_labels(labels: Any, path: str) -> list[FieldError]:
     if not isinstance(labels, dict):
         return errs
     for key in sorted(labels):
-        errs.extend(fe.invalid(path, key, m) for m in names.is_qualified_name(key))
+        errs.extend(fe.invalid(path, key, m) for m in namerules.is_qualified_name(key))
         value = labels[key]
         if not isinstance(value, str):
             errs.append(fe.invalid(fe.key(path, key), value, "must be a string"))
             continue
-        errs.extend(fe.invalid(path, value, m) for m in names.is_valid_label_value(value))
+        errs.extend(fe.invalid(path, value, m) for m in namerules.is_valid_label_value(value))
     return errs
 
 
@@ -77,7 +77,7 @@ def validate_annotations(annotations: Any, path: str) -> list[FieldError]:
     if not isinstance(annotations, dict):
         return errs
     for key in sorted(annotations):
-        errs.extend(fe.invalid(path, key, m) for m in names.is_qualified_name(key.lower()))
+        errs.extend(fe.invalid(path, key, m) for m in namerules.is_qualified_name(key.lower()))
     size = sum(len(k) + len(str(v)) for k, v in annotations.items())
     if size > TOTAL_ANNOTATION_SIZE_LIMIT:
         errs.append(fe.too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT))
@@ -114,7 +114,7 @@ def validate_owner_references(refs: Any, path: str) -> list[FieldError]:
 def validate_finalizers(finalizers: Any, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     for f in finalizers or []:
-        errs.extend(fe.invalid(path, f, m) for m in names.is_qualified_name(str(f)))
+        errs.extend(fe.invalid(path, f, m) for m in namerules.is_qualified_name(str(f)))
     if "orphan" in (finalizers or []) and "foregroundDeletion" in (finalizers or []):
         errs.append(fe.invalid(path, [str(f) for f in finalizers], "finalizer orphan and foregroundDeletion cannot be both set"))
     return errs
@@ -137,7 +137,7 @@ def validate_object_meta(meta: Any, namespaced: bool, name_fn: NameFn, path: str
         if not namespace:
             errs.append(fe.required(fe.child(path, "namespace"), ""))
         else:
-            errs.extend(fe.invalid(fe.child(path, "namespace"), namespace, m) for m in names.is_dns1123_label(namespace))
+            errs.extend(fe.invalid(fe.child(path, "namespace"), namespace, m) for m in namerules.is_dns1123_label(namespace))
     generation = meta.get("generation")
     if isinstance(generation, int) and generation < 0:
         errs.append(fe.invalid(fe.child(path, "generation"), generation, IS_NEGATIVE))
@@ -216,8 +216,8 @@ def validate_label_selector(selector: Any, path: str) -> list[FieldError]:
         else:
             errs.append(fe.invalid(fe.child(p, "operator"), op, "not a valid selector operator"))
         key = str(expr.get("key", ""))
-        errs.extend(fe.invalid(fe.child(p, "key"), key, m) for m in names.is_qualified_name(key))
+        errs.extend(fe.invalid(fe.child(p, "key"), key, m) for m in namerules.is_qualified_name(key))
         for j, v in enumerate(values):
-            errs.extend(fe.invalid(fe.index(fe.child(p, "values"), j), v, m) for m in names.is_valid_label_value(str(v)))
+            errs.extend(fe.invalid(fe.index(fe.child(p, "values"), j), v, m) for m in namerules.is_valid_label_value(str(v)))
     errs.extend(validate_labels(selector.get("matchLabels"), fe.child(path, "matchLabels")))
     return errs

@@ -6,7 +6,8 @@ import copy
 import json
 from typing import Any
 
-from kdsim.validation import meta, names
+from kdsim import namerules
+from kdsim.validation import meta
 from kubeplumb import fielderrors as fe
 from kubeplumb.fielderrors import FieldError
 
@@ -67,7 +68,7 @@ def _volumes(volumes: list[Any], path: str) -> tuple[set[str], list[FieldError]]
         if not name:
             errs.append(fe.required(fe.child(p, "name"), ""))
         else:
-            errs.extend(fe.invalid(fe.child(p, "name"), name, m) for m in names.is_dns1123_label(name))
+            errs.extend(fe.invalid(fe.child(p, "name"), name, m) for m in namerules.is_dns1123_label(name))
             if name in seen:
                 errs.append(fe.duplicate(fe.child(p, "name"), name))
             seen.add(name)
@@ -89,7 +90,7 @@ def _container(c: dict[str, Any], path: str, volumes: set[str], require_image: b
     for i, port in enumerate(c.get("ports") or []):
         p = fe.index(fe.child(path, "ports"), i)
         if port.get("name"):
-            errs.extend(fe.invalid(fe.child(p, "name"), port["name"], m) for m in names.is_valid_port_name(port["name"]))
+            errs.extend(fe.invalid(fe.child(p, "name"), port["name"], m) for m in namerules.is_valid_port_name(port["name"]))
             if port["name"] in port_names:
                 errs.append(fe.duplicate(fe.child(p, "name"), port["name"]))
             port_names.add(port["name"])
@@ -97,10 +98,10 @@ def _container(c: dict[str, Any], path: str, volumes: set[str], require_image: b
         if not number:
             errs.append(fe.required(fe.child(p, "containerPort"), ""))
         else:
-            errs.extend(fe.invalid(fe.child(p, "containerPort"), number, m) for m in names.is_valid_port_num(number))
+            errs.extend(fe.invalid(fe.child(p, "containerPort"), number, m) for m in namerules.is_valid_port_num(number))
         if port.get("hostPort"):
             errs.extend(
-                fe.invalid(fe.child(p, "hostPort"), port["hostPort"], m) for m in names.is_valid_port_num(port["hostPort"])
+                fe.invalid(fe.child(p, "hostPort"), port["hostPort"], m) for m in namerules.is_valid_port_num(port["hostPort"])
             )
         protocol = port.get("protocol", "")
         if not protocol:
@@ -113,7 +114,7 @@ def _container(c: dict[str, Any], path: str, volumes: set[str], require_image: b
         if not name:
             errs.append(fe.required(fe.child(p, "name"), ""))
         else:
-            errs.extend(fe.invalid(fe.child(p, "name"), name, m) for m in names.is_env_var_name(name))
+            errs.extend(fe.invalid(fe.child(p, "name"), name, m) for m in namerules.is_env_var_name(name))
     mount_paths: set[str] = set()
     for i, mount in enumerate(c.get("volumeMounts") or []):
         p = fe.index(fe.child(path, "volumeMounts"), i)
@@ -145,7 +146,7 @@ def _containers(
         if not name:
             errs.append(fe.required(fe.child(p, "name"), ""))
         else:
-            errs.extend(fe.invalid(fe.child(p, "name"), name, m) for m in names.is_dns1123_label(name))
+            errs.extend(fe.invalid(fe.child(p, "name"), name, m) for m in namerules.is_dns1123_label(name))
             if name in seen:
                 errs.append(fe.duplicate(fe.child(p, "name"), name))
             seen.add(name)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdsim.validation import meta, names
+from kdsim import namerules
+from kdsim.validation import meta
 from kdsim.validation.pod import PROTOCOLS
 from kubeplumb import fielderrors as fe
 from kubeplumb.fielderrors import FieldError
@@ -42,12 +43,12 @@ def validate_spec(spec: Any, path: str = "spec") -> list[FieldError]:
         if len(ports) > 1 and not name:
             errs.append(fe.required(fe.child(p, "name"), ""))
         elif name:
-            errs.extend(fe.invalid(fe.child(p, "name"), name, m) for m in names.is_dns1123_label(name))
+            errs.extend(fe.invalid(fe.child(p, "name"), name, m) for m in namerules.is_dns1123_label(name))
             if name in seen:
                 errs.append(fe.duplicate(fe.child(p, "name"), name))
             seen.add(name)
         number = port.get("port", 0)
-        errs.extend(fe.invalid(fe.child(p, "port"), number, m) for m in names.is_valid_port_num(int(number or 0)))
+        errs.extend(fe.invalid(fe.child(p, "port"), number, m) for m in namerules.is_valid_port_num(int(number or 0)))
         protocol = port.get("protocol", "")
         if not protocol:
             errs.append(fe.required(fe.child(p, "protocol"), ""))
@@ -55,9 +56,9 @@ def validate_spec(spec: Any, path: str = "spec") -> list[FieldError]:
             errs.append(fe.not_supported(fe.child(p, "protocol"), protocol, PROTOCOLS))
         target = port.get("targetPort")
         if isinstance(target, int):
-            errs.extend(fe.invalid(fe.child(p, "targetPort"), target, m) for m in names.is_valid_port_num(target))
+            errs.extend(fe.invalid(fe.child(p, "targetPort"), target, m) for m in namerules.is_valid_port_num(target))
         elif isinstance(target, str) and target:
-            errs.extend(fe.invalid(fe.child(p, "targetPort"), target, m) for m in names.is_valid_port_name(target))
+            errs.extend(fe.invalid(fe.child(p, "targetPort"), target, m) for m in namerules.is_valid_port_name(target))
         node_port = port.get("nodePort")
         if node_port and kind not in ("NodePort", "LoadBalancer"):
             errs.append(fe.forbidden(fe.child(p, "nodePort"), "may not be used when `type` is 'ClusterIP'"))

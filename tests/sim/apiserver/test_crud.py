@@ -145,6 +145,27 @@ def test_list_limit_and_continue(api: kubernetes.client.ApiClient, ns: str) -> N
     rest = core.list_namespaced_config_map(ns, limit=10, _continue=first.metadata._continue)
     names = [c.metadata.name for c in first.items + rest.items]
     assert names == ["c0", "c1", "c2", "c3", "c4"]
+    assert first.metadata.remaining_item_count == 3 and rest.metadata._continue is None
+
+
+def test_continue_resumes_after_the_last_key_sent(api: kubernetes.client.ApiClient, ns: str) -> None:
+    """Invariant: a paged LIST never skips nor repeats an object that stays, whatever is created or deleted between
+    pages (the continue token names the last key sent, like kube-apiserver's, not an offset)."""
+    core = kubernetes.client.CoreV1Api(api)
+    for i in range(6):
+        core.create_namespaced_config_map(ns, {"metadata": {"name": f"c{i}", "labels": {"even": str(i % 2 == 0)}}})
+    first = core.list_namespaced_config_map(ns, limit=3)
+    core.delete_namespaced_config_map("c0", ns)  # before the token's key: an offset would skip c3
+    core.delete_namespaced_config_map("c2", ns)  # the token's own key
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "c1a"}})  # sorts before the token's key: not sent
+    rest = core.list_namespaced_config_map(ns, limit=10, _continue=first.metadata._continue)
+    assert [c.metadata.name for c in first.items] == ["c0", "c1", "c2"]
+    assert [c.metadata.name for c in rest.items] == ["c3", "c4", "c5"]
+    even = core.list_namespaced_config_map(ns, limit=1, label_selector="even=True")
+    assert [c.metadata.name for c in even.items] == ["c4"] and even.metadata._continue
+    assert even.metadata.remaining_item_count is None  # kube-apiserver does not count keys a selector filters
+    tail = core.list_namespaced_config_map(ns, limit=1, label_selector="even=True", _continue=even.metadata._continue)
+    assert [c.metadata.name for c in tail.items] == []
 
 
 def test_kubectl_get_yaml_and_tables(kubectl: Kubectl, ns: str, api: kubernetes.client.ApiClient) -> None:

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
@@ -19,9 +19,7 @@ from kdsim import errors
 from kdsim.apiserver.faults import ANSWER_LOST
 from kdsim.exec import channels, protocol, upgrade
 from kdsim.kubelet import runner
-
-if TYPE_CHECKING:
-    from kdsim.controllers.kubelet import Kubelet
+from kdsim.kubelet.host import PodHost
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +50,7 @@ ATTACH_POLL_SECONDS = 0.5  # how often an attach stream checks that its containe
 class ExecHandler:
     """Serves exec and attach for pods of the simulated kubelet."""
 
-    def __init__(self, kubelet: Kubelet) -> None:
+    def __init__(self, kubelet: PodHost) -> None:
         self.kubelet = kubelet
 
     def _validate(

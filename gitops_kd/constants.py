@@ -43,8 +43,9 @@ FAILURE_RETRY_CAP = 30.0
 
 
 class StallReason(StrEnum):
-    """KDRollout status.stalledReason (and the Stalled condition's reason); docs/troubleshooting.md explains each
-    (tests/test_docs_troubleshooting.py checks that every reason the code stalls with has its section there)."""
+    """A stalled KDRollout's reason (RolloutStatus.stalled_reason, and the Stalled condition's reason);
+    docs/troubleshooting.md explains each (tests/test_docs_troubleshooting.py checks that every reason the code
+    stalls with has its section there)."""
 
     APPLY_REFUSED = "ApplyRefused"  # a KDApp / KDCluster write refused (4xx) STALL_AFTER_FAILURES times in a row
     APPLY_FAILED = "ApplyFailed"  # a KDApp / KDCluster write failed (5xx, 429, timeouts) as many times

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, ROLLOUT_IMAGES_FIELD, Phase
-from gitops_kd.rollout.model import PodProgress  # status.pods[<pod>], typed where the status is
+from gitops_kd.rollout.model import PodProgress, RolloutStatus  # status.pods[<pod>], typed where the status is
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.state import Key
 from gitops_kd.spec.upgrade import UpgradeSpec
@@ -136,7 +136,7 @@ class ObservedRollout:
     Optional extras: ``current_pod`` (the pod being upgraded), ``gate_checked_at`` (last gate probe),
     ``direction`` ("upgrade" | "downgrade" | "rebuild" | "adopt"), ``app`` (spec.app), ``observed_generation``,
     ``from_upgrade``: the upgrade stanza of the version being left, as recorded by EnsureRollout
-    (status.fromStanza, parsed back with UpgradeSpec.from_annotation) — a downgrade's data rules come
+    (RolloutStatus.from_stanza, parsed back with UpgradeSpec.from_annotation) — a downgrade's data rules come
     from it once the live KDApp already carries the older version. ``target_upgrade``: the stanza of the
     attempt's target (status.targetStanza): on stock KubeDirector the KDApp clusters use is held at its old
     spec, so the stanza of the version a cluster runs is read here (docs/design/stock-kubedirector.md).
@@ -203,9 +203,8 @@ class ObservedRollout:
 
     @property
     def synced_digest(self) -> str | None:
-        """status.syncedDigest: the drift baseline digest recorded when the cluster was last seen in sync."""
-        value = (self.raw.get("status") or {}).get("syncedDigest")
-        return str(value) if value else None
+        """The drift baseline digest recorded when the cluster was last seen in sync (RolloutStatus.synced_digest)."""
+        return RolloutStatus.from_obj(self.raw.get("status")).synced_digest
 
     @property
     def images(self) -> Mapping[str, str]:

@@ -25,6 +25,7 @@ from gitops_kd.cli.exits import CannotRun
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.controller.scope import DEFAULT_LEASE
 from gitops_kd.kd.layout import CLUSTER_LABEL, ROLE_LABEL
+from gitops_kd.rollout.model import PodProgress
 from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -150,7 +151,7 @@ class Progress:
         pods = self.rest.list("v1", "pods", NS, label_selector=SELECTOR)["items"]
         for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
             name = pod["metadata"]["name"]
-            mark = progress.get(name) or {}
+            mark = PodProgress.from_obj(progress.get(name))
             table.add_row(
                 name,
                 pod["metadata"]["labels"].get(ROLE_LABEL, ""),
@@ -158,8 +159,8 @@ class Progress:
                 "[red]terminating[/]"
                 if pod["metadata"].get("deletionTimestamp")
                 else ("[green]Ready[/]" if _ready(pod) else "[yellow]starting[/]"),
-                "done" if mark.get("hookDone") else "",
-                "passed" if mark.get("gatePassed") else "",
+                "done" if mark.hook_done else "",
+                "passed" if mark.gate_passed else "",
                 ports.get(name, "-"),
             )
         return table

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gitops_kd.rollout.model import RolloutStatus, status_key
 from gitops_kd.source.gitrepo import GitCache
 from gitops_kd.status.source import SHORT_SHA, SourceRecord
 
@@ -28,14 +29,16 @@ class Verdict:
 
 
 def cluster_commits(rollouts: Iterable[Mapping[str, Any]]) -> tuple[ClusterCommit, ...]:
-    """Every commit the KDRollouts (raw objects) name: status.commit, status.syncedCommit, status.history[].commit."""
+    """Every commit the KDRollouts (raw objects) name: the status's commit, synced commit and history[].commit."""
     found: list[ClusterCommit] = []
     for obj in rollouts:
         meta, status = obj.get("metadata") or {}, obj.get("status") or {}
         where = f"KDRollout {meta.get('namespace')}/{meta.get('name')}"
-        for key in ("commit", "syncedCommit"):
-            if isinstance(status.get(key), str) and status[key]:
-                found.append(ClusterCommit(status[key], f"{where} status.{key}"))
+        recorded = RolloutStatus.from_obj(status)
+        for field in ("commit", "synced_commit"):
+            sha = getattr(recorded, field)
+            if sha:
+                found.append(ClusterCommit(sha, f"{where} status.{status_key(field)}"))
         for entry in status.get("history") or ():
             if isinstance(entry, Mapping) and isinstance(entry.get("commit"), str) and entry["commit"]:
                 found.append(ClusterCommit(entry["commit"], f"{where} status.history"))

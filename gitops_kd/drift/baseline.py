@@ -2,7 +2,7 @@
 
 The guard counts a cluster as "seen in sync" per commit, in memory. So that an out-of-band edit made while
 the controller was down is still alerted (not silently reverted as convergence), the guard records
-``status.syncedDigest`` on the cluster's KDRollout once it is in sync. The digest covers everything the
+a digest (``RolloutStatus.synced_digest``) on the cluster's KDRollout once it is in sync. The digest covers everything the
 owned fields are rendered from (the KDCluster and KDApp manifests from Git, the version the rollout came
 from, the renderer's version), so an unrelated commit does not change it and a relevant one does: after a
 restart, a recorded digest equal to the current one means any owned difference is drift.

@@ -12,8 +12,8 @@ from gitops_kd.kd.layout import APP_CONTAINER
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import CheckGate
 from gitops_kd.plan.steps import gate as gate_step
+from gitops_kd.rollout.model import RolloutStatus, pod_patch, status_patch
 from gitops_kd.status import events as ev
-from gitops_kd.status import rollout as rs
 from gitops_kd.status.conditions import rfc3339
 
 log = logging.getLogger(__name__)
@@ -29,9 +29,8 @@ def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
-    status = obj.get("status") or {}
-    entry = (status.get("pods") or {}).get(a.pod) or {}
-    if gate_step.recorded(entry):
+    progress = RolloutStatus.from_obj(obj.get("status")).progress(a.pod)
+    if gate_step.done(progress):
         return Outcome(a.describe(), False, "gate already passed")
     pod = ctx.rest.get_or_none("v1", "pods", a.namespace, a.pod)
     if pod is None:
@@ -43,8 +42,8 @@ def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
     )
     revision = ((pod.get("metadata") or {}).get("labels") or {}).get("controller-revision-hash", "")
     if result.ok:
-        patch = rs.pod_progress(a.pod, **gate_step.done_fields(entry), revision=revision)
-        patch.update({"gateCheckedAt": rfc3339(ctx.now()), "step": f"gate passed in {a.pod}"})
+        patch = pod_patch(a.pod, **gate_step.done_fields(progress), revision=revision)
+        patch.update(status_patch(gate_checked_at=rfc3339(ctx.now()), step=f"gate passed in {a.pod}"))
         written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
         ctx.event_on_cluster(a.namespace, a.cluster, ev.GATE_PASSED, f"upgrade gate passed in pod {a.pod}")
         return Outcome(
@@ -54,7 +53,7 @@ def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
     written = ctx.patch_rollout_status(
         a.namespace,
         a.cluster,
-        {"gateCheckedAt": rfc3339(ctx.now()), "step": f"waiting for gate in {a.pod}: {detail}"},
+        status_patch(gate_checked_at=rfc3339(ctx.now()), step=f"waiting for gate in {a.pod}: {detail}"),
         rv=rv(obj),
     )
     log.info("gate in %s/%s not passed yet: %s", a.namespace, a.pod, detail)

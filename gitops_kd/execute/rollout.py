@@ -36,7 +36,7 @@ from gitops_kd.plan.actions import (
     Stall,
     StartGate,
 )
-from gitops_kd.rollout.model import RolloutStatus
+from gitops_kd.rollout.model import RolloutStatus, status_patch
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
 
@@ -153,12 +153,12 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
             ev.UPGRADE_STARTED,
             f"retrying the {a.direction} of {a.app} "
             f"to {a.target_version} after commit {(a.commit or '?')[:12]} (was stalled: "
-            f"{status.get('stalledReason') or '?'}); progress made so far is kept",
+            f"{RolloutStatus.from_obj(status).stalled_reason or '?'}); progress made so far is kept",
         )
         return Outcome(a.describe(), True, "stalled rollout resumed", expect=_expect(obj))
     if _same_attempt(status, a):
         if status.get("observedGeneration") != gen:
-            obj = ctx.patch_rollout_status(a.namespace, a.cluster, {"observedGeneration": gen}, rv=rv(obj))
+            obj = ctx.patch_rollout_status(a.namespace, a.cluster, status_patch(observed_generation=gen), rv=rv(obj))
         return Outcome(a.describe(), changed, "rollout already started", expect=_expect(obj))
     previous = attempt_of(status, {}) if status.get("targetVersion") else None
     obj = ctx.patch_rollout_status(
@@ -195,8 +195,8 @@ def start_gate(ctx: ExecContext, a: StartGate) -> Outcome:
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
-    status = obj.get("status") or {}
-    if status.get("currentPod") == a.pod and status.get("gateStartedAt"):
+    status = RolloutStatus.from_obj(obj.get("status"))
+    if status.current_pod == a.pod and status.gate_started_at:
         return Outcome(a.describe(), False, "gate already started", expect=_expect(obj))
     pod = ctx.rest.get_or_none("v1", "pods", a.namespace, a.pod) or {}
     role = ((pod.get("metadata") or {}).get("labels") or {}).get(ROLE_LABEL)
@@ -253,11 +253,11 @@ def mark_missing(ctx: ExecContext, a: MarkMissing) -> Outcome:
 
 def note_step(ctx: ExecContext, a: NoteStep) -> Outcome:
     """status.step, with observedGeneration: the note is written having seen the current spec (suspend/resume)."""
-    return _set_status(ctx, a, {"step": a.step or None}, "step noted", observed=True)
+    return _set_status(ctx, a, status_patch(step=a.step or None), "step noted", observed=True)
 
 
 def record_in_sync(ctx: ExecContext, a: RecordInSync) -> Outcome:
-    return _set_status(ctx, a, {"syncedDigest": a.digest, "syncedCommit": a.commit}, "in sync recorded")
+    return _set_status(ctx, a, status_patch(synced_digest=a.digest, synced_commit=a.commit), "in sync recorded")
 
 
 STAGES_PRUNED_RETRY = 60.0  # seconds before a stage record the API server pruned is tried again
@@ -295,7 +295,7 @@ def _set_status(
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout to write on", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     if observed:
-        fields = {**fields, "observedGeneration": generation(obj)}
+        fields = {**fields, **status_patch(observed_generation=generation(obj))}
     status = obj.get("status") or {}
     if all((status.get(k) or None) == v for k, v in fields.items()):
         return Outcome(a.describe(), False, "already there", expect=_expect(obj))

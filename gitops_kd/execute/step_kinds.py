@@ -8,15 +8,16 @@ from typing import Any, Protocol
 
 from gitops_kd.plan.actions import HOOK_STEP, MIGRATE_STEP
 from gitops_kd.plan.steps import hook, migrate
+from gitops_kd.rollout.model import PodProgress
 from gitops_kd.status import events as ev
 
 
 class Progress(Protocol):
-    """A step kind's progress field in a raw status.pods[pod] entry."""
+    """A step kind's progress field in a pod's PodProgress (None: no entry yet)."""
 
-    def recorded(self, entry: Mapping[str, Any], step_id: str) -> bool: ...
+    def recorded(self, progress: PodProgress | None, step_id: str) -> bool: ...
 
-    def done_fields(self, entry: Mapping[str, Any], step_id: str) -> dict[str, Any]: ...
+    def done_fields(self, progress: PodProgress | None, step_id: str) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from gitops_kd.execute.repeat import retry_after, stall_rollout
 from gitops_kd.execute.step_kinds import RUN_KINDS
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import RunStep
-from gitops_kd.status import rollout as rs
+from gitops_kd.rollout.model import RolloutStatus, pod_patch, status_patch
 
 log = logging.getLogger(__name__)
 
@@ -50,24 +50,21 @@ def attempt_id(obj: dict[str, Any]) -> str:
     return str((obj.get("status") or {}).get("attempt") or (obj.get("metadata") or {}).get("uid") or "rollout")
 
 
-def _recorded(status: dict[str, Any], a: RunStep) -> bool:
-    return RUN_KINDS[a.kind].progress.recorded((status.get("pods") or {}).get(a.pod) or {}, a.step_id)
+def _recorded(status: RolloutStatus, a: RunStep) -> bool:
+    return RUN_KINDS[a.kind].progress.recorded(status.progress(a.pod), a.step_id)
 
 
-def _progress_patch(status: dict[str, Any], a: RunStep, revision: str, output: str) -> dict[str, Any]:
-    progress = (status.get("pods") or {}).get(a.pod) or {}
-    fields: dict[str, Any] = {"revision": revision, "output": output, "execFailures": None}
-    fields.update(RUN_KINDS[a.kind].progress.done_fields(progress, a.step_id))
-    patch = rs.pod_progress(a.pod, **fields)
-    patch["step"] = f"{a.kind} done in {a.pod}"
-    return patch
+def _progress_patch(status: RolloutStatus, a: RunStep, revision: str, output: str) -> dict[str, Any]:
+    fields: dict[str, Any] = {"revision": revision, "output": output, "exec_failures": None}
+    fields.update(RUN_KINDS[a.kind].progress.done_fields(status.progress(a.pod), a.step_id))
+    return {**pod_patch(a.pod, **fields), **status_patch(step=f"{a.kind} done in {a.pod}")}
 
 
 def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
-    status = obj.get("status") or {}
+    status = RolloutStatus.from_obj(obj.get("status"))
     if _recorded(status, a):
         return Outcome(a.describe(), False, "step already recorded as done")
     pod = ctx.rest.get_or_none("v1", "pods", a.namespace, a.pod)
@@ -102,17 +99,17 @@ def run_step(ctx: ExecContext, a: RunStep) -> Outcome:
 
 def _exec_refused(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult) -> Outcome:
     """Count an exec that never started, or whose answer was lost (the step may have run: its retry finds the
-    marker), in status.pods[pod].execFailures; the STALL_AFTER_FAILURES-th in a row stalls the rollout
+    marker), in PodProgress.exec_failures; the STALL_AFTER_FAILURES-th in a row stalls the rollout
     (ExecFailed) with a Warning event. Retries back off (repeat.retry_after)."""
-    progress = ((obj.get("status") or {}).get("pods") or {}).get(a.pod) or {}
-    failures = int(progress.get("execFailures") or 0) + 1
+    progress = RolloutStatus.from_obj(obj.get("status")).progress(a.pod)
+    failures = (progress.exec_failures if progress is not None else 0) + 1
     if failures >= STALL_AFTER_FAILURES:
         message = (
             f"{a.describe()}: the exec could not be started or gave no answer {failures} times in a row; "
             f"last error: {result.error or result.tail(300)}"
         )
-        return _stall_with(ctx, a, obj, StallReason.EXEC_FAILED, message, {"execFailures": failures})
-    written = ctx.patch_rollout_status(a.namespace, a.cluster, rs.pod_progress(a.pod, execFailures=failures), rv=rv(obj))
+        return _stall_with(ctx, a, obj, StallReason.EXEC_FAILED, message, {"exec_failures": failures})
+    written = ctx.patch_rollout_status(a.namespace, a.cluster, pod_patch(a.pod, exec_failures=failures), rv=rv(obj))
     what = "exec gave no answer" if result.lost else "exec not started"
     return Outcome(
         a.describe(),
@@ -143,8 +140,9 @@ def _stall(ctx: ExecContext, a: RunStep, obj: dict[str, Any], result: ExecResult
 def _stall_with(
     ctx: ExecContext, a: RunStep, obj: dict[str, Any], reason: str, message: str, progress: dict[str, Any]
 ) -> Outcome:
-    """Stall the rollout (one status write with the pod's progress fields) and say so in two Warning events."""
-    written = stall_rollout(ctx, a.namespace, a.cluster, obj, reason, message, rs.pod_progress(a.pod, **progress))
+    """Stall the rollout (one status write with the pod's progress fields, PodProgress names) and say so in two
+    Warning events."""
+    written = stall_rollout(ctx, a.namespace, a.cluster, obj, reason, message, pod_patch(a.pod, **progress))
     return Outcome(
         a.describe(), True, message, failed=True, expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),)
     )

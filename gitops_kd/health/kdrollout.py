@@ -8,6 +8,7 @@ from typing import Any
 from gitops_kd.constants import Phase
 from gitops_kd.health._fields import being_deleted, condition, integer, section, text
 from gitops_kd.health.model import Health, HealthStatus
+from gitops_kd.rollout.model import RolloutStatus
 
 
 def _is_true(cond: Mapping[str, Any] | None) -> bool:
@@ -48,7 +49,8 @@ def kdrollout_health(obj: Mapping[str, Any]) -> Health:
         return Health(HealthStatus.PROGRESSING, f"Waiting for gitops-kd to observe generation {generation} (observed {observed})")
     stalled = condition(status, "Stalled")
     if _is_true(stalled) or text(status, "phase") == Phase.STALLED:
-        fallback = text(status, "stalledReason") + (": " if text(status, "stalledReason") else "") + text(status, "message")
+        reason = str(RolloutStatus.from_obj(status).stalled_reason or "")
+        fallback = reason + (": " if reason else "") + text(status, "message")
         return Health(HealthStatus.DEGRADED, _say(stalled if _is_true(stalled) else None, fallback or "Stalled"))
     reconciling = condition(status, "Reconciling")
     if _is_true(reconciling):

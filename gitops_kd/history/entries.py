@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from gitops_kd.constants import ACTIVE_PHASES, Phase
 from gitops_kd.diff.model import DOWNGRADE, REBUILD, UPGRADE
+from gitops_kd.rollout.model import RolloutStatus
 
 SUCCEEDED, STALLED, REVERTED, SUPERSEDED, IN_PROGRESS = "Succeeded", "Stalled", "Reverted", "Superseded", "InProgress"
 DEPLOYED = "Deployed"  # the first version gitops-kd recorded for the cluster (created by it, or adopted)
@@ -101,8 +102,9 @@ def closing_entry(status: Mapping[str, Any], spec: Mapping[str, Any], *, now: st
         entry["subject"] = status.get(SUBJECT)
     if revert:
         entry["revertCommit"] = revert
-    if stalled and status.get("stalledReason"):
-        entry["reason"] = status.get("stalledReason")
+    reason = RolloutStatus.from_obj(status).stalled_reason
+    if stalled and reason:
+        entry["reason"] = str(reason)
     return entry
 
 

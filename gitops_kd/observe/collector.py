@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL, TARGET_STANZA_FIELD, UPGRADE_ANNOTATION
+from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL, UPGRADE_ANNOTATION
 from gitops_kd.kd.layout import (
     API_VERSION,
     APP_CONTAINER,
@@ -38,7 +38,7 @@ from gitops_kd.observed import (
     ObservedState,
     ObservedStatefulSet,
 )
-from gitops_kd.rollout.model import RolloutStatus
+from gitops_kd.rollout.model import RolloutStatus, status_key
 from gitops_kd.spec.errors import SpecError
 from gitops_kd.spec.upgrade import UpgradeSpec
 from kubeplumb.informer import Informer, Transform
@@ -424,7 +424,7 @@ def observed_service(raw: Mapping[str, Any], status_role: str = "") -> ObservedS
 def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
     meta, spec = _meta(raw), raw.get("spec") or {}
     st = RolloutStatus.from_obj(raw.get("status"))
-    from_upgrade, target_upgrade = _stanza(raw, "fromStanza"), _stanza(raw, TARGET_STANZA_FIELD)
+    from_upgrade, target_upgrade = _stanza(raw, st.from_stanza, "from_stanza"), _stanza(raw, st.target_stanza, "target_stanza")
     return ObservedRollout(
         name=_name(raw),
         namespace=_ns(raw),
@@ -450,13 +450,13 @@ def observed_rollout(raw: Mapping[str, Any]) -> ObservedRollout:
     )
 
 
-def _stanza(raw: Mapping[str, Any], field: str) -> UpgradeSpec | None:
-    """An upgrade stanza the KDRollout's status records (JSON) under ``field``; None when absent or unreadable."""
-    text = (raw.get("status") or {}).get(field)
+def _stanza(raw: Mapping[str, Any], text: str | None, field: str) -> UpgradeSpec | None:
+    """An upgrade stanza the KDRollout's status records (JSON, ``text``) in the RolloutStatus field ``field``; None
+    when absent or unreadable."""
     if not text:
         return None
     try:
-        return UpgradeSpec.from_annotation(text, f"KDRollout {_ns(raw)}/{_name(raw)}: status.{field}")
+        return UpgradeSpec.from_annotation(text, f"KDRollout {_ns(raw)}/{_name(raw)}: status.{status_key(field)}")
     except SpecError as exc:
         log.warning("%s", exc)
         return None

@@ -108,7 +108,7 @@ class EnsureRollout(_ClusterScoped):
     (a cluster whose pods already run the target that has no rollout yet: record it as Idle at
     ``target_version``). ``cluster_uid`` is for the owner reference. ``from_stanza`` is the upgrade stanza
     of the version being left (UpgradeSpec.to_annotation() JSON, None if it had none): stored in the
-    attempt's status (status.fromStanza) and reported back as ObservedRollout.from_upgrade. EnsureRollout
+    attempt's status (RolloutStatus.from_stanza) and reported back as ObservedRollout.from_upgrade. EnsureRollout
     is planned BEFORE the KDApp is updated, so the rollout records ``from_version`` while the live app
     still shows it. ``subject`` is the commit's subject line, kept with the attempt for `gitops-kd history`.
     ``deployed`` (adopt only): the KDCluster carries gitops-kd's applied-spec annotation, i.e. gitops-kd created
@@ -251,7 +251,7 @@ class RunStep(_ClusterScoped):
 
 @dataclass(frozen=True)
 class StartGate(_ClusterScoped):
-    """Record in the KDRollout that gating of ``pod`` starts now (status.gateStartedAt, currentPod)."""
+    """Record in the KDRollout that gating of ``pod`` starts now (RolloutStatus.gate_started_at, current_pod)."""
 
     namespace: str
     cluster: str
@@ -263,7 +263,7 @@ class StartGate(_ClusterScoped):
 
 @dataclass(frozen=True)
 class CheckGate(_ClusterScoped):
-    """Probe the app gate in ``pod`` once; pass → status.pods[pod].gatePassed, else record the check time."""
+    """Probe the app gate in ``pod`` once; pass → PodProgress.gate_passed, else record the check time."""
 
     namespace: str
     cluster: str

@@ -68,6 +68,21 @@ def _drop_none(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v is not None}
 
 
+# PodProgress attribute -> its key in status.pods[pod]
+_POD_KEYS: Mapping[str, str] = {
+    "revision": "revision",
+    "stage": STAGE_FIELD,
+    "hook_done": "hookDone",
+    "migrations_done": "migrationsDone",
+    "gate_passed": "gatePassed",
+    "ready_since": "readySince",
+    "exec_failures": "execFailures",
+    "output": "output",
+    "step": "step",
+    "step_progress": "stepProgress",
+}
+
+
 @dataclass(frozen=True)
 class PodProgress:
     """status.pods[<pod>]: what the current attempt did for one member pod.
@@ -90,20 +105,7 @@ class PodProgress:
     step_progress: Mapping[str, Any] = field(default_factory=dict, hash=False)
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
-    KEYS = frozenset(
-        {
-            "revision",
-            STAGE_FIELD,
-            "hookDone",
-            "migrationsDone",
-            "gatePassed",
-            "readySince",
-            "execFailures",
-            "output",
-            "step",
-            "stepProgress",
-        }
-    )
+    KEYS = frozenset(_POD_KEYS.values())
 
     @classmethod
     def from_obj(cls, obj: Mapping[str, Any] | None) -> PodProgress:
@@ -291,9 +293,43 @@ _PLAIN = {
     "syncedDigest": "synced_digest",
     "syncedCommit": "synced_commit",
 }
-_TYPED = frozenset(
-    {"phase", "stalledReason", PODS_FIELD, ROLLOUT_IMAGES_FIELD, "conditions", APPLY_FAILURE_FIELD, "failure", "history"}
-)
+# RolloutStatus attribute -> status key, for every field (the typed ones hold records or enums)
+_STATUS_KEYS: Mapping[str, str] = {
+    **{attr: key for key, attr in _PLAIN.items()},
+    "phase": "phase",
+    "stalled_reason": "stalledReason",
+    "images": ROLLOUT_IMAGES_FIELD,
+    "pods": PODS_FIELD,
+    "conditions": "conditions",
+    "apply_failure": APPLY_FAILURE_FIELD,
+    "failure": "failure",
+    "history": "history",
+}
+_TYPED = frozenset(_STATUS_KEYS.values()) - frozenset(_PLAIN)
+
+
+def _keyed(keys: Mapping[str, str], kind: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(fields) - set(keys))
+    if unknown:
+        raise TypeError(f"{kind} has no field {', '.join(unknown)} (fields: {', '.join(keys)})")
+    return {keys[attr]: value for attr, value in fields.items()}
+
+
+def status_key(field: str) -> str:
+    """The status key of the RolloutStatus field ``field`` (for a message naming status.<key>)."""
+    return _keyed(_STATUS_KEYS, "RolloutStatus", {field: None}).popitem()[0]
+
+
+def status_patch(**fields: Any) -> dict[str, Any]:
+    """A merge patch of a KDRollout's status setting the named RolloutStatus fields, in the order given, to the
+    values given as stored (None deletes the key; ``pods`` / ``images`` values are merge patches of their maps).
+    The writers build their one patch per transition with it, so the status keys are spelled only here."""
+    return _keyed(_STATUS_KEYS, "RolloutStatus", fields)
+
+
+def pod_patch(pod: str, **fields: Any) -> dict[str, Any]:
+    """A merge patch of status.pods[pod] setting the named PodProgress fields (values as stored, None deletes)."""
+    return {PODS_FIELD: {pod: _keyed(_POD_KEYS, "PodProgress", fields)}}
 
 
 @dataclass(frozen=True)
@@ -400,4 +436,16 @@ class RolloutStatus:
         return entry.stage if entry is not None else None
 
 
-__all__ = ["PODS_FIELD", "STAGE_FIELD", "ApplyFailure", "Failure", "HistoryRecord", "PodProgress", "RolloutStatus", "Stage"]
+__all__ = [
+    "PODS_FIELD",
+    "STAGE_FIELD",
+    "ApplyFailure",
+    "Failure",
+    "HistoryRecord",
+    "PodProgress",
+    "RolloutStatus",
+    "Stage",
+    "pod_patch",
+    "status_key",
+    "status_patch",
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 
@@ -13,6 +13,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import choose_encoder
 
 from gitops_kd.constants import ROLLOUT_PHASES
+from gitops_kd.rollout.model import Stage
 
 POLL_RESULTS = ("changed", "unchanged", "refused", "error")
 RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
@@ -23,7 +24,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class ControllerMetrics:
     """Every gitops-kd metric, registered on `registry` (a fresh CollectorRegistry by default).
 
-    Label values are free text except `phase` (one of ROLLOUT_PHASES). Methods are thread-safe.
+    Label values are free text except `phase` (one of ROLLOUT_PHASES) and `stage` (one of rollout.model.Stage).
+    Methods are thread-safe.
     """
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
@@ -58,6 +60,12 @@ class ControllerMetrics:
             "gitops_kd_rollout_phase",
             "1 for the current phase of a KDCluster's rollout, 0 for the others.",
             ["namespace", "cluster", "phase"],
+            registry=r,
+        )
+        self.rollout_pods = Gauge(
+            "gitops_kd_rollout_pods",
+            "Member pods per stage the planner recorded in the KDRollouts this replica observes (status.pods[pod].stage).",
+            ["stage"],
             registry=r,
         )
         self.refused_commits_total = Counter(
@@ -185,6 +193,12 @@ class ControllerMetrics:
                 self.rollout_phase.remove(namespace, cluster, each)
             except KeyError:
                 pass
+
+    def set_rollout_pods(self, stages: Mapping[str, int]) -> None:
+        """Pods per recorded stage (``stages``: stage -> pods); every Stage is set, 0 when absent, and a value outside
+        Stage (a newer writer's) is not exposed (the label set stays the enum's)."""
+        for each in Stage:
+            self.rollout_pods.labels(stage=each).set(stages.get(each, 0))
 
     # -- leadership ---------------------------------------------------------------------------------
     def set_leader(self, leading: bool) -> None:

@@ -1,4 +1,7 @@
-"""KDRollout status transitions as merge-patch bodies for the status subresource (pure)."""
+"""KDRollout status transitions as merge-patch bodies for the status subresource (pure).
+
+Each transition is one patch built with rollout.model's ``status_patch`` (RolloutStatus field names; the model
+spells the status keys) and reads the status it starts from through ``RolloutStatus``."""
 
 from __future__ import annotations
 
@@ -6,9 +9,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, ROLLOUT_IMAGES_FIELD, TARGET_STANZA_FIELD, Phase
+from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, ROLLOUT_IMAGES_FIELD, Phase
 from gitops_kd.history.entries import DEPLOYED, SUBJECT, closing_entry
-from gitops_kd.rollout.model import PODS_FIELD, STAGE_FIELD
+from gitops_kd.rollout.model import PODS_FIELD, STAGE_FIELD, RolloutStatus, status_patch
 from gitops_kd.status import conditions as cond
 from gitops_kd.status import events as ev
 from gitops_kd.status.conditions import rfc3339
@@ -63,32 +66,32 @@ def start(
     closing = closing_entry(status, previous, now=rfc3339(now)) if previous else None
     if closing is not None:
         extra["history"] = ([dict(h) for h in status.get("history") or ()] + [closing])[-HISTORY_LIMIT:]
-    return {
+    return status_patch(
         **extra,
-        "observedGeneration": generation,
-        "phase": phase,
-        "direction": direction,
-        "fromVersion": from_version,
-        "targetVersion": target,
-        "attempt": attempt,
-        "commit": commit,
-        SUBJECT: subject or None,
-        "fromStanza": from_stanza,
-        TARGET_STANZA_FIELD: target_stanza,
-        "appVersion": status.get("appVersion") or from_version,
-        "startedAt": rfc3339(now),
-        ROLLOUT_IMAGES_FIELD: None,
-        "pods": _clear_pods(status) or None,
-        "currentRole": None,
-        "currentPod": None,
-        "gateStartedAt": None,
-        "gateCheckedAt": None,
-        "stalledReason": None,
-        APPLY_FAILURE_FIELD: None,
-        "step": "started",
-        "message": message,
-        "conditions": cond.mark_reconciling(_conds(status), reason, message, generation=generation, now=now),
-    }
+        observed_generation=generation,
+        phase=phase,
+        direction=direction,
+        from_version=from_version,
+        target_version=target,
+        attempt=attempt,
+        commit=commit,
+        commit_subject=subject or None,
+        from_stanza=from_stanza,
+        target_stanza=target_stanza,
+        app_version=status.get("appVersion") or from_version,
+        started_at=rfc3339(now),
+        images=None,
+        pods=_clear_pods(status) or None,
+        current_role=None,
+        current_pod=None,
+        gate_started_at=None,
+        gate_checked_at=None,
+        stalled_reason=None,
+        apply_failure=None,
+        step="started",
+        message=message,
+        conditions=cond.mark_reconciling(_conds(status), reason, message, generation=generation, now=now),
+    )
 
 
 def resume(status: Status, *, commit: str | None, generation: int, now: datetime, subject: str = "") -> dict[str, Any]:
@@ -96,7 +99,9 @@ def resume(status: Status, *, commit: str | None, generation: int, now: datetime
     Reconciling again; the commit is the retrying one. The stall of the commit before is closed in
     status.history (Stalled, with its reason), so the history never folds it into the fix."""
     phase = Phase.DOWNGRADING if status.get("direction") == "downgrade" else Phase.UPGRADING
-    message = f"retrying after commit {(commit or '?')[:12]} (was stalled: {status.get('stalledReason') or '?'})"
+    message = (
+        f"retrying after commit {(commit or '?')[:12]} (was stalled: {RolloutStatus.from_obj(status).stalled_reason or '?'})"
+    )
     extra: dict[str, Any] = {}
     stalled = (
         closing_entry(status, {"targetVersion": status.get("targetVersion"), "commit": status.get("commit")}, now=rfc3339(now))
@@ -105,19 +110,19 @@ def resume(status: Status, *, commit: str | None, generation: int, now: datetime
     )
     if stalled is not None:
         extra["history"] = ([dict(h) for h in status.get("history") or ()] + [stalled])[-HISTORY_LIMIT:]
-    return {
+    return status_patch(
         **extra,
-        "observedGeneration": generation,
-        "phase": phase,
-        "stalledReason": None,
-        "message": message,
-        "commit": commit,
-        SUBJECT: subject or None,
-        "gateStartedAt": None,
-        "gateCheckedAt": None,
-        "step": "resumed",
-        "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now),
-    }
+        observed_generation=generation,
+        phase=phase,
+        stalled_reason=None,
+        message=message,
+        commit=commit,
+        commit_subject=subject or None,
+        gate_started_at=None,
+        gate_checked_at=None,
+        step="resumed",
+        conditions=cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now),
+    )
 
 
 def adopt(
@@ -145,33 +150,28 @@ def adopt(
         first = {"version": version, "startedAt": rfc3339(now), "finishedAt": rfc3339(now), "result": DEPLOYED}
         first.update({k: v for k, v in (("commit", commit), ("subject", subject)) if v})  # no fromVersion: none before
         extra["history"] = [first]
-    return {
+    return status_patch(
         **extra,
-        "observedGeneration": generation,
-        "phase": Phase.IDLE,
-        "direction": "adopt",
-        "appVersion": version,
-        "targetVersion": version,
-        "fromVersion": None,
-        "commit": commit,
-        SUBJECT: subject or None,
-        "attempt": None,
-        "fromStanza": None,
-        TARGET_STANZA_FIELD: target_stanza,
-        "stalledReason": None,
-        APPLY_FAILURE_FIELD: None,
-        ROLLOUT_IMAGES_FIELD: _images(status, images) if ready else None,
-        "step": None,
-        "message": message,
-        "conditions": cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)
+        observed_generation=generation,
+        phase=Phase.IDLE,
+        direction="adopt",
+        app_version=version,
+        target_version=version,
+        from_version=None,
+        commit=commit,
+        commit_subject=subject or None,
+        attempt=None,
+        from_stanza=None,
+        target_stanza=target_stanza,
+        stalled_reason=None,
+        apply_failure=None,
+        images=_images(status, images) if ready else None,
+        step=None,
+        message=message,
+        conditions=cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)
         if ready
         else cond.mark_reconciling(_conds(status), MEMBERS_NOT_READY, message, generation=generation, now=now),
-    }
-
-
-def pod_progress(pod: str, **fields: Any) -> dict[str, Any]:
-    """A merge patch setting fields of status.pods[pod] (camelCase keys, as in the CRD)."""
-    return {"pods": {pod: fields}}
+    )
 
 
 def pod_stages(stages: Mapping[str, str]) -> dict[str, Any]:
@@ -180,10 +180,9 @@ def pod_stages(stages: Mapping[str, str]) -> dict[str, Any]:
 
 
 def gate_started(pod: str, role: str | None, now: datetime) -> dict[str, Any]:
-    patch: dict[str, Any] = {"currentPod": pod, "gateStartedAt": rfc3339(now), "gateCheckedAt": None, "step": f"gating {pod}"}
-    if role:
-        patch["currentRole"] = role
-    return patch
+    """Gating of ``pod`` (of ``role``) starts now: the gate's clock and the pod the rollout is at."""
+    role_field = {"current_role": role} if role else {}
+    return status_patch(current_pod=pod, gate_started_at=rfc3339(now), gate_checked_at=None, step=f"gating {pod}", **role_field)
 
 
 def _images(status: Status, images: Mapping[str, str] | None) -> dict[str, Any] | None:
@@ -219,21 +218,21 @@ def finish(
             "result": "Succeeded",
         }
         history.append({**entry, "subject": status[SUBJECT]} if status.get(SUBJECT) else entry)
-    return {
-        "observedGeneration": generation,
-        "phase": Phase.IDLE,
-        "appVersion": version,
-        "currentRole": None,
-        "currentPod": None,
-        "gateStartedAt": None,
-        "gateCheckedAt": None,
-        "stalledReason": None,
-        "step": None,
-        "message": message,
-        "history": history[-HISTORY_LIMIT:],
-        ROLLOUT_IMAGES_FIELD: _images(status, images),
-        "conditions": cond.mark_ready(_conds(status), succeeded_reason(status), message, generation=generation, now=now),
-    }
+    return status_patch(
+        observed_generation=generation,
+        phase=Phase.IDLE,
+        app_version=version,
+        current_role=None,
+        current_pod=None,
+        gate_started_at=None,
+        gate_checked_at=None,
+        stalled_reason=None,
+        step=None,
+        message=message,
+        history=history[-HISTORY_LIMIT:],
+        images=_images(status, images),
+        conditions=cond.mark_ready(_conds(status), succeeded_reason(status), message, generation=generation, now=now),
+    )
 
 
 def succeeded_reason(status: Status) -> str:
@@ -252,22 +251,24 @@ def is_finished(status: Status, version: str, generation: int) -> bool:
 
 def stall(status: Status, *, reason: str, message: str, generation: int, now: datetime) -> dict[str, Any]:
     """Stalled: no more steps until the operator or a new commit acts."""
-    return {
-        "observedGeneration": generation,
-        "phase": Phase.STALLED,
-        "stalledReason": reason,
-        "message": message,
-        "conditions": cond.mark_stalled(_conds(status), reason, message, generation=generation, now=now),
-    }
+    return status_patch(
+        observed_generation=generation,
+        phase=Phase.STALLED,
+        stalled_reason=reason,
+        message=message,
+        conditions=cond.mark_stalled(_conds(status), reason, message, generation=generation, now=now),
+    )
 
 
 def is_stalled(status: Status, reason: str, message: str) -> bool:
-    return status.get("phase") == Phase.STALLED and status.get("stalledReason") == reason and status.get("message") == message
+    st = RolloutStatus.from_obj(status)
+    return st.stalled and st.stalled_reason == reason and status.get("message") == message
 
 
 def apply_stalled(status: Status) -> bool:
     """Stalled because a KDApp / KDCluster write failed STALL_AFTER_FAILURES times in a row (not by a step)."""
-    return status.get("phase") == Phase.STALLED and status.get("stalledReason") in APPLY_STALL_REASONS
+    st = RolloutStatus.from_obj(status)
+    return st.stalled and st.stalled_reason in APPLY_STALL_REASONS
 
 
 def apply_failure(status: Status) -> Mapping[str, Any]:
@@ -300,34 +301,34 @@ def count_apply_failure(status: Status, record: dict[str, Any], *, generation: i
                 generation=generation,
                 now=now,
             ),
-            APPLY_FAILURE_FIELD: record,
+            **status_patch(apply_failure=record),
         }
-    return {APPLY_FAILURE_FIELD: record}
+    return status_patch(apply_failure=record)
 
 
 def lift_apply_stall(status: Status, message: str, *, generation: int, now: datetime) -> dict[str, Any]:
     """The write of an apply stall succeeded or Git no longer asks for it: the record dropped and, when Stalled
     by it, the phase from before the stall with Reconciling=True (Ready comes when the cluster is steady)."""
     if not apply_stalled(status):
-        return {APPLY_FAILURE_FIELD: None}
+        return status_patch(apply_failure=None)
     phase = apply_failure(status).get("phase")
-    return {
-        APPLY_FAILURE_FIELD: None,
-        "observedGeneration": generation,
-        "phase": phase if phase in (Phase.IDLE, Phase.UPGRADING, Phase.DOWNGRADING) else Phase.IDLE,
-        "stalledReason": None,
-        "message": message,
-        "conditions": cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now),
-    }
+    return status_patch(
+        apply_failure=None,
+        observed_generation=generation,
+        phase=phase if phase in (Phase.IDLE, Phase.UPGRADING, Phase.DOWNGRADING) else Phase.IDLE,
+        stalled_reason=None,
+        message=message,
+        conditions=cond.mark_reconciling(_conds(status), "Retrying", message, generation=generation, now=now),
+    )
 
 
 def statefulset_missing(status: Status, *, role: str, generation: int, now: datetime) -> dict[str, Any]:
     """Ready no longer: Reconciling (StatefulSetMissing) while the StatefulSet of ``role`` is absent."""
     message = f"the StatefulSet of role {role} is missing; waiting for KubeDirector to create it"
-    return {
-        "message": message,
-        "conditions": cond.mark_reconciling(_conds(status), STATEFULSET_MISSING, message, generation=generation, now=now),
-    }
+    return status_patch(
+        message=message,
+        conditions=cond.mark_reconciling(_conds(status), STATEFULSET_MISSING, message, generation=generation, now=now),
+    )
 
 
 def is_statefulset_missing(status: Status) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.constants import StallReason
@@ -13,21 +12,21 @@ from gitops_kd.rollout.model import PodProgress, Stage
 from gitops_kd.steps import gate
 
 STAGE = Stage.WAITING_GATE  # status.pods[pod].stage while this kind has work left for the pod
-PROGRESS_FIELD = "gatePassed"  # its record in the KDRollout's status.pods[pod]
+PROGRESS_FIELD = "gate_passed"  # its record: the PodProgress field (status.pods[pod])
 
 
 def done(progress: PodProgress | None) -> bool:
-    """Progress field: status.pods[pod].gatePassed."""
+    """Progress field: PodProgress.gate_passed."""
     return progress is not None and progress.gate_passed
 
 
-def recorded(entry: Mapping[str, Any], step_id: str = "") -> bool:
-    """The same field in a raw status.pods[pod] entry (the executor's idempotence check)."""
-    return bool(entry.get(PROGRESS_FIELD))
+def recorded(progress: PodProgress | None, step_id: str = "") -> bool:
+    """The executor's idempotence check: the same as done."""
+    return done(progress)
 
 
-def done_fields(entry: Mapping[str, Any], step_id: str = "") -> dict[str, Any]:
-    """The status.pods[pod] fields that record the gate as passed."""
+def done_fields(progress: PodProgress | None, step_id: str = "") -> dict[str, Any]:
+    """The status.pods[pod] fields that record the gate as passed (PodProgress names, for pod_patch)."""
     return {PROGRESS_FIELD: True}
 
 

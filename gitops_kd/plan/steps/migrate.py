@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from gitops_kd.kd import layout
@@ -15,7 +14,7 @@ from gitops_kd.spec.upgrade import MIGRATE
 from gitops_kd.steps import migrate
 
 STAGE = Stage.MIGRATING  # status.pods[pod].stage while this kind has work left for the pod
-PROGRESS_FIELD = "migrationsDone"  # its record in the KDRollout's status.pods[pod]
+PROGRESS_FIELD = "migrations_done"  # its record: the PodProgress field (status.pods[pod])
 
 
 def _steps(ctx: PodContext, pod: ObservedPod) -> list[RunStep]:
@@ -45,18 +44,18 @@ def _steps(ctx: PodContext, pod: ObservedPod) -> list[RunStep]:
 
 
 def done(progress: PodProgress | None, step_id: str) -> bool:
-    """Progress field: status.pods[pod].migrationsDone lists the step ids run."""
+    """Progress field: PodProgress.migrations_done lists the step ids run."""
     return progress is not None and step_id in progress.migrations_done
 
 
-def recorded(entry: Mapping[str, Any], step_id: str) -> bool:
-    """The same field in a raw status.pods[pod] entry (the executor's idempotence check)."""
-    return step_id in (entry.get(PROGRESS_FIELD) or ())
+def recorded(progress: PodProgress | None, step_id: str) -> bool:
+    """The executor's idempotence check: the same as done."""
+    return done(progress, step_id)
 
 
-def done_fields(entry: Mapping[str, Any], step_id: str) -> dict[str, Any]:
-    """The status.pods[pod] fields that record the step as run."""
-    return {PROGRESS_FIELD: [*(entry.get(PROGRESS_FIELD) or ()), step_id]}
+def done_fields(progress: PodProgress | None, step_id: str) -> dict[str, Any]:
+    """The status.pods[pod] fields that record the step as run (PodProgress names, for pod_patch)."""
+    return {PROGRESS_FIELD: [*(progress.migrations_done if progress is not None else ()), step_id]}
 
 
 def next_action(ctx: PodContext, pod: ObservedPod, progress: PodProgress | None) -> Action | None:

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from gitops_kd.constants import ACTIVE_PHASES, TARGET_STANZA_FIELD, UPGRADE_ANNOTATION, WAVE_LABEL, Phase
+from gitops_kd.constants import ACTIVE_PHASES, UPGRADE_ANNOTATION, WAVE_LABEL, Phase
 from gitops_kd.diff.rollback import Rollback
 from gitops_kd.drift.alert import DRIFT_DETECTED
 from gitops_kd.health import ClusterHealth
@@ -28,7 +28,7 @@ from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
 from gitops_kd.kd import layout
 from gitops_kd.plan.waves import parse_time
 from gitops_kd.render.template import dir_actions
-from gitops_kd.rollout.model import RolloutStatus, Stage
+from gitops_kd.rollout.model import RolloutStatus, Stage, status_key
 from gitops_kd.spec.loader import load_manifests
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.upgrade import MIGRATE, PersistRules, UpgradeSpec, order_roles
@@ -106,12 +106,13 @@ def stanza_of(kdapp: Obj | None) -> UpgradeSpec | None:
         return None
 
 
-def _from_stanza(rollout: Obj | None, field: str = "fromStanza") -> UpgradeSpec | None:
-    text = _status(rollout).get(field)
+def _from_stanza(rollout: Obj | None, field: str = "from_stanza") -> UpgradeSpec | None:
+    """The upgrade stanza the KDRollout records in the RolloutStatus field ``field`` (None: absent or unreadable)."""
+    text = getattr(RolloutStatus.from_obj(_status(rollout)), field)
     if not text:
         return None
     try:
-        return UpgradeSpec.from_annotation(str(text), f"KDRollout status.{field}")
+        return UpgradeSpec.from_annotation(str(text), f"KDRollout status.{status_key(field)}")
     except Exception:  # noqa: BLE001
         return None
 
@@ -119,7 +120,7 @@ def _from_stanza(rollout: Obj | None, field: str = "fromStanza") -> UpgradeSpec 
 def target_stanza(rollout: Obj | None, kdapp: Obj | None) -> UpgradeSpec | None:
     """The stanza of the attempt's target: the KDRollout's record (status.targetStanza; stock KubeDirector holds the
     KDApp clusters use at its old spec), else the live KDApp's."""
-    found = _from_stanza(rollout, TARGET_STANZA_FIELD)
+    found = _from_stanza(rollout, "target_stanza")
     return found if found is not None else stanza_of(kdapp)
 
 
@@ -314,18 +315,19 @@ def _pod_state(pod: Obj | None, recorded: str | None, *, active: bool) -> tuple[
 
 
 def _mark_stalled(roles: list[dict[str, Any]], status: Mapping[str, Any]) -> None:
-    """The pod the stalled rollout stopped on: status.currentPod, else the pod its message names, else the
+    """The pod the stalled rollout stopped on: RolloutStatus.current_pod, else the pod its message names, else the
     first pod (in upgrade order) that is neither done nor outdated, else the first outdated one."""
     cells = [c for r in roles for c in r["pods"]]
     message = _text(status.get("message"))
-    named = _text(status.get("currentPod"))
+    recorded = RolloutStatus.from_obj(status)
+    named = _text(recorded.current_pod)
     pick = next((c for c in cells if c["name"] == named), None) if named else None
     pick = pick or next((c for c in cells if c["name"] in message and c["state"] != DONE), None)
     pick = pick or next((c for c in cells if c["state"] not in (DONE, OUTDATED)), None)
     pick = pick or next((c for c in cells if c["state"] == OUTDATED), None)
     if pick is None:
         return
-    reason = _text(status.get("stalledReason")) or Phase.STALLED
+    reason = _text(recorded.stalled_reason) or Phase.STALLED
     pick["stage"] = pick["state"]
     pick["state"] = STALLED
     pick["detail"] = f"{reason} at {pick['stage']}: {message}" if message else f"{reason} at {pick['stage']}"
@@ -417,7 +419,7 @@ def _stall_alert(rollout: Obj) -> dict[str, Any]:
     status = _status(rollout)
     since = next((c.get("lastTransitionTime") for c in status.get("conditions") or () if c.get("type") == "Stalled"), "")
     return {
-        "reason": _text(status.get("stalledReason")) or Phase.STALLED,
+        "reason": _text(RolloutStatus.from_obj(status).stalled_reason) or Phase.STALLED,
         "time": _text(since),
         "type": "Warning",
         "closed": False,
@@ -487,7 +489,7 @@ def _cluster_summary(
         "healthMessage": health.health.message,
         "podsDone": done,
         "podsTotal": total,
-        "stalledReason": _text(status.get("stalledReason")) or None,
+        "stalledReason": _text(RolloutStatus.from_obj(status).stalled_reason) or None,
         "revert": revert_command(rollout),
     }
 
@@ -593,7 +595,7 @@ def cluster_view(
     return {
         **summary,
         "message": _text(status.get("message")) or None,
-        "currentPod": _text(status.get("currentPod")) or None,
+        "currentPod": _text(RolloutStatus.from_obj(status).current_pod) or None,
         "direction": _text(status.get("direction")) or None,
         "fromVersion": _text(status.get("fromVersion")) or None,
         "startedAt": _text(status.get("startedAt")) or None,

@@ -9,7 +9,13 @@ from typing import Any
 import yaml
 
 from gitops_kd.spec.errors import FieldError
-from gitops_kd.spec.limits import document_count_error, expanded_size_error, file_size_error, value_errors
+from gitops_kd.spec.limits import (
+    MAX_REQUEST_BODY_BYTES,
+    document_count_error,
+    expanded_size_error,
+    file_size_error,
+    value_errors,
+)
 
 
 @dataclass(frozen=True)
@@ -30,29 +36,44 @@ class _DuplicateKey(yaml.MarkedYAMLError):
     pass
 
 
+def _strict_mapping(loader: yaml.constructor.SafeConstructor, node: yaml.MappingNode) -> None:
+    """Refuse a duplicate mapping key (the API server's strict decoding does too)."""
+    seen: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+        except TypeError:
+            continue
+        if duplicate:
+            raise _DuplicateKey(
+                None,
+                None,
+                f'duplicate key "{key}" (first at line {seen[key].start_mark.line + 1})',
+                key_node.start_mark,
+            )
+        seen[key] = key_node
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys (the API server's strict decoding does too)."""
+    """The pure-Python parser, strict about duplicate keys: its error messages are the ones reported."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, yaml.Node] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                duplicate = key in seen
-            except TypeError:
-                continue
-            if duplicate:
-                raise _DuplicateKey(
-                    None,
-                    None,
-                    f'duplicate key "{key}" (first at line {seen[key].start_mark.line + 1})',
-                    key_node.start_mark,
-                )
-            seen[key] = key_node
+        _strict_mapping(self, node)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _FastLoader(yaml.CSafeLoader):
+    """libyaml's parser (about ten times faster), as strict; a file it refuses is parsed again by _StrictLoader,
+    so errors read the same whichever parser read the file first."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        _strict_mapping(self, node)
         return super().construct_mapping(node, deep=deep)
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _StrictLoader.construct_mapping)
+_FastLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _FastLoader.construct_mapping)
 
 
 def split_documents(path: str, data: bytes) -> tuple[list[Document], list[FieldError]]:
@@ -184,13 +205,32 @@ def _check_aliasing(path: str, node: yaml.Node) -> FieldError | None:
 
 
 def _load_all(path: str, text: str) -> tuple[list[Any], list[FieldError]]:
-    """yaml.load_all with the alias expansion checked on each composed document before it is constructed."""
-    loader = _StrictLoader(text)
+    """yaml.load_all with the alias expansion checked on each composed document before it is constructed: by
+    libyaml first, and when it finds anything wrong, again by the pure-Python parser for its wording."""
+    try:
+        return _load_with(_FastLoader, path, text)
+    except (yaml.YAMLError, RecursionError):
+        return _load_with(_StrictLoader, path, text)
+
+
+def _may_expand(text: str) -> bool:
+    """Whether a document of ``text`` could exceed the expansion limits. Without an alias (no ``*`` anywhere) a
+    document has fewer nodes than twice its characters and at most 1.5 bytes of scalars per byte of text (an
+    escape such as ``\\L`` decodes 2 bytes to 3), so a small file without one needs no count."""
+    if "*" in text:
+        return True
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return 2 * size > MAX_EXPANDED_NODES or 3 * size > 2 * MAX_REQUEST_BODY_BYTES
+
+
+def _load_with(loader_type: Any, path: str, text: str) -> tuple[list[Any], list[FieldError]]:
+    loader = loader_type(text)
     raw: list[Any] = []
+    check = _may_expand(text)
     try:
         while loader.check_node():
             node = loader.get_node()
-            problem = _check_aliasing(path, node) if node is not None else None
+            problem = _check_aliasing(path, node) if node is not None and check else None
             if problem is not None:
                 return [], [problem]
             raw.append(loader.construct_document(node))

@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth_world import T0, clusters_of, desired_fleet, observed_in_sync, with_app_changed  # noqa: E402
 
+from gitops_kd.drift.classify import Baselines, classify  # noqa: E402
 from gitops_kd.observe import ObservedState  # noqa: E402
 from gitops_kd.plan import Plan, plan  # noqa: E402
 from gitops_kd.source.model import DesiredState  # noqa: E402
@@ -72,6 +73,19 @@ def measure(name: str, desired: DesiredState, observed: ObservedState, repeat: i
     return Measured(name, result, statistics.median(times), min(times), peak - base)
 
 
+def measure_drift(desired: DesiredState, observed: ObservedState, in_sync: Plan, repeat: int) -> tuple[float, int]:
+    """The drift stage after the in-sync plan, every cluster and app seen in sync at the commit (the steady state of
+    a running controller): (median seconds of `repeat` after a first cold call, drifts found)."""
+    baselines = Baselines({k: desired.commit for k in desired.clusters}, {k: desired.commit for k in desired.apps})
+    _, report = classify(in_sync, observed, baselines, desired=desired, now=T0)
+    times: list[float] = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        classify(in_sync, observed, baselines, desired=desired, now=T0)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), len(report.drifts)
+
+
 def profile(desired: DesiredState, observed: ObservedState, title: str) -> None:
     prof = cProfile.Profile()
     prof.enable()
@@ -101,11 +115,12 @@ def run(apps: int, clusters: int, per_app: int, workers: int, repeat: int, do_pr
     pods = sum(len(c.all_pods()) for c in observed.clusters.values())
     sync = measure("in sync", desired, observed, repeat)
     one = measure("one app changed", changed, observed, repeat)
+    drift_seconds, drifts = measure_drift(desired, observed, sync.plan, repeat)
 
     kinds = collections.Counter(type(a).__name__ for a in one.plan.actions)
     touched = {a.cluster_key for a in one.plan.actions if a.cluster_key is not None}
     users = clusters_of(changed, 0)
-    ok = sync.plan.empty and not one.plan.refused and touched == users
+    ok = sync.plan.empty and not one.plan.refused and touched == users and drifts == 0
     print(
         f"plan_scale: {apps} KDApps, {clusters} KDClusters ({per_app} per used app), {pods} pods, "
         f"{sum(len(c.statefulsets) for c in observed.clusters.values())} StatefulSets"
@@ -128,6 +143,10 @@ def run(apps: int, clusters: int, per_app: int, workers: int, repeat: int, do_pr
             f"(target < {TARGET_SECONDS:.0f} s: {t_ok}); peak allocated {m.peak_bytes / MIB:6.1f} MiB "
             f"(target < {TARGET_MIB:.0f} MiB: {m_ok})"
         )
+    print(
+        f"drift stage, in sync: median {drift_seconds * 1000:7.1f} ms of {repeat} "
+        f"(target < {TARGET_SECONDS:.0f} s: {'met' if drift_seconds < TARGET_SECONDS else 'MISSED'}); drifts {drifts} (want 0)"
+    )
     print(f"process max RSS (inputs included): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
     if do_profile:
         profile(desired, observed, "in sync")

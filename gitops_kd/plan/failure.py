@@ -51,21 +51,10 @@ def failure_action(app_name: str, live: ObservedCluster, t: Transition) -> Handl
     revert, note = False, ""
     if policy == REVERT_COMMIT:
         revert, note = _revertible(ro.direction or t.direction, reason, t)
-    if (ro.direction or t.direction) != UPGRADE:  # a failed downgrade or rebuild: its revert is judged when made
-        return HandleFailure(
-            live.namespace,
-            live.name,
-            app_name,
-            ro.commit,
-            policy,
-            reason,
-            message,
-            t.target_version,
-            t.from_version,
-            revert,
-            note,
-        )
-    back = rollback(t.target_version, t.from_version, t.stanza)
+    possible, why = True, ""  # a failed downgrade or rebuild: its revert is judged when made
+    if (ro.direction or t.direction) == UPGRADE:
+        back = rollback(t.target_version, t.from_version, t.stanza)
+        possible, why = back.possible, back.why
     return HandleFailure(
         live.namespace,
         live.name,
@@ -78,8 +67,8 @@ def failure_action(app_name: str, live: ObservedCluster, t: Transition) -> Handl
         t.from_version,
         revert,
         note,
-        back.possible,
-        back.why,
+        possible,
+        why,
     )
 
 

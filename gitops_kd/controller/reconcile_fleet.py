@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 FLEET_DEBOUNCE = 1.0  # seconds after a per-key action before the fleet reconcile looks again (at least)
 FLEET_SHARE = 0.1  # ... and at most this share of the time goes to whole-fleet plans while keys are busy
+IDLE_SHARE = 0.02  # at most this share of the time goes to the idle resync's whole-fleet plans (a large fleet's)
 
 Owns = Callable[[WorkKey], bool]  # does this instance reconcile this work key (sharding; default: every key)
 
@@ -57,11 +58,12 @@ class FleetReconciler:
         self._lock = threading.Lock()
         self._due = False  # a fleet reconcile is scheduled after per-key actions
         self._seconds = 0.0  # how long the last fleet reconcile took
+        self._began = 0.0  # when the running fleet reconcile began
         self.last_plan: Plan | None = None
 
     def reconcile(self) -> Result:
         """Plan the whole desired state: accept a new commit, record, prune; queue every key with work."""
-        started = time.monotonic()
+        started = self._began = time.monotonic()
         try:
             return self._reconcile()
         finally:
@@ -86,7 +88,7 @@ class FleetReconciler:
             desired, plan = self._choose(candidate, observed)
         self._commits.chosen.set()
         if desired is None and plan is not None:  # refused: the fleet stalls rollouts Ready over pods off version
-            return self._actor.act(KEY, plan, IDLE_RESYNC)
+            return self._actor.act(KEY, plan, self._idle())
         if desired is None or plan is None:
             return DONE
         self.last_plan = plan
@@ -101,7 +103,13 @@ class FleetReconciler:
                 if self.owns(work):
                     self._queue.add(str(work))
             plan = Plan(tuple(a for a in plan.actions if owner(a) == FLEET_KEY), plan.refusals, plan.kept)
-        return self._actor.act(KEY, plan, IDLE_RESYNC)
+        return self._actor.act(KEY, plan, self._idle())
+
+    def _idle(self) -> float:
+        """Seconds before the idle fleet key looks again: IDLE_RESYNC, or longer once a whole-fleet plan costs more
+        than IDLE_SHARE of it (thousands of clusters). Changes wake the fleet key sooner: a commit, an object added or
+        gone, per-key work (``schedule``), a plan's own waits and holds."""
+        return max(IDLE_RESYNC, (time.monotonic() - self._began) / IDLE_SHARE)
 
     def _choose(self, candidate: DesiredState | None, observed: Any) -> tuple[DesiredState | None, Plan | None]:
         """Plan the newest accepted commit; if the plan refuses it, keep reconciling the last applied one; if that

@@ -32,6 +32,11 @@ class Commits:
         applied = self.current()
         return applied.commit if applied is not None else None
 
+    def settled(self) -> bool:
+        """The candidate is the applied commit (a poll that found it again has nothing new for the fleet plan)."""
+        with self.lock:
+            return self.candidate is not None and self.applied is not None and self.candidate.commit == self.applied.commit
+
     def offer(self, desired: DesiredState) -> bool:
         """A commit the source accepted becomes the candidate; True if it is a new one."""
         with self.lock:

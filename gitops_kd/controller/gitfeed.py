@@ -98,6 +98,7 @@ class GitFeed:
                 log.warning("applied commit %s cannot be read back (%s); waiting for the next accepted commit", commit, exc)
 
     def on_poll(self, result: PollResult) -> None:
+        first = not self._commits.polled.is_set()
         try:
             failed = not result.changed and not result.accepted and any(e.file == self._source.url for e in result.errors)
             if self._metrics is not None:
@@ -110,7 +111,8 @@ class GitFeed:
                 log.info("commit %s accepted by the Git source", result.desired.commit[:12])
         finally:
             self._commits.polled.set()  # only now: a fleet reconcile woken before this line would miss the candidate
-            self._queue.add(KEY)
+            if first or result.changed or not result.accepted or not self._commits.settled():
+                self._queue.add(KEY)  # else the poll found nothing new: the fleet key's own resync looks again
 
     def _record_poll(self, result: PollResult, failed: bool) -> None:
         """The poll's transition of the instance record (Git health, a refusal by the source)."""

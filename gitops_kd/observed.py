@@ -194,7 +194,7 @@ class ObservedRollout:
     @property
     def step(self) -> str:
         """status.step: what the rollout is doing or waiting for ("" when unset)."""
-        return str((self.raw.get("status") or {}).get("step") or "")
+        return RolloutStatus.from_obj(self.raw.get("status")).step or ""
 
     @property
     def suspended(self) -> bool:

@@ -493,7 +493,7 @@ def _cluster_summary(
         "healthMessage": health.health.message,
         "podsDone": done,
         "podsTotal": total,
-        "stalledReason": _text(RolloutStatus.from_obj(status).stalled_reason) or None,
+        "stalledReason": _text(status.stalled_reason) or None,
         "revert": revert_command(rollout),
     }
 
@@ -575,7 +575,7 @@ def cluster_view(
     """The cluster page."""
     roles = pod_states(rollout, kdapp, kdcluster, objects.get("statefulsets") or [], objects.get("pods") or [])
     summary = _cluster_summary(health, rollout, roles, kdcluster, sources)
-    status = _status(rollout)
+    recorded = _rollout_status(rollout)
     rules, rules_source = data_rules(rollout, kdapp)
     dirs = []
     model = app_model(kdapp)
@@ -595,7 +595,6 @@ def cluster_view(
             }
         )
     members = [_text(_meta(o).get("name")) for kind in ("statefulsets", "pods", "services") for o in objects.get(kind) or ()]
-    recorded = RolloutStatus.from_obj(status)
     failure = recorded.failure.to_obj() if recorded.failure is not None else {}
     return {
         **summary,

@@ -14,7 +14,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, ROLLOUT_IMAGES_FIELD, Phase
+from gitops_kd.constants import APPLY_STALL_REASONS, Phase
 from gitops_kd.rollout.model import PodProgress, RolloutStatus  # status.pods[<pod>], typed where the status is
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.state import Key
@@ -181,10 +181,10 @@ class ObservedRollout:
     @property
     def apply_failure_of(self) -> tuple[str, str, str] | None:
         """(kind, namespace, name) of the write status.applyFailure counts failures of, or None."""
-        record = (self.raw.get("status") or {}).get(APPLY_FAILURE_FIELD) or {}
-        if not record.get("kind"):
+        record = RolloutStatus.from_obj(self.raw.get("status")).apply_failure
+        if record is None or not record.kind:
             return None
-        return str(record["kind"]), str(record.get("namespace") or ""), str(record.get("name") or "")
+        return record.kind, record.namespace, record.name
 
     @property
     def reconciling(self) -> bool:
@@ -209,8 +209,7 @@ class ObservedRollout:
     @property
     def images(self) -> Mapping[str, str]:
         """status.images: role id -> the app image the version it is Ready at renders (recorded with Ready)."""
-        found = (self.raw.get("status") or {}).get(ROLLOUT_IMAGES_FIELD) or {}
-        return {str(k): str(v) for k, v in found.items() if v}
+        return RolloutStatus.from_obj(self.raw.get("status")).images
 
     def progress(self, pod: str) -> PodProgress | None:
         """The progress entry of a pod, or None."""

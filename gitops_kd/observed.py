@@ -173,6 +173,12 @@ class ObservedRollout:
     def stalled(self) -> bool:
         return self.phase == Phase.STALLED
 
+    @cached_property
+    def recorded(self) -> RolloutStatus:
+        """The whole status, typed: read once per observed object (the collector reuses an unchanged one, so an
+        in-sync fleet's plans do not parse each status again)."""
+        return RolloutStatus.from_obj(self.raw.get("status"))
+
     @property
     def apply_stalled(self) -> bool:
         """Stalled by a KDApp / KDCluster write that failed again and again, not by a step of the attempt."""
@@ -181,7 +187,7 @@ class ObservedRollout:
     @property
     def apply_failure_of(self) -> tuple[str, str, str] | None:
         """(kind, namespace, name) of the write status.applyFailure counts failures of, or None."""
-        record = RolloutStatus.from_obj(self.raw.get("status")).apply_failure
+        record = self.recorded.apply_failure
         if record is None or not record.kind:
             return None
         return record.kind, record.namespace, record.name
@@ -194,7 +200,7 @@ class ObservedRollout:
     @property
     def step(self) -> str:
         """status.step: what the rollout is doing or waiting for ("" when unset)."""
-        return RolloutStatus.from_obj(self.raw.get("status")).step or ""
+        return self.recorded.step or ""
 
     @property
     def suspended(self) -> bool:
@@ -204,12 +210,12 @@ class ObservedRollout:
     @property
     def synced_digest(self) -> str | None:
         """The drift baseline digest recorded when the cluster was last seen in sync (RolloutStatus.synced_digest)."""
-        return RolloutStatus.from_obj(self.raw.get("status")).synced_digest
+        return self.recorded.synced_digest
 
     @property
     def images(self) -> Mapping[str, str]:
         """status.images: role id -> the app image the version it is Ready at renders (recorded with Ready)."""
-        return RolloutStatus.from_obj(self.raw.get("status")).images
+        return self.recorded.images
 
     def progress(self, pod: str) -> PodProgress | None:
         """The progress entry of a pod, or None."""

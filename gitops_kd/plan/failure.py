@@ -18,7 +18,6 @@ from gitops_kd.diff.model import UPGRADE, Transition
 from gitops_kd.diff.rollback import rollback
 from gitops_kd.observed import ObservedCluster
 from gitops_kd.plan.actions import HandleFailure
-from gitops_kd.rollout.model import RolloutStatus
 from gitops_kd.spec.upgrade import HALT, REVERT_COMMIT
 
 REVERTIBLE_REASONS = frozenset(
@@ -30,7 +29,7 @@ def handled_commit(live: ObservedCluster) -> str | None:
     """The commit whose failure was already handled (status.failure.commit), or None."""
     if live.rollout is None:
         return None
-    failure = RolloutStatus.from_obj(live.rollout.raw.get("status")).failure
+    failure = live.rollout.recorded.failure
     return failure.commit if failure is not None else None
 
 
@@ -42,7 +41,7 @@ def failure_action(app_name: str, live: ObservedCluster, t: Transition) -> Handl
     stanza = t.stanza
     policy = stanza.failure_policy if stanza is not None else HALT
     reason = ro.stalled_reason or Phase.STALLED
-    message = RolloutStatus.from_obj(ro.raw.get("status")).message or ""
+    message = ro.recorded.message or ""
     revert, note = False, ""
     if policy == REVERT_COMMIT:
         revert, note = _revertible(ro.direction or t.direction, reason, t)

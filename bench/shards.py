@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +36,8 @@ from sim_fleet import seed_sim_fleet, start_cluster, wait_settled  # noqa: E402
 from synth_repo import commit_files, init_bare  # noqa: E402
 from synth_world import NS  # noqa: E402
 
+from gitops_kd.kube.shardleases import holders as shard_holders  # noqa: E402
+from gitops_kd.testing import wait_for  # noqa: E402
 from kubeplumb.rest import RestClient  # noqa: E402
 
 LEASE = ["--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-period", "0.5"]
@@ -86,16 +89,17 @@ def usage(pid: int) -> tuple[float, int]:
 
 
 def holders(rest: RestClient) -> dict[int, str]:
-    items = rest.list("coordination.k8s.io/v1", "leases", NS, label_selector="gitops-kd.io/shard")["items"]
-    return {int(i["metadata"]["labels"]["gitops-kd.io/shard"]): (i["spec"] or {}).get("holderIdentity") or "" for i in items}
+    """Shard -> the identity holding its Lease in the bench's namespace ("" when free)."""
+    return shard_holders(rest, NS)
 
 
-def wait(what: str, probe: object, timeout: float) -> float:
+def wait(what: str, probe: Callable[[], object], timeout: float) -> float:
+    """Seconds until ``probe()`` is truthy (polled every 0.1 s); the run ends naming ``what`` after ``timeout``."""
     t0 = time.monotonic()
-    while not probe():  # type: ignore[operator]
-        if time.monotonic() - t0 > timeout:
-            raise SystemExit(f"{what}: not within {timeout:.0f}s")
-        time.sleep(0.1)
+    try:
+        wait_for(what, probe, timeout, 0.1)
+    except AssertionError as exc:
+        raise SystemExit(str(exc)) from None
     return time.monotonic() - t0
 
 

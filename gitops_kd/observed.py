@@ -14,7 +14,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, ROLLOUT_IMAGES_FIELD, Phase
+from gitops_kd.constants import APPLY_STALL_REASONS, Phase
 from gitops_kd.rollout.model import PodProgress, RolloutStatus  # status.pods[<pod>], typed where the status is
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.state import Key
@@ -173,6 +173,12 @@ class ObservedRollout:
     def stalled(self) -> bool:
         return self.phase == Phase.STALLED
 
+    @cached_property
+    def recorded(self) -> RolloutStatus:
+        """The whole status, typed: read once per observed object (the collector reuses an unchanged one, so an
+        in-sync fleet's plans do not parse each status again)."""
+        return RolloutStatus.from_obj(self.raw.get("status"))
+
     @property
     def apply_stalled(self) -> bool:
         """Stalled by a KDApp / KDCluster write that failed again and again, not by a step of the attempt."""
@@ -181,10 +187,10 @@ class ObservedRollout:
     @property
     def apply_failure_of(self) -> tuple[str, str, str] | None:
         """(kind, namespace, name) of the write status.applyFailure counts failures of, or None."""
-        record = (self.raw.get("status") or {}).get(APPLY_FAILURE_FIELD) or {}
-        if not record.get("kind"):
+        record = self.recorded.apply_failure
+        if record is None or not record.kind:
             return None
-        return str(record["kind"]), str(record.get("namespace") or ""), str(record.get("name") or "")
+        return record.kind, record.namespace, record.name
 
     @property
     def reconciling(self) -> bool:
@@ -194,7 +200,7 @@ class ObservedRollout:
     @property
     def step(self) -> str:
         """status.step: what the rollout is doing or waiting for ("" when unset)."""
-        return str((self.raw.get("status") or {}).get("step") or "")
+        return self.recorded.step or ""
 
     @property
     def suspended(self) -> bool:
@@ -204,13 +210,12 @@ class ObservedRollout:
     @property
     def synced_digest(self) -> str | None:
         """The drift baseline digest recorded when the cluster was last seen in sync (RolloutStatus.synced_digest)."""
-        return RolloutStatus.from_obj(self.raw.get("status")).synced_digest
+        return self.recorded.synced_digest
 
     @property
     def images(self) -> Mapping[str, str]:
         """status.images: role id -> the app image the version it is Ready at renders (recorded with Ready)."""
-        found = (self.raw.get("status") or {}).get(ROLLOUT_IMAGES_FIELD) or {}
-        return {str(k): str(v) for k, v in found.items() if v}
+        return self.recorded.images
 
     def progress(self, pod: str) -> PodProgress | None:
         """The progress entry of a pod, or None."""

@@ -15,8 +15,8 @@ from kubernetes.client.exceptions import ApiException
 
 from kdcrds import kubedirector_crds
 from kdsim.controllers.kubedirector import KubeDirectorController
-from kdsim.controllers.kubelet import Kubelet
 from kdsim.images import ImageStore
+from kdsim.kubelet.agent import Kubelet
 from kdsim.kubelet.node import NodeIdentity
 from kdsim.kubelet.server import KubeletServer, ServingTls
 from kubeplumb.rest import RestClient

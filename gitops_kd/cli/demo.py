@@ -25,7 +25,7 @@ from gitops_kd.cli.exits import CannotRun
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.controller.scope import DEFAULT_LEASE
 from gitops_kd.kd.layout import CLUSTER_LABEL, ROLE_LABEL
-from gitops_kd.rollout.model import PodProgress
+from gitops_kd.rollout.model import PodProgress, RolloutStatus
 from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
@@ -111,10 +111,10 @@ class Progress:
         return self.rest.get_or_none(ROLLOUT_API_VERSION, ROLLOUT_PLURAL, NS, CLUSTER) or {}
 
     def ready_at(self, version: str) -> bool:
-        status = self.rollout().get("status") or {}
-        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+        status = RolloutStatus.from_obj(self.rollout().get("status"))
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.conditions)
         pods = self.rest.list("v1", "pods", NS, label_selector=SELECTOR)["items"]
-        return ready and status.get("appVersion") == version and len(pods) == 3 and all(map(_ready, pods))
+        return ready and status.app_version == version and len(pods) == 3 and all(map(_ready, pods))
 
     def print_new_events(self) -> None:
         items = sorted(self.rest.list("v1", "events", NS)["items"], key=lambda e: e["metadata"]["name"])
@@ -132,13 +132,13 @@ class Progress:
             self.console.print(f"[{style}]{reason:<20}[/] {escape(message)}", highlight=False, soft_wrap=True)
 
     def table(self, title: str) -> Table:
-        status = self.rollout().get("status") or {}
+        status = RolloutStatus.from_obj(self.rollout().get("status"))
         spec = self.rollout().get("spec") or {}
-        live, target = status.get("appVersion") or "-", spec.get("targetVersion") or "-"
+        live, target = status.app_version or "-", spec.get("targetVersion") or "-"
         versions = live if live == target else f"{live} → {target}"
-        parts = [title, f"KDRollout {CLUSTER}: {status.get('phase') or 'not created yet'} {versions}"]
-        if status.get("step"):
-            parts.append(escape(str(status["step"])))
+        parts = [title, f"KDRollout {CLUSTER}: {status.phase or 'not created yet'} {versions}"]
+        if status.step:
+            parts.append(escape(status.step))
         table = Table(title="  ·  ".join(parts), title_justify="left", box=box.HEAVY_HEAD if self.console.is_terminal else None)
         for col in ("pod", "role", "image", "ready", "hook", "gate", "service ports"):
             table.add_column(col)
@@ -147,11 +147,11 @@ class Progress:
             pod = ((svc.get("spec") or {}).get("selector") or {}).get("statefulset.kubernetes.io/pod-name")
             if pod:
                 ports[pod] = ",".join(str(p["port"]) for p in svc["spec"].get("ports") or ())
-        progress = status.get("pods") or {}
+        progress = status.pods
         pods = self.rest.list("v1", "pods", NS, label_selector=SELECTOR)["items"]
         for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
             name = pod["metadata"]["name"]
-            mark = PodProgress.from_obj(progress.get(name))
+            mark = progress.get(name) or PodProgress()
             table.add_row(
                 name,
                 pod["metadata"]["labels"].get(ROLE_LABEL, ""),

@@ -39,9 +39,7 @@ def cluster_commits(rollouts: Iterable[Mapping[str, Any]]) -> tuple[ClusterCommi
             sha = getattr(recorded, field)
             if sha:
                 found.append(ClusterCommit(sha, f"{where} status.{status_key(field)}"))
-        for entry in status.get("history") or ():
-            if isinstance(entry, Mapping) and isinstance(entry.get("commit"), str) and entry["commit"]:
-                found.append(ClusterCommit(entry["commit"], f"{where} status.history"))
+        found.extend(ClusterCommit(h.commit, f"{where} status.{status_key('history')}") for h in recorded.history if h.commit)
     return tuple(found)
 
 

@@ -6,10 +6,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from gitops_kd.constants import APPLY_FAILURE_FIELD, ROLLOUT_PLURAL, STALL_AFTER_FAILURES, Phase, StallReason
+from gitops_kd.constants import ROLLOUT_PLURAL, STALL_AFTER_FAILURES, Phase, StallReason
 from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.repeat import stall_rollout
 from gitops_kd.observe.collector import Expectation
+from gitops_kd.rollout.model import RolloutStatus, status_patch
 from gitops_kd.status import events as ev
 from gitops_kd.status import rollout as rs
 
@@ -63,12 +64,13 @@ def failed(
         status = obj.get("status") or {}
         previous = rs.apply_failure(status)
         same = rs.same_write(previous, write.kind, write.namespace, write.name, write.digest)
-        count = int(previous.get("failures") or 0) + 1 if same else 1
+        count = previous.failures + 1 if same else 1
         most = max(most, count)
         record = write.record(count, code, message)
         if count >= STALL_AFTER_FAILURES and rs.apply_stalled(status) and same:
             continue  # stalled by this very write already: the status says it all
-        if count >= STALL_AFTER_FAILURES and status.get("phase") != Phase.STALLED:
+        phase = RolloutStatus.from_obj(status).phase
+        if count >= STALL_AFTER_FAILURES and phase != Phase.STALLED:
             reason = StallReason.APPLY_REFUSED if refused(code) else StallReason.APPLY_FAILED
             text = f"{write.description} failed {count} times in a row; last: {said}"
             written = stall_rollout(
@@ -78,7 +80,7 @@ def failed(
                 obj,
                 reason,
                 text,
-                {APPLY_FAILURE_FIELD: {**record, "phase": status.get("phase")}},
+                status_patch(apply_failure={**record, "phase": None if phase is None else str(phase)}),
                 failed_reason=None,
             )
         else:
@@ -98,7 +100,7 @@ def succeeded(ctx: ExecContext, write: Write, rollouts: tuple[tuple[str, str], .
         previous = rs.apply_failure(status)
         if obj is None or not rs.same_object(previous, write.kind, write.namespace, write.name):
             continue
-        message = f"{write.description}: succeeded after {previous.get('failures')} failure(s) in a row"
+        message = f"{write.description}: succeeded after {previous.failures} failure(s) in a row"
         written = ctx.patch_rollout_status(
             namespace, cluster, rs.lift_apply_stall(status, message, generation=generation(obj), now=ctx.now()), rv=rv(obj)
         )

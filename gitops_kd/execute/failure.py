@@ -13,7 +13,7 @@ from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
 from gitops_kd.observe.collector import Expectation
 from gitops_kd.plan.actions import HandleFailure
-from gitops_kd.plan.failure import FAILURE_FIELD
+from gitops_kd.rollout.model import RolloutStatus, status_patch
 from gitops_kd.source.errors import SourceError
 from gitops_kd.source.revert import RevertError
 from gitops_kd.status import events as ev
@@ -41,8 +41,8 @@ def handle_failure(ctx: ExecContext, a: HandleFailure, reverter: Reverter | None
     obj = ctx.rollout(a.namespace, a.cluster)
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
-    status: dict[str, Any] = obj.get("status") or {}
-    if (status.get(FAILURE_FIELD) or {}).get("commit") == a.commit:
+    handled = RolloutStatus.from_obj(obj.get("status")).failure
+    if handled is not None and handled.commit == a.commit:
         return Outcome(a.describe(), False, "failure already handled")
     record: dict[str, Any] = {"commit": a.commit, "reason": a.reason, "policy": a.policy, "handledAt": rfc3339(ctx.now())}
     note = a.note
@@ -109,7 +109,7 @@ def handle_failure(ctx: ExecContext, a: HandleFailure, reverter: Reverter | None
 
 def _write(ctx: ExecContext, a: HandleFailure, obj: dict[str, Any], record: dict[str, Any], message: str) -> Outcome:
     patch = rs.stall(obj.get("status") or {}, reason=a.reason, message=message, generation=generation(obj), now=ctx.now())
-    patch[FAILURE_FIELD] = record
+    patch.update(status_patch(failure=record))
     written = ctx.patch_rollout_status(a.namespace, a.cluster, patch, rv=rv(obj))
     log.warning("failure policy %s for %s/%s: %s", a.policy, a.namespace, a.cluster, message)
     return Outcome(a.describe(), True, message, expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),))

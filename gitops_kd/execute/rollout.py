@@ -12,10 +12,8 @@ from gitops_kd.constants import (
     MANAGER,
     REQUEUE_NOT_CACHED,
     ROLLOUT_API_VERSION,
-    ROLLOUT_IMAGES_FIELD,
     ROLLOUT_KIND,
     ROLLOUT_PLURAL,
-    Phase,
 )
 from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
@@ -70,23 +68,23 @@ def _spec(a: EnsureRollout) -> dict[str, Any]:
     return spec
 
 
-def _is_retry(status: dict[str, Any], a: EnsureRollout) -> bool:
+def _is_retry(status: RolloutStatus, a: EnsureRollout) -> bool:
     """A Stalled attempt to the same target, direction and origin, asked for by a newer commit."""
     return (
-        status.get("phase") == Phase.STALLED
-        and status.get("targetVersion") == a.target_version
-        and status.get("commit") != a.commit
-        and status.get("direction") == a.direction
-        and status.get("fromVersion") == a.from_version
+        status.stalled
+        and status.target_version == a.target_version
+        and status.commit != (a.commit or None)
+        and status.direction == a.direction
+        and status.from_version == (a.from_version or None)
     )
 
 
-def _same_attempt(status: dict[str, Any], a: EnsureRollout) -> bool:
+def _same_attempt(status: RolloutStatus, a: EnsureRollout) -> bool:
     return (
-        status.get("targetVersion") == a.target_version
-        and status.get("direction") == a.direction
-        and status.get("phase") in ACTIVE_PHASES
-        and status.get("fromVersion") == a.from_version
+        status.target_version == a.target_version
+        and status.direction == a.direction
+        and status.phase in ACTIVE_PHASES
+        and status.from_version == (a.from_version or None)
     )
 
 
@@ -140,7 +138,8 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
         else:
             ctx.event_on_cluster(a.namespace, a.cluster, ev.ADOPTED, f"managed by gitops-kd at {a.app} {a.target_version}")
         return Outcome(a.describe(), True, "adopted", expect=_expect(obj))
-    if _is_retry(status, a):
+    typed = RolloutStatus.from_obj(status)
+    if _is_retry(typed, a):
         obj = ctx.patch_rollout_status(
             a.namespace,
             a.cluster,
@@ -153,14 +152,14 @@ def ensure_rollout(ctx: ExecContext, a: EnsureRollout) -> Outcome:
             ev.UPGRADE_STARTED,
             f"retrying the {a.direction} of {a.app} "
             f"to {a.target_version} after commit {(a.commit or '?')[:12]} (was stalled: "
-            f"{RolloutStatus.from_obj(status).stalled_reason or '?'}); progress made so far is kept",
+            f"{typed.stalled_reason or '?'}); progress made so far is kept",
         )
         return Outcome(a.describe(), True, "stalled rollout resumed", expect=_expect(obj))
-    if _same_attempt(status, a):
-        if status.get("observedGeneration") != gen:
+    if _same_attempt(typed, a):
+        if typed.observed_generation != gen:
             obj = ctx.patch_rollout_status(a.namespace, a.cluster, status_patch(observed_generation=gen), rv=rv(obj))
         return Outcome(a.describe(), changed, "rollout already started", expect=_expect(obj))
-    previous = attempt_of(status, {}) if status.get("targetVersion") else None
+    previous = attempt_of(status, {}) if typed.target_version else None
     obj = ctx.patch_rollout_status(
         a.namespace,
         a.cluster,
@@ -210,16 +209,17 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
     if obj is None:
         return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
     status, gen = obj.get("status") or {}, generation(obj)
-    if rs.is_finished(status, a.version, gen) and dict(status.get(ROLLOUT_IMAGES_FIELD) or {}) == dict(a.images):
+    typed = RolloutStatus.from_obj(status)
+    if rs.is_finished(status, a.version, gen) and dict(typed.images) == dict(a.images):
         return Outcome(a.describe(), False, "already finished", expect=_expect(obj))
-    was_active = status.get("phase") in ACTIVE_PHASES
+    was_active = typed.phase in ACTIVE_PHASES
     obj = ctx.patch_rollout_status(
         a.namespace,
         a.cluster,
         rs.finish(
             status,
             version=a.version,
-            commit=status.get("commit"),
+            commit=typed.commit,
             generation=gen,
             now=ctx.now(),
             images=dict(a.images),
@@ -232,7 +232,7 @@ def finish_rollout(ctx: ExecContext, a: FinishRollout) -> Outcome:
             a.namespace,
             a.cluster,
             rs.succeeded_reason(status),
-            f"all members run version {a.version} (from {status.get('fromVersion') or 'unknown'})",
+            f"all members run version {a.version} (from {typed.from_version or 'unknown'})",
         )
     return Outcome(a.describe(), True, "rollout finished", expect=_expect(obj))
 

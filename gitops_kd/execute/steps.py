@@ -47,7 +47,7 @@ def wrapped_command(attempt: str, step_id: str, command: tuple[str, ...]) -> lis
 
 def attempt_id(obj: dict[str, Any]) -> str:
     """The KDRollout's current attempt (status.attempt); its uid for an attempt started before ids existed."""
-    return str((obj.get("status") or {}).get("attempt") or (obj.get("metadata") or {}).get("uid") or "rollout")
+    return RolloutStatus.from_obj(obj.get("status")).attempt or str((obj.get("metadata") or {}).get("uid") or "rollout")
 
 
 def _recorded(status: RolloutStatus, a: RunStep) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gitops_kd.constants import ROLLOUT_IMAGES_FIELD, ROLLOUT_KIND, Phase
+from gitops_kd.constants import ROLLOUT_KIND, Phase
 from gitops_kd.health._fields import items, section, text
 from gitops_kd.health.kdcluster import MEMBERS_DOWN, kdcluster_health
 from gitops_kd.health.kdrollout import kdrollout_health
@@ -168,7 +168,7 @@ def object_healths(
             health = ORPHAN_PVC if kind == "PersistentVolumeClaim" and status else check(present[extra])
             rows.append(ObjectHealth(kind, extra, health, _role_label(present[extra])))
     rows = _held_to_version(rows, rollout, kinds[1][1])
-    phase = text(section(rollout, "status"), "phase")
+    phase = RolloutStatus.from_obj(section(rollout, "status")).phase
     if phase in REPLACING_PHASES:
         rows = [_replacing(r) for r in rows]
     elif phase == Phase.IDLE and rows[0].health.status is HealthStatus.HEALTHY:
@@ -192,14 +192,14 @@ def _app_image(pod: Obj) -> str:
 def _held_to_version(rows: list[ObjectHealth], rollout: Obj | None, pods: dict[str, Obj]) -> list[ObjectHealth]:
     """Ready is what the pods run: with the KDRollout Idle at a version whose images it records (status.images), a
     member pod whose app container runs another image is Degraded, whatever the KDRollout says."""
-    status = section(rollout, "status")
-    images = section(status, ROLLOUT_IMAGES_FIELD)
-    if not images or text(status, "phase") != Phase.IDLE:
+    status = RolloutStatus.from_obj(section(rollout, "status"))
+    images = status.images
+    if not images or status.phase != Phase.IDLE:
         return rows
     out: list[ObjectHealth] = []
     for row in rows:
         pod = pods.get(row.name) if row.kind == "Pod" else None
-        want = text(images, row.role) if pod is not None else ""
+        want = images.get(row.role, "") if pod is not None else ""
         have = _app_image(pod) if pod is not None else ""
         if want and have and have != want:
             row = ObjectHealth(
@@ -207,7 +207,7 @@ def _held_to_version(rows: list[ObjectHealth], rollout: Obj | None, pods: dict[s
                 row.name,
                 Health(
                     HealthStatus.DEGRADED,
-                    (f"runs {have}, not {want} of version {text(status, 'appVersion')} the KDRollout is at"),
+                    (f"runs {have}, not {want} of version {status.app_version or ''} the KDRollout is at"),
                 ),
                 row.role,
             )
@@ -283,14 +283,14 @@ def cluster_health(
     (keyword lists statefulsets, pods, services, pvcs, as in object_healths; `unreadable` as there)."""
     rows = object_healths(rollout, kdcluster, unreadable=unreadable, **objects)
     meta = section(rollout or kdcluster, "metadata")
-    r_spec, r_status = section(rollout, "spec"), section(rollout, "status")
+    r_spec, r_status = section(rollout, "spec"), RolloutStatus.from_obj(section(rollout, "status"))
     return ClusterHealth(
         namespace=text(meta, "namespace"),
         name=text(meta, "name"),
         app=text(r_spec, "app") or text(section(kdcluster, "spec"), "app"),
-        live_version=text(r_status, "appVersion"),
+        live_version=r_status.app_version or "",
         target_version=text(r_spec, "targetVersion"),
-        phase=text(r_status, "phase"),
+        phase=str(r_status.phase or ""),
         health=aggregate(rows),
         objects=rows,
     )

@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gitops_kd.constants import Phase
-from gitops_kd.health._fields import being_deleted, condition, integer, section, text
+from gitops_kd.health._fields import being_deleted, integer, section, text
 from gitops_kd.health.model import Health, HealthStatus
 from gitops_kd.rollout.model import RolloutStatus
 
 
 def _is_true(cond: Mapping[str, Any] | None) -> bool:
     return cond is not None and cond.get("status") == "True"
+
+
+def _condition(status: RolloutStatus, kind: str) -> Mapping[str, Any] | None:
+    return next((c for c in status.conditions if c.get("type") == kind), None)
 
 
 def _say(cond: Mapping[str, Any] | None, fallback: str) -> str:
@@ -34,8 +37,9 @@ def kdrollout_health(obj: Mapping[str, Any]) -> Health:
     """
     if being_deleted(obj):
         return Health(HealthStatus.PROGRESSING, "Pending deletion")
+    recorded = RolloutStatus.from_obj(section(obj, "status"))
     if section(obj, "spec").get("suspend"):
-        phase = text(section(obj, "status"), "phase")
+        phase = recorded.phase or ""
         return Health(
             HealthStatus.SUSPENDED,
             "suspended by an operator (`gitops-kd resume` to go on)" + (f"; rollout {phase}" if phase else ""),
@@ -44,23 +48,23 @@ def kdrollout_health(obj: Mapping[str, Any]) -> Health:
     if not status:
         return Health(HealthStatus.PROGRESSING, "Waiting for gitops-kd to report status")
     generation = integer(section(obj, "metadata"), "generation")
-    observed = integer(status, "observedGeneration")
+    observed = recorded.observed_generation or 0
     if generation and observed < generation:
         return Health(HealthStatus.PROGRESSING, f"Waiting for gitops-kd to observe generation {generation} (observed {observed})")
-    stalled = condition(status, "Stalled")
-    if _is_true(stalled) or text(status, "phase") == Phase.STALLED:
-        reason = str(RolloutStatus.from_obj(status).stalled_reason or "")
-        fallback = reason + (": " if reason else "") + text(status, "message")
+    stalled = _condition(recorded, "Stalled")
+    if _is_true(stalled) or recorded.stalled:
+        reason = str(recorded.stalled_reason or "")
+        fallback = reason + (": " if reason else "") + (recorded.message or "")
         return Health(HealthStatus.DEGRADED, _say(stalled if _is_true(stalled) else None, fallback or "Stalled"))
-    reconciling = condition(status, "Reconciling")
+    reconciling = _condition(recorded, "Reconciling")
     if _is_true(reconciling):
-        step = text(status, "step")
-        message = _say(reconciling, text(status, "message") or "Reconciling")
+        step = recorded.step
+        message = _say(reconciling, recorded.message or "Reconciling")
         return Health(HealthStatus.PROGRESSING, message + (f" (step: {step})" if step else ""))
-    ready = condition(status, "Ready")
+    ready = _condition(recorded, "Ready")
     if _is_true(ready):
         ready_generation = integer(ready, "observedGeneration", observed)
         if generation and ready_generation < generation:
             return Health(HealthStatus.PROGRESSING, f"Ready condition is for generation {ready_generation}, not {generation}")
-        return Health(HealthStatus.HEALTHY, text(ready or {}, "message") or text(status, "message"))
+        return Health(HealthStatus.HEALTHY, text(ready or {}, "message") or recorded.message or "")
     return Health(HealthStatus.PROGRESSING, _say(ready, "Waiting for the Ready condition"))

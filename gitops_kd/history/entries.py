@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from gitops_kd.constants import ACTIVE_PHASES, Phase
+from gitops_kd.constants import ACTIVE_PHASES
 from gitops_kd.diff.model import DOWNGRADE, REBUILD, UPGRADE
 from gitops_kd.rollout.model import RolloutStatus
 
 SUCCEEDED, STALLED, REVERTED, SUPERSEDED, IN_PROGRESS = "Succeeded", "Stalled", "Reverted", "Superseded", "InProgress"
 DEPLOYED = "Deployed"  # the first version gitops-kd recorded for the cluster (created by it, or adopted)
-SUBJECT = "commitSubject"  # status field: the subject line of the current attempt's commit (history entries: subject)
 
 
 @dataclass(frozen=True)
@@ -57,54 +56,53 @@ class HistoryEntry:
         }
 
 
-def _stalled_at(status: Mapping[str, Any]) -> str | None:
-    for cond in status.get("conditions") or ():
+def _stalled_at(status: RolloutStatus) -> str | None:
+    for cond in status.conditions:
         if cond.get("type") == "Stalled" and cond.get("status") == "True":
-            return cast(str | None, cond.get("lastTransitionTime"))
+            found = cond.get("lastTransitionTime")
+            return None if found is None else str(found)
     return None
 
 
-def _revert_of(status: Mapping[str, Any], commit: str | None) -> str | None:
-    failure = status.get("failure") or {}
-    if commit and failure.get("commit") == commit and failure.get("revertCommit"):
-        return str(failure["revertCommit"])
+def _revert_of(status: RolloutStatus, commit: str | None) -> str | None:
+    failure = status.failure
+    if commit and failure is not None and failure.commit == commit and failure.revert_commit:
+        return failure.revert_commit
     return None
 
 
 def attempt_of(status: Mapping[str, Any], spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The current attempt's target and commit: recorded in the status when it started (the spec's for a
-    KDRollout written before the status carried them)."""
-    return {
-        "targetVersion": status.get("targetVersion") or spec.get("targetVersion"),
-        "commit": status.get("commit") or spec.get("commit"),
-    }
+    """The current attempt's target and commit, keyed as in the KDRollout's spec (targetVersion, commit):
+    recorded in the status when it started (the spec's for a KDRollout written before the status carried them)."""
+    st = RolloutStatus.from_obj(status)
+    return {"targetVersion": st.target_version or spec.get("targetVersion"), "commit": st.commit or spec.get("commit")}
 
 
 def closing_entry(status: Mapping[str, Any], spec: Mapping[str, Any], *, now: str) -> dict[str, Any] | None:
     """The status.history entry closing the current attempt when a rollout to another target starts, or
     None when there is no unfinished attempt (Idle, adoption). ``spec`` gives the attempt's targetVersion
     and commit (see attempt_of); ``now`` is the RFC 3339 time."""
-    if status.get("phase") not in ACTIVE_PHASES or status.get("direction") not in (UPGRADE, DOWNGRADE, REBUILD):
+    st = RolloutStatus.from_obj(status)
+    if st.phase not in ACTIVE_PHASES or st.direction not in (UPGRADE, DOWNGRADE, REBUILD):
         return None
     commit = spec.get("commit")
-    revert = _revert_of(status, commit)
-    stalled = status.get("phase") == Phase.STALLED
+    revert = _revert_of(st, commit)
+    stalled = st.stalled
     result = REVERTED if revert else STALLED if stalled else SUPERSEDED
     entry = {
         "version": spec.get("targetVersion"),
-        "fromVersion": status.get("fromVersion"),
+        "fromVersion": st.from_version,
         "commit": commit,
-        "startedAt": status.get("startedAt"),
-        "finishedAt": (_stalled_at(status) if stalled else None) or now,
+        "startedAt": st.started_at,
+        "finishedAt": (_stalled_at(st) if stalled else None) or now,
         "result": result,
     }
-    if status.get(SUBJECT):
-        entry["subject"] = status.get(SUBJECT)
+    if st.commit_subject:
+        entry["subject"] = st.commit_subject
     if revert:
         entry["revertCommit"] = revert
-    reason = RolloutStatus.from_obj(status).stalled_reason
-    if stalled and reason:
-        entry["reason"] = str(reason)
+    if stalled and st.stalled_reason:
+        entry["reason"] = str(st.stalled_reason)
     return entry
 
 
@@ -119,17 +117,17 @@ def entries_of(rollout: Mapping[str, Any]) -> list[HistoryEntry]:
             ns,
             name,
             app,
-            str(h.get("version", "")),
-            h.get("fromVersion"),
-            h.get("commit"),
-            h.get("startedAt"),
-            h.get("finishedAt"),
-            str(h.get("result", SUCCEEDED)),
-            h.get("revertCommit"),
-            h.get("reason"),
-            h.get("subject"),
+            h.version,
+            h.from_version,
+            h.commit,
+            h.started_at,
+            h.finished_at,
+            h.result or SUCCEEDED,
+            h.revert_commit,
+            h.reason,
+            h.subject,
         )
-        for h in status.get("history") or ()
+        for h in RolloutStatus.from_obj(status).history
     ]
     current = closing_entry(status, attempt_of(status, spec), now="")
     if current is not None:

@@ -54,6 +54,11 @@ def default_identity() -> str:
     return f"{os.environ.get('POD_NAME') or socket.gethostname()}_{uuid.uuid4()}"
 
 
+def replica_of(identity: str) -> str:
+    """The replica (pod or host name) of a ``default_identity`` (the identity itself when it has no suffix)."""
+    return identity.split("_", 1)[0]
+
+
 def micro_time(when: datetime) -> str:
     """metav1.MicroTime text: RFC 3339 in UTC with microseconds."""
     return when.astimezone(UTC).strftime(_MICROTIME)

@@ -52,6 +52,18 @@ def member_lease(name: str, identity: str) -> str:
     return f"{name}-member-{hashlib.sha256(identity.encode()).hexdigest()[:10]}"
 
 
+def holder_of(lease: dict[str, Any] | None) -> str:
+    """The holderIdentity of a Lease ("" when free or absent)."""
+    return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
+
+
+def holders(rest: RestClient, namespace: str) -> dict[int, str]:
+    """Shard -> the holderIdentity of its Lease in ``namespace`` ("" when free), of every instance there: what
+    `kubectl get leases -l gitops-kd.io/shard` shows (``leader.replica_of`` names the replica)."""
+    items = rest.list(*LEASES, namespace, label_selector=SHARD_LABEL)["items"]
+    return {int(i["metadata"]["labels"][SHARD_LABEL]): holder_of(i) for i in items}
+
+
 class ShardLeases:
     """This replica's shards of instance ``name`` (``shards`` of them) in ``namespace``. ``on_change(held)`` is
     called (on this object's thread) after the set of held shards changed."""
@@ -146,7 +158,7 @@ class ShardLeases:
             spec = dict(lease.get("spec") or {})
             if self._seen.get(name, ({}, 0.0))[0] != spec:
                 self._seen[name] = (spec, now)
-        others = [lease for name, lease in leases.items() if self._live(name) and self._holder(lease) != self.identity]
+        others = [lease for name, lease in leases.items() if self._live(name) and holder_of(lease) != self.identity]
         verdict = count_verdict(
             self.shards,
             [
@@ -179,7 +191,7 @@ class ShardLeases:
         mine = [
             s
             for s in range(self.shards)
-            if self._holder(leases.get(shard_lease(self.name, s))) == self.identity
+            if holder_of(leases.get(shard_lease(self.name, s))) == self.identity
             and _count(leases[shard_lease(self.name, s)]) == self.shards
         ]
         for shard in list(self._renewed):
@@ -197,12 +209,9 @@ class ShardLeases:
             if len([s for s in mine if self.holds(s)]) >= share:
                 break
             lease = leases.get(shard_lease(self.name, shard))
-            if shard not in mine and (lease is None or not self._holder(lease) or not self._live(lease["metadata"]["name"])):
+            if shard not in mine and (lease is None or not holder_of(lease) or not self._live(lease["metadata"]["name"])):
                 if self._take(shard, lease):
                     mine.append(shard)
-
-    def _holder(self, lease: dict[str, Any] | None) -> str:
-        return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
 
     def _live(self, name: str) -> bool:
         spec, changed = self._seen.get(name, ({}, 0.0))
@@ -231,7 +240,7 @@ class ShardLeases:
         name = shard_lease(self.name, shard)
         try:
             lease = self._rest.get_or_none(*LEASES, self.namespace, name)
-            if lease is not None and self._holder(lease) == self.identity:
+            if lease is not None and holder_of(lease) == self.identity:
                 lease["spec"] = {**lease["spec"], "holderIdentity": "", "leaseDurationSeconds": 1}
                 self._rest.replace(*LEASES, self.namespace, name, lease)
                 log.info("shards %s: %s released shard %d", self.name, self.identity, shard)

@@ -13,8 +13,6 @@ handled once: the KDRollout's status.failure.commit records it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from gitops_kd.constants import Phase, StallReason
 from gitops_kd.diff.model import UPGRADE, Transition
 from gitops_kd.diff.rollback import rollback
@@ -25,17 +23,14 @@ from gitops_kd.spec.upgrade import HALT, REVERT_COMMIT
 REVERTIBLE_REASONS = frozenset(
     {StallReason.POD_NOT_READY, StallReason.GATE_TIMEOUT, StallReason.STEP_FAILED, StallReason.STEP_TIMED_OUT}
 )
-FAILURE_FIELD = "failure"  # KDRollout status.failure: {commit, reason, policy, revertCommit, handledAt, note}
 
 
 def handled_commit(live: ObservedCluster) -> str | None:
     """The commit whose failure was already handled (status.failure.commit), or None."""
     if live.rollout is None:
         return None
-    status: Any = live.rollout.raw.get("status") or {}
-    failure = status.get(FAILURE_FIELD) or {}
-    value = failure.get("commit")
-    return str(value) if value else None
+    failure = live.rollout.recorded.failure
+    return failure.commit if failure is not None else None
 
 
 def failure_action(app_name: str, live: ObservedCluster, t: Transition) -> HandleFailure | None:
@@ -46,8 +41,7 @@ def failure_action(app_name: str, live: ObservedCluster, t: Transition) -> Handl
     stanza = t.stanza
     policy = stanza.failure_policy if stanza is not None else HALT
     reason = ro.stalled_reason or Phase.STALLED
-    status: Any = ro.raw.get("status") or {}
-    message = str(status.get("message") or "")
+    message = ro.recorded.message or ""
     revert, note = False, ""
     if policy == REVERT_COMMIT:
         revert, note = _revertible(ro.direction or t.direction, reason, t)
@@ -87,4 +81,4 @@ def _revertible(direction: str, reason: str, t: Transition) -> tuple[bool, str]:
     return True, ""
 
 
-__all__ = ["FAILURE_FIELD", "REVERTIBLE_REASONS", "failure_action", "handled_commit"]
+__all__ = ["REVERTIBLE_REASONS", "failure_action", "handled_commit"]

@@ -271,6 +271,12 @@ class HistoryRecord:
         )
 
 
+def stored_history(status: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """status.history's entries as stored (each entry's keys, their order and keys this version does not know
+    kept), for a transition that appends to the history and writes it back byte for byte."""
+    return [dict(h) for h in _map(status).get("history") or () if isinstance(h, Mapping)]
+
+
 # camelCase status key -> RolloutStatus attribute, for the plain (text / number) fields
 _PLAIN = {
     "observedGeneration": "observed_generation",
@@ -448,4 +454,5 @@ __all__ = [
     "pod_patch",
     "status_key",
     "status_patch",
+    "stored_history",
 ]

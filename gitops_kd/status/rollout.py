@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import APPLY_FAILURE_FIELD, APPLY_STALL_REASONS, ROLLOUT_IMAGES_FIELD, Phase
-from gitops_kd.history.entries import DEPLOYED, SUBJECT, closing_entry
-from gitops_kd.rollout.model import PODS_FIELD, STAGE_FIELD, RolloutStatus, status_patch
+from gitops_kd.constants import APPLY_STALL_REASONS, Phase
+from gitops_kd.history.entries import DEPLOYED, attempt_of, closing_entry
+from gitops_kd.rollout.model import PODS_FIELD, STAGE_FIELD, ApplyFailure, RolloutStatus, status_patch, stored_history
 from gitops_kd.status import conditions as cond
 from gitops_kd.status import events as ev
 from gitops_kd.status.conditions import rfc3339
@@ -24,12 +24,13 @@ Status = Mapping[str, Any]
 
 
 def _conds(status: Status) -> list[dict[str, Any]]:
-    return [dict(c) for c in status.get("conditions") or ()]
+    return [dict(c) for c in RolloutStatus.from_obj(status).conditions]
 
 
 def _clear_pods(status: Status) -> dict[str, None]:
-    """Merge-patch entries deleting every pod progress entry."""
-    return {name: None for name in (status.get("pods") or {})}
+    """Merge-patch entries deleting every pod progress entry (an emptied entry too: the keys as stored)."""
+    pods = status.get(PODS_FIELD)
+    return {name: None for name in pods} if isinstance(pods, Mapping) else {}
 
 
 def start(
@@ -65,7 +66,7 @@ def start(
     extra: dict[str, Any] = {}
     closing = closing_entry(status, previous, now=rfc3339(now)) if previous else None
     if closing is not None:
-        extra["history"] = ([dict(h) for h in status.get("history") or ()] + [closing])[-HISTORY_LIMIT:]
+        extra["history"] = (stored_history(status) + [closing])[-HISTORY_LIMIT:]
     return status_patch(
         **extra,
         observed_generation=generation,
@@ -78,7 +79,7 @@ def start(
         commit_subject=subject or None,
         from_stanza=from_stanza,
         target_stanza=target_stanza,
-        app_version=status.get("appVersion") or from_version,
+        app_version=RolloutStatus.from_obj(status).app_version or from_version,
         started_at=rfc3339(now),
         images=None,
         pods=_clear_pods(status) or None,
@@ -98,18 +99,13 @@ def resume(status: Status, *, commit: str | None, generation: int, now: datetime
     """A stalled attempt retried by a new commit: same attempt, progress kept (done steps stay done),
     Reconciling again; the commit is the retrying one. The stall of the commit before is closed in
     status.history (Stalled, with its reason), so the history never folds it into the fix."""
-    phase = Phase.DOWNGRADING if status.get("direction") == "downgrade" else Phase.UPGRADING
-    message = (
-        f"retrying after commit {(commit or '?')[:12]} (was stalled: {RolloutStatus.from_obj(status).stalled_reason or '?'})"
-    )
+    st = RolloutStatus.from_obj(status)
+    phase = Phase.DOWNGRADING if st.direction == "downgrade" else Phase.UPGRADING
+    message = f"retrying after commit {(commit or '?')[:12]} (was stalled: {st.stalled_reason or '?'})"
     extra: dict[str, Any] = {}
-    stalled = (
-        closing_entry(status, {"targetVersion": status.get("targetVersion"), "commit": status.get("commit")}, now=rfc3339(now))
-        if status.get("commit") != commit
-        else None
-    )
+    stalled = closing_entry(status, attempt_of(status, {}), now=rfc3339(now)) if st.commit != (commit or None) else None
     if stalled is not None:
-        extra["history"] = ([dict(h) for h in status.get("history") or ()] + [stalled])[-HISTORY_LIMIT:]
+        extra["history"] = (stored_history(status) + [stalled])[-HISTORY_LIMIT:]
     return status_patch(
         **extra,
         observed_generation=generation,
@@ -146,7 +142,8 @@ def adopt(
         f"all members run {app} {version}" if ready else f"the members run {app} {version}; waiting for every member to be Ready"
     ) + (f"; {note}" if note else "")
     extra: dict[str, Any] = {}
-    if not status.get("appVersion") and not status.get("history"):
+    st = RolloutStatus.from_obj(status)
+    if not st.app_version and not st.history:
         first = {"version": version, "startedAt": rfc3339(now), "finishedAt": rfc3339(now), "result": DEPLOYED}
         first.update({k: v for k, v in (("commit", commit), ("subject", subject)) if v})  # no fromVersion: none before
         extra["history"] = [first]
@@ -189,7 +186,7 @@ def _images(status: Status, images: Mapping[str, str] | None) -> dict[str, Any] 
     """A merge patch making status.images exactly ``images`` (role -> image the version renders)."""
     if not images:
         return None
-    return {**{k: None for k in status.get(ROLLOUT_IMAGES_FIELD) or {}}, **dict(images)}
+    return {**{k: None for k in RolloutStatus.from_obj(status).images}, **dict(images)}
 
 
 def finish(
@@ -205,19 +202,19 @@ def finish(
     """Every member at `version`: Idle, Ready=True, a history entry (newest last, capped); ``images`` (role -> the
     app image `version` renders) is what the pods are held to while Ready; ``note`` is added to the message (the
     KDApp held by KubeDirector)."""
-    previous = status.get("appVersion")
+    st = RolloutStatus.from_obj(status)
     message = f"all members run version {version}" + (f"; {note}" if note else "")
-    history = [dict(h) for h in status.get("history") or ()]
-    if status.get("phase") in (Phase.UPGRADING, Phase.DOWNGRADING, Phase.STALLED):
+    history = stored_history(status)
+    if st.phase in (Phase.UPGRADING, Phase.DOWNGRADING, Phase.STALLED):
         entry = {
             "version": version,
-            "fromVersion": status.get("fromVersion") or previous,
+            "fromVersion": st.from_version or st.app_version,
             "commit": commit,
-            "startedAt": status.get("startedAt"),
+            "startedAt": st.started_at,
             "finishedAt": rfc3339(now),
             "result": "Succeeded",
         }
-        history.append({**entry, "subject": status[SUBJECT]} if status.get(SUBJECT) else entry)
+        history.append({**entry, "subject": st.commit_subject} if st.commit_subject else entry)
     return status_patch(
         observed_generation=generation,
         phase=Phase.IDLE,
@@ -237,15 +234,16 @@ def finish(
 
 def succeeded_reason(status: Status) -> str:
     """The Ready reason and Event of a finished attempt: DowngradeSucceeded for a downgrade, else UpgradeSucceeded."""
-    return ev.DOWNGRADE_SUCCEEDED if status.get("direction") == "downgrade" else ev.UPGRADE_SUCCEEDED
+    return ev.DOWNGRADE_SUCCEEDED if RolloutStatus.from_obj(status).direction == "downgrade" else ev.UPGRADE_SUCCEEDED
 
 
 def is_finished(status: Status, version: str, generation: int) -> bool:
+    st = RolloutStatus.from_obj(status)
     return (
-        status.get("phase") == Phase.IDLE
-        and status.get("appVersion") == version
-        and status.get("observedGeneration") == generation
-        and cond.is_true(status.get("conditions"), cond.READY)
+        st.phase == Phase.IDLE
+        and st.app_version == version
+        and st.observed_generation == generation
+        and cond.is_true(st.conditions, cond.READY)
     )
 
 
@@ -262,7 +260,7 @@ def stall(status: Status, *, reason: str, message: str, generation: int, now: da
 
 def is_stalled(status: Status, reason: str, message: str) -> bool:
     st = RolloutStatus.from_obj(status)
-    return st.stalled and st.stalled_reason == reason and status.get("message") == message
+    return st.stalled and st.stalled_reason == reason and st.message == message
 
 
 def apply_stalled(status: Status) -> bool:
@@ -271,20 +269,23 @@ def apply_stalled(status: Status) -> bool:
     return st.stalled and st.stalled_reason in APPLY_STALL_REASONS
 
 
-def apply_failure(status: Status) -> Mapping[str, Any]:
-    """status.applyFailure ({} when none)."""
-    value = status.get(APPLY_FAILURE_FIELD)
-    return value if isinstance(value, Mapping) else {}
+def apply_failure(status: Status) -> ApplyFailure:
+    """status.applyFailure (an empty record, no kind and 0 failures, when none)."""
+    return RolloutStatus.from_obj(status).apply_failure or ApplyFailure()
 
 
-def same_object(record: Mapping[str, Any], kind: str, namespace: str, name: str) -> bool:
+def _stored(phase: Phase | str | None) -> str | None:
+    return None if phase is None else str(phase)
+
+
+def same_object(record: ApplyFailure, kind: str, namespace: str, name: str) -> bool:
     """True when ``record`` counts failures of a write of this object (whatever its manifest)."""
-    return (record.get("kind"), record.get("namespace"), record.get("name")) == (kind, namespace, name)
+    return (record.kind, record.namespace, record.name) == (kind, namespace, name)
 
 
-def same_write(record: Mapping[str, Any], kind: str, namespace: str, name: str, digest: str) -> bool:
+def same_write(record: ApplyFailure, kind: str, namespace: str, name: str, digest: str) -> bool:
     """True when ``record`` counts failures of this very write (same object, same manifest)."""
-    return same_object(record, kind, namespace, name) and record.get("digest") == digest
+    return same_object(record, kind, namespace, name) and record.digest == digest
 
 
 def count_apply_failure(status: Status, record: dict[str, Any], *, generation: int, now: datetime) -> dict[str, Any]:
@@ -292,7 +293,7 @@ def count_apply_failure(status: Status, record: dict[str, Any], *, generation: i
     record, and when the rollout is Stalled by an earlier, other write (Git changed the object since), the stall
     lifted. The phase before any apply stall is kept in the record, to go back to when the write succeeds."""
     previous = apply_failure(status)
-    record = {**record, "phase": previous.get("phase") if apply_stalled(status) else status.get("phase")}
+    record = {**record, "phase": _stored(previous.phase if apply_stalled(status) else RolloutStatus.from_obj(status).phase)}
     if apply_stalled(status) and record.get("failures") == 1:
         return {
             **lift_apply_stall(
@@ -311,7 +312,7 @@ def lift_apply_stall(status: Status, message: str, *, generation: int, now: date
     by it, the phase from before the stall with Reconciling=True (Ready comes when the cluster is steady)."""
     if not apply_stalled(status):
         return status_patch(apply_failure=None)
-    phase = apply_failure(status).get("phase")
+    phase = apply_failure(status).phase
     return status_patch(
         apply_failure=None,
         observed_generation=generation,
@@ -334,5 +335,5 @@ def statefulset_missing(status: Status, *, role: str, generation: int, now: date
 def is_statefulset_missing(status: Status) -> bool:
     return any(
         c.get("type") == cond.RECONCILING and c.get("status") == "True" and c.get("reason") == STATEFULSET_MISSING
-        for c in status.get("conditions") or ()
+        for c in RolloutStatus.from_obj(status).conditions
     )

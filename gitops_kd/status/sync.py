@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitops_kd.constants import ACTIVE_PHASES, STALL_RECORD_UNTRUSTED
+from gitops_kd.rollout.model import RolloutStatus
 from gitops_kd.status.events import COMMIT_REFUSED, GIT_UNREADABLE
 from gitops_kd.status.source import SHORT_SHA, SourceRecord
 
@@ -87,7 +88,7 @@ def source_for(rollout: Mapping[str, Any] | None, sources: Sequence[NamedSource]
     else (shards of one repository) the first when all agree on applied and attempted commits."""
     if len(sources) == 1:
         return sources[0]
-    commit = _section(rollout, "status").get("commit")
+    commit = RolloutStatus.from_obj(_section(rollout, "status")).commit
     match = [s for s in sources if commit and s.record.applied == commit]
     if match:
         return match[0]
@@ -106,7 +107,8 @@ def cluster_sync(rollout: Mapping[str, Any] | None, source: SourceRecord | None)
     version not the target) over Synced."""
     if rollout is None:
         return Sync(OUT_OF_SYNC, "not applied by gitops-kd yet (no KDRollout)")
-    spec, status, meta = _section(rollout, "spec"), _section(rollout, "status"), _section(rollout, "metadata")
+    spec, meta = _section(rollout, "spec"), _section(rollout, "metadata")
+    status = RolloutStatus.from_obj(_section(rollout, "status"))
     if spec.get("suspend"):
         return Sync(SUSPENDED, "suspended by an operator (`gitops-kd resume` to go on)")
     if source is not None and source.refusal:
@@ -116,12 +118,12 @@ def cluster_sync(rollout: Mapping[str, Any] | None, source: SourceRecord | None)
             f"head {source.attempted[:SHORT_SHA]} refused, still at {source.applied[:SHORT_SHA] or '-'}"
             + (f": {first[0]}" if first else ""),
         )
-    generation, observed = meta.get("generation") or 0, status.get("observedGeneration") or 0
+    generation, observed = meta.get("generation") or 0, status.observed_generation or 0
     if generation > observed:
         return Sync(OUT_OF_SYNC, f"generation {generation} not observed yet (observed {observed})")
-    phase, live, target = status.get("phase") or "", status.get("appVersion") or "", spec.get("targetVersion") or ""
+    phase, live, target = status.phase or "", status.app_version or "", spec.get("targetVersion") or ""
     if phase in ACTIVE_PHASES:
-        return Sync(OUT_OF_SYNC, f"{phase} {status.get('fromVersion') or live or '-'} → {target or '-'}")
+        return Sync(OUT_OF_SYNC, f"{phase} {status.from_version or live or '-'} → {target or '-'}")
     if target and live != target:
         return Sync(OUT_OF_SYNC, f"live {live or '-'}, Git {target}")
     at = f"at {source.applied[:SHORT_SHA]}" if source is not None and source.applied else ""

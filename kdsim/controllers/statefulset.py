@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, cast
 from kubernetes.client.exceptions import ApiException
 
 from kdsim.controllers import revisions as rev
-from kdsim.controllers.events import EventRecorder
 from kdsim.controllers.statefulset_plan import Action, plan
+from kdsim.events import EventRecorder
 from kubeplumb.informer import Informer, object_key, split_key
 from kubeplumb.names import NORMAL, WARNING
 from kubeplumb.rest import RestClient

@@ -1,1 +1,1 @@
-"""The simulated node's kubelet parts: container sandboxes, volumes, the chroot runner, pod status, probes."""
+"""The simulated node's kubelet: the node agent (agent.py), sandboxes, volumes, the chroot runner, pod status, probes."""

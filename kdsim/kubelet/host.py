@@ -8,7 +8,7 @@ from kdsim.kubelet.pods import PodRuntime
 
 
 class PodHost(Protocol):
-    """The node agent as its handlers see it (kdsim.controllers.kubelet.Kubelet is one)."""
+    """The node agent as its handlers see it (kdsim.kubelet.agent.Kubelet is one)."""
 
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The pod as the node last saw it, if it runs on this node."""

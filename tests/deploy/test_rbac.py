@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
+from gitops_kd.kube.leader import replica_of
+from gitops_kd.kube.shardleases import holders as shard_holders
 from gitops_kd.testing import wait_for
 from kdsim.apiserver.access import AccessEntry
 from tests.deploy.runner import RunProcess, token_kubeconfig
@@ -313,8 +315,7 @@ def test_shards_component_grants_exactly_what_shard_leases_use(tmp_path: Path) -
         world.wait_ready_at("1.0.0", timeout=120)
 
         def holders() -> set[str]:
-            leases = world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS, label_selector="gitops-kd.io/shard")
-            return {(i["spec"] or {}).get("holderIdentity", "").split("_")[0] for i in leases["items"]}
+            return {replica_of(identity) for identity in shard_holders(world.rest, SYSTEM_NS).values()}
 
         wait_for("a shard each", lambda: holders() == {"replica-a", "replica-b"}, 60, 0.1)
         assert procs[0].stop() == 0, procs[0].log()[-3000:]

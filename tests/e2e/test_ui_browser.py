@@ -15,8 +15,8 @@ import yaml
 from gitops_kd.server.ui import UiSettings
 from gitops_kd.server.ui.views import SEQUENCE
 from kdsim import images
-from kdsim.controllers import kubelet
 from kdsim.images import ImageBehavior
+from kdsim.kubelet import agent as kubelet_agent
 from tests.e2e.harness import (
     E2E,
     HELLO_2,
@@ -83,7 +83,7 @@ def need_exec(e2e: E2E) -> None:
 @pytest.fixture
 def slow_terminating(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[E2E]:
     """A world whose deleted pods stay Terminating for STEP seconds (the kubelet and the API server alike)."""
-    monkeypatch.setattr(kubelet, "TERMINATION_WAIT_CAP", STEP)
+    monkeypatch.setattr(kubelet_agent, "TERMINATION_WAIT_CAP", STEP)
     world = E2E(tmp_path, pod_grace_cap=STEP)
     try:
         yield world

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from gitops_kd.rollout.model import ApplyFailure
 from gitops_kd.status import events, rollout
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -103,7 +104,7 @@ def test_a_changed_write_counts_from_one_and_lifts_the_stall_of_the_old_one() ->
     old = {"kind": "KubeDirectorCluster", "namespace": "default", "name": "c", "digest": "d1", "failures": 5, "phase": "Idle"}
     stalled = {**rollout.stall({"phase": "Idle"}, reason="ApplyRefused", message="no", generation=1, now=T0), "applyFailure": old}
     new = {**old, "digest": "d2", "failures": 1}
-    assert not rollout.same_write(old, "KubeDirectorCluster", "default", "c", "d2")
+    assert not rollout.same_write(ApplyFailure.from_obj(old), "KubeDirectorCluster", "default", "c", "d2")
     patch = rollout.count_apply_failure(stalled, new, generation=2, now=T0)
     assert patch["phase"] == "Idle" and patch["stalledReason"] is None
     assert patch["applyFailure"] == {**new, "phase": "Idle"}

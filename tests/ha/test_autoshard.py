@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from gitops_kd.kube.leader import replica_of
+from gitops_kd.kube.shardleases import holders as shard_holders
 from gitops_kd.plan.focus import cluster_key
 from gitops_kd.plan.shard import shard_of
 from gitops_kd.testing import wait_for
@@ -34,11 +36,7 @@ def clusters_per_shard() -> dict[int, str]:
 
 def holders(world: E2E) -> dict[int, str]:
     """shard -> the replica name holding its Lease ("" when none)."""
-    items = world.rest.list("coordination.k8s.io/v1", "leases", SYSTEM_NS, label_selector="gitops-kd.io/shard")["items"]
-    return {
-        int(i["metadata"]["labels"]["gitops-kd.io/shard"]): ((i["spec"] or {}).get("holderIdentity") or "").split("_")[0]
-        for i in items
-    }
+    return {shard: replica_of(identity) for shard, identity in shard_holders(world.rest, SYSTEM_NS).items()}
 
 
 def replica(world: E2E, tmp: Path, name: str, shards: int = SHARDS, extra: tuple[str, ...] = ()) -> RunProcess:

@@ -28,7 +28,7 @@ from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
 from gitops_kd.kd import layout
 from gitops_kd.plan.waves import parse_time
 from gitops_kd.render.template import dir_actions
-from gitops_kd.rollout.model import RolloutStatus, Stage, status_key
+from gitops_kd.rollout.model import Failure, RolloutStatus, Stage, status_key
 from gitops_kd.spec.loader import load_manifests
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.upgrade import MIGRATE, PersistRules, UpgradeSpec, order_roles
@@ -83,6 +83,10 @@ def _status(obj: Obj | None) -> Mapping[str, Any]:
 
 def _text(value: Any) -> str:
     return "" if value is None else str(value)
+
+
+def _rollout_status(rollout: Obj | None) -> RolloutStatus:
+    return RolloutStatus.from_obj(_status(rollout))
 
 
 def wave_of(kdcluster: Obj | None) -> int:
@@ -165,9 +169,9 @@ def persisted_dirs(kdapp: Obj | None, role_id: str, model: KDApp | None = None) 
 
 def data_rules(rollout: Obj | None, kdapp: Obj | None) -> tuple[PersistRules | None, str]:
     """The data rules of the current (or last) attempt and where they come from."""
-    status = _status(rollout)
-    direction, source = _text(status.get("direction")), _text(status.get("fromVersion"))
-    target = _text(status.get("targetVersion") or _spec(rollout).get("targetVersion"))
+    status = _rollout_status(rollout)
+    direction, source = _text(status.direction), _text(status.from_version)
+    target = _text(status.target_version or _spec(rollout).get("targetVersion"))
     try:
         if direction == "upgrade" and source:
             stanza = target_stanza(rollout, kdapp)
@@ -201,10 +205,10 @@ def pod_states(
     """One entry per role in upgrade order: its StatefulSet and its pods (highest ordinal first, the order
     they are replaced in), each with its state in the upgrade sequence and a human detail."""
     status = _status(rollout)
-    phase = _text(status.get("phase"))
-    active = phase in ACTIVE_PHASES
-    direction = _text(status.get("direction"))
     recorded_status = RolloutStatus.from_obj(status)
+    phase = _text(recorded_status.phase)
+    active = phase in ACTIVE_PHASES
+    direction = _text(recorded_status.direction)
     stanza = target_stanza(rollout, kdapp) if direction == "upgrade" else None
     rules, _source = data_rules(rollout, kdapp)
     sts_by_role = {_text(_labels(s).get(layout.ROLE_LABEL)): s for s in statefulsets}
@@ -318,8 +322,8 @@ def _mark_stalled(roles: list[dict[str, Any]], status: Mapping[str, Any]) -> Non
     """The pod the stalled rollout stopped on: RolloutStatus.current_pod, else the pod its message names, else the
     first pod (in upgrade order) that is neither done nor outdated, else the first outdated one."""
     cells = [c for r in roles for c in r["pods"]]
-    message = _text(status.get("message"))
     recorded = RolloutStatus.from_obj(status)
+    message = _text(recorded.message)
     named = _text(recorded.current_pod)
     pick = next((c for c in cells if c["name"] == named), None) if named else None
     pick = pick or next((c for c in cells if c["name"] in message and c["state"] != DONE), None)
@@ -351,24 +355,24 @@ def sync_of(rollout: Obj | None, sources: Sequence[NamedSource] = ()) -> str:
 def revert_command(rollout: Obj | None) -> str | None:
     """`git revert <sha>` for a stalled rollout: the failure's commit, else the attempt's commit; None when the
     failure record says a revert would be refused (status.failure.rollback.possible false)."""
-    status = _status(rollout)
-    if status.get("phase") != Phase.STALLED:
+    status = _rollout_status(rollout)
+    if not status.stalled:
         return None
-    failure = status.get("failure") or {}
-    if (failure.get("rollback") or {}).get("possible") is False:
+    failure = status.failure or Failure()
+    if failure.rollback.get("possible") is False:
         return None
-    commit = failure.get("commit") or status.get("commit") or _spec(rollout).get("commit")
+    commit = failure.commit or status.commit or _spec(rollout).get("commit")
     return f"git revert {commit}" if commit else None
 
 
 def roll_forward(rollout: Obj | None) -> str | None:
     """For a stalled rollout whose failure record says a revert would be refused: what to do instead."""
-    status = _status(rollout)
-    failure = status.get("failure") or {}
-    back = failure.get("rollback") or {}
-    if status.get("phase") != Phase.STALLED or back.get("possible") is not False or not failure.get("commit"):
+    status = _rollout_status(rollout)
+    failure = status.failure or Failure()
+    back = failure.rollback
+    if not status.stalled or back.get("possible") is not False or not failure.commit:
         return None
-    return Rollback(False, _text(back.get("why"))).advice(_text(failure.get("commit")))
+    return Rollback(False, _text(back.get("why"))).advice(failure.commit)
 
 
 def event_time(event: Obj) -> str:
@@ -400,7 +404,7 @@ def alerts(
     DriftReverted / DriftResolved event closed, newest first. A refusal a later commit superseded, or drift
     already reverted, is gone from the panel (the events stay in each cluster's page)."""
     now = [_source_alert(s) for s in sources if s.ready == "False"]
-    now += [_stall_alert(r) for r in rollouts if _status(r).get("phase") == Phase.STALLED]
+    now += [_stall_alert(r) for r in rollouts if _rollout_status(r).stalled]
     return now + _open_drift(list(events), limit)
 
 
@@ -416,15 +420,15 @@ def _source_alert(source: NamedSource) -> dict[str, Any]:
 
 
 def _stall_alert(rollout: Obj) -> dict[str, Any]:
-    status = _status(rollout)
-    since = next((c.get("lastTransitionTime") for c in status.get("conditions") or () if c.get("type") == "Stalled"), "")
+    status = _rollout_status(rollout)
+    since = next((c.get("lastTransitionTime") for c in status.conditions if c.get("type") == "Stalled"), "")
     return {
-        "reason": _text(RolloutStatus.from_obj(status).stalled_reason) or Phase.STALLED,
+        "reason": _text(status.stalled_reason) or Phase.STALLED,
         "time": _text(since),
         "type": "Warning",
         "closed": False,
         "object": f"KDRollout {_text(_meta(rollout).get('namespace'))}/{_text(_meta(rollout).get('name'))}",
-        "message": _text(status.get("message")),
+        "message": _text(status.message),
     }
 
 
@@ -473,7 +477,7 @@ def _cluster_summary(
     sources: Sequence[NamedSource] = (),
 ) -> dict[str, Any]:
     done, total = progress_of(roles)
-    status = _status(rollout)
+    status = _rollout_status(rollout)
     return {
         "namespace": health.namespace,
         "name": health.name,
@@ -483,13 +487,13 @@ def _cluster_summary(
         "targetVersion": health.target_version or None,
         "commit": _text(_spec(rollout).get("commit")) or None,
         "phase": health.phase or None,
-        "step": _text(status.get("step")) or None,
+        "step": status.step,
         "sync": sync_of(rollout, sources),
         "health": health.health.status.value,
         "healthMessage": health.health.message,
         "podsDone": done,
         "podsTotal": total,
-        "stalledReason": _text(RolloutStatus.from_obj(status).stalled_reason) or None,
+        "stalledReason": _text(status.stalled_reason) or None,
         "revert": revert_command(rollout),
     }
 
@@ -571,7 +575,7 @@ def cluster_view(
     """The cluster page."""
     roles = pod_states(rollout, kdapp, kdcluster, objects.get("statefulsets") or [], objects.get("pods") or [])
     summary = _cluster_summary(health, rollout, roles, kdcluster, sources)
-    status = _status(rollout)
+    recorded = _rollout_status(rollout)
     rules, rules_source = data_rules(rollout, kdapp)
     dirs = []
     model = app_model(kdapp)
@@ -591,14 +595,14 @@ def cluster_view(
             }
         )
     members = [_text(_meta(o).get("name")) for kind in ("statefulsets", "pods", "services") for o in objects.get(kind) or ()]
-    failure = status.get("failure") or {}
+    failure = recorded.failure.to_obj() if recorded.failure is not None else {}
     return {
         **summary,
-        "message": _text(status.get("message")) or None,
-        "currentPod": _text(RolloutStatus.from_obj(status).current_pod) or None,
-        "direction": _text(status.get("direction")) or None,
-        "fromVersion": _text(status.get("fromVersion")) or None,
-        "startedAt": _text(status.get("startedAt")) or None,
+        "message": recorded.message,
+        "currentPod": recorded.current_pod,
+        "direction": recorded.direction,
+        "fromVersion": recorded.from_version,
+        "startedAt": recorded.started_at,
         "failure": {k: _text(failure.get(k)) for k in ("commit", "reason", "policy", "revertCommit", "note") if failure.get(k)}
         or None,
         "rollForward": roll_forward(rollout),

@@ -13,9 +13,11 @@ Usage::
 
 Guarantees, as in client-go: a key is never processed by two workers at once; adding a key that is
 already waiting is a no-op; adding a key while it is being processed queues it once more after the
-current run; a failing key is retried after base_delay * 2**failures (capped at max_delay) and its
-failure count is forgotten after a successful run. A 404 or 409 from the API server (an object deleted
-meanwhile, a stale read) is logged as one line, not a traceback, as controller-runtime's "Reconciler error".
+current run; a key added for later while it already waits for later keeps the earlier of the two times (one
+timer per key, as client-go's delaying queue: a key that re-arms itself each run cannot multiply); a failing
+key is retried after base_delay * 2**failures (capped at max_delay) and its failure count is forgotten after a
+successful run. A 404 or 409 from the API server (an object deleted meanwhile, a stale read) is logged as one
+line, not a traceback, as controller-runtime's "Reconciler error".
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ class WorkQueue:
         self._queue: deque[str] = deque()
         self._dirty: set[str] = set()
         self._processing: set[str] = set()
-        self._delayed: list[tuple[float, int, str]] = []
+        self._delayed: list[tuple[float, int, str]] = []  # a heap; entries whose time is not _ready_at[key] are stale
+        self._ready_at: dict[str, float] = {}  # per key waiting for later: when it is due (the earliest asked)
         self._seq = itertools.count()
         self._failures: dict[str, int] = {}
         self._threads: list[threading.Thread] = []
@@ -75,10 +78,12 @@ class WorkQueue:
         if seconds <= 0:
             self.add(key)
             return
+        ready = time.monotonic() + seconds
         with self._cond:
-            if self._stopping:
+            if self._stopping or self._ready_at.get(key, ready + 1) <= ready:
                 return
-            heapq.heappush(self._delayed, (time.monotonic() + seconds, next(self._seq), key))
+            self._ready_at[key] = ready
+            heapq.heappush(self._delayed, (ready, next(self._seq), key))
             self._cond.notify()
 
     def add_rate_limited(self, key: str) -> None:
@@ -131,8 +136,10 @@ class WorkQueue:
                     return None
                 now = time.monotonic()
                 while self._delayed and self._delayed[0][0] <= now:
-                    _, _, key = heapq.heappop(self._delayed)
-                    self._add_locked(key)
+                    ready, _, key = heapq.heappop(self._delayed)
+                    if self._ready_at.get(key) == ready:
+                        del self._ready_at[key]
+                        self._add_locked(key)
                 if self._queue:
                     key = self._queue.popleft()
                     self._processing.add(key)

@@ -138,6 +138,34 @@ def test_workqueue_dedupes_and_retries_with_backoff() -> None:
         queue.stop()
 
 
+def test_workqueue_keeps_one_timer_per_key() -> None:
+    """Invariant: a key that re-arms itself (RequeueAfter) runs on one timer, however often it was also added for
+    later: each add_after keeps the earlier time (client-go's delaying queue), so idle resyncs cannot multiply."""
+    runs: dict[str, list[float]] = {"tick": [], "once": []}
+
+    def reconcile(key: str) -> None:
+        runs[key].append(time.monotonic())
+        if key == "tick":
+            raise RequeueAfter(0.2)
+
+    queue = WorkQueue(reconcile, name="test", workers=2)
+    queue.start()
+    try:
+        t0 = time.monotonic()
+        queue.add_after("once", 0.6)
+        queue.add_after("once", 0.05)  # earlier: wins, and the 0.6 timer is dropped
+        queue.add_after("tick", 0.05)
+        queue.add_after("tick", 0.12)  # later than the waiting one: dropped (it would start a second chain)
+        wait_for(lambda: len(runs["tick"]) >= 6, what="six runs of the self-requeueing key")
+        ticks = runs["tick"]
+        assert [round(b - a, 2) for a, b in zip(ticks, ticks[1:]) if b - a < 0.19] == []
+        assert runs["once"] and runs["once"][0] - t0 < 0.5
+        wait_for(lambda: time.monotonic() - t0 > 0.8, what="past the dropped 0.6 s timer")
+        assert len(runs["once"]) == 1
+    finally:
+        queue.stop()
+
+
 def test_object_key() -> None:
     assert object_key({"metadata": {"namespace": "ns", "name": "x"}}) == "ns/x"
     assert object_key({"metadata": {"name": "node"}}) == "node"

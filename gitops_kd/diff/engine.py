@@ -35,6 +35,7 @@ from gitops_kd.render.compare import owned_differences
 from gitops_kd.render.template import owned_template, service_ports
 from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
 from gitops_kd.spec.model import KDApp, KDCluster, compact_json
+from gitops_kd.spec.shared import SharedValues
 from gitops_kd.spec.state import DesiredState, Key
 
 
@@ -58,16 +59,17 @@ _FACTS: IdentityMemo[dict[str, dict[str, Any]]] = IdentityMemo("app role facts")
 _DIGESTS: IdentityMemo[str] = IdentityMemo("manifest digests")
 _STORED: IdentityMemo[Any] = IdentityMemo("stored specs")
 MEMOS = (_MANIFESTS, _APP_DIFFS, _CLUSTER_DIFFS, _OWNED, _FACTS, _DIGESTS, _STORED)
+_SHARED = SharedValues()  # the memos' frozen renderings hold values equal across clusters (one app's templates) once
 
 
 def frozen_app_manifest(app: KDApp, key: Key) -> FrozenMap[str, Any]:
     """app_manifest(), deep-frozen and memoised per (app, namespace): what ApplyApp carries."""
-    return _MANIFESTS.get((app,), ("app", key[0]), lambda: freeze(_stamp(app.cluster_manifest(), key[0])))
+    return _MANIFESTS.get((app,), ("app", key[0]), lambda: freeze(_stamp(app.cluster_manifest(), key[0]), _SHARED.share))
 
 
 def frozen_cluster_manifest(cluster: KDCluster, key: Key) -> FrozenMap[str, Any]:
     """cluster_manifest(), deep-frozen and memoised per (cluster, namespace): what ApplyCluster carries."""
-    return _MANIFESTS.get((cluster,), ("cluster", key[0]), lambda: freeze(_stamp(cluster.body, key[0])))
+    return _MANIFESTS.get((cluster,), ("cluster", key[0]), lambda: freeze(_stamp(cluster.body, key[0]), _SHARED.share))
 
 
 def manifests_digest(cluster: KDCluster, key: Key, app: KDApp, app_key: Key) -> str:
@@ -101,7 +103,7 @@ def memo_owned_template(app: KDApp, cluster: KDCluster, role: str, *, from_versi
     return _OWNED.get(
         (app, cluster, rules),
         (role, from_version),
-        lambda: freeze(owned_template(app, cluster, role, from_version=from_version, rules=rules)),
+        lambda: freeze(owned_template(app, cluster, role, from_version=from_version, rules=rules), _SHARED.share),
     )
 
 
@@ -112,7 +114,11 @@ def annotation(raw: Any, name: str) -> Any:
 
 def stored_manifest_spec(manifest: Mapping[str, Any]) -> Any:
     """The manifest's spec in KubeDirector's stored form (kd/normalize.py), frozen, memoised per manifest."""
-    return _STORED.get((manifest,), None, lambda: freeze(stored_spec(str(manifest.get("kind", "")), manifest.get("spec") or {})))
+    return _STORED.get(
+        (manifest,),
+        None,
+        lambda: freeze(stored_spec(str(manifest.get("kind", "")), manifest.get("spec") or {}), _SHARED.share),
+    )
 
 
 def applied(live_raw: Any, manifest: Mapping[str, Any]) -> bool:

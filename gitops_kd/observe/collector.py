@@ -24,7 +24,7 @@ from gitops_kd.kd.layout import (
     REVISION_LABEL,
     ROLE_LABEL,
 )
-from gitops_kd.observe.compact import SharedValues, transform
+from gitops_kd.observe.compact import transform
 from gitops_kd.observe.fanout import NamespacedInformers
 from gitops_kd.observe.index import ClusterIndex, owner_of
 from gitops_kd.observe.kdflavour import FlavourCache
@@ -40,6 +40,7 @@ from gitops_kd.observed import (
 )
 from gitops_kd.rollout.model import RolloutStatus, status_key
 from gitops_kd.spec.errors import SpecError
+from gitops_kd.spec.shared import SharedValues
 from gitops_kd.spec.upgrade import UpgradeSpec
 from kubeplumb.informer import Informer, Transform
 

@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from gitops_kd.observe.collector import observed_pod
-from gitops_kd.observe.compact import SharedValues, compact
+from gitops_kd.observe.compact import compact
 from gitops_kd.spec.freeze import FrozenMap, freeze, thaw
+from gitops_kd.spec.shared import SharedValues
 
 SCRIPT = "set -e\n" + "echo seeding persisted dirs\n" * 50
 
@@ -45,7 +46,11 @@ def pod(name: str, ordinal: int) -> dict[str, Any]:
                     "podIP": f"10.0.0.{ordinal}",
                     "hostIP": "10.1.0.1",
                     "qosClass": "Burstable",
-                    "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-12-03T10:00:05Z"}],
+                    "conditions": [
+                        {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-12-03T10:00:01Z"},
+                        {"type": "Ready", "status": "True", "lastTransitionTime": "2026-12-03T10:00:05Z"},
+                        {"type": "ContainersReady", "status": "True", "lastTransitionTime": "2026-12-03T10:00:05Z"},
+                    ],
                     "containerStatuses": [{"name": "app", "ready": True, "restartCount": 0}],
                 },
             }
@@ -60,6 +65,7 @@ def test_a_compact_pod_observes_the_same_and_keeps_only_what_is_read() -> None:
     assert observed_pod(small) == observed_pod(raw)
     assert set(small["spec"]) == {"containers"} and [c["name"] for c in small["spec"]["containers"]] == ["app"]
     assert set(small["status"]) == {"phase", "podIP", "conditions"}
+    assert [c["type"] for c in small["status"]["conditions"]] == ["Ready"]  # the one condition read
     assert "managedFields" not in small["metadata"] and "managedFields" in raw["metadata"]
     assert thaw(small)["metadata"]["labels"] == raw["metadata"]["labels"]
 

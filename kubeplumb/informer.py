@@ -372,6 +372,15 @@ class Informer:
             log.exception("informer %s: handler %r failed on %s %s", self.plural, fn, kind, object_key(obj))
 
 
+def start_synced(informers: Iterable[Informer], timeout: float = 30.0) -> bool:
+    """Start every informer, then wait for each one's first list (controller-runtime's cache Start and
+    WaitForCacheSync): what a controller does before its workers take keys. False if one timed out."""
+    started = list(informers)
+    for informer in started:
+        informer.start()
+    return all([informer.wait_synced(timeout) for informer in started])
+
+
 def _cache_key(obj: Mapping[str, Any]) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     return meta.get("namespace") or "", meta.get("name") or ""

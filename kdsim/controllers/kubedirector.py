@@ -20,7 +20,7 @@ from kdsim.kubedirector.render import (
     render_member_service,
     render_statefulset,
 )
-from kubeplumb.informer import Informer, object_key, split_key
+from kubeplumb.informer import Informer, object_key, split_key, start_synced
 from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import RequeueAfter, WorkQueue
 
@@ -89,10 +89,7 @@ class KubeDirectorController:
         return (self.apps, self.sets, self.pods, self.services, self.clusters)
 
     def start(self) -> KubeDirectorController:
-        for inf in self._informers():
-            inf.start()
-        for inf in self._informers():
-            inf.wait_synced(30)
+        start_synced(self._informers())
         self.queue.start()
         return self
 

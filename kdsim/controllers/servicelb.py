@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
 
-from kubeplumb.informer import Informer, object_key, split_key
+from kubeplumb.informer import Informer, object_key, split_key, start_synced
 from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import WorkQueue
 
@@ -42,8 +42,7 @@ class ServiceLB:
         self.services.add_handler(lambda _e, obj, _o: self.queue.add(object_key(obj)))
 
     def start(self) -> ServiceLB:
-        self.services.start()
-        self.services.wait_synced(30)
+        start_synced((self.services,))
         self.queue.start()
         return self
 

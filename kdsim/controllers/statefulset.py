@@ -11,7 +11,7 @@ from kubernetes.client.exceptions import ApiException
 from kdsim.controllers import revisions as rev
 from kdsim.controllers.statefulset_plan import Action, plan
 from kdsim.events import EventRecorder
-from kubeplumb.informer import Informer, object_key, split_key
+from kubeplumb.informer import Informer, object_key, split_key, start_synced
 from kubeplumb.names import NORMAL, WARNING
 from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import WorkQueue
@@ -88,10 +88,7 @@ class StatefulSetController:
             self.queue.add(f"{obj['metadata'].get('namespace')}/{ref.get('name')}")
 
     def start(self) -> StatefulSetController:
-        for inf in (self.pods, self.revisions, self.claims, self.sets):
-            inf.start()
-        for inf in (self.pods, self.revisions, self.claims, self.sets):
-            inf.wait_synced(30)
+        start_synced((self.pods, self.revisions, self.claims, self.sets))
         self.queue.start()
         return self
 

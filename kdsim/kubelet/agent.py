@@ -17,7 +17,7 @@ from kdsim.events import EventRecorder
 from kdsim.kubelet import sandbox
 from kdsim.kubelet.node import NodeIdentity, node_object
 from kdsim.kubelet.pods import PodRuntime
-from kubeplumb.informer import Informer, object_key, split_key
+from kubeplumb.informer import Informer, object_key, split_key, start_synced
 from kubeplumb.names import NORMAL
 from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import RequeueAfter, WorkQueue
@@ -90,10 +90,7 @@ class Kubelet:
     def start(self) -> Kubelet:
         """Register the Node (with its kubelet endpoint, before any pod runs here), then run pods."""
         self._register_node()
-        for inf in (self.claims, self.pods):
-            inf.start()
-        for inf in (self.claims, self.pods):
-            inf.wait_synced(30)
+        start_synced((self.claims, self.pods))
         self.queue.start()
         return self
 

@@ -132,6 +132,15 @@ def test_owned_templates_are_memoised_per_inputs() -> None:
     assert memo_owned_template(HELLO1, HELLO_DEV, "controller", from_version="1.0.0", rules=None) != a
 
 
+def test_equal_renderings_of_two_clusters_are_held_once() -> None:
+    """Invariant (memory per cluster, bench/fleet_scale.py): the memos freeze their renderings through one table of
+    shared values, so two clusters of one app hold one copy of what renders equal, not one each."""
+    twin = replace(HELLO_DEV)  # equal content, another object: the memo misses and renders again
+    a = memo_owned_template(HELLO1, HELLO_DEV, "worker", from_version="1.0.0", rules=None)
+    b = memo_owned_template(HELLO1, twin, "worker", from_version="1.0.0", rules=None)
+    assert b == a and b["spec"]["containers"] is a["spec"]["containers"]
+
+
 def test_diff_report_lookups() -> None:
     report = diff(desired(HELLO1, HELLO_DEV), ObservedState({}, {}))
     assert report.app(APP).needs_apply and report.cluster(DEV) is not None and not report.cluster(DEV).exists

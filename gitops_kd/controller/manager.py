@@ -121,6 +121,7 @@ def build_manager(
             leads=leads,
             on_lead=m.record_led,
             applied=m.commits.applied_commit,
+            serial=planning.lock,
         )
     m.fleet = FleetReconciler(
         commits=m.commits,

@@ -37,6 +37,11 @@ class RecordKeeper:
     it applies (``applied``), so the record lands before any step of a commit, whichever replica runs it. One
     that starts leading re-reads and re-checks the record first, as a new leader does at start, then calls
     ``on_lead``.
+
+    ``serial`` (the planning lock) is held around a re-check, its adoption and ``on_lead``/``on_trusted``: the
+    fleet reconcile chooses and records its commit under the same lock, so a commit accepted while the record is
+    re-read can neither be overwritten by the older record's baseline (a record whose baseline does not descend
+    from its applied commit, which every replica then distrusts) nor run a step before the record holds it.
     """
 
     def __init__(
@@ -49,8 +54,10 @@ class RecordKeeper:
         leads: Callable[[], bool] | None = None,
         on_lead: Callable[[], None] | None = None,
         applied: Callable[[], str | None] | None = None,
+        serial: threading.Lock | None = None,
     ) -> None:
         self.record, self.source = record, source
+        self._serial = serial or threading.Lock()
         self._collector = collector
         self._on_trusted = on_trusted
         self._leads, self._on_lead, self._applied = leads, on_lead, applied
@@ -139,8 +146,9 @@ class RecordKeeper:
         while not self._stop.wait(delay):
             if not self.trusted:
                 delay = RECORD_CHECK_INTERVAL
-                if self._recheck():
-                    self._on_trusted()
+                with self._serial:
+                    if self._recheck():
+                        self._on_trusted()
                 continue
             if self._leads is not None and not self._follow_or_lead():
                 delay = RECORD_CHECK_INTERVAL
@@ -183,15 +191,16 @@ class RecordKeeper:
             return False
         if self.leading:
             return True
-        self.checking = True
-        try:
-            led = self._recheck() and self.leading
-        finally:
-            self.checking = False
-        if led:
-            log.info("%s: this replica holds shard 0 now and writes the record", self.record.describe)
-            if self._on_lead is not None:
-                self._on_lead()
+        with self._serial:
+            self.checking = True
+            try:
+                led = self._recheck() and self.leading
+            finally:
+                self.checking = False
+            if led:
+                log.info("%s: this replica holds shard 0 now and writes the record", self.record.describe)
+                if self._on_lead is not None:
+                    self._on_lead()
         return False
 
     def _recheck(self) -> bool:

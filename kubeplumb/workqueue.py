@@ -80,7 +80,8 @@ class WorkQueue:
             return
         ready = time.monotonic() + seconds
         with self._cond:
-            if self._stopping or self._ready_at.get(key, ready + 1) <= ready:
+            waiting = self._ready_at.get(key)
+            if self._stopping or (waiting is not None and waiting <= ready):
                 return
             self._ready_at[key] = ready
             heapq.heappush(self._delayed, (ready, next(self._seq), key))

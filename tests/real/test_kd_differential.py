@@ -108,6 +108,13 @@ def test_the_hello_kdcluster_is_stored_alike_and_its_app_held_alike(both: Both) 
     assert isinstance(real, dict) and isinstance(embedded, dict), (real, embedded)
     assert embedded["spec"] == real["spec"]
     assert {r["storage"]["storageClassName"] for r in real["spec"]["roles"]} == {DEFAULT_CLASS}
+    # KD counts the app as in use from its controller's first pass over the cluster (handleNewCluster calls
+    # EnsureClusterAppReference, then writes status.generationUID), not from admission: wait for that pass.
+    wait_for(
+        "the real KubeDirector's first pass over hello-dev",
+        lambda: bool((both.real.get(KD, "kubedirectorclusters", both.ns, "hello-dev").get("status") or {}).get("generationUID")),
+        60,
+    )
 
     def edit(rest: RestClient) -> Any:
         live = rest.get(KD, "kubedirectorapps", both.ns, "hello")

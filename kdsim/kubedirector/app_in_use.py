@@ -5,6 +5,9 @@ KD refuses a DELETE of a referenced KDApp, and an UPDATE whose spec (decoded int
 webhook's role defaults folded in, defaultConfigPackage ignored) is not semantically equal to the old one.
 A cluster references the app from when KD first sees it until KD handles its deletion (drops its finalizer);
 its key is its own namespace for appCatalog "local", KD's namespace for "system" (pkg/shared/apptypes.go).
+KD "first sees" a cluster in its controller's first pass (handleNewCluster, just before it writes
+status.generationUID), not at admission; here a cluster counts from when it is stored, which closes the short
+window in which the real KD still admits an edit of the app a just-created cluster uses.
 """
 
 from __future__ import annotations

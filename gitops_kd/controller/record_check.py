@@ -76,8 +76,11 @@ def check_record(git: GitCache, found: SourceRecord | None, shown: Iterable[Clus
     """The record to adopt, checked: its applied commit exists in Git (or the baseline is gone too: a force push
     the source then refuses), the baseline descends from it, and it contains every commit the cluster shows (a
     KDRollout attempt newer than the record means the record is stale or was edited: planning from it would
-    downgrade). An empty record (deleted, new) takes the newest commit the cluster shows as force-push baseline
-    (one no longer in Git, if any: the branch was rewritten), so a history rewrite is still refused."""
+    downgrade). A baseline behind the applied commit on the same line of history (written by a build before
+    64fbf8d, which could record a commit and then write the older baseline back) is lifted to the applied commit,
+    the newest applied, which is what a baseline is. An empty record (deleted, new) takes the newest commit the
+    cluster shows as force-push baseline (one no longer in Git, if any: the branch was rewritten), so a history
+    rewrite is still refused."""
     asked = _Asked(git)
     known = [c for c in shown if asked.in_git(c.sha)]
     if found is None or not (found.applied or found.baseline):
@@ -98,12 +101,15 @@ def check_record(git: GitCache, found: SourceRecord | None, shown: Iterable[Clus
                 problem=f"lastAppliedRevision {found.applied[:SHORT_SHA]} is not a commit of {found.url}@{found.branch}"
             )
         return Verdict(found.applied, found.baseline)
-    if found.applied and found.baseline and baseline_known and not asked.contains(found.applied, found.baseline):
-        return Verdict(
-            problem=f"forcePushBaseline {found.baseline[:SHORT_SHA]} does not descend from "
-            f"lastAppliedRevision {found.applied[:SHORT_SHA]}"
-        )
-    newest = found.applied or found.baseline
+    baseline = found.baseline
+    if found.applied and baseline and baseline_known and not asked.contains(found.applied, baseline):
+        if not asked.contains(baseline, found.applied):
+            return Verdict(
+                problem=f"forcePushBaseline {baseline[:SHORT_SHA]} does not descend from "
+                f"lastAppliedRevision {found.applied[:SHORT_SHA]}, nor it from the baseline"
+            )
+        baseline = found.applied  # behind it on the same line: lifted
+    newest = found.applied or baseline
     if not allow_force_push and (found.applied or baseline_known):
         for commit in known:
             if not asked.contains(commit.sha, newest):
@@ -111,7 +117,7 @@ def check_record(git: GitCache, found: SourceRecord | None, shown: Iterable[Clus
                     problem=f"{commit.where} shows commit {commit.sha[:SHORT_SHA]}, newer than the "
                     f"recorded {newest[:SHORT_SHA]}: the record is stale or was edited"
                 )
-    return Verdict(found.applied or None, found.baseline or None)
+    return Verdict(found.applied or None, baseline or None)
 
 
 def _newest(asked: _Asked, commits: list[ClusterCommit]) -> str | None:

@@ -53,10 +53,29 @@ def test_a_record_older_than_a_rollout_is_distrusted(history: tuple[GitCache, li
     assert "newer than the recorded" in check_record(git_, rec(c0, BOGUS), shown(c1), allow_force_push=False).problem
 
 
-def test_an_applied_commit_not_in_git_or_off_the_baseline_is_distrusted(history: tuple[GitCache, list[str]]) -> None:
-    git_, (c0, c1, c2) = history
+def test_an_applied_commit_not_in_git_or_off_the_baseline_is_distrusted(
+    history: tuple[GitCache, list[str]], tmp_path: Path
+) -> None:
+    git_, (c0, c1, _c2) = history
     assert "is not a commit of" in check_record(git_, rec(BOGUS, c1), (), allow_force_push=False).problem
-    assert "does not descend" in check_record(git_, rec(c2, c0), (), allow_force_push=False).problem
+    repo = tmp_path / "repo"  # a commit on a side branch from c0: neither it nor c1 descends from the other
+    git(repo, "checkout", "-q", "-b", "side", c0)
+    (repo / "f.txt").write_text("side\n")
+    git(repo, "commit", "-q", "-am", "side")
+    side = git(repo, "rev-parse", "HEAD")
+    git_.fetch()
+    verdict = check_record(git_, rec(c1, side), (), allow_force_push=False)
+    assert f"forcePushBaseline {side[:12]} does not descend from lastAppliedRevision {c1[:12]}" in verdict.problem
+
+
+def test_a_baseline_behind_the_applied_commit_is_lifted_to_it(history: tuple[GitCache, list[str]]) -> None:
+    """Invariant: a record can never be distrusted forever for a state the controller itself wrote (before 64fbf8d
+    a takeover could record a commit and then write the older baseline back): on one line of history the baseline
+    becomes the applied commit, so a head that drops it is refused; every other check still runs."""
+    git_, (c0, c1, c2) = history
+    verdict = check_record(git_, rec(c2, c0), shown(c0, c1), allow_force_push=False)
+    assert (verdict.applied, verdict.baseline, verdict.problem) == (c2, c2, "")
+    assert "newer than the recorded" in check_record(git_, rec(c1, c0), shown(c2), allow_force_push=False).problem
 
 
 def test_an_empty_record_takes_the_newest_rollout_commit_as_baseline(history: tuple[GitCache, list[str]]) -> None:

@@ -193,3 +193,22 @@ def test_record_deleted_while_no_leader_runs_still_refuses_a_force_push(pair: Pa
     assert not pair.events("DowngradeStarted"), "the cluster was downgraded"
     assert "1.0.0" not in targets.seen, targets.seen
     assert pair.pod_uids() == uids, "a pod was replaced"
+
+
+def test_a_record_with_its_baseline_behind_its_applied_commit_is_repaired(pair: Pair) -> None:
+    """Invariant: no record the controller itself could write stalls it forever: lastAppliedRevision at the 2.0.0
+    commit with forcePushBaseline at the older 1.0.0 one (what a shard-0 takeover racing a new commit wrote
+    before 64fbf8d) is adopted by the next leader with the baseline lifted to the applied commit, never stalled
+    RecordUntrusted, and nothing is replaced or downgraded."""
+    a, first, second = upgraded(pair)
+    uids = pair.pod_uids()
+    a.kill()
+    edit_record(pair, second, first)
+    b = pair.replica("replica-b")
+    pair.leads(b, timeout=60)
+    wait_for("the baseline lifted", lambda: pair.status().get("forcePushBaseline") == second, 90)
+    pair.ready_at(second, timeout=60)
+    assert not record_events(pair, STALL_RECORD_UNTRUSTED), "the record was distrusted"
+    assert (pair.condition("Stalled") or {}).get("status") != "True", pair.status()
+    assert not pair.events("DowngradeStarted"), "the cluster was downgraded"
+    assert pair.pod_uids() == uids, "a pod was replaced"

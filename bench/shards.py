@@ -42,6 +42,7 @@ from kubeplumb.rest import RestClient  # noqa: E402
 
 LEASE = ["--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-period", "0.5"]
 LEASE_DURATION = 4.0
+LOG_TAIL = 60  # lines of each replica's log printed when a run fails
 
 
 def replica(
@@ -140,6 +141,11 @@ def measure(n: int, r: int, shards: int, window: float, timeout: float, work: Pa
                 timeout,
             )
         return row
+    except SystemExit:
+        for i in range(len(procs)):  # the replicas' own words on what they waited for (the work dir is removed)
+            tail = (work / f"replica-{i}.log").read_text(errors="replace").splitlines()[-LOG_TAIL:]
+            print(f"--- replica-{i}.log, last {len(tail)} lines", *tail, sep="\n", file=sys.stderr)
+        raise
     finally:
         for p in procs:
             if p.poll() is None:

@@ -50,13 +50,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sim_fleet import cpu_seconds, seed_sim_fleet, start_cluster, wait_settled  # noqa: E402
+from sim_fleet import cpu_seconds, seeded_cluster, wait_settled  # noqa: E402
 from synth_repo import app_name, app_yaml, commit_files, init_bare  # noqa: E402
 from synth_world import NS, cluster_name, cluster_yaml, desired_from_files, fleet_files  # noqa: E402
 
 from gitops_kd.source.model import DesiredState  # noqa: E402
 from kdsim.cluster import EmbeddedCluster  # noqa: E402
-from kubeplumb.rest import RestClient  # noqa: E402
 
 PER_APP = 5
 WORKERS = 2  # worker members per cluster: 3 pods with the controller role
@@ -307,10 +306,9 @@ def measure(n: int, args: argparse.Namespace, work: Path, say: Callable[[str], N
     row = Row(n)
     fleet = Fleet.of(n)
     t0 = time.monotonic()
-    cluster = start_cluster(work)
+    cluster = seeded_cluster(work, fleet.desired)
     controller: ControllerProcess | None = None
     try:
-        seed_sim_fleet(RestClient(cluster.api_client()), fleet.desired)
         wait_settled(cluster, fleet.desired, args.timeout)
         row.seed = time.monotonic() - t0
         c0, w0 = cpu_seconds(), time.monotonic()

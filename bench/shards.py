@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fleet_scale import Fleet, upgrade_yaml, upgraded  # noqa: E402
-from sim_fleet import seed_sim_fleet, start_cluster, wait_settled  # noqa: E402
+from sim_fleet import seeded_cluster, wait_settled  # noqa: E402
 from synth_repo import commit_files, init_bare  # noqa: E402
 from synth_world import NS  # noqa: E402
 
@@ -106,12 +106,11 @@ def wait(what: str, probe: Callable[[], object], timeout: float) -> float:
 
 def measure(n: int, r: int, shards: int, window: float, timeout: float, work: Path) -> dict[str, float]:
     fleet = Fleet.of(n)
-    cluster = start_cluster(work, record=True)
+    origin = init_bare(work / "origin.git")
+    cluster = seeded_cluster(work, fleet.desired, record=True, commit=commit_files(origin, fleet.files, "fleet"))
     procs: list[subprocess.Popen[bytes]] = []
     try:
         rest = RestClient(cluster.api_client())
-        origin = init_bare(work / "origin.git")
-        seed_sim_fleet(rest, fleet.desired, commit=commit_files(origin, fleet.files, "fleet"))
         wait_settled(cluster, fleet.desired, timeout)
         names = {c.name for c in fleet.desired.clusters.values()}
         t0 = time.monotonic()

@@ -168,11 +168,24 @@ def idle_cpu(seconds: float) -> float:
     return 100.0 * (cpu_seconds() - c0) / (time.monotonic() - t0)
 
 
-def start_cluster(work: Path, *, record: bool = False) -> EmbeddedCluster:
-    """The embedded cluster with its simulated controllers and gitops-kd's KDRollout CRD (and, with ``record``, the
-    GitOpsKDSource CRD `gitops-kd run` keeps its instance record in)."""
+def start_cluster(work: Path, *, record: bool = False, controllers: bool = True) -> EmbeddedCluster:
+    """The embedded cluster with gitops-kd's KDRollout CRD (and, with ``record``, the GitOpsKDSource CRD `gitops-kd
+    run` keeps its instance record in), its simulated controllers started unless ``controllers`` is False."""
     crds = [load_crd(KDROLLOUT_CRD), *([load_crd(SOURCE_CRD)] if record else [])]
-    return EmbeddedCluster(work / "cluster", crds=crds).start()
+    return EmbeddedCluster(work / "cluster", crds=crds, controllers=controllers).start()
+
+
+def seeded_cluster(work: Path, desired: DesiredState, *, record: bool = False, commit: str = "seed") -> EmbeddedCluster:
+    """The embedded cluster holding the seeded fleet, its simulated controllers started only after the seeding:
+    started before, KubeDirector could take a KDCluster's roles before the role StatefulSets created right after it
+    reached its cache, and create its own beside them (two StatefulSets of one role)."""
+    cluster = start_cluster(work, record=record, controllers=False)
+    try:
+        seed_sim_fleet(RestClient(cluster.api_client()), desired, commit=commit)
+        return cluster.start_controllers()
+    except BaseException:
+        cluster.stop()
+        raise
 
 
 def run(clusters: int, per_app: int, workers: int, idle: float, timeout: float, work: Path) -> int:

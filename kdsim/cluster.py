@@ -84,11 +84,21 @@ class EmbeddedCluster:
         ca = self.server.tls.ca_cert if self.server.tls is not None else None
         self.kubeconfig = kubeconfig_file.write(base / "kubeconfig", self.server.url, ca)
         if self.controllers_enabled:
-            try:
-                self._controllers = list(start_controllers(self))
-            except Exception:
-                self.stop()
-                raise
+            self.start_controllers()
+        return self
+
+    def start_controllers(self) -> EmbeddedCluster:
+        """Start the simulated controllers (once; start() does, unless made with controllers=False). Objects
+        created before they start are in their caches at their first pass, as for controllers started against a
+        cluster that already holds them: e.g. KubeDirector adopting a role StatefulSet created right after its
+        KDCluster, instead of racing to create its own."""
+        if self._controllers:
+            return self
+        try:
+            self._controllers = list(start_controllers(self))
+        except Exception:
+            self.stop()
+            raise
         return self
 
     def stop(self) -> None:

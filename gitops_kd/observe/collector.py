@@ -315,15 +315,23 @@ def observed_cluster(
     svcs: Sequence[Mapping[str, Any]],
     rollout: Mapping[str, Any] | None,
 ) -> ObservedCluster:
-    """A live KDCluster with its role StatefulSets, member pods, Services and KDRollout."""
+    """A live KDCluster with its role StatefulSets, member pods, Services and KDRollout.
+
+    A role's StatefulSet is the one KubeDirector's status names for it, else the first by name carrying its role
+    label; its members are that StatefulSet's pods (`<statefulset>-<ordinal>`). A second StatefulSet labelled with
+    the role (a copy, or one KubeDirector made beside one it did not see in time) and its pods are not the role's:
+    taken as members, their pods would be replaced forever at a revision their own StatefulSet never gets."""
     meta, spec = _meta(raw), raw.get("spec") or {}
+    by_name = kd_roles(raw)  # KubeDirector's own record of each object's role: a label may be removed or changed
+    statefulsets: dict[str, ObservedStatefulSet] = {}
+    for s in sorted((observed_statefulset(x, by_name.get(_name(x), "")) for x in sts), key=_named_first(by_name)):
+        if s is not None and s.role not in statefulsets:
+            statefulsets[s.role] = s
     by_role: dict[str, list[ObservedPod]] = {}
     for p in pods:
         pod = observed_pod(p)
-        if pod is not None:
+        if pod is not None and _member_of(pod, statefulsets.get(pod.role)):
             by_role.setdefault(pod.role, []).append(pod)
-    by_name = kd_roles(raw)  # KubeDirector's own record of each object's role: a label may be removed or changed
-    statefulsets = {s.role: s for s in (observed_statefulset(x, by_name.get(_name(x), "")) for x in sts) if s is not None}
     services = tuple(observed_service(s, by_name.get(_name(s), "")) for s in sorted(svcs, key=_name))
     return ObservedCluster(
         namespace=_ns(raw),
@@ -337,6 +345,16 @@ def observed_cluster(
         services=services,
         rollout=observed_rollout(rollout) if rollout else None,
     )
+
+
+def _named_first(by_name: Mapping[str, str]) -> Callable[[ObservedStatefulSet | None], tuple[bool, str]]:
+    """Sort key: the StatefulSets KubeDirector's status names first, then by name (None, not a role's, last)."""
+    return lambda s: (True, "") if s is None else (s.name not in by_name, s.name)
+
+
+def _member_of(pod: ObservedPod, statefulset: ObservedStatefulSet | None) -> bool:
+    """A pod of the role's StatefulSet (every pod of the role while none is observed)."""
+    return statefulset is None or pod.name == f"{statefulset.name}-{pod.ordinal}"
 
 
 def kd_roles(raw: Mapping[str, Any]) -> dict[str, str]:

@@ -323,10 +323,10 @@ def observed_cluster(
     taken as members, their pods would be replaced forever at a revision their own StatefulSet never gets."""
     meta, spec = _meta(raw), raw.get("spec") or {}
     by_name = kd_roles(raw)  # KubeDirector's own record of each object's role: a label may be removed or changed
+    found = [s for s in (observed_statefulset(x, by_name.get(_name(x), "")) for x in sts) if s is not None]
     statefulsets: dict[str, ObservedStatefulSet] = {}
-    for s in sorted((observed_statefulset(x, by_name.get(_name(x), "")) for x in sts), key=_named_first(by_name)):
-        if s is not None and s.role not in statefulsets:
-            statefulsets[s.role] = s
+    for s in sorted(found, key=lambda s: (s.name not in by_name, s.name)):  # KubeDirector's named ones first
+        statefulsets.setdefault(s.role, s)
     by_role: dict[str, list[ObservedPod]] = {}
     for p in pods:
         pod = observed_pod(p)
@@ -345,11 +345,6 @@ def observed_cluster(
         services=services,
         rollout=observed_rollout(rollout) if rollout else None,
     )
-
-
-def _named_first(by_name: Mapping[str, str]) -> Callable[[ObservedStatefulSet | None], tuple[bool, str]]:
-    """Sort key: the StatefulSets KubeDirector's status names first, then by name (None, not a role's, last)."""
-    return lambda s: (True, "") if s is None else (s.name not in by_name, s.name)
 
 
 def _member_of(pod: ObservedPod, statefulset: ObservedStatefulSet | None) -> bool:

@@ -34,9 +34,11 @@ def unpack(archive: Path, into: Path) -> Path:
 
 
 def run(rootfs: Path, argv: list[str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    """Run ``argv`` chrooted into ``rootfs`` (the image's PATH) to completion."""
+    """Run ``argv`` chrooted into ``rootfs`` (the image's PATH) to completion, in fresh PID and network namespaces:
+    nothing it starts binds this machine's ports or outlives it."""
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
-    return subprocess.run(["chroot", str(rootfs), *argv], capture_output=True, text=True, timeout=timeout, env=env)
+    isolated = ["unshare", "--net", "--pid", "--fork", "--kill-child", "chroot", str(rootfs), *argv]
+    return subprocess.run(isolated, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @dataclass

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from gitops_kd.render.init_script import ENV_DIRS, ENV_VERSION, INIT_SCRIPT, dirs_env
+from gitops_kd.spec.upgrade import DISCARD, KEEP, MIGRATE
 from gitops_kd.testing import wait_for
 from tests.nodeimages import unpacked
 from tests.nodeimages.facts import HELLO_PORTS_ENV, HELLO_PROGRAM, PAUSE_REF, TEMPLATE, hello
@@ -157,3 +159,37 @@ def test_the_sandbox_program_waits_until_sigterm(rootfs: Rootfs) -> None:
         assert code == 0 and took < STOP_WITHIN, (code, took)
     finally:
         running.stop()
+
+
+def test_gitops_kds_init_script_seeds_and_upgrades_the_data_on_the_images(rootfs: Rootfs) -> None:
+    """The init container gitops-kd renders in place of KubeDirector's (`/bin/sh -c INIT_SCRIPT`, PVC at /mnt) runs
+    on the images: a first start on 1.0.0 seeds the persisted dirs; the same PVC started on 2.0.0 under the example's
+    rules keeps /etc, sets the 1.0.0 /var/lib/hello aside for the migration and installs 2.0.0's, discards the
+    cache. Busybox's find (no -writable) and tar (no --null) seed nothing, and busybox's ash runs them before
+    anything on PATH: the images carry GNU find and tar, and /bin/sh is bash."""
+    first, second = rootfs(hello("1.0.0").ref), rootfs(hello("2.0.0").ref)
+    dirs = ["/etc", *hello("1.0.0").persist_dirs]
+    seeded = unpacked.run(
+        first,
+        ["/bin/sh", "-c", INIT_SCRIPT],
+        env={ENV_VERSION: "1.0.0", ENV_DIRS: dirs_env((d, KEEP) for d in dirs)},
+    )
+    assert seeded.returncode == 0, seeded.stderr
+    pvc = first / "mnt"
+    assert (pvc / "var/lib/hello/data").read_text() == "data-1.0.0\n" and (pvc / "etc/kubedirector.init").is_file()
+    (pvc / "var/lib/hello/user.txt").write_text("written-at-1.0.0\n")
+    (second / "mnt").rmdir()
+    pvc.rename(second / "mnt")  # the member's PVC, now mounted by its 2.0.0 pod
+    rules = upgrade_stanza()["from"][0]["persistDirs"]
+    actions = {d: (MIGRATE if isinstance(rules.get(d), dict) else rules.get(d, KEEP)) for d in dirs}
+    assert actions == {"/etc": KEEP, "/var/lib/hello": MIGRATE, "/opt/hello/cache": DISCARD}
+    upgraded = unpacked.run(
+        second, ["/bin/sh", "-c", INIT_SCRIPT], env={ENV_VERSION: "2.0.0", ENV_DIRS: dirs_env(actions.items())}
+    )
+    assert upgraded.returncode == 0, upgraded.stderr
+    pvc = second / "mnt"
+    assert (pvc / "etc/hello/version").read_text() == "1.0.0\n"  # keep
+    assert (pvc / "var/lib/hello/new-in-2").read_text() == "yes\n"  # migrate: the new copy installed ...
+    assert (pvc / ".gitops-kd/old/var/lib/hello/user.txt").read_text() == "written-at-1.0.0\n"  # ... the old aside
+    assert (pvc / "opt/hello/cache/index").read_text() == "cache-2.0.0\n"  # discard
+    assert (pvc / ".gitops-kd/version").read_text() == "2.0.0\n"

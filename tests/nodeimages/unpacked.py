@@ -33,10 +33,12 @@ def unpack(archive: Path, into: Path) -> Path:
     return into
 
 
-def run(rootfs: Path, argv: list[str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    """Run ``argv`` chrooted into ``rootfs`` (the image's PATH) to completion, in fresh PID and network namespaces:
-    nothing it starts binds this machine's ports or outlives it."""
-    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root"}
+def run(
+    rootfs: Path, argv: list[str], timeout: float = 30, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` chrooted into ``rootfs`` (the image's PATH, plus ``env``) to completion, in fresh PID and
+    network namespaces: nothing it starts binds this machine's ports or outlives it."""
+    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", **(env or {})}
     isolated = ["unshare", "--net", "--pid", "--fork", "--kill-child", "chroot", str(rootfs), *argv]
     return subprocess.run(isolated, capture_output=True, text=True, timeout=timeout, env=env)
 

@@ -28,7 +28,7 @@ def unpack(archive: Path, into: Path) -> Path:
         with tarfile.open(fileobj=layer) as inner:
             inner.extractall(into, filter="fully_trusted")
     (into / "dev").mkdir(exist_ok=True)
-    for name, minor in DEVICES.items():  # what a container runtime puts in /dev (busybox's `&` opens /dev/null)
+    for name, minor in DEVICES.items():  # what a container runtime puts in /dev (a shell's `&` opens /dev/null)
         os.mknod(into / "dev" / name, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
     return into
 

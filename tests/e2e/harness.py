@@ -23,6 +23,7 @@ from kdsim.cluster import EmbeddedCluster
 from kdsim.images import ImageBehavior
 from kubeplumb.rest import RestClient
 from tests.kdcluster import embedded_cluster
+from tests.nodeimages.facts import HELLO_1, HELLO_2
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "repo-template"
@@ -30,20 +31,6 @@ KD = "kubedirector.hpe.com/v1beta1"
 ROLLOUT = "gitops-kd.io/v1alpha1"
 NS = "default"
 CLUSTER_LABEL = "kubedirector.hpe.com/kdcluster"
-
-HELLO_1 = {
-    "/etc/hello/version": "1.0.0\n",
-    "/var/lib/hello/data": "data-1.0.0\n",
-    "/opt/hello/cache/index": "cache-1.0.0\n",
-    "/opt/hello/bin/hello": "hello 1.0.0\n",
-}
-HELLO_2 = {
-    "/etc/hello/version": "2.0.0\n",
-    "/var/lib/hello/data": "data-2.0.0\n",
-    "/var/lib/hello/new-in-2": "yes\n",
-    "/opt/hello/cache/index": "cache-2.0.0\n",
-    "/opt/hello/bin/hello": "hello 2.0.0\n",
-}
 
 
 def git(repo: Path, *args: str) -> str:

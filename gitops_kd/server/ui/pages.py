@@ -336,7 +336,7 @@ def history_fragment(view: Mapping[str, Any]) -> str:
             result += f" by {_commit(e['revertCommit'])}"
         rows.append(
             f'<tr data-result="{esc(e["result"])}">'
-            f'<th scope="row">{esc(e["version"])}</th><td>{_or_dash(e["fromVersion"])}</td>'
+            f'<th scope="row">{esc(e["version"])}</th><td>{esc(e["app"])}</td><td>{_or_dash(e["fromVersion"])}</td>'
             f'<td><a href="{esc(cluster_url(e["namespace"], e["cluster"]))}">{esc(e["cluster"])}</a></td>'
             f"<td>{_commit(e['commit'])}</td><td>{_or_dash(e['subject'])}</td>"
             f"<td><time>{_or_dash(e['startedAt'])}</time></td><td><time>{_or_dash(e['finishedAt'])}</time></td>"
@@ -344,8 +344,8 @@ def history_fragment(view: Mapping[str, Any]) -> str:
             f'<td><span class="badge result-{esc(str(e["result"]).lower())}">{result}</span></td></tr>'
         )
     return _table(
-        f"Every version applied to the clusters of {view['app']}, newest first",
-        ("Version", "From", "Cluster", "Commit", "Subject", "Started", "Finished", "Duration", "Result"),
+        f"Every version applied to the clusters that run or ran {view['app']}, newest first",
+        ("Version", "App", "From", "Cluster", "Commit", "Subject", "Started", "Finished", "Duration", "Result"),
         rows,
         cls="history",
         empty="nothing applied yet",

@@ -24,7 +24,7 @@ from gitops_kd.constants import ACTIVE_PHASES, UPGRADE_ANNOTATION, WAVE_LABEL, P
 from gitops_kd.diff.rollback import Rollback
 from gitops_kd.drift.alert import DRIFT_DETECTED
 from gitops_kd.health import ClusterHealth
-from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
+from gitops_kd.history.entries import HistoryEntry, entries_of, ran_app, sort_key
 from gitops_kd.kd import layout
 from gitops_kd.plan.waves import parse_time
 from gitops_kd.render.template import dir_actions
@@ -631,8 +631,9 @@ def _duration(started: str | None, finished: str | None) -> str | None:
 def history_view(
     app: str, namespace: str, rollouts: Iterable[Obj], subject: Callable[[str], str | None] = lambda _sha: None
 ) -> dict[str, Any]:
-    """The history page of one app: every entry of every KDRollout of the app, newest first."""
-    mine = [r for r in rollouts if _spec(r).get("app") == app and _text(_meta(r).get("namespace")) == namespace]
+    """The history page of one app: every entry of every KDRollout whose cluster runs or ran the app (its history
+    survives a switch of spec.app), newest first; each entry names its app."""
+    mine = [r for r in rollouts if ran_app(r, app) and _text(_meta(r).get("namespace")) == namespace]
     entries: list[HistoryEntry] = sorted((e for r in mine for e in entries_of(r)), key=sort_key, reverse=True)
     subjects: dict[str, str | None] = {}
     rows = []

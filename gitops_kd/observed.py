@@ -55,6 +55,7 @@ class ObservedPod:
     ready_since: datetime | None = None
     pod_ip: str | None = None
     image: str = ""  # the app container's image
+    app_version: str | None = None  # the gitops-kd.io/app-version annotation its template gave it (None: none)
 
     @property
     def up(self) -> bool:

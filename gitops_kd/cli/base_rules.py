@@ -14,7 +14,7 @@ from gitops_kd.cli.exits import EXIT_CANNOT_RUN
 from gitops_kd.cli.revisions import desired_or_exit
 from gitops_kd.cli.run import repo_url
 from gitops_kd.kd.flavour import LIVE_UPGRADE, STOCK
-from gitops_kd.review.kd_rules import change_errors
+from gitops_kd.review.kd_rules import change_errors, switch_warnings
 from gitops_kd.source import DesiredState, GitSource
 from gitops_kd.spec import FieldError
 from gitops_kd.spec.model import KDApp, KDCluster
@@ -76,4 +76,10 @@ def change_refusals(base: DesiredState, head: DesiredState, flavour: str, read: 
     return [replace(where, field=e.field) for e, where in zip(errors, located, strict=True)]
 
 
-__all__ = ["BASE_HELP", "FLAVOURS", "FLAVOUR_HELP", "base_state", "change_refusals"]
+def change_warnings(base: DesiredState, head: DesiredState, flavour: str, read: Any) -> list[FieldError]:
+    """review/kd_rules.switch_warnings (a native switch is one way), located in the files ``read`` returns."""
+    found = switch_warnings(base, head, flavour)
+    return [replace(where, field=w.field) for w, where in zip(found, locate(found, read), strict=True)]
+
+
+__all__ = ["BASE_HELP", "FLAVOURS", "FLAVOUR_HELP", "base_state", "change_refusals", "change_warnings"]

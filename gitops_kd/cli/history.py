@@ -45,13 +45,14 @@ def duration(started: str | None, finished: str | None) -> str:
 def render_table(entries: list[HistoryEntry], subjects: dict[str, str], console: Console) -> None:
     """One table in `gitops-kd status`'s style: no box, upper-case headers."""
     table = Table(box=None, pad_edge=False)
-    for col in ("CLUSTER", "VERSION", "FROM", "COMMIT", "STARTED", "DURATION", "RESULT"):
+    for col in ("CLUSTER", "APP", "VERSION", "FROM", "COMMIT", "STARTED", "DURATION", "RESULT"):
         table.add_column(col, no_wrap=True)
     table.add_column("SUBJECT", overflow="fold")
     for e in entries:
         result = e.result + (f" ({e.reason})" if e.reason else "") + (f" by {e.revert_commit[:12]}" if e.revert_commit else "")
         table.add_row(
             f"{e.namespace}/{e.cluster}",
+            e.app,
             e.version,
             e.from_version or "-",
             (e.commit or "-")[:12],
@@ -103,7 +104,8 @@ def _subjects(rest: object, entries: list[HistoryEntry], repo: str | None, names
 def command(
     app: str, kubeconfig: str | None, context: str | None, namespace: str, all_namespaces: bool, repo: str | None, output: str
 ) -> None:
-    """List each version applied to each cluster of APP, oldest first, like `argocd app history`: version,
+    """List each version applied to each cluster that runs or ran APP (a cluster's history stays under the app it
+    left when spec.app switches to another app), oldest first, like `argocd app history`: its app, version,
     from version, commit, started, duration, result (Deployed for the first version gitops-kd recorded,
     Succeeded, Stalled, Reverted, Superseded, InProgress for the rollout under way) and the commit subject.
 

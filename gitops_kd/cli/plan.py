@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import click
 
+from gitops_kd.cli.base_rules import FLAVOURS
 from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun, source_exit
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client, probe
@@ -32,6 +33,17 @@ from gitops_kd.source.git_source import DEFAULT_BRANCH
     default="text",
     show_default=True,
     help="With --base: text, markdown (a pull-request comment) or json.",
+)
+@click.option(
+    "--kubedirector",
+    "flavour",
+    type=click.Choice(FLAVOURS),
+    default=FLAVOURS[0],
+    show_default=True,
+    envvar="GITOPS_KD_KUBEDIRECTOR",
+    help="With --base and no --kubeconfig: the KubeDirector the target cluster runs: stock (bluek8s master), or "
+    "live-app-upgrade (its branch, where a spec.app switch is its native upgrade, reviewed with its one-way warning); "
+    "with --kubeconfig the cluster's own KubeDirector is read.",
 )
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help=KUBECONFIG_HELP)
 @click.option("--context", default=None, help="Kubeconfig context to use (default: its current context).")
@@ -61,6 +73,7 @@ def command(
     base: str | None,
     head: str | None,
     fmt: str,
+    flavour: str,
     kubeconfig: str | None,
     context: str | None,
     namespace: str,
@@ -96,7 +109,7 @@ def command(
             raise click.UsageError("--head needs --base; --rev, --offline and --prune do not go with --base")
         with GitSource(repo_url(repo), branch or DEFAULT_BRANCH, default_namespace=namespace) as source:
             live = observe(kubeconfig, context, scope) if kubeconfig else None
-            run_review(source, repo, base, head or "HEAD", fmt, scope, live, wave_soak)
+            run_review(source, repo, base, head or "HEAD", fmt, scope, live, wave_soak, flavour)
         return
     desired = read_desired(repo, branch, namespace, rev)
     observed = ObservedState() if offline else observe(kubeconfig, context, scope)

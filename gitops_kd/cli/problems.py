@@ -35,15 +35,16 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_line(err: FieldError, title: str = "gitops-kd validate") -> str:
-    """A GitHub Actions workflow command: ``::error file=...,line=...,col=...,title=...::message``."""
+def github_line(err: FieldError, title: str = "gitops-kd validate", level: str = "error") -> str:
+    """A GitHub Actions workflow command: ``::error file=...,line=...,col=...,title=...::message`` (``level``:
+    error or warning)."""
     props = [f"file={_escape_property(err.file)}"]
     if err.line is not None:
         props.append(f"line={err.line}")
         if err.column is not None:
             props.append(f"col={err.column}")
     props.append(f"title={_escape_property(title)}")
-    return f"::error {','.join(props)}::{_escape_data(_message(err))}"
+    return f"::{level} {','.join(props)}::{_escape_data(_message(err))}"
 
 
 def as_dict(err: FieldError) -> dict[str, Any]:
@@ -58,13 +59,17 @@ def as_dict(err: FieldError) -> dict[str, Any]:
     }
 
 
-def render(errors: Sequence[FieldError], fmt: str, summary: dict[str, Any]) -> Iterable[str]:
-    """The lines to print for ``errors`` in format ``fmt``; ``summary`` adds the JSON fields (source, counts)."""
+def render(errors: Sequence[FieldError], fmt: str, summary: dict[str, Any], warnings: Sequence[FieldError] = ()) -> Iterable[str]:
+    """The lines to print for ``errors`` and ``warnings`` (said, never refused) in format ``fmt``; ``summary`` adds
+    the JSON fields (source, counts)."""
     if fmt == "json":
-        yield json.dumps({**summary, "valid": not errors, "errors": [as_dict(e) for e in errors]}, indent=2)
+        shown = {**summary, "valid": not errors, "errors": [as_dict(e) for e in errors]}
+        yield json.dumps({**shown, "warnings": [as_dict(w) for w in warnings]}, indent=2)
         return
     for err in errors:
         yield github_line(err) if fmt == "github" else text_line(err)
+    for warning in warnings:
+        yield github_line(warning, level="warning") if fmt == "github" else f"warning: {text_line(warning)}"
     files = len({e.file for e in errors})
     if errors:
         yield f"{summary['source']}: refused: {len(errors)} error(s) in {files} file(s)"

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gitops_kd.cli.base_rules import BASE_HELP, FLAVOUR_HELP, FLAVOURS, base_state, change_refusals
+from gitops_kd.cli.base_rules import BASE_HELP, FLAVOUR_HELP, FLAVOURS, base_state, change_refusals, change_warnings
 from gitops_kd.cli.problems import FORMATS, render
 from gitops_kd.cli.revisions import resolve
 from gitops_kd.cli.run import repo_url
@@ -136,7 +136,8 @@ def command(
     storageClassName unless --default-storage-class (or the KDCluster's annotation gitops-kd.io/default-storage-class:
     "true") says the cluster has a default class. With --base REV, also the change from REV taken as what runs
     (in PATH's Git repository, or --repo): what KubeDirector (--kubedirector) and the in-use rules would refuse of
-    it. No cluster is read.
+    it, and warn of what cannot be undone: on --kubedirector live-app-upgrade, a native switch of a KDCluster's
+    spec.app is reverted by `git revert` only until KubeDirector has finished it. No cluster is read.
 
     Exit status: 0 valid, 1 refused (every error listed), 2 when it cannot be read (git failure, usage, a --base
     that is unknown or refused itself).
@@ -144,6 +145,7 @@ def command(
     if repo is not None and paths:
         raise click.UsageError("give PATH or --repo, not both")
     errors: list[FieldError] = []
+    warnings: list[FieldError] = []
     states: list[DesiredState] = []
     summary: dict[str, Any]
     if repo is not None:
@@ -153,7 +155,9 @@ def command(
         if state is not None and not default_class:
             errors += storage_class_errors(state, lambda _file: None)
         if state is not None and base is not None:
-            errors += change_refusals(base_state(repo, base, branch, namespace), state, flavour, lambda _file: None)
+            before = base_state(repo, base, branch, namespace)
+            errors += change_refusals(before, state, flavour, lambda _file: None)
+            warnings += change_warnings(before, state, flavour, lambda _file: None)
     else:
         roots = list(dict.fromkeys(tree_root(Path(p)) for p in paths or (".",)))
         for root in roots:
@@ -161,18 +165,15 @@ def command(
             if state is not None and not default_class:
                 found += [_shown(root, e) for e in storage_class_errors(state, lambda f, r=root: _read(r / f))]
             if state is not None and base is not None:
-                found += [
-                    _shown(root, e)
-                    for e in change_refusals(
-                        base_state(str(root), base, branch, namespace), state, flavour, lambda f, r=root: _read(r / f)
-                    )
-                ]
+                before = base_state(str(root), base, branch, namespace)
+                found += [_shown(root, e) for e in change_refusals(before, state, flavour, lambda f, r=root: _read(r / f))]
+                warnings += [_shown(root, w) for w in change_warnings(before, state, flavour, lambda f, r=root: _read(r / f))]
             errors += found
             states += [state] if state else []
         summary = {"source": " ".join(os.path.relpath(r) for r in roots)}
     summary["apps"] = sum(len(s.apps) for s in states) if not errors else None
     summary["clusters"] = sum(len(s.clusters) for s in states) if not errors else None
-    for line in render(errors, fmt, summary):
+    for line in render(errors, fmt, summary, warnings):
         click.echo(line)
     if errors:
         raise SystemExit(1)

@@ -19,6 +19,7 @@ from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import ApplyApp, ApplyCluster, Plan, Prune, Wait
 from gitops_kd.plan.focus import FLEET_KEY, WorkKey, owner
 from gitops_kd.source import DesiredState, GitSource
+from gitops_kd.status.source import held_clusters
 from kubeplumb.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ class FleetReconciler:
             return DONE
         self.last_plan = plan
         if self._record is not None and desired.commit == self._record.record.applied:
-            self._record.update(in_sync=plan.empty)
+            self._record.update(in_sync=plan.empty, **held_clusters(observed))
         self._phases.report(observed)
         self._maybe_mark_applied(desired, plan)
         if self._keeper is not None:

@@ -15,10 +15,13 @@ from gitops_kd.spec.upgrade import UpgradeSpec
 
 @dataclass(frozen=True)
 class Rollback:
-    """``possible``: a revert of the commit would be accepted; ``why``: the reason either way (a sentence)."""
+    """``possible``: a revert of the commit would be accepted; ``why``: the reason either way (a sentence);
+    ``one_way``: for a native switch of spec.app (diff/switch.one_way), that the revert is accepted only until
+    KubeDirector has finished it, and what to do then ("" otherwise)."""
 
     possible: bool
     why: str
+    one_way: str = ""
 
     def advice(self, commit: str) -> str:
         """What to tell the operator of a stalled or merged ``commit``."""

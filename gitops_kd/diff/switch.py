@@ -93,6 +93,21 @@ def _errors(desired: DesiredState, switch: Switch, live: ObservedCluster, runnin
     )
 
 
+def one_way(switch: Switch, running_version: str, target_version: str) -> str:
+    """The warning a reviewer gets before merging ``switch`` (not the branch's rollback): a sentence saying that
+    `git revert` rolls it back only while KubeDirector's upgrade is in progress, KubeDirector's own refusal after
+    that, and what can be done instead."""
+    running, target = switch.running[1], switch.target[1]
+    refusal = app_switch.NOT_NEWER.format(new=running_version, old=target_version)
+    return (
+        f"switching spec.app from {running} to {target} is KubeDirector's native upgrade (its live-app-upgrade branch), "
+        f"and it is one way: `git revert` switches back to {running} only while KubeDirector's upgrade is in progress "
+        f"(its rollback to status.upgradeInfo.prevApp); once KubeDirector has finished it, it refuses the revert: "
+        f'"{refusal}" Instead, roll forward: commit a new KDApp with a version newer than {target_version} that differs '
+        f"from {target} only in its roles' images (e.g. {running}'s) and cardinality, and switch the cluster to it"
+    )
+
+
 def _refused(cluster: KDCluster, live: ObservedCluster, what: str, errors: list[str]) -> list[Refusal]:
     return [
         Refusal(cluster.source, "spec.app", f'{what}: KubeDirector\'s live-app-upgrade branch refuses it: "{error}"')
@@ -100,4 +115,4 @@ def _refused(cluster: KDCluster, live: ObservedCluster, what: str, errors: list[
     ]
 
 
-__all__ = ["Switch", "native", "switch_of", "switch_refusals"]
+__all__ = ["Switch", "native", "one_way", "switch_of", "switch_refusals"]

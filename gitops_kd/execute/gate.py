@@ -1,4 +1,8 @@
-"""CheckGate: probe the app's upgrade gate in the member just upgraded (its probe's command, run inside the pod)."""
+"""CheckGate: probe the app's upgrade gate in the member just upgraded (its probe's command, run inside the pod).
+
+A check that does not pass writes the KDRollout's status (and logs) only when what it says changes: a gate waiting
+with the same answer is one write and one log line, however long it waits; the actor holds the check for the
+gate's period in memory (a restart checks once more at once)."""
 
 from __future__ import annotations
 
@@ -50,13 +54,14 @@ def check_gate(ctx: ExecContext, a: CheckGate) -> Outcome:
             a.describe(), True, "gate passed", expect=(Expectation(ROLLOUT_PLURAL, a.namespace, a.cluster, rv(written)),)
         )
     detail = result.tail(300) or result.error or f"exit code {result.exit_code}"
+    step = f"gate in {a.pod} not passed yet: {detail}"  # not the wave's "waiting for " note (plan/waves.py)
+    if RolloutStatus.from_obj(obj.get("status")).step == step:
+        # Nothing a reader sees changed: no write (the actor holds this check for the period, in memory).
+        return Outcome(a.describe(), False, f"gate not passed yet: {detail}", requeue_after=float(gate.period_seconds))
     written = ctx.patch_rollout_status(
-        a.namespace,
-        a.cluster,
-        status_patch(gate_checked_at=rfc3339(ctx.now()), step=f"waiting for gate in {a.pod}: {detail}"),
-        rv=rv(obj),
+        a.namespace, a.cluster, status_patch(gate_checked_at=rfc3339(ctx.now()), step=step), rv=rv(obj)
     )
-    log.info("gate in %s/%s not passed yet: %s", a.namespace, a.pod, detail)
+    log.info("gate in %s/%s not passed yet (checked every %ss): %s", a.namespace, a.pod, gate.period_seconds, detail)
     return Outcome(
         a.describe(),
         False,

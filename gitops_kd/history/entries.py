@@ -1,7 +1,8 @@
 """History entries of one KDRollout: its finished attempts (status.history) plus the current one (pure).
 
-status.history entries are written by the executor: ``{version, fromVersion, commit, startedAt,
-finishedAt, result}``; ``result`` is Deployed (the first version, recorded when the cluster is first
+status.history entries are written by the executor: ``{app, version, fromVersion, commit, startedAt,
+finishedAt, result}`` (``app``: the KDApp of the version, which a native switch changes; entries written before it
+was kept take the KDRollout's spec.app); ``result`` is Deployed (the first version, recorded when the cluster is first
 Ready), Succeeded (FinishRollout), or — for an attempt closed when a new
 target started (``closing_entry``) — Stalled, Reverted (gitops-kd pushed a revert of its commit) or
 Superseded (a new commit changed the target while it was still rolling out). The attempt in progress
@@ -90,6 +91,7 @@ def closing_entry(status: Mapping[str, Any], spec: Mapping[str, Any], *, now: st
     stalled = st.stalled
     result = REVERTED if revert else STALLED if stalled else SUPERSEDED
     entry = {
+        **({"app": st.app} if st.app else {}),
         "version": spec.get("targetVersion"),
         "fromVersion": st.from_version,
         "commit": commit,
@@ -116,7 +118,7 @@ def entries_of(rollout: Mapping[str, Any]) -> list[HistoryEntry]:
         HistoryEntry(
             ns,
             name,
-            app,
+            h.app or app,
             h.version,
             h.from_version,
             h.commit,
@@ -136,7 +138,7 @@ def entries_of(rollout: Mapping[str, Any]) -> list[HistoryEntry]:
             HistoryEntry(
                 ns,
                 name,
-                app,
+                str(current.get("app") or app),
                 str(current["version"] or ""),
                 current["fromVersion"],
                 current["commit"],
@@ -149,6 +151,12 @@ def entries_of(rollout: Mapping[str, Any]) -> list[HistoryEntry]:
             )
         )
     return out
+
+
+def ran_app(rollout: Mapping[str, Any], app: str) -> bool:
+    """True when the KDRollout's cluster runs ``app`` now (spec.app) or ran it in an entry of its history: an app's
+    history is that of every cluster that ran it, so it survives a switch of the cluster's spec.app (both names)."""
+    return str((rollout.get("spec") or {}).get("app", "")) == app or any(e.app == app for e in entries_of(rollout))
 
 
 def sort_key(entry: HistoryEntry) -> tuple[str, str, str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL, UPGRADE_ANNOTATION
+from gitops_kd.constants import APP_VERSION_ANNOTATION, ROLLOUT_API_VERSION, ROLLOUT_PLURAL, UPGRADE_ANNOTATION
 from gitops_kd.kd.layout import (
     API_VERSION,
     APP_CONTAINER,
@@ -412,6 +412,7 @@ def observed_pod(raw: Mapping[str, Any]) -> ObservedPod | None:
         ready_since=parse_time(ready.get("lastTransitionTime")) if is_ready and ready else None,
         pod_ip=status.get("podIP"),
         image=_app_image(raw),
+        app_version=(meta.get("annotations") or {}).get(APP_VERSION_ANNOTATION),
     )
 
 

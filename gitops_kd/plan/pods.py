@@ -8,7 +8,7 @@ is deleted only when every other pod of the cluster is Ready and not deleting.
 
 from __future__ import annotations
 
-from gitops_kd.diff.model import UPGRADE
+from gitops_kd.diff.model import DOWNGRADE, UPGRADE
 from gitops_kd.diff.transition import stale_image
 from gitops_kd.kd import layout
 from gitops_kd.observed import ObservedPod
@@ -32,10 +32,25 @@ def outdated(ctx: PodContext, pod: ObservedPod) -> bool:
     """
     if ctx.transition.direction in (ADOPT, REBUILD):
         return stale_image(ctx.app, pod)
+    if ctx.transition.direction == DOWNGRADE and never_left(ctx, pod):
+        return False
     if pod.role in ctx.pending_patch_roles:
         return True
     sts = ctx.live.statefulset(pod.role)
     return sts is not None and pod.revision != sts.update_revision
+
+
+def never_left(ctx: PodContext, pod: ObservedPod) -> bool:
+    """True for a pod of a downgrade that already runs the target version: its app image, and the template it was
+    made from names that version (or none). A revert that lands while the upgrade it reverts is under way (or a
+    native switch is in progress) replaces only the members the upgrade moved: the others never ran the version
+    being left, so its data rules have nothing to undo in them (the template differs only in the init container's
+    from-version, which matters to the next version change, and that replaces every pod anyway)."""
+    try:
+        want = ctx.app.role(pod.role).image
+    except KeyError:
+        return False
+    return bool(want) and pod.image == want and pod.app_version in (None, ctx.transition.target_version)
 
 
 def down_pods(ctx: PodContext) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any
 from gitops_kd.diff import ClusterDiff, DiffReport, diff
 from gitops_kd.diff.model import DOWNGRADE, UPGRADE, Transition
 from gitops_kd.diff.rollback import rollback
+from gitops_kd.diff.switch import one_way, switch_of
 from gitops_kd.observed import ObservedCluster, ObservedState
 from gitops_kd.plan.planner import plan, role_order
 from gitops_kd.plan.pods import PodContext, outdated
@@ -89,12 +90,22 @@ def _cluster(head: DesiredState, observed: ObservedState, report: DiffReport, ke
     t = cdiff.transition
     if t is None:
         return _replace(base, state="update" if cdiff.needs_apply else "in-sync")
-    return _rollout(base, app, cluster, live, cdiff, t, now)
+    switch = switch_of(head, observed, key)
+    warning = one_way(switch, t.from_version or "?", t.target_version) if switch is not None and not switch.rollback else ""
+    return _rollout(base, app, cluster, live, cdiff, t, now, warning)
 
 
 def _rollout(
-    base: ClusterReview, app: KDApp, cluster: KDCluster, live: ObservedCluster, cdiff: ClusterDiff, t: Transition, now: datetime
+    base: ClusterReview,
+    app: KDApp,
+    cluster: KDCluster,
+    live: ObservedCluster,
+    cdiff: ClusterDiff,
+    t: Transition,
+    now: datetime,
+    switch_warning: str = "",
 ) -> ClusterReview:
+    """A cluster's rollout; ``switch_warning``: diff/switch.one_way's, for a native switch of its spec.app."""
     order = role_order(app, t, live)
     pending = frozenset(r.role for r in cdiff.roles)
     ctx = PodContext(app, live, t, live.rollout, order, pending, now)
@@ -122,7 +133,9 @@ def _rollout(
         gate=gate_step(stanza.gate) if upgrade and stanza and stanza.gate else None,
         failure_policy=stanza.failure_policy if stanza is not None else HALT,
         pod_ready_timeout_seconds=ctx.ready_timeout,
-        rollback=rollback(t.target_version, t.from_version, stanza) if t.direction == UPGRADE else None,
+        rollback=replace(rollback(t.target_version, t.from_version, stanza), one_way=switch_warning)
+        if t.direction == UPGRADE
+        else None,
     )
     return _replace(found, estimate_seconds=cluster_seconds(found))
 

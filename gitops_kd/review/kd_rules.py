@@ -18,7 +18,7 @@ from dataclasses import replace
 from gitops_kd.diff.engine import app_applied, users_of
 from gitops_kd.diff.model import Refusal
 from gitops_kd.diff.refusals import app_refusals, cluster_refusals
-from gitops_kd.diff.switch import switch_of, switch_refusals
+from gitops_kd.diff.switch import one_way, switch_of, switch_refusals
 from gitops_kd.kd.flavour import LIVE_UPGRADE, STOCK
 from gitops_kd.kd.layout import KDAPP_KIND
 from gitops_kd.kd.normalize import stored_spec
@@ -63,9 +63,33 @@ def branch_switch_refusals(cluster: KDCluster, have: ObservedCluster, head: Desi
     """What KubeDirector's live-app-upgrade branch refuses of switching ``have`` (the base's cluster, taken as
     configured) to ``cluster.app`` (its native upgrade), and what the target's upgrade stanza refuses of it: the
     controller's own rule (diff/switch.py), applied offline."""
-    on_branch = replace(live, flavour=LIVE_UPGRADE, apps={key: _as_stored(app) for key, app in live.apps.items()})
-    switch = switch_of(head, on_branch, (have.namespace, have.name))
-    return switch_refusals(head, on_branch, switch) if switch is not None and cluster.app == switch.target[1] else []
+    branch = on_branch(live)
+    switch = switch_of(head, branch, (have.namespace, have.name))
+    return switch_refusals(head, branch, switch) if switch is not None and cluster.app == switch.target[1] else []
+
+
+def on_branch(live: ObservedState) -> ObservedState:
+    """``live`` (a base revision taken as running) as KubeDirector's live-app-upgrade branch would show it: its
+    flavour, and each KDApp as the branch stores it."""
+    return replace(live, flavour=LIVE_UPGRADE, apps={key: _as_stored(app) for key, app in live.apps.items()})
+
+
+def switch_warnings(base: DesiredState, head: DesiredState, flavour: str = STOCK) -> list[FieldError]:
+    """On the live-app-upgrade branch: a warning on the ``spec.app`` of each KDCluster that ``head`` switches
+    natively from ``base``'s app (diff/switch.one_way: `git revert` works only until KubeDirector finishes it);
+    none on stock, where the switch is refused."""
+    if flavour != LIVE_UPGRADE:
+        return []
+    live = on_branch(as_live(base))
+    out: list[FieldError] = []
+    for key, cluster in sorted(head.clusters.items()):
+        switch = switch_of(head, live, key)
+        running = live.apps.get(switch.running) if switch is not None else None
+        target = head.apps.get(switch.target) if switch is not None else None
+        if switch is None or switch.rollback or running is None or target is None:
+            continue
+        out.append(FieldError(cluster.source, "spec.app", one_way(switch, running.version, target.version), cluster.document))
+    return out
 
 
 def _as_stored(app: ObservedApp) -> ObservedApp:
@@ -97,4 +121,4 @@ def change_errors(base: DesiredState, head: DesiredState, flavour: str = STOCK) 
     return RULES[flavour](head, as_live(base))
 
 
-__all__ = ["RULES", "branch_switch_refusals", "change_errors"]
+__all__ = ["RULES", "branch_switch_refusals", "change_errors", "on_branch", "switch_warnings"]

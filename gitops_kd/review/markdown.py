@@ -99,6 +99,8 @@ def _cluster(c: ClusterReview) -> Iterator[str]:
     yield f"- Pod ready timeout: {c.pod_ready_timeout_seconds}s"
     if c.rollback is not None:
         yield f"- Rollback: {rollback_sentence(c.rollback)}"
+        if c.rollback.one_way:
+            yield f"- :warning: **One way:** {c.rollback.one_way}."
     for p in c.ports:
         yield f"- Service ports, role {p.role}: {ports(p.before)} → {ports(p.after)} ({p.services} Service(s))"
     if c.changes:

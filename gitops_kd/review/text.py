@@ -50,6 +50,8 @@ def _lines(r: Review) -> Iterator[str]:
         yield f"    failure policy: {c.failure_policy}; pod ready timeout {c.pod_ready_timeout_seconds}s"
         if c.rollback is not None:
             yield f"    rollback: {rollback_sentence(c.rollback)}"
+            if c.rollback.one_way:
+                yield f"    WARNING, one way: {c.rollback.one_way}."
         yield from (
             f"    service ports {p.role}: {ports(p.before)} -> {ports(p.after)} ({p.services} Service(s))" for p in c.ports
         )

@@ -234,6 +234,7 @@ class HistoryRecord:
     version: str = ""
     result: str = ""
     from_version: str | None = None
+    app: str | None = None  # the KDApp the version is of (None: recorded before it was kept)
     commit: str | None = None
     subject: str | None = None
     started_at: str | None = None
@@ -247,6 +248,7 @@ class HistoryRecord:
             version=str(obj.get("version") or ""),
             result=str(obj.get("result") or ""),
             from_version=_text(obj.get("fromVersion")),
+            app=_text(obj.get("app")),
             commit=_text(obj.get("commit")),
             subject=_text(obj.get("subject")),
             started_at=_text(obj.get("startedAt")),
@@ -258,6 +260,7 @@ class HistoryRecord:
     def to_obj(self) -> dict[str, Any]:
         return _drop_none(
             {
+                "app": self.app,
                 "version": self.version,
                 "fromVersion": self.from_version,
                 "commit": self.commit,
@@ -281,6 +284,7 @@ def stored_history(status: Mapping[str, Any] | None) -> list[dict[str, Any]]:
 _PLAIN = {
     "observedGeneration": "observed_generation",
     "appVersion": "app_version",
+    "app": "app",
     "fromVersion": "from_version",
     "targetVersion": "target_version",
     "attempt": "attempt",
@@ -346,6 +350,7 @@ class RolloutStatus:
     phase: Phase | str | None = None
     observed_generation: int | None = None
     app_version: str | None = None
+    app: str | None = None  # the KDApp the current or last attempt is for (None: recorded before it was kept)
     from_version: str | None = None
     target_version: str | None = None
     attempt: str | None = None

@@ -72,6 +72,7 @@ def start(
         observed_generation=generation,
         phase=phase,
         direction=direction,
+        app=app,
         from_version=from_version,
         target_version=target,
         attempt=attempt,
@@ -144,7 +145,7 @@ def adopt(
     extra: dict[str, Any] = {}
     st = RolloutStatus.from_obj(status)
     if not st.app_version and not st.history:
-        first = {"version": version, "startedAt": rfc3339(now), "finishedAt": rfc3339(now), "result": DEPLOYED}
+        first = {"app": app, "version": version, "startedAt": rfc3339(now), "finishedAt": rfc3339(now), "result": DEPLOYED}
         first.update({k: v for k, v in (("commit", commit), ("subject", subject)) if v})  # no fromVersion: none before
         extra["history"] = [first]
     return status_patch(
@@ -152,6 +153,7 @@ def adopt(
         observed_generation=generation,
         phase=Phase.IDLE,
         direction="adopt",
+        app=app,
         app_version=version,
         target_version=version,
         from_version=None,
@@ -207,6 +209,7 @@ def finish(
     history = stored_history(status)
     if st.phase in (Phase.UPGRADING, Phase.DOWNGRADING, Phase.STALLED):
         entry = {
+            **({"app": st.app} if st.app else {}),
             "version": version,
             "fromVersion": st.from_version or st.app_version,
             "commit": commit,

@@ -9,13 +9,27 @@ from datetime import datetime
 from typing import Any
 
 from gitops_kd.constants import STALL_RECORD_UNTRUSTED
-from gitops_kd.status.conditions import mark_ready, mark_reconciling, mark_stalled
+from gitops_kd.observed import ObservedState
+from gitops_kd.status.conditions import (
+    FALSE,
+    READY,
+    RECONCILING,
+    STALLED,
+    Condition,
+    delete,
+    mark_ready,
+    mark_reconciling,
+    mark_stalled,
+    set_condition,
+)
 from gitops_kd.status.events import COMMIT_REFUSED, GIT_UNREADABLE
 
 KIND = "GitOpsKDSource"
 PLURAL = "gitopskdsources"
 # kstatus reasons
 SUCCEEDED, PROGRESSING = "Succeeded", "Progressing"
+ROLLOUT_STALLED = "RolloutStalled"  # Stalled: the applied commit's rollout stopped in a cluster (it needs a new commit)
+SUSPENDED = "Suspended"  # Ready=False, neither Reconciling nor Stalled: a cluster is held by `gitops-kd suspend`
 SHORT_SHA = 12
 
 # status key of each SourceRecord field (the CRD's names)
@@ -55,6 +69,8 @@ class SourceRecord:
     distrust: str = ""  # why the record found in the cluster is not trusted ("" when it is): nothing is planned
     kubedirector: str = ""  # which KubeDirector the API server's CRDs show, and what gitops-kd does on it
     in_sync: bool = False
+    stalled: str = ""  # not a status field: the clusters whose rollout is Stalled, one line each (held_clusters)
+    suspended: str = ""  # not a status field: the suspended clusters, "ns/name, ..." (held_clusters)
 
     @classmethod
     def from_status(cls, status: Mapping[str, Any] | None) -> SourceRecord:
@@ -78,6 +94,18 @@ class SourceRecord:
         return dataclasses.replace(self, **changes)
 
 
+def held_clusters(observed: ObservedState) -> dict[str, str]:
+    """The SourceRecord fields ``stalled`` and ``suspended`` as the KDRollouts of ``observed`` show them."""
+    stalled, suspended = [], []
+    for (ns, name), live in sorted(observed.clusters.items()):
+        ro = live.rollout
+        if ro is not None and ro.suspended:
+            suspended.append(f"{ns}/{name}")
+        elif ro is not None and ro.stalled:
+            stalled.append(f"{ns}/{name} ({ro.stalled_reason or 'Stalled'}): {_first_line(ro.recorded.message or '')}")
+    return {"stalled": "\n".join(stalled), "suspended": ", ".join(suspended)}
+
+
 def source_status(
     record: SourceRecord, previous: Mapping[str, Any] | None, *, generation: int | None, not_ready_after: int, now: datetime
 ) -> dict[str, Any]:
@@ -85,8 +113,11 @@ def source_status(
 
     Stalled (Ready=False) when the record found disagrees with Git or the cluster (RecordUntrusted), the
     repository could not be read in `not_ready_after` polls in a row
-    (GitUnreadable) or the newest commit was refused (CommitRefused); Reconciling while the applied commit
-    still has actions to run or none was applied yet; else Ready=True with the applied revision."""
+    (GitUnreadable), the newest commit was refused (CommitRefused) or the applied commit's rollout is Stalled in a
+    cluster (RolloutStalled: the commit cannot be applied everywhere without a new one); while a cluster is
+    suspended and the applied commit still has actions, Ready=False (Suspended) and neither Reconciling nor Stalled
+    (nothing fails, nothing moves until `gitops-kd resume`); Reconciling while the applied commit still has actions
+    to run or none was applied yet; else Ready=True with the applied revision."""
     status: dict[str, Any] = {key: getattr(record, name) for name, key in _KEYS.items()}
     status["observedGeneration"] = generation
     before = (previous or {}).get("conditions")
@@ -103,6 +134,14 @@ def source_status(
         conditions = mark_reconciling(
             before, PROGRESSING, "waiting for the first accepted commit", generation=generation, now=now
         )
+    elif record.stalled:
+        lines = record.stalled.splitlines()
+        message = f"{revision} is not applied everywhere: the rollout is Stalled in " + "; ".join(lines)
+        conditions = mark_stalled(before, ROLLOUT_STALLED, message, generation=generation, now=now)
+    elif not record.in_sync and record.suspended:
+        message = f"{revision} is held in suspended cluster(s) {record.suspended} until `gitops-kd resume`"
+        held = set_condition(before, Condition(READY, FALSE, SUSPENDED, message, generation), now)
+        conditions = delete(delete(held, RECONCILING), STALLED)
     elif not record.in_sync:
         conditions = mark_reconciling(before, PROGRESSING, f"applying {revision}", generation=generation, now=now)
     else:

@@ -9,9 +9,10 @@ from typing import Any
 from gitops_kd.constants import ACTIVE_PHASES, STALL_RECORD_UNTRUSTED
 from gitops_kd.rollout.model import RolloutStatus
 from gitops_kd.status.events import COMMIT_REFUSED, GIT_UNREADABLE
-from gitops_kd.status.source import SHORT_SHA, SourceRecord
+from gitops_kd.status.source import ROLLOUT_STALLED, SHORT_SHA, SourceRecord
+from gitops_kd.status.source import SUSPENDED as SUSPENDED
 
-SYNCED, OUT_OF_SYNC, REFUSED, SUSPENDED = "Synced", "OutOfSync", "Refused", "Suspended"
+SYNCED, OUT_OF_SYNC, REFUSED = "Synced", "OutOfSync", "Refused"  # SUSPENDED: also the source's reason, one meaning
 SYNC_STATES = (SYNCED, OUT_OF_SYNC, REFUSED, SUSPENDED)
 FAILING_SYNC = (REFUSED,)
 
@@ -53,8 +54,9 @@ class NamedSource:
 
     @property
     def failing(self) -> bool:
-        """Stalled: the head refused, Git unreadable or the record untrusted (Ready=False with a Stalled reason)."""
-        return self.ready == "False" and self.reason in (COMMIT_REFUSED, GIT_UNREADABLE, STALL_RECORD_UNTRUSTED)
+        """Stalled: the head refused, Git unreadable, the record untrusted or the applied commit's rollout stalled in a
+        cluster (Ready=False with a Stalled reason)."""
+        return self.ready == "False" and self.reason in (COMMIT_REFUSED, GIT_UNREADABLE, STALL_RECORD_UNTRUSTED, ROLLOUT_STALLED)
 
     def as_dict(self) -> dict[str, Any]:
         r = self.record

@@ -106,7 +106,8 @@ def test_a_switch_the_branch_refuses_is_a_refused_commit_with_its_reason(branch:
 def test_git_revert_mid_upgrade_goes_back_through_the_branchs_rollback(branch: E2E) -> None:
     """With the upgrade held at its gate after the controller pod, `git revert` of the switch commit switches spec.app
     back to hello (the branch's rollback to status.upgradeInfo.prevApp), marking hello-v2 upgradable first, and the
-    controller pod goes back to 1.0.0: Ready at 1.0.0, every pod at 1.0.0."""
+    controller pod goes back to 1.0.0: Ready at 1.0.0, every pod at 1.0.0. Invariant: the revert touches only the
+    members already moved: the two workers, still on 1.0.0, are never deleted (same uids)."""
     branch.start_controller()
     branch.wait_ready_at("1.0.0")
     branch.wait_settled()
@@ -118,6 +119,9 @@ def test_git_revert_mid_upgrade_goes_back_through_the_branchs_rollback(branch: E
     controller_pod = branch.pods_by_role()["controller"][0]
     wait_for("the controller pod at 2.0.0", lambda: _images(branch).get(controller_pod) == V2, 120)
     assert _cluster(branch)["status"]["upgradeInfo"]["prevApp"] == "hello"
+    workers = {p["metadata"]["name"]: p["metadata"]["uid"] for p in branch.pods() if p["metadata"]["name"] != controller_pod}
+    assert set(_images(branch)[w] for w in workers) == {"gitops-kd/hello:1.0.0"}
+    branch.log.clear()
     git(branch.repo, "revert", "--no-edit", sha)
     assert branch.controller is not None
     branch.controller.trigger_poll()
@@ -125,3 +129,6 @@ def test_git_revert_mid_upgrade_goes_back_through_the_branchs_rollback(branch: E
     assert _cluster(branch)["spec"]["app"] == "hello"
     assert set(_images(branch).values()) == {"gitops-kd/hello:1.0.0"}
     assert branch.rest.get(KD, "kubedirectorapps", branch.ns, "hello-v2")["spec"]["upgradable"] is True
+    deleted = [line.split()[2].split("/")[1] for line in branch.log if line.startswith("delete pod")]
+    assert deleted == [controller_pod], branch.log
+    assert {n: u for n, u in ((p["metadata"]["name"], p["metadata"]["uid"]) for p in branch.pods()) if n in workers} == workers

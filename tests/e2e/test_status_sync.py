@@ -47,8 +47,8 @@ def test_status_shows_applied_revision_and_a_refused_head_with_exit_1(e2e: E2E) 
     shown = CliRunner().invoke(main, ["history", "hello", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert shown.exit_code == 0, shown.output
     header, first = shown.output.splitlines()[:2]
-    assert header.split() == ["CLUSTER", "VERSION", "FROM", "COMMIT", "STARTED", "DURATION", "RESULT", "SUBJECT"]
-    assert first.split()[:4] == ["default/hello-dev", "1.0.0", "-", applied[:12]], shown.output
+    assert header.split() == ["CLUSTER", "APP", "VERSION", "FROM", "COMMIT", "STARTED", "DURATION", "RESULT", "SUBJECT"]
+    assert first.split()[:5] == ["default/hello-dev", "hello", "1.0.0", "-", applied[:12]], shown.output
     assert first.split()[-3:] == ["Deployed", "hello", "1.0.0"], shown.output
     assert [
         h["result"]

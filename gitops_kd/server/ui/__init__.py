@@ -66,4 +66,8 @@ def ui_config(
         finder = getattr(source, "commit_subject", None)
         return finder(sha) if finder is not None else None
 
-    return UiConfig(reader, auth=auth, refresh_seconds=settings.refresh_seconds, info=info, subject=subject)
+    def desired() -> dict[tuple[str, str], str]:
+        state = getattr(source, "last_good", None)
+        return {key: app.version for key, app in state.apps.items()} if state is not None else {}
+
+    return UiConfig(reader, auth=auth, refresh_seconds=settings.refresh_seconds, info=info, subject=subject, desired=desired)

@@ -122,6 +122,21 @@ def _alerts(alerts: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
+def _notices(notices: Sequence[Mapping[str, Any]]) -> str:
+    """What an operator chose (a suspended cluster): said, not alerted."""
+    if not notices:
+        return ""
+    items = "".join(
+        f'<li class="notice"><strong>{esc(n["reason"])}</strong> <span class="object">{esc(n["object"])}</span>'
+        f"<p>{esc(n['message'])}</p></li>"
+        for n in notices
+    )
+    return (
+        '<section class="notices" aria-labelledby="notices-h"><h2 id="notices-h">Notices '
+        f'<span class="count">({len(notices)})</span></h2><ul>{items}</ul></section>'
+    )
+
+
 def fleet_summary(view: Mapping[str, Any]) -> str:
     """One line for screen readers (aria-live): what is rolling out and the alerts."""
     moving = [
@@ -132,11 +147,16 @@ def fleet_summary(view: Mapping[str, Any]) -> str:
         if c["phase"] not in (None, Phase.IDLE)
     ]
     text = "; ".join(moving) if moving else "All clusters idle"
-    return text + (f". {len(view['alerts'])} alert(s)" if view["alerts"] else "")
+    notices = view.get("notices") or ()
+    return (
+        text
+        + (f". {len(view['alerts'])} alert(s)" if view["alerts"] else "")
+        + (f". {len(notices)} notice(s)" if notices else "")
+    )
 
 
 def fleet_fragment(view: Mapping[str, Any]) -> str:
-    out = [_alerts(view["alerts"]), _forbidden(view.get("forbidden") or ())]
+    out = [_alerts(view["alerts"]), _notices(view.get("notices") or ()), _forbidden(view.get("forbidden") or ())]
     if not view["apps"]:
         out.append('<p class="none">No KubeDirectorCluster managed by gitops-kd (no KDRollout) in scope.</p>')
     for app in view["apps"]:
@@ -336,7 +356,7 @@ def history_fragment(view: Mapping[str, Any]) -> str:
             result += f" by {_commit(e['revertCommit'])}"
         rows.append(
             f'<tr data-result="{esc(e["result"])}">'
-            f'<th scope="row">{esc(e["version"])}</th><td>{_or_dash(e["fromVersion"])}</td>'
+            f'<th scope="row">{esc(e["version"])}</th><td>{esc(e["app"])}</td><td>{_or_dash(e["fromVersion"])}</td>'
             f'<td><a href="{esc(cluster_url(e["namespace"], e["cluster"]))}">{esc(e["cluster"])}</a></td>'
             f"<td>{_commit(e['commit'])}</td><td>{_or_dash(e['subject'])}</td>"
             f"<td><time>{_or_dash(e['startedAt'])}</time></td><td><time>{_or_dash(e['finishedAt'])}</time></td>"
@@ -344,8 +364,8 @@ def history_fragment(view: Mapping[str, Any]) -> str:
             f'<td><span class="badge result-{esc(str(e["result"]).lower())}">{result}</span></td></tr>'
         )
     return _table(
-        f"Every version applied to the clusters of {view['app']}, newest first",
-        ("Version", "From", "Cluster", "Commit", "Subject", "Started", "Finished", "Duration", "Result"),
+        f"Every version applied to the clusters that run or ran {view['app']}, newest first",
+        ("Version", "App", "From", "Cluster", "Commit", "Subject", "Started", "Finished", "Duration", "Result"),
         rows,
         cls="history",
         empty="nothing applied yet",

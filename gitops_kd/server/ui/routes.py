@@ -41,14 +41,16 @@ HEADERS = {
 
 @dataclass
 class UiConfig:
-    """What the UI needs: a reader, optional auth, the refresh period, and two optional hooks into the
-    controller: ``info()`` (repo, branch, appliedCommit, headCommit) and ``subject(sha)`` (commit subject)."""
+    """What the UI needs: a reader, optional auth, the refresh period, and three optional hooks into the
+    controller: ``info()`` (repo, branch, appliedCommit, headCommit), ``subject(sha)`` (commit subject) and
+    ``desired()`` (each KDApp's version in Git's last accepted commit, by (namespace, name))."""
 
     reader: UiReader
     auth: UiAuth | None = None
     refresh_seconds: float = 2.0
     info: Callable[[], Mapping[str, Any]] = field(default=dict)
     subject: Callable[[str], str | None] = field(default=lambda _sha: None)
+    desired: Callable[[], Mapping[tuple[str, str], str]] = field(default=dict)
 
 
 CONFIG_KEY: web.AppKey[UiConfig] = web.AppKey("gitops_kd_ui")
@@ -125,7 +127,13 @@ async def _fleet(request: web.Request) -> Page:
     snap = await _snapshot(request)
     info = _info(config)
     view = views.fleet_view(
-        _cluster_rows(snap), snap.kdapps, snap.events, info=info, forbidden=snap.forbidden, sources=snap.sources
+        _cluster_rows(snap),
+        snap.kdapps,
+        snap.events,
+        info=info,
+        forbidden=snap.forbidden,
+        sources=snap.sources,
+        desired=config.desired(),
     )
     return ("Fleet", "Fleet", view, pages.fleet_fragment(view), pages.fleet_summary(view), [])
 

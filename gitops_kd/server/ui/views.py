@@ -24,7 +24,7 @@ from gitops_kd.constants import ACTIVE_PHASES, UPGRADE_ANNOTATION, WAVE_LABEL, P
 from gitops_kd.diff.rollback import Rollback
 from gitops_kd.drift.alert import DRIFT_DETECTED
 from gitops_kd.health import ClusterHealth
-from gitops_kd.history.entries import HistoryEntry, entries_of, sort_key
+from gitops_kd.history.entries import HistoryEntry, entries_of, ran_app, sort_key
 from gitops_kd.kd import layout
 from gitops_kd.plan.waves import parse_time
 from gitops_kd.render.template import dir_actions
@@ -32,6 +32,7 @@ from gitops_kd.rollout.model import Failure, RolloutStatus, Stage, status_key
 from gitops_kd.spec.loader import load_manifests
 from gitops_kd.spec.model import KDApp
 from gitops_kd.spec.upgrade import MIGRATE, PersistRules, UpgradeSpec, order_roles
+from gitops_kd.status.source import ROLLOUT_STALLED, SUSPENDED
 from gitops_kd.status.sync import NamedSource, cluster_sync, source_for
 from kubeplumb.names import POD_NAME_LABEL
 
@@ -403,9 +404,32 @@ def alerts(
     unreadable, the record untrusted), each Stalled KDRollout, then the DriftDetected Warning events no later
     DriftReverted / DriftResolved event closed, newest first. A refusal a later commit superseded, or drift
     already reverted, is gone from the panel (the events stay in each cluster's page)."""
-    now = [_source_alert(s) for s in sources if s.ready == "False"]
+    now = [_source_alert(s) for s in sources if s.ready == "False" and s.reason not in NOT_ALERTS]
     now += [_stall_alert(r) for r in rollouts if _rollout_status(r).stalled]
     return now + _open_drift(list(events), limit)
+
+
+NOT_ALERTS = (SUSPENDED, ROLLOUT_STALLED)
+"""Reasons of a not-Ready GitOpsKDSource that are no alert of their own: a suspended cluster is a notice, a stalled
+rollout is already its KDRollout's alert."""
+
+
+def notices(rollouts: Iterable[Obj]) -> list[dict[str, Any]]:
+    """What an operator chose and should know, not an alert: each suspended KDRollout."""
+    out = []
+    for r in rollouts:
+        if not _spec(r).get("suspend"):
+            continue
+        status = _rollout_status(r)
+        at = status.app_version or "-"
+        out.append(
+            {
+                "reason": "Suspended",
+                "object": f"KDRollout {_text(_meta(r).get('namespace'))}/{_text(_meta(r).get('name'))}",
+                "message": f"suspended by an operator at version {at}: nothing is done until `gitops-kd resume`",
+            }
+        )
+    return out
 
 
 def _source_alert(source: NamedSource) -> dict[str, Any]:
@@ -506,11 +530,15 @@ def fleet_view(
     info: Mapping[str, Any] | None = None,
     forbidden: Sequence[str] = (),
     sources: Sequence[NamedSource] = (),
+    desired: Mapping[tuple[str, str], str] | None = None,
 ) -> dict[str, Any]:
-    """The fleet page: one entry per app (namespace, name) with its clusters by wave, and the alerts.
+    """The fleet page: one entry per app (namespace, name) with its clusters by wave, the alerts and the notices.
 
-    ``clusters``: (health, rollout, kdcluster, kdapp, statefulsets, pods) per managed cluster.
+    ``clusters``: (health, rollout, kdcluster, kdapp, statefulsets, pods) per managed cluster; ``desired``: each
+    KDApp's version in Git (the controller's last accepted commit): an app's "Desired (Git)" is Git's whatever its
+    clusters do (a suspended cluster's KDRollout still names the target it had); without it, the KDRollouts'.
     """
+    desired = desired or {}
     apps: dict[tuple[str, str], dict[str, Any]] = {}
     for app in kdapps:
         meta = _meta(app)
@@ -538,7 +566,7 @@ def fleet_view(
         rows = entry.pop("clusters")
         targets = sorted({r["targetVersion"] for r in rows if r["targetVersion"]})
         commits = sorted({r["commit"] for r in rows if r["commit"]})
-        entry["desiredVersion"] = ", ".join(targets) or None
+        entry["desiredVersion"] = desired.get(key) or ", ".join(targets) or None
         entry["commit"] = commits[0] if len(commits) == 1 else (", ".join(c[:12] for c in commits) or None)
         waves: dict[int, list[dict[str, Any]]] = {}
         for r in sorted(rows, key=lambda r: (r["wave"], r["name"])):
@@ -550,6 +578,7 @@ def fleet_view(
     return {
         "apps": out,
         "alerts": alerts(events, sources=sources, rollouts=rollouts),
+        "notices": notices(rollouts),
         "controller": dict(info or {}),
         "forbidden": list(forbidden),
     }
@@ -631,8 +660,9 @@ def _duration(started: str | None, finished: str | None) -> str | None:
 def history_view(
     app: str, namespace: str, rollouts: Iterable[Obj], subject: Callable[[str], str | None] = lambda _sha: None
 ) -> dict[str, Any]:
-    """The history page of one app: every entry of every KDRollout of the app, newest first."""
-    mine = [r for r in rollouts if _spec(r).get("app") == app and _text(_meta(r).get("namespace")) == namespace]
+    """The history page of one app: every entry of every KDRollout whose cluster runs or ran the app (its history
+    survives a switch of spec.app), newest first; each entry names its app."""
+    mine = [r for r in rollouts if ran_app(r, app) and _text(_meta(r).get("namespace")) == namespace]
     entries: list[HistoryEntry] = sorted((e for r in mine for e in entries_of(r)), key=sort_key, reverse=True)
     subjects: dict[str, str | None] = {}
     rows = []

@@ -17,7 +17,7 @@ from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client
 from gitops_kd.cli.options import KUBECONFIG_HELP
-from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
+from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD, UNHEALTHY_AFTER_SECONDS
 from gitops_kd.source import GitSource
 
 log = logging.getLogger(__name__)
@@ -164,6 +164,14 @@ def setup_logging(level: str) -> None:
     default=True,
     show_default=True,
     help="Reconcile only while holding the Lease --lease-name in --lease-namespace (several replicas).",
+)
+@click.option(
+    "--unhealthy-after",
+    type=click.FloatRange(min=0),
+    default=UNHEALTHY_AFTER_SECONDS,
+    show_default=True,
+    help="Seconds after which /healthz fails (liveness) while the controller cannot plan: the instance record "
+    "not trusted, or the local Git cache unreadable even after cloning it again (0: never).",
 )
 @click.option(
     "--shards",
@@ -322,6 +330,7 @@ def command(
     git_token_file: str | None,
     git_credentials_dir: str | None,
     log_level: str,
+    unhealthy_after: float,
     shards: int,
 ) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
@@ -346,6 +355,7 @@ def command(
         prune=prune,
         workers=workers,
         shards=shards,
+        unhealthy_after=unhealthy_after,
         source=SourceOptions(
             repo=repo_url(repo),
             branch=branch,

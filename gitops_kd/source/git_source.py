@@ -7,8 +7,11 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from git.exc import GitError
 
 from gitops_kd.source.changes import change_set
 from gitops_kd.source.errors import SourceError
@@ -80,6 +83,7 @@ class GitSource:
         self._fetched = False
         self._last_polled: str | None = None
         self._failing: tuple[str, int] | None = None  # (message, polls) of the failure going on, if any
+        self._failing_since = 0.0  # time.monotonic() of the first failed poll of the failure going on
         self.recoveries = 0  # how many times a corrupt cache was thrown away and cloned again
         self.last_recovery = ""  # why, the last time
         self._last_result: PollResult | None = None
@@ -167,8 +171,40 @@ class GitSource:
         """The message of the failure going on ("" when the last poll worked)."""
         return self._failing[0] if self._failing is not None else ""
 
+    @property
+    def cache_unusable_for(self) -> float:
+        """Seconds for which every poll failed because the local cache could not be read even after it was cloned
+        again (0 when the last poll worked, or failed for another reason such as the remote being down)."""
+        if self._failing is None or not looks_corrupt(self._failing[0]):
+            return 0.0
+        return time.monotonic() - self._failing_since
+
     def fetch(self) -> None:
-        """Update the local clone from the remote; raises SourceError if git fails."""
+        """Update the local clone from the remote; raises SourceError if git fails. A fetch that fails because the
+        local cache is corrupt (source/repair.py) throws the cache away and clones it again, once."""
+        with self._lock:
+            try:
+                self._fetch()
+            except SourceError as exc:
+                if not looks_corrupt(exc.message):
+                    raise
+                self._recover(exc.message)
+                self._fetch()
+
+    def repair(self, error: BaseException) -> bool:
+        """After `error` reading this source's objects: if the local cache is corrupt (the message names an
+        unreadable object, else git fsck finds a problem), throw it away and clone it again; True if it did."""
+        with self._lock:
+            message = str(error)
+            from_git = isinstance(error, (SourceError, GitError, ValueError, OSError))  # gitdb raises the last two
+            problem = message if looks_corrupt(message) else fsck_problem(self._git.path) if from_git else ""
+            if not problem:
+                return False
+            self._recover(problem)
+            self.fetch()
+            return True
+
+    def _fetch(self) -> None:
         with self._lock:
             try:
                 self._git.fetch()
@@ -244,6 +280,8 @@ class GitSource:
         """A warning for a new failure (or a changed message); the same failure again only at debug level,
         so an outage of the Git server does not log a warning every poll (the poll metric counts each)."""
         same = self._failing is not None and self._failing[0] == message
+        if self._failing is None:
+            self._failing_since = time.monotonic()
         self._failing = (message, self._failing[1] + 1 if self._failing is not None else 1)
         log.log(
             logging.DEBUG if same else logging.WARNING,

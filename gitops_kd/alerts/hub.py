@@ -10,12 +10,23 @@ from datetime import UTC, datetime
 
 from gitops_kd.alerts.model import SOURCES, WARNING, Alert, at_least
 from gitops_kd.alerts.registry import Channel
+from gitops_kd.redact import redact, redact_data
 
 log = logging.getLogger(__name__)
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def redacted(alert: Alert) -> Alert:
+    """``alert`` with its message, labels and details passed through gitops_kd.redact (what every channel sends)."""
+    return replace(
+        alert,
+        message=redact(alert.message),
+        labels={k: redact(v) for k, v in alert.labels.items()},
+        details=redact_data(dict(alert.details)) if alert.details is not None else None,
+    )
 
 
 class AlertHub:
@@ -93,6 +104,7 @@ class AlertHub:
             c.close()
 
     def _send(self, alert: Alert) -> None:
+        alert = redacted(alert)
         for c in self.channels:
             try:
                 c.send(alert)

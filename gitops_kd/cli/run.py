@@ -18,6 +18,7 @@ from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client
 from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD, UNHEALTHY_AFTER_SECONDS
+from gitops_kd.redact import add_secret, add_secret_url, install_log_filter
 from gitops_kd.source import GitSource
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ def parse_listen(value: str | None) -> tuple[str, int] | None:
 def setup_logging(level: str) -> None:
     chosen = getattr(logging, level.upper(), logging.INFO)
     logging.basicConfig(level=chosen, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_filter()  # every line the process logs goes through gitops_kd.redact
     # apscheduler logs two INFO lines per poll ("Running job", "executed successfully"): noise, not news
     logging.getLogger("apscheduler").setLevel(max(chosen, logging.WARNING))
 
@@ -343,6 +345,10 @@ def command(
         from gitops_kd.server.webhook import load_secret
 
         secret = load_secret(webhook_secret_file)
+        add_secret(secret.decode(errors="replace"))
+    for url in (*alert_webhook, *alert_slack, *alert_alertmanager, *((drift_webhook,) if drift_webhook else ())):
+        add_secret_url(url)  # an incoming webhook's path is its credential
+    add_secret_url(repo, path_is_secret=False)
     _check_lease_timings(lease_duration, lease_renew_deadline, lease_retry_period)
     options = Options(
         namespace=namespace,

@@ -49,6 +49,9 @@ class AlertHub:
         self.min_severity = min_severity
         self.now = now
         self.open: dict[str, Alert] = {}
+        # Sharding: whether this replica sends ``alert`` (the holder of its object's shard does); every replica
+        # tracks what is open, so a new holder neither sends an open alert again nor misses its resolve.
+        self.sends: Callable[[Alert], bool] = lambda _alert: True
         self.fired = 0
         self.resolved = 0
         self._lock = threading.Lock()
@@ -68,6 +71,8 @@ class AlertHub:
                 return False
             self.open[alert.fingerprint] = alert
             self.fired += 1
+        if not self.sends(alert):
+            return False
         log.warning(
             "alert %s [%s] %s %s/%s: %s",
             alert.state,
@@ -88,6 +93,8 @@ class AlertHub:
                 return False
             self.resolved += 1
         done = was.resolved(self.now(), message or alert.message, alert.details)
+        if not self.sends(done):
+            return False
         log.info("alert resolved [%s] %s %s/%s", done.source, done.subject.kind, done.subject.namespace, done.subject.name)
         self._send(done)
         return True

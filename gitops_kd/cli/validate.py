@@ -12,6 +12,7 @@ from gitops_kd.cli.base_rules import BASE_HELP, FLAVOUR_HELP, FLAVOURS, base_sta
 from gitops_kd.cli.problems import FORMATS, render
 from gitops_kd.cli.revisions import resolve
 from gitops_kd.cli.run import repo_url
+from gitops_kd.cli.terminal import printable
 from gitops_kd.kd.storage import relies_on_default_class, roles_without_class, storage_class_reason
 from gitops_kd.source import DesiredState, GitSource, SourceError
 from gitops_kd.source.layout import MANIFEST_ROOTS
@@ -57,7 +58,7 @@ def _check_rev(repo: str, rev: str, branch: str, namespace: str) -> tuple[list[F
             return [], source.desired_at(resolve(source, repo, rev))
         except SourceError as exc:
             if not exc.errors:
-                click.echo(f"error: {exc.message}", err=True)
+                click.echo(f"error: {printable(exc.message)}", err=True)
                 raise SystemExit(2) from exc
             return list(exc.errors), None
 

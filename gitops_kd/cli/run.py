@@ -16,10 +16,11 @@ from gitops_kd.cli.envvars import settable_from_env
 from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client
-from gitops_kd.cli.options import KUBECONFIG_HELP
+from gitops_kd.cli.options import KUBECONFIG_HELP, budget_options
 from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD, UNHEALTHY_AFTER_SECONDS
 from gitops_kd.redact import add_secret, add_secret_url, install_log_filter
 from gitops_kd.source import GitSource
+from gitops_kd.source.budget import Budget
 
 log = logging.getLogger(__name__)
 
@@ -284,6 +285,7 @@ def setup_logging(level: str) -> None:
     help="Members of this group may change owned fields by hand (audited; repeatable).",
 )
 @git_credential_options
+@budget_options
 @click.option("--log-level", default="info", show_default=True)
 def command(
     repo: str,
@@ -334,6 +336,8 @@ def command(
     log_level: str,
     unhealthy_after: float,
     shards: int,
+    max_commit_bytes: int,
+    max_commit_files: int,
 ) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import build_manager
@@ -406,6 +410,7 @@ def command(
             default_namespace=namespace,
             trusted_keys=list(options.source.trusted_keys) or None,
             allow_force_push=allow_force_push,
+            budget=Budget(max_commit_bytes, max_commit_files),
         )
     except ValueError as exc:
         raise CannotRun(f"--trusted-key: {exc}") from exc

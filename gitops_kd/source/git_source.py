@@ -13,6 +13,7 @@ from pathlib import Path
 
 from git.exc import GitError
 
+from gitops_kd.source.budget import Budget, budget_error
 from gitops_kd.source.changes import change_set
 from gitops_kd.source.errors import SourceError
 from gitops_kd.source.gitrepo import GitCache, RawChange
@@ -62,6 +63,7 @@ class GitSource:
         trusted_keys: Sequence[str] | None = None,
         allowed_fingerprints: Sequence[str] | None = None,
         allow_force_push: bool = False,
+        budget: Budget | None = None,
     ) -> None:
         if not url:
             raise ValueError("GitSource: url must not be empty")
@@ -72,6 +74,7 @@ class GitSource:
         )  # first: bad keys fail before any I/O
         self.url = str(url)
         self.branch = branch
+        self.budget = budget or Budget()  # a commit's manifests over it are refused before any is parsed
         self.default_namespace = default_namespace
         self._own_dir = cache_dir is None
         self.cache_dir = Path(tempfile.mkdtemp(prefix="gitops-kd-source-")) if cache_dir is None else Path(cache_dir)
@@ -366,7 +369,7 @@ class GitSource:
             return PollResult(head, True, self._last_good, ChangeSet(), refusals, False)
         raw = self._git.diff(base, head)
         snap = self._snapshot(head, base_snap, raw)
-        changes = self._diff(raw, base_snap, snap)
+        changes = self._diff(raw, base_snap, snap) if snap.files or not snap.errors else ChangeSet()  # over budget: unread
         if snap.errors:
             log.warning("commit %s refused: %d error(s)", head, len(snap.errors))
             result = PollResult(head, True, self._last_good, changes, snap.errors, False)
@@ -408,13 +411,22 @@ class GitSource:
         return keyed(snap, self.default_namespace)
 
     def _snapshot(self, commit: str, base: Snapshot | None = None, raw: list[RawChange] | None = None) -> Snapshot:
-        """The commit's snapshot: remembered by the cache, else derived from ``base`` and git's changes
-        ``raw`` from it (only changed entries read), else listed, parsed (cache misses) and checked."""
+        """The commit's snapshot: remembered by the cache, else refused when its manifests exceed the budget (only
+        the tree listing read), else derived from ``base`` and git's changes ``raw`` from it (only changed entries
+        read), else listed, parsed (cache misses) and checked."""
         snap = self.cache.snapshot(commit, self.default_namespace)
-        if snap is None and base is not None and raw is not None:
+        if snap is not None:
+            self.cache.remember(snap, self.default_namespace)
+            return snap
+        entries = self._git.list_tree(commit)  # sizes from the object headers: the budget is checked before any read
+        refused = budget_error(entries, self.budget)
+        if refused is not None:
+            log.warning("commit %s refused before parsing: %s", commit, refused.reason)
+            snap = Snapshot(commit, (), (refused,), self.default_namespace)
+        elif base is not None and raw is not None:
             snap = derive_snapshot(commit, base, raw, self.cache, self._git.read_blob, self._git.blob_size)
         if snap is None:
-            snap = read_snapshot(commit, self._git.list_tree(commit), self.cache, self._git.read_blob, self.default_namespace)
+            snap = read_snapshot(commit, entries, self.cache, self._git.read_blob, self.default_namespace)
         self.cache.remember(snap, self.default_namespace)
         return snap
 

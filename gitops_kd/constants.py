@@ -103,6 +103,7 @@ REQUEUE_NOT_SYNCED = 0.2  # the watch caches have not finished their first list
 # Git, a baseline it does not descend from, a KDRollout attempt newer than lastAppliedRevision): nothing is planned
 # from it until it checks out again (fixed by hand, or deleted: then re-established from the cluster's KDRollouts).
 STALL_RECORD_UNTRUSTED = "RecordUntrusted"
+UNHEALTHY_AFTER_SECONDS = 600.0  # `run --unhealthy-after`: /healthz fails once the controller could not plan this long
 RECORD_CHECK_INTERVAL = 2.0  # seconds between the leader's reads of its record (rewrite an edit, recreate a delete)
 RECORD_RETRY_CAP = 8.0  # a failing record write is retried after 0.5, 1, 2, 4, then every this many seconds
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from gitops_kd.alerts.hub import AlertHub
-from gitops_kd.alerts.model import SOURCES
+from gitops_kd.alerts.model import SOURCES, Alert
 from gitops_kd.alerts.registry import make_channel
 from gitops_kd.alerts.sources import RecordAlerts
+from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
+from gitops_kd.plan.focus import FLEET_KEY, WorkKey, app_key, cluster_key
 
 
 def build_hub(options: Any, metrics: Any = None) -> AlertHub | None:
@@ -29,6 +32,25 @@ def build_hub(options: Any, metrics: Any = None) -> AlertHub | None:
         except ValueError as exc:
             raise ValueError(f"--alert-{kind}: {exc}") from exc
     return AlertHub(channels, sources=options.sources or SOURCES, min_severity=options.min_severity)
+
+
+def alert_key(alert: Alert) -> WorkKey:
+    """The work key whose holder sends ``alert``: its KDCluster's (a drift of an object of a cluster too), its
+    KDApp's, else the fleet's (the instance record's alerts: Git health, refused commits), held with shard 0."""
+    s = alert.subject
+    if s.kind == KDCLUSTER_KIND:
+        return cluster_key((s.namespace, s.name))
+    if alert.labels.get("cluster"):
+        return cluster_key((s.namespace, alert.labels["cluster"]))
+    if s.kind == KDAPP_KIND:
+        return app_key((s.namespace, s.name))
+    return FLEET_KEY
+
+
+def send_when_owned(hub: AlertHub | None, owns: Callable[[WorkKey], bool]) -> None:
+    """Sharding: one alert per event whatever the replica count: only the replica owning alert_key sends it."""
+    if hub is not None:
+        hub.sends = lambda alert: owns(alert_key(alert))
 
 
 def watch_record(hub: AlertHub | None, record: Any, *, kind: str, not_ready_after: int) -> None:

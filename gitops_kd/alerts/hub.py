@@ -10,12 +10,23 @@ from datetime import UTC, datetime
 
 from gitops_kd.alerts.model import SOURCES, WARNING, Alert, at_least
 from gitops_kd.alerts.registry import Channel
+from gitops_kd.redact import redact, redact_data
 
 log = logging.getLogger(__name__)
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def redacted(alert: Alert) -> Alert:
+    """``alert`` with its message, labels and details passed through gitops_kd.redact (what every channel sends)."""
+    return replace(
+        alert,
+        message=redact(alert.message),
+        labels={k: redact(v) for k, v in alert.labels.items()},
+        details=redact_data(dict(alert.details)) if alert.details is not None else None,
+    )
 
 
 class AlertHub:
@@ -38,6 +49,9 @@ class AlertHub:
         self.min_severity = min_severity
         self.now = now
         self.open: dict[str, Alert] = {}
+        # Sharding: whether this replica sends ``alert`` (the holder of its object's shard does); every replica
+        # tracks what is open, so a new holder neither sends an open alert again nor misses its resolve.
+        self.sends: Callable[[Alert], bool] = lambda _alert: True
         self.fired = 0
         self.resolved = 0
         self._lock = threading.Lock()
@@ -57,6 +71,8 @@ class AlertHub:
                 return False
             self.open[alert.fingerprint] = alert
             self.fired += 1
+        if not self.sends(alert):
+            return False
         log.warning(
             "alert %s [%s] %s %s/%s: %s",
             alert.state,
@@ -77,6 +93,8 @@ class AlertHub:
                 return False
             self.resolved += 1
         done = was.resolved(self.now(), message or alert.message, alert.details)
+        if not self.sends(done):
+            return False
         log.info("alert resolved [%s] %s %s/%s", done.source, done.subject.kind, done.subject.namespace, done.subject.name)
         self._send(done)
         return True
@@ -93,6 +111,7 @@ class AlertHub:
             c.close()
 
     def _send(self, alert: Alert) -> None:
+        alert = redacted(alert)
         for c in self.channels:
             try:
                 c.send(alert)

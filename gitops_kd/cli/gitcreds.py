@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -69,5 +70,12 @@ def apply_git_credentials(
         from_dir = any(v and v == found.get(k) for k, v in files.items())
         raise CannotRun(str(exc) + (f" (a file of --git-credentials-dir {git_credentials_dir})" if from_dir else "")) from exc
     os.environ.update(env)
+    if files["token_file"]:
+        from gitops_kd.redact import add_secret
+
+        try:
+            add_secret(Path(files["token_file"]).read_text(errors="replace"))  # it never shows in a message
+        except OSError:
+            pass  # git_credentials_env read it just now; a vanished file has no token left to leak
     if env:
         log.info("git credentials: %s", ", ".join(k for k, v in files.items() if v))

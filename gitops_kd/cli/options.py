@@ -7,9 +7,31 @@ from typing import Any, TypeVar
 
 import click
 
+from gitops_kd.source.budget import MAX_COMMIT_BYTES, MAX_COMMIT_FILES
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 KUBECONFIG_HELP = "Kubeconfig file (default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account)."
+
+
+def budget_options(fn: F) -> F:
+    """--max-commit-bytes and --max-commit-files: the work budget of one commit (gitops_kd/source/budget.py), the same
+    for `run` and `validate`."""
+    fn = click.option(
+        "--max-commit-files",
+        type=click.IntRange(min=1),
+        default=MAX_COMMIT_FILES,
+        show_default=True,
+        help="Refuse a commit with more manifest files under apps/ and clusters/ than this, before parsing any.",
+    )(fn)
+    return click.option(
+        "--max-commit-bytes",
+        type=click.IntRange(min=1),
+        default=MAX_COMMIT_BYTES,
+        show_default=True,
+        help="Refuse a commit whose manifests total more bytes than this after Git's decompression (a blob counted "
+        "once per path naming it), before parsing any.",
+    )(fn)
 
 
 def kubeconfig_options(fn: F) -> F:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gitops_kd.cli.terminal import printable
 from gitops_kd.spec import FieldError
 
 FORMATS = ("text", "json", "github")
@@ -24,11 +25,11 @@ def _message(err: FieldError) -> str:
 def text_line(err: FieldError) -> str:
     """``file:line:column: field: reason``, the form editors and problem matchers read."""
     line, column = _where(err)
-    return f"{err.file}:{line}:{column}: {_message(err)}"
+    return f"{printable(err.file, one_line=True)}:{line}:{column}: {printable(_message(err))}"
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:
@@ -72,6 +73,6 @@ def render(errors: Sequence[FieldError], fmt: str, summary: dict[str, Any], warn
         yield github_line(warning, level="warning") if fmt == "github" else f"warning: {text_line(warning)}"
     files = len({e.file for e in errors})
     if errors:
-        yield f"{summary['source']}: refused: {len(errors)} error(s) in {files} file(s)"
+        yield f"{printable(summary['source'])}: refused: {len(errors)} error(s) in {files} file(s)"
     else:
-        yield f"{summary['source']}: valid: {summary['apps']} app(s), {summary['clusters']} cluster(s)"
+        yield f"{printable(summary['source'])}: valid: {summary['apps']} app(s), {summary['clusters']} cluster(s)"

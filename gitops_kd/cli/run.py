@@ -16,9 +16,11 @@ from gitops_kd.cli.envvars import settable_from_env
 from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client
-from gitops_kd.cli.options import KUBECONFIG_HELP
-from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
+from gitops_kd.cli.options import KUBECONFIG_HELP, budget_options
+from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD, UNHEALTHY_AFTER_SECONDS
+from gitops_kd.redact import add_secret, add_secret_url, install_log_filter
 from gitops_kd.source import GitSource
+from gitops_kd.source.budget import Budget
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,7 @@ def parse_listen(value: str | None) -> tuple[str, int] | None:
 def setup_logging(level: str) -> None:
     chosen = getattr(logging, level.upper(), logging.INFO)
     logging.basicConfig(level=chosen, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_filter()  # every line the process logs goes through gitops_kd.redact
     # apscheduler logs two INFO lines per poll ("Running job", "executed successfully"): noise, not news
     logging.getLogger("apscheduler").setLevel(max(chosen, logging.WARNING))
 
@@ -166,6 +169,14 @@ def setup_logging(level: str) -> None:
     help="Reconcile only while holding the Lease --lease-name in --lease-namespace (several replicas).",
 )
 @click.option(
+    "--unhealthy-after",
+    type=click.FloatRange(min=0),
+    default=UNHEALTHY_AFTER_SECONDS,
+    show_default=True,
+    help="Seconds after which /healthz fails (liveness) while the controller cannot plan: the instance record "
+    "not trusted, or the local Git cache unreadable even after cloning it again (0: never).",
+)
+@click.option(
     "--shards",
     type=click.IntRange(min=1),
     default=1,
@@ -274,6 +285,7 @@ def setup_logging(level: str) -> None:
     help="Members of this group may change owned fields by hand (audited; repeatable).",
 )
 @git_credential_options
+@budget_options
 @click.option("--log-level", default="info", show_default=True)
 def command(
     repo: str,
@@ -322,7 +334,10 @@ def command(
     git_token_file: str | None,
     git_credentials_dir: str | None,
     log_level: str,
+    unhealthy_after: float,
     shards: int,
+    max_commit_bytes: int,
+    max_commit_files: int,
 ) -> None:
     """Run the controller until SIGINT/SIGTERM (a running step finishes first)."""
     from gitops_kd.controller import build_manager
@@ -334,6 +349,10 @@ def command(
         from gitops_kd.server.webhook import load_secret
 
         secret = load_secret(webhook_secret_file)
+        add_secret(secret.decode(errors="replace"))
+    for url in (*alert_webhook, *alert_slack, *alert_alertmanager, *((drift_webhook,) if drift_webhook else ())):
+        add_secret_url(url)  # an incoming webhook's path is its credential
+    add_secret_url(repo, path_is_secret=False)
     _check_lease_timings(lease_duration, lease_renew_deadline, lease_retry_period)
     options = Options(
         namespace=namespace,
@@ -346,6 +365,7 @@ def command(
         prune=prune,
         workers=workers,
         shards=shards,
+        unhealthy_after=unhealthy_after,
         source=SourceOptions(
             repo=repo_url(repo),
             branch=branch,
@@ -390,6 +410,7 @@ def command(
             default_namespace=namespace,
             trusted_keys=list(options.source.trusted_keys) or None,
             allow_force_push=allow_force_push,
+            budget=Budget(max_commit_bytes, max_commit_files),
         )
     except ValueError as exc:
         raise CannotRun(f"--trusted-key: {exc}") from exc

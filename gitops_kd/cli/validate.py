@@ -9,11 +9,14 @@ from typing import Any
 import click
 
 from gitops_kd.cli.base_rules import BASE_HELP, FLAVOUR_HELP, FLAVOURS, base_state, change_refusals, change_warnings
+from gitops_kd.cli.options import budget_options
 from gitops_kd.cli.problems import FORMATS, render
 from gitops_kd.cli.revisions import resolve
 from gitops_kd.cli.run import repo_url
+from gitops_kd.cli.terminal import printable
 from gitops_kd.kd.storage import relies_on_default_class, roles_without_class, storage_class_reason
 from gitops_kd.source import DesiredState, GitSource, SourceError
+from gitops_kd.source.budget import Budget
 from gitops_kd.source.layout import MANIFEST_ROOTS
 from gitops_kd.source.worktree import worktree_desired
 from gitops_kd.spec import FieldError
@@ -44,20 +47,20 @@ def _read(path: Path) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
 
 
-def _check_tree(root: Path, namespace: str) -> tuple[list[FieldError], DesiredState | None]:
+def _check_tree(root: Path, namespace: str, budget: Budget) -> tuple[list[FieldError], DesiredState | None]:
     try:
-        return [], worktree_desired(root, namespace)
+        return [], worktree_desired(root, namespace, budget)
     except SourceError as exc:
         return [_shown(root, e) for e in exc.errors], None
 
 
-def _check_rev(repo: str, rev: str, branch: str, namespace: str) -> tuple[list[FieldError], DesiredState | None]:
-    with GitSource(repo_url(repo), branch, default_namespace=namespace) as source:
+def _check_rev(repo: str, rev: str, branch: str, namespace: str, budget: Budget) -> tuple[list[FieldError], DesiredState | None]:
+    with GitSource(repo_url(repo), branch, default_namespace=namespace, budget=budget) as source:
         try:
             return [], source.desired_at(resolve(source, repo, rev))
         except SourceError as exc:
             if not exc.errors:
-                click.echo(f"error: {exc.message}", err=True)
+                click.echo(f"error: {printable(exc.message)}", err=True)
                 raise SystemExit(2) from exc
             return list(exc.errors), None
 
@@ -110,6 +113,7 @@ def storage_class_errors(state: DesiredState, read: Any) -> list[FieldError]:
     "on a cluster without one.",
 )
 @click.option("--base", default=None, metavar="REV", help=BASE_HELP)
+@budget_options
 @click.option(
     "--kubedirector",
     "flavour",
@@ -129,6 +133,8 @@ def command(
     default_class: bool,
     base: str | None,
     flavour: str,
+    max_commit_bytes: int,
+    max_commit_files: int,
 ) -> None:
     """Check PATH (a repository directory, or a file in one; default .) or --repo/--rev as gitops-kd checks a
     commit before it accepts it: layout, size limits, YAML/JSON, CRD schemas, spec rules, the upgrade stanza,
@@ -144,12 +150,13 @@ def command(
     """
     if repo is not None and paths:
         raise click.UsageError("give PATH or --repo, not both")
+    budget = Budget(max_commit_bytes, max_commit_files)
     errors: list[FieldError] = []
     warnings: list[FieldError] = []
     states: list[DesiredState] = []
     summary: dict[str, Any]
     if repo is not None:
-        errors, state = _check_rev(repo, rev, branch, namespace)
+        errors, state = _check_rev(repo, rev, branch, namespace, budget)
         summary = {"source": f"{repo}@{rev}", "commit": state.commit if state else None}
         states = [state] if state else []
         if state is not None and not default_class:
@@ -161,7 +168,7 @@ def command(
     else:
         roots = list(dict.fromkeys(tree_root(Path(p)) for p in paths or (".",)))
         for root in roots:
-            found, state = _check_tree(root, namespace)
+            found, state = _check_tree(root, namespace, budget)
             if state is not None and not default_class:
                 found += [_shown(root, e) for e in storage_class_errors(state, lambda f, r=root: _read(r / f))]
             if state is not None and base is not None:

@@ -10,10 +10,13 @@ import asyncio
 import logging
 import ssl
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
+
+from gitops_kd.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,27 @@ async def webhook(request: web.Request) -> web.Response:
     await request.read()
     done = await asyncio.get_running_loop().run_in_executor(None, request.app[TARGET_KEY].trigger_poll)
     return web.json_response({"status": done or "poll triggered"}, status=202)
+
+
+REDACTED_TYPES = ("application/json", "text/html", "text/plain")  # answers that can carry a message or a label
+
+
+@web.middleware
+async def redact_answers(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Every JSON, HTML and text answer (the UI and its /ui/api/*, /metrics labels, /webhook) passes gitops_kd.redact:
+    no credential of a URL or a message leaves the process through HTTP."""
+    response = await handler(request)
+    if isinstance(response, web.Response) and response.content_type in REDACTED_TYPES and response.body is not None:
+        body = response.body
+        if isinstance(body, bytes | bytearray):
+            charset = response.charset or "utf-8"
+            text = bytes(body).decode(charset, errors="replace")
+            clean = redact(text)
+            if clean != text:
+                response.body = clean.encode(charset)
+    return response
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -71,7 +95,7 @@ def make_app(
         from gitops_kd.server.ui import auth_middleware
 
         extra.append(auth_middleware(ui.auth))
-    app = web.Application(middlewares=[*middlewares, *extra])
+    app = web.Application(middlewares=[redact_answers, *middlewares, *extra])
     app[TARGET_KEY] = target
     if webhook_secret is not None:
         from gitops_kd.server.webhook import make_webhook_handler

@@ -15,6 +15,7 @@ from kubernetes.client.exceptions import ApiException
 from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.execute.events import EventRecorder
 from gitops_kd.execute.fence import Fence, FencedRest, NotLeading
+from gitops_kd.redact import redact
 from gitops_kd.status.events import RECORD_RECREATED, RECORD_REWRITTEN
 from gitops_kd.status.source import KIND, PLURAL, SourceRecord, source_status
 from kubeplumb.names import NORMAL, WARNING
@@ -82,7 +83,7 @@ class InstanceRecord:
             found = SourceRecord.from_status(obj.get("status"))
             if not found.url and not found.applied:
                 self.recorded = None
-            elif (found.url, found.branch) != (self._url, self._branch):
+            elif (redact(found.url), found.branch) != (redact(self._url), self._branch):  # the status holds it redacted
                 log.warning(
                     "%s records %s@%s, this instance follows %s@%s: not adopting its commits",
                     self.describe,

@@ -10,7 +10,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from gitops_kd.alerts.config import build_hub, watch_record
+from gitops_kd.alerts.config import build_hub, send_when_owned, watch_record
 from gitops_kd.controller.acting import Actor
 from gitops_kd.controller.commits import Commits
 from gitops_kd.controller.dispatch import Dispatcher
@@ -97,6 +97,7 @@ def build_manager(
     watch_record(hub, m.record, kind=SOURCE_KIND, not_ready_after=NOT_READY_AFTER_FAILED_POLLS)
     if options.shards > 1:
         owns = shard_leases(m, api_client, options)
+        send_when_owned(hub, owns)  # one alert per event, from the holder of its object's shard
     m.drift = drift_wiring(
         api_client,
         metrics=m.metrics,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
+from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD, UNHEALTHY_AFTER_SECONDS
 
 Scope = str | frozenset[str] | None  # one namespace, a set of them (a shard) or None (every namespace)
 Address = tuple[str, int]  # (host, port)
@@ -91,6 +91,7 @@ class Options:
     record: bool = True
     metrics: bool = True
     sync_check_interval: float | None = None  # seconds between reads of `gitops-kd sync` requests (None: default)
+    unhealthy_after: float = UNHEALTHY_AFTER_SECONDS  # /healthz fails once no plan could run this long (0: never)
     shards: int = 1  # >1: every replica reconciles the shards it holds, each under its own Lease (docs/design/sharding.md)
     source: SourceOptions = field(default_factory=SourceOptions)
     drift: DriftOptions = field(default_factory=DriftOptions)

@@ -64,6 +64,7 @@ class RecordKeeper:
         self._read_lock = threading.Lock()
         self._read: tuple[float, str] = (-FIRST_RETRY, "")  # a follower's last read: (monotonic, applied commit)
         self.trusted = False
+        self.untrusted_since: float | None = None  # since when no plan may run (None while trusted or not started)
         self.leading = leads is None  # this replica writes the record (re-checked since it started leading)
         self.checking = False  # sharding: re-reading and re-checking the record after taking shard 0
         self._stop = threading.Event()
@@ -73,13 +74,12 @@ class RecordKeeper:
     def establish(self) -> bool:
         """Check the record the last load() found; adopt it (True) or stall the record (False). Raises nothing."""
         try:
-            self.source.fetch()
-            verdict = check_record(
-                self.source.git,
-                self.record.recorded,
-                cluster_commits(self._rollouts()),
-                allow_force_push=self.source.trust.allow_force_push,
-            )
+            try:
+                verdict = self._check()
+            except Exception as exc:  # noqa: BLE001 - a corrupt Git cache is cloned again and checked once more
+                if not self.source.repair(exc):
+                    raise
+                verdict = self._check()
         except Exception as exc:  # noqa: BLE001 - Git or the watch caches unreadable: cannot know, so do not trust
             reason = str(exc).splitlines()[0] if str(exc) else repr(exc)
             verdict = Verdict(problem=f"cannot check the record against Git and the KDRollouts: {reason}")
@@ -97,8 +97,18 @@ class RecordKeeper:
         self.leading = self._leads is None or self._leads()
         self.record.update(distrust="", **({"baseline": verdict.baseline} if verdict.baseline else {}))
         self.trusted = True
+        self.untrusted_since = None
         self._reported = ""
         return True
+
+    def _check(self) -> Verdict:
+        self.source.fetch()
+        return check_record(
+            self.source.git,
+            self.record.recorded,
+            cluster_commits(self._rollouts()),
+            allow_force_push=self.source.trust.allow_force_push,
+        )
 
     def _rollouts(self) -> list[Mapping[str, Any]]:
         """The raw KDRollouts in the scope (raises until the watch caches have synced: they are not known yet)."""
@@ -108,6 +118,8 @@ class RecordKeeper:
 
     def _distrust(self, problem: str) -> None:
         self.trusted = False
+        if self.untrusted_since is None:
+            self.untrusted_since = time.monotonic()
         message = f"not planning from {self.record.describe}: {problem}"
         if problem != self._reported:
             log.error("%s", message)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -90,6 +91,8 @@ class Manager:
         self.collector.start()
         if not self.collector.wait_synced(sync_timeout):
             log.warning("informers not synced after %ss; continuing (reconciles wait for them)", sync_timeout)
+        if self.keeper is not None and not self.keeper.trusted:
+            self.keeper.untrusted_since = time.monotonic()  # no plan runs until it is checked (blocked_for)
         if not self.feed.load_record(self.keeper, self._stopping):
             return self
         self.queue.start()
@@ -196,8 +199,20 @@ class Manager:
     @property
     def healthy(self) -> bool:
         """False once dispatch.UNHEALTHY_AFTER reconciles in a row raised (the API server or Git unusable for
-        minutes, with the queue's backoff): a liveness probe then restarts the process."""
-        return self.dispatch.healthy
+        minutes, with the queue's backoff), or once the controller could not plan for ``options.unhealthy_after``
+        seconds (blocked_for): a liveness probe then restarts the process."""
+        bound = self.options.unhealthy_after
+        return self.dispatch.healthy and not (bound > 0 and self.blocked_for() >= bound)
+
+    def blocked_for(self) -> float:
+        """Seconds for which no plan could run: the instance record not trusted (or not checked yet), or the local
+        Git cache unreadable even after it was cloned again. A Git server that cannot be reached does not count
+        (plans go on from the last good commit and a restart would not fix it)."""
+        if not self._started:
+            return 0.0  # a standby plans nothing by design
+        since = self.keeper.untrusted_since if self.keeper is not None else None
+        keeper = time.monotonic() - since if since is not None else 0.0
+        return max(keeper, getattr(self.source, "cache_unusable_for", 0.0))
 
     @property
     def desired(self) -> DesiredState | None:

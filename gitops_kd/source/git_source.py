@@ -7,9 +7,13 @@ import logging
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from git.exc import GitError
+
+from gitops_kd.source.budget import Budget, budget_error
 from gitops_kd.source.changes import change_set
 from gitops_kd.source.errors import SourceError
 from gitops_kd.source.gitrepo import GitCache, RawChange
@@ -59,6 +63,7 @@ class GitSource:
         trusted_keys: Sequence[str] | None = None,
         allowed_fingerprints: Sequence[str] | None = None,
         allow_force_push: bool = False,
+        budget: Budget | None = None,
     ) -> None:
         if not url:
             raise ValueError("GitSource: url must not be empty")
@@ -69,6 +74,7 @@ class GitSource:
         )  # first: bad keys fail before any I/O
         self.url = str(url)
         self.branch = branch
+        self.budget = budget or Budget()  # a commit's manifests over it are refused before any is parsed
         self.default_namespace = default_namespace
         self._own_dir = cache_dir is None
         self.cache_dir = Path(tempfile.mkdtemp(prefix="gitops-kd-source-")) if cache_dir is None else Path(cache_dir)
@@ -80,6 +86,7 @@ class GitSource:
         self._fetched = False
         self._last_polled: str | None = None
         self._failing: tuple[str, int] | None = None  # (message, polls) of the failure going on, if any
+        self._failing_since = 0.0  # time.monotonic() of the first failed poll of the failure going on
         self.recoveries = 0  # how many times a corrupt cache was thrown away and cloned again
         self.last_recovery = ""  # why, the last time
         self._last_result: PollResult | None = None
@@ -167,8 +174,40 @@ class GitSource:
         """The message of the failure going on ("" when the last poll worked)."""
         return self._failing[0] if self._failing is not None else ""
 
+    @property
+    def cache_unusable_for(self) -> float:
+        """Seconds for which every poll failed because the local cache could not be read even after it was cloned
+        again (0 when the last poll worked, or failed for another reason such as the remote being down)."""
+        if self._failing is None or not looks_corrupt(self._failing[0]):
+            return 0.0
+        return time.monotonic() - self._failing_since
+
     def fetch(self) -> None:
-        """Update the local clone from the remote; raises SourceError if git fails."""
+        """Update the local clone from the remote; raises SourceError if git fails. A fetch that fails because the
+        local cache is corrupt (source/repair.py) throws the cache away and clones it again, once."""
+        with self._lock:
+            try:
+                self._fetch()
+            except SourceError as exc:
+                if not looks_corrupt(exc.message):
+                    raise
+                self._recover(exc.message)
+                self._fetch()
+
+    def repair(self, error: BaseException) -> bool:
+        """After `error` reading this source's objects: if the local cache is corrupt (the message names an
+        unreadable object, else git fsck finds a problem), throw it away and clone it again; True if it did."""
+        with self._lock:
+            message = str(error)
+            from_git = isinstance(error, (SourceError, GitError, ValueError, OSError))  # gitdb raises the last two
+            problem = message if looks_corrupt(message) else fsck_problem(self._git.path) if from_git else ""
+            if not problem:
+                return False
+            self._recover(problem)
+            self.fetch()
+            return True
+
+    def _fetch(self) -> None:
         with self._lock:
             try:
                 self._git.fetch()
@@ -244,6 +283,8 @@ class GitSource:
         """A warning for a new failure (or a changed message); the same failure again only at debug level,
         so an outage of the Git server does not log a warning every poll (the poll metric counts each)."""
         same = self._failing is not None and self._failing[0] == message
+        if self._failing is None:
+            self._failing_since = time.monotonic()
         self._failing = (message, self._failing[1] + 1 if self._failing is not None else 1)
         log.log(
             logging.DEBUG if same else logging.WARNING,
@@ -328,7 +369,7 @@ class GitSource:
             return PollResult(head, True, self._last_good, ChangeSet(), refusals, False)
         raw = self._git.diff(base, head)
         snap = self._snapshot(head, base_snap, raw)
-        changes = self._diff(raw, base_snap, snap)
+        changes = self._diff(raw, base_snap, snap) if snap.files or not snap.errors else ChangeSet()  # over budget: unread
         if snap.errors:
             log.warning("commit %s refused: %d error(s)", head, len(snap.errors))
             result = PollResult(head, True, self._last_good, changes, snap.errors, False)
@@ -370,13 +411,22 @@ class GitSource:
         return keyed(snap, self.default_namespace)
 
     def _snapshot(self, commit: str, base: Snapshot | None = None, raw: list[RawChange] | None = None) -> Snapshot:
-        """The commit's snapshot: remembered by the cache, else derived from ``base`` and git's changes
-        ``raw`` from it (only changed entries read), else listed, parsed (cache misses) and checked."""
+        """The commit's snapshot: remembered by the cache, else refused when its manifests exceed the budget (only
+        the tree listing read), else derived from ``base`` and git's changes ``raw`` from it (only changed entries
+        read), else listed, parsed (cache misses) and checked."""
         snap = self.cache.snapshot(commit, self.default_namespace)
-        if snap is None and base is not None and raw is not None:
+        if snap is not None:
+            self.cache.remember(snap, self.default_namespace)
+            return snap
+        entries = self._git.list_tree(commit)  # sizes from the object headers: the budget is checked before any read
+        refused = budget_error(entries, self.budget)
+        if refused is not None:
+            log.warning("commit %s refused before parsing: %s", commit, refused.reason)
+            snap = Snapshot(commit, (), (refused,), self.default_namespace)
+        elif base is not None and raw is not None:
             snap = derive_snapshot(commit, base, raw, self.cache, self._git.read_blob, self._git.blob_size)
         if snap is None:
-            snap = read_snapshot(commit, self._git.list_tree(commit), self.cache, self._git.read_blob, self.default_namespace)
+            snap = read_snapshot(commit, entries, self.cache, self._git.read_blob, self.default_namespace)
         self.cache.remember(snap, self.default_namespace)
         return snap
 

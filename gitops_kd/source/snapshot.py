@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from gitops_kd.source.budget import Budget, budget_error
 from gitops_kd.source.errors import SourceError
 from gitops_kd.source.gitrepo import RawChange
 from gitops_kd.source.layout import (
@@ -135,9 +136,19 @@ class Snapshot:
 
 
 def read_snapshot(
-    commit: str, entries: Iterable[TreeEntry], cache: ManifestCache, read_blob: BlobReader, default_namespace: str
+    commit: str,
+    entries: Iterable[TreeEntry],
+    cache: ManifestCache,
+    read_blob: BlobReader,
+    default_namespace: str,
+    budget: Budget | None = None,
 ) -> Snapshot:
-    """Apply the layout rules to a commit's tree, parse its manifests and run the cross-file checks."""
+    """Apply the layout rules to a commit's tree, parse its manifests and run the cross-file checks. Over
+    ``budget`` (source/budget.py) nothing is read: the snapshot holds the one budget error."""
+    entries = list(entries)
+    refused = budget_error(entries, budget) if budget is not None else None
+    if refused is not None:
+        return Snapshot(commit, (), (refused,), default_namespace)
     placed = {e.path: p for e in entries if (p := _place(e, cache, read_blob)) is not None}
     return _checked(commit, placed, default_namespace, read_blob)
 

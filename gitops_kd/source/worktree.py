@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gitops_kd.source.budget import Budget
 from gitops_kd.source.layout import MODE_SUBMODULE, MODE_SYMLINK, TreeEntry
 from gitops_kd.source.model import DesiredState
 from gitops_kd.source.snapshot import ManifestCache, Snapshot, desired_from, read_snapshot
@@ -50,12 +51,13 @@ def read_entry(key: str) -> bytes:
     return Path(key[len(_FILE) :]).read_bytes()
 
 
-def read_worktree(root: Path | str, default_namespace: str = "default") -> Snapshot:
-    """The snapshot of a directory, through the same read_snapshot a commit goes through."""
+def read_worktree(root: Path | str, default_namespace: str = "default", budget: Budget | None = None) -> Snapshot:
+    """The snapshot of a directory, through the same read_snapshot (and commit budget) a commit goes through."""
     root = Path(root).resolve()
-    return read_snapshot(f"working tree {root}", tree_entries(root), ManifestCache(), read_entry, default_namespace)
+    entries = tree_entries(root)
+    return read_snapshot(f"working tree {root}", entries, ManifestCache(), read_entry, default_namespace, budget or Budget())
 
 
-def worktree_desired(root: Path | str, default_namespace: str = "default") -> DesiredState:
+def worktree_desired(root: Path | str, default_namespace: str = "default", budget: Budget | None = None) -> DesiredState:
     """The desired state of a directory; raises SourceError with every error, as for a commit."""
-    return desired_from(read_worktree(root, default_namespace), default_namespace)
+    return desired_from(read_worktree(root, default_namespace, budget), default_namespace)

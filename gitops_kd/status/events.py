@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from gitops_kd.redact import redact
 from gitops_kd.status.conditions import rfc3339
 from kubeplumb.names import NORMAL, WARNING
 
@@ -76,6 +77,7 @@ def event_body(
     """A core/v1 Event about `ref`; its name is `<object>.<16 hex>` (unique per reason, message, time)."""
     if type_ not in (NORMAL, WARNING):
         raise ValueError(f"event type must be {NORMAL} or {WARNING}, got {type_!r}")
+    message = redact(message)
     if len(message) > MESSAGE_LIMIT:
         message = message[: MESSAGE_LIMIT - 3] + "..."
     stamp = rfc3339(now)

@@ -10,6 +10,7 @@ from typing import Any
 
 from gitops_kd.constants import STALL_RECORD_UNTRUSTED
 from gitops_kd.observed import ObservedState
+from gitops_kd.redact import redact_data
 from gitops_kd.status.conditions import (
     FALSE,
     READY,
@@ -147,7 +148,8 @@ def source_status(
     else:
         conditions = mark_ready(before, SUCCEEDED, f"Applied revision: {revision}", generation=generation, now=now)
     status["conditions"] = conditions
-    return status
+    redacted: dict[str, Any] = redact_data(status)  # no credential of the URL or of a Git error is stored
+    return redacted
 
 
 def _first_line(text: str) -> str:

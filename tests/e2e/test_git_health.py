@@ -121,3 +121,47 @@ def test_unreadable_remote_turns_readiness_false_after_n_polls_and_back(world: t
     head = git(e2e.repo, "rev-parse", "HEAD")
     wait_for("Ready again", lambda: ready_at(e2e, head), 30)
     assert status(e2e)["gitFailures"] == 0 and "is corrupt" not in proc.log()
+
+
+def test_corrupt_cache_found_at_restart_is_recloned(world: tuple[E2E, RunProcess], tmp_path: Path) -> None:
+    """Invariant: a corrupt local Git cache never wedges the controller, also when it is what a restart finds (the
+    cache dir outlives the container): the record check at start clones it again instead of distrusting the
+    record forever, and the next commit is applied."""
+    e2e, proc = world
+    proc.stop()
+    assert corrupt_objects(tmp_path / "ctl-cache" / "repo.git") > 0
+    (e2e.repo / "README.md").write_text("after the restart\n")
+    git(e2e.repo, "add", "-A")
+    git(e2e.repo, "commit", "-q", "-m", "after the restart")
+    head = git(e2e.repo, "rev-parse", "HEAD")
+    again = RunProcess("ctl", tmp_path, e2e.cluster.kubeconfig, str(e2e.repo), "--namespace", NS, "--no-leader-elect")
+    try:
+        wait_for("the next commit applied after a restart on a corrupt cache", lambda: ready_at(e2e, head), 90)
+        assert "is corrupt, removing it and cloning" in again.log()
+        assert "not planning" not in again.log()
+        assert again.get("/readyz")[0] == 200 and again.get("/healthz")[0] == 200
+    finally:
+        again.stop()
+
+
+BOGUS = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_liveness_fails_once_the_controller_could_not_plan_for_the_bound(world: tuple[E2E, RunProcess], tmp_path: Path) -> None:
+    """Invariant: a controller that cannot plan does not stay up looking alive: with its record untrusted (an
+    applied commit Git does not have) /healthz answers 500 once --unhealthy-after seconds passed, so Kubernetes
+    restarts it; deleting the record lets it re-establish it and liveness is 200 again."""
+    e2e, proc = world
+    proc.stop()
+    e2e.rest.patch(ROLLOUT_API_VERSION, PLURAL, NS, LEASE, {"status": {"lastAppliedRevision": BOGUS}}, subresource="status")
+    again = RunProcess(
+        "ctl", tmp_path, e2e.cluster.kubeconfig, str(e2e.repo), "--namespace", NS, "--no-leader-elect", "--unhealthy-after", "3"
+    )
+    try:
+        wait_for("the record distrusted", lambda: "not planning from" in again.log(), 60)
+        wait_for("/healthz 500 after the bound", lambda: again.get("/healthz")[0] == 500, 30)
+        assert again.get("/readyz")[0] == 503
+        e2e.rest.delete(ROLLOUT_API_VERSION, PLURAL, NS, LEASE)
+        wait_for("/healthz 200 once the record is re-established", lambda: again.get("/healthz")[0] == 200, 60)
+    finally:
+        again.stop()

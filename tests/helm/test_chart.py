@@ -32,7 +32,12 @@ DERIVED = {
     "--ui-auth-file": "ui.authSecret=ui",
     "--trusted-key": "trustedKeys.team\\.asc=KEY",
     "--admission-listen": "admission.enabled=true",
+    "--alert-webhook": "alertSecret.existingSecret=alerts",
+    "--alert-slack": "alertSecret.existingSecret=alerts",
+    "--alert-alertmanager": "alertSecret.existingSecret=alerts",
+    "--drift-webhook": "alertSecret.existingSecret=alerts",
 }
+ALERT_URL_FLAGS = ("--alert-webhook", "--alert-slack", "--alert-alertmanager", "--drift-webhook")
 
 
 def run_options() -> dict[str, click.Option]:
@@ -65,6 +70,23 @@ def test_every_flag_of_run_is_a_setting_of_the_chart() -> None:
     for flag, setting in DERIVED.items():
         env = {e["name"] for e in container(render(setting)).get("env", ())}
         assert env_name(flags[flag]) in env, (flag, setting)
+
+
+def test_alert_urls_come_from_a_secret_never_the_configmap() -> None:
+    """Invariant: an alert URL's credential (a Slack webhook's secret path) is never in a ConfigMap: the chart has no
+    `config` setting for the alert and drift webhook URLs, and alertSecret.existingSecret feeds each one's variable
+    from a key of that Secret (optional: a key left out sets nothing)."""
+    flags = run_options()
+    assert not {f[2:] for f in ALERT_URL_FLAGS} & set(values()["config"])
+    docs = render("alertSecret.existingSecret=alerts", "alertSecret.keys.alert-slack=slack-url")
+    data = one(docs, "ConfigMap", "gitops-kd-config")["data"]
+    env = {e["name"]: e for e in container(docs)["env"]}
+    for flag in ALERT_URL_FLAGS:
+        name = env_name(flags[flag])
+        assert name not in data, flag
+        key = "slack-url" if flag == "--alert-slack" else flag[2:]
+        assert env[name]["valueFrom"] == {"secretKeyRef": {"name": "alerts", "key": key, "optional": True}}, env[name]
+    assert not {env_name(flags[f]) for f in ALERT_URL_FLAGS} & {e["name"] for e in container(render())["env"]}
 
 
 def test_chart_version_follows_the_package() -> None:

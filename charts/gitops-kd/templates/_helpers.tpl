@@ -19,7 +19,8 @@ app.kubernetes.io/component: controller
 {{ index .Values.config "lease-name" | default "gitops-kd" }}
 {{- end }}
 
-{{/* A config value as one environment variable value: lists joined by spaces (click splits them). */}}
+{{/* A config value as one environment variable value: lists joined by spaces (click splits them), a whole number
+   as an integer (toString writes 4194304.0 as 4.194304e+06, which an integer flag refuses). */}}
 {{- define "gitops-kd.envValue" -}}
-{{- if kindIs "slice" . -}}{{ join " " . }}{{- else -}}{{ toString . }}{{- end -}}
+{{- if kindIs "slice" . -}}{{ join " " . }}{{- else if and (kindIs "float64" .) (eq (float64 (int64 .)) .) -}}{{ int64 . }}{{- else -}}{{ toString . }}{{- end -}}
 {{- end }}

@@ -129,3 +129,20 @@ def test_a_member_service_edited_away_from_its_pods_ports_is_recorded_unreachabl
     assert isinstance(clear, A.RecordUnreachable) and clear.members == ()
     world.apply(clear)
     assert plan(want, world.state, now=world.now).empty
+
+
+def test_no_service_moves_while_its_statefulset_has_not_observed_the_new_template() -> None:
+    """Before the StatefulSet controller observes a patched template its update revision is still the previous
+    one: a pod at it looks replaced but runs the version its Service targets (seen on the embedded cluster in a
+    revert: the member's Service went back to 8080 while its pod still served 8081)."""
+    world = upgraded()
+    back = desired(HELLO1, HELLO_DEV, commit="revert")
+    run(world, back, stop=lambda a: isinstance(a, A.PatchTemplate) and a.role == "worker")
+    c = world.cluster(KEY)
+    before = c.statefulsets["worker"]
+    world.apply(plan(back, world.state, now=world.now).next())  # PatchTemplate of the worker role
+    c = world.cluster(KEY)
+    lagging = replace(c.statefulsets["worker"], observed_generation=before.generation, update_revision=before.update_revision)
+    world.put(replace(c, statefulsets={**c.statefulsets, "worker": lagging}))
+    p = plan(back, world.state, now=world.now)
+    assert not [a for a in p.actions if isinstance(a, A.PatchServicePorts)], p.describe()

@@ -66,6 +66,7 @@ from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.plan.native import switch_steps
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_stages, pod_steps
 from gitops_kd.plan.prune import prune as prune_orphans
+from gitops_kd.plan.reach import new_round as reach_round
 from gitops_kd.plan.reach import record_unreachable
 from gitops_kd.plan.services import service_steps
 from gitops_kd.plan.suspend import hold_suspended
@@ -102,6 +103,8 @@ def plan(
     nothing is pruned (that needs the whole state) and the diff memos keep the other parts' entries. ``suspend``
     False plans suspended clusters as if they were not (`gitops-kd diff`: what Git would change there)."""
     report = diff(desired, observed, new_round=not partial)
+    if not partial:
+        reach_round()
     if report.refused:  # nothing is written, but Ready is never left standing over pods of another version
         return Plan(tuple(pods_off_version(observed.clusters.values(), desired)), report.refusals)
     holds = _holds(desired, observed, report)

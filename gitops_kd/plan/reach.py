@@ -3,15 +3,28 @@ RecordUnreachable that keeps the KDRollout's status.unreachable equal to it (pur
 
 from __future__ import annotations
 
+from gitops_kd.diff.memo import IdentityMemo
 from gitops_kd.observed import ObservedCluster
 from gitops_kd.plan.actions import RecordUnreachable
 from gitops_kd.rollout.model import Unreachable
 from gitops_kd.rollout.reach import unreachable_member
 
+_MEMO: IdentityMemo[tuple[Unreachable, ...]] = IdentityMemo("unreachable members")
+
+
+def new_round() -> None:
+    """Forget the clusters the previous plan did not look at (as diff's memos, once per whole plan)."""
+    _MEMO.new_round()
+
 
 def unreachable(live: ObservedCluster) -> tuple[Unreachable, ...]:
     """Members with a running pod (present, not being deleted) whose own Service targets other ports than that
-    pod's app container declares, by pod name. A pod being replaced is not listed: it has no server to reach."""
+    pod's app container declares, by pod name. A pod being replaced is not listed: it has no server to reach.
+    Memoised on the observed cluster's identity: an unchanged cluster costs a lookup (diff/memo.py)."""
+    return _MEMO.get((live,), live.key, lambda: _unreachable(live))
+
+
+def _unreachable(live: ObservedCluster) -> tuple[Unreachable, ...]:
     out: list[Unreachable] = []
     for svc in live.member_services():
         pod = live.pod(svc.pod) if svc.pod else None
@@ -34,4 +47,4 @@ def record_unreachable(live: ObservedCluster) -> list[RecordUnreachable]:
     return [RecordUnreachable(live.namespace, live.name, found)]
 
 
-__all__ = ["record_unreachable", "unreachable"]
+__all__ = ["new_round", "record_unreachable", "unreachable"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gitops_kd.review.model import Review
-from gitops_kd.review.words import UPPER_BOUND, duration, name, ports, roles_of, rollback_sentence, rule
+from gitops_kd.review.words import UPPER_BOUND, duration, name, port_change, roles_of, rollback_sentence, rule
 
 
 def text(r: Review) -> str:
@@ -52,8 +52,6 @@ def _lines(r: Review) -> Iterator[str]:
             yield f"    rollback: {rollback_sentence(c.rollback)}"
             if c.rollback.one_way:
                 yield f"    WARNING, one way: {c.rollback.one_way}."
-        yield from (
-            f"    service ports {p.role}: {ports(p.before)} -> {ports(p.after)} ({p.services} Service(s))" for p in c.ports
-        )
+        yield from (f"    service ports {p.role}: {port_change(p, '->')}" for p in c.ports)
     yield from (f"note: {n}" for n in r.notes)
     yield f"total: {r.replaced} pod(s) replaced, at most {duration(r.estimate_seconds)} ({UPPER_BOUND})"

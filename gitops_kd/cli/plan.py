@@ -9,7 +9,7 @@ import click
 
 from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun, source_exit
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
-from gitops_kd.cli.kubeclient import load_api_client, probe
+from gitops_kd.cli.kubeclient import load_api_client, probe, probe_lists
 from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.cli.plan_review import FORMATS, run_review
 from gitops_kd.cli.revisions import planned_revision
@@ -119,10 +119,13 @@ def command(
 
 
 def observe(kubeconfig: str | None, context: str | None, namespace: str | frozenset[str] | None) -> ObservedState:
-    from gitops_kd.observe.collector import Collector
+    from gitops_kd.observe.collector import KINDS, Collector, watched_namespaces
 
     api_client = load_api_client(kubeconfig, context)
     probe(api_client)
+    namespaces = watched_namespaces(namespace)
+    listed: list[str | None] = [*sorted(namespaces)] if namespaces is not None else [None]
+    probe_lists(api_client, [(api, plural, ns) for _, api, plural, _ in KINDS for ns in listed])
     collector = Collector(api_client, namespace=namespace)
     collector.start()
     try:

@@ -85,6 +85,7 @@ def command(
     from gitops_kd.controller.scope import Scope, restrict
     from gitops_kd.diff import diff
     from gitops_kd.plan.planner import plan as make_plan
+    from gitops_kd.plan.result import IN_SYNC
     from gitops_kd.review.sequence import sequence_lines, sequences
     from gitops_kd.review.values import plan_text
 
@@ -106,9 +107,12 @@ def command(
     )
     where = "an empty cluster" if offline else scoped.scope.describe()
     click.echo(f"plan for commit {desired.commit[:12]} against {where}:")
-    click.echo(plan_text(result, observed))
+    changes = diff(scoped.desired, observed)
+    text = plan_text(result, observed)
+    if not result.actions and (changes.apps or changes.clusters):  # waiting changes are not "in sync"
+        text = text.replace(IN_SYNC, "no action now: the changes below are held (see the notes)", 1)
+    click.echo(text)
     if not result.refused:
-        changes = diff(scoped.desired, observed)
         if changes.apps or changes.clusters:
             click.echo("changes (old -> new):")
             click.echo("\n".join(f"  {line}" for line in changes.describe().splitlines()))

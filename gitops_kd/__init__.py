@@ -1,3 +1,3 @@
 """gitops-kd: a GitOps controller for live upgrades of KubeDirector applications."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -2,7 +2,10 @@
 """Cut a gitops-kd release: the version lives in gitops_kd/__init__.py only; every pin people copy (the
 repo-template CI jobs, the pre-commit example, the controller image) names it; CHANGELOG.md says what it brings.
 
-    scripts/release.py check          every pin names the version, and CHANGELOG.md has its section (exit 1: which not)
+    scripts/release.py check          every pin names the version, CHANGELOG.md has its section and the tag
+                                      vVERSION the pins name exists (exit 1: which not)
+    scripts/release.py tag            create the tag vVERSION (annotated) at the commit that wrote the version, when
+                                      missing: a fresh clone carries no tag the submission did not push
     scripts/release.py VERSION        write VERSION and its pins, commit "Release VERSION", tag vVERSION (annotated);
                                       for the version already written it only tags (idempotent)
 
@@ -74,6 +77,47 @@ def changelog_problem(root: Path, version: str) -> str | None:
     return None
 
 
+def _version_commit(root: Path, version: str) -> str:
+    """The commit that last wrote ``version`` into VERSION_FILE (the "Release VERSION" commit)."""
+    found = _git(root, "log", "-1", "--format=%H", "-G", f'__version__ = "{re.escape(version)}"', "--", VERSION_FILE)
+    if not found:
+        raise ReleaseError(f"{VERSION_FILE}: no commit wrote version {version}")
+    return found
+
+
+def _tag_commit(root: Path, tag: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+
+
+def tag_problem(root: Path, version: str) -> str | None:
+    """Why the tag the pins name is unusable (missing, or at a commit with another version), else None."""
+    tag = f"v{version}"
+    at = _tag_commit(root, tag)
+    if not at:
+        return f"tag {tag} (pinned by the repo-template and pre-commit examples) does not exist: `scripts/release.py tag`"
+    shown = subprocess.run(
+        ["git", "-C", str(root), "show", f"{at}:{VERSION_FILE}"], capture_output=True, text=True, check=False
+    ).stdout
+    found = VERSION_LINE.search(shown)
+    if found is None or found.group(1) != version:
+        return f"tag {tag} is at {at[:12]}, whose {VERSION_FILE} says {found.group(1) if found else 'no version'}"
+    return None
+
+
+def make_tag(root: Path) -> str:
+    """Create vVERSION at the commit that wrote the version (nothing when it exists); the tag's name."""
+    version = current_version(root)
+    tag = f"v{version}"
+    if not _tag_commit(root, tag):
+        _git(root, "tag", "-a", tag, "-m", f"gitops-kd {version}", _version_commit(root, version))
+    return tag
+
+
 def _write_version(root: Path, version: str) -> None:
     path = root / VERSION_FILE
     path.write_text(VERSION_LINE.sub(f'__version__ = "{version}"', path.read_text(encoding="utf-8")), encoding="utf-8")
@@ -124,12 +168,16 @@ def main(argv: list[str]) -> int:
     try:
         if argv[0] == "check":
             version = current_version(ROOT)
-            problems = pin_problems(ROOT, version) + [p for p in [changelog_problem(ROOT, version)] if p]
+            found = [changelog_problem(ROOT, version), tag_problem(ROOT, version)]
+            problems = pin_problems(ROOT, version) + [p for p in found if p]
             for problem in problems:
                 print(f"release: {problem}", file=sys.stderr)
             if not problems:
-                print(f"release: every pin names {version}; {CHANGELOG} has its section")
+                print(f"release: every pin names {version}; {CHANGELOG} has its section; tag v{version} exists")
             return 1 if problems else 0
+        if argv[0] == "tag":
+            print(f"release: tag {make_tag(ROOT)}")
+            return 0
         print(f"release: tagged {release(ROOT, argv[0])}")
         return 0
     except ReleaseError as exc:

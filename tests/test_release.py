@@ -27,9 +27,7 @@ def _clone(tmp: Path) -> Path:
     return repo
 
 
-def test_every_pin_names_the_version_and_the_changelog_has_it() -> None:
-    done = _release(ROOT, "check")
-    assert done.returncode == 0, done.stderr
+def test_the_package_reports_the_one_version() -> None:
     metadata = subprocess.run(
         [sys.executable, "-c", "import importlib.metadata as m; print(m.version('gitops-kd'))"],
         capture_output=True,
@@ -39,12 +37,40 @@ def test_every_pin_names_the_version_and_the_changelog_has_it() -> None:
     assert metadata.stdout.strip() == __version__  # pyproject reads the version from gitops_kd/__init__.py
 
 
+def test_check_needs_the_pinned_tag_and_tag_creates_it(tmp_path: Path) -> None:
+    """A fresh clone carries no tag (main has none to carry): check names the missing tag; `tag` creates it at the
+    commit that wrote the version, and then every pin, the CHANGELOG section and the tag agree."""
+    repo = _clone(tmp_path)
+    missing = _release(repo, "check")
+    assert missing.returncode == 1 and f"tag v{__version__} (pinned by the repo-template" in missing.stderr, missing.stderr
+    made = _release(repo, "tag")
+    assert made.returncode == 0 and f"tag v{__version__}" in made.stdout, made.stderr
+    at = git(repo, "rev-list", "-n1", f"v{__version__}")
+    assert f'__version__ = "{__version__}"' in git(repo, "show", f"{at}:gitops_kd/__init__.py")
+    done = _release(repo, "check")
+    assert done.returncode == 0, done.stderr
+
+
+def test_check_fails_when_the_chart_disagrees(tmp_path: Path) -> None:
+    repo = _clone(tmp_path)
+    _release(repo, "tag")
+    chart = repo / "charts/gitops-kd/Chart.yaml"
+    chart.write_text(chart.read_text().replace(f'appVersion: "{__version__}"', 'appVersion: "0.0.9"'))
+    done = _release(repo, "check")
+    assert done.returncode == 1 and "charts/gitops-kd/Chart.yaml:" in done.stderr and "pins 0.0.9" in done.stderr
+
+
+def test_0_1_0_does_not_name_todays_code() -> None:
+    """The chart and GITOPS_KD_<FLAG> came after 0.1.0: the version is past it and its section lists them."""
+    assert __version__ != "0.1.0"
+    section = (ROOT / "CHANGELOG.md").read_text().split(f"## {__version__}", 1)[1].split("\n## ", 1)[0]
+    assert "GITOPS_KD_<FLAG>" in section and "Helm chart" in section, section[:500]
+
+
 def test_the_pinned_tag_installs_as_the_template_installs_it(tmp_path: Path) -> None:
     repo = _clone(tmp_path)
-    if git(repo, "tag", "--list", f"v{__version__}"):  # the real tag, cut at an earlier commit: cut it here anew
-        git(repo, "tag", "-d", f"v{__version__}")
-    tagged = _release(repo, __version__)
-    assert tagged.returncode == 0 and f"tagged v{__version__}" in tagged.stdout, tagged.stderr
+    tagged = _release(repo, "tag")
+    assert tagged.returncode == 0 and f"tag v{__version__}" in tagged.stdout, tagged.stderr
     workflow = (repo / "repo-template/.github/workflows/gitops-kd.yaml").read_text()
     pin = re.search(r"'(git\+https://\S+@(v\S+))'", workflow)
     assert pin is not None and pin.group(2) == f"v{__version__}", workflow

@@ -22,10 +22,17 @@ class CannotRun(click.ClickException):
     exit_code = EXIT_CANNOT_RUN
 
 
+class NotFound(click.ClickException):
+    """What the command was asked about does not exist (a cluster, app or source by name): one `error: ...` line,
+    exit status EXIT_FINDINGS, the same for every command."""
+
+    exit_code = EXIT_FINDINGS
+
+
 def source_exit(errors: object) -> int:
     """A SourceError's status: its files are invalid (it lists field errors: EXIT_FINDINGS), else the repository
     or revision could not be read (EXIT_CANNOT_RUN)."""
     return EXIT_FINDINGS if errors else EXIT_CANNOT_RUN
 
 
-__all__ = ["EXIT_CANNOT_RUN", "EXIT_FINDINGS", "EXIT_OK", "CannotRun", "source_exit"]
+__all__ = ["EXIT_CANNOT_RUN", "EXIT_FINDINGS", "EXIT_OK", "CannotRun", "NotFound", "source_exit"]

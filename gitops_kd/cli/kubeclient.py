@@ -4,6 +4,7 @@ what stops a command from reaching the cluster (like kubectl's, with what to do)
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
 
 import click
@@ -14,11 +15,13 @@ import yaml
 from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.cli.exits import CannotRun
-from kubeplumb.rest import RestClient
+from kubeplumb.rest import RestClient, message_of
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 VERSION_PROBE_TIMEOUT = 10.0  # seconds for the GET /version that tells an unreachable API server
 HINT = "check --kubeconfig and --context, and that the cluster is up"
+REFUSED_HINT = "grant it in the account's RBAC, or use other credentials (--kubeconfig, --context)"
+_SERVER: ContextVar[str] = ContextVar("gitops_kd_api_server", default="the API server")
 
 
 def _kubeconfig_file(kubeconfig: str | None) -> tuple[str, str] | None:
@@ -75,11 +78,30 @@ def load_api_client(kubeconfig: str | None, context: str | None = None) -> kuber
             f"{named}: no such file; name an existing kubeconfig, or leave --kubeconfig out to use "
             f"$KUBECONFIG or {DEFAULT_KUBECONFIG}"
         )
+    shape = _shape_problem(path)
+    if shape:
+        raise CannotRun(f"{named}: not a usable kubeconfig: {shape}")
     try:
         kubernetes.config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=configuration)
     except (kubernetes.config.ConfigException, yaml.YAMLError, ValueError, TypeError, OSError) as exc:
         raise CannotRun(_config_problem(path, named, context, exc)) from exc
+    _SERVER.set(f"the API server at {configuration.host}")
     return kubernetes.client.ApiClient(configuration)
+
+
+def _shape_problem(path: str) -> str:
+    """Why the file cannot be a kubeconfig before the client library reads it ("" when it might be): a YAML
+    document that is not a mapping with kind Config (a text line, a list)."""
+    try:
+        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return ""  # the library's own error (with the YAML line and column) says more
+    if not isinstance(doc, dict):
+        what = "empty" if doc is None else f"a YAML {type(doc).__name__.replace('str', 'string')}"
+        return f"the file is {what}, not a mapping with kind: Config, clusters, contexts and users"
+    if doc.get("kind", "Config") != "Config":
+        return f"kind is {doc.get('kind')!r}, not Config"
+    return ""
 
 
 def server_of(api_client: kubernetes.client.ApiClient) -> str:
@@ -94,12 +116,22 @@ def unreachable(server: str, exc: BaseException) -> CannotRun:
     return CannotRun(f"cannot reach the API server at {server} ({text.strip() or type(exc).__name__}); {HINT}")
 
 
-def refused(server: str, exc: ApiException) -> CannotRun:
-    """The one-line error for an API server that answered 401 or 403."""
-    return CannotRun(
-        f"the API server at {server} refused the request: {exc.status} {exc.reason} "
-        "(check the credentials of --kubeconfig/--context, or the RBAC of the account)"
-    )
+def refused(exc: ApiException, server: str | None = None) -> CannotRun:
+    """The one-line error for an API server that answered 401 or 403, the same in every command: the server's own
+    Status message, which names the verb, resource, namespace and user (`statefulsets.apps is forbidden: User
+    "..." cannot list resource "statefulsets" in API group "apps" in the namespace "default"`)."""
+    said = message_of(exc) or "no reason given"
+    where = server or _SERVER.get()
+    return CannotRun(f"{where} refused ({exc.status} {exc.reason}): {said}; {REFUSED_HINT}")
+
+
+def api_failed(exc: ApiException, server: str | None = None) -> CannotRun:
+    """The one-line error for any other answer that stops a command: refused() for 401/403, else the status and
+    the server's message."""
+    if exc.status in (401, 403):
+        return refused(exc, server)
+    said = message_of(exc)
+    return CannotRun(f"{server or _SERVER.get()} answered {exc.status} {exc.reason}" + (f": {said}" if said else ""))
 
 
 def probe(api_client: kubernetes.client.ApiClient) -> None:
@@ -113,7 +145,19 @@ def probe(api_client: kubernetes.client.ApiClient) -> None:
         raise unreachable(server, exc) from exc
     except ApiException as exc:
         if exc.status in (401, 403):
-            raise refused(server, exc) from exc
+            raise refused(exc, f"the API server at {server}") from exc
+
+
+def probe_lists(api_client: kubernetes.client.ApiClient, resources: list[tuple[str, str, str | None]]) -> None:
+    """List each (apiVersion, plural, namespace) once (limit 1, no retries) before any watch starts, so an account
+    that may not list one fails at once with refused()'s line instead of informers retrying a 403."""
+    rest = RestClient(api_client, timeout=VERSION_PROBE_TIMEOUT)
+    for api_version, plural, namespace in resources:
+        try:
+            rest.list(api_version, plural, namespace, limit=1)
+        except ApiException as exc:
+            if exc.status in (401, 403):
+                raise refused(exc, f"the API server at {server_of(api_client)}") from exc
 
 
 def as_cannot_run(exc: BaseException) -> click.ClickException | None:
@@ -129,8 +173,8 @@ def as_cannot_run(exc: BaseException) -> click.ClickException | None:
     if isinstance(exc, urllib3.exceptions.HTTPError):
         return unreachable("the API server", exc)
     if isinstance(exc, ApiException) and exc.status in (401, 403):
-        return refused("the API server", exc)
+        return refused(exc)
     return None
 
 
-__all__ = ["as_cannot_run", "load_api_client", "probe", "server_of"]
+__all__ = ["api_failed", "as_cannot_run", "load_api_client", "probe", "probe_lists", "refused", "server_of"]

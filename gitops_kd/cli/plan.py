@@ -10,7 +10,7 @@ import click
 from gitops_kd.cli.base_rules import FLAVOURS
 from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun, source_exit
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
-from gitops_kd.cli.kubeclient import load_api_client, probe
+from gitops_kd.cli.kubeclient import load_api_client, probe, probe_lists
 from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.cli.plan_review import FORMATS, run_review
 from gitops_kd.cli.revisions import planned_revision
@@ -98,6 +98,7 @@ def command(
     from gitops_kd.controller.scope import Scope, restrict
     from gitops_kd.diff import diff
     from gitops_kd.plan.planner import plan as make_plan
+    from gitops_kd.plan.result import IN_SYNC
     from gitops_kd.review.sequence import sequence_lines, sequences
     from gitops_kd.review.values import plan_text
 
@@ -119,9 +120,12 @@ def command(
     )
     where = "an empty cluster" if offline else scoped.scope.describe()
     click.echo(f"plan for commit {desired.commit[:12]} against {where}:")
-    click.echo(plan_text(result, observed))
+    changes = diff(scoped.desired, observed)
+    text = plan_text(result, observed)
+    if not result.actions and (changes.apps or changes.clusters):  # waiting changes are not "in sync"
+        text = text.replace(IN_SYNC, "no action now: the changes below are held (see the notes)", 1)
+    click.echo(text)
     if not result.refused:
-        changes = diff(scoped.desired, observed)
         if changes.apps or changes.clusters:
             click.echo("changes (old -> new):")
             click.echo("\n".join(f"  {line}" for line in changes.describe().splitlines()))
@@ -132,10 +136,13 @@ def command(
 
 
 def observe(kubeconfig: str | None, context: str | None, namespace: str | frozenset[str] | None) -> ObservedState:
-    from gitops_kd.observe.collector import Collector
+    from gitops_kd.observe.collector import KINDS, Collector, watched_namespaces
 
     api_client = load_api_client(kubeconfig, context)
     probe(api_client)
+    namespaces = watched_namespaces(namespace)
+    listed: list[str | None] = [*sorted(namespaces)] if namespaces is not None else [None]
+    probe_lists(api_client, [(api, plural, ns) for _, api, plural, _ in KINDS for ns in listed])
     collector = Collector(api_client, namespace=namespace)
     collector.start()
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,22 @@ def parse_listen(value: str | None) -> tuple[str, int] | None:
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise click.BadParameter(f"{value!r}: expected HOST:PORT, e.g. 127.0.0.1:8080", param_hint="--listen")
     return host or "127.0.0.1", int(port)
+
+
+def check_free(flag: str, address: tuple[str, int] | None) -> None:
+    """CannotRun at once when `address` cannot be bound (a port in use, an address not on this host), before the
+    controller starts anything; bound and closed again as the server binds it (SO_REUSEADDR)."""
+    if address is None:
+        return
+    host, port = address
+    try:
+        with socket.create_server((host, port), reuse_port=False) as sock:
+            sock.close()
+    except OSError as exc:
+        raise CannotRun(
+            f"{flag} {host}:{port}: cannot listen there ({os.strerror(exc.errno) if exc.errno else exc}); "
+            "stop what uses it, or pick another port"
+        ) from exc
 
 
 def setup_logging(level: str) -> None:
@@ -400,6 +417,8 @@ def command(
             break_glass_groups=break_glass_groups,
         ),
     )
+    check_free("--listen", options.listen)
+    check_free("--admission-listen", options.admission.listen)
     api_client = load_api_client(kubeconfig, context)
     apply_git_credentials(ssh_key_file, known_hosts_file, git_token_file, git_credentials_dir)
     try:

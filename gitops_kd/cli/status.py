@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun
+from gitops_kd.cli.exits import EXIT_FINDINGS
 from gitops_kd.cli.options import cluster_options
 from gitops_kd.cli.sources import render_sources
 from gitops_kd.health import ClusterHealth, HealthStatus
@@ -141,7 +141,7 @@ def command(
     refused, Git is unreadable, the record is untrusted, or CLUSTER does not exist; 2 when the cluster cannot be
     read, or on a usage error.
     """
-    from gitops_kd.cli.kubeclient import load_api_client
+    from gitops_kd.cli.kubeclient import api_failed, load_api_client
 
     if cluster and all_namespaces:
         raise click.UsageError("a cluster cannot be named across all namespaces (-A): use -n NAMESPACE")
@@ -150,7 +150,7 @@ def command(
         fleet = fetch(rest, None if all_namespaces else namespace, cluster)
         sources, note = read_sources(rest, namespace)
     except ApiException as exc:
-        raise CannotRun(f"reading the cluster failed: {exc.status} {exc.reason}") from exc
+        raise api_failed(exc) from exc
     clusters = healths(fleet)
     matched = [(c, ro, source_for(ro, sources)) for c, ro in ((c, fleet.rollouts.get((c.namespace, c.name))) for c in clusters)]
     rows = [(c, cluster_sync(ro, src.record if src else None)) for c, ro, src in matched]

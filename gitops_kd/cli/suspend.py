@@ -12,7 +12,7 @@ from typing import Any
 import click
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.cli.exits import CannotRun
+from gitops_kd.cli.exits import NotFound
 from gitops_kd.cli.options import KUBECONFIG_HELP
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 
@@ -23,12 +23,12 @@ def _targets(rest: Any, clusters: tuple[str, ...], app: str | None, namespace: s
     if app is not None:
         found = [r for r in items if (r.get("spec") or {}).get("app") == app]
         if not found:
-            raise CannotRun(f"no KDRollout of app {app} in {namespace or 'any namespace'}")
+            raise NotFound(f"no KDRollout of app {app} in {namespace or 'any namespace'}")
         return found
     by_name = {r["metadata"]["name"]: r for r in items}
     missing = [c for c in clusters if c not in by_name]
     if missing:
-        raise CannotRun(
+        raise NotFound(
             f"no KDRollout for cluster(s) {', '.join(missing)} in namespace {namespace} "
             f"(gitops-kd manages a cluster once it has applied it)"
         )
@@ -44,7 +44,7 @@ def _set(
     namespace: str,
     all_namespaces: bool,
 ) -> None:
-    from gitops_kd.cli.kubeclient import load_api_client
+    from gitops_kd.cli.kubeclient import api_failed, load_api_client
     from kubeplumb.rest import RestClient
 
     if bool(clusters) == bool(app):
@@ -65,7 +65,7 @@ def _set(
             )
             click.echo(f"kdrollout {meta['namespace']}/{meta['name']} {verb}")
     except ApiException as exc:
-        raise CannotRun(f"the API server refused: {exc.status} {exc.reason}") from exc
+        raise api_failed(exc) from exc
 
 
 def _options(fn: Any) -> Any:

@@ -7,7 +7,7 @@ import time
 import click
 from kubernetes.client.exceptions import ApiException
 
-from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun
+from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun, NotFound
 from gitops_kd.cli.options import kubeconfig_options
 from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.controller.pollrequest import request_poll
@@ -35,9 +35,10 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
     `get` and `patch` on that GitOpsKDSource (no network path to the controller; docs/operations.md says why).
 
     Exit status 0 when the poll is done and the head is not refused, 1 when the head is refused or Git cannot
-    be read, 2 when the object does not exist, the poll did not finish within --timeout, or a usage error.
+    be read or the GitOpsKDSource does not exist, 2 when the poll did not finish within --timeout, the cluster
+    cannot be read, or a usage error.
     """
-    from gitops_kd.cli.kubeclient import load_api_client
+    from gitops_kd.cli.kubeclient import api_failed, load_api_client
     from kubeplumb.rest import RestClient
 
     rest = RestClient(load_api_client(kubeconfig, context))
@@ -46,10 +47,10 @@ def command(source: str, kubeconfig: str | None, context: str | None, namespace:
         requested = request_poll(rest, namespace, source)
     except ApiException as exc:
         if exc.status == 404:
-            raise CannotRun(
+            raise NotFound(
                 f"no GitOpsKDSource {namespace}/{source}: is the controller running there? (`kubectl get kdsrc -A`)"
             ) from exc
-        raise CannotRun(f"the API server refused: {exc.status} {exc.reason}") from exc
+        raise api_failed(exc) from exc
     click.echo(f"► sync requested on gitopskdsource {namespace}/{source} at {requested}")
     if no_wait:
         return

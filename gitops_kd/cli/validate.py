@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gitops_kd.cli.base_rules import BASE_HELP, FLAVOUR_HELP, FLAVOURS, base_state, change_refusals, change_warnings
+from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.options import budget_options
 from gitops_kd.cli.problems import FORMATS, render
 from gitops_kd.cli.revisions import resolve
@@ -33,6 +34,20 @@ def tree_root(path: Path) -> Path:
         if any((parent / marker).exists() for marker in (*MANIFEST_ROOTS, ".git")):
             return parent
     return path.parent
+
+
+def not_a_repository(root: Path) -> str:
+    """Why `root` is not a desired-state tree ("" when it is one): neither apps/ nor clusters/ in it and no Git
+    work tree around it (an empty or mistyped folder would otherwise pass as valid with nothing in it)."""
+    if any((root / marker).is_dir() for marker in MANIFEST_ROOTS):
+        return ""
+    if any((p / ".git").exists() for p in (root, *root.parents)):
+        return ""
+    where = os.path.relpath(root)
+    return (
+        f"{where}: not a gitops-kd repository (no {' or '.join(f'{m}/' for m in MANIFEST_ROOTS)} folder, not in a "
+        "Git work tree); run it in a copy of repo-template, or name one with PATH or --repo"
+    )
 
 
 def _shown(root: Path, err: FieldError) -> FieldError:
@@ -168,6 +183,8 @@ def command(
     else:
         roots = list(dict.fromkeys(tree_root(Path(p)) for p in paths or (".",)))
         for root in roots:
+            if problem := not_a_repository(root):
+                raise CannotRun(problem)
             found, state = _check_tree(root, namespace, budget)
             if state is not None and not default_class:
                 found += [_shown(root, e) for e in storage_class_errors(state, lambda f, r=root: _read(r / f))]

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from gitops_kd.plan.actions import Action
 
 
+IN_SYNC = "in sync: nothing to do"  # a plan without actions or refusals
+
+
 @dataclass(frozen=True)
 class Plan:
     """The ordered actions (the first one is executed now) and the refusals.
@@ -62,4 +65,4 @@ class Plan:
         for i, a in enumerate(self.actions, 1):
             lines.append(f"{i}. {a.describe()}")
             lines += [f"     {line}" for line in (details(a) if details is not None else ())]
-        return "\n".join((lines or ["in sync: nothing to do"]) + [f"  note: {k}" for k in self.kept])
+        return "\n".join((lines or [IN_SYNC]) + [f"  note: {k}" for k in self.kept])

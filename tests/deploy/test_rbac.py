@@ -347,7 +347,11 @@ def as_set(rule_list: list[dict[str, Any]]) -> set[tuple[str, str, str, str]]:
 
 @pytest.mark.parametrize(
     ("component", "helm_sets"),
-    [("prune", ("config.prune=true",)), ("admission", ("admission.enabled=true",)), ("shards", ("config.shards=16",))],
+    [
+        ("prune", ("config.prune=true",)),
+        ("admission", ("admission.enabled=true", "config.admission-config=gitops-kd")),  # deploy/'s webhook name
+        ("shards", ("config.shards=16",)),
+    ],
 )
 def test_the_charts_options_grant_what_deploys_components_grant(
     tmp_path: Path, component: str, helm_sets: tuple[str, ...]

@@ -138,3 +138,22 @@ def test_diff_shows_kubedirector_labels_removed_from_a_role_statefulset(e2e: E2E
     assert differs.exit_code == 1, differs.output
     assert f"StatefulSet default/{sts}" in differs.output and "missing" not in differs.output, differs.output
     assert 'metadata.labels[kubedirector.hpe.com/kdcluster]: (absent) -> "hello-dev"' in differs.output, differs.output
+
+
+def test_plan_after_an_upgrade_with_the_kdapp_held_is_not_called_in_sync(e2e: E2E) -> None:
+    """Stock KubeDirector holds the KDApp at 1.0.0 while clusters use it, so "changes" still lists the app's
+    upgrade once every pod runs 2.0.0: the plan says nothing is to be done now and why, never "in sync" above an
+    upgrade (issue 44, 5)."""
+    deployed(e2e)
+    e2e.commit({"apps/hello.yaml": e2e.template("examples/hello-2.0.0.yaml")}, "hello 2.0.0")
+    e2e.start_controller()
+    e2e.wait_ready_at("2.0.0")
+    e2e.wait_settled()
+    e2e.stop_controller()
+    done = run(e2e, "plan")
+    assert done.exit_code == 0, done.output
+    if "changes (old -> new):" in done.output:
+        assert "in sync: nothing to do" not in done.output, done.output
+        assert "no action now: the changes below are held (see the notes)" in done.output, done.output
+    else:
+        assert "in sync: nothing to do" in done.output, done.output

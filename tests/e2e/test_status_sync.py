@@ -106,7 +106,7 @@ def test_sync_polls_git_now_through_the_gitopskdsource(e2e: E2E) -> None:
     assert refused.exit_code == 1 and "refused" in refused.output and "apps/hello.yaml" in refused.output, refused.output
     assert "new revision" not in refused.output and f"applied {head[:12]}" in refused.output, refused.output
     missing = CliRunner().invoke(main, ["sync", "nope", "-n", NS, "--kubeconfig", str(e2e.cluster.kubeconfig)])
-    assert missing.exit_code == 2 and "no GitOpsKDSource default/nope" in missing.output, missing.output
+    assert missing.exit_code == 1 and "no GitOpsKDSource default/nope" in missing.output, missing.output
 
 
 def _watch_status(e2e: E2E, version: str, timeout: float = 120) -> list[tuple[int, str, str]]:

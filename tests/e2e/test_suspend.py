@@ -57,7 +57,7 @@ def test_suspended_upgrade_stays_put_across_a_restart_then_resumes_to_the_end(e2
 
 def test_suspend_names_what_is_missing(e2e: E2E) -> None:
     done = CliRunner().invoke(main, ["suspend", "nope", "--kubeconfig", str(e2e.cluster.kubeconfig)])
-    assert done.exit_code == 2 and "no KDRollout for cluster(s) nope in namespace default" in done.output
+    assert done.exit_code == 1 and "no KDRollout for cluster(s) nope in namespace default" in done.output
     done = CliRunner().invoke(main, ["resume", "--kubeconfig", str(e2e.cluster.kubeconfig)])
     assert done.exit_code == 2 and "name one or more CLUSTERs, or --app APP" in done.output
 

@@ -73,6 +73,8 @@ def test_pages_and_json(ui_server) -> None:
         assert '<html lang="en">' in body and 'aria-live="polite"' in body and "<caption>" in body
         assert 'scope="col"' in body and 'src="/ui/static/ui.js"' in body and 'data-refresh="1500"' in body
         assert "Git <code>https://git.example.com/kd.git</code>" in body
+        # the icon is inline (CSP img-src allows data:), so no page asks for /favicon.ico (a 404 each time)
+        assert '<link rel="icon" href="data:,">' in body and "img-src 'self' data:" in reply.headers["content-security-policy"]
     fleet = json.loads(server.request("GET", "/ui/api/fleet").body)
     assert set(fleet) == {"data", "html", "summary"}
     assert fleet["data"]["apps"][0]["waves"][0]["clusters"][0]["podsTotal"] == 3
@@ -104,6 +106,7 @@ def test_static_files_and_unknown_paths(ui_server) -> None:
     assert server.request("GET", "/ui/static/../../http.py").status == 404
     assert server.request("GET", "/ui/static/other.js").status == 404
     assert server.request("GET", "/ui/clusters/default/nope").status == 404
+    assert '<link rel="icon" href="data:,">' in server.request("GET", "/ui/clusters/default/nope").body.decode()
     assert server.request("GET", "/ui/clusters/kube-system/hello-dev").status == 404  # outside the scope
     assert server.request("GET", "/ui/apps/default/nope/history").status == 404
     missing = server.request("GET", "/ui/api/clusters/default/nope")

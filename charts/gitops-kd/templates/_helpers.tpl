@@ -14,6 +14,17 @@ app.kubernetes.io/name: gitops-kd
 app.kubernetes.io/component: controller
 {{- end }}
 
+{{/* The name of the cluster-scoped objects (ClusterRole, ClusterRoleBinding, ValidatingWebhookConfiguration):
+<namespace>-<release>, so two releases in one cluster, in one namespace or two, never share one. */}}
+{{- define "gitops-kd.clusterName" -}}
+{{ printf "%s-%s" .Release.Namespace .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The ValidatingWebhookConfiguration: config.admission-config, else the cluster-scoped name. */}}
+{{- define "gitops-kd.webhookConfig" -}}
+{{ index .Values.config "admission-config" | default (include "gitops-kd.clusterName" .) }}
+{{- end }}
+
 {{/* The Lease (and GitOpsKDSource) name: config.lease-name. */}}
 {{- define "gitops-kd.lease" -}}
 {{ index .Values.config "lease-name" | default "gitops-kd" }}

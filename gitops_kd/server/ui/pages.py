@@ -413,7 +413,7 @@ def document(
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)} - gitops-kd</title>"
-        f'<link rel="stylesheet" href="{PREFIX}/static/ui.css"></head>'
+        f'<link rel="icon" href="data:,"><link rel="stylesheet" href="{PREFIX}/static/ui.css"></head>'
         f'<body data-live="{esc(live_url)}" data-refresh="{int(refresh_ms)}">'
         '<a class="skip" href="#main">Skip to content</a>'
         '<header><nav aria-label="Breadcrumb"><ol class="crumbs">'
@@ -432,7 +432,8 @@ def error_document(status: int, message: str) -> str:
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<title>{status} - gitops-kd</title><link rel="stylesheet" href="{PREFIX}/static/ui.css"></head>'
+        f'<title>{status} - gitops-kd</title><link rel="icon" href="data:,">'
+        f'<link rel="stylesheet" href="{PREFIX}/static/ui.css"></head>'
         f'<body><main id="main"><h1>{status}</h1><p>{esc(message)}</p>'
         f'<p><a href="{PREFIX}/">Back to the fleet</a></p></main></body></html>\n'
     )

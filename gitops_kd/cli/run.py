@@ -16,7 +16,7 @@ from gitops_kd.cli.envvars import settable_from_env
 from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client
-from gitops_kd.cli.options import KUBECONFIG_HELP
+from gitops_kd.cli.options import KUBECONFIG_HELP, loadbalancer_health_option
 from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD
 from gitops_kd.source import GitSource
 
@@ -110,6 +110,7 @@ def setup_logging(level: str) -> None:
     show_default=True,
     help="Seconds between the UI pages' live updates.",
 )
+@loadbalancer_health_option
 @click.option(
     "--cache-dir",
     type=click.Path(file_okay=False),
@@ -288,6 +289,7 @@ def command(
     ui: bool,
     ui_auth_file: str | None,
     ui_refresh: float,
+    loadbalancer_health: str,
     cache_dir: str | None,
     webhook_secret_file: str | None,
     wave_soak: float,
@@ -340,7 +342,7 @@ def command(
         scope=watch_scope(namespace, all_namespaces, watch_namespaces),
         poll_interval=interval,
         listen=parse_listen(listen),
-        ui=_ui_settings(ui, ui_auth_file, ui_refresh),
+        ui=_ui_settings(ui, ui_auth_file, ui_refresh, loadbalancer_health),
         webhook_secret=secret,
         wave_soak_seconds=wave_soak,
         prune=prune,
@@ -501,11 +503,12 @@ def _lease_name(given: str, watch_namespaces: tuple[str, ...]) -> str:
     return shard_lease_name(watch_namespaces, given) if watch_namespaces and defaulted else given
 
 
-def _ui_settings(enabled: bool, auth_file: str | None, refresh: float) -> Any:
-    """The UiSettings of --ui/--ui-auth-file/--ui-refresh; the auth file is checked now, not at the first request."""
+def _ui_settings(enabled: bool, auth_file: str | None, refresh: float, loadbalancer: str) -> Any:
+    """The UiSettings of --ui/--ui-auth-file/--ui-refresh/--loadbalancer-health; the auth file is checked now, not at
+    the first request."""
     from gitops_kd.server.ui import AuthFileError, UiSettings
 
-    settings = UiSettings(enabled=enabled, auth_file=auth_file, refresh_seconds=refresh)
+    settings = UiSettings(enabled=enabled, auth_file=auth_file, refresh_seconds=refresh, loadbalancer_health=loadbalancer)
     if enabled:
         try:
             settings.auth()

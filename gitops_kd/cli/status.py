@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun
-from gitops_kd.cli.options import cluster_options
+from gitops_kd.cli.options import cluster_options, loadbalancer_health_option
 from gitops_kd.cli.sources import render_sources
 from gitops_kd.health import ClusterHealth, HealthStatus
 from gitops_kd.observe.fleet import collect, fetch, healths
@@ -109,8 +109,15 @@ def render_objects(c: ClusterHealth, sync: Sync, console: Console) -> None:
 @click.argument("cluster", required=False)
 @cluster_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@loadbalancer_health_option
 def command(
-    cluster: str | None, kubeconfig: str | None, context: str | None, namespace: str, all_namespaces: bool, output: str
+    cluster: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str,
+    all_namespaces: bool,
+    output: str,
+    loadbalancer_health: str,
 ) -> None:
     """Show what Git revision is applied and what each KDCluster gitops-kd manages (those with a KDRollout)
     looks like against it, like `flux get kustomizations` / `argocd app get`.
@@ -138,7 +145,7 @@ def command(
         sources, note = read_sources(rest, namespace)
     except ApiException as exc:
         raise CannotRun(f"reading the cluster failed: {exc.status} {exc.reason}") from exc
-    clusters = healths(fleet)
+    clusters = healths(fleet, loadbalancer_health)
     matched = [(c, ro, source_for(ro, sources)) for c, ro in ((c, fleet.rollouts.get((c.namespace, c.name))) for c in clusters)]
     rows = [(c, cluster_sync(ro, src.record if src else None)) for c, ro, src in matched]
     where = "any namespace" if all_namespaces else f"namespace {namespace}"

@@ -14,7 +14,7 @@ from gitops_kd.health.kdrollout import kdrollout_health
 from gitops_kd.health.model import Health, HealthStatus, worst
 from gitops_kd.health.pod import pod_health
 from gitops_kd.health.pvc import pvc_health
-from gitops_kd.health.service import service_health
+from gitops_kd.health.service import LB_REQUIRE, service_health
 from gitops_kd.health.statefulset import ON_DELETE_WAITING, statefulset_health
 from gitops_kd.kd.layout import APP_CONTAINER, KDCLUSTER_KIND, ROLE_LABEL
 from gitops_kd.rollout.model import RolloutStatus
@@ -117,6 +117,7 @@ def object_healths(
     services: Iterable[Obj] = (),
     pvcs: Iterable[Obj] = (),
     unreadable: Collection[str] = (),
+    loadbalancer: str = LB_REQUIRE,
 ) -> tuple[ObjectHealth, ...]:
     """Rows for the KDRollout, the KDCluster, then per role its StatefulSet, member Pods, member Services and
     PVCs (Missing when KubeDirector's status names one that is absent, Unknown when its kind's plural is in
@@ -142,7 +143,7 @@ def object_healths(
     kinds: tuple[tuple[str, dict[str, Obj], Callable[[Obj], Health]], ...] = (
         ("StatefulSet", _by_name(statefulsets), statefulset_health),
         ("Pod", _by_name(pods), pod_health),
-        ("Service", _by_name(services), service_health),
+        ("Service", _by_name(services), lambda svc: service_health(svc, loadbalancer)),
         ("PersistentVolumeClaim", _by_name(pvcs), pvc_health),
     )
     plurals = ("statefulsets", "pods", "services", "persistentvolumeclaims")
@@ -277,11 +278,16 @@ def aggregate(rows: Iterable[ObjectHealth]) -> Health:
 
 
 def cluster_health(
-    rollout: Obj | None, kdcluster: Obj | None, unreadable: Collection[str] = (), **objects: Iterable[Obj]
+    rollout: Obj | None,
+    kdcluster: Obj | None,
+    unreadable: Collection[str] = (),
+    loadbalancer: str = LB_REQUIRE,
+    **objects: Iterable[Obj],
 ) -> ClusterHealth:
     """The ClusterHealth of a KDCluster and its KDRollout (either may be None) from its objects
-    (keyword lists statefulsets, pods, services, pvcs, as in object_healths; `unreadable` as there)."""
-    rows = object_healths(rollout, kdcluster, unreadable=unreadable, **objects)
+    (keyword lists statefulsets, pods, services, pvcs, as in object_healths; `unreadable` and `loadbalancer` as
+    there)."""
+    rows = object_healths(rollout, kdcluster, unreadable=unreadable, loadbalancer=loadbalancer, **objects)
     meta = section(rollout or kdcluster, "metadata")
     r_spec, r_status = section(rollout, "spec"), RolloutStatus.from_obj(section(rollout, "status"))
     return ClusterHealth(

@@ -238,12 +238,10 @@ def _replacing(row: ObjectHealth) -> ObjectHealth:
     """During an upgrade or downgrade a member down or its pod missing is the planned replacement of that pod:
     Progressing, not Degraded or Missing (a pod that exists and fails stays Degraded)."""
     status, message = row.health.status, row.health.message
-    if row.kind == KDCLUSTER_KIND and status is HealthStatus.DEGRADED and message.startswith(MEMBERS_DOWN):
+    if row.kind == KDCLUSTER_KIND and status is HealthStatus.DEGRADED and MEMBERS_DOWN in message:
+        down = message[message.index(MEMBERS_DOWN) + len(MEMBERS_DOWN) :]
         return ObjectHealth(
-            row.kind,
-            row.name,
-            Health(HealthStatus.PROGRESSING, "members being replaced by the rollout: " + message[len(MEMBERS_DOWN) :]),
-            row.role,
+            row.kind, row.name, Health(HealthStatus.PROGRESSING, "members being replaced by the rollout: " + down), row.role
         )
     if row.kind == "Pod" and status is HealthStatus.MISSING:
         return ObjectHealth(

@@ -9,7 +9,9 @@ app in a lower gitops-kd.io/wave is not Ready at the target or has not soaked ye
 Stalled rollout gets only its failure policy (plan/failure.py); one stalled by a KDApp / KDCluster write that
 keeps failing (ApplyRefused / ApplyFailed) gets that write, and a LiftStall once Git no longer asks for it.
 An adoption (a cluster whose pods already run the target) is recorded Ready only when every member Git asks
-for is Ready, else Reconciling until FinishRollout. Wait actions come last, so ``Plan.next()`` is real work
+for is Ready and KubeDirector reports the cluster ready, else Reconciling until FinishRollout; FinishRollout too
+waits for KubeDirector (plan/kdready.py: Reconciling, then Stalled with KubeDirector's words).
+Wait actions come last, so ``Plan.next()`` is real work
 when any exists. On KubeDirector's live-app-upgrade branch a cluster whose spec.app Git moves to another KDApp
 is switched natively first (plan/native.py), then upgraded as any other. A KDApp that clusters use is not applied
 while Git changes its spec: stock KubeDirector holds
@@ -60,6 +62,7 @@ from gitops_kd.plan.actions import (
 from gitops_kd.plan.breakglass import left_break_glass
 from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.held import Held, held, held_refusals
+from gitops_kd.plan.kdready import kubedirector_ready, kubedirector_steps
 from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.plan.native import switch_steps
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_stages, pod_steps
@@ -287,7 +290,7 @@ def _ensure_rollout(
         left,
         desired.subject,
         adopt and annotation(live.raw, APPLIED_ANNOTATION) is not None,
-        not adopt or unready_role(app, cluster, live) is None,
+        not adopt or (unready_role(app, cluster, live) is None and kubedirector_ready(live)),
         app.upgrade.to_annotation() if app.upgrade is not None else None,
         role_images(app) if adopt else (),
         note,
@@ -396,15 +399,23 @@ def cluster_steps(
         finished
         and not out
         and ensure is None
-        and (rollout is None or rollout.phase != Phase.IDLE or rollout.app_version != t.target_version or rollout.reconciling)
+        and (
+            rollout is None
+            or rollout.phase != Phase.IDLE
+            or rollout.app_version != t.target_version
+            or rollout.reconciling
+            or rollout.kubedirector_marked
+            or not kubedirector_ready(live)
+        )
     ):
         # an adoption counts Git's members: KubeDirector raises a StatefulSet's replicas as it adds them
         down = unready_role(app, cluster, live) if rollout is not None and rollout.direction == ADOPT else None
-        out.append(
-            FinishRollout(live.namespace, live.name, t.target_version, role_images(app), note)
-            if down is None
-            else Wait(f"the members of role {down} to be Ready", POLL_SECONDS, live.key)
-        )
+        if down is not None:
+            out.append(Wait(f"the members of role {down} to be Ready", POLL_SECONDS, live.key))
+        else:  # Ready only when KubeDirector too reports the cluster ready (docs/concepts.md, "Ready")
+            out += kubedirector_steps(live, ctx.ready_timeout, now) or [
+                FinishRollout(live.namespace, live.name, t.target_version, role_images(app), note)
+            ]
     return _record_stages(ctx) + out
 
 
@@ -427,9 +438,10 @@ def _steady(live: ObservedCluster, t: Transition, ensure: EnsureRollout | None, 
         or rollout.phase != Phase.IDLE
         or rollout.app_version != t.target_version
         or rollout.reconciling
-    ):  # an apply stall lifted: Ready again once steady (FinishRollout)
+        or rollout.kubedirector_marked
+    ):  # an apply stall lifted: Ready again once steady (FinishRollout); KubeDirector not ready: until it is
         return False
-    return not any(outdated(ctx, p) for p in live.all_pods())
+    return not any(outdated(ctx, p) for p in live.all_pods()) and kubedirector_ready(live)
 
 
 __all__ = ["cluster_steps", "missing_role", "plan", "role_order", "unready_role"]

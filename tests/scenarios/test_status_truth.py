@@ -1,6 +1,7 @@
 """What status says is what the cluster knows (issue 42), unchanged on the embedded cluster and the real KubeDirector
-(--backend=kd): HEALTH on a cluster without a load-balancer provider says why KubeDirector's LoadBalancer member
-Services keep it Progressing and `--loadbalancer-health=ignore` counts them Healthy."""
+(--backend=kd): Ready only when KubeDirector too reports the cluster ready, Stalled with its words when it does not
+in time; HEALTH on a cluster without a load-balancer provider says why KubeDirector's LoadBalancer member Services
+keep it Progressing and `--loadbalancer-health=ignore` counts them Healthy."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from tests.e2e.harness import E2E, wait_for
+from gitops_kd.testing import pod_ready
+from tests.e2e.harness import E2E, KD, TEMPLATE, wait_for
 
 pytestmark = pytest.mark.backends
 GITOPS_KD = str(Path(sys.executable).parent / "gitops-kd")
@@ -83,3 +86,64 @@ def test_loadbalancer_services_without_a_provider_say_why_and_can_be_ignored(bar
     services = {o["name"]: o for o in ignored["objects"] if o["kind"] == "Service"}
     assert all(services[name]["status"] == "Healthy" for name in lbs), services
     assert all("--loadbalancer-health=ignore" in services[name]["message"] for name in lbs), services
+
+
+def _systemd_app(timeout: int) -> str:
+    """hello 1.0.0 as a catalog app that needs systemd (systemdRequired and a config package, as KubeDirector's
+    centos7 or cassandra apps), with a short podReadyTimeoutSeconds."""
+    doc = yaml.safe_load((TEMPLATE / "apps" / "hello.yaml").read_text())
+    doc["spec"]["systemdRequired"] = True
+    doc["spec"]["defaultConfigPackage"] = {"packageURL": "file:///opt/configscripts/hello-setup.tgz"}
+    doc["spec"]["upgrade"] = {"podReadyTimeoutSeconds": timeout}
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def _condition(rollout: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+    conditions = ((rollout or {}).get("status") or {}).get("conditions") or ()
+    return next((c for c in conditions if c.get("type") == kind), {})
+
+
+def test_ready_waits_for_kubedirector_and_stalls_with_its_words(world: E2E) -> None:
+    """Invariant: Ready=True only when every pod runs the version AND KubeDirector reports the cluster ready. An
+    app whose roles need systemd stays `creating` in KubeDirector on the simulated node (`systemd not yet
+    responsive`): every pod runs 1.0.0 and is Ready, yet the KDRollout is not Ready (Reconciling, KubeDirector's
+    state and members named), `kubectl wait --for=condition=Ready` fails, then past podReadyTimeoutSeconds it is
+    Stalled (KubeDirectorNotReady) and `gitops-kd status` says Degraded with KubeDirector's words and exits 1."""
+    timeout = 20
+    world.commit({"apps/hello.yaml": _systemd_app(timeout)}, "hello 1.0.0 needs systemd")
+    world.start_controller()
+
+    def waiting() -> dict[str, Any] | None:
+        ro = world.rollout()
+        return ro if _condition(ro, "KubeDirectorReady").get("status") == "False" else None
+
+    rollout = wait_for("the KDRollout waiting for KubeDirector", waiting, 180)
+    assert _condition(rollout, "Ready")["status"] == "False", rollout["status"]
+    assert _condition(rollout, "Reconciling").get("reason") == "WaitingForKubeDirector", rollout["status"]
+    said = _condition(rollout, "KubeDirectorReady")["message"]
+    assert said.startswith("KubeDirector reports the cluster creating (members creating: "), said
+    wait_for("every pod Running and Ready at 1.0.0", lambda: len(p := world.pods()) == 3 and all(pod_ready(x) for x in p), 60)
+    assert {c["image"] for p in world.pods() for c in p["spec"]["containers"] if c["name"] == "app"} == {"gitops-kd/hello:1.0.0"}
+    kdc = world.rest.get(KD, "kubedirectorclusters", world.ns, "hello-dev")
+    assert kdc["status"]["state"] == "creating", kdc["status"]
+    events = world.rest.list("v1", "events", world.ns)["items"]
+    assert any(
+        e["involvedObject"].get("name") == "hello-dev" and "systemd not yet responsive in member{" in e.get("message", "")
+        for e in events
+    ), [e.get("message") for e in events]
+    out = world.kubectl("wait", "--for=condition=Ready", "kdrollout/hello-dev", "--timeout=3s")
+    assert out.returncode != 0, out.stdout
+
+    def stalled() -> dict[str, Any] | None:
+        ro = world.rollout()
+        return ro if _condition(ro, "Stalled").get("status") == "True" else None
+
+    rollout = wait_for("the KDRollout Stalled by KubeDirector", stalled, timeout + 60)
+    stall = _condition(rollout, "Stalled")
+    assert stall["reason"] == "KubeDirectorNotReady", stall
+    assert "KubeDirector reports the cluster creating" in stall["message"] and f"{timeout}s" in stall["message"], stall
+    assert _condition(rollout, "Ready")["status"] == "False"
+    shown = status(world, "hello-dev", "-o", "json")
+    assert shown.returncode == 1, shown.stdout + shown.stderr
+    health = json.loads(shown.stdout)
+    assert health["status"] == "Degraded" and "KubeDirector reports the cluster creating" in health["message"], health

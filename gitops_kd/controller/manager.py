@@ -34,6 +34,7 @@ from gitops_kd.plan.actions import Action
 from gitops_kd.plan.planner import plan as make_plan
 from gitops_kd.source import GitSource, Poller
 from gitops_kd.status.source import KIND as SOURCE_KIND
+from gitops_kd.status.source import condition_series
 from kubeplumb.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,12 @@ def build_manager(
     m.poller = Poller(source, m.feed.on_poll, interval=options.poll_interval)
     hub = build_hub(options.alerts, m.metrics)  # the alerts edge (None without a channel)
     watch_record(hub, m.record, kind=SOURCE_KIND, not_ready_after=NOT_READY_AFTER_FAILED_POLLS)
+    if m.record is not None and m.metrics is not None:  # the source's conditions as a gauge, from current state
+        metrics_now = m.metrics
+        metrics_now.set_source_condition(condition_series(m.record.record, NOT_READY_AFTER_FAILED_POLLS))
+        m.record.listeners.append(
+            lambda _before, after: metrics_now.set_source_condition(condition_series(after, NOT_READY_AFTER_FAILED_POLLS))
+        )
     if options.shards > 1:
         owns = shard_leases(m, api_client, options)
     m.drift = drift_wiring(
@@ -122,6 +129,7 @@ def build_manager(
             on_lead=m.record_led,
             applied=m.commits.applied_commit,
             serial=planning.lock,
+            on_git=m.metrics.set_git_health if m.metrics is not None else None,
         )
     m.fleet = FleetReconciler(
         commits=m.commits,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from gitops_kd.constants import STALL_RECORD_UNTRUSTED
@@ -17,6 +17,7 @@ PLURAL = "gitopskdsources"
 # kstatus reasons
 SUCCEEDED, PROGRESSING = "Succeeded", "Progressing"
 SHORT_SHA = 12
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # condition_series reads the conditions only, never their times
 
 # status key of each SourceRecord field (the CRD's names)
 _KEYS = {
@@ -78,14 +79,21 @@ class SourceRecord:
         return dataclasses.replace(self, **changes)
 
 
+def git_unreadable(record: SourceRecord, not_ready_after: int) -> bool:
+    """Git counts as unreadable: ``not_ready_after`` polls in a row failed, or one did and the repository was never
+    read (no commit applied or attempted: nothing to go on, so the first failed poll says it)."""
+    never_read = not record.applied and not record.attempted
+    return record.git_failures >= not_ready_after or (record.git_failures > 0 and never_read)
+
+
 def source_status(
     record: SourceRecord, previous: Mapping[str, Any] | None, *, generation: int | None, not_ready_after: int, now: datetime
 ) -> dict[str, Any]:
     """The status to write for `record`: its fields and Ready / Reconciling / Stalled conditions.
 
     Stalled (Ready=False) when the record found disagrees with Git or the cluster (RecordUntrusted), the
-    repository could not be read in `not_ready_after` polls in a row
-    (GitUnreadable) or the newest commit was refused (CommitRefused); Reconciling while the applied commit
+    repository could not be read (GitUnreadable: `not_ready_after` polls in a row, or the first poll of a
+    repository never read) or the newest commit was refused (CommitRefused); Reconciling while the applied commit
     still has actions to run or none was applied yet; else Ready=True with the applied revision."""
     status: dict[str, Any] = {key: getattr(record, name) for name, key in _KEYS.items()}
     status["observedGeneration"] = generation
@@ -93,8 +101,9 @@ def source_status(
     revision = f"{record.branch}@sha1:{record.applied[:SHORT_SHA]}" if record.applied else ""
     if record.distrust:
         conditions = mark_stalled(before, STALL_RECORD_UNTRUSTED, _first_line(record.distrust), generation=generation, now=now)
-    elif record.git_failures >= not_ready_after:
-        message = f"{record.git_failures} polls in a row could not read {record.url}: {_first_line(record.git_error)}"
+    elif git_unreadable(record, not_ready_after):
+        polls = f"{record.git_failures} polls in a row" if record.git_failures > 1 else "the first poll"
+        message = f"{polls} could not read {record.url}: {_first_line(record.git_error)}"
         conditions = mark_stalled(before, GIT_UNREADABLE, message, generation=generation, now=now)
     elif record.refusal:
         message = f"commit {record.attempted[:SHORT_SHA]} refused: {_first_line(record.refusal)}"
@@ -109,6 +118,13 @@ def source_status(
         conditions = mark_ready(before, SUCCEEDED, f"Applied revision: {revision}", generation=generation, now=now)
     status["conditions"] = conditions
     return status
+
+
+def condition_series(record: SourceRecord, not_ready_after: int) -> tuple[tuple[str, str, str], ...]:
+    """The source's conditions as (type, status, reason), exactly as ``source_status`` writes them (the metrics'
+    gauge gitops_kd_source_condition)."""
+    written = source_status(record, None, generation=None, not_ready_after=not_ready_after, now=_EPOCH)["conditions"]
+    return tuple((str(c["type"]), str(c["status"]), str(c["reason"])) for c in written)
 
 
 def _first_line(text: str) -> str:

@@ -17,6 +17,7 @@ from gitops_kd.cli.exits import EXIT_FINDINGS, CannotRun
 from gitops_kd.cli.options import cluster_options, loadbalancer_health_option
 from gitops_kd.cli.sources import render_sources
 from gitops_kd.health import ClusterHealth, HealthStatus
+from gitops_kd.health.refused import refused_clusters
 from gitops_kd.observe.fleet import collect, fetch, healths
 from gitops_kd.observe.kdflavour import detect
 from gitops_kd.observe.sources import read_sources
@@ -146,6 +147,12 @@ def command(
     except ApiException as exc:
         raise CannotRun(f"reading the cluster failed: {exc.status} {exc.reason}") from exc
     clusters = healths(fleet, loadbalancer_health)
+    refused = [line for src in sources for line in src.record.apply_refused.splitlines() if line.strip()]
+    clusters += refused_clusters(  # what gitops-kd could not create, where it would be (Missing, saying why)
+        refused, {(c.namespace, c.name) for c in clusters}, None if all_namespaces else namespace
+    )
+    if cluster:
+        clusters = [c for c in clusters if c.name == cluster]
     matched = [(c, ro, source_for(ro, sources)) for c, ro in ((c, fleet.rollouts.get((c.namespace, c.name))) for c in clusters)]
     rows = [(c, cluster_sync(ro, src.record if src else None)) for c, ro, src in matched]
     where = "any namespace" if all_namespaces else f"namespace {namespace}"

@@ -24,6 +24,7 @@ from gitops_kd.controller.reconcile_cluster import ClusterReconciler
 from gitops_kd.controller.reconcile_fleet import FleetReconciler, Owns
 from gitops_kd.controller.record_keeper import RecordKeeper
 from gitops_kd.controller.refusals import RefusalReporter
+from gitops_kd.controller.refused_writes import RefusedWrites
 from gitops_kd.controller.runtime import Manager
 from gitops_kd.controller.sharding import shard_leases
 from gitops_kd.controller.stages import Planner
@@ -117,7 +118,14 @@ def build_manager(
     )
     pure = planner or partial(make_plan, wave_soak_seconds=options.wave_soak_seconds, prune=options.prune)
     planning = Planning(pure, [m.drift.stage], m.scope, now)
-    m.actor = Actor(m.executor, m.collector, m.queue, per_key=m.per_key, metrics=m.metrics, on_action=on_action)
+    refused = RefusedWrites(m.record)  # refused writes of the applied commit: the GitOpsKDSource says so
+
+    def acted(action: Action, outcome: Outcome) -> None:
+        refused.on_outcome(action, outcome)
+        if on_action is not None:
+            on_action(action, outcome)
+
+    m.actor = Actor(m.executor, m.collector, m.queue, per_key=m.per_key, metrics=m.metrics, on_action=acted)
     if m.record is not None:
         leads = None if m.shards is None else (lambda: m.shards.holds(0))
         m.keeper = RecordKeeper(
@@ -141,6 +149,7 @@ def build_manager(
         refusals=m.refusals,
         record=m.record,
         keeper=m.keeper,
+        refused=refused,
         metrics=m.metrics,
         per_key=m.per_key,
         owns=owns,

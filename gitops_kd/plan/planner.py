@@ -388,8 +388,11 @@ def cluster_steps(
         )
     rollout = live.rollout if ensure is None else None
     ctx = PodContext(app, live, t, rollout, order, frozenset(role_diffs), now)
-    if not out and _steady(live, t, ensure, ctx):
-        return []
+    if not out and _steady(live, t, ensure, ctx):  # the pods are done: Ready is KubeDirector's to give (plan/kdready.py)
+        if kubedirector_ready(live):
+            marked = live.rollout is not None and live.rollout.kubedirector_marked
+            return [FinishRollout(live.namespace, live.name, t.target_version, role_images(app), note)] if marked else []
+        return kubedirector_steps(live, ctx.ready_timeout, now)
     unsettled = [live.statefulsets[r].name for r in order if r not in role_diffs and not live.statefulsets[r].settled]
     if unsettled:
         return out + [Wait(f"StatefulSet {unsettled[0]} to observe its new spec", POLL_SECONDS, live.key)]
@@ -430,18 +433,18 @@ def _record_stages(ctx: PodContext) -> list[Action]:
 
 
 def _steady(live: ObservedCluster, t: Transition, ensure: EnsureRollout | None, ctx: PodContext) -> bool:
-    """True when the rollout is finished at the target and every pod runs the current template."""
+    """True when the rollout is finished at the target and every pod runs the current template (whether KubeDirector
+    reports the cluster ready is the caller's next question: a member it adds meanwhile is no pod to upgrade)."""
     rollout: ObservedRollout | None = live.rollout
     if (
         ensure is not None
         or rollout is None
         or rollout.phase != Phase.IDLE
         or rollout.app_version != t.target_version
-        or rollout.reconciling
-        or rollout.kubedirector_marked
-    ):  # an apply stall lifted: Ready again once steady (FinishRollout); KubeDirector not ready: until it is
+        or (rollout.reconciling and not rollout.kubedirector_marked)
+    ):  # an apply stall lifted: Ready again once steady (FinishRollout)
         return False
-    return not any(outdated(ctx, p) for p in live.all_pods()) and kubedirector_ready(live)
+    return not any(outdated(ctx, p) for p in live.all_pods())
 
 
 __all__ = ["cluster_steps", "missing_role", "plan", "role_order", "unready_role"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from gitops_kd.constants import STALL_RECORD_UNTRUSTED
+from gitops_kd.constants import STALL_RECORD_UNTRUSTED, StallReason
 from gitops_kd.status.conditions import mark_ready, mark_reconciling, mark_stalled
 from gitops_kd.status.events import COMMIT_REFUSED, GIT_UNREADABLE
 
@@ -17,6 +17,7 @@ PLURAL = "gitopskdsources"
 # kstatus reasons
 SUCCEEDED, PROGRESSING = "Succeeded", "Progressing"
 SHORT_SHA = 12
+APPLY_REFUSED = StallReason.APPLY_REFUSED  # the source's Stalled reason while an object of its commit cannot be created
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # condition_series reads the conditions only, never their times
 
 # status key of each SourceRecord field (the CRD's names)
@@ -27,6 +28,7 @@ _KEYS = {
     "applied_subject": "lastAppliedSubject",
     "attempted": "lastAttemptedRevision",
     "refusal": "refusal",
+    "apply_refused": "applyRefused",
     "baseline": "forcePushBaseline",
     "git_failures": "gitFailures",
     "git_error": "lastGitError",
@@ -48,6 +50,7 @@ class SourceRecord:
     applied_subject: str = ""
     attempted: str = ""
     refusal: str = ""
+    apply_refused: str = ""  # objects of the applied commit the API server refuses to create, "kind ns/name: why" lines
     baseline: str = ""
     git_failures: int = 0
     git_error: str = ""
@@ -108,6 +111,9 @@ def source_status(
     elif record.refusal:
         message = f"commit {record.attempted[:SHORT_SHA]} refused: {_first_line(record.refusal)}"
         conditions = mark_stalled(before, COMMIT_REFUSED, message, generation=generation, now=now)
+    elif record.apply_refused:
+        message = f"{revision}: not applied whole: {_first_line(record.apply_refused)}"
+        conditions = mark_stalled(before, APPLY_REFUSED, message, generation=generation, now=now)
     elif not record.applied:
         conditions = mark_reconciling(
             before, PROGRESSING, "waiting for the first accepted commit", generation=generation, now=now

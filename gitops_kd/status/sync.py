@@ -9,7 +9,7 @@ from typing import Any
 from gitops_kd.constants import ACTIVE_PHASES, STALL_RECORD_UNTRUSTED
 from gitops_kd.rollout.model import RolloutStatus
 from gitops_kd.status.events import COMMIT_REFUSED, GIT_UNREADABLE
-from gitops_kd.status.source import SHORT_SHA, SourceRecord
+from gitops_kd.status.source import APPLY_REFUSED, SHORT_SHA, SourceRecord
 
 SYNCED, OUT_OF_SYNC, REFUSED, SUSPENDED = "Synced", "OutOfSync", "Refused", "Suspended"
 SYNC_STATES = (SYNCED, OUT_OF_SYNC, REFUSED, SUSPENDED)
@@ -53,8 +53,9 @@ class NamedSource:
 
     @property
     def failing(self) -> bool:
-        """Stalled: the head refused, Git unreadable or the record untrusted (Ready=False with a Stalled reason)."""
-        return self.ready == "False" and self.reason in (COMMIT_REFUSED, GIT_UNREADABLE, STALL_RECORD_UNTRUSTED)
+        """Stalled: the head refused, Git unreadable, the record untrusted or an object of the applied commit refused
+        by the API server (Ready=False with a Stalled reason)."""
+        return self.ready == "False" and self.reason in (COMMIT_REFUSED, GIT_UNREADABLE, STALL_RECORD_UNTRUSTED, APPLY_REFUSED)
 
     def as_dict(self) -> dict[str, Any]:
         r = self.record

@@ -22,6 +22,7 @@ from typing import Any
 from aiohttp import web
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.health.refused import refused_clusters
 from gitops_kd.health.service import LB_REQUIRE
 from gitops_kd.server.ui import pages, views
 from gitops_kd.server.ui.auth import UiAuth
@@ -119,6 +120,9 @@ def _cluster_rows(snap: Snapshot, loadbalancer: str) -> list[tuple[Any, Any, Any
                 objects["pods"],
             )
         )
+    refused = [line for src in snap.sources for line in src.record.apply_refused.splitlines() if line.strip()]
+    for health in refused_clusters(refused, set(fleet.keys)):  # not created: shown where it would be, saying why
+        out.append((health, None, None, None, [], []))
     return out
 
 

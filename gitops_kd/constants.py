@@ -58,9 +58,18 @@ class StallReason(StrEnum):
     # member pods run another image than the version the rollout records, and the plan is refused (nothing
     # gitops-kd may do brings them back): Ready is never claimed over them (docs/design/stock-kubedirector.md)
     PODS_OFF_VERSION = "PodsOffVersion"
+    # KubeDirector reports the cluster not ready (a member in config error at once; creating, updating or a member
+    # container down for longer than podReadyTimeoutSeconds): its Stalled condition (the phase is left as it is:
+    # the pods run the version, KubeDirector does not agree they are ready; docs/concepts.md, "Ready")
+    KUBEDIRECTOR_NOT_READY = "KubeDirectorNotReady"
 
 
 APPLY_STALL_REASONS = (StallReason.APPLY_REFUSED, StallReason.APPLY_FAILED)
+# KDRollout condition KubeDirectorReady: False (reason KubeDirectorNotReady, KubeDirector's words) while KubeDirector
+# reports the cluster not ready though every pod runs the version; its lastTransitionTime says since when. Absent
+# otherwise. Reconciling=True with reason WAITING_FOR_KUBEDIRECTOR meanwhile, until it lasts too long (Stalled).
+KUBEDIRECTOR_READY_CONDITION = "KubeDirectorReady"
+WAITING_FOR_KUBEDIRECTOR = "WaitingForKubeDirector"
 # KDRollout status.applyFailure: the last KDApp / KDCluster write that failed (kind, namespace, name, digest of
 # the manifest, failures in a row, HTTP code, the server's message, the phase before the stall)
 APPLY_FAILURE_FIELD = "applyFailure"

@@ -14,7 +14,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from gitops_kd.constants import APPLY_STALL_REASONS, Phase
+from gitops_kd.constants import APPLY_STALL_REASONS, KUBEDIRECTOR_READY_CONDITION, Phase
 from gitops_kd.rollout.model import PodProgress, RolloutStatus  # status.pods[<pod>], typed where the status is
 from gitops_kd.spec.freeze import FrozenMap, freeze
 from gitops_kd.spec.state import Key
@@ -200,6 +200,23 @@ class ObservedRollout:
     def reconciling(self) -> bool:
         """The Reconciling condition is True (Idle and Reconciling: an apply stall lifted, not Ready again yet)."""
         return any(c.get("type") == "Reconciling" and c.get("status") == "True" for c in self.conditions)
+
+    @property
+    def kubedirector_since(self) -> datetime | None:
+        """Since when the KDRollout has said KubeDirector reports the cluster not ready (condition KubeDirectorReady
+        False: its lastTransitionTime), or None when it does not say so."""
+        for c in self.conditions:
+            if c.get("type") == KUBEDIRECTOR_READY_CONDITION and c.get("status") == "False":
+                try:
+                    return datetime.fromisoformat(str(c.get("lastTransitionTime") or "").replace("Z", "+00:00"))
+                except ValueError:
+                    return None
+        return None
+
+    @property
+    def kubedirector_marked(self) -> bool:
+        """The KDRollout says KubeDirector reports the cluster not ready (condition KubeDirectorReady False)."""
+        return any(c.get("type") == KUBEDIRECTOR_READY_CONDITION and c.get("status") == "False" for c in self.conditions)
 
     @property
     def step(self) -> str:

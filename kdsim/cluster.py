@@ -36,7 +36,8 @@ class EmbeddedCluster:
     `kubedirector_user`: the simulated KubeDirector's bearer token, i.e. its user (tokens are not checked), e.g. its
     ServiceAccount `system:serviceaccount:kubedirector:kubedirector` as admission webhooks see it; default: the
     admin's, like the other simulated controllers. `history_limit`: the watch history kept per resource (older
-    resourceVersions get 410 Expired).
+    resourceVersions get 410 Expired). `load_balancer` False: no load-balancer provider (the loopback servicelb is not
+    started), as on a bare-metal cluster or a real control plane without one: LoadBalancer Services get no ingress.
     """
 
     def __init__(
@@ -52,8 +53,10 @@ class EmbeddedCluster:
         crds: Sequence[Mapping[str, Any]] = (),
         kubedirector_user: str | None = None,
         history_limit: int = HISTORY_LIMIT,
+        load_balancer: bool = True,
     ) -> None:
         self.kubedirector_user = kubedirector_user
+        self.load_balancer = load_balancer
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.controllers_enabled = controllers

@@ -14,6 +14,7 @@ from gitops_kd.drift.tracker import Occurrence
 from gitops_kd.kd.layout import KDCLUSTER_KIND
 from gitops_kd.observed import ObservedState
 from gitops_kd.spec.state import Key
+from gitops_kd.status.source import git_unreadable
 
 
 def _drift_alert(occ: Occurrence, message: str, body: dict[str, Any]) -> Alert:
@@ -68,7 +69,7 @@ class RecordAlerts:
         self.not_ready_after = not_ready_after
 
     def __call__(self, before: Any, after: Any) -> None:
-        if before.git_failures < self.not_ready_after <= after.git_failures:
+        if not git_unreadable(before, self.not_ready_after) and git_unreadable(after, self.not_ready_after):
             self.hub.fire(
                 Alert(
                     GIT_HEALTH,

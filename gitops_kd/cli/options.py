@@ -45,3 +45,19 @@ def cluster_options(fn: F, *, namespace_help: str = "Namespace to read.", all_he
     fn = click.option("-A", "--all-namespaces", "all_namespaces", is_flag=True, help=all_help)(fn)
     fn = click.option("-n", "--namespace", default="default", show_default=True, help=namespace_help)(fn)
     return kubeconfig_options(fn)
+
+
+def loadbalancer_health_option(fn: F) -> F:
+    """--loadbalancer-health require|ignore: how a LoadBalancer Service without an ingress counts in HEALTH."""
+    from gitops_kd.health.service import LB_POLICIES, LB_REQUIRE
+
+    return click.option(
+        "--loadbalancer-health",
+        "loadbalancer_health",
+        type=click.Choice(LB_POLICIES),
+        default=LB_REQUIRE,
+        show_default=True,
+        help="How a LoadBalancer Service without an ingress counts in HEALTH: require (Progressing until the "
+        "load balancer gives it one, as Argo CD) or ignore (Healthy: a cluster without a load-balancer provider, "
+        "where KubeDirector's default LoadBalancer member Services never get one).",
+    )(fn)

@@ -17,7 +17,7 @@ from gitops_kd.cli.envvars import settable_from_env
 from gitops_kd.cli.exits import CannotRun
 from gitops_kd.cli.gitcreds import apply_git_credentials, git_credential_options
 from gitops_kd.cli.kubeclient import load_api_client
-from gitops_kd.cli.options import KUBECONFIG_HELP, budget_options
+from gitops_kd.cli.options import KUBECONFIG_HELP, budget_options, loadbalancer_health_option
 from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETRY_PERIOD, UNHEALTHY_AFTER_SECONDS
 from gitops_kd.redact import add_secret, add_secret_url, install_log_filter
 from gitops_kd.source import GitSource
@@ -130,6 +130,7 @@ def setup_logging(level: str) -> None:
     show_default=True,
     help="Seconds between the UI pages' live updates.",
 )
+@loadbalancer_health_option
 @click.option(
     "--cache-dir",
     type=click.Path(file_okay=False),
@@ -317,6 +318,7 @@ def command(
     ui: bool,
     ui_auth_file: str | None,
     ui_refresh: float,
+    loadbalancer_health: str,
     cache_dir: str | None,
     webhook_secret_file: str | None,
     wave_soak: float,
@@ -376,7 +378,7 @@ def command(
         scope=watch_scope(namespace, all_namespaces, watch_namespaces),
         poll_interval=interval,
         listen=parse_listen(listen),
-        ui=_ui_settings(ui, ui_auth_file, ui_refresh),
+        ui=_ui_settings(ui, ui_auth_file, ui_refresh, loadbalancer_health),
         webhook_secret=secret,
         wave_soak_seconds=wave_soak,
         prune=prune,
@@ -541,11 +543,12 @@ def _lease_name(given: str, watch_namespaces: tuple[str, ...]) -> str:
     return shard_lease_name(watch_namespaces, given) if watch_namespaces and defaulted else given
 
 
-def _ui_settings(enabled: bool, auth_file: str | None, refresh: float) -> Any:
-    """The UiSettings of --ui/--ui-auth-file/--ui-refresh; the auth file is checked now, not at the first request."""
+def _ui_settings(enabled: bool, auth_file: str | None, refresh: float, loadbalancer: str) -> Any:
+    """The UiSettings of --ui/--ui-auth-file/--ui-refresh/--loadbalancer-health; the auth file is checked now, not at
+    the first request."""
     from gitops_kd.server.ui import AuthFileError, UiSettings
 
-    settings = UiSettings(enabled=enabled, auth_file=auth_file, refresh_seconds=refresh)
+    settings = UiSettings(enabled=enabled, auth_file=auth_file, refresh_seconds=refresh, loadbalancer_health=loadbalancer)
     if enabled:
         try:
             settings.auth()

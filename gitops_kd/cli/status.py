@@ -14,9 +14,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from gitops_kd.cli.exits import EXIT_FINDINGS
-from gitops_kd.cli.options import cluster_options
+from gitops_kd.cli.options import cluster_options, loadbalancer_health_option
 from gitops_kd.cli.sources import render_sources
 from gitops_kd.health import ClusterHealth, HealthStatus
+from gitops_kd.health.refused import refused_clusters
 from gitops_kd.observe.fleet import collect, fetch, healths
 from gitops_kd.observe.kdflavour import detect
 from gitops_kd.observe.sources import read_sources
@@ -120,8 +121,15 @@ def render_unreachable(c: ClusterHealth, console: Console) -> None:
 @click.argument("cluster", required=False)
 @cluster_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@loadbalancer_health_option
 def command(
-    cluster: str | None, kubeconfig: str | None, context: str | None, namespace: str, all_namespaces: bool, output: str
+    cluster: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+    namespace: str,
+    all_namespaces: bool,
+    output: str,
+    loadbalancer_health: str,
 ) -> None:
     """Show what Git revision is applied and what each KDCluster gitops-kd manages (those with a KDRollout)
     looks like against it, like `flux get kustomizations` / `argocd app get`.
@@ -151,7 +159,13 @@ def command(
         sources, note = read_sources(rest, namespace)
     except ApiException as exc:
         raise api_failed(exc) from exc
-    clusters = healths(fleet)
+    clusters = healths(fleet, loadbalancer_health)
+    refused = [line for src in sources for line in src.record.apply_refused.splitlines() if line.strip()]
+    clusters += refused_clusters(  # what gitops-kd could not create, where it would be (Missing, saying why)
+        refused, {(c.namespace, c.name) for c in clusters}, None if all_namespaces else namespace
+    )
+    if cluster:
+        clusters = [c for c in clusters if c.name == cluster]
     matched = [(c, ro, source_for(ro, sources)) for c, ro in ((c, fleet.rollouts.get((c.namespace, c.name))) for c in clusters)]
     rows = [(c, cluster_sync(ro, src.record if src else None)) for c, ro, src in matched]
     where = "any namespace" if all_namespaces else f"namespace {namespace}"

@@ -24,6 +24,7 @@ from gitops_kd.controller.reconcile_cluster import ClusterReconciler
 from gitops_kd.controller.reconcile_fleet import FleetReconciler, Owns
 from gitops_kd.controller.record_keeper import RecordKeeper
 from gitops_kd.controller.refusals import RefusalReporter
+from gitops_kd.controller.refused_writes import RefusedWrites
 from gitops_kd.controller.runtime import Manager
 from gitops_kd.controller.sharding import shard_leases
 from gitops_kd.controller.stages import Planner
@@ -34,6 +35,7 @@ from gitops_kd.plan.actions import Action
 from gitops_kd.plan.planner import plan as make_plan
 from gitops_kd.source import GitSource, Poller
 from gitops_kd.status.source import KIND as SOURCE_KIND
+from gitops_kd.status.source import condition_series
 from kubeplumb.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -95,6 +97,12 @@ def build_manager(
     m.poller = Poller(source, m.feed.on_poll, interval=options.poll_interval)
     hub = build_hub(options.alerts, m.metrics)  # the alerts edge (None without a channel)
     watch_record(hub, m.record, kind=SOURCE_KIND, not_ready_after=NOT_READY_AFTER_FAILED_POLLS)
+    if m.record is not None and m.metrics is not None:  # the source's conditions as a gauge, from current state
+        metrics_now = m.metrics
+        metrics_now.set_source_condition(condition_series(m.record.record, NOT_READY_AFTER_FAILED_POLLS))
+        m.record.listeners.append(
+            lambda _before, after: metrics_now.set_source_condition(condition_series(after, NOT_READY_AFTER_FAILED_POLLS))
+        )
     if options.shards > 1:
         owns = shard_leases(m, api_client, options)
         send_when_owned(hub, owns)  # one alert per event, from the holder of its object's shard
@@ -111,7 +119,14 @@ def build_manager(
     )
     pure = planner or partial(make_plan, wave_soak_seconds=options.wave_soak_seconds, prune=options.prune)
     planning = Planning(pure, [m.drift.stage], m.scope, now)
-    m.actor = Actor(m.executor, m.collector, m.queue, per_key=m.per_key, metrics=m.metrics, on_action=on_action)
+    refused = RefusedWrites(m.record)  # refused writes of the applied commit: the GitOpsKDSource says so
+
+    def acted(action: Action, outcome: Outcome) -> None:
+        refused.on_outcome(action, outcome)
+        if on_action is not None:
+            on_action(action, outcome)
+
+    m.actor = Actor(m.executor, m.collector, m.queue, per_key=m.per_key, metrics=m.metrics, on_action=acted)
     if m.record is not None:
         leads = None if m.shards is None else (lambda: m.shards.holds(0))
         m.keeper = RecordKeeper(
@@ -123,6 +138,7 @@ def build_manager(
             on_lead=m.record_led,
             applied=m.commits.applied_commit,
             serial=planning.lock,
+            on_git=m.metrics.set_git_health if m.metrics is not None else None,
         )
     m.fleet = FleetReconciler(
         commits=m.commits,
@@ -134,6 +150,7 @@ def build_manager(
         refusals=m.refusals,
         record=m.record,
         keeper=m.keeper,
+        refused=refused,
         metrics=m.metrics,
         per_key=m.per_key,
         owns=owns,

@@ -1,5 +1,5 @@
-"""PhaseReport: the rollout phase series of every observed cluster (a cluster gone takes its series with it) and
-the pods per recorded stage over them."""
+"""PhaseReport: the rollout phase and condition series of every observed cluster (a cluster gone takes its series
+with it) and the pods per recorded stage over them."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ class PhaseReport:
             gone = self._reported[key]
             self._stages.subtract(gone.stages)
             self._metrics.forget_rollout(*key)
+            self._metrics.forget_rollout_conditions(*key)
             for kind, obj in gone.series:
                 self._metrics.forget_object(kind, key[0], obj)
         self._reported = seen
@@ -57,6 +58,11 @@ class PhaseReport:
         phase = rollout.phase if rollout is not None else ""
         if phase in ROLLOUT_PHASES and (last is None or last.phase != phase):
             self._metrics.set_rollout_phase(key[0], key[1], phase)
+        if rollout is not None:  # its kstatus conditions now (a stall by KubeDirector keeps the phase: docs/concepts.md)
+            conditions = [
+                (str(c.get("type", "")), str(c.get("status", "")), str(c.get("reason", ""))) for c in rollout.conditions
+            ]
+            self._metrics.set_rollout_conditions(key[0], key[1], [c for c in conditions if c[0]])
         stages = Counter(str(p.stage) for p in rollout.pods.values() if p.stage) if rollout is not None else Counter()
         if last is not None:
             self._stages.subtract(last.stages)

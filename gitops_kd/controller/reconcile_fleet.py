@@ -15,6 +15,7 @@ from gitops_kd.controller.phases import PhaseReport
 from gitops_kd.controller.planning import Planning
 from gitops_kd.controller.record_keeper import RecordKeeper
 from gitops_kd.controller.refusals import RefusalReporter
+from gitops_kd.controller.refused_writes import RefusedWrites
 from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import ApplyApp, ApplyCluster, Plan, Prune, Wait
 from gitops_kd.plan.focus import FLEET_KEY, WorkKey, owner
@@ -50,11 +51,13 @@ class FleetReconciler:
         metrics: Any,
         per_key: bool,
         owns: Owns,
+        refused: RefusedWrites | None = None,
     ) -> None:
         self._commits, self._planning, self._collector, self._actor = commits, planning, collector, actor
         self._queue, self._source, self._refusals = queue, source, refusals
         self._record, self._keeper, self._metrics = record, keeper, metrics
         self._per_key, self.owns = per_key, owns
+        self._refused = refused  # the applied commit's refused writes: forgotten once the plan no longer has them
         self._phases = PhaseReport(metrics)
         self._lock = threading.Lock()
         self._due = False  # a fleet reconcile is scheduled after per-key actions
@@ -93,6 +96,8 @@ class FleetReconciler:
         if desired is None or plan is None:
             return DONE
         self.last_plan = plan
+        if self._refused is not None:
+            self._refused.retain(plan)
         if self._record is not None and desired.commit == self._record.record.applied:
             self._record.update(in_sync=plan.empty, **held_clusters(observed))
         self._phases.report(observed)

@@ -13,6 +13,7 @@ from gitops_kd.controller.instance import InstanceRecord
 from gitops_kd.controller.record_check import Verdict, check_record, cluster_commits
 from gitops_kd.observe.collector import Collector
 from gitops_kd.source import GitSource
+from gitops_kd.source.errors import SourceError
 from kubeplumb.names import WARNING
 from kubeplumb.workqueue import RequeueAfter
 
@@ -55,8 +56,10 @@ class RecordKeeper:
         on_lead: Callable[[], None] | None = None,
         applied: Callable[[], str | None] | None = None,
         serial: threading.Lock | None = None,
+        on_git: Callable[[int, int], None] | None = None,
     ) -> None:
         self.record, self.source = record, source
+        self._on_git = on_git  # (failing polls, cache recoveries) after a failed read of Git here (the metrics)
         self._serial = serial or threading.Lock()
         self._collector = collector
         self._on_trusted = on_trusted
@@ -73,6 +76,13 @@ class RecordKeeper:
 
     def establish(self) -> bool:
         """Check the record the last load() found; adopt it (True) or stall the record (False). Raises nothing."""
+        try:
+            self.source.fetch_counted()  # a corrupt cache found here is cloned again (GitSource.fetch)
+        except SourceError as exc:  # Git unreadable: GitUnreadable (counted as a failed poll), retried; not distrust
+            self._git_unreadable(exc.message)
+            return False
+        except Exception:  # noqa: BLE001 - anything else: the check below reports it
+            pass
         try:
             try:
                 verdict = self._check()
@@ -102,7 +112,6 @@ class RecordKeeper:
         return True
 
     def _check(self) -> Verdict:
-        self.source.fetch()
         return check_record(
             self.source.git,
             self.record.recorded,
@@ -115,6 +124,18 @@ class RecordKeeper:
         if not self._collector.wait_synced(0):
             raise RuntimeError("the watch caches have not synced yet")
         return [c.rollout.raw for c in self._collector.snapshot().clusters.values() if c.rollout is not None]
+
+    def _git_unreadable(self, message: str) -> None:
+        """The record cannot be checked because Git cannot be read: nothing is planned (not trusted yet), and the
+        record says GitUnreadable with the poll count and Git's error (no RecordUntrusted: the record is not
+        the problem, and deleting it would not help)."""
+        self.trusted = False
+        if message != self._reported:
+            log.error("not planning from %s: Git cannot be read: %s", self.record.describe, message.splitlines()[0])
+            self._reported = message
+        self.record.update(distrust="", git_failures=self.source.failing_polls, git_error=self.source.last_error or message)
+        if self._on_git is not None:
+            self._on_git(self.source.failing_polls, self.source.recoveries)
 
     def _distrust(self, problem: str) -> None:
         self.trusted = False

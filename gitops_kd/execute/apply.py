@@ -126,6 +126,7 @@ def _counted(
     rollouts: tuple[tuple[str, str], ...],
     counted: tuple[tuple[str, str], ...],
     call: Callable[[], Outcome],
+    exists: bool = True,
 ) -> Outcome:
     """``call()``, its failures in a row counted in the KDRollouts of ``rollouts`` (apply_failures.py): a 4xx (but
     404 and 409, races the runtime retries at once), a 5xx or a timeout is a Warning Event and a failed Outcome
@@ -146,7 +147,8 @@ def _counted(
         expect = failures.succeeded(ctx, write, counted)
         return replace(outcome, expect=outcome.expect + expect) if expect else outcome
     said = _say(kind, code, message)
-    ctx.events.record_ref(API_VERSION, kind, namespace, name, StallReason.APPLY_FAILED, said, type_=WARNING)
+    if exists:  # an object not created yet gets no Event: the GitOpsKDSource's says it (controller/refused_writes.py)
+        ctx.events.record_ref(API_VERSION, kind, namespace, name, StallReason.APPLY_FAILED, said, type_=WARNING)
     log.error("%s: %s", description, said)
     in_row, expect = failures.failed(ctx, write, rollouts, code, message, said)
     short = f"{'refused by' if failures.refused(code) else 'failed at'} the API server ({code or 'timeout'}): {message}"
@@ -190,6 +192,7 @@ def apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
         cluster,
         cluster if action.counted else (),
         lambda: _apply_cluster(ctx, action),
+        exists=not action.create,
     )
 
 
@@ -224,11 +227,9 @@ def _apply_app(ctx: ExecContext, action: ApplyApp) -> Outcome:
 def _apply_cluster(ctx: ExecContext, action: ApplyCluster) -> Outcome:
     if ctx.rest.get_or_none(API_VERSION, KDCLUSTER_PLURAL, action.namespace, action.name) is None:
         reason = storage_class.refusal(ctx, action.body)
-        if reason is not None:  # KubeDirector would refuse the create: say why, write nothing
+        if reason is not None:  # KubeDirector would refuse the create: say why, write nothing (the Event goes on
+            # the GitOpsKDSource, an object that exists: controller/refused_writes.py)
             said = f"not created: KubeDirector would refuse it: {reason}"
-            ctx.events.record_ref(
-                API_VERSION, KDCLUSTER_KIND, action.namespace, action.name, StallReason.APPLY_FAILED, said, type_=WARNING
-            )
             log.error("%s: %s", action.describe(), said)
             return Outcome(action.describe(), False, said, failed=True, requeue_after=REFUSED_RETRY_SECONDS)
     outcome, obj = _apply(ctx, KDCLUSTER_PLURAL, action.namespace, action.name, action.body, action.describe())

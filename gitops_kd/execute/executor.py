@@ -32,6 +32,7 @@ _HANDLERS: dict[type, Callable[[ExecContext, Any], Outcome]] = {
     A.CheckGate: gate.check_gate,
     A.FinishRollout: rollout.finish_rollout,
     A.MarkMissing: rollout.mark_missing,
+    A.MarkKubeDirectorNotReady: rollout.mark_kubedirector_not_ready,
     A.NoteStep: rollout.note_step,
     A.RecordInSync: rollout.record_in_sync,
     A.RecordStages: rollout.record_stages,

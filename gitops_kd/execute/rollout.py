@@ -1,5 +1,5 @@
-"""EnsureRollout, StartGate, FinishRollout, Stall, LiftStall, the records (stages, unreachable members): the KDRollout
-object and its status transitions."""
+"""EnsureRollout, StartGate, FinishRollout, MarkKubeDirectorNotReady, Stall, LiftStall, the records (stages,
+unreachable members): the KDRollout object and its status transitions."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from gitops_kd.constants import (
     ROLLOUT_API_VERSION,
     ROLLOUT_KIND,
     ROLLOUT_PLURAL,
+    StallReason,
 )
 from gitops_kd.execute.context import ExecContext, generation, rv
 from gitops_kd.execute.outcome import Outcome
@@ -28,6 +29,7 @@ from gitops_kd.plan.actions import (
     EnsureRollout,
     FinishRollout,
     LiftStall,
+    MarkKubeDirectorNotReady,
     MarkMissing,
     NoteStep,
     RecordInSync,
@@ -251,6 +253,26 @@ def mark_missing(ctx: ExecContext, a: MarkMissing) -> Outcome:
         a.namespace, a.cluster, rs.statefulset_missing(status, role=a.role, generation=generation(obj), now=ctx.now()), rv=rv(obj)
     )
     return Outcome(a.describe(), True, "marked not Ready", expect=_expect(obj))
+
+
+def mark_kubedirector_not_ready(ctx: ExecContext, a: MarkKubeDirectorNotReady) -> Outcome:
+    """Ready=False with KubeDirector's words (Reconciling, or Stalled) in one guarded write, unless already so; a
+    Warning Event the first time it stalls."""
+    obj = ctx.rollout(a.namespace, a.cluster)
+    if obj is None:
+        return Outcome(a.describe(), False, "no KDRollout", failed=True, requeue_after=REQUEUE_NOT_CACHED)
+    status = obj.get("status") or {}
+    if rs.is_kubedirector_marked(status, a.message, a.stalled):
+        return Outcome(a.describe(), False, "already marked", expect=_expect(obj))
+    obj = ctx.patch_rollout_status(
+        a.namespace,
+        a.cluster,
+        rs.kubedirector_not_ready(status, message=a.message, stalled=a.stalled, generation=generation(obj), now=ctx.now()),
+        rv=rv(obj),
+    )
+    if a.stalled:
+        ctx.event_on_cluster(a.namespace, a.cluster, StallReason.KUBEDIRECTOR_NOT_READY, a.message, warning=True)
+    return Outcome(a.describe(), True, "marked not Ready (KubeDirector)", expect=_expect(obj))
 
 
 def note_step(ctx: ExecContext, a: NoteStep) -> Outcome:

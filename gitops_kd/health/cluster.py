@@ -16,7 +16,7 @@ from gitops_kd.health.model import Health, HealthStatus, worst
 from gitops_kd.health.pod import pod_health
 from gitops_kd.health.pvc import pvc_health
 from gitops_kd.health.reach import reach_health, unreachable_members, worse
-from gitops_kd.health.service import service_health
+from gitops_kd.health.service import LB_REQUIRE, service_health
 from gitops_kd.health.statefulset import ON_DELETE_WAITING, statefulset_health
 from gitops_kd.kd.layout import APP_CONTAINER, KDCLUSTER_KIND, ROLE_LABEL
 from gitops_kd.rollout.model import RolloutStatus, Unreachable
@@ -121,6 +121,7 @@ def object_healths(
     services: Iterable[Obj] = (),
     pvcs: Iterable[Obj] = (),
     unreadable: Collection[str] = (),
+    loadbalancer: str = LB_REQUIRE,
 ) -> tuple[ObjectHealth, ...]:
     """Rows for the KDRollout, the KDCluster, then per role its StatefulSet, member Pods, member Services and
     PVCs (Missing when KubeDirector's status names one that is absent, Unknown when its kind's plural is in
@@ -146,7 +147,7 @@ def object_healths(
     kinds: tuple[tuple[str, dict[str, Obj], Callable[[Obj], Health]], ...] = (
         ("StatefulSet", _by_name(statefulsets), statefulset_health),
         ("Pod", _by_name(pods), pod_health),
-        ("Service", _by_name(services), service_health),
+        ("Service", _by_name(services), lambda svc: service_health(svc, loadbalancer)),
         ("PersistentVolumeClaim", _by_name(pvcs), pvc_health),
     )
     plurals = ("statefulsets", "pods", "services", "persistentvolumeclaims")
@@ -253,12 +254,10 @@ def _replacing(row: ObjectHealth) -> ObjectHealth:
     """During an upgrade or downgrade a member down or its pod missing is the planned replacement of that pod:
     Progressing, not Degraded or Missing (a pod that exists and fails stays Degraded)."""
     status, message = row.health.status, row.health.message
-    if row.kind == KDCLUSTER_KIND and status is HealthStatus.DEGRADED and message.startswith(MEMBERS_DOWN):
+    if row.kind == KDCLUSTER_KIND and status is HealthStatus.DEGRADED and MEMBERS_DOWN in message:
+        down = message[message.index(MEMBERS_DOWN) + len(MEMBERS_DOWN) :]
         return ObjectHealth(
-            row.kind,
-            row.name,
-            Health(HealthStatus.PROGRESSING, "members being replaced by the rollout: " + message[len(MEMBERS_DOWN) :]),
-            row.role,
+            row.kind, row.name, Health(HealthStatus.PROGRESSING, "members being replaced by the rollout: " + down), row.role
         )
     if row.kind == "Pod" and status is HealthStatus.MISSING:
         return ObjectHealth(
@@ -293,12 +292,17 @@ def aggregate(rows: Iterable[ObjectHealth]) -> Health:
 
 
 def cluster_health(
-    rollout: Obj | None, kdcluster: Obj | None, unreadable: Collection[str] = (), **objects: Iterable[Obj]
+    rollout: Obj | None,
+    kdcluster: Obj | None,
+    unreadable: Collection[str] = (),
+    loadbalancer: str = LB_REQUIRE,
+    **objects: Iterable[Obj],
 ) -> ClusterHealth:
     """The ClusterHealth of a KDCluster and its KDRollout (either may be None) from its objects
-    (keyword lists statefulsets, pods, services, pvcs, as in object_healths; `unreadable` as there)."""
+    (keyword lists statefulsets, pods, services, pvcs, as in object_healths; `unreadable` and `loadbalancer` as
+    there)."""
     listed = {kind: tuple(objs) for kind, objs in objects.items()}
-    rows = object_healths(rollout, kdcluster, unreadable=unreadable, **listed)
+    rows = object_healths(rollout, kdcluster, unreadable=unreadable, loadbalancer=loadbalancer, **listed)
     meta = section(rollout or kdcluster, "metadata")
     r_spec, r_status = section(rollout, "spec"), RolloutStatus.from_obj(section(rollout, "status"))
     return ClusterHealth(

@@ -7,13 +7,16 @@ from typing import Any
 
 from gitops_kd.health._fields import being_deleted, items, section, text
 from gitops_kd.health.model import Health, HealthStatus
-from gitops_kd.kd.layout import CONFIGURED
+from gitops_kd.kd.layout import (
+    CONFIGURED,
+    CREATING,
+    DOWN_CONTAINER_STATES,
+    MEMBER_CONFIG_ERROR,
+    SPEC_MODIFIED,
+    UPDATING,
+)
 
-# KubeDirector's cluster states (pkg/controller/kubedirectorcluster/types.go)
-CREATING, UPDATING, SPEC_MODIFIED = "creating", "updating", "spec modified"
-MEMBER_CONFIG_ERROR = "config error"
 MEMBERS_DOWN = "members down: "
-_DOWN_CONTAINER_STATES = ("terminated", "unresponsive", "absent")
 
 
 def _members(status: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -33,7 +36,7 @@ def _down(status: Mapping[str, Any]) -> list[str]:
     return [
         f"{text(m, 'pod')} ({text(section(m, 'stateDetail'), 'lastKnownContainerState')})"
         for m in _members(status)
-        if text(section(m, "stateDetail"), "lastKnownContainerState") in _DOWN_CONTAINER_STATES
+        if text(section(m, "stateDetail"), "lastKnownContainerState") in DOWN_CONTAINER_STATES
         and text(m, "state") not in ("create pending", "delete pending", "deleting")
     ]
 
@@ -59,8 +62,8 @@ def kdcluster_health(obj: Mapping[str, Any]) -> Health:
     """Health of a kubedirector.hpe.com KubeDirectorCluster.
 
     KubeDirector has no cluster-level error state: errors show in the members. Members in "config error"
-    (memberStateRollup.configErrors) or a restore error → Degraded; state configured → Healthy, unless a
-    member's container is down (terminated / unresponsive / absent) → Degraded; creating, updating and
+    (memberStateRollup.configErrors) or a restore error → Degraded; state configured or updating with a member's
+    container down (terminated / unresponsive / absent) → Degraded; configured → Healthy; creating, updating and
     "spec modified" → Progressing (naming the members not configured yet); no state yet → Progressing;
     any other state → Unknown.
     """
@@ -77,10 +80,10 @@ def kdcluster_health(obj: Mapping[str, Any]) -> Health:
     if not state:
         return Health(HealthStatus.PROGRESSING, "Waiting for KubeDirector to report the cluster state")
     members = _members(status)
+    down = _down(status) if state in (CONFIGURED, UPDATING) else []
+    if down:  # updating too: KubeDirector's notify or reconfigure left members down (a rollout's are Progressing)
+        return Health(HealthStatus.DEGRADED, f"{state}: " + MEMBERS_DOWN + ", ".join(down))
     if state == CONFIGURED:
-        down = _down(status)
-        if down:
-            return Health(HealthStatus.DEGRADED, MEMBERS_DOWN + ", ".join(down))
         return Health(HealthStatus.HEALTHY, f"configured: {len(members)} members ready")
     if state in (CREATING, UPDATING, SPEC_MODIFIED):
         detail = "; ".join(p for p in (_progress(status), "; ".join(_unscheduled(status))) if p)

@@ -26,7 +26,12 @@ REVISION_LABEL = "controller-revision-hash"
 KD_LABELS = (CLUSTER_LABEL, ROLE_LABEL)
 """KubeDirector's labels naming a role object's KDCluster and role (on its StatefulSets, pods and Services)."""
 
-CONFIGURED = "configured"  # a KubeDirectorCluster's status.state once KubeDirector settled it
+CONFIGURED = "configured"  # a KubeDirectorCluster's status.state once KubeDirector settled it; a member's once ready
+# KubeDirector's other cluster states and the member states that count (pkg/controller/kubedirectorcluster/types.go)
+CREATING, UPDATING, SPEC_MODIFIED = "creating", "updating", "spec modified"
+MEMBER_CONFIG_ERROR = "config error"
+MEMBER_LEAVING = ("delete pending", "deleting")  # members on their way out (not counted against readiness)
+DOWN_CONTAINER_STATES = ("terminated", "unresponsive", "absent")  # a member's stateDetail.lastKnownContainerState
 STATEFULSET_KIND = "StatefulSet"  # a role's StatefulSet
 SERVICE_KIND = "Service"  # a member's (or the cluster's headless) Service
 KDCLUSTER_PLURAL = "kubedirectorclusters"

@@ -16,6 +16,7 @@ from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.constants import ROLLOUT_API_VERSION, ROLLOUT_PLURAL
 from gitops_kd.health import ClusterHealth, cluster_health
+from gitops_kd.health.service import LB_REQUIRE
 from gitops_kd.kd import layout
 from gitops_kd.spec.state import Key
 from kubeplumb.rest import RestClient
@@ -121,12 +122,13 @@ def fetch(rest: RestClient, namespace: str | None, name: str | None = None, *, t
     return Fleet(keys, rollouts, kdclusters, members, forbidden)
 
 
-def healths(fleet: Fleet) -> list[ClusterHealth]:
+def healths(fleet: Fleet, loadbalancer: str = LB_REQUIRE) -> list[ClusterHealth]:
     """The ClusterHealth of each cluster of the fleet, in key order (pure); a member kind the reader may not list
-    is Unknown there, never Missing."""
+    is Unknown there, never Missing; ``loadbalancer``: how a LoadBalancer Service without an ingress counts."""
     unreadable = {f.split(" ")[0] for f in fleet.forbidden}
     return [
-        cluster_health(fleet.rollouts.get(key), fleet.kdclusters.get(key), unreadable, **fleet.objects(key)) for key in fleet.keys
+        cluster_health(fleet.rollouts.get(key), fleet.kdclusters.get(key), unreadable, loadbalancer, **fleet.objects(key))
+        for key in fleet.keys
     ]
 
 

@@ -352,6 +352,23 @@ class MarkMissing(_ClusterScoped):
 
 
 @dataclass(frozen=True)
+class MarkKubeDirectorNotReady(_ClusterScoped):
+    """Ready=False on a KDRollout whose pods run the version while KubeDirector reports the cluster not ready
+    (``message``: its words): Reconciling (WaitingForKubeDirector), or ``stalled`` (KubeDirector reports an error,
+    or not ready for longer than podReadyTimeoutSeconds); condition KubeDirectorReady=False says since when.
+    FinishRollout makes it Ready once KubeDirector reports the cluster configured."""
+
+    namespace: str
+    cluster: str
+    message: str
+    stalled: bool = False
+
+    def describe(self) -> str:
+        verb = "stalled" if self.stalled else "not Ready"
+        return f"mark {self.namespace}/{self.cluster} {verb}: {self.message}"
+
+
+@dataclass(frozen=True)
 class RestoreLabels(_ClusterScoped):
     """Put back KubeDirector's labels (``labels``: key, value) removed or changed out of band on a role StatefulSet:
     they name its KDCluster and role (KubeDirector's selectors and the admission webhook's matching use them)."""
@@ -537,6 +554,7 @@ Action = (
     | CheckGate
     | FinishRollout
     | MarkMissing
+    | MarkKubeDirectorNotReady
     | NoteStep
     | Prune
     | RecordInSync
@@ -574,6 +592,7 @@ __all__ = [
     "EnsureRollout",
     "FinishRollout",
     "HandleFailure",
+    "MarkKubeDirectorNotReady",
     "MarkUpgradable",
     "PatchServicePorts",
     "PatchTemplate",

@@ -12,7 +12,9 @@ app in a lower gitops-kd.io/wave is not Ready at the target or has not soaked ye
 Stalled rollout gets only its failure policy (plan/failure.py); one stalled by a KDApp / KDCluster write that
 keeps failing (ApplyRefused / ApplyFailed) gets that write, and a LiftStall once Git no longer asks for it.
 An adoption (a cluster whose pods already run the target) is recorded Ready only when every member Git asks
-for is Ready, else Reconciling until FinishRollout. Wait actions come last, so ``Plan.next()`` is real work
+for is Ready and KubeDirector reports the cluster ready, else Reconciling until FinishRollout; FinishRollout too
+waits for KubeDirector (plan/kdready.py: Reconciling, then Stalled with KubeDirector's words).
+Wait actions come last, so ``Plan.next()`` is real work
 when any exists. On KubeDirector's live-app-upgrade branch a cluster whose spec.app Git moves to another KDApp
 is switched natively first (plan/native.py), then upgraded as any other. A KDApp that clusters use is not applied
 while Git changes its spec: stock KubeDirector holds
@@ -62,6 +64,7 @@ from gitops_kd.plan.actions import (
 from gitops_kd.plan.breakglass import left_break_glass
 from gitops_kd.plan.failure import failure_action
 from gitops_kd.plan.held import Held, held, held_refusals
+from gitops_kd.plan.kdready import kubedirector_ready, kubedirector_steps
 from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.plan.native import switch_steps
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_stages, pod_steps
@@ -297,7 +300,7 @@ def _ensure_rollout(
         left,
         desired.subject,
         adopt and annotation(live.raw, APPLIED_ANNOTATION) is not None,
-        not adopt or unready_role(app, cluster, live) is None,
+        not adopt or (unready_role(app, cluster, live) is None and kubedirector_ready(live)),
         app.upgrade.to_annotation() if app.upgrade is not None else None,
         role_images(app) if adopt else (),
         note,
@@ -393,8 +396,11 @@ def cluster_steps(
     rollout = live.rollout if ensure is None else None
     ctx = PodContext(app, live, t, rollout, order, frozenset(role_diffs), now)
     out += service_steps(ctx, cdiff.ports)  # each member's Service moves with its own pod (plan/services.py)
-    if not out and _steady(live, t, ensure, ctx):
-        return []
+    if not out and _steady(live, t, ensure, ctx):  # the pods are done: Ready is KubeDirector's to give (plan/kdready.py)
+        if kubedirector_ready(live):
+            marked = live.rollout is not None and live.rollout.kubedirector_marked
+            return [FinishRollout(live.namespace, live.name, t.target_version, role_images(app), note)] if marked else []
+        return kubedirector_steps(live, ctx.ready_timeout, now)
     unsettled = [live.statefulsets[r].name for r in order if r not in role_diffs and not live.statefulsets[r].settled]
     if unsettled:
         return out + [Wait(f"StatefulSet {unsettled[0]} to observe its new spec", POLL_SECONDS, live.key)]
@@ -404,15 +410,23 @@ def cluster_steps(
         finished
         and not out
         and ensure is None
-        and (rollout is None or rollout.phase != Phase.IDLE or rollout.app_version != t.target_version or rollout.reconciling)
+        and (
+            rollout is None
+            or rollout.phase != Phase.IDLE
+            or rollout.app_version != t.target_version
+            or rollout.reconciling
+            or rollout.kubedirector_marked
+            or not kubedirector_ready(live)
+        )
     ):
         # an adoption counts Git's members: KubeDirector raises a StatefulSet's replicas as it adds them
         down = unready_role(app, cluster, live) if rollout is not None and rollout.direction == ADOPT else None
-        out.append(
-            FinishRollout(live.namespace, live.name, t.target_version, role_images(app), note)
-            if down is None
-            else Wait(f"the members of role {down} to be Ready", POLL_SECONDS, live.key)
-        )
+        if down is not None:
+            out.append(Wait(f"the members of role {down} to be Ready", POLL_SECONDS, live.key))
+        else:  # Ready only when KubeDirector too reports the cluster ready (docs/concepts.md, "Ready")
+            out += kubedirector_steps(live, ctx.ready_timeout, now) or [
+                FinishRollout(live.namespace, live.name, t.target_version, role_images(app), note)
+            ]
     return _record_stages(ctx) + out
 
 
@@ -427,14 +441,15 @@ def _record_stages(ctx: PodContext) -> list[Action]:
 
 
 def _steady(live: ObservedCluster, t: Transition, ensure: EnsureRollout | None, ctx: PodContext) -> bool:
-    """True when the rollout is finished at the target and every pod runs the current template."""
+    """True when the rollout is finished at the target and every pod runs the current template (whether KubeDirector
+    reports the cluster ready is the caller's next question: a member it adds meanwhile is no pod to upgrade)."""
     rollout: ObservedRollout | None = live.rollout
     if (
         ensure is not None
         or rollout is None
         or rollout.phase != Phase.IDLE
         or rollout.app_version != t.target_version
-        or rollout.reconciling
+        or (rollout.reconciling and not rollout.kubedirector_marked)
     ):  # an apply stall lifted: Ready again once steady (FinishRollout)
         return False
     return not any(outdated(ctx, p) for p in live.all_pods())

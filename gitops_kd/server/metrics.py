@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
 
@@ -93,6 +93,22 @@ class ControllerMetrics:
             ["kind", "result"],
             registry=r,
         )
+        self.source_condition = Gauge(
+            "gitops_kd_source_condition",
+            "1 for the GitOpsKDSource's current condition of each type (Ready, Reconciling, Stalled) with its status "
+            "and reason (e.g. Ready False CommitRefused), 0 for the combinations it had before: current state, for alerts.",
+            ["type", "status", "reason"],
+            registry=r,
+        )
+        self.rollout_condition = Gauge(
+            "gitops_kd_rollout_condition",
+            "1 for a KDRollout's current condition of each type (Ready, Reconciling, Stalled) with its status and "
+            "reason, 0 for the combinations it had before.",
+            ["namespace", "cluster", "type", "status", "reason"],
+            registry=r,
+        )
+        self._conditions: dict[tuple[str, ...], set[tuple[str, ...]]] = {}  # label prefix -> condition series set
+        self._conditions_lock = threading.Lock()
         self.leader = Gauge("gitops_kd_leader", "1 while this replica holds the leader lease, else 0.", registry=r)
         self.shard_held = Gauge(
             "gitops_kd_shard_held", "With --shards: 1 while this replica holds the shard's Lease, else 0.", ["shard"], registry=r
@@ -146,6 +162,35 @@ class ControllerMetrics:
     def set_git_health(self, failing_polls: int, recoveries: int) -> None:
         self.git_failing_polls.set(failing_polls)
         self.git_cache_recoveries.set(recoveries)
+
+    def set_source_condition(self, conditions: Iterable[tuple[str, str, str]]) -> None:
+        """The source's conditions now, each (type, status, reason): those 1, every other combination seen 0."""
+        self._set_current(self.source_condition, (), conditions)
+
+    def set_rollout_conditions(self, namespace: str, cluster: str, conditions: Iterable[tuple[str, str, str]]) -> None:
+        """A KDRollout's conditions now, each (type, status, reason): those 1, its other combinations seen 0."""
+        self._set_current(self.rollout_condition, (namespace, cluster), conditions)
+
+    def forget_rollout_conditions(self, namespace: str, cluster: str) -> None:
+        """Drop a KDRollout's condition series (its KDCluster is gone)."""
+        with self._conditions_lock:
+            for labels in self._conditions.pop((namespace, cluster), set()):
+                try:
+                    self.rollout_condition.remove(*labels)
+                except KeyError:
+                    pass
+
+    def _set_current(self, gauge: Gauge, prefix: tuple[str, ...], current: Iterable[tuple[str, str, str]]) -> None:
+        """``gauge``'s series under ``prefix``: 1 for each of ``current``, 0 for the others set before (kstatus
+        conditions as gauges: an alert on `== 1` resolves the moment the condition ends; its series stays, at 0)."""
+        now = {(*prefix, *c) for c in current}
+        with self._conditions_lock:
+            seen = self._conditions.setdefault(prefix, set())
+            for labels in seen - now:
+                gauge.labels(*labels).set(0)
+            for labels in now:
+                gauge.labels(*labels).set(1)
+            seen |= now
 
     def commit_refused(self) -> None:
         self.refused_commits_total.inc()

@@ -219,6 +219,16 @@ class GitSource:
                 raise SourceError(f"{self.url}: {CACHE_UNUSABLE} ({self._git.path}): {exc!r}") from exc
             self._fetched = True
 
+    def fetch_counted(self) -> None:
+        """fetch(), a failure counted as a failed poll (failing_polls, last_error): the record check at start reads
+        Git before any poll, and a repository it cannot read is a Git failure, not a record problem."""
+        with self._lock:
+            try:
+                self.fetch()
+            except SourceError as exc:
+                self._note_failure(exc.message)
+                raise
+
     def poll(self) -> PollResult:
         """Fetch, and if the branch head moved build, check and report its desired state. A corrupt local
         cache is thrown away and cloned again once per poll (source/repair.py), then the poll is retried."""

@@ -9,7 +9,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from gitops_kd.constants import APPLY_STALL_REASONS, Phase
+from gitops_kd.constants import (
+    APPLY_STALL_REASONS,
+    KUBEDIRECTOR_READY_CONDITION,
+    WAITING_FOR_KUBEDIRECTOR,
+    Phase,
+    StallReason,
+)
 from gitops_kd.history.entries import DEPLOYED, attempt_of, closing_entry
 from gitops_kd.rollout.model import PODS_FIELD, STAGE_FIELD, ApplyFailure, RolloutStatus, status_patch, stored_history
 from gitops_kd.status import conditions as cond
@@ -25,6 +31,13 @@ Status = Mapping[str, Any]
 
 def _conds(status: Status) -> list[dict[str, Any]]:
     return [dict(c) for c in RolloutStatus.from_obj(status).conditions]
+
+
+def _ready_conds(status: Status, reason: str, message: str, *, generation: int, now: datetime) -> list[dict[str, Any]]:
+    """Ready=True, and KubeDirectorReady gone: KubeDirector reports the cluster ready (the planner checked)."""
+    return cond.delete(
+        cond.mark_ready(_conds(status), reason, message, generation=generation, now=now), KUBEDIRECTOR_READY_CONDITION
+    )
 
 
 def _clear_pods(status: Status) -> dict[str, None]:
@@ -167,7 +180,7 @@ def adopt(
         images=_images(status, images) if ready else None,
         step=None,
         message=message,
-        conditions=cond.mark_ready(_conds(status), "UpToDate", message, generation=generation, now=now)
+        conditions=_ready_conds(status, "UpToDate", message, generation=generation, now=now)
         if ready
         else cond.mark_reconciling(_conds(status), MEMBERS_NOT_READY, message, generation=generation, now=now),
     )
@@ -231,7 +244,7 @@ def finish(
         message=message,
         history=history[-HISTORY_LIMIT:],
         images=_images(status, images),
-        conditions=cond.mark_ready(_conds(status), succeeded_reason(status), message, generation=generation, now=now),
+        conditions=_ready_conds(status, succeeded_reason(status), message, generation=generation, now=now),
     )
 
 
@@ -339,4 +352,33 @@ def is_statefulset_missing(status: Status) -> bool:
     return any(
         c.get("type") == cond.RECONCILING and c.get("status") == "True" and c.get("reason") == STATEFULSET_MISSING
         for c in RolloutStatus.from_obj(status).conditions
+    )
+
+
+def kubedirector_not_ready(status: Status, *, message: str, stalled: bool, generation: int, now: datetime) -> dict[str, Any]:
+    """Ready no longer (or not yet) though the pods run the version: KubeDirector reports the cluster not ready
+    (``message``, its words). KubeDirectorReady=False (its lastTransitionTime: since when), and Reconciling
+    (WaitingForKubeDirector), or Stalled (KubeDirectorNotReady) when ``stalled``; the phase is kept."""
+    kd = cond.Condition(KUBEDIRECTOR_READY_CONDITION, cond.FALSE, StallReason.KUBEDIRECTOR_NOT_READY, message, generation)
+    conditions = cond.set_condition(_conds(status), kd, now)
+    if stalled:
+        conditions = cond.mark_stalled(conditions, StallReason.KUBEDIRECTOR_NOT_READY, message, generation=generation, now=now)
+    else:
+        conditions = cond.mark_reconciling(conditions, WAITING_FOR_KUBEDIRECTOR, message, generation=generation, now=now)
+    return status_patch(message=message, conditions=conditions)
+
+
+def is_kubedirector_marked(status: Status, message: str, stalled: bool) -> bool:
+    """True when the status already says this: KubeDirectorReady=False and Ready=False, both with ``message``,
+    Stalled or Reconciling as ``stalled`` says."""
+    conditions = RolloutStatus.from_obj(status).conditions
+    kd, ready = cond.get(conditions, KUBEDIRECTOR_READY_CONDITION), cond.get(conditions, cond.READY)
+    return (
+        kd is not None
+        and kd.get("status") == cond.FALSE
+        and kd.get("message") == message
+        and ready is not None
+        and ready.get("status") == cond.FALSE
+        and ready.get("message") == message
+        and cond.is_true(conditions, cond.STALLED) == stalled
     )

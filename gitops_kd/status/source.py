@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from gitops_kd.constants import STALL_RECORD_UNTRUSTED
+from gitops_kd.constants import STALL_RECORD_UNTRUSTED, StallReason
 from gitops_kd.observed import ObservedState
 from gitops_kd.redact import redact_data
 from gitops_kd.status.conditions import (
@@ -32,6 +32,8 @@ SUCCEEDED, PROGRESSING = "Succeeded", "Progressing"
 ROLLOUT_STALLED = "RolloutStalled"  # Stalled: the applied commit's rollout stopped in a cluster (it needs a new commit)
 SUSPENDED = "Suspended"  # Ready=False, neither Reconciling nor Stalled: a cluster is held by `gitops-kd suspend`
 SHORT_SHA = 12
+APPLY_REFUSED = StallReason.APPLY_REFUSED  # the source's Stalled reason while an object of its commit cannot be created
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # condition_series reads the conditions only, never their times
 
 # status key of each SourceRecord field (the CRD's names)
 _KEYS = {
@@ -41,6 +43,7 @@ _KEYS = {
     "applied_subject": "lastAppliedSubject",
     "attempted": "lastAttemptedRevision",
     "refusal": "refusal",
+    "apply_refused": "applyRefused",
     "baseline": "forcePushBaseline",
     "git_failures": "gitFailures",
     "git_error": "lastGitError",
@@ -62,6 +65,7 @@ class SourceRecord:
     applied_subject: str = ""
     attempted: str = ""
     refusal: str = ""
+    apply_refused: str = ""  # objects of the applied commit the API server refuses to create, "kind ns/name: why" lines
     baseline: str = ""
     git_failures: int = 0
     git_error: str = ""
@@ -107,15 +111,22 @@ def held_clusters(observed: ObservedState) -> dict[str, str]:
     return {"stalled": "\n".join(stalled), "suspended": ", ".join(suspended)}
 
 
+def git_unreadable(record: SourceRecord, not_ready_after: int) -> bool:
+    """Git counts as unreadable: ``not_ready_after`` polls in a row failed, or one did and the repository was never
+    read (no commit applied or attempted: nothing to go on, so the first failed poll says it)."""
+    never_read = not record.applied and not record.attempted
+    return record.git_failures >= not_ready_after or (record.git_failures > 0 and never_read)
+
+
 def source_status(
     record: SourceRecord, previous: Mapping[str, Any] | None, *, generation: int | None, not_ready_after: int, now: datetime
 ) -> dict[str, Any]:
     """The status to write for `record`: its fields and Ready / Reconciling / Stalled conditions.
 
     Stalled (Ready=False) when the record found disagrees with Git or the cluster (RecordUntrusted), the
-    repository could not be read in `not_ready_after` polls in a row
-    (GitUnreadable), the newest commit was refused (CommitRefused) or the applied commit's rollout is Stalled in a
-    cluster (RolloutStalled: the commit cannot be applied everywhere without a new one); while a cluster is
+    repository could not be read (GitUnreadable: `not_ready_after` polls in a row, or the first poll of a
+    repository never read), the newest commit was refused (CommitRefused) or the applied commit's rollout is Stalled
+    in a cluster (RolloutStalled: the commit cannot be applied everywhere without a new one); while a cluster is
     suspended and the applied commit still has actions, Ready=False (Suspended) and neither Reconciling nor Stalled
     (nothing fails, nothing moves until `gitops-kd resume`); Reconciling while the applied commit still has actions
     to run or none was applied yet; else Ready=True with the applied revision."""
@@ -125,12 +136,16 @@ def source_status(
     revision = f"{record.branch}@sha1:{record.applied[:SHORT_SHA]}" if record.applied else ""
     if record.distrust:
         conditions = mark_stalled(before, STALL_RECORD_UNTRUSTED, _first_line(record.distrust), generation=generation, now=now)
-    elif record.git_failures >= not_ready_after:
-        message = f"{record.git_failures} polls in a row could not read {record.url}: {_first_line(record.git_error)}"
+    elif git_unreadable(record, not_ready_after):
+        polls = f"{record.git_failures} polls in a row" if record.git_failures > 1 else "the first poll"
+        message = f"{polls} could not read {record.url}: {_first_line(record.git_error)}"
         conditions = mark_stalled(before, GIT_UNREADABLE, message, generation=generation, now=now)
     elif record.refusal:
         message = f"commit {record.attempted[:SHORT_SHA]} refused: {_first_line(record.refusal)}"
         conditions = mark_stalled(before, COMMIT_REFUSED, message, generation=generation, now=now)
+    elif record.apply_refused:
+        message = f"{revision}: not applied whole: {_first_line(record.apply_refused)}"
+        conditions = mark_stalled(before, APPLY_REFUSED, message, generation=generation, now=now)
     elif not record.applied:
         conditions = mark_reconciling(
             before, PROGRESSING, "waiting for the first accepted commit", generation=generation, now=now
@@ -150,6 +165,13 @@ def source_status(
     status["conditions"] = conditions
     redacted: dict[str, Any] = redact_data(status)  # no credential of the URL or of a Git error is stored
     return redacted
+
+
+def condition_series(record: SourceRecord, not_ready_after: int) -> tuple[tuple[str, str, str], ...]:
+    """The source's conditions as (type, status, reason), exactly as ``source_status`` writes them (the metrics'
+    gauge gitops_kd_source_condition)."""
+    written = source_status(record, None, generation=None, not_ready_after=not_ready_after, now=_EPOCH)["conditions"]
+    return tuple((str(c["type"]), str(c["status"]), str(c["reason"])) for c in written)
 
 
 def _first_line(text: str) -> str:

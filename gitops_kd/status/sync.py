@@ -9,7 +9,7 @@ from typing import Any
 from gitops_kd.constants import ACTIVE_PHASES, STALL_RECORD_UNTRUSTED
 from gitops_kd.rollout.model import RolloutStatus
 from gitops_kd.status.events import COMMIT_REFUSED, GIT_UNREADABLE
-from gitops_kd.status.source import ROLLOUT_STALLED, SHORT_SHA, SourceRecord
+from gitops_kd.status.source import APPLY_REFUSED, ROLLOUT_STALLED, SHORT_SHA, SourceRecord
 from gitops_kd.status.source import SUSPENDED as SUSPENDED
 
 SYNCED, OUT_OF_SYNC, REFUSED = "Synced", "OutOfSync", "Refused"  # SUSPENDED: also the source's reason, one meaning
@@ -54,9 +54,15 @@ class NamedSource:
 
     @property
     def failing(self) -> bool:
-        """Stalled: the head refused, Git unreadable, the record untrusted or the applied commit's rollout stalled in a
-        cluster (Ready=False with a Stalled reason)."""
-        return self.ready == "False" and self.reason in (COMMIT_REFUSED, GIT_UNREADABLE, STALL_RECORD_UNTRUSTED, ROLLOUT_STALLED)
+        """Stalled: the head refused, Git unreadable, the record untrusted, an object of the applied commit refused by
+        the API server or the applied commit's rollout stalled in a cluster (Ready=False with a Stalled reason)."""
+        return self.ready == "False" and self.reason in (
+            COMMIT_REFUSED,
+            GIT_UNREADABLE,
+            STALL_RECORD_UNTRUSTED,
+            APPLY_REFUSED,
+            ROLLOUT_STALLED,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         r = self.record

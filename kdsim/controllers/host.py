@@ -17,6 +17,7 @@ class ClusterHost(Protocol):
     server: ApiServer
     state_dir: Path | None
     kubedirector_user: str | None
+    load_balancer: bool  # False: no load-balancer provider (the servicelb controller is not started)
 
     def api_client(self, token: str | None = None) -> ApiClient:
         """An API client presenting `token` (the admin's when None)."""

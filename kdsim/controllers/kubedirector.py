@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubernetes.client.exceptions import ApiException
 
+from kdsim.events import EventRecorder
 from kdsim.kubedirector import live_upgrade, names
 from kdsim.kubedirector import roles as role_ops
 from kdsim.kubedirector import status as st
@@ -79,6 +80,7 @@ class KubeDirectorController:
         self.services.add_index(CLUSTER_INDEX, _cluster_of)
         self.pods.add_index(CLUSTER_INDEX, _cluster_of)
         self.queue = WorkQueue(self.reconcile, name="kubedirector", workers=workers)
+        self.events = EventRecorder(self.rest, "kubedirector", (names.KDCLUSTER_KIND, names.API_VERSION))
         self.clusters.add_handler(lambda _e, obj, _o: self.queue.add(object_key(obj)))
         self.apps.add_handler(self._on_app)
         for inf in (self.sets, self.pods, self.services):
@@ -97,6 +99,7 @@ class KubeDirectorController:
         self.queue.stop()
         for inf in self._informers():
             inf.stop()
+        self.events.close()
 
     def _on_member_object(self, _event: str, obj: dict[str, Any], _old: dict[str, Any] | None) -> None:
         cluster = (_meta(obj).get("labels") or {}).get(names.CLUSTER_LABEL)
@@ -141,7 +144,7 @@ class KubeDirectorController:
             status["specGenerationToProcess"] = int(status.get("specGenerationToProcess") or 0) + 1
             status["lastConnectionHash"] = hash_now
         self._sync_member_services(cluster, app, status)
-        self._sync_members(cluster, status)
+        self._sync_members(cluster, app, status, obj)
         stable = not changed and not upgrading and role_ops.stable({r.id: r.members for r in cluster.roles}, status["roles"])
         status["state"] = st.cluster_state(str(old_status.get("state") or ""), stable)
         status["memberStateRollup"] = st.rollup(status["roles"])
@@ -347,9 +350,16 @@ class KubeDirectorController:
         else:
             self.rest.patch("v1", "services", cluster.namespace, _meta(svc)["name"], {"spec": {"type": want}})
 
-    def _sync_members(self, cluster: Cluster, status: dict[str, Any]) -> None:
+    def _sync_members(self, cluster: Cluster, app: App, status: dict[str, Any], obj: Mapping[str, Any]) -> None:
+        """Replicas to the members' count, then each member's state from its pod. A role whose app needs systemd
+        and has a config package waits for systemd before its configure (KD's systemdOk: `systemctl status
+        systemd-journald` in the app container); no container of the simulated node runs systemd (its main
+        process is the image's own command), and the real KubeDirector on it says so, so such members stay
+        creating, with KD's Event `systemd not yet responsive in member{<pod>}` (reason Member)."""
         ns = cluster.namespace
         for rs in status["roles"]:
+            app_role = app.role(str(rs.get("id")))
+            systemd_ok = not (app.systemd_required and app_role is not None and app_role.setup_package is not None)
             sts = self._fresh(self.sets, "apps/v1", "statefulsets", ns, rs.get("statefulSet") or "")
             replicas = role_ops.live_count(rs)
             synced = True
@@ -367,7 +377,9 @@ class KubeDirectorController:
                     if pod is None and self._cleanup_member(ns, m):
                         rs["members"].remove(m)
                 elif synced or m.get("state") != st.CREATE_PENDING:
-                    st.observe_member(m, pod)
+                    st.observe_member(m, pod, systemd_ok=systemd_ok)
+                    if not systemd_ok and st.systemd_waits(pod, m):
+                        self.events.event(obj, "Normal", "Member", f"systemd not yet responsive in member{{{m['pod']}}}")
 
     def _cleanup_member(self, ns: str, member: dict[str, Any]) -> bool:
         if member.get("service") and member["service"] != st.NO_PORTS_SERVICE:

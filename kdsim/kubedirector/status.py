@@ -107,11 +107,13 @@ def container_state(pod: Mapping[str, Any] | None) -> str:
     return CONTAINER_UNKNOWN
 
 
-def observe_member(member: dict[str, Any], pod: Mapping[str, Any] | None) -> bool:
+def observe_member(member: dict[str, Any], pod: Mapping[str, Any] | None, *, systemd_ok: bool = True) -> bool:
     """Update one member from its pod; return True when its state changed.
 
     create pending -> creating once the pod runs its app container; creating -> configured once the pod is
-    Ready (KD would run the app's configure script here; we have no config packages). A configured member
+    Ready (KD would run the app's configure script here; we have no config packages), unless ``systemd_ok`` is
+    False: KD starts a role's configure only once systemd answers in the container (members.go systemdOk, for an
+    app with systemdRequired and a config package), and until then the member stays creating. A configured member
     whose app container changed (pod re-created or restarted) goes back to create pending, as in KD.
     """
     detail = member.setdefault("stateDetail", {})
@@ -130,11 +132,16 @@ def observe_member(member: dict[str, Any], pod: Mapping[str, Any] | None) -> boo
         if pod is None or (detail.get("configuringContainer") and cid != detail["configuringContainer"]):
             state = CREATE_PENDING
             detail.pop("configuringContainer", None)
-        elif pod_ready(pod):
+        elif pod_ready(pod) and systemd_ok:
             detail["lastConfiguredContainer"] = detail.pop("configuringContainer", cid) or cid
             state = CONFIGURED
     member["state"] = state
     return state != before
+
+
+def systemd_waits(pod: Mapping[str, Any] | None, member: Mapping[str, Any]) -> bool:
+    """True when KD would check systemd in this member now: creating, its app container running."""
+    return member.get("state") == CREATING and pod_running(pod) and bool(container_id(pod))
 
 
 def rollup(roles: Iterable[Mapping[str, Any]]) -> dict[str, bool]:

@@ -172,10 +172,16 @@ class EmbeddedBackend:
         kd_app_edits: str = "strict",
         pod_grace_cap: float = 1.0,
         kubedirector_user: str | None = None,
+        load_balancer: bool = True,
     ) -> None:
         self.ns = NS
         self.cluster: EmbeddedCluster = embedded_cluster(
-            folder, controllers=True, kd_app_edits=kd_app_edits, pod_grace_cap=pod_grace_cap, kubedirector_user=kubedirector_user
+            folder,
+            controllers=True,
+            kd_app_edits=kd_app_edits,
+            pod_grace_cap=pod_grace_cap,
+            kubedirector_user=kubedirector_user,
+            load_balancer=load_balancer,
         ).start()
         self.kubeconfig = self.cluster.kubeconfig
         add_hello_images(images.store_for(self.cluster))
@@ -208,11 +214,13 @@ class E2E:
         persist: bool = True,
         pod_grace_cap: float = 1.0,
         kubedirector_user: str | None = None,
+        load_balancer: bool = True,
     ) -> None:
         """`backend`: where the world runs (default: a new embedded cluster). For the embedded one, `persist`
         keeps the cluster's store under tmp/cluster (saved after changes; False: in memory only, for worlds whose
         cluster is never restarted), `pod_grace_cap` is the most seconds a deleted pod terminates and
-        `kubedirector_user` the user its KubeDirector writes as (default: the admin)."""
+        `kubedirector_user` the user its KubeDirector writes as (default: the admin); `load_balancer` False: no
+        load-balancer provider (LoadBalancer Services get no ingress)."""
         self.tmp = tmp
         embedded = (
             EmbeddedBackend(
@@ -220,6 +228,7 @@ class E2E:
                 kd_app_edits=kd_app_edits,
                 pod_grace_cap=pod_grace_cap,
                 kubedirector_user=kubedirector_user,
+                load_balancer=load_balancer,
             )
             if backend is None
             else None

@@ -110,6 +110,8 @@ def kdcluster(state: str | None, *members: dict[str, Any], **status: Any) -> dic
             "members in config error: kdss-x-0 (configure exited 3)",
         ),
         (kdcluster("configured", member("kdss-x-0", "configured", "unresponsive")), D, "members down: kdss-x-0 (unresponsive)"),
+        # issue 42: the live-app-upgrade branch left updating, a member's container unresponsive (its notify failed)
+        (kdcluster("updating", member("kdss-x-0", "configured", "unresponsive")), D, "updating: members down: kdss-x-0"),
         (
             kdcluster("configured", member("kdss-x-0", "configured"), restoreProgress={"error": "no app"}),
             D,

@@ -326,6 +326,20 @@ class FakeCluster:
     def _Stall(self, a: A.Stall) -> None:
         self.put(with_rollout(self.cluster(a.cluster_key), phase="Stalled", stalled_reason=a.reason))
 
+    def _MarkKubeDirectorNotReady(self, a: A.MarkKubeDirectorNotReady) -> None:
+        """The KDRollout says it (KubeDirectorReady False, Ready False, Stalled or Reconciling), message included."""
+        at = self.now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        c = self.cluster(a.cluster_key)
+        kd = {"type": "KubeDirectorReady", "status": "False", "message": a.message, "lastTransitionTime": at}
+        kept = next((x for x in c.rollout.conditions if x.get("type") == "KubeDirectorReady"), None) if c.rollout else None
+        if kept is not None and kept.get("status") == "False":
+            kd["lastTransitionTime"] = kept["lastTransitionTime"]
+        other = {"type": "Stalled" if a.stalled else "Reconciling", "status": "True", "message": a.message}
+        raw = thaw(c.rollout.raw) if c.rollout is not None and c.rollout.raw else {}
+        raw.setdefault("status", {})["message"] = a.message
+        ready = {"type": "Ready", "status": "False", "message": a.message, "lastTransitionTime": at}
+        self.put(with_rollout(c, conditions=(ready, other, kd), raw=raw))
+
     def _HandleFailure(self, a: A.HandleFailure) -> None:
         c = self.cluster(a.cluster_key)
         raw = thaw(c.rollout.raw) if c.rollout.raw else {}

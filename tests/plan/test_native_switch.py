@@ -71,6 +71,14 @@ class BranchCluster(FakeCluster):
         raw["status"] = {"state": "updating", "upgradeInfo": {"isRollingBack": False, "prevApp": a.previous}}
         self.put(replace(c, app=a.app, raw=raw))
 
+    def _MarkKubeDirectorNotReady(self, a: A.MarkKubeDirectorNotReady) -> None:
+        """Asked about once every pod runs the new app: the branch then reports the cluster configured again."""
+        super()._MarkKubeDirectorNotReady(a)
+        c = self.cluster(KEY)
+        raw = thaw(c.raw)
+        raw["status"]["state"] = "configured"
+        self.put(replace(c, raw=raw))
+
 
 def branch_state(*apps: ObservedApp, flavour: str = LIVE_UPGRADE) -> ObservedState:
     live = {(NS, a.name): a for a in apps}

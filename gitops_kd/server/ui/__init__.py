@@ -14,6 +14,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
+from gitops_kd.health.service import LB_REQUIRE
 from gitops_kd.server.ui.auth import AuthFileError, UiAuth
 from gitops_kd.server.ui.reader import UiReader
 from gitops_kd.server.ui.routes import UiConfig, add_ui_routes, auth_middleware
@@ -29,6 +30,7 @@ class UiSettings:
     auth_file: str | Path | None = None
     refresh_seconds: float = 2.0
     cache_seconds: float = 1.0
+    loadbalancer_health: str = LB_REQUIRE  # `--loadbalancer-health`: how a LoadBalancer Service without ingress counts
 
     def auth(self) -> UiAuth | None:
         return UiAuth.load(self.auth_file) if self.auth_file else None
@@ -52,7 +54,9 @@ def ui_config(
     subjects."""
     reader = UiReader(api_client, scope, ttl=settings.cache_seconds, record_namespace=record_namespace)
     if source is None:
-        return UiConfig(reader, auth=auth, refresh_seconds=settings.refresh_seconds)
+        return UiConfig(
+            reader, auth=auth, refresh_seconds=settings.refresh_seconds, loadbalancer_health=settings.loadbalancer_health
+        )
 
     def info() -> dict[str, Any]:
         return {
@@ -70,4 +74,12 @@ def ui_config(
         state = getattr(source, "last_good", None)
         return {key: app.version for key, app in state.apps.items()} if state is not None else {}
 
-    return UiConfig(reader, auth=auth, refresh_seconds=settings.refresh_seconds, info=info, subject=subject, desired=desired)
+    return UiConfig(
+        reader,
+        auth=auth,
+        refresh_seconds=settings.refresh_seconds,
+        info=info,
+        subject=subject,
+        desired=desired,
+        loadbalancer_health=settings.loadbalancer_health,
+    )

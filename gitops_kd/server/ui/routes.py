@@ -22,6 +22,8 @@ from typing import Any
 from aiohttp import web
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.health.refused import refused_clusters
+from gitops_kd.health.service import LB_REQUIRE
 from gitops_kd.server.ui import pages, views
 from gitops_kd.server.ui.auth import UiAuth
 from gitops_kd.server.ui.pages import PREFIX
@@ -51,6 +53,7 @@ class UiConfig:
     info: Callable[[], Mapping[str, Any]] = field(default=dict)
     subject: Callable[[str], str | None] = field(default=lambda _sha: None)
     desired: Callable[[], Mapping[tuple[str, str], str]] = field(default=dict)
+    loadbalancer_health: str = LB_REQUIRE  # how a LoadBalancer Service without an ingress counts (health/service.py)
 
 
 CONFIG_KEY: web.AppKey[UiConfig] = web.AppKey("gitops_kd_ui")
@@ -101,12 +104,12 @@ def _error(status: int, message: str) -> web.HTTPException:
     return cls(text=pages.error_document(status, message), content_type="text/html", headers=HEADERS)
 
 
-def _cluster_rows(snap: Snapshot) -> list[tuple[Any, Any, Any, Any, list[Any], list[Any]]]:
+def _cluster_rows(snap: Snapshot, loadbalancer: str) -> list[tuple[Any, Any, Any, Any, list[Any], list[Any]]]:
     from gitops_kd.observe.fleet import healths
 
     fleet = snap.fleet
     out = []
-    for key, health in zip(fleet.keys, healths(fleet)):
+    for key, health in zip(fleet.keys, healths(fleet, loadbalancer)):
         objects = fleet.objects(key)
         app = health.app
         out.append(
@@ -119,6 +122,9 @@ def _cluster_rows(snap: Snapshot) -> list[tuple[Any, Any, Any, Any, list[Any], l
                 objects["pods"],
             )
         )
+    refused = [line for src in snap.sources for line in src.record.apply_refused.splitlines() if line.strip()]
+    for health in refused_clusters(refused, set(fleet.keys)):  # not created: shown where it would be, saying why
+        out.append((health, None, None, None, [], []))
     return out
 
 
@@ -127,7 +133,7 @@ async def _fleet(request: web.Request) -> Page:
     snap = await _snapshot(request)
     info = _info(config)
     view = views.fleet_view(
-        _cluster_rows(snap),
+        _cluster_rows(snap, config.loadbalancer_health),
         snap.kdapps,
         snap.events,
         info=info,
@@ -148,7 +154,7 @@ async def _cluster(request: web.Request) -> Page:
     if not config.reader.in_scope(namespace) or key not in snap.fleet.keys:
         raise _error(404, f"no KDCluster {namespace}/{name} managed by gitops-kd in the controller's scope")
     fleet = snap.fleet
-    health = healths(_single(fleet, key))[0]
+    health = healths(_single(fleet, key), config.loadbalancer_health)[0]
     view = views.cluster_view(
         health,
         fleet.rollouts.get(key),

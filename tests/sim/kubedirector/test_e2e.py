@@ -98,13 +98,46 @@ def check_cluster(rest: RestClient, obj: dict[str, Any]) -> None:
                 assert "pvc" not in m
 
 
-def test_every_shared_example_cluster_comes_up(rest: RestClient, shared_clusters: dict[str, dict]) -> None:
+def needs_systemd(app: dict[str, Any]) -> bool:
+    """KubeDirector waits for systemd before a role's configure: systemdRequired and a config package."""
+    spec = app["spec"]
+    packaged = spec.get("defaultConfigPackage") or any(r.get("configPackage") for r in spec.get("roles") or ())
+    return bool(spec.get("systemdRequired") and packaged)
+
+
+def test_every_shared_example_cluster_comes_up(
+    rest: RestClient, shared_clusters: dict[str, dict], shared_apps: dict[str, dict[str, Any]]
+) -> None:
+    """Each example cluster comes up configured, except those whose app needs systemd: no container of the
+    simulated node runs it, so KubeDirector (the real one on this node too, issue 42) keeps them creating, every
+    pod running, with its Event `systemd not yet responsive in member{<pod>}`."""
     for doc in shared_clusters.values():
         body = copy.deepcopy(doc)
         body["metadata"].pop("uid", None)
         rest.create(KD, names.KDCLUSTER_PLURAL, NS, body)
-    for name in shared_clusters:
+    waiting = {n for n, doc in shared_clusters.items() if needs_systemd(shared_apps[doc["spec"]["app"]])}
+    assert waiting and waiting != set(shared_clusters), waiting  # both kinds are in the examples
+    for name in sorted(set(shared_clusters) - waiting):
         check_cluster(rest, wait_configured(rest, name, timeout=180))
+    for name in sorted(waiting):
+
+        def creating(n: str = name) -> dict[str, Any] | None:
+            obj = kdcluster(rest, n) or {}
+            members = [m for r in (obj.get("status") or {}).get("roles") or () for m in r.get("members") or ()]
+            return obj if members and all(m["state"] == "creating" for m in members) else None
+
+        obj = wait_for(f"{name}'s members creating", creating, 180)
+        assert obj["status"]["state"] == "creating", obj["status"]
+        pod = obj["status"]["roles"][0]["members"][0]["pod"]
+        wait_for(
+            f"{name}: systemd not yet responsive",
+            lambda n=name, p=pod: any(
+                e["message"] == f"systemd not yet responsive in member{{{p}}}"
+                for e in rest.list("v1", "events", NS)["items"]
+                if e["involvedObject"].get("name") == n
+            ),
+            60,
+        )
     for name in shared_clusters:  # free the pods for the other tests
         rest.delete(KD, names.KDCLUSTER_PLURAL, NS, name)
     for name in shared_clusters:

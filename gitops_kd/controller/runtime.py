@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.controller.acting import KEY, Actor, KeyFence
 from gitops_kd.controller.commits import Commits
@@ -18,6 +19,7 @@ from gitops_kd.controller.gitfeed import GitFeed
 from gitops_kd.controller.http import HttpServer, make_app
 from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
 from gitops_kd.controller.options import Options
+from gitops_kd.controller.pollrequest import request_poll
 from gitops_kd.controller.reconcile_fleet import FleetReconciler
 from gitops_kd.controller.record_keeper import RecordKeeper
 from gitops_kd.controller.refusals import RefusalReporter
@@ -28,6 +30,7 @@ from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import Plan
 from gitops_kd.source import DesiredState, GitSource, Poller
 from kubeplumb.informer import MODIFIED
+from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -177,10 +180,24 @@ class Manager:
         """The fence (set_fence; always True without one): others that write for this controller check it too."""
         return self._fence()
 
-    def trigger_poll(self) -> None:
-        """Poll Git now (push webhook)."""
+    def trigger_poll(self) -> str | None:
+        """Poll Git now (push webhook). Sharded, on a replica not holding shard 0: also wake shard 0's holder (it
+        writes the record the others wait for) through the GitOpsKDSource's requestedAt annotation, which its
+        SyncRequests reads every few seconds; returns what was done, for the /webhook answer."""
         if self.poller.running:
             self.poller.trigger_now()
+        if self.shards is None or self.record is None or self.shards.holds(0):
+            return None
+        record = (self.record.namespace, self.record.name)
+        try:
+            request_poll(RestClient(self._api_client), *record)
+        except ApiException as exc:
+            raise RuntimeError(
+                f"recording the poll request on gitopskdsource {record[0]}/{record[1]} for shard 0's holder "
+                f"failed: {exc.status} {exc.reason}"
+            ) from None
+        log.info("push: poll requested from shard 0's holder on gitopskdsource %s/%s", *record)
+        return f"poll triggered; shard 0's holder asked to poll (gitopskdsource {record[0]}/{record[1]})"
 
     @property
     def ready(self) -> bool:

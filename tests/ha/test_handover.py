@@ -35,6 +35,7 @@ def make(tmp_path: Path) -> Iterator[list[Handover]]:
 
 
 def _ready(proc: RunProcess) -> None:
+    proc.url(timeout=180)  # a sharded replica serves once its informers synced: slow on a loaded machine
     wait_for(f"{proc.name} ready", lambda: proc.get("/readyz")[0] == 200, 90, 0.2)
 
 

@@ -65,6 +65,7 @@ class Manager:
         self.shards: Any = None  # kube.shardleases.ShardLeases with --shards > 1
         self.http: HttpServer | None = None
         self._stopping = threading.Event()
+        self._stop_lock = threading.Lock()
         self._started = False
         self._fence: Callable[[], bool] = lambda: True
 
@@ -114,8 +115,13 @@ class Manager:
         return self
 
     def stop(self) -> None:
-        """Graceful stop: no new polls or actions; a running action completes first."""
+        """Graceful stop: no new polls or actions; a running action completes first. A second caller (SIGTERM
+        while a yielding leader drains) waits for the first one's stop to finish."""
         self._stopping.set()
+        with self._stop_lock:
+            self._stop()
+
+    def _stop(self) -> None:
         if not self._started:
             return
         self._started = False

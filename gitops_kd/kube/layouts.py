@@ -8,11 +8,16 @@ gitops-kd.io/instance) through this, so each sees the other's layout (docs/desig
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
+from kubernetes.client.exceptions import ApiException
+
 from gitops_kd.kube.leader import LEASES
 from kubeplumb.rest import RestClient
+
+log = logging.getLogger(__name__)
 
 INSTANCE_LABEL = "gitops-kd.io/instance"
 SHARD_LABEL = "gitops-kd.io/shard"
@@ -53,10 +58,20 @@ class ShardedWatch:
     def __init__(self, rest: RestClient, namespace: str, name: str) -> None:
         self._rest, self._namespace, self._name = rest, namespace, name
         self._clock = LeaseClock()
+        self._forbidden = False
 
     def sharded_live(self) -> str:
-        """The first live sharded Lease's name ("" when none): listed now, after this replica's own last write."""
-        leases = instance_leases(self._rest, self._namespace, self._name)
+        """The first live sharded Lease's name ("" when none): listed now, after this replica's own last write. A
+        Role that may not list Leases (an RBAC from before this rule) cannot run sharded replicas either: none."""
+        try:
+            leases = instance_leases(self._rest, self._namespace, self._name)
+        except ApiException as exc:
+            if exc.status != 403:
+                raise
+            if not self._forbidden:
+                log.warning("leases in %s cannot be listed (403): no sharded replica is looked for", self._namespace)
+            self._forbidden = True
+            return ""
         self._clock.observe(leases)
         for name, lease in sorted(leases.items()):
             labels = (lease.get("metadata") or {}).get("labels") or {}

@@ -25,7 +25,7 @@ from tests.ha.test_failover import SYSTEM_NS, token_of
 from tests.safety.matrix import HOOK_LOG, MIGRATE_LOG
 
 LEASE = ("--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-period", "0.5")
-SLOW = 12  # seconds each pod's migration runs (a replica joins, freezes or leaves meanwhile)
+SLOW = 30  # seconds each pod's migration runs: a replica joins, freezes or leaves meanwhile (12 s: too short under load)
 LEASES_API = "coordination.k8s.io/v1"
 
 

@@ -25,6 +25,8 @@ from tests.e2e.harness import hello_app
 from tests.ha.handover import LEASES_API, Handover, names_for, shard_holders
 from tests.ha.test_failover import SYSTEM_NS
 
+pytestmark = pytest.mark.timeout(900)  # 30 s migrations, replicas replaced one at a time, on a loaded machine
+
 
 @pytest.fixture()
 def make(tmp_path: Path) -> Iterator[list[Handover]]:

@@ -60,7 +60,8 @@ class Replica:
         self.lost = threading.Event()
         self._rest, self._lease = RestClient(api_client), (lease_namespace, lease_name)  # the GitOpsKDSource's name
         self.leading = threading.Event()
-        sharded = ShardedWatch(self._rest, lease_namespace, lease_name)
+        # bounded: a slow list must not delay the renewals (a timeout reads as "no change": a leader keeps leading)
+        sharded = ShardedWatch(RestClient(api_client, timeout=max(1.0, retry_period)), lease_namespace, lease_name)
         self.elector = LeaderElector(
             api_client,
             namespace=lease_namespace,

@@ -25,12 +25,15 @@ from tests.ha.test_failover import SYSTEM_NS, token_of
 from tests.safety.matrix import HOOK_LOG, MIGRATE_LOG
 
 LEASE = ("--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-period", "0.5")
-SLOW = 30  # seconds each pod's migration runs: a replica joins, freezes or leaves meanwhile (12 s: too short under load)
+GATE = "/var/lib/gitops-kd/go"  # on each member's PVC: a migration runs until the test creates it (release())
+WINDOW = 15.0  # seconds the test watches, after a replica's exec into a held cluster, for a step run twice
+WINDOW_MAX = 60.0  # seconds it watches for that exec, at most
 LEASES_API = "coordination.k8s.io/v1"
 
 
 def slow_app() -> str:
-    """hello 2.0.0 whose migration logs its start, then runs SLOW seconds, and whose hook logs each run."""
+    """hello 2.0.0 whose migration logs its start, then runs until the test releases it (GATE; at most 300 s), and
+    whose hook logs each run."""
     doc = yaml.safe_load(hello_app("2.0.0"))
     upgrade = doc["spec"]["upgrade"]
     upgrade["hooks"]["postUpgrade"]["command"] = [
@@ -42,10 +45,10 @@ def slow_app() -> str:
     migrate["command"] = [
         "/bin/sh",
         "-c",
-        f"echo migrate >> {MIGRATE_LOG}; sleep {SLOW}; "
+        f"echo migrate >> {MIGRATE_LOG}; i=0; while [ ! -e {GATE} ] && [ $i -lt 300 ]; do sleep 1; i=$((i+1)); done; "
         "cp -a /var/lib/gitops-kd/old/var/lib/hello/. /var/lib/hello/ && echo 2 > /var/lib/hello/schema-version",
     ]
-    migrate["timeoutSeconds"] = SLOW * 10
+    migrate["timeoutSeconds"] = 600
     return yaml.safe_dump(doc, sort_keys=False)
 
 
@@ -90,6 +93,7 @@ class Handover:
         self.procs: dict[str, RunProcess] = {}
         self.stalled: list[str] = []
         self._stop = threading.Event()
+        self._releasing = threading.Event()
         self._watch = threading.Thread(target=self._watch_stalls, daemon=True)
         self._watch.start()
 
@@ -141,6 +145,45 @@ class Handover:
         want = set(self.clusters if clusters is None else clusters)
         wait_for(f"migrations running in {sorted(want)}", lambda: want <= self.migrating(), 180, 0.2)
 
+    def execs(self, replica: str) -> int:
+        """How many execs ``replica`` sent so far (its steps and gates), from the API server's access log."""
+        return sum(1 for e in self.world.cluster.access_log.entries(token_of(replica)) if e.subresource == "exec")
+
+    def window(self, *watched: str) -> None:
+        """With migrations held in flight, watch until one of ``watched`` sent an exec it had not sent before (it
+        acts on a held cluster: the old code re-ran the migration, exit 97) and WINDOW seconds more, or at most
+        WINDOW_MAX seconds when none does (the new code: it waits); fail at once if a rollout stalls. An
+        observation window, not a wait for a condition."""
+        before = {name: self.execs(name) for name in watched}
+        deadline = time.monotonic() + WINDOW_MAX
+        while time.monotonic() < deadline:
+            assert not self.stalled, self.stalled
+            if any(self.execs(name) > count for name, count in before.items()):
+                deadline = min(deadline, time.monotonic() + WINDOW)
+                before = {}
+            time.sleep(0.2)
+
+    def release(self) -> None:
+        """Let every migration run to its end, the ones held now and the later ones: GATE is created in every pod
+        now and, until the end, every second in the pods replaced since."""
+        if self._releasing.is_set():
+            return
+        self._releasing.set()
+        self._gate()
+        threading.Thread(target=self._keep_released, daemon=True).start()
+
+    def _gate(self) -> None:
+        for cluster in self.clusters:
+            for pod in self.world.pods(cluster):
+                self.world.exec(pod["metadata"]["name"], ["/bin/sh", "-c", f"mkdir -p {GATE.rsplit('/', 1)[0]}; touch {GATE}"])
+
+    def _keep_released(self) -> None:
+        while not self._stop.wait(1.0):
+            try:
+                self._gate()
+            except Exception:  # noqa: BLE001, S112 - a pod being replaced, or the world closing
+                continue
+
     def _watch_stalls(self) -> None:
         while not self._stop.wait(0.2):
             try:
@@ -154,6 +197,7 @@ class Handover:
     def finish(self) -> None:
         """Invariants: every cluster Ready at 2.0.0 on its image, never Stalled, no UpgradeStalled/StepInterrupted
         Event; each pod's migration and hook ran once."""
+        self.release()
         deadline = time.monotonic() + 300
         for name in self.clusters:
             wait_for(f"{name} Ready at 2.0.0", lambda n=name: self._ready(n), max(1.0, deadline - time.monotonic()), 0.2)  # type: ignore[misc]

@@ -52,7 +52,10 @@ def test_a_replica_joining_while_migrations_run_takes_its_shard_only_after_they_
     h.ready_at_1()
     h.upgrade()
     h.wait_migrating()
-    h.start("replica-b", 2)
+    _ready(h.start("replica-b", 2))
+    h.window("replica-b")  # the old code: A released a shard at once, B re-ran its migration (exit 97, StepInterrupted)
+    assert "replica-b" not in shard_holders(h.world).values()  # both shards drain: a migration holds each
+    h.release()
     wait_for("B holds a shard", lambda: "replica-b" in shard_holders(h.world).values(), 120, 0.2)
     h.finish()
 
@@ -73,8 +76,10 @@ def test_a_frozen_replica_resumed_mid_step_neither_interrupts_nor_repeats_it(tmp
     os.kill(a.proc.pid, signal.SIGSTOP)
     try:
         wait_for("B holds both shards", lambda: list(shard_holders(h.world).values()) == ["replica-b"] * 2, 60, 0.1)
+        h.window("replica-b")  # B awaits the migration A's exec runs on in the pod (the old code: exit 97, StepInterrupted)
     finally:
         os.kill(a.proc.pid, signal.SIGCONT)
+    h.window("replica-a")  # A resumed: it takes a shard back only once B drained it
     h.finish()
     wait_for("a shard each again", lambda: sorted(shard_holders(h.world).values()) == ["replica-a", "replica-b"], 60, 0.2)
 
@@ -96,6 +101,7 @@ def test_a_shard_lease_edited_to_another_holder_hands_over_without_a_step_twice(
     lease = h.world.rest.get(LEASES_API, "leases", SYSTEM_NS, shard_lease("gitops-kd", shard))
     lease["spec"]["holderIdentity"] = other["spec"]["holderIdentity"]  # kubectl edit: B's identity
     h.world.rest.replace(LEASES_API, "leases", SYSTEM_NS, shard_lease("gitops-kd", shard), lease)
+    h.window("replica-b")  # the old code: B acted on the edited shard at once and re-ran its migration (StepInterrupted)
     h.finish()
 
 
@@ -103,6 +109,8 @@ def _roll(h: Handover, old: list[str], new: list[str], shards: int) -> None:
     """A Deployment's rolling update with maxSurge 1: a new replica starts and is Ready, then an old one stops."""
     for before, after in zip(old, new, strict=True):
         _ready(h.start(after, shards))
+        h.window(after)  # both layouts live, migrations held in flight: only one layout acts
+        h.release()
         h.procs[before].stop()
 
 

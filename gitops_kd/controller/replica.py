@@ -60,8 +60,9 @@ class Replica:
         self.lost = threading.Event()
         self._rest, self._lease = RestClient(api_client), (lease_namespace, lease_name)  # the GitOpsKDSource's name
         self.leading = threading.Event()
-        # bounded: a slow list must not delay the renewals (a timeout reads as "no change": a leader keeps leading)
-        sharded = ShardedWatch(RestClient(api_client, timeout=max(1.0, retry_period)), lease_namespace, lease_name)
+        # bounded like the elector's own reads: a list slower than the renew deadline counts as failed (a leader keeps
+        # leading, a candidate does not campaign)
+        sharded = ShardedWatch(RestClient(api_client, timeout=renew_deadline), lease_namespace, lease_name)
         self.elector = LeaderElector(
             api_client,
             namespace=lease_namespace,

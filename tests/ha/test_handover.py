@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.constants import ROLLOUT_API_VERSION
 from gitops_kd.kube.shardleases import shard_lease
@@ -98,9 +99,19 @@ def test_a_shard_lease_edited_to_another_holder_hands_over_without_a_step_twice(
     h.wait_migrating()
     shard = next(s for (_, s), holder in shard_holders(h.world).items() if holder == "replica-a")
     other = h.world.rest.get(LEASES_API, "leases", SYSTEM_NS, shard_lease("gitops-kd", 1 - shard))
-    lease = h.world.rest.get(LEASES_API, "leases", SYSTEM_NS, shard_lease("gitops-kd", shard))
-    lease["spec"]["holderIdentity"] = other["spec"]["holderIdentity"]  # kubectl edit: B's identity
-    h.world.rest.replace(LEASES_API, "leases", SYSTEM_NS, shard_lease("gitops-kd", shard), lease)
+
+    def edited() -> bool:  # kubectl edit: B's identity; retried when A's renewal came first (409)
+        lease = h.world.rest.get(LEASES_API, "leases", SYSTEM_NS, shard_lease("gitops-kd", shard))
+        lease["spec"]["holderIdentity"] = other["spec"]["holderIdentity"]
+        try:
+            h.world.rest.replace(LEASES_API, "leases", SYSTEM_NS, shard_lease("gitops-kd", shard), lease)
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+            return False
+        return True
+
+    wait_for("the Lease edited", edited, 30, 0.05)
     h.window("replica-b")  # the old code: B acted on the edited shard at once and re-ran its migration (StepInterrupted)
     h.finish()
 

@@ -27,7 +27,7 @@ from tests.safety.matrix import HOOK_LOG, MIGRATE_LOG
 LEASE = ("--lease-duration", "4", "--lease-renew-deadline", "3", "--lease-retry-period", "0.5")
 GATE = "/var/lib/gitops-kd/go"  # on each member's PVC: a migration runs until the test creates it (release())
 WINDOW = 15.0  # seconds the test watches, after a replica's exec into a held cluster, for a step run twice
-WINDOW_MAX = 60.0  # seconds it watches for that exec, at most
+WINDOW_MAX = 30.0  # seconds it watches for that exec, at most (under the 60 s a stopping controller waits for its action)
 LEASES_API = "coordination.k8s.io/v1"
 
 

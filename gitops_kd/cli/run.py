@@ -461,6 +461,8 @@ def command(
             admission.stop()
         manager.close()
         source.close()
+    if lease_lost and manager.replica.elector.yielded:
+        raise SystemExit("gitops-kd: yielded the leader lease to sharded replicas; exiting so a restart campaigns again")
     if lease_lost:
         raise SystemExit("gitops-kd: lost the leader lease; exiting so a restart campaigns again")
 

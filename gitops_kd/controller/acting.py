@@ -67,6 +67,7 @@ class Actor:
         self._lock = threading.Lock()
         self._hold: dict[Action, float] = {}
         self._noop: dict[str, Action] = {}  # per work key: the last action that changed nothing
+        self._running: dict[WorkKey, int] = {}  # work key -> actions of it in flight (a shard drains them)
         self.actions_executed = 0
 
     def select(self, plan: Plan) -> Selection:
@@ -80,6 +81,12 @@ class Actor:
         fence asks it at each write."""
         work: WorkKey = getattr(self._acting, "work", FLEET_KEY)
         return work
+
+    def in_flight(self) -> list[WorkKey]:
+        """The work keys with an action in flight (registered before the key fence is asked, so a shard that starts
+        draining after that check still sees it here)."""
+        with self._lock:
+            return list(self._running)
 
     def wake(self, work: WorkKey) -> None:
         """Queue ``work``'s key (its action is next)."""
@@ -95,14 +102,19 @@ class Actor:
         if self._per_key and isinstance(action, ApplyApp) and owner(action) != WorkKey.parse(key):
             self._queue.add(str(owner(action)))  # the app key applies it; this key waits for its change
             return Result(IDLE_RESYNC)
-        if not self.key_fence(owner(action)):
-            log.warning("not acting for %s: this replica does not hold its key now", owner(action))
-            return Result(FENCED_RETRY)
-        self._acting.work = owner(action)
+        work = owner(action)
+        self._track(work, 1)
         try:
-            outcome = self._execute(action)
+            if not self.key_fence(work):
+                log.warning("not acting for %s: this replica does not hold its key now", work)
+                return Result(FENCED_RETRY)
+            self._acting.work = work
+            try:
+                outcome = self._execute(action)
+            finally:
+                self._acting.work = FLEET_KEY
         finally:
-            self._acting.work = FLEET_KEY
+            self._track(work, -1)
         if outcome is None:
             return Result(FENCED_RETRY)
         if outcome.expect and not self._collector.wait_for(outcome.expect, READ_YOUR_WRITES_TIMEOUT):
@@ -112,6 +124,14 @@ class Actor:
         if key != KEY:
             self.after_part_action()
         return DONE
+
+    def _track(self, work: WorkKey, delta: int) -> None:
+        with self._lock:
+            count = self._running.get(work, 0) + delta
+            if count > 0:
+                self._running[work] = count
+            else:
+                self._running.pop(work, None)
 
     def _execute(self, action: Action) -> Outcome | None:
         """The action's outcome; None when the fence refused its write (nothing was done)."""

@@ -39,7 +39,7 @@ class GitFeed:
         refusals: RefusalReporter,
         record: InstanceRecord | None,
         metrics: Any,
-        trigger_poll: Callable[[], None],
+        trigger_poll: Callable[[], object],
     ) -> None:
         self._source, self._commits, self._collector, self._queue = source, commits, collector, queue
         self._refusals, self._record, self._metrics = refusals, record, metrics

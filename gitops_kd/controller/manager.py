@@ -26,7 +26,7 @@ from gitops_kd.controller.record_keeper import RecordKeeper
 from gitops_kd.controller.refusals import RefusalReporter
 from gitops_kd.controller.refused_writes import RefusedWrites
 from gitops_kd.controller.runtime import Manager
-from gitops_kd.controller.sharding import shard_leases
+from gitops_kd.controller.sharding import shard_fences, shard_leases
 from gitops_kd.controller.stages import Planner
 from gitops_kd.controller.syncrequest import CHECK_INTERVAL, SyncRequests
 from gitops_kd.execute import Executor, Outcome
@@ -177,7 +177,7 @@ def build_manager(
         m.requests = SyncRequests(api_client, m.record, m, interval=options.sync_check_interval or CHECK_INTERVAL)
     if m.shards is not None:
         m.set_key_fence(owns)
-        m.executor.set_fence(lambda: owns(m.actor.acting_for()))  # each write: the Lease of the key acted for
+        shard_fences(m, options.shards)  # each write: the Lease of the key acted for; drains wait for actions
     elif options.lease.elect:
         m.replica = _replica(m, api_client, options, on_lease_lost)
     return m

@@ -14,6 +14,7 @@ from gitops_kd.constants import LEASE_DURATION, LEASE_RENEW_DEADLINE, LEASE_RETR
 from gitops_kd.controller.http import HttpServer, make_app
 from gitops_kd.controller.pollrequest import request_poll
 from gitops_kd.controller.runtime import Manager
+from gitops_kd.kube.layouts import COUNT_LABEL, INSTANCE_LABEL, LEADER_LABEL, ShardedWatch
 from gitops_kd.kube.leader import LeaderElector, default_identity
 from kubeplumb.rest import RestClient
 
@@ -30,6 +31,11 @@ class Replica:
     named after the Lease (as `gitops-kd sync` does), so the leader polls within seconds. Losing the Lease
     sets `lost` at once: the caller stops the controller (no new action starts; a running one finishes) and
     exits so a restart campaigns again; `on_lost` is called then.
+
+    One fence with sharded replicas of the same instance (docs/design/sharding.md): the Lease is labelled as layout 1
+    (gitops-kd.io/instance, gitops-kd.io/shards=1, gitops-kd.io/leader), which sharded replicas read; and this replica
+    leads only while no sharded replica's Lease is live: a leader that sees one yields (stops the controller, its
+    running action finishing under a renewed Lease, then releases the Lease) and exits like a lost Lease.
     """
 
     def __init__(
@@ -54,6 +60,9 @@ class Replica:
         self.lost = threading.Event()
         self._rest, self._lease = RestClient(api_client), (lease_namespace, lease_name)  # the GitOpsKDSource's name
         self.leading = threading.Event()
+        # bounded like the elector's own reads: a list slower than the renew deadline counts as failed (a leader keeps
+        # leading, a candidate does not campaign)
+        sharded = ShardedWatch(RestClient(api_client, timeout=renew_deadline), lease_namespace, lease_name)
         self.elector = LeaderElector(
             api_client,
             namespace=lease_namespace,
@@ -64,6 +73,9 @@ class Replica:
             retry_period=retry_period,
             on_started_leading=self._started,
             on_stopped_leading=self._stopped,
+            labels={INSTANCE_LABEL: lease_name, COUNT_LABEL: "1", LEADER_LABEL: "true"},
+            may_lead=lambda: not sharded.sharded_live(),
+            on_yield=controller.stop,
         )
         controller.set_fence(lambda: self.elector.is_leader)  # a deposed or frozen leader writes and execs nothing
         self.http: HttpServer | None = None
@@ -143,6 +155,15 @@ class Replica:
             self.metrics.set_leader(False)
         if was_leading and self._stopping:
             log.info("replica %s stopped leading (graceful stop)", self.elector.identity)
+        elif was_leading and self.elector.yielded:
+            log.warning(
+                "replica %s yielded the Lease %s to sharded replicas (its action in flight finished first)",
+                self.elector.identity,
+                self.elector.describe,
+            )
+            self.lost.set()  # the controller is stopped: exit, so a restart campaigns again
+            if self.on_lost is not None:
+                self.on_lost()
         elif was_leading:
             log.error("replica %s lost the Lease %s: stopping reconciles", self.elector.identity, self.elector.describe)
             self.lost.set()  # the caller stops the controller at once: no new action, the running one finishes

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from kubernetes.client import ApiClient
+from kubernetes.client.exceptions import ApiException
 
 from gitops_kd.controller.acting import KEY, Actor, KeyFence
 from gitops_kd.controller.commits import Commits
@@ -19,6 +20,7 @@ from gitops_kd.controller.gitfeed import GitFeed
 from gitops_kd.controller.http import HttpServer, make_app
 from gitops_kd.controller.instance import NOT_READY_AFTER_FAILED_POLLS, InstanceRecord
 from gitops_kd.controller.options import Options
+from gitops_kd.controller.pollrequest import request_poll
 from gitops_kd.controller.reconcile_fleet import FleetReconciler
 from gitops_kd.controller.record_keeper import RecordKeeper
 from gitops_kd.controller.refusals import RefusalReporter
@@ -29,6 +31,7 @@ from gitops_kd.observe.collector import Collector
 from gitops_kd.plan.actions import Plan
 from gitops_kd.source import DesiredState, GitSource, Poller
 from kubeplumb.informer import MODIFIED
+from kubeplumb.rest import RestClient
 from kubeplumb.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -63,6 +66,7 @@ class Manager:
         self.shards: Any = None  # kube.shardleases.ShardLeases with --shards > 1
         self.http: HttpServer | None = None
         self._stopping = threading.Event()
+        self._stop_lock = threading.Lock()
         self._started = False
         self._fence: Callable[[], bool] = lambda: True
 
@@ -114,8 +118,13 @@ class Manager:
         return self
 
     def stop(self) -> None:
-        """Graceful stop: no new polls or actions; a running action completes first."""
+        """Graceful stop: no new polls or actions; a running action completes first. A second caller (SIGTERM
+        while a yielding leader drains) waits for the first one's stop to finish."""
         self._stopping.set()
+        with self._stop_lock:
+            self._stop()
+
+    def _stop(self) -> None:
         if not self._started:
             return
         self._started = False
@@ -180,10 +189,24 @@ class Manager:
         """The fence (set_fence; always True without one): others that write for this controller check it too."""
         return self._fence()
 
-    def trigger_poll(self) -> None:
-        """Poll Git now (push webhook)."""
+    def trigger_poll(self) -> str | None:
+        """Poll Git now (push webhook). Sharded, on a replica not holding shard 0: also wake shard 0's holder (it
+        writes the record the others wait for) through the GitOpsKDSource's requestedAt annotation, which its
+        SyncRequests reads every few seconds; returns what was done, for the /webhook answer."""
         if self.poller.running:
             self.poller.trigger_now()
+        if self.shards is None or self.record is None or self.shards.holds(0):
+            return None
+        record = (self.record.namespace, self.record.name)
+        try:
+            request_poll(RestClient(self._api_client), *record)
+        except ApiException as exc:
+            raise RuntimeError(
+                f"recording the poll request on gitopskdsource {record[0]}/{record[1]} for shard 0's holder "
+                f"failed: {exc.status} {exc.reason}"
+            ) from None
+        log.info("push: poll requested from shard 0's holder on gitopskdsource %s/%s", *record)
+        return f"poll triggered; shard 0's holder asked to poll (gitopskdsource {record[0]}/{record[1]})"
 
     @property
     def ready(self) -> bool:

@@ -40,8 +40,8 @@ def shard_leases(m: Manager, api_client: ApiClient, options: Options) -> Owns:
     )
     shards: ShardLeases = m.shards
 
-    def owns(work: Any) -> bool:
-        return shards.holds(shard_of(work, count))
+    def owns(work: Any) -> bool:  # plan and start actions for it: held, and not being drained for a handover
+        return shards.may_start(shard_of(work, count))
 
     if m.metrics is not None:
         m.metrics.count_shards(count, ShardCounts(m.collector, count, shards.holds))
@@ -66,3 +66,12 @@ class ShardCounts:
                 counts[shard_of(cluster_key(key), self._shards)] += 1
             self._at, self._counts = now, counts
         return self._counts[shard] if self._holds(shard) else 0
+
+
+def shard_fences(m: Manager, count: int) -> None:
+    """After the actor is wired: each write and exec checks the Lease of the key acted for (held within its renew
+    deadline: a draining shard's action in flight still writes), and a draining shard waits for the actor's
+    actions in flight for its keys before it is released."""
+    shards: ShardLeases = m.shards
+    m.executor.set_fence(lambda: shards.holds(shard_of(m.actor.acting_for(), count)))
+    shards.busy = lambda shard: any(shard_of(work, count) == shard for work in m.actor.in_flight())

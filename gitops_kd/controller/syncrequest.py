@@ -55,8 +55,9 @@ class SyncRequests:
     def check(self) -> bool:
         """Handle a pending request once; True if one was handled."""
         poller = self._controller.poller
-        if not poller.running:
-            return False  # a standby replica: the leader handles it
+        shards = getattr(self._controller, "shards", None)
+        if not poller.running or (shards is not None and not shards.holds(0)):
+            return False  # a standby replica, or one not holding shard 0: the leader (shard 0's holder) handles it
         obj = self._rest.get_or_none(ROLLOUT_API_VERSION, PLURAL, self._record.namespace, self._record.name) or {}
         requested = ((obj.get("metadata") or {}).get("annotations") or {}).get(REQUESTED_AT_ANNOTATION)
         if not requested or requested == self._record.record.handled:

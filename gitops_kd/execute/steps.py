@@ -20,17 +20,38 @@ log = logging.getLogger(__name__)
 
 STEPS_DIR = "/var/lib/gitops-kd/steps"
 ALREADY_DONE, INTERRUPTED = 96, 97
+BEAT_STALE = 10  # seconds without a heartbeat after which a started step's runner is taken for dead
 
-# $1 = marker path (without suffix); the step's argv follows. mkdir is atomic: a second run of a step
-# that started (and maybe died half way) fails here instead of running the command again.
+# $1 = marker path (without suffix); the step's argv follows. mkdir is atomic: a second run of a step that started
+# does not run the command again. While the command runs, its wrapper writes the time into <marker>.started/beat
+# every second (and its pid into .../pid); a second run that finds the step started *awaits* it while that beat is
+# fresh (the exec of a replica that lost the shard, or a frozen one, runs on in the pod): done -> "already done"; it
+# failed while awaited -> its exit code (kept in .../rc); no beat for BEAT_STALE seconds and never done (the runner
+# died half way), or found already failed -> INTERRUPTED, never run twice.
 WRAPPER = (
     'm="$1"; shift; '
     f'if [ -e "$m.done" ]; then echo "gitops-kd: step already done"; exit {ALREADY_DONE}; fi; '
     'mkdir -p "$(dirname "$m")" || exit 98; '
-    f'if ! mkdir "$m.started" 2>/dev/null; then echo "gitops-kd: step started before and did not finish" >&2; '
-    f"exit {INTERRUPTED}; fi; "
+    'if ! mkdir "$m.started" 2>/dev/null; then '
+    "w=0; g=0; "
+    'while [ ! -e "$m.done" ] && [ ! -e "$m.started/rc" ]; do '
+    'b=$(cat "$m.started/beat" 2>/dev/null); '
+    'case "$b" in ""|*[!0-9]*) [ "$g" -ge 2 ] && break; g=$((g+1)); sleep 1; continue;; esac; '
+    f"g=0; [ $(( $(date +%s) - b )) -gt {BEAT_STALE} ] && break; "
+    '[ "$w" -eq 0 ] && echo "gitops-kd: step running in another exec: awaiting it" >&2; '
+    "w=1; sleep 1; "
+    "done; "
+    f'if [ -e "$m.done" ]; then echo "gitops-kd: step already done"; exit {ALREADY_DONE}; fi; '
+    'if [ "$w" -eq 1 ] && [ -e "$m.started/rc" ]; then '
+    'echo "gitops-kd: the awaited step failed with exit $(cat "$m.started/rc")" >&2; exit "$(cat "$m.started/rc")"; fi; '
+    f'echo "gitops-kd: step started before and did not finish" >&2; exit {INTERRUPTED}; '
+    "fi; "
+    'echo $$ > "$m.started/pid"; date +%s > "$m.started/beat"; '
+    '( while kill -0 $$ 2>/dev/null; do date +%s > "$m.started/beat"; sleep 1; done ) </dev/null >/dev/null 2>&1 & '
+    "hb=$!; "
     '"$@"; rc=$?; '
-    'if [ "$rc" -eq 0 ]; then touch "$m.done" || exit 98; fi; '
+    'kill "$hb" 2>/dev/null; '
+    'if [ "$rc" -eq 0 ]; then touch "$m.done" || exit 98; else echo "$rc" > "$m.started/rc"; fi; '
     'exit "$rc"'
 )
 

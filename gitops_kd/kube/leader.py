@@ -18,6 +18,12 @@ returning (so one process can lead again later); on_stopped_leading is only call
 on_started_leading (client-go calls it even if it never led); `is_leader` is also bounded by time, so
 it turns False `renew_deadline` after the last successful renewal even if the elector thread is stuck.
 Callbacks run on the elector's thread and must return promptly.
+
+Yielding (``may_lead``, docs/design/sharding.md "One fence"): a candidate takes the Lease only while ``may_lead()``
+says so, asked before trying and again right after its write took the Lease (so of two replicas that each write
+their own Lease and then list the other's, at least one sees the other); a leader asks it after every renewal, and
+when it turns False the leader yields: ``on_yield`` runs on its own thread (it stops the controller: a running action
+finishes) while the leader keeps renewing, then the leader steps down and releases the Lease.
 """
 
 from __future__ import annotations
@@ -118,6 +124,9 @@ class LeaderElector:
         on_stopped_leading: Callback,
         on_new_leader: Callable[[str], None] | None = None,
         release_on_cancel: bool = True,
+        labels: dict[str, str] | None = None,
+        may_lead: Callable[[], bool] | None = None,
+        on_yield: Callback | None = None,
     ) -> None:
         if lease_duration <= renew_deadline:
             raise ValueError("leaseDuration must be greater than renewDeadline")
@@ -134,6 +143,9 @@ class LeaderElector:
         self.namespace, self.name, self.identity = namespace, name, identity
         self.lease_duration, self.renew_deadline, self.retry_period = lease_duration, renew_deadline, retry_period
         self.release_on_cancel = release_on_cancel
+        self.labels = dict(labels or {})
+        self._may_lead, self._on_yield = may_lead, on_yield
+        self.yielded = False  # stepped down because may_lead() turned False
         self._rest = RestClient(api_client, timeout=renew_deadline)
         self._on_started, self._on_stopped, self._on_new_leader = on_started_leading, on_stopped_leading, on_new_leader
         self._observed = LeaderElectionRecord()
@@ -194,8 +206,11 @@ class LeaderElector:
         log.info("attempting to acquire leader lease %s...", self.describe)
         while True:
             started = time.monotonic()
-            succeeded = self._try_acquire_or_renew()
+            succeeded = self._allowed() and self._try_acquire_or_renew()
             self._maybe_report_transition()
+            if succeeded and not self._allowed():  # asked again after our write: another layout acts
+                self._release()
+                succeeded = False
             if succeeded and self._stop.is_set():  # stopped while acquiring: do not start leading
                 if self._release_on_stop:
                     self._release()
@@ -219,9 +234,37 @@ class LeaderElector:
         lost = ""
         while not lost and not self._stop.wait(self.retry_period):
             lost = self._renew()
-        self._step_down(release=self._stop.is_set() and self._release_on_stop)
+            if not lost and not self._allowed():
+                lost = self._yield()
+        self._step_down(release=(self._stop.is_set() and self._release_on_stop) or self.yielded)
         if lost:
             log.info("failed to renew lease %s: %s", self.describe, lost)
+
+    def _allowed(self) -> bool:
+        """``may_lead()`` (True without one; False when it cannot tell: the API server is unreachable)."""
+        if self._may_lead is None:
+            return True
+        try:
+            return self._may_lead()
+        except Exception as exc:  # noqa: BLE001 - unknown: do not start leading, and a leader keeps its deadline
+            log.warning("leader election %s: cannot tell whether another layout acts: %s", self.describe, exc)
+            return self._leading
+
+    def _yield(self) -> str:
+        """Another layout acts: drain (``on_yield`` on its own thread) while renewing, then step down ("" if a
+        renewal failed meanwhile: the Lease was lost, not yielded)."""
+        log.warning("leader election %s: a replica with another shard layout is live: %s yields", self.describe, self.identity)
+        self.yielded = True
+        drain = threading.Thread(target=self._on_yield or (lambda: None), name="leader-yield", daemon=True)
+        drain.start()
+        while drain.is_alive():
+            drain.join(self.retry_period)
+            if drain.is_alive():
+                lost = self._renew()
+                if lost:
+                    self.yielded = False
+                    return lost
+        return "yielded to another shard layout"
 
     def _renew(self) -> str:
         """Renew, retrying every retry_period until renew_deadline; "" on success, else why it was lost."""
@@ -282,7 +325,11 @@ class LeaderElector:
                     {
                         "apiVersion": LEASES[0],
                         "kind": "Lease",
-                        "metadata": {"name": self.name, "namespace": self.namespace},
+                        "metadata": {
+                            "name": self.name,
+                            "namespace": self.namespace,
+                            **({"labels": self.labels} if self.labels else {}),
+                        },
                         "spec": record.to_spec(),
                     },
                 )
@@ -314,6 +361,9 @@ class LeaderElector:
             raise RuntimeError("lease not initialized, call get or create first")
         body = dict(self._lease)
         body["spec"] = record.to_spec()
+        if self.labels:
+            metadata = dict(body.get("metadata") or {})
+            body["metadata"] = {**metadata, "labels": {**(metadata.get("labels") or {}), **self.labels}}
         self._lease = self._rest.replace(*LEASES, self.namespace, self.name, body)
 
     def _release(self) -> bool:

@@ -31,16 +31,21 @@ from typing import Any
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
+from gitops_kd.kube.layouts import (
+    COUNT_LABEL,
+    INSTANCE_LABEL,
+    LEADER_LABEL,
+    MEMBER_LABEL,
+    SHARD_LABEL,
+    LeaseClock,
+    instance_leases,
+)
 from gitops_kd.kube.leader import LEASES, micro_time
 from gitops_kd.plan.shard import HOLD, STAND_BY, count_verdict, fair_share, preference, to_release
 from kubeplumb.rest import RestClient
 
 log = logging.getLogger(__name__)
 
-INSTANCE_LABEL = "gitops-kd.io/instance"
-SHARD_LABEL = "gitops-kd.io/shard"
-MEMBER_LABEL = "gitops-kd.io/member"
-COUNT_LABEL = "gitops-kd.io/shards"  # the shard count the Lease was written with
 STANDBY_LABEL = "gitops-kd.io/standby"  # on a member Lease: this replica stands by (a live member has more shards)
 
 
@@ -85,9 +90,11 @@ class ShardLeases:
         self.namespace, self.name, self.shards, self.identity = namespace, name, shards, identity
         self.lease_duration, self.renew_deadline, self.retry_period = lease_duration, renew_deadline, retry_period
         self._on_change = on_change
+        self.busy: Callable[[int], bool] = lambda _shard: False  # an action for a key of this shard is in flight
+        self._draining: set[int] = set()  # held shards being given up: no new action; released once not busy
         self._lock = threading.Lock()
         self._renewed: dict[int, float] = {}  # shard -> monotonic time of its last successful write by us
-        self._seen: dict[str, tuple[dict[str, Any], float]] = {}  # lease name -> (spec, monotonic when it changed)
+        self._clock = LeaseClock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.members = 1
@@ -99,6 +106,12 @@ class ShardLeases:
         with self._lock:
             renewed = self._renewed.get(shard)
         return renewed is not None and time.monotonic() - renewed < self.renew_deadline
+
+    def may_start(self, shard: int) -> bool:
+        """This replica may start an action for ``shard``: it holds it and is not draining it for a handover."""
+        with self._lock:
+            draining = shard in self._draining
+        return not draining and self.holds(shard)
 
     def held(self) -> frozenset[int]:
         return frozenset(s for s in range(self.shards) if self.holds(s))
@@ -149,15 +162,23 @@ class ShardLeases:
     def _round(self) -> None:
         member = {MEMBER_LABEL: "true", **({STANDBY_LABEL: "true"} if self.standby else {})}
         self._write(member_lease(self.name, self.identity), member)
-        leases = {
-            item["metadata"]["name"]: item
-            for item in self._rest.list(*LEASES, self.namespace, label_selector=f"{INSTANCE_LABEL}={self.name}")["items"]
-        }
-        now = time.monotonic()
-        for name, lease in leases.items():
-            spec = dict(lease.get("spec") or {})
-            if self._seen.get(name, ({}, 0.0))[0] != spec:
-                self._seen[name] = (spec, now)
+        leases = instance_leases(self._rest, self.namespace, self.name)
+        self._clock.observe(leases)
+        with self._lock:
+            taken = set(self._renewed)
+        # Ours: a Lease naming us that we took ourselves. One that names us without that (edited by hand) is
+        # treated as another holder's: taken only once it expired, so its previous holder has stopped by then.
+        mine = [
+            s
+            for s in range(self.shards)
+            if s in taken
+            and holder_of(leases.get(shard_lease(self.name, s))) == self.identity
+            and _count(leases[shard_lease(self.name, s)]) == self.shards
+        ]
+        for shard in taken - set(mine):  # another replica holds it now (we were too slow, or an edit): stop at once
+            with self._lock:
+                self._renewed.pop(shard, None)
+                self._draining.discard(shard)
         others = [lease for name, lease in leases.items() if self._live(name) and holder_of(lease) != self.identity]
         verdict = count_verdict(
             self.shards,
@@ -166,7 +187,7 @@ class ShardLeases:
                 for lease in others
                 if _labels(lease).get(MEMBER_LABEL)
             ],
-            [_count(lease) for lease in others if _labels(lease).get(SHARD_LABEL)],
+            [_count(lease) for lease in others if _labels(lease).get(SHARD_LABEL) or _labels(lease).get(LEADER_LABEL)],
         )
         if verdict == STAND_BY:
             if not self.standby:
@@ -174,8 +195,7 @@ class ShardLeases:
                     "shards %s: a live replica runs with more than %d shards: %s stands by", self.name, self.shards, self.identity
                 )
             self.standby = True
-            for shard in list(self._renewed):
-                self._release(shard)
+            self._drain(mine, leases)
             return
         self.standby = False
         self.members = max(
@@ -188,35 +208,41 @@ class ShardLeases:
             ),
         )
         share = fair_share(self.shards, self.members)
-        mine = [
-            s
-            for s in range(self.shards)
-            if holder_of(leases.get(shard_lease(self.name, s))) == self.identity
-            and _count(leases[shard_lease(self.name, s)]) == self.shards
-        ]
-        for shard in list(self._renewed):
-            if shard not in mine:  # another replica holds it now (we were too slow): stop acting at once
-                with self._lock:
-                    self._renewed.pop(shard, None)
-        for shard in to_release(mine, share, self.identity, self.shards):
-            self._release(shard)
-            mine.remove(shard)
-        for shard in mine:
+        with self._lock:
+            keeping = [s for s in mine if s not in self._draining]
+        self._drain(to_release(keeping, share, self.identity, self.shards), leases)
+        with self._lock:
+            keeping = [s for s in mine if s in self._renewed and s not in self._draining]
+        for shard in keeping:
             self._take(shard, leases.get(shard_lease(self.name, shard)))
         if verdict == HOLD:  # a replica with another shard count may still act: take nothing new
             return
         for shard in preference(self.identity, self.shards):
-            if len([s for s in mine if self.holds(s)]) >= share:
+            if len([s for s in keeping if self.holds(s)]) >= share:
                 break
             lease = leases.get(shard_lease(self.name, shard))
-            if shard not in mine and (lease is None or not holder_of(lease) or not self._live(lease["metadata"]["name"])):
+            if shard in taken or shard in keeping:
+                continue  # ours, being drained, or just lost: not taken again in this round
+            if lease is None or not holder_of(lease) or not self._live(lease["metadata"]["name"]):
                 if self._take(shard, lease):
-                    mine.append(shard)
+                    keeping.append(shard)
+
+    def _drain(self, shards: list[int], leases: dict[str, dict[str, Any]]) -> None:
+        """Give ``shards`` up without a gap or an overlap: start no new action for them at once, keep renewing them
+        while an action for one of their keys is in flight, and release each once none is (the next holder waits
+        for the release, or for the Lease to expire)."""
+        with self._lock:
+            self._draining.update(s for s in shards if s in self._renewed)
+            draining = sorted(self._draining)
+        for shard in draining:
+            if self.busy(shard):
+                log.info("shards %s: %s drains shard %d: waiting for its action in flight", self.name, self.identity, shard)
+                self._take(shard, leases.get(shard_lease(self.name, shard)))
+            else:
+                self._release(shard)
 
     def _live(self, name: str) -> bool:
-        spec, changed = self._seen.get(name, ({}, 0.0))
-        duration = float(spec.get("leaseDurationSeconds") or 0)
-        return bool(spec.get("holderIdentity")) and time.monotonic() - changed < duration
+        return self._clock.live(name)
 
     def _take(self, shard: int, lease: dict[str, Any] | None) -> bool:
         """Take or renew ``shard``'s Lease (guarded by its resourceVersion); True when it is ours now."""
@@ -228,6 +254,7 @@ class ShardLeases:
                 raise
             with self._lock:
                 self._renewed.pop(shard, None)
+                self._draining.discard(shard)
             return False
         with self._lock:
             self._renewed[shard] = time.monotonic()
@@ -237,6 +264,7 @@ class ShardLeases:
         """Stop acting for ``shard`` first, then empty the Lease's holder (leaseDurationSeconds 1) for others."""
         with self._lock:
             self._renewed.pop(shard, None)
+            self._draining.discard(shard)
         name = shard_lease(self.name, shard)
         try:
             lease = self._rest.get_or_none(*LEASES, self.namespace, name)

@@ -326,3 +326,55 @@ def test_a_runtime_that_fails_to_start_gives_the_lease_back(cluster, api) -> Non
     finally:
         elector.stop()
         client.close()
+
+
+def test_a_leader_that_may_no_longer_lead_drains_under_a_renewed_lease_then_releases(api: kubernetes.client.ApiClient) -> None:
+    """Invariant (one fence across layouts): a candidate does not take the Lease while may_lead() is False; a leader
+    whose may_lead() turns False keeps renewing while on_yield runs (its writes stay fenced in, is_leader True, for
+    longer than the lease duration), and only then steps down and releases the Lease (holder emptied)."""
+    lease, rest = f"yield-{uuid.uuid4().hex[:6]}", RestClient(api)
+    allowed, drained, during = threading.Event(), threading.Event(), []
+    events: list[tuple[float, str]] = []
+    elector: LeaderElector
+
+    def drain() -> None:
+        deadline = time.monotonic() + 2 * LEASE
+        while time.monotonic() < deadline:
+            during.append((elector.is_leader, _holder(rest, lease)))
+            time.sleep(RETRY)
+        drained.set()
+
+    elector = LeaderElector(
+        api,
+        namespace="default",
+        name=lease,
+        identity="leader-1",
+        lease_duration=LEASE,
+        renew_deadline=RENEW,
+        retry_period=RETRY,
+        on_started_leading=lambda: events.append((time.monotonic(), "started")),
+        on_stopped_leading=lambda: events.append((time.monotonic(), "stopped")),
+        labels={"gitops-kd.io/leader": "true"},
+        may_lead=allowed.is_set,
+        on_yield=drain,
+    )
+    elector.start()
+    try:
+        time.sleep(5 * RETRY)
+        assert not events and rest.get_or_none("coordination.k8s.io/v1", "leases", "default", lease) is None
+        allowed.set()
+        wait_for(lambda: elector.is_leader, 10, "leading once allowed")
+        got = rest.get("coordination.k8s.io/v1", "leases", "default", lease)
+        assert got["metadata"]["labels"] == {"gitops-kd.io/leader": "true"}
+        allowed.clear()
+        wait_for(drained.is_set, 10, "drained")
+        assert during and all(leading and holder == "leader-1" for leading, holder in during), during
+        wait_for(lambda: _holder(rest, lease) == "", 5, "released after the drain")
+        assert [e for _, e in events] == ["started", "stopped"] and elector.yielded
+    finally:
+        elector.stop()
+
+
+def _holder(rest: RestClient, lease: str) -> str:
+    got = rest.get_or_none("coordination.k8s.io/v1", "leases", "default", lease) or {}
+    return str((got.get("spec") or {}).get("holderIdentity") or "")

@@ -1,4 +1,5 @@
-"""Runs the whole upgrade fault matrix (every kind at every k = 1..N) and prints a Markdown table of results."""
+"""Runs the whole upgrade fault matrix (every kind at every k = 1..N) and prints a Markdown table of results;
+`--sharded`: the kinds of 3 sharded replicas (tests/safety/shardmatrix.py: kill, freeze, join, resume, count, mode)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,21 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from tests.safety.matrix import KINDS, Fault, run_sequence
+from tests.safety.shardmatrix import KINDS as SHARD_KINDS
+from tests.safety.shardmatrix import run_sharded
 
 
-def run_one(tmp: str, fault: Fault, keep: str) -> tuple[Fault, str, float, float]:
+def _sharded(run_dir: Path, fault: Fault) -> tuple[int, list[str], float]:
+    run = run_sharded(run_dir, fault)
+    return run.writes, [], 0.0
+
+
+def _unsharded(run_dir: Path, fault: Fault) -> tuple[int, list[str], float]:
+    run = run_sequence(run_dir, fault)
+    return run.writes, run.requests, run.cpu
+
+
+def run_one(tmp: str, fault: Fault, keep: str, sharded: bool = False) -> tuple[Fault, str, float, float]:
     """One run in its own directory (its own cluster, ports, repo and controllers):
     (fault, result, seconds, CPU seconds or 0 when it failed). A failed run's directory (the controllers' logs,
     the repo) is moved under ``keep`` with its whole message in FAILED.txt."""
@@ -22,7 +35,7 @@ def run_one(tmp: str, fault: Fault, keep: str) -> tuple[Fault, str, float, float
     cpu = 0.0
     run_dir = Path(tmp) / str(fault).replace("@", "-")
     try:
-        cpu = run_sequence(run_dir, fault).cpu
+        cpu = (_sharded if sharded else _unsharded)(run_dir, fault)[2]
         return fault, "ok", time.monotonic() - started, cpu
     except AssertionError as exc:
         message = str(exc)
@@ -37,7 +50,12 @@ def run_one(tmp: str, fault: Fault, keep: str) -> tuple[Fault, str, float, float
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated subset of {', '.join(KINDS)}")
+    parser.add_argument(
+        "--kinds",
+        default="",
+        help=f"comma-separated subset of {', '.join(KINDS)} (default all); --sharded: of {', '.join(SHARD_KINDS)}",
+    )
+    parser.add_argument("--sharded", action="store_true", help="3 replicas of `gitops-kd run --shards 6` (shardmatrix.py)")
     parser.add_argument("--first", type=int, default=1, help="first k")
     parser.add_argument("--last", type=int, default=0, help="last k (default: N, counted by a fault-free run)")
     parser.add_argument("--step", type=int, default=1, help="every STEP-th k only (a sparse sweep)")
@@ -53,25 +71,27 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="fault-matrix-") as tmp:
         began = time.monotonic()
-        base = run_sequence(Path(tmp) / "none", Fault("none", 0))
-        last = args.last or base.writes
+        writes, requests, cpu = (_sharded if args.sharded else _unsharded)(Path(tmp) / "none", Fault("none", 0))
+        last = args.last or writes
         print(
-            f"N = {base.writes} writes and execs of the controller in the fault-free sequence "
-            f"({time.monotonic() - began:.1f}s, {base.cpu:.1f} CPU s)",
+            f"N = {writes} writes and execs of the controller (sharded: of shard 0's holder) in the fault-free "
+            f"sequence ({time.monotonic() - began:.1f}s, {cpu:.1f} CPU s)",
             flush=True,
         )
         if args.requests:
-            for k, request in enumerate(base.requests, 1):
+            for k, request in enumerate(requests, 1):
                 print(f"{k:4} {request}")
             return 0
-        faults = [Fault(kind, k) for kind in args.kinds.split(",") for k in range(args.first, last + 1, max(1, args.step))]
+        kinds = args.kinds.split(",") if args.kinds else list(SHARD_KINDS if args.sharded else KINDS)
+        faults = [Fault(kind, k) for kind in kinds for k in range(args.first, last + 1, max(1, args.step))]
         failures: list[str] = []
         started = time.monotonic()
         # spawn: a fresh interpreter per worker (the parent's embedded-cluster threads are not forked)
         with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
             keep = str(Path(args.keep).resolve())
             Path(keep).mkdir(parents=True, exist_ok=True)
-            for fault, result, seconds, cpu in pool.map(run_one, [tmp] * len(faults), faults, [keep] * len(faults)):
+            runs = pool.map(run_one, [tmp] * len(faults), faults, [keep] * len(faults), [args.sharded] * len(faults))
+            for fault, result, seconds, cpu in runs:
                 if result != "ok":
                     failures.append(f"{fault}: {result}")
                 print(f"| {fault.kind} | {fault.k} | {result} | {seconds:.1f}s | {cpu:.1f} CPU s |", flush=True)

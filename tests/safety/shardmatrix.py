@@ -8,6 +8,12 @@ counted), which hangs at the server. kill: the victim is SIGKILLed while it hang
 starts in its place. freeze: the victim is SIGSTOPped while it hangs until the other replicas hold every shard it
 held, then SIGCONTed (its hung request ends in a 504, not applied). The sequence is matrix.py's: upgrade, `git
 revert`, revert of the revert, and its invariants are checked for every cluster (see run_sharded).
+
+Replicas coming and going (issue 41), at the victim's k-th write or exec (it fails with a 504 after MARK seconds, a
+fault of its own): join: only two replicas run, the third joins (the two drain a shard each for it); resume: the
+victim is SIGSTOPped at once (its execs in flight run on in the pods) until the others hold its shards, then
+SIGCONTed (it takes shards back once they drained them); count: a rolling update (maxSurge 1) replaces the three
+replicas by three of `--shards COUNT_NEW`; mode: the same to `--shards 1` (the leader-elected mode).
 """
 
 from __future__ import annotations
@@ -32,6 +38,10 @@ from tests.safety.matrix import HOOK_LOG, MIGRATE_LOG, POD_GRACE_CAP, Fault, _re
 from tests.scenarios.runs import clean_system_namespace
 
 SHARDS = 6
+KINDS = ("kill", "freeze", "join", "resume", "count", "mode")
+HELD = ("kill", "freeze")  # the victim's k-th request hangs while it is killed or frozen
+COUNT_NEW = 9  # the count kind's new shard count
+MARK = 1.0  # seconds the k-th request of the kinds that are not held waits before its 504
 REPLICAS = ("replica-a", "replica-b", "replica-c")
 LEASE = (4.0, 3.0, 0.5)  # lease duration, renew deadline, retry period of the replicas (`--lease-*`)
 HANG = 30.0  # seconds the victim's k-th request hangs at the server when it is killed
@@ -109,7 +119,7 @@ class Sharded:
         self.procs: dict[str, RunProcess] = {}
         self.deposed_at = 0  # freeze: the victim's access-log length when the others held its shards
 
-    def start(self, name: str) -> RunProcess:
+    def start(self, name: str, shards: int = SHARDS) -> RunProcess:
         kubeconfig = token_kubeconfig(self.world.cluster, self.tmp / f"{name}.kubeconfig", token_of(name))
         self.procs[name] = RunProcess(
             name,
@@ -119,7 +129,7 @@ class Sharded:
             "--namespace",
             self.world.ns,
             "--shards",
-            str(SHARDS),
+            str(shards),
             "--lease-duration",
             str(LEASE[0]),
             "--lease-renew-deadline",
@@ -149,6 +159,15 @@ class Sharded:
             now = holders(self.world)
             return all(now.get(s) not in ("", victim) for s in had)
 
+        if run.fault.kind == "join":
+            joiner = self.start(REPLICAS[-1])
+            wait_for(f"{run.fault}: {joiner.name} holds a shard", lambda: joiner.name in holders(self.world).values(), 120, 0.1)
+            run.takeover = time.monotonic() - started
+            return
+        if run.fault.kind in ("count", "mode"):
+            self.roll(COUNT_NEW if run.fault.kind == "count" else 1)
+            run.takeover = time.monotonic() - started
+            return
         if run.fault.kind == "kill":
             self.procs[victim].kill()
             self.start(f"{victim}-new")
@@ -163,6 +182,15 @@ class Sharded:
             self.deposed_at = len(self.world.cluster.access_log.entries(token_of(victim)))
         finally:
             os.kill(proc.proc.pid, signal.SIGCONT)
+
+    def roll(self, shards: int) -> None:
+        """A Deployment's rolling update (maxSurge 1) to ``--shards shards``: a new replica starts and is ready,
+        then an old one stops (SIGTERM: its action in flight finishes, its Leases are released)."""
+        for name in [n for n, p in self.procs.items() if p.alive]:
+            new = self.start(f"{name}-{shards}", shards)
+            new.url(timeout=180)
+            wait_for(f"{new.name} ready", lambda p=new: p.get("/readyz")[0] == 200, 90, 0.2)  # type: ignore[misc]
+            self.procs[name].stop()
 
     def stop(self) -> None:
         for proc in self.procs.values():
@@ -237,16 +265,17 @@ def run_sharded(tmp: Path, fault: Fault) -> ShardRun:
             60,
             0.1,
         )
-        for name in REPLICAS[1:]:
+        starting = REPLICAS[:2] if fault.kind == "join" else REPLICAS  # join: the third joins at the fault
+        for name in starting[1:]:
             sh.start(name)
 
         def balanced() -> dict[int, str] | None:
             now = holders(world)
-            counts = [list(now.values()).count(r) for r in REPLICAS]
-            return now if len(now) == SHARDS and counts == [SHARDS // len(REPLICAS)] * len(REPLICAS) else None
+            counts = [list(now.values()).count(r) for r in starting]
+            return now if len(now) == SHARDS and counts == [SHARDS // len(starting)] * len(starting) else None
 
         now = wait_for("each replica holds its share", balanced, 60, 0.1)
-        for replica in REPLICAS:
+        for replica in REPLICAS if fault.kind != "join" else (*starting, starting[0]):
             run.clusters[cluster_for(world, replica, now, set(run.clusters))] = replica
         run.attempts = {c: {} for c in run.clusters}
         world.commit({f"clusters/{c}.yaml": cluster_yaml(world, c) for c in run.clusters}, "one cluster per replica")
@@ -274,7 +303,7 @@ def run_sharded(tmp: Path, fault: Fault) -> ShardRun:
                 "!leases",
                 user=token_of(run.victim),
                 skip=fault.k - 1,
-                delay=HANG if fault.kind == "kill" else FREEZE_HANG,
+                delay={"kill": HANG, "freeze": FREEZE_HANG}.get(fault.kind, MARK),
             )
         upgrade = world.commit({"apps/hello.yaml": matrix_app()}, "hello 2.0.0")
         sh.poll_now()
@@ -302,7 +331,7 @@ def run_sharded(tmp: Path, fault: Fault) -> ShardRun:
                 assert hook == "hook\nhook\n", f"{fault}: {cluster}/{pod} hook runs {hook!r}"
                 assert migrate == "migrate\nmigrate\n", f"{fault}: {cluster}/{pod} migration runs {migrate!r}"
                 assert user == "user-data\n" and schema == "2\n", f"{fault}: {cluster}/{pod} data {user!r} {schema!r}"
-        if fault.kind == "freeze" and run.acted:
+        if fault.kind in ("freeze", "resume") and run.acted:
             _check_fenced(sh)
         return run
     finally:

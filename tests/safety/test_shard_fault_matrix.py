@@ -1,5 +1,6 @@
 """A sample of the sharded fault matrix (tests/safety/shardmatrix.py): kill and freeze with 3 replicas of
-`gitops-kd run --shards 6`; SHARD_FAULT_MATRIX_SAMPLE="kind@k,..." runs other points (the sweep: bench/README.md)."""
+`gitops-kd run --shards 6`, and the kinds of replicas coming and going (join, resume, count, mode; issue 41);
+SHARD_FAULT_MATRIX_SAMPLE="kind@k,..." runs other points (the sweep: bench/README.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.safety.matrix import Fault
-from tests.safety.shardmatrix import LEASE, run_sharded
+from tests.safety.shardmatrix import HELD, LEASE, run_sharded
 
 # k over the victim's own writes and execs (about 60 from the upgrade commit on: it holds shard 0, so the record's
 # writes count too): kill in the first upgrade's pod phase, freeze in the downgrade.
@@ -24,5 +25,6 @@ def test_a_killed_or_frozen_replica_of_three_breaks_no_invariant(tmp_path: Path,
     killed or frozen at its k-th write; the others hold its shards within about one lease duration."""
     run = run_sharded(tmp_path, fault)
     assert run.fault == fault and run.fired and run.acted
-    assert run.takeover < 3 * LEASE[0] + 5, run.takeover
-    assert len(set(run.clusters.values())) == 3  # one cluster per replica
+    if fault.kind in HELD:
+        assert run.takeover < 3 * LEASE[0] + 5, run.takeover
+    assert len(set(run.clusters.values())) == (2 if fault.kind == "join" else 3)  # one cluster per (first) replica

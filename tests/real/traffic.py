@@ -15,10 +15,10 @@ from typing import Any
 
 from gitops_kd.testing import pod_ready
 from kubeplumb.rest import RestClient
+from tests.e2e.harness import CLUSTER_LABEL
 
 CLONE_NEWNET = 0x40000000  # linux/sched.h
-ROLE_LABEL = "kubedirector.hpe.com/role"
-CLUSTER_LABEL = "kubedirector.hpe.com/kdcluster"
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"  # KubeDirector's member Service selects its pod by it
 PERIOD = 0.1  # seconds between two rounds of calls
 CALL_TIMEOUT = 0.5
 
@@ -101,9 +101,9 @@ class TrafficProbe:
         now = time.monotonic()
         with self._lock:
             for svc in services:
-                name = svc["metadata"]["name"]
                 ports = (svc.get("spec") or {}).get("ports") or []
-                if not svc["metadata"]["labels"].get(ROLE_LABEL) or not ports or name not in pods and name not in self.members:
+                name = ((svc.get("spec") or {}).get("selector") or {}).get(POD_NAME_LABEL)  # a member Service
+                if not name or not ports or name not in pods and name not in self.members:
                     continue
                 member = self.members.setdefault(name, Member())
                 pod = pods.get(name)

@@ -15,9 +15,21 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-# busybox's shell and tools, bash (KubeDirector runs `/bin/bash -c`), and GNU cp with the libraries it links:
-# KubeDirector's init container runs `cp --parent -ax DIRS /mnt`, which busybox's cp refuses.
-PACKAGES = ("busybox-static", "bash-static", "coreutils", "libc6", "libacl1", "libattr1", "libselinux1", "libpcre2-8-0")
+# busybox's shell and tools, bash (KubeDirector runs `/bin/bash -c`), and GNU cp, find and tar with the libraries
+# they link: KubeDirector's init container runs `cp --parent -ax DIRS /mnt` and gitops-kd's (gitops_kd/render/
+# init_script.py) `find -writable ... -print0 | tar --null -T -`, which busybox's cp, find and tar refuse.
+PACKAGES = (
+    "busybox-static",
+    "bash-static",
+    "coreutils",
+    "findutils",
+    "tar",
+    "libc6",
+    "libacl1",
+    "libattr1",
+    "libselinux1",
+    "libpcre2-8-0",
+)
 _URI = re.compile(r"^'(?P<uri>[^']+)' (?P<file>\S+) (?P<size>\d+) SHA256:(?P<sha>[0-9a-f]{64})$")
 RESOLVED = "resolved.json"  # what the last fetch resolved, under which apt lists
 _APT = ("apt-get", "-q", "-o", "APT::Sandbox::User=root")  # the cache is root's: apt's _apt user cannot write it

@@ -4,7 +4,7 @@ The hello images' ports and persisted directories are read from the KDApps that 
 apps/hello.yaml for 1.0.0, examples/hello-2.0.0.yaml for 2.0.0), never restated; the files each version carries
 (HELLO_1, HELLO_2) are the ones the simulated images carry too (tests/e2e/harness.py imports them from here).
 The hook, gate and migration commands those KDApps declare are inline `/bin/sh -c` commands: the images carry
-the tools they use (busybox's sh, cp, grep, echo), no script files.
+the tools they use (sh, cp, grep, echo), no script files.
 
 Usage::
 

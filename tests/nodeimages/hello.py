@@ -1,4 +1,4 @@
-"""The hello program of one version, as busybox shell: it reads its persisted data, records its start in its cache,
+"""The hello program of one version, a shell script: it reads its persisted data, records its start in its cache,
 serves its version over HTTP (busybox httpd) on each port its KDApp declares, and exits 0 on SIGTERM or SIGINT.
 
 HTTP: `/` answers `hello <version>`; `/cgi-bin/data` the version and each file of /var/lib/hello (`name: content`);

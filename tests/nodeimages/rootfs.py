@@ -1,5 +1,5 @@
 """The images' root filesystems: a small userland from Debian packages (static busybox with a link per applet,
-static bash as /bin/bash, GNU cp with the libraries it links), then each image's own files on top."""
+static bash as /bin/bash, GNU cp, find and tar with the libraries they link), then each image's own files on top."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from tests.nodeimages.facts import ImageFacts
 from tests.nodeimages.hello import add_program
 from tests.nodeimages.layer import Tree
 
-LIB_PACKAGES = ("libc6", "libacl1", "libattr1", "libselinux1", "libpcre2-8-0")  # what /bin/cp links
+# GNU tools put in /bin in place of busybox's (see debs.PACKAGES for why): package -> its path of the tool
+GNU_TOOLS = {"coreutils": "bin/cp", "findutils": "usr/bin/find", "tar": "bin/tar"}
+LIB_PACKAGES = ("libc6", "libacl1", "libattr1", "libselinux1", "libpcre2-8-0")  # what the GNU tools link
 LIB_DIRS = ("lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu", "lib64")
 PASSWD = "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
 GROUP = "root:x:0:\nnogroup:x:65534:\n"
@@ -25,7 +27,7 @@ def applets(busybox: Package) -> list[str]:
 
 
 def userland(packages: Mapping[str, Package], ref: str) -> Tree:
-    """The base tree: /bin/busybox and its applets, /bin/bash, GNU /bin/cp, shared libraries, /etc, /tmp."""
+    """The base tree: /bin/busybox and its applets, /bin/bash, GNU cp, find and tar, shared libraries, /etc, /tmp."""
     tree = Tree()
     for d, mode in (("/tmp", 0o1777), ("/var/tmp", 0o1777), ("/root", 0o700)):
         tree.dir(d, mode)
@@ -37,7 +39,11 @@ def userland(packages: Mapping[str, Package], ref: str) -> Tree:
         if name != "busybox":
             tree.symlink(f"/bin/{name}", "busybox")
     tree.copy_from(packages["bash-static"].root, "bin/bash-static", "/bin/bash")
-    tree.copy_from(packages["coreutils"].root, "bin/cp", "/bin/cp")  # GNU cp: --parents and -x, unlike busybox's
+    # /bin/sh is bash, as on the CentOS images KubeDirector's catalog uses: busybox's ash runs its own applets before
+    # anything on PATH, so `/bin/sh -c` scripts (gitops-kd's init container) would get busybox's find and tar.
+    tree.symlink("/bin/sh", "bash")
+    for package, tool in GNU_TOOLS.items():
+        tree.copy_from(packages[package].root, tool, f"/bin/{tool.rsplit('/', 1)[-1]}")
     for name in LIB_PACKAGES:
         root = packages[name].root
         for lib_dir in LIB_DIRS:

@@ -39,7 +39,9 @@ class ObservedPod:
 
     ``revision`` is the pod's ``controller-revision-hash`` label ("" if missing); ``ready`` is the
     Ready condition; ``deleting`` is True when metadata.deletionTimestamp is set; ``created_at`` is
-    metadata.creationTimestamp; ``ready_since`` the Ready condition's lastTransitionTime when Ready.
+    metadata.creationTimestamp; ``ready_since`` the Ready condition's lastTransitionTime when Ready;
+    ``ports`` the app container's (name, containerPort) pairs: what the version the pod runs listens on
+    (KubeDirector declares one per service endpoint of the role, named by the endpoint's id).
     """
 
     name: str
@@ -55,6 +57,7 @@ class ObservedPod:
     ready_since: datetime | None = None
     pod_ip: str | None = None
     image: str = ""  # the app container's image
+    ports: tuple[tuple[str, int], ...] = ()
 
     @property
     def up(self) -> bool:

@@ -45,8 +45,9 @@ def command(
     """
     from gitops_kd.cli.plan import observe
     from gitops_kd.controller.scope import Scope, restrict
+    from gitops_kd.diff import diff
     from gitops_kd.plan.planner import plan as make_plan
-    from gitops_kd.review.livediff import live_diff
+    from gitops_kd.review.livediff import later_service_ports, live_diff
     from gitops_kd.review.missing import missing_statefulsets
 
     logging.basicConfig(level=logging.WARNING)
@@ -63,6 +64,7 @@ def command(
             click.echo(f"  {r.describe()}", err=True)
         raise SystemExit(EXIT_FINDINGS)
     found = live_diff(result.actions, observed) + missing_statefulsets(scoped.desired, observed)
+    found += later_service_ports(diff(scoped.desired, observed), observed, result.actions)
     if output == "json":
         click.echo(json.dumps({"commit": desired.commit, "differences": [d.as_dict() for d in found]}, indent=2))
     else:

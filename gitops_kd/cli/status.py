@@ -44,7 +44,7 @@ _STYLE = {
 
 _SYNC_STYLE = {SYNCED: "green", OUT_OF_SYNC: "cyan", REFUSED: "red", SUSPENDED: "yellow"}
 
-__all__ = ["collect", "command", "render_clusters", "render_objects"]
+__all__ = ["collect", "command", "render_clusters", "render_objects", "render_unreachable"]
 
 
 def _health_cell(status: HealthStatus) -> str:
@@ -103,6 +103,17 @@ def render_objects(c: ClusterHealth, sync: Sync, console: Console) -> None:
     for o in c.objects:
         table.add_row(o.kind, o.name, o.role or "-", o.stage or "-", _health_cell(o.health.status), escape(o.health.message))
     console.print(table)
+    render_unreachable(c, console)
+
+
+def render_unreachable(c: ClusterHealth, console: Console) -> None:
+    """The members a client cannot reach through their own Service, one line each; one line saying none."""
+    if not c.unreachable:
+        console.print("unreachable members: none (every running member's Service targets the ports its pod serves)")
+        return
+    console.print(f"[red]unreachable members ({len(c.unreachable)})[/]:", highlight=False)
+    for u in c.unreachable:
+        console.print(f"  {escape(u.describe())}", highlight=False)
 
 
 @click.command("status")
@@ -121,7 +132,9 @@ def command(
     (live → target), rollout phase, SYNC (Synced; OutOfSync while a rollout runs or stalls; Refused when the
     branch head was refused and the cluster stays at the applied revision; Suspended by `gitops-kd suspend`)
     and HEALTH, the worst of its objects (a pod the rollout is replacing is Progressing). With CLUSTER,
-    every object of that cluster (KDRollout, KDCluster, StatefulSets, Pods, Services, PVCs) with its health.
+    every object of that cluster (KDRollout, KDCluster, StatefulSets, Pods, Services, PVCs) with its health,
+    then the members unreachable through their own Service (it targets other ports than the member's running
+    pod declares; such a Service is Degraded); `-o json` lists them under "unreachable" ([] when none).
 
     Exit status: 0 when nothing shown is Degraded, Missing or Refused and no source is stalled (Synced,
     OutOfSync, Progressing, Suspended and Unknown are 0); 1 when something is Degraded or Missing, a head is

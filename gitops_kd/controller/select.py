@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gitops_kd.plan.actions import Action, Plan, RecordStages, Wait
+from gitops_kd.plan.actions import Action, Plan, RecordStages, RecordUnreachable, Wait
 
 Hold = Mapping[Action, float]
 """Actions that must not run again before a monotonic deadline (a gate probe that just failed)."""
@@ -40,7 +40,7 @@ def select(plan: Plan, hold: Hold, now: float) -> Selection:
         deadline = hold.get(action)
         if deadline is not None and deadline > now:
             requeue = _min(requeue, deadline - now)
-            if isinstance(action, RecordStages):
+            if isinstance(action, (RecordStages, RecordUnreachable)):
                 continue  # a record that failed (its field pruned by an older CRD) never holds the cluster's work
             if key is None:
                 all_blocked = True

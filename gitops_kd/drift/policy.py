@@ -16,7 +16,7 @@ from gitops_kd.constants import POLICY_ANNOTATION
 from gitops_kd.diff.engine import app_for
 from gitops_kd.drift.model import Drift
 from gitops_kd.kd.layout import KDAPP_KIND
-from gitops_kd.plan.actions import ApplyApp, Plan, Wait
+from gitops_kd.plan.actions import ApplyApp, Plan, RecordUnreachable, Wait
 from gitops_kd.spec.state import DesiredState, Key
 
 log = logging.getLogger(__name__)
@@ -99,7 +99,8 @@ def filter_plan(plan: Plan, drifts: Iterable[Drift], policy: DriftPolicy) -> Pla
     For an alert-only drifted KDApp its ApplyApp is dropped. For an alert-only drifted object of a cluster
     (StatefulSet, Service, KDCluster) every action of that cluster except Wait is dropped — not only the
     PatchTemplate / SetOnDelete / PatchServicePorts / ApplyCluster that revert it, but also the pod
-    replacements that would roll the drifted template out. Refused plans are returned unchanged.
+    replacements that would roll the drifted template out; its RecordUnreachable stays (it only records which
+    members the drift leaves unreachable). Refused plans are returned unchanged.
     """
     if plan.refused:
         return plan
@@ -118,7 +119,7 @@ def filter_plan(plan: Plan, drifts: Iterable[Drift], policy: DriftPolicy) -> Pla
     def keep(action: Any) -> bool:
         if isinstance(action, ApplyApp):
             return (action.namespace, action.name) not in frozen_apps
-        if isinstance(action, Wait):
+        if isinstance(action, (Wait, RecordUnreachable)):  # a record of what is observed reverts nothing
             return True
         return action.cluster_key not in frozen_clusters
 

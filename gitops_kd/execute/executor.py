@@ -35,6 +35,7 @@ _HANDLERS: dict[type, Callable[[ExecContext, Any], Outcome]] = {
     A.NoteStep: rollout.note_step,
     A.RecordInSync: rollout.record_in_sync,
     A.RecordStages: rollout.record_stages,
+    A.RecordUnreachable: rollout.record_unreachable,
     A.Stall: rollout.stall,
     A.LiftStall: rollout.lift_stall,
     A.RestoreLabels: labels.restore_labels,

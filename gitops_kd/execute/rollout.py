@@ -1,4 +1,5 @@
-"""EnsureRollout, StartGate, FinishRollout, Stall, LiftStall: the KDRollout object and its status transitions."""
+"""EnsureRollout, StartGate, FinishRollout, Stall, LiftStall, the records (stages, unreachable members): the KDRollout
+object and its status transitions."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from gitops_kd.plan.actions import (
     NoteStep,
     RecordInSync,
     RecordStages,
+    RecordUnreachable,
     Stall,
     StartGate,
 )
@@ -284,6 +286,27 @@ def record_stages(ctx: ExecContext, a: RecordStages) -> Outcome:
             requeue_after=STAGES_PRUNED_RETRY,
         )
     return Outcome(a.describe(), True, "stages recorded", expect=_expect(obj))
+
+
+def record_unreachable(ctx: ExecContext, a: RecordUnreachable) -> Outcome:
+    """status.unreachable made the action's list (removed when empty), in one write guarded by resourceVersion."""
+    obj = ctx.rollout(a.namespace, a.cluster)
+    if obj is None:
+        return Outcome(a.describe(), False, "no KDRollout to write on", failed=True, requeue_after=REQUEUE_NOT_CACHED)
+    if RolloutStatus.from_obj(obj.get("status")).unreachable == a.members:
+        return Outcome(a.describe(), False, "already there", expect=_expect(obj))
+    body = status_patch(unreachable=[m.to_obj() for m in a.members] or None)
+    obj = ctx.patch_rollout_status(a.namespace, a.cluster, body, rv=rv(obj))
+    if RolloutStatus.from_obj(obj.get("status")).unreachable != a.members:
+        return Outcome(
+            a.describe(),
+            False,
+            "the API server did not keep status.unreachable: the installed KDRollout CRD predates it "
+            "(apply gitops_kd/crds); the rollout goes on without the record",
+            failed=True,
+            requeue_after=STAGES_PRUNED_RETRY,
+        )
+    return Outcome(a.describe(), True, "unreachable members recorded", expect=_expect(obj))
 
 
 def _set_status(

@@ -1,5 +1,6 @@
 """The health of one managed KDCluster: each of its objects (KDRollout, KDCluster, StatefulSets, Pods,
-member Services, PVCs) and their aggregate, from already-fetched objects (pure)."""
+member Services, PVCs) and their aggregate, and the members unreachable through their own Service
+(health/reach.py), from already-fetched objects (pure)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from gitops_kd.health.kdrollout import kdrollout_health
 from gitops_kd.health.model import Health, HealthStatus, worst
 from gitops_kd.health.pod import pod_health
 from gitops_kd.health.pvc import pvc_health
+from gitops_kd.health.reach import reach_health, unreachable_members, worse
 from gitops_kd.health.service import service_health
 from gitops_kd.health.statefulset import ON_DELETE_WAITING, statefulset_health
 from gitops_kd.kd.layout import APP_CONTAINER, KDCLUSTER_KIND, ROLE_LABEL
-from gitops_kd.rollout.model import RolloutStatus
+from gitops_kd.rollout.model import RolloutStatus, Unreachable
 
 Obj = Mapping[str, Any]
 NO_SERVICE = "n/a"  # KubeDirector's member.service when the role exposes no port
@@ -56,6 +58,7 @@ class ClusterHealth:
     phase: str
     health: Health
     objects: tuple[ObjectHealth, ...] = field(default=())
+    unreachable: tuple[Unreachable, ...] = ()  # members whose own Service targets ports their pod does not serve
 
     def as_dict(self, *, with_objects: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -66,6 +69,7 @@ class ClusterHealth:
             "targetVersion": self.target_version or None,
             "phase": self.phase or None,
             **self.health.as_dict(),
+            "unreachable": [u.to_obj() for u in self.unreachable],
         }
         if with_objects:
             out["objects"] = [o.as_dict() for o in self.objects]
@@ -173,7 +177,19 @@ def object_healths(
         rows = [_replacing(r) for r in rows]
     elif phase == Phase.IDLE and rows[0].health.status is HealthStatus.HEALTHY:
         rows = [_kept(r) for r in rows]
+    rows = _with_reach(rows, kinds[2][1].values(), kinds[1][1].values())
     return tuple(_with_stages(rows, rollout))
+
+
+def _with_reach(rows: list[ObjectHealth], services: Iterable[Obj], pods: Iterable[Obj]) -> list[ObjectHealth]:
+    """Each member Service through which its running pod cannot be reached (health/reach.py) no healthier than
+    that says: Degraded once the pod is Ready, Progressing before."""
+    pods = tuple(pods)
+    found = {u.service: u for u in unreachable_members(services, pods)}
+    return [
+        replace(r, health=worse(r.health, reach_health(found[r.name], pods))) if r.kind == "Service" and r.name in found else r
+        for r in rows
+    ]
 
 
 def _with_stages(rows: list[ObjectHealth], rollout: Obj | None) -> list[ObjectHealth]:
@@ -281,7 +297,8 @@ def cluster_health(
 ) -> ClusterHealth:
     """The ClusterHealth of a KDCluster and its KDRollout (either may be None) from its objects
     (keyword lists statefulsets, pods, services, pvcs, as in object_healths; `unreadable` as there)."""
-    rows = object_healths(rollout, kdcluster, unreadable=unreadable, **objects)
+    listed = {kind: tuple(objs) for kind, objs in objects.items()}
+    rows = object_healths(rollout, kdcluster, unreadable=unreadable, **listed)
     meta = section(rollout or kdcluster, "metadata")
     r_spec, r_status = section(rollout, "spec"), RolloutStatus.from_obj(section(rollout, "status"))
     return ClusterHealth(
@@ -293,4 +310,5 @@ def cluster_health(
         phase=str(r_status.phase or ""),
         health=aggregate(rows),
         objects=rows,
+        unreachable=unreachable_members(listed.get("services", ()), listed.get("pods", ())),
     )

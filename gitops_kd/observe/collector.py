@@ -39,6 +39,7 @@ from gitops_kd.observed import (
     ObservedStatefulSet,
 )
 from gitops_kd.rollout.model import RolloutStatus, status_key
+from gitops_kd.rollout.reach import container_ports
 from gitops_kd.spec.errors import SpecError
 from gitops_kd.spec.shared import SharedValues
 from gitops_kd.spec.upgrade import UpgradeSpec
@@ -411,16 +412,17 @@ def observed_pod(raw: Mapping[str, Any]) -> ObservedPod | None:
         created_at=parse_time(meta.get("creationTimestamp")),
         ready_since=parse_time(ready.get("lastTransitionTime")) if is_ready and ready else None,
         pod_ip=status.get("podIP"),
-        image=_app_image(raw),
+        image=str(_app_container(raw).get("image") or ""),
+        ports=container_ports(_app_container(raw)),
     )
 
 
-def _app_image(raw: Mapping[str, Any]) -> str:
-    """The image of the pod's app container ("" when it has none)."""
+def _app_container(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The pod's app container (empty when it has none)."""
     for container in (raw.get("spec") or {}).get("containers") or ():
         if container.get("name") == APP_CONTAINER:
-            return str(container.get("image") or "")
-    return ""
+            return container  # type: ignore[no-any-return]
+    return {}
 
 
 def observed_service(raw: Mapping[str, Any], status_role: str = "") -> ObservedService:

@@ -33,11 +33,13 @@ def compact(obj: Mapping[str, Any], shared: SharedValues, *, pod: bool = False) 
 
 
 def pod_fields(pod: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a Pod gitops-kd reads: apiVersion, kind, metadata, the app container's name and image,
-    and status.phase, the Ready condition and podIP."""
+    """The part of a Pod gitops-kd reads: apiVersion, kind, metadata, the app container's name, image and ports
+    (what its member Service must target), and status.phase, the Ready condition and podIP."""
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     containers = [
-        {"name": c.get("name"), "image": c.get("image")} for c in spec.get("containers") or () if c.get("name") == APP_CONTAINER
+        {"name": c.get("name"), "image": c.get("image"), "ports": c.get("ports") or []}
+        for c in spec.get("containers") or ()
+        if c.get("name") == APP_CONTAINER
     ]
     return {
         "apiVersion": pod.get("apiVersion"),

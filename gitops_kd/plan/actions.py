@@ -21,6 +21,7 @@ from typing import Any
 from gitops_kd.diff.model import ADOPT, DOWNGRADE, REBUILD, UPGRADE, Refusal
 from gitops_kd.kd.layout import KDCLUSTER_KIND
 from gitops_kd.plan.result import Plan
+from gitops_kd.rollout.model import Unreachable
 from gitops_kd.spec.freeze import freeze, thaw
 from gitops_kd.spec.upgrade import Gate
 from gitops_kd.steps import hook, migrate
@@ -425,6 +426,21 @@ class RecordStages(_ClusterScoped):
 
 
 @dataclass(frozen=True)
+class RecordUnreachable(_ClusterScoped):
+    """Set the KDRollout's status.unreachable to ``members`` (empty: remove it): the members whose own Service
+    targets other ports than their running pod listens on, derived from the observed Services and pods
+    (plan/reach.py); the UI, CLI and a traffic test read this record."""
+
+    namespace: str
+    cluster: str
+    members: tuple[Unreachable, ...]
+
+    def describe(self) -> str:
+        said = "; ".join(m.describe() for m in self.members) or "none"
+        return f"record unreachable members of {self.namespace}/{self.cluster}: {said}"
+
+
+@dataclass(frozen=True)
 class Stall(_ClusterScoped):
     """Mark the rollout Stalled (phase Stalled, Stalled=True with ``reason``/``message``); no more steps."""
 
@@ -525,6 +541,7 @@ Action = (
     | Prune
     | RecordInSync
     | RecordStages
+    | RecordUnreachable
     | Stall
     | LiftStall
     | HandleFailure

@@ -2,9 +2,12 @@
 
 Order: the KDRollouts of clusters whose app version changes (recording the version being left while the
 live KDApp still shows it), the KDApps, KDCluster creations and spec updates, then per cluster (by wave,
-namespace, name): SetOnDelete, RestoreLabels (plan/labels.py) and PatchTemplate of every role, member Service
-ports, then the pod phase (plan/pods.py) and FinishRollout; last, a ClearBreakGlass per break-glass annotation
-left on a managed object (plan/breakglass.py). A cluster heading for a new version waits while a cluster of the same
+namespace, name): SetOnDelete, RestoreLabels (plan/labels.py) and PatchTemplate of every role, the ports of
+each member Service whose own pod is replaced or being replaced (plan/services.py: a Service moves with its pod,
+never before it), then the pod phase (plan/pods.py) and FinishRollout; last, a ClearBreakGlass per break-glass
+annotation left on a managed object (plan/breakglass.py). A managed cluster's KDRollout gets a RecordUnreachable
+when its status.unreachable differs from the members its Services and pods show unreachable (plan/reach.py).
+A cluster heading for a new version waits while a cluster of the same
 app in a lower gitops-kd.io/wave is not Ready at the target or has not soaked yet (plan/waves.py). A
 Stalled rollout gets only its failure policy (plan/failure.py); one stalled by a KDApp / KDCluster write that
 keeps failing (ApplyRefused / ApplyFailed) gets that write, and a LiftStall once Git no longer asks for it.
@@ -47,7 +50,6 @@ from gitops_kd.plan.actions import (
     LiftStall,
     MarkMissing,
     NoteStep,
-    PatchServicePorts,
     PatchTemplate,
     Plan,
     RecordStages,
@@ -64,6 +66,8 @@ from gitops_kd.plan.labels import labels_to_restore
 from gitops_kd.plan.native import switch_steps
 from gitops_kd.plan.pods import POLL_SECONDS, PodContext, outdated, pod_stages, pod_steps
 from gitops_kd.plan.prune import prune as prune_orphans
+from gitops_kd.plan.reach import record_unreachable
+from gitops_kd.plan.services import service_steps
 from gitops_kd.plan.suspend import hold_suspended
 from gitops_kd.plan.truth import pods_off_version, role_images
 from gitops_kd.plan.waves import (
@@ -109,6 +113,7 @@ def plan(
     rollouts: list[Action] = []
     clusters: list[Action] = []
     failures: list[Action] = []
+    records: list[Action] = []  # status.unreachable kept equal to what the Services and pods show (plan/reach.py)
     found_steps: dict[Key, list[Action]] = {}
     moving: set[Key] = set()  # clusters heading for a version they are not Ready at yet (wave-gated)
     members: dict[Key, tuple[Key, WaveMember]] = {}
@@ -134,6 +139,7 @@ def plan(
         live = observed.clusters.get(key)
         if live is not None:
             users.setdefault(cdiff.app, []).append(key)
+            records += record_unreachable(live)
         if live is None or cdiff.transition is None:
             members[key] = (cdiff.app, WaveMember(key, wave, None, soaks[key]))
             continue
@@ -214,6 +220,7 @@ def plan(
         *apps,
         *clusters,
         *failures,
+        *records,
         *steps,
         *pruned.actions,
         *left_break_glass(desired, observed),
@@ -359,8 +366,9 @@ def cluster_steps(
     now: datetime,
     note: str = "",
 ) -> list[Action]:
-    """SetOnDelete, PatchTemplate, PatchServicePorts, then the pod phase and FinishRollout of one cluster
-    (``note``: what its Ready message adds, e.g. the KDApp held by KubeDirector)."""
+    """SetOnDelete, PatchTemplate, PatchServicePorts of the member Services whose pod is replaced or being
+    replaced (plan/services.py), then the pod phase and FinishRollout of one cluster (``note``: what its Ready
+    message adds, e.g. the KDApp held by KubeDirector)."""
     t = cdiff.transition
     assert t is not None
     order = role_order(app, t, live)
@@ -379,12 +387,9 @@ def cluster_steps(
             patch = template_patch(sts.template, owned)
             if patch is not None:
                 out.append(PatchTemplate(live.namespace, sts.name, rid, patch, live.name, role_diffs[rid].fields))
-    for ports in cdiff.ports:
-        out.append(
-            PatchServicePorts(live.namespace, ports.service, tuple({"name": n, "port": p} for n, p in ports.ports), live.name)
-        )
     rollout = live.rollout if ensure is None else None
     ctx = PodContext(app, live, t, rollout, order, frozenset(role_diffs), now)
+    out += service_steps(ctx, cdiff.ports)  # each member's Service moves with its own pod (plan/services.py)
     if not out and _steady(live, t, ensure, ctx):
         return []
     unsettled = [live.statefulsets[r].name for r in order if r not in role_diffs and not live.statefulsets[r].settled]

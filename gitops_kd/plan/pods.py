@@ -8,7 +8,9 @@ is deleted only when every other pod of the cluster is Ready and not deleting.
 
 from __future__ import annotations
 
-from gitops_kd.diff.model import UPGRADE
+from collections.abc import Iterable
+
+from gitops_kd.diff.model import UPGRADE, PortsDiff
 from gitops_kd.diff.transition import stale_image
 from gitops_kd.kd import layout
 from gitops_kd.observed import ObservedPod
@@ -124,17 +126,24 @@ def pod_steps(ctx: PodContext) -> tuple[list[Action], bool]:
     return [], True
 
 
-def whole_sequence(ctx: PodContext) -> list[tuple[ObservedPod, list[str]]]:
+def whole_sequence(ctx: PodContext, ports: Iterable[PortsDiff] = ()) -> list[tuple[ObservedPod, list[str]]]:
     """Every pod the rollout will replace, in the order the planner replaces them (role order, highest ordinal
-    first), each with what follows its deletion, as text with values: Ready within the timeout, then (upgrades
-    with a stanza) the lines of each step kind (plan/steps). Derived from
+    first), each with what follows its deletion, as text with values: its own member Service's port change
+    (``ports``: the diff's; a Service moves with its pod, plan/services.py), Ready within the timeout, then
+    (upgrades with a stanza) the lines of each step kind (plan/steps). Derived from
     the same functions `pod_steps` uses, for a reviewer: the planner itself only plans up to the next step."""
     upgrade = ctx.transition.direction == UPGRADE and ctx.transition.stanza is not None
+    moving = {p.service: p for p in ports}
     out: list[tuple[ObservedPod, list[str]]] = []
     for pod in _visit_order(ctx):
         if not outdated(ctx, pod):
             continue
         steps = [f"delete pod {pod.name} (uid {pod.uid}); the StatefulSet recreates it at the new revision"]
+        for svc in ctx.live.member_services():
+            if svc.pod == pod.name and svc.name in moving:
+                before = ", ".join(f"{p.get('name')} {p.get('port')}" for p in svc.ports) or "none"
+                after = ", ".join(f"{n} {port}" for n, port in moving[svc.name].ports)
+                steps.append(f"its Service {svc.name}: ports {before} -> {after}, as the pod goes (not before)")
         rules = ctx.transition.rules
         dirs = ctx.app.role(pod.role).effective_persist_dirs if rules is not None else ()
         if dirs:

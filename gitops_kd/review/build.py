@@ -141,15 +141,19 @@ def _dirs(dirs: tuple[str, ...], t: Transition) -> tuple[DirRule, ...]:
 
 
 def _ports(live: ObservedCluster, cdiff: ClusterDiff) -> tuple[PortChange, ...]:
-    """Member Service port changes, one entry per role and change (with how many Services it touches)."""
+    """Member Service port changes, one entry per role and change (with how many Services it touches, and the
+    ordinals of their members, highest first: the order their pods are replaced in, each Service with its pod)."""
     services = {s.name: s for s in live.services}
-    counts: dict[tuple[str, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]], int] = {}
+    groups: dict[tuple[str, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]], list[int]] = {}
     for change in cdiff.ports:
         svc = services.get(change.service)
         before = _pairs(svc.ports) if svc is not None else ()
-        group = (change.role, before, tuple(change.ports))
-        counts[group] = counts.get(group, 0) + 1
-    return tuple(PortChange(role, n, before, after) for (role, before, after), n in counts.items())
+        pod = live.pod(svc.pod) if svc is not None and svc.pod else None
+        groups.setdefault((change.role, before, tuple(change.ports)), []).append(pod.ordinal if pod is not None else -1)
+    return tuple(
+        PortChange(role, len(found), before, after, tuple(sorted((o for o in found if o >= 0), reverse=True)))
+        for (role, before, after), found in groups.items()
+    )
 
 
 def _pairs(ports: Iterable[Mapping[str, Any]]) -> tuple[tuple[str, int], ...]:

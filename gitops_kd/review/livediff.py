@@ -1,4 +1,5 @@
-"""Live vs Git per object and field with old and new values, from the plan's apply and patch actions (pure)."""
+"""Live vs Git per object and field with old and new values, from the plan's apply and patch actions and the
+member Service ports the plan moves later, with their pods (pure)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitops_kd.constants import BREAK_GLASS_ANNOTATION
+from gitops_kd.diff.model import DiffReport
 from gitops_kd.kd.layout import KDAPP_KIND, KDCLUSTER_KIND
 from gitops_kd.observed import ON_DELETE, ObservedState
 from gitops_kd.plan.actions import (
@@ -234,6 +236,28 @@ def live_diff(actions: Iterable[Action], observed: ObservedState) -> list[Object
     every field that differs (old and new values), in plan order."""
     found = (action_diff(a, observed) for a in actions if not isinstance(a, SetOnDelete))
     return [d for d in found if d is not None and (d.create or d.fields)]
+
+
+def later_service_ports(report: DiffReport, observed: ObservedState, actions: Iterable[Action]) -> list[ObjectDiff]:
+    """Member Services whose ports differ from Git and that the plan does not patch yet: each moves with its own
+    pod, once that pod is replaced (plan/services.py), and differs from Git until then."""
+    planned = {(a.namespace, a.service) for a in actions if isinstance(a, PatchServicePorts)}
+    out: list[ObjectDiff] = []
+    for c in report.clusters:
+        live = observed.clusters.get(c.key)
+        if live is None:
+            continue
+        for p in c.ports:
+            if (c.key[0], p.service) in planned:
+                continue
+            svc = next((s for s in live.services if s.name == p.service), None)
+            want = [{"name": n, "port": port} for n, port in p.ports]
+            fields = tuple(field_diffs(list(svc.ports) if svc is not None else None, want, "spec.ports"))
+            pod = svc.pod if svc is not None else None
+            note = f"cluster {c.key[1]}; moves when its pod {pod} is replaced" if pod else f"cluster {c.key[1]}"
+            if fields:
+                out.append(ObjectDiff("Service", c.key[0], p.service, fields, note=note))
+    return out
 
 
 def _spec_diff(kind: str, namespace: str, name: str, live: Mapping[str, Any] | None, manifest: Mapping[str, Any]) -> ObjectDiff:

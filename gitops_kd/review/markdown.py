@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gitops_kd.review.model import ClusterReview, Review
-from gitops_kd.review.words import UPPER_BOUND, duration, name, ports, roles_of, rollback_sentence, rule
+from gitops_kd.review.words import UPPER_BOUND, duration, name, port_change, roles_of, rollback_sentence, rule
 
 MARKER = "<!-- gitops-kd-plan -->"
 _POLICY = {"halt": "stop where it is and report", "revert-commit": "stop, report, and revert the commit"}
@@ -100,7 +100,7 @@ def _cluster(c: ClusterReview) -> Iterator[str]:
     if c.rollback is not None:
         yield f"- Rollback: {rollback_sentence(c.rollback)}"
     for p in c.ports:
-        yield f"- Service ports, role {p.role}: {ports(p.before)} → {ports(p.after)} ({p.services} Service(s))"
+        yield f"- Service ports, role {p.role}: {port_change(p, '→')}"
     if c.changes:
         yield "- Spec changes: " + "; ".join(f"`{x}`" for x in c.changes)
     yield f"- Duration: at most {duration(c.estimate_seconds)} (upper bound)"

@@ -33,12 +33,14 @@ class RoleReview:
 
 @dataclass(frozen=True)
 class PortChange:
-    """A member Service's ports change: ``before``/``after`` as (name, port) pairs."""
+    """A member Service's ports change: ``before``/``after`` as (name, port) pairs; ``members``: the ordinals of
+    the members whose own Service changes, in the order their pods are replaced (each Service moves with its pod)."""
 
     role: str
     services: int
     before: tuple[tuple[str, int], ...]
     after: tuple[tuple[str, int], ...]
+    members: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

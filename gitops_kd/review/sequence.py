@@ -45,7 +45,7 @@ def sequences(head: DesiredState, observed: ObservedState, *, now: datetime) -> 
         app, t = head.apps[cdiff.app], cdiff.transition
         order = role_order(app, t, live)
         ctx = PodContext(app, live, t, live.rollout, order, frozenset(r.role for r in cdiff.roles), now)
-        pods = tuple(PodSequence(p.name, p.role, tuple(steps)) for p, steps in whole_sequence(ctx))
+        pods = tuple(PodSequence(p.name, p.role, tuple(steps)) for p, steps in whole_sequence(ctx, cdiff.ports))
         if pods:
             out.append(
                 ClusterSequence(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gitops_kd.review.model import Review
-from gitops_kd.review.words import UPPER_BOUND, duration, name, ports, roles_of, rollback_sentence, rule
+from gitops_kd.review.words import UPPER_BOUND, duration, name, port_change, roles_of, rollback_sentence, rule
 
 
 def text(r: Review) -> str:
@@ -50,8 +50,6 @@ def _lines(r: Review) -> Iterator[str]:
         yield f"    failure policy: {c.failure_policy}; pod ready timeout {c.pod_ready_timeout_seconds}s"
         if c.rollback is not None:
             yield f"    rollback: {rollback_sentence(c.rollback)}"
-        yield from (
-            f"    service ports {p.role}: {ports(p.before)} -> {ports(p.after)} ({p.services} Service(s))" for p in c.ports
-        )
+        yield from (f"    service ports {p.role}: {port_change(p, '->')}" for p in c.ports)
     yield from (f"note: {n}" for n in r.notes)
     yield f"total: {r.replaced} pod(s) replaced, at most {duration(r.estimate_seconds)} ({UPPER_BOUND})"

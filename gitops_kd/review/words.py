@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from gitops_kd.diff.rollback import ROLL_FORWARD, Rollback
-from gitops_kd.review.model import DirRule, Step
+from gitops_kd.review.model import DirRule, PortChange, Step
 from gitops_kd.spec.state import Key
 
 UPPER_BOUND = (
@@ -41,6 +41,16 @@ def roles_of(step: Step) -> str:
 
 def ports(pairs: tuple[tuple[str, int], ...]) -> str:
     return ", ".join(f"{n} {p}" for n, p in pairs) or "none"
+
+
+def port_change(change: PortChange, arrow: str) -> str:
+    """A role's member Service port change, saying that each Service moves with its own member's pod."""
+    moved = ", ".join(str(o) for o in change.members)
+    order = f": members {moved}, in that order" if moved else ""
+    return (
+        f"{ports(change.before)} {arrow} {ports(change.after)} ({change.services} Service(s); each moves with its own "
+        f"member, as that member's pod is replaced, never before{order})"
+    )
 
 
 def rollback_sentence(back: Rollback) -> str:

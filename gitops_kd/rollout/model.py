@@ -19,6 +19,7 @@ from gitops_kd.constants import APPLY_FAILURE_FIELD, ROLLOUT_IMAGES_FIELD, TARGE
 
 PODS_FIELD = "pods"  # status.pods: pod name -> its progress record
 STAGE_FIELD = "stage"  # status.pods[pod].stage: where the pod is in the rollout (the planner's Stage)
+UNREACHABLE_FIELD = "unreachable"  # status.unreachable: members whose Service targets ports their pod does not serve
 
 
 class Stage(StrEnum):
@@ -143,6 +144,42 @@ class PodProgress:
                 }
             ),
         }
+
+
+@dataclass(frozen=True)
+class Unreachable:
+    """status.unreachable[]: a member whose own Service targets other ports than its running pod listens on
+    (rollout/reach.py), so a client of that Service reaches nothing. ``service_ports``: where each Service port
+    sends traffic (0: a port name the pod does not declare); ``pod_ports``: what the pod's app container declares."""
+
+    pod: str
+    service: str
+    service_ports: tuple[int, ...]
+    pod_ports: tuple[int, ...]
+
+    @classmethod
+    def from_obj(cls, obj: Mapping[str, Any]) -> Unreachable:
+        return cls(
+            pod=str(obj.get("pod") or ""),
+            service=str(obj.get("service") or ""),
+            service_ports=tuple(_int(p) or 0 for p in obj.get("servicePorts") or ()),
+            pod_ports=tuple(_int(p) or 0 for p in obj.get("podPorts") or ()),
+        )
+
+    def to_obj(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod,
+            "service": self.service,
+            "servicePorts": list(self.service_ports),
+            "podPorts": list(self.pod_ports),
+        }
+
+    def describe(self) -> str:
+        said = ", ".join(str(p) if p else "(unknown name)" for p in self.service_ports) or "nothing"
+        return (
+            f"{self.pod}: Service {self.service} targets port(s) {said} but the pod listens on "
+            f"{', '.join(str(p) for p in self.pod_ports)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -310,6 +347,7 @@ _STATUS_KEYS: Mapping[str, str] = {
     "apply_failure": APPLY_FAILURE_FIELD,
     "failure": "failure",
     "history": "history",
+    "unreachable": UNREACHABLE_FIELD,
 }
 _TYPED = frozenset(_STATUS_KEYS.values()) - frozenset(_PLAIN)
 
@@ -370,6 +408,7 @@ class RolloutStatus:
     apply_failure: ApplyFailure | None = None
     failure: Failure | None = None
     history: tuple[HistoryRecord, ...] = ()
+    unreachable: tuple[Unreachable, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @classmethod
@@ -389,6 +428,7 @@ class RolloutStatus:
             apply_failure=ApplyFailure.from_obj(apply_failure) if apply_failure else None,
             failure=Failure.from_obj(failure) if failure else None,
             history=tuple(HistoryRecord.from_obj(h) for h in status.get("history") or () if isinstance(h, Mapping)),
+            unreachable=tuple(Unreachable.from_obj(u) for u in status.get(UNREACHABLE_FIELD) or () if isinstance(u, Mapping)),
             extra=_extra(status, frozenset(_PLAIN) | _TYPED),
         )
 
@@ -424,6 +464,7 @@ class RolloutStatus:
                 APPLY_FAILURE_FIELD: self.apply_failure.to_obj() if self.apply_failure else None,
                 "failure": self.failure.to_obj() if self.failure else None,
                 "history": [h.to_obj() for h in self.history] or None,
+                UNREACHABLE_FIELD: [u.to_obj() for u in self.unreachable] or None,
             }
         )
         return {**self.extra, **body}
@@ -445,12 +486,14 @@ class RolloutStatus:
 __all__ = [
     "PODS_FIELD",
     "STAGE_FIELD",
+    "UNREACHABLE_FIELD",
     "ApplyFailure",
     "Failure",
     "HistoryRecord",
     "PodProgress",
     "RolloutStatus",
     "Stage",
+    "Unreachable",
     "pod_patch",
     "status_key",
     "status_patch",

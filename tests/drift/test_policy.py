@@ -6,7 +6,7 @@ import pytest
 from plan.kdworld import T0, load_text
 
 from gitops_kd.drift import ALERT_ONLY, POLICY_ANNOTATION, REVERT, DriftPolicy, detect, filter_plan
-from gitops_kd.plan import PatchServicePorts, PatchTemplate, Plan, Refusal, SetOnDelete, plan
+from gitops_kd.plan import PatchServicePorts, PatchTemplate, Plan, RecordUnreachable, Refusal, SetOnDelete, plan
 from gitops_kd.spec import KDApp, KDCluster
 
 from .worlds import (
@@ -59,7 +59,9 @@ def test_alert_only_drops_every_action_of_the_drifted_cluster(on: str) -> None:
     assert {policy.action(x) for x in drifts} == {"alert-only"}
     base = plan(d, state, now=T0)
     assert base.for_cluster(NS, "hello-dev")
-    assert filter_plan(base, drifts, policy).actions == ()
+    # only the record of what the drift leaves unreachable stays: it reverts nothing
+    (record,) = filter_plan(base, drifts, policy).actions
+    assert isinstance(record, RecordUnreachable) and [m.pod for m in record.members] == ["kdss-worker-0"]
 
 
 def test_cluster_annotation_overrides_app_and_global_default() -> None:

@@ -40,7 +40,8 @@ def test_plan_lists_every_pod_of_a_three_pod_upgrade_in_order_with_its_steps(e2e
     assert actions.count('spec.template.spec.containers[app].image: "gitops-kd/hello:1.0.0" -> "gitops-kd/hello:2.0.0"') == 2, (
         actions
     )
-    assert "spec.ports[http-hello-http].port: 8080 -> 8081" in actions
+    # no member Service changes before its own pod: the next actions hold none, the sequence shows each with its pod
+    assert "spec.ports[http-hello-http]" not in actions, actions
     # stock KubeDirector holds the KDApp the cluster uses: not a write of the plan, a note
     assert (
         "apply KubeDirectorApp" not in actions
@@ -58,6 +59,13 @@ def test_plan_lists_every_pod_of_a_three_pod_upgrade_in_order_with_its_steps(e2e
     ), section
     assert section.count("- gate: /bin/sh -c 'grep -q upgraded-to-2.0.0 /var/lib/hello/upgrade.log' every 2s") == 3
     assert "podReadyTimeoutSeconds 300" in section and "wave 0:" in section
+    for worker in roles["worker"]:  # each worker's own Service moves right after its pod is deleted, not before
+        pod = section[section.index(f". pod {worker} (role worker)") :]
+        steps = pod[: pod.index("- wait for ")].splitlines()
+        assert steps[1].strip().startswith(f"- delete pod {worker} "), steps
+        assert steps[2].strip() == (
+            f"- its Service s-{worker}: ports http-hello-http 8080 -> http-hello-http 8081, as the pod goes (not before)"
+        ), steps
     assert section.count("- init container, persisted data: /etc keep, /opt/hello/cache discard, /var/lib/hello migrate") == 3, (
         section
     )
@@ -79,7 +87,9 @@ def test_diff_exit_codes_and_field_values(e2e: E2E) -> None:
     ), out  # stock KubeDirector holds it: neither drift nor a write
     assert re.search(r"^~ StatefulSet default/kdss-\S+ \(cluster hello-dev, role worker\)$", out, re.M), out
     assert 'spec.template.spec.containers[app].image: "gitops-kd/hello:1.0.0" -> "gitops-kd/hello:2.0.0"' in out
-    assert re.search(r"^~ Service default/s-kdss-\S+-0 \(cluster hello-dev\)$", out, re.M), out
+    # each member Service differs from Git until its own pod is replaced: it moves with it
+    held = r"^~ Service default/s-(kdss-\S+-0) \(cluster hello-dev; moves when its pod \1 is replaced\)$"
+    assert re.search(held, out, re.M), out
     assert "spec.ports[http-hello-http].port: 8080 -> 8081" in out, out
     data = run(e2e, "diff", "-o", "json")
     assert data.exit_code == 1

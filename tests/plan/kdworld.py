@@ -29,6 +29,7 @@ from gitops_kd.observe import (
 from gitops_kd.plan import actions as A
 from gitops_kd.render import owned_template, service_ports, template_patch
 from gitops_kd.rollout.model import Stage
+from gitops_kd.rollout.reach import container_ports
 from gitops_kd.source.model import DesiredState
 from gitops_kd.spec import KDApp, KDCluster, UpgradeSpec, load_manifests
 from gitops_kd.spec.freeze import thaw
@@ -127,6 +128,7 @@ def live_cluster(
                 T0 - timedelta(hours=1),
                 T0 - timedelta(hours=1),
                 f"10.0.0.{i}",
+                ports=app_ports(template),
             )
             for i in range(members)
         )
@@ -157,6 +159,12 @@ def live_cluster(
 
 def observed(apps: tuple[KDApp, ...], clusters: tuple[ObservedCluster, ...]) -> ObservedState:
     return ObservedState({(NS, a.name): live_app(a) for a in apps}, {(NS, c.name): c for c in clusters})
+
+
+def app_ports(template: Any) -> tuple[tuple[str, int], ...]:
+    """The (name, containerPort) pairs of a pod template's app container: what a pod made from it listens on."""
+    containers = (template.get("spec") or {}).get("containers") or ()
+    return next((container_ports(c) for c in containers if c.get("name") == "app"), ())
 
 
 # --- editing an observed cluster ---------------------------------------------------------------------------------
@@ -330,6 +338,12 @@ class FakeCluster:
         raw.setdefault("status", {})["step"] = a.step
         self.put(with_rollout(c, raw=raw))
 
+    def _RecordUnreachable(self, a: A.RecordUnreachable) -> None:
+        c = self.cluster(a.cluster_key)
+        raw = thaw(c.rollout.raw) if c.rollout.raw else {}
+        raw.setdefault("status", {})["unreachable"] = [m.to_obj() for m in a.members]
+        self.put(with_rollout(c, raw=raw))
+
     def _Wait(self, a: A.Wait) -> None:
         self.tick(a.requeue_after_seconds)
 
@@ -348,6 +362,7 @@ class FakeCluster:
                             p,
                             uid=f"uid-{p.name}-{self.pod_generation}",
                             revision=sts.update_revision,
+                            ports=app_ports(sts.template),
                             deleting=False,
                             ready=False,
                             created_at=self.now,

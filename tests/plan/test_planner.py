@@ -88,8 +88,6 @@ def test_version_bump_plans_the_whole_sequence() -> None:
         "SetOnDelete",
         "PatchTemplate",
         "PatchTemplate",
-        "PatchServicePorts",
-        "PatchServicePorts",
         "DeletePod",
     ]
     ensure = p.actions[0]
@@ -101,7 +99,7 @@ def test_version_bump_plans_the_whole_sequence() -> None:
         "cluster uses it)",
     )
     assert [a.role for a in p.actions if isinstance(a, A.PatchTemplate)] == ["controller", "worker"]
-    assert [a.service for a in p.actions if isinstance(a, A.PatchServicePorts)] == ["s-kdss-worker-0", "s-kdss-worker-1"]
+    # each member Service moves with its own pod (tests/plan/test_service_ports.py), none before the first deletion
     assert p.actions[-1].pod == "kdss-controller-0"  # roleOrder: controller first
     assert p.next() is ensure
     assert "1. start upgrade of default/hello-dev: hello 1.0.0 -> 2.0.0" in p.describe()
@@ -239,7 +237,9 @@ def test_missing_pod_counts_as_down() -> None:
     c = world.cluster(KEY)
     c = replace(c, pods={**c.pods, "worker": c.pods["worker"][:1]})
     p = plan(desired(HELLO2, HELLO_DEV), set_cluster(world.state, c), now=world.now)
-    assert kinds(p) == ["Wait"] and "kdss-worker-1" in p.actions[0].reason
+    # the StatefulSet recreates it from the new template: its own Service moves now (plan/services.py)
+    assert kinds(p) == ["PatchServicePorts", "Wait"] and "kdss-worker-1" in p.actions[1].reason
+    assert p.actions[0].service == "s-kdss-worker-1"
 
 
 def test_unsettled_statefulset_waits_instead_of_finishing() -> None:

@@ -39,7 +39,13 @@ def test_template_upgrade_facts(template: Path) -> None:
         "/var/lib/hello": "migrate",
     }
     assert cluster["ports"] == [
-        {"role": "worker", "services": 2, "before": [["http-hello-http", 8080]], "after": [["http-hello-http", 8081]]}
+        {
+            "role": "worker",
+            "services": 2,
+            "before": [["http-hello-http", 8080]],
+            "after": [["http-hello-http", 8081]],
+            "members": [1, 0],  # each Service moves with its own member's pod, highest ordinal first
+        }
     ]
     # 3 pods x (podReady 300 + migrate 120 + hook 60 + gate 120)
     assert cluster["estimate_seconds"] == data["estimate_seconds"] == 3 * 600

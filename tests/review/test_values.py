@@ -9,7 +9,7 @@ from gitops_kd.plan import plan
 from gitops_kd.review.livediff import field_diffs
 from gitops_kd.review.values import PLAN_VALUE, action_values, plan_text
 from gitops_kd.spec.upgrade import Gate
-from tests.plan.kdworld import HELLO1, HELLO2, HELLO_DEV, T0, desired, live_cluster, observed
+from tests.plan.kdworld import HELLO1, HELLO2, HELLO_DEV, T0, desired, live_cluster, observed, with_pod
 
 CHANGES = (A.ApplyApp, A.ApplyCluster, A.SetOnDelete, A.PatchTemplate, A.PatchServicePorts)
 
@@ -17,7 +17,10 @@ CHANGES = (A.ApplyApp, A.ApplyCluster, A.SetOnDelete, A.PatchTemplate, A.PatchSe
 def test_an_upgrade_plan_shows_old_and_new_values_under_each_changing_action() -> None:
     """Invariant: no action that changes a field is listed without its old -> new values (image, version,
     env, ports), and a port the template patch deletes is shown as removed, not as a raw patch directive."""
-    have = observed((HELLO1,), (live_cluster(HELLO1, HELLO_DEV),))
+    live = live_cluster(HELLO1, HELLO_DEV)
+    # kdss-worker-1 being replaced: its own Service moves with it (the others wait for their pods)
+    live = with_pod(live, "kdss-worker-1", deleting=True)
+    have = observed((HELLO1,), (live,))
     p = plan(desired(HELLO2, HELLO_DEV), have, now=T0)
     changing = [a for a in p.actions if isinstance(a, CHANGES)]
     # stock KubeDirector holds the KDApp the cluster uses: no ApplyApp (see the app-only plan below)

@@ -86,8 +86,10 @@ def test_pages_and_json(ui_server) -> None:
             "pod": "kdss-worker-0",
             "type": "ClusterIP",
             "ports": ["http-hello-http 8081/TCP"],
+            "unreachable": None,
         }
     ]
+    assert cluster["unreachable"] == []
     history = json.loads(server.request("GET", "/ui/api/apps/default/hello/history").body)["data"]
     assert history["entries"][0]["subject"] == "hello 2.0.0" and history["entries"][0]["result"] == "InProgress"
     assert server.request("GET", "/ui").status == 302

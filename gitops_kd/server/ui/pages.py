@@ -193,6 +193,22 @@ def _track(state: str, stage: str, skipped: Collection[str] = ()) -> str:
     return f'<ol class="track" aria-label="upgrade sequence">{"".join(items)}</ol>'
 
 
+def _unreachable(members: Sequence[Mapping[str, Any]]) -> str:
+    """The members a client cannot reach through their own Service (it targets other ports than the pod serves)."""
+    if not members:
+        return '<p data-field="unreachable">Unreachable members: none.</p>'
+    items = "".join(
+        f'<li data-pod="{esc(m["pod"])}">{esc(m["pod"])}: Service {esc(m["service"])} targets '
+        f"{esc(', '.join(str(p) for p in m['servicePorts']))}, the pod listens on "
+        f"{esc(', '.join(str(p) for p in m['podPorts']))}</li>"
+        for m in members
+    )
+    return (
+        f'<section class="alerts" data-field="unreachable"><p><strong>Unreachable members ({len(members)})</strong>: '
+        f"their own Service targets other ports than their pod serves</p><ul>{items}</ul></section>"
+    )
+
+
 def cluster_summary(view: Mapping[str, Any]) -> str:
     text = f"{view['name']}: {view['phase'] or 'no rollout'}, {view['podsDone']} of {view['podsTotal']} pods done"
     # only the pods on the move: a screen reader hears what changed, not the whole fleet of pods
@@ -201,6 +217,8 @@ def cluster_summary(view: Mapping[str, Any]) -> str:
         text += f". Stalled ({view['stalledReason']}); to roll back run {view['revert']}"
     elif view.get("rollForward"):
         text += f". Stalled ({view['stalledReason']}); {view['rollForward']}"
+    if view.get("unreachable"):
+        text += f". {len(view['unreachable'])} member(s) unreachable through their own Service"
     return text + (". " + ", ".join(cells) if cells else "")
 
 
@@ -283,13 +301,21 @@ def cluster_fragment(view: Mapping[str, Any]) -> str:
         )
     )
     out.append("<h2>Services</h2>")
+    out.append(_unreachable(view.get("unreachable") or ()))
     out.append(
         _table(
-            "Service ports",
-            ("Service", "Role", "Pod", "Ports"),
+            "Service ports (each member's own Service moves with its pod)",
+            ("Service", "Role", "Pod", "Ports", "Reaches its pod"),
             (
-                f'<tr><th scope="row">{esc(s["name"])}</th><td>{_or_dash(s["role"])}</td>'
-                f"<td>{_or_dash(s['pod'])}</td><td>{esc(', '.join(s['ports'])) or '-'}</td></tr>"
+                f'<tr data-service="{esc(s["name"])}"><th scope="row">{esc(s["name"])}</th><td>{_or_dash(s["role"])}</td>'
+                f"<td>{_or_dash(s['pod'])}</td><td>{esc(', '.join(s['ports'])) or '-'}</td>"
+                + (
+                    f'<td class="msg unreachable">no: {esc(s["unreachable"])}</td></tr>'
+                    if s.get("unreachable")
+                    else "<td>yes</td></tr>"
+                    if s["pod"]
+                    else "<td>-</td></tr>"
+                )
                 for s in view["services"]
             ),
             empty="no Service",

@@ -583,15 +583,18 @@ def cluster_view(
         for directory, action in dir_actions(persisted_dirs(kdapp, role["id"], model), rules):
             dirs.append({"role": role["id"], "dir": directory, "action": action})
     services = []
+    unreachable = {u.service: u for u in health.unreachable}
     for svc in sorted(objects.get("services") or [], key=lambda s: _text(_meta(s).get("name"))):
         selector = _spec(svc).get("selector") or {}
+        name = _text(_meta(svc).get("name"))
         services.append(
             {
-                "name": _text(_meta(svc).get("name")),
+                "name": name,
                 "role": _text(_labels(svc).get(layout.ROLE_LABEL)) or None,
                 "pod": _text(selector.get(POD_NAME_LABEL)) or None,
                 "type": _text(_spec(svc).get("type")) or None,
                 "ports": [_port_text(p) for p in _spec(svc).get("ports") or ()],
+                "unreachable": unreachable[name].describe() if name in unreachable else None,
             }
         )
     members = [_text(_meta(o).get("name")) for kind in ("statefulsets", "pods", "services") for o in objects.get(kind) or ()]
@@ -609,6 +612,7 @@ def cluster_view(
         "roles": roles,
         "dataRules": {"source": rules_source, "dirs": dirs},
         "services": services,
+        "unreachable": [u.to_obj() for u in health.unreachable],
         "events": cluster_events(events, kdcluster, rollout, members),
         "objects": [o.as_dict() for o in health.objects],
         "controller": dict(info or {}),

@@ -56,10 +56,15 @@ def test_upgrade_keeps_each_member_reachable_but_while_its_own_pod_is_replaced(n
     replaced; the files the data rules keep, migrate and discard are so in the node's own folders, and after the
     revert and the revert of the revert."""
     world = node_world
+    began = time.monotonic()
     pods = at_1_0_0(world)
+    deployed = time.monotonic()
     with probe(world, node_joined) as traffic:
         upgrade_to_2_0_0(world)
+        upgraded = time.monotonic()
         world.wait_settled(timeout=120)
+    start = node_joined.node.start_seconds
+    print(f"figures: node start {start:.1f}s, first deploy {deployed - began:.1f}s, upgrade {upgraded - deployed:.1f}s")
     report("upgrade", traffic)
     assert traffic.members, "no member with a Service port was called"
     for name in traffic.members:

@@ -45,10 +45,10 @@ def member_files(world: E2E, node: NodeBackend, pod: str) -> Path:
 
 
 def read(folder: Path, rel: str) -> str | None:
-    """A file under one of the claim's persisted folders (KubeDirector keeps each persisted dir under its path)."""
-    found = sorted(folder.rglob(Path(rel).name))
-    hits = [p for p in found if str(p).endswith(rel)]
-    return hits[0].read_text() if hits else None
+    """A file of a persisted directory on the node: KubeDirector mounts each one from the claim at its own path
+    (subPath ``var/lib/hello`` etc.), so ``/var/lib/hello/x`` is ``FOLDER/var/lib/hello/x``."""
+    path = folder / rel
+    return path.read_text() if path.is_file() else None
 
 
 def test_upgrade_keeps_each_member_reachable_but_while_its_own_pod_is_replaced(node_world: E2E, node_joined: NodeBackend) -> None:

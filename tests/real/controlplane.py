@@ -31,6 +31,7 @@ CRD_FILES = [
 ]
 """The packaged CRDs' files (for kubectl apply -f), KubeDirector's first."""
 CONTROLLERS = "serviceaccount-token,serviceaccount,statefulset,garbagecollector,pvc-protection,namespace"
+PV_BINDER = "persistentvolume-binder"  # binds claims to volumes: added where a real node runs pods (no simulated binder)
 SERVICE_CIDR = "10.96.0.0/12"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 GITOPS_KD_USER = "system:serviceaccount:gitops-kd-system:gitops-kd"  # deploy/serviceaccount.yaml
@@ -138,8 +139,10 @@ class _Process:
 class ControlPlane:
     """Start with `with ControlPlane(folder) as cp:`; every process is gone on exit, also when start fails."""
 
-    def __init__(self, workdir: Path, bins: Mapping[str, Path] | None = None) -> None:
+    def __init__(self, workdir: Path, bins: Mapping[str, Path] | None = None, *, controllers: str = CONTROLLERS) -> None:
+        """``controllers``: kube-controller-manager's --controllers."""
         self.workdir = workdir
+        self.controllers = controllers
         self.bins = dict(bins) if bins is not None else None
         self.procs: list[_Process] = []
         self.pids: dict[str, int] = {}  # every process ever started, by name (for checks after stop)
@@ -247,7 +250,7 @@ class ControlPlane:
                 "--port=0",
                 "--secure-port=0",
                 "--leader-elect=false",
-                f"--controllers={CONTROLLERS}",
+                f"--controllers={self.controllers}",
                 f"--service-account-private-key-file={pki.sa_key}",
                 f"--root-ca-file={pki.ca.cert}",
                 "--use-service-account-credentials=true",

@@ -23,7 +23,8 @@ from kubeplumb.rest import RestClient
 from tests.real.controlplane import ROOT, ControlPlane, ControlPlaneError, _Process
 from tests.real.kubeconfig import write_kubeconfig
 
-FLAVOURS = {"kd": "master", "kd-upgrade": "live-app-upgrade"}  # backend name -> scripts/realkd output key
+FLAVOURS = {"kd": "master", "kd-upgrade": "live-app-upgrade", "kd-node": "master"}  # backend -> scripts/realkd key
+NODE_BACKENDS = ("kd-node", "node")  # the backends with a real node (tests/real/nodesession.py)
 NAMESPACE = "kubedirector"
 NAME = "kubedirector"  # OPERATOR_NAME: the Deployment KD takes as owner of what it creates
 VALIDATOR = "kubedirector-validator"  # the webhook Service KD creates (pkg/validator)

@@ -106,3 +106,12 @@ def make_pki(folder: Path) -> Pki:
         sa_key=sa_key,
         sa_pub=sa_pub,
     )
+
+
+def node_pairs(folder: Path, ca: Pair, node: str, node_ip: str) -> tuple[Pair, Pair]:
+    """A real kubelet's two pairs, signed by ``ca``: its client identity (CN system:node:NODE, O system:nodes) and
+    its serving cert with the node IP as SAN (kube-apiserver checks it when it calls the kubelet: exec, logs)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    client = _leaf(folder, ca, "kubelet-client", f"/O=system:nodes/CN=system:node:{node}", "clientAuth")
+    serving = _leaf(folder, ca, "kubelet-serving", f"/CN=system:node:{node}", "serverAuth", f"IP:{node_ip},DNS:{node}")
+    return client, serving

@@ -16,16 +16,20 @@ from gitops_kd.testing import wait_for
 from kdsim.images import ImageStore
 from kubeplumb.rest import RestClient
 from tests.e2e.harness import E2E, add_hello_images
-from tests.real.controlplane import CRD_FILES, ROOT, ControlPlane
+from tests.real.controlplane import CONTROLLERS, CRD_FILES, PV_BINDER, ROOT, ControlPlane
 from tests.real.kubeconfig import write_kubeconfig
-from tests.real.kubedirector import FLAVOURS, RealKubeDirector, default_storage_class
+from tests.real.kubedirector import FLAVOURS, NODE_BACKENDS, RealKubeDirector, default_storage_class
 from tests.simnode import SimProcess, node_args
 
 
 @pytest.fixture(scope="session")
-def real_cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    """etcd + kube-apiserver + kube-controller-manager v1.20.2, stopped at the end of the session."""
-    with ControlPlane(tmp_path_factory.mktemp("realk8s")) as cp:
+def real_cp(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """etcd + kube-apiserver + kube-controller-manager v1.20.2 (with the persistentvolume-binder on the real-node
+    backends), stopped at the end of the session."""
+    node = str(request.config.getoption("--backend")) in NODE_BACKENDS
+    with ControlPlane(
+        tmp_path_factory.mktemp("realk8s"), controllers=f"{CONTROLLERS},{PV_BINDER}" if node else CONTROLLERS
+    ) as cp:
         yield cp
 
 

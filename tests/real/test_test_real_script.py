@@ -41,3 +41,22 @@ def test_realkd_without_the_shared_source_fails_naming_what_is_missing(tmp_path:
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"realkd: FAILED: KubeDirector's source archive is missing: {missing}/kubedirector-src.tar.xz" in done.stderr
     assert done.stdout == ""  # no paths printed for the backends to use
+
+
+def test_realnode_that_cannot_build_the_kubelet_fails_naming_what_it_could_not_get(tmp_path: Path) -> None:
+    # a cache without the Kubernetes tree, and realk8s's download recorded as done with nothing in it: the kubelet
+    # cannot be built (no network touched)
+    dl = tmp_path / "gitops-kd" / "realk8s" / "v1.20.2" / "dl"
+    dl.mkdir(parents=True)
+    (dl / ".done").touch()
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "realnode")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "realk8s: FAILED at unpack: dpkg-deb -x" in done.stderr
+    assert "realnode: FAILED at kubelet: scripts/realk8s could not provide the v1.20.2 tree and Go 1.15" in done.stderr
+    assert done.stdout == ""  # no paths printed for the backends to use

@@ -2,7 +2,8 @@
 `real_world` (tests/real/session.py): a namespace on the session's real control plane, deploy/ applied, the
 controller as its ServiceAccount, `gitops-kd sim node` and `sim kubedirector` joined once per session (a 403 to
 the controller fails the test); kd, kd-upgrade: `kd_world`, the same with the real KubeDirector (stock, or its
-live-app-upgrade branch) in place of `sim kubedirector`."""
+live-app-upgrade branch) in place of `sim kubedirector`; kd-node, node: `node_world` (tests/real/nodesession.py),
+a real node (kubelet + containerd) in place of `sim node`, with the real stock KubeDirector / `sim kubedirector`."""
 
 from __future__ import annotations
 
@@ -24,4 +25,5 @@ def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[E2E]:
             e2e.close()
         return
     backend = request.config.getoption("--backend")
-    yield request.getfixturevalue("real_world" if backend == "real" else "kd_world")
+    fixture = {"real": "real_world", "kd-node": "node_world", "node": "node_world"}.get(backend, "kd_world")
+    yield request.getfixturevalue(fixture)

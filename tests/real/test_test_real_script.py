@@ -41,3 +41,19 @@ def test_realkd_without_the_shared_source_fails_naming_what_is_missing(tmp_path:
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"realkd: FAILED: KubeDirector's source archive is missing: {missing}/kubedirector-src.tar.xz" in done.stderr
     assert done.stdout == ""  # no paths printed for the backends to use
+
+
+def test_a_current_version_the_module_proxy_cannot_serve_fails_naming_what(tmp_path: Path) -> None:
+    """scripts/realk8s VERSION (a current one, from the Go module proxy): with no proxy to ask (GOPROXY=off, so no
+    network is touched) it fails at the fetch step, naming the module and version it could not get and its log."""
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "realk8s"), "v1.36.9"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path), "GOPROXY": "off"},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "realk8s: FAILED at fetch (v1.36.9): the module proxy (off) did not serve k8s.io/kubernetes@v1.36.9" in done.stderr
+    assert f"realk8s: log: {tmp_path}/gitops-kd/realk8s/v1.36.9/logs/fetch.log" in done.stderr
+    assert done.stdout == ""

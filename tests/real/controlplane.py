@@ -7,6 +7,7 @@ import base64
 import ctypes
 import json
 import os
+import re
 import signal
 import socket
 import ssl
@@ -23,6 +24,7 @@ from kubernetes import client, config
 from gitops_kd.crds import KDROLLOUT_CRD, SOURCE_CRD
 from gitops_kd.testing import wait_for
 from kdcrds import KDAPP_CRD, KDCLUSTER_CRD
+from kubeplumb.rest import RestClient
 from tests.real.kubeconfig import write_kubeconfig
 from tests.real.pki import Pki, make_pki
 
@@ -82,9 +84,10 @@ def binaries(*, show_progress: bool = False) -> dict[str, Path]:
 
 
 def binary_version(kube_apiserver: Path) -> str:
-    """What `kube-apiserver --version` says (e.g. v1.36.3)."""
+    """What `kube-apiserver --version` says (e.g. v1.36.3); "" when it says nothing (not a kube-apiserver)."""
     said = subprocess.run([str(kube_apiserver), "--version"], capture_output=True, text=True, timeout=60).stdout
-    return said.split()[-1]
+    found = re.search(r"^Kubernetes (v\d+\.\d+\.\d+\S*)", said)
+    return found.group(1) if found else ""
 
 
 def minor(version: str) -> int:
@@ -198,7 +201,7 @@ class ControlPlane:
     def start(self) -> None:
         bins = self.bins if self.bins is not None else binaries()
         began = time.monotonic()
-        self.version = binary_version(bins["kube-apiserver"])
+        self.version = binary_version(bins["kube-apiserver"]) or wanted_version()  # (a stand-in that fails to start)
         legacy_ports = self.minor < NO_INSECURE_PORT_MINOR
         atexit.register(self.stop)
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -311,6 +314,12 @@ class ControlPlane:
             *(["validatingadmissionpolicy-status-controller"] if self.minor >= VAP_STATUS_MINOR else []),
         ]
         return ",".join([CONTROLLERS, *extra])
+
+    def default_service_account_ready(self, rest: RestClient, namespace: str) -> bool:
+        """Whether ServiceAccount admission takes pods in ``namespace``: its default ServiceAccount exists and, before
+        1.24, has its token Secret."""
+        sa = rest.get_or_none("v1", "serviceaccounts", namespace, "default")
+        return bool(sa and (sa.get("secrets") or self.minor >= NO_TOKEN_SECRET_MINOR))
 
     def service_account_token(self, namespace: str, name: str) -> str:
         """A long-lived token of ServiceAccount ``namespace/name`` on any version: a Secret of type

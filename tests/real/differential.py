@@ -42,12 +42,13 @@ VOLATILE = {
     "nodePort",
     "startTime",
     "remainingItemCount",
+    "ca.crt",  # kube-root-ca.crt (1.22+): the cluster CA, new each run
 }
 DROPPED = {"managedFields", "selfLink"}
 PATTERNS = (
     (re.compile(r"too old resource version: \d+ \(\d+\)"), "too old resource version: N (N)"),
     (re.compile(r"\b(?!0{8}-)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uid>"),
-    (re.compile(r"\b(default-token-)[a-z0-9]{5}\b"), r"\1<random>"),
+    (re.compile(r"\b(default-token-|kube-api-access-)[a-z0-9]{5}\b"), r"\1<random>"),
 )
 
 

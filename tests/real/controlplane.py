@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import atexit
+import base64
 import ctypes
 import json
 import os
+import re
 import signal
 import socket
 import ssl
@@ -20,7 +22,9 @@ from typing import Any
 from kubernetes import client, config
 
 from gitops_kd.crds import KDROLLOUT_CRD, SOURCE_CRD
+from gitops_kd.testing import wait_for
 from kdcrds import KDAPP_CRD, KDCLUSTER_CRD
+from kubeplumb.rest import RestClient
 from tests.real.kubeconfig import write_kubeconfig
 from tests.real.pki import Pki, make_pki
 
@@ -44,14 +48,24 @@ class ControlPlaneError(RuntimeError):
 
 
 BIN_ENV = "REALK8S_BIN"  # a folder with kube-apiserver, kube-controller-manager and etcd of another version
+VERSION_ENV = "REALK8S_VERSION"  # the version scripts/realk8s builds (v1.20.2 from Debian, v1.3x from the Go proxy)
 NAMES = ("kube-apiserver", "kube-controller-manager", "etcd")
-BUILT_VERSION = "v1.20.2"  # what scripts/realk8s builds
+BUILT_VERSION = "v1.20.2"  # what scripts/realk8s builds when $REALK8S_VERSION is unset
+NO_INSECURE_PORT_MINOR = 24  # kube-apiserver --insecure-port and kube-controller-manager --port removed
+NO_TOKEN_SECRET_MINOR = 24  # no token Secret is made for a new ServiceAccount (LegacyServiceAccountTokenNoAutoGeneration)
+ROOT_CA_CONFIGMAP_MINOR = 22  # bound service account tokens: pods mount the kube-root-ca.crt ConfigMap
+VAP_STATUS_MINOR = 30  # ValidatingAdmissionPolicy GA; its status (type checking) is written by a controller-manager controller
+
+
+def wanted_version() -> str:
+    """The version scripts/realk8s is asked for: $REALK8S_VERSION, else v1.20.2."""
+    return os.environ.get(VERSION_ENV) or BUILT_VERSION
 
 
 def binaries(*, show_progress: bool = False) -> dict[str, Path]:
     """Paths of kube-apiserver, kube-controller-manager and etcd: from the folder $REALK8S_BIN when set, else from
-    scripts/realk8s (builds once, then cached). show_progress: its messages go straight to stderr as they come
-    (else into the error, if it fails)."""
+    scripts/realk8s $REALK8S_VERSION (builds once, then cached). show_progress: its messages go straight to
+    stderr as they come (else into the error, if it fails)."""
     if os.environ.get(BIN_ENV):
         found = {name: Path(os.environ[BIN_ENV]) / name for name in NAMES}
         missing = [str(path) for path in found.values() if not os.access(path, os.X_OK)]
@@ -59,7 +73,10 @@ def binaries(*, show_progress: bool = False) -> dict[str, Path]:
             raise ControlPlaneError(f"${BIN_ENV}: no executable {', '.join(missing)}")
         return found
     done = subprocess.run(
-        [str(ROOT / "scripts" / "realk8s")], stdout=subprocess.PIPE, text=True, stderr=None if show_progress else subprocess.PIPE
+        [str(ROOT / "scripts" / "realk8s"), wanted_version()],
+        stdout=subprocess.PIPE,
+        text=True,
+        stderr=None if show_progress else subprocess.PIPE,
     )
     if done.returncode != 0:
         raise ControlPlaneError(f"scripts/realk8s failed: {(done.stderr or 'see its messages above').strip()}")
@@ -67,13 +84,24 @@ def binaries(*, show_progress: bool = False) -> dict[str, Path]:
     return found
 
 
+def binary_version(kube_apiserver: Path) -> str:
+    """What `kube-apiserver --version` says (e.g. v1.36.3); "" when it says nothing (not a kube-apiserver)."""
+    said = subprocess.run([str(kube_apiserver), "--version"], capture_output=True, text=True, timeout=60).stdout
+    found = re.search(r"^Kubernetes (v\d+\.\d+\.\d+\S*)", said)
+    return found.group(1) if found else ""
+
+
+def minor(version: str) -> int:
+    """The minor of a version such as v1.36.3 (36)."""
+    return int(version.lstrip("v").split(".")[1])
+
+
 def expected_version() -> str:
-    """The version the API server must report: v1.20.2 when scripts/realk8s built it, else what $REALK8S_BIN's
+    """The version the API server must report: the one scripts/realk8s was asked for, else what $REALK8S_BIN's
     kube-apiserver --version says."""
     if not os.environ.get(BIN_ENV):
-        return BUILT_VERSION
-    said = subprocess.run([str(binaries()["kube-apiserver"]), "--version"], capture_output=True, text=True, timeout=60).stdout
-    return said.split()[-1]
+        return wanted_version()
+    return binary_version(binaries()["kube-apiserver"])
 
 
 def free_port() -> int:
@@ -142,7 +170,7 @@ class ControlPlane:
     def __init__(self, workdir: Path, bins: Mapping[str, Path] | None = None, *, controllers: str = CONTROLLERS) -> None:
         """``controllers``: kube-controller-manager's --controllers."""
         self.workdir = workdir
-        self.controllers = controllers
+        self.base_controllers = controllers
         self.bins = dict(bins) if bins is not None else None
         self.procs: list[_Process] = []
         self.pids: dict[str, int] = {}  # every process ever started, by name (for checks after stop)
@@ -151,6 +179,12 @@ class ControlPlane:
         self.audit_log = workdir / "audit.log"
         self.pki: Pki | None = None
         self.start_seconds = 0.0
+        self.version = ""  # what kube-apiserver --version says, once started
+
+    @property
+    def minor(self) -> int:
+        """The API server's minor version (20 for v1.20.2)."""
+        return minor(self.version)
 
     @property
     def server(self) -> str:
@@ -170,6 +204,8 @@ class ControlPlane:
     def start(self) -> None:
         bins = self.bins if self.bins is not None else binaries()
         began = time.monotonic()
+        self.version = binary_version(bins["kube-apiserver"]) or wanted_version()  # (a stand-in that fails to start)
+        legacy_ports = self.minor < NO_INSECURE_PORT_MINOR
         atexit.register(self.stop)
         self.workdir.mkdir(parents=True, exist_ok=True)
         pki = self.pki = make_pki(self.workdir / "pki")
@@ -205,7 +241,7 @@ class ControlPlane:
                 f"--etcd-servers={etcd}",
                 "--bind-address=127.0.0.1",
                 f"--secure-port={self.port}",
-                "--insecure-port=0",
+                *(["--insecure-port=0"] if legacy_ports else []),
                 "--advertise-address=127.0.0.1",
                 "--endpoint-reconciler-type=none",
                 f"--service-cluster-ip-range={SERVICE_CIDR}",
@@ -247,22 +283,66 @@ class ControlPlane:
             [
                 str(bins["kube-controller-manager"]),
                 f"--kubeconfig={kcm_config}",
-                "--port=0",
+                *(["--port=0"] if legacy_ports else []),
                 "--secure-port=0",
                 "--leader-elect=false",
-                f"--controllers={self.controllers}",
+                f"--controllers={self.controllers()}",
                 f"--service-account-private-key-file={pki.sa_key}",
                 f"--root-ca-file={pki.ca.cert}",
                 "--use-service-account-credentials=true",
             ],
         )
         core = client.CoreV1Api(self.api_client())
-        self._wait(
-            "the default ServiceAccount's token (controller-manager running)",
-            lambda: any(s.type == "kubernetes.io/service-account-token" for s in core.list_namespaced_secret("default").items),
-            120,
-        )
+        if self.minor < NO_TOKEN_SECRET_MINOR:
+            self._wait(
+                "the default ServiceAccount's token (controller-manager running)",
+                lambda: any(
+                    s.type == "kubernetes.io/service-account-token" for s in core.list_namespaced_secret("default").items
+                ),
+                120,
+            )
+        else:  # no token Secret since 1.24: the serviceaccount controller's default ServiceAccount says it runs
+            self._wait(
+                "the default ServiceAccount in kube-system (controller-manager running)",
+                lambda: bool(core.list_namespaced_service_account("kube-system", field_selector="metadata.name=default").items),
+                120,
+            )
         self.start_seconds = time.monotonic() - began
+
+    def controllers(self) -> str:
+        """kube-controller-manager's --controllers: CONTROLLERS, the kube-root-ca.crt publisher where pods mount it
+        (bound tokens, 1.22+), and the ValidatingAdmissionPolicy status (type checking) controller (1.30+)."""
+        extra = [
+            *(["root-ca-cert-publisher"] if self.minor >= ROOT_CA_CONFIGMAP_MINOR else []),
+            *(["validatingadmissionpolicy-status-controller"] if self.minor >= VAP_STATUS_MINOR else []),
+        ]
+        return ",".join([self.base_controllers, *extra])
+
+    def default_service_account_ready(self, rest: RestClient, namespace: str) -> bool:
+        """Whether ServiceAccount admission takes pods in ``namespace``: its default ServiceAccount exists and, before
+        1.24, has its token Secret."""
+        sa = rest.get_or_none("v1", "serviceaccounts", namespace, "default")
+        return bool(sa and (sa.get("secrets") or self.minor >= NO_TOKEN_SECRET_MINOR))
+
+    def service_account_token(self, namespace: str, name: str) -> str:
+        """A long-lived token of ServiceAccount ``namespace/name`` on any version: a Secret of type
+        service-account-token annotated with the account, which the token controller fills (on 1.20 as on 1.3x;
+        since 1.24 none is made by itself)."""
+        core = client.CoreV1Api(self.api_client())
+        secret = f"{name}-token-gitops-kd-tests"
+        core.create_namespaced_secret(
+            namespace,
+            {
+                "metadata": {"name": secret, "annotations": {"kubernetes.io/service-account.name": name}},
+                "type": "kubernetes.io/service-account-token",
+            },
+        )
+
+        def token() -> str | None:
+            data = core.read_namespaced_secret(secret, namespace).data or {}
+            return base64.b64decode(data["token"]).decode() if "token" in data else None
+
+        return wait_for(f"the token of ServiceAccount {namespace}/{name}", token, 60)
 
     def stop(self) -> None:
         """Stop kube-controller-manager, kube-apiserver, etcd (reverse order); idempotent."""

@@ -18,7 +18,17 @@ from gitops_kd.testing import wait_for
 from tests.real.controlplane import CRD_FILES, ROOT, ControlPlane
 from tests.real.diffcases import CASES, Case
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "apiserver-v1.20.2.json"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CURRENT_VERSION = "v1.36.3"  # the current version scripts/test-real runs beside v1.20.2
+
+
+def fixture_for(version: str) -> Path:
+    """The recorded answers of kube-apiserver ``version`` (e.g. v1.36.3)."""
+    return FIXTURES / f"apiserver-{version}.json"
+
+
+FIXTURE = fixture_for("v1.20.2")  # what the embedded cluster is held to (tests/sim/test_differential_embedded.py)
+CURRENT_FIXTURE = fixture_for(CURRENT_VERSION)  # and where it follows the current version (docs/embedded-cluster.md)
 VOLATILE = {
     "uid",
     "resourceVersion",
@@ -32,12 +42,13 @@ VOLATILE = {
     "nodePort",
     "startTime",
     "remainingItemCount",
+    "ca.crt",  # kube-root-ca.crt (1.22+): the cluster CA, new each run
 }
 DROPPED = {"managedFields", "selfLink"}
 PATTERNS = (
     (re.compile(r"too old resource version: \d+ \(\d+\)"), "too old resource version: N (N)"),
     (re.compile(r"\b(?!0{8}-)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uid>"),
-    (re.compile(r"\b(default-token-)[a-z0-9]{5}\b"), r"\1<random>"),
+    (re.compile(r"\b(default-token-|kube-api-access-)[a-z0-9]{5}\b"), r"\1<random>"),
 )
 
 
@@ -126,16 +137,21 @@ def record_on(server: str, tls: ssl.SSLContext, ns: str, *, until_timeout: float
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--write", action="store_true", help=f"write the answers to {FIXTURE.relative_to(ROOT)}")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help=f"write the answers to {FIXTURES.relative_to(ROOT)}/apiserver-VERSION.json (the server $REALK8S_VERSION names)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="realk8s-diff-") as tmp, ControlPlane(Path(tmp)) as cp:
         began = time.monotonic()
         records = record(cp, "diff")
-        print(f"{len(records)} cases in {time.monotonic() - began:.1f}s", file=sys.stderr)
-    text = json.dumps({"server": "kube-apiserver v1.20.2", "records": records}, indent=1, sort_keys=True) + "\n"
+        version = cp.version
+        print(f"{version}: {len(records)} cases in {time.monotonic() - began:.1f}s", file=sys.stderr)
+    text = json.dumps({"server": f"kube-apiserver {version}", "records": records}, indent=1, sort_keys=True) + "\n"
     if args.write:
-        FIXTURE.parent.mkdir(exist_ok=True)
-        FIXTURE.write_text(text)
+        FIXTURES.mkdir(exist_ok=True)
+        fixture_for(version).write_text(text)
     else:
         sys.stdout.write(text)
     return 0

@@ -4,7 +4,6 @@ from a pod's filesystem (shared/realkd/README.md)."""
 
 from __future__ import annotations
 
-import base64
 import os
 import shlex
 import socket
@@ -16,7 +15,6 @@ from types import TracebackType
 from typing import Any
 
 import yaml
-from kubernetes import client
 
 from gitops_kd.testing import wait_for
 from kubeplumb.rest import RestClient
@@ -198,23 +196,13 @@ class RealKubeDirector:
         )
 
     def _kubeconfig(self, rest: RestClient) -> Path:
-        """A kubeconfig with KD's ServiceAccount token (k8s 1.20's token controller makes its Secret)."""
-        core = client.CoreV1Api(self.cp.api_client())
-
-        def token() -> str | None:
-            sa = core.read_namespaced_service_account(NAME, NAMESPACE)
-            for ref in sa.secrets or ():
-                data = core.read_namespaced_secret(ref.name, NAMESPACE).data or {}
-                if "token" in data:
-                    return base64.b64decode(data["token"]).decode()
-            return None
-
+        """A kubeconfig with KD's ServiceAccount token (a token Secret the token controller fills)."""
         assert self.cp.pki is not None
         return write_kubeconfig(
             self.workdir / "kubedirector.kubeconfig",
             self.cp.server,
             self.cp.pki.ca.cert,
-            token=wait_for("KubeDirector's ServiceAccount token", token, 60),
+            token=self.cp.service_account_token(NAMESPACE, NAME),
         )
 
     def _spawn(self, binary: Path, kubeconfig: Path, configcli: Path) -> None:

@@ -3,7 +3,6 @@ Registered for the whole suite by tests/conftest.py, so tests/real and tests/sce
 
 from __future__ import annotations
 
-import base64
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -12,7 +11,6 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from gitops_kd.testing import wait_for
 from kdsim.images import ImageStore
 from kubeplumb.rest import RestClient
 from tests.e2e.harness import E2E, add_hello_images
@@ -62,26 +60,16 @@ def gitops_kd_kubeconfig(request: pytest.FixtureRequest, real_cp: ControlPlane, 
 
 def install_gitops_kd(cp: ControlPlane, folder: Path, *, real_kd: bool) -> Path:
     """The packaged CRDs (gitops-kd's own only, when a real KubeDirector installs its CRDs: ``real_kd``) and `kubectl
-    apply -k deploy/` applied; a kubeconfig (in ``folder``) with the gitops-kd ServiceAccount's token (k8s 1.20's
-    token controller makes its Secret)."""
+    apply -k deploy/` applied; a kubeconfig (in ``folder``) with the gitops-kd ServiceAccount's token (a token
+    Secret the token controller fills, on every version)."""
     for crd in CRD_FILES:
         if real_kd and crd.name.startswith("kubedirector.hpe.com_"):
             continue
         cp.kubectl("apply", "-f", str(crd))
     cp.kubectl("apply", "-k", str(ROOT / "deploy"))
-    core = client.CoreV1Api(cp.api_client())
-
-    def token() -> str | None:
-        sa = core.read_namespaced_service_account("gitops-kd", "gitops-kd-system")
-        for ref in sa.secrets or ():
-            secret = core.read_namespaced_secret(ref.name, "gitops-kd-system")
-            if secret.data and "token" in secret.data:
-                return base64.b64decode(secret.data["token"]).decode()
-        return None
-
     assert cp.pki is not None
     return write_kubeconfig(
-        folder / "kubeconfig", cp.server, cp.pki.ca.cert, token=wait_for("the gitops-kd ServiceAccount's token", token, 60)
+        folder / "kubeconfig", cp.server, cp.pki.ca.cert, token=cp.service_account_token("gitops-kd-system", "gitops-kd")
     )
 
 

@@ -1,4 +1,4 @@
-"""The recorded answers of the real API server (tests/real/fixtures) are still what it answers."""
+"""The recorded answers of the real API server (tests/real/fixtures, one file per version) are still what it answers."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ import uuid
 import pytest
 
 from tests.real.controlplane import ControlPlane
-from tests.real.differential import FIXTURE, record
+from tests.real.differential import FIXTURE, fixture_for, record
 
 
 @pytest.mark.real
 def test_the_fixture_matches_the_real_server_case_by_case(real_cp: ControlPlane) -> None:
-    expected = json.loads(FIXTURE.read_text())["records"]
+    fixture = fixture_for(real_cp.version)
+    assert fixture.exists(), f"no answers recorded for {real_cp.version}: python -m tests.real.differential --write"
+    expected = json.loads(fixture.read_text())["records"]
     got = record(real_cp, f"diff-{uuid.uuid4().hex[:6]}")
     assert [r["case"] for r in got] == [r["case"] for r in expected]
     for mine, theirs in zip(got, expected):

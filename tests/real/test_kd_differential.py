@@ -171,11 +171,7 @@ def both_running(kd_joined: RealKubeDirector) -> Iterator[Both]:
         embedded = RestClient(emb.api_client())
         for rest in (real, embedded):
             rest.create("v1", "namespaces", None, {"metadata": {"name": ns}})
-        wait_for(
-            f"the default ServiceAccount's token in {ns}",
-            lambda: bool((real.get_or_none("v1", "serviceaccounts", ns, "default") or {}).get("secrets")),
-            60,
-        )
+        wait_for(f"the default ServiceAccount in {ns}", lambda: kd_joined.cp.default_service_account_ready(real, ns), 60)
         for rest in (real, embedded):
             rest.create(KD, "kubedirectorapps", ns, copy.deepcopy(app))
             rest.create(KD, "kubedirectorclusters", ns, copy.deepcopy(cluster))

@@ -16,6 +16,8 @@ from tests.real.controlplane import GITOPS_KD_USER, ControlPlane
 pytestmark = pytest.mark.real
 SVC = "hello-dev-controller"
 
+REALLOCATES_UP_TO_MINOR = 20  # v1.20.2 reallocates; v1.36.3 keeps (docs/real-control-plane.md)
+
 
 def _node_ports(rest: RestClient, ns: str) -> dict[str, int]:
     svc = rest.get("v1", "services", ns, SVC)
@@ -41,13 +43,17 @@ def node_port_service(real_rest: RestClient, real_ns: str) -> dict[str, int]:
     return _node_ports(real_rest, real_ns)
 
 
-def test_a_plain_merge_patch_of_spec_ports_reallocates_node_ports(
-    real_rest: RestClient, real_ns: str, node_port_service: dict[str, int]
+def test_a_plain_merge_patch_of_spec_ports_reallocates_node_ports_on_1_20_and_keeps_them_on_1_36(
+    real_cp: ControlPlane, real_rest: RestClient, real_ns: str, node_port_service: dict[str, int]
 ) -> None:
-    """The server behaviour behind #18: ports given without nodePort get new ones, even unchanged ports."""
+    """The server behaviour behind #18: on v1.20.2, ports given without nodePort get new ones, even unchanged ports;
+    v1.36.3 gives the unchanged ports their nodePorts back (the two versions run here; the change lies between)."""
     real_rest.patch("v1", "services", real_ns, SVC, {"spec": {"ports": _ports(("http", 8080), ("ssh", 22))}})
     after = _node_ports(real_rest, real_ns)
-    assert after["http"] != node_port_service["http"] and after["ssh"] != node_port_service["ssh"]
+    if real_cp.minor <= REALLOCATES_UP_TO_MINOR:
+        assert after["http"] != node_port_service["http"] and after["ssh"] != node_port_service["ssh"]
+    else:
+        assert after == node_port_service
 
 
 def test_the_executor_keeps_node_ports_across_two_port_changes(

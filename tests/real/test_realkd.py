@@ -33,11 +33,7 @@ def kd_ns(kd_joined: RealKubeDirector) -> Iterator[tuple[RestClient, str]]:
     rest = RestClient(kd_joined.cp.api_client())
     ns = f"kd-{uuid.uuid4().hex[:8]}"
     rest.create("v1", "namespaces", None, {"metadata": {"name": ns}})
-    wait_for(
-        f"the default ServiceAccount's token in {ns}",
-        lambda: bool((rest.get_or_none("v1", "serviceaccounts", ns, "default") or {}).get("secrets")),
-        60,
-    )
+    wait_for(f"the default ServiceAccount in {ns}", lambda: kd_joined.cp.default_service_account_ready(rest, ns), 60)
     yield rest, ns
     rest.delete("v1", "namespaces", None, ns)
 

@@ -29,12 +29,6 @@ pytestmark = pytest.mark.real
 KD = "kubedirector.hpe.com/v1beta1"
 
 
-def _token_ready(rest: RestClient, ns: str) -> bool:
-    """The namespace's default ServiceAccount has its token (ServiceAccount admission refuses pods before)."""
-    sa = rest.get_or_none("v1", "serviceaccounts", ns, "default")
-    return bool(sa and sa.get("secrets"))
-
-
 @pytest.fixture
 def sim_node(real_cp: ControlPlane, tmp_path: Path) -> Iterator[SimProcess]:
     """`gitops-kd sim node` as the admin, with the kubelet serving cert and client CA of the fixture's PKI."""
@@ -61,7 +55,7 @@ def test_sim_node_runs_pods_and_serves_exec_and_logs_through_kube_apiserver(
 ) -> None:
     port = int(sim_node.banner.rsplit(":", 1)[1])
     check_node(real_rest, port)
-    wait_for(f"the default ServiceAccount's token in {real_ns}", lambda: _token_ready(real_rest, real_ns), 60)
+    wait_for(f"the default ServiceAccount in {real_ns}", lambda: real_cp.default_service_account_ready(real_rest, real_ns), 60)
 
     def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return real_cp.kubectl(*args, stdin=stdin, check=False)
@@ -74,7 +68,7 @@ def test_sim_node_runs_pods_and_serves_exec_and_logs_through_kube_apiserver(
 def test_sim_kubedirector_and_node_run_a_kdcluster_with_the_real_statefulset_controller(
     real_cp: ControlPlane, real_ns: str, real_rest: RestClient, sim_node: SimProcess, kd_shared: Path, tmp_path: Path
 ) -> None:
-    wait_for(f"the default ServiceAccount's token in {real_ns}", lambda: _token_ready(real_rest, real_ns), 60)
+    wait_for(f"the default ServiceAccount in {real_ns}", lambda: real_cp.default_service_account_ready(real_rest, real_ns), 60)
     with SimProcess(["kubedirector", "--kubeconfig", str(real_cp.kubeconfig)], tmp_path / "kd.log") as kd:
         assert kd.banner == "kubedirector running"
         create_centos7(real_rest, kd_shared, real_ns)

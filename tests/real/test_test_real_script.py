@@ -60,3 +60,19 @@ def test_realnode_that_cannot_build_the_kubelet_fails_naming_what_it_could_not_g
     assert "realk8s: FAILED at unpack: dpkg-deb -x" in done.stderr
     assert "realnode: FAILED at kubelet: scripts/realk8s could not provide the v1.20.2 tree and Go 1.15" in done.stderr
     assert done.stdout == ""  # no paths printed for the backends to use
+
+
+def test_a_current_version_the_module_proxy_cannot_serve_fails_naming_what(tmp_path: Path) -> None:
+    """scripts/realk8s VERSION (a current one, from the Go module proxy): with no proxy to ask (GOPROXY=off, so no
+    network is touched) it fails at the fetch step, naming the module and version it could not get and its log."""
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "realk8s"), "v1.36.9"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_CACHE_HOME": str(tmp_path), "GOPROXY": "off"},
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "realk8s: FAILED at fetch (v1.36.9): the module proxy (off) did not serve k8s.io/kubernetes@v1.36.9" in done.stderr
+    assert f"realk8s: log: {tmp_path}/gitops-kd/realk8s/v1.36.9/logs/fetch.log" in done.stderr
+    assert done.stdout == ""

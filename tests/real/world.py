@@ -27,11 +27,7 @@ class RealBackend:
         rest = RestClient(cp.api_client())
         rest.create("v1", "namespaces", None, {"metadata": {"name": self.ns}})
 
-        def token_ready() -> bool:  # ServiceAccount admission refuses pods before the default SA has its token
-            sa = rest.get_or_none("v1", "serviceaccounts", self.ns, "default")
-            return bool(sa and sa.get("secrets"))
-
-        wait_for(f"the default ServiceAccount's token in {self.ns}", token_ready, 60)
+        wait_for(f"the default ServiceAccount in {self.ns}", lambda: cp.default_service_account_ready(rest, self.ns), 60)
 
     def api_client(self) -> ApiClient:
         return config.new_client_from_config(config_file=str(self.controller_kubeconfig))

@@ -9,11 +9,10 @@ from typing import Any
 from gitops_kd.health._fields import being_deleted, condition, items, section, text
 from gitops_kd.health.model import Health, HealthStatus, is_worse
 from gitops_kd.kd.layout import APP_CONTAINER
-from gitops_kd.rollout.model import Unreachable
+from gitops_kd.rollout.model import UNREACHABLE_FIELD, Unreachable
 from gitops_kd.rollout.reach import container_ports, service_pod, unreachable_member
 
 Obj = Mapping[str, Any]
-UNREACHABLE = "unreachable"  # the start of a Service row's message when its member cannot be reached through it
 
 
 def _app_container(pod: Obj) -> Obj:
@@ -47,11 +46,11 @@ def reach_health(found: Unreachable, pods: Iterable[Obj]) -> Health:
     pod = next((p for p in pods if text(section(p, "metadata"), "name") == found.pod), None)
     ready = condition(section(pod, "status"), "Ready") if pod is not None else None
     status = HealthStatus.DEGRADED if ready is not None and ready.get("status") == "True" else HealthStatus.PROGRESSING
-    return Health(status, f"{UNREACHABLE}: {found.describe()}")
+    return Health(status, f"{UNREACHABLE_FIELD}: {found.describe()}")  # the message starts with the status field's name
 
 
 def worse(current: Health, other: Health) -> Health:
     return other if is_worse(current.status, other.status) else current
 
 
-__all__ = ["UNREACHABLE", "reach_health", "unreachable_members", "worse"]
+__all__ = ["reach_health", "unreachable_members", "worse"]

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gitops_kd import __version__
 from gitops_kd.crds import gitops_kd_crds
 from kdsim.cluster import EmbeddedCluster
 from tests.kdcluster import embedded_cluster
@@ -86,7 +87,7 @@ def test_deployment_runs_two_locked_down_leader_electing_replicas() -> None:
     spec = dep["spec"]["template"]["spec"]
     [c] = spec["containers"]
     assert dep["spec"]["replicas"] == 2
-    assert c["image"] == "ghcr.io/gitops-kd/gitops-kd:0.1.0"
+    assert c["image"] == f"ghcr.io/gitops-kd/gitops-kd:{__version__}"
     assert spec["serviceAccountName"] == "gitops-kd"
     assert spec["securityContext"]["runAsNonRoot"] is True and spec["securityContext"]["runAsUser"] != 0
     assert c["securityContext"]["readOnlyRootFilesystem"] is True

@@ -4,9 +4,9 @@ gitops-kd compares Git with that stored form, so a first deploy completes and no
 
 from __future__ import annotations
 
-import pytest
-
 from typing import Any
+
+import pytest
 
 from gitops_kd.kd.layout import KDAPP_PLURAL, KDCLUSTER_PLURAL
 from gitops_kd.testing import wait_for
